@@ -1,0 +1,27 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'data/**', 'node_modules/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-console': 'error',
+    },
+  },
+  {
+    // Domain code stays free of frameworks and the environment (ARCHITECTURE.md, habit 2).
+    files: ['src/core/**/*.ts', 'src/pipeline/**/*.ts', 'src/modules/*/service.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['fastify', 'bullmq', 'kysely', 'ioredis', 'pg', '@electric-sql/*'] }],
+      'no-restricted-properties': ['error', { object: 'process', property: 'env' }],
+    },
+  },
+  {
+    files: ['bench/**/*.ts', 'scripts/**/*.ts', 'test/**/*.ts', '**/*.test.ts'],
+    rules: { 'no-console': 'off' },
+  },
+);

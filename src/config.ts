@@ -1,0 +1,130 @@
+// Environment -> frozen, typed configuration. Read once at start; every setting is
+// documented in README.md ("Configuration"). Invalid values stop the process with a
+// message naming the variable, never a half-configured service.
+
+import path from 'node:path';
+
+export type Role = 'all' | 'api' | 'worker' | 'dispatcher' | 'beat' | 'migrate';
+export const ROLES: readonly Role[] = ['all', 'api', 'worker', 'dispatcher', 'beat', 'migrate'];
+
+export interface TelemetryConfig {
+  enabled: boolean;
+  endpoint: string | undefined;
+  serviceName: string;
+  metricExportIntervalMs: number;
+  tracesSamplerRatio: number;
+  logsEnabled: boolean;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  logLevel: string;
+  corsOrigins: readonly string[];
+  bodyLimitBytes: number;
+  jsonMaxDepth: number;
+  shutdownTimeoutMs: number;
+  heartbeatIntervalMs: number;
+  beatLockTtlMs: number;
+  trustProxy: boolean;
+  telemetry: TelemetryConfig;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, fallback: string): string {
+  const v = env[name];
+  return v === undefined || v === '' ? fallback : v;
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function ratio(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`);
+  return n;
+}
+
+function url(env: Env, name: string, schemes: string[]): string | undefined {
+  const v = optional(env, name);
+  if (v === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(v);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!schemes.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use one of ${schemes.join(', ')}`);
+  }
+  return v;
+}
+
+/** Local development origins: any port on localhost and the loopback addresses. */
+export const DEFAULT_CORS_ORIGINS = ['http://localhost:*', 'http://127.0.0.1:*', 'http://[::1]:*'];
+
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const cors = optional(env, 'WEIR_CORS_ORIGINS');
+  const config: Config = {
+    port: int(env, 'PORT', 8080, 0, 65535),
+    host: str(env, 'HOST', '127.0.0.1'),
+    dataDir: path.resolve(str(env, 'WEIR_DATA_DIR', './data')),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisPrefix: str(env, 'WEIR_REDIS_PREFIX', 'weir'),
+    logLevel: str(env, 'LOG_LEVEL', 'info'),
+    corsOrigins: Object.freeze(cors ? cors.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_CORS_ORIGINS),
+    bodyLimitBytes: int(env, 'WEIR_BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),
+    jsonMaxDepth: int(env, 'WEIR_JSON_MAX_DEPTH', 32, 2, 1000),
+    shutdownTimeoutMs: int(env, 'WEIR_SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+    heartbeatIntervalMs: int(env, 'WEIR_HEARTBEAT_INTERVAL_MS', 10_000, 100, 600_000),
+    beatLockTtlMs: int(env, 'WEIR_BEAT_LOCK_TTL_MS', 15_000, 500, 600_000),
+    trustProxy: bool(env, 'WEIR_TRUST_PROXY', false),
+    telemetry: {
+      enabled: bool(env, 'OTEL_ENABLED', false),
+      // Validated when telemetry starts: a value without a scheme disables telemetry with
+      // a warning instead of stopping the process (spec, Telemetry configuration).
+      endpoint: optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
+      serviceName: str(env, 'OTEL_SERVICE_NAME', 'service-collector'),
+      metricExportIntervalMs: int(env, 'OTEL_METRIC_EXPORT_INTERVAL_MS', 60_000, 100, 86_400_000),
+      tracesSamplerRatio: ratio(env, 'OTEL_TRACES_SAMPLER_RATIO', 1.0),
+      logsEnabled: bool(env, 'OTEL_LOGS_ENABLED', false),
+    },
+  };
+  config.telemetry = Object.freeze(config.telemetry);
+  return Object.freeze(config);
+}
+
+/** True when the deployment can run roles as separate processes. */
+export function isDistributed(config: Config): boolean {
+  return config.databaseUrl !== undefined && config.redisUrl !== undefined;
+}

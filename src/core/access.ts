@@ -1,0 +1,45 @@
+// What a route requires. Every route declares one of these when it is registered;
+// a route without a declaration fails at start (platform/http/routes.ts).
+
+export const PERMISSIONS = [
+  'user.manage',
+  'integration.read',
+  'integration.write',
+  'integration.reset',
+  'org.manage',
+  'secret.read',
+  'destination.read',
+  'route.read',
+  'mapping.read',
+  'mapping.write',
+  'mapping.rollback',
+  'audit.read',
+  'drift.read',
+  'drift.ignore',
+  'drift.mark_mapped',
+  'drift.delete',
+  'quarantine.read',
+  'quarantine.discard',
+  'query.run',
+  'query.save',
+  'internal.tenant.read',
+] as const;
+
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** `public`: no credential; `authenticated`: any valid credential; else a permission. */
+export type Requirement = 'public' | 'authenticated' | Permission;
+
+export interface AccessDeclaration {
+  requires: Requirement;
+  /** The caller must have platform (global) scope in addition. */
+  globalScope?: boolean;
+}
+
+export function isPermission(value: string): value is Permission {
+  return (PERMISSIONS as readonly string[]).includes(value);
+}
+
+export function isRequirement(value: unknown): value is Requirement {
+  return value === 'public' || value === 'authenticated' || (typeof value === 'string' && isPermission(value));
+}

@@ -1,0 +1,74 @@
+// One catalog of stable error codes. Services throw AppError; the HTTP layer maps it to
+// the body {detail, error: {code, message, details}} in exactly one place
+// (platform/http/errors.ts). Codes never change once published; messages may.
+
+export interface CatalogEntry {
+  status: number;
+  message: string;
+}
+
+export const ERROR_CATALOG = {
+  'request.malformed_json': { status: 400, message: 'The request body is not valid JSON' },
+  'request.json_too_deep': { status: 400, message: 'The JSON body is nested too deeply' },
+  'request.invalid': { status: 400, message: 'The request is not valid' },
+  'request.body_too_large': { status: 413, message: 'The request body is too large' },
+  'request.unsupported_media_type': { status: 415, message: 'Unsupported content type' },
+  'request.validation_failed': { status: 422, message: 'The request does not match the schema' },
+  'request.unknown_parameter': { status: 422, message: 'Unknown query parameter' },
+  'request.invalid_date': { status: 422, message: 'The date is not valid' },
+  'request.conflicting_parameters': { status: 422, message: 'Two parameters name the same value differently' },
+  'auth.unauthenticated': { status: 401, message: 'Not authenticated' },
+  'auth.forbidden': { status: 403, message: 'Permission denied' },
+  'resource.not_found': { status: 404, message: 'Not found' },
+  'route.not_found': { status: 404, message: 'Not found' },
+  'route.method_not_allowed': { status: 405, message: 'Method not allowed' },
+  'resource.conflict': { status: 409, message: 'Conflict' },
+  'rate_limit.exceeded': { status: 429, message: 'Rate limit exceeded' },
+  'dependency.unavailable': { status: 503, message: 'A dependency is unavailable' },
+  'internal.error': { status: 500, message: 'Internal server error' },
+} as const satisfies Record<string, CatalogEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export interface AppErrorOptions {
+  /** Human text for `detail`; defaults to the catalog message. */
+  detail?: string;
+  details?: Record<string, unknown>;
+  /** Extra response headers (Retry-After, Allow, WWW-Authenticate...). */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, options: AppErrorOptions = {}) {
+    super(options.detail ?? ERROR_CATALOG[code].message, { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERROR_CATALOG[code].status;
+    this.details = options.details ?? {};
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}
+
+// Convenience constructors for the errors services throw most.
+export const errors = {
+  notFound: (what = 'Resource', details?: Record<string, unknown>) =>
+    new AppError('resource.not_found', { detail: `${what} not found`, details }),
+  conflict: (detail: string, details?: Record<string, unknown>) => new AppError('resource.conflict', { detail, details }),
+  invalid: (detail: string, details?: Record<string, unknown>) => new AppError('request.invalid', { detail, details }),
+  validation: (detail: string, details?: Record<string, unknown>) =>
+    new AppError('request.validation_failed', { detail, details }),
+  forbidden: (detail = 'Permission denied', details?: Record<string, unknown>) =>
+    new AppError('auth.forbidden', { detail, details }),
+  unavailable: (dependency: string) =>
+    new AppError('dependency.unavailable', { detail: `Dependency unavailable: ${dependency}`, details: { dependency } }),
+};

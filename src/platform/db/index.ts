@@ -1,0 +1,88 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { migrations } from './migrations/index.js';
+import { PGlitePool } from './pglite-pool.js';
+import type { DB } from './schema.js';
+
+export type { DB } from './schema.js';
+/** What a store method runs its queries on: the database or an open transaction. */
+export type Executor = Kysely<DB> | Transaction<DB>;
+
+export interface Database {
+  readonly db: Kysely<DB>;
+  readonly kind: 'pglite' | 'postgres';
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** postgres://... ; when absent, embedded PGlite. */
+  url?: string | undefined;
+  /** PGlite directory; `memory://` or undefined keeps it in memory (tests). */
+  dataDir?: string | undefined;
+  poolMax?: number;
+  logger?: Logger;
+}
+
+// Timestamps without zone are read as UTC, int8 counts as numbers: the same values out
+// of both drivers.
+const INT8 = 20;
+const TIMESTAMP = 1114;
+const parseUtcTimestamp = (v: string) => new Date(`${v.replace(' ', 'T')}Z`);
+pg.types.setTypeParser(INT8, (v: string) => Number(v));
+pg.types.setTypeParser(TIMESTAMP, parseUtcTimestamp);
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.url) {
+    const pool = new pg.Pool({ connectionString: options.url, max: options.poolMax ?? 10 });
+    pool.on('error', (err) => options.logger?.warn({ err }, 'idle database connection failed'));
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    return database(db, 'postgres');
+  }
+  const { PGlite } = await import('@electric-sql/pglite');
+  let dataDir: string | undefined;
+  if (options.dataDir && options.dataDir !== 'memory://') {
+    dataDir = path.resolve(options.dataDir);
+    await mkdir(dataDir, { recursive: true });
+  }
+  const lite = await PGlite.create({
+    ...(dataDir ? { dataDir } : {}),
+    parsers: { [INT8]: (v: string) => Number(v), [TIMESTAMP]: parseUtcTimestamp },
+  });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new PGlitePool(lite) }) });
+  return database(db, 'pglite');
+}
+
+function database(db: Kysely<DB>, kind: Database['kind']): Database {
+  return {
+    db,
+    kind,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+/** Applies pending migrations. Safe when several processes start at once (advisory lock). */
+export async function migrate(db: Kysely<DB>): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: 'weir_migrations',
+    migrationLockTableName: 'weir_migrations_lock',
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Runs fn in one transaction: every store method given `trx` commits or rolls back together. */
+export function transaction<T>(db: Kysely<DB>, fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+  return db.transaction().execute(fn);
+}

@@ -1,0 +1,7 @@
+// The ordered list of migrations. Names sort in the order they run; append only.
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_foundation.js';
+
+export const migrations: Record<string, Migration> = {
+  '0001_foundation': m0001,
+};

@@ -1,0 +1,56 @@
+// Test databases: embedded PGlite in memory by default; with DATABASE_URL set, a fresh
+// PostgreSQL database per call, dropped afterwards. The same tests run on both.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openDatabase, migrate, type Database } from '../../src/platform/db/index.js';
+
+export const usingPostgres = Boolean(process.env.DATABASE_URL);
+
+export interface TestDatabase {
+  database: Database;
+  /** The URL of the fresh PostgreSQL database, when on PostgreSQL. */
+  url: string | undefined;
+  close(): Promise<void>;
+}
+
+async function adminQuery(baseUrl: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: baseUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh, empty PostgreSQL database; returns its URL and a drop function. */
+export async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const base = process.env.DATABASE_URL;
+  if (!base) throw new Error('DATABASE_URL is not set');
+  const name = `weir_t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(base, `create database ${name}`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: () => adminQuery(base, `drop database if exists ${name} with (force)`),
+  };
+}
+
+export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  let url: string | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  if (usingPostgres) {
+    ({ url, drop } = await freshPostgresDatabase());
+  }
+  const database = await openDatabase({ url, dataDir: 'memory://', poolMax: 5 });
+  if (options.migrate !== false) await migrate(database.db);
+  return {
+    database,
+    url,
+    async close() {
+      await database.close();
+      await drop?.();
+    },
+  };
+}
