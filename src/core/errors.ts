@@ -36,6 +36,8 @@ export interface AppErrorOptions {
   details?: Record<string, unknown>;
   /** Extra response headers (Retry-After, Allow, WWW-Authenticate...). */
   headers?: Record<string, string>;
+  /** Overrides the catalog status (only for statuses raised by the HTTP framework itself). */
+  status?: number;
   cause?: unknown;
 }
 
@@ -49,7 +51,7 @@ export class AppError extends Error {
     super(options.detail ?? ERROR_CATALOG[code].message, { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
-    this.status = ERROR_CATALOG[code].status;
+    this.status = options.status ?? ERROR_CATALOG[code].status;
     this.details = options.details ?? {};
     this.headers = options.headers ?? {};
   }

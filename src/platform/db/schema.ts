@@ -4,7 +4,9 @@ import type { ColumnType, Generated } from 'kysely';
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T = unknown> = ColumnType<T, string | T, string | T>;
 
+/** The database queue (platform/queue/database.ts); primary key (queue, id). */
 export interface JobsTable {
+  /** A caller-given jobId or a UUIDv7. */
   id: string;
   queue: string;
   name: string;
@@ -22,6 +24,7 @@ export interface JobsTable {
   finished_at: Timestamp | null;
 }
 
+/** Repeating jobs of the database queue; primary key (queue, key). */
 export interface JobSchedulesTable {
   key: string;
   queue: string;

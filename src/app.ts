@@ -1,0 +1,89 @@
+// buildApp(container): the Fastify instance with its core conventions and every module's
+// routes. Order matters: conventions first, then the API scope whose onRoute guard
+// refuses any undeclared route, then the modules.
+import cors from '@fastify/cors';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Container } from './container.js';
+import { accessHooks } from './platform/http/access.js';
+import { corsOptions } from './platform/http/cors.js';
+import { correlationHooks, correlationId, queryHooks, recordQueryShape, RouteTable } from './platform/http/conventions.js';
+import { errorHandling } from './platform/http/errors.js';
+import { parseJsonBody } from './platform/http/json.js';
+import { OPENAPI_PATH, registerOpenApi } from './platform/http/openapi.js';
+import { declareAccessGuard, route, type Api } from './platform/http/routes.js';
+import { validatorCompiler } from './platform/http/validation.js';
+import { packageVersion } from './platform/version.js';
+
+export type RouteModule = (app: Api) => void;
+
+export interface BuildOptions {
+  /** Extra route modules (tests register fixtures through the same mechanism). */
+  extraRoutes?: RouteModule[];
+}
+
+export async function buildApp(c: Container, options: BuildOptions = {}): Promise<Api> {
+  const app = Fastify({
+    loggerInstance: c.logger as FastifyBaseLogger,
+    // Request lines are written by requestLogging() inside the request's work context,
+    // so they carry the correlation id like every other line of the request.
+    logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: (logger) => logger,
+    genReqId: (req) => correlationId(req),
+    bodyLimit: c.config.bodyLimitBytes,
+    trustProxy: c.config.trustProxy,
+    routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 256 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler());
+
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string, c.config.jsonMaxDepth));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+
+  const table = new RouteTable();
+  correlationHooks(app);
+  requestLogging(app);
+  errorHandling(app, table);
+  await app.register(cors, corsOptions(c.config.corsOrigins));
+  await registerOpenApi(app, packageVersion());
+
+  await app.register(async (api) => {
+    declareAccessGuard(api);
+    recordQueryShape(api);
+    table.track(api);
+    accessHooks(api, c.authenticator);
+    queryHooks(api);
+    const typed = api.withTypeProvider<TypeBoxTypeProvider>();
+    route(typed, {
+      method: 'GET',
+      url: OPENAPI_PATH,
+      operationId: 'docs.openapi',
+      summary: 'The OpenAPI 3.1 document of this instance',
+      access: { requires: 'public' },
+      hidden: true,
+      schema: { response: { 200: Type.Object({}, { additionalProperties: true }) } },
+      handler: async () => app.swagger() as unknown as Record<string, unknown>,
+    });
+    for (const routes of c.routes) routes(typed);
+    for (const routes of options.extraRoutes ?? []) routes(typed);
+  });
+
+  await app.ready();
+  return app;
+}
+
+function requestLogging(app: FastifyInstance): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request completed',
+    );
+    done();
+  });
+}

@@ -1,0 +1,10 @@
+import type { QueuePort } from '../../platform/queue/port.js';
+import type { ProcessService } from '../processes/service.js';
+import { maintenanceJobs, maintenanceTasks } from './jobs.js';
+
+export function wireMaintenance(deps: { queue: QueuePort; processes: ProcessService }) {
+  return {
+    jobs: [maintenanceJobs({ ...deps, jobRetentionMs: 24 * 3_600_000 })],
+    beatTasks: maintenanceTasks(deps.queue),
+  };
+}

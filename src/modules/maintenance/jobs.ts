@@ -1,0 +1,44 @@
+// Housekeeping that keeps the embedded database small: finished jobs and the heartbeats
+// of processes that died without stopping. Beat enqueues; a worker runs.
+import type { QueuePort } from '../../platform/queue/port.js';
+import type { BeatTask } from '../../roles/beat.js';
+import type { JobRegistration } from '../../roles/jobs.js';
+import type { ProcessService } from '../processes/service.js';
+
+export const MAINTENANCE_QUEUE = 'maintenance';
+const HOUR = 3_600_000;
+
+export interface MaintenanceDeps {
+  queue: QueuePort;
+  processes: ProcessService;
+  /** Finished jobs are kept this long for inspection. */
+  jobRetentionMs: number;
+}
+
+export function maintenanceJobs(deps: MaintenanceDeps): JobRegistration {
+  return {
+    queue: MAINTENANCE_QUEUE,
+    role: 'worker',
+    concurrency: 1,
+    handlers: {
+      'processes.prune': async () => {
+        await deps.processes.prune(HOUR);
+      },
+      'queue.prune': async () => {
+        await deps.queue.prune(deps.jobRetentionMs);
+      },
+    },
+  };
+}
+
+/** One job per task per hour slot: a beat handover in the same hour enqueues nothing new. */
+export function maintenanceTasks(queue: QueuePort): BeatTask[] {
+  return ['processes.prune', 'queue.prune'].map((name) => ({
+    name,
+    everyMs: HOUR,
+    run: async (now: Date) => {
+      const slot = Math.floor(now.getTime() / HOUR);
+      await queue.enqueue(MAINTENANCE_QUEUE, name, {}, { jobId: `${name}-${slot}`, attempts: 3 });
+    },
+  }));
+}

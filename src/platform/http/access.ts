@@ -1,0 +1,41 @@
+// Enforces every route's declared access in one hook, before the body is read: 401
+// without a valid credential, 403 without the declared permission or global scope.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Actor } from '../../core/actor.js';
+import { AppError } from '../../core/errors.js';
+
+/** Resolves the caller from the request's credentials. */
+export interface Authenticator {
+  /**
+   * The actor behind the request's credentials; null when it carries none. Throws
+   * AppError('auth.unauthenticated') for credentials that are present but invalid.
+   */
+  authenticate(request: FastifyRequest): Promise<Actor | null>;
+}
+
+/** Until an identity module is wired, nobody can authenticate: only public routes answer. */
+export const noAuthentication: Authenticator = { authenticate: async () => null };
+
+export function accessHooks(app: FastifyInstance, authenticator: Authenticator): void {
+  app.addHook('onRequest', async (request) => {
+    const access = request.routeOptions.config.access;
+    if (!access) return; // not a declared route: the not-found handler answers
+    if (access.requires === 'public') {
+      return;
+    }
+    const actor = await authenticator.authenticate(request);
+    if (!actor) {
+      throw new AppError('auth.unauthenticated', { detail: 'Not authenticated' });
+    }
+    request.actor = actor;
+    if (access.requires !== 'authenticated' && !actor.permissions.has(access.requires)) {
+      throw new AppError('auth.forbidden', {
+        detail: `Missing permission: ${access.requires}`,
+        details: { permission: access.requires },
+      });
+    }
+    if (access.globalScope && !actor.global) {
+      throw new AppError('auth.forbidden', { detail: 'This operation needs platform (global) scope' });
+    }
+  });
+}

@@ -1,0 +1,133 @@
+// Route registration. Every operation is declared through route(): its operationId
+// (`family.verb`), what it requires (permission, `authenticated` or `public`, plus the
+// global-scope flag) and every response status. A route registered any other way inside
+// the API scope fails at start (declareAccessGuard), so no endpoint ships unguarded.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  ContextConfigDefault,
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifySchema,
+  HTTPMethods,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+  RouteGenericInterface,
+  RouteHandlerMethod,
+  RouteOptions,
+} from 'fastify';
+import { isRequirement, type AccessDeclaration } from '../../core/access.js';
+import type { Actor } from '../../core/actor.js';
+import { ErrorBody } from './schemas.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: AccessDeclaration;
+    operationId?: string;
+  }
+  interface FastifyRequest {
+    /** The authenticated caller; undefined on public routes without credentials. */
+    actor?: Actor;
+  }
+}
+
+export type Api = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export type Handler<S extends FastifySchema> = RouteHandlerMethod<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  RouteGenericInterface,
+  ContextConfigDefault,
+  S,
+  TypeBoxTypeProvider
+>;
+
+export interface RouteDefinition<S extends FastifySchema> {
+  method: HTTPMethods;
+  url: string;
+  /** `family.verb`, unique across the API. */
+  operationId: string;
+  summary: string;
+  description?: string;
+  access: AccessDeclaration;
+  /** params/querystring/body/headers and `response` with every success status. */
+  schema: S & { response: Record<number, unknown> };
+  bodyLimit?: number;
+  /** Hidden from the OpenAPI document (documentation infrastructure only). */
+  hidden?: boolean;
+  handler: Handler<S>;
+}
+
+const OPERATION_ID = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
+
+function errorResponses(access: AccessDeclaration, schema: FastifySchema): Record<number, unknown> {
+  const out: Record<number, unknown> = { 500: ErrorBody };
+  const takesInput = Boolean(schema.body || schema.querystring || schema.params);
+  if (takesInput) out[400] = ErrorBody;
+  if (takesInput) out[422] = ErrorBody;
+  if (schema.body) out[413] = ErrorBody;
+  if (schema.params) out[404] = ErrorBody;
+  if (access.requires !== 'public') {
+    out[401] = ErrorBody;
+    out[403] = ErrorBody;
+    out[429] = ErrorBody;
+  }
+  return out;
+}
+
+export function route<S extends FastifySchema>(app: Api, def: RouteDefinition<S>): void {
+  if (!OPERATION_ID.test(def.operationId)) {
+    throw new Error(`operationId "${def.operationId}" of ${def.method} ${def.url} is not of the form family.verb`);
+  }
+  const family = def.operationId.split('.')[0];
+  const options = {
+    method: def.method,
+    url: def.url,
+    bodyLimit: def.bodyLimit,
+    config: { access: def.access, operationId: def.operationId },
+    schema: {
+      ...def.schema,
+      operationId: def.operationId,
+      summary: def.summary,
+      ...(def.description ? { description: def.description } : {}),
+      tags: [family],
+      ...(def.hidden ? { hide: true } : {}),
+      response: { ...errorResponses(def.access, def.schema), ...def.schema.response },
+    },
+    handler: def.handler,
+  };
+  app.route(options as unknown as RouteOptions);
+}
+
+/**
+ * Refuses, at start, any route of the API scope that declares no access requirement or
+ * no operationId. Registered on the API scope before any module registers its routes.
+ */
+export function declareAccessGuard(app: FastifyInstance): void {
+  const seen = new Map<string, string>();
+  app.addHook('onRoute', (opts) => {
+    const where = `${String(opts.method)} ${opts.url}`;
+    const access = opts.config?.access;
+    if (!access || !isRequirement(access.requires)) {
+      throw new Error(`Route ${where} declares no access requirement (permission, 'authenticated' or 'public')`);
+    }
+    const operationId = opts.config?.operationId;
+    if (!operationId) throw new Error(`Route ${where} declares no operationId`);
+    // HEAD routes Fastify derives from GET share the operationId.
+    const method = String(opts.method);
+    if (method !== 'HEAD') {
+      const previous = seen.get(operationId);
+      if (previous && previous !== where) {
+        throw new Error(`operationId ${operationId} is used by both ${previous} and ${where}`);
+      }
+      seen.set(operationId, where);
+    }
+  });
+}

@@ -1,0 +1,126 @@
+// The embedded queue: jobs live in the `jobs` table, so an accepted job survives a restart.
+// It also runs on PostgreSQL with several processes: claims use FOR UPDATE SKIP LOCKED,
+// running jobs hold a lease their consumer renews, and any consumer returns jobs whose lease
+// expired (their process died) to the queue.
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { DB } from '../db/index.js';
+import { QueueClosedError } from './errors.js';
+import { queueName, resolveConcurrency, resolveJobOptions, resolveRepeat } from './options.js';
+import type { ConsumeOptions, Consumer, JobCounts, JobHandler, JobOptions, QueuePort, RepeatOptions } from './port.js';
+import { counts, insertJob, prune } from './database-store.js';
+import { deleteSchedule, upsertSchedule } from './database-repeat.js';
+import { DatabaseConsumer, wakeEvent } from './database-consumer.js';
+
+export interface DatabaseQueueOptions {
+  db: Kysely<DB>;
+  logger?: Logger | undefined;
+  /** How often an idle consumer looks for jobs enqueued by other processes; default 200. */
+  pollIntervalMs?: number | undefined;
+  /** How long a claimed job stays with its consumer without a heartbeat; default 30 000. */
+  leaseMs?: number | undefined;
+  /** Lease renewal period; default leaseMs / 3. */
+  heartbeatMs?: number | undefined;
+  /** How often each consumer looks for expired leases; default leaseMs / 2. */
+  sweepIntervalMs?: number | undefined;
+}
+
+export class DatabaseQueue implements QueuePort {
+  readonly backend = 'database' as const;
+  readonly #db: Kysely<DB>;
+  readonly #logger: Logger | undefined;
+  readonly #pollIntervalMs: number;
+  readonly #leaseMs: number;
+  readonly #heartbeatMs: number;
+  readonly #sweepIntervalMs: number;
+  // Local enqueues wake local consumers at once; other processes' jobs are found by polling.
+  readonly #wakeups = new EventEmitter().setMaxListeners(0);
+  readonly #consumers = new Set<DatabaseConsumer>();
+  readonly #instance = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  #consumerSeq = 0;
+  #closed = false;
+
+  constructor(options: DatabaseQueueOptions) {
+    this.#db = options.db;
+    this.#logger = options.logger;
+    this.#pollIntervalMs = options.pollIntervalMs ?? 200;
+    this.#leaseMs = options.leaseMs ?? 30_000;
+    this.#heartbeatMs = options.heartbeatMs ?? Math.max(10, Math.floor(this.#leaseMs / 3));
+    this.#sweepIntervalMs = options.sweepIntervalMs ?? Math.max(10, Math.floor(this.#leaseMs / 2));
+  }
+
+  async enqueue<T>(queue: string, name: string, payload: T, options?: JobOptions): Promise<string> {
+    this.#assertOpen();
+    const id = await insertJob(this.#db, queueName(queue), name, payload, resolveJobOptions(options));
+    this.#wakeups.emit(wakeEvent(queue));
+    return id;
+  }
+
+  async repeat<T>(queue: string, key: string, name: string, payload: T, options: RepeatOptions): Promise<void> {
+    this.#assertOpen();
+    const everyMs = resolveRepeat(key, options);
+    await upsertSchedule(this.#db, queueName(queue), key, name, payload, everyMs);
+    this.#wakeups.emit(wakeEvent(queue));
+  }
+
+  async removeRepeat(queue: string, key: string): Promise<void> {
+    this.#assertOpen();
+    await deleteSchedule(this.#db, queueName(queue), key);
+  }
+
+  consume<T>(queue: string, handler: JobHandler<T>, options?: ConsumeOptions): Consumer {
+    this.#assertOpen();
+    const consumer = new DatabaseConsumer({
+      db: this.#db,
+      queue: queueName(queue),
+      handler: handler as JobHandler<unknown>,
+      concurrency: resolveConcurrency(options),
+      consumerId: `${this.#instance}:${++this.#consumerSeq}`,
+      leaseMs: this.#leaseMs,
+      heartbeatMs: this.#heartbeatMs,
+      pollIntervalMs: this.#pollIntervalMs,
+      sweepIntervalMs: this.#sweepIntervalMs,
+      wakeups: this.#wakeups,
+      logger: this.#logger?.child({ queue }),
+    });
+    this.#consumers.add(consumer);
+    return {
+      close: async () => {
+        await consumer.close();
+        this.#consumers.delete(consumer);
+      },
+    };
+  }
+
+  counts(queue: string): Promise<JobCounts> {
+    return counts(this.#db, queueName(queue));
+  }
+
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.#db);
+  }
+
+  /** Deletes completed and failed jobs that finished more than `olderThanMs` ago. */
+  prune(olderThanMs: number): Promise<number> {
+    return prune(this.#db, olderThanMs);
+  }
+
+  /**
+   * Stops every consumer and waits for running jobs. With a deadline, jobs still running
+   * when it passes see their AbortSignal fire. The database itself stays open (its owner
+   * closes it).
+   */
+  async close(timeoutMs?: number): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#consumers].map((c) => c.close(timeoutMs)));
+    this.#consumers.clear();
+    this.#wakeups.removeAllListeners();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new QueueClosedError();
+  }
+}
