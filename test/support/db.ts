@@ -1,7 +1,9 @@
 // Test databases: embedded PGlite in memory by default; with DATABASE_URL set, a fresh
 // PostgreSQL database per call, dropped afterwards. The same tests run on both.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { openDatabase, migrate, type Database } from '../../src/platform/db/index.js';
 
 export const usingPostgres = Boolean(process.env.DATABASE_URL);
@@ -37,13 +39,23 @@ export async function freshPostgresDatabase(): Promise<{ url: string; drop(): Pr
   };
 }
 
+let snapshot: Blob | undefined;
+/** The migrated template made once per run by global-setup.ts (embedded only). */
+function migratedSnapshot(): Blob | undefined {
+  if (snapshot) return snapshot;
+  const file = inject('pgliteSnapshot');
+  if (file) snapshot = new Blob([readFileSync(file)]);
+  return snapshot;
+}
+
 export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
   let url: string | undefined;
   let drop: (() => Promise<void>) | undefined;
   if (usingPostgres) {
     ({ url, drop } = await freshPostgresDatabase());
   }
-  const database = await openDatabase({ url, dataDir: 'memory://', poolMax: 5 });
+  const template = usingPostgres || options.migrate === false ? undefined : migratedSnapshot();
+  const database = await openDatabase({ url, dataDir: 'memory://', poolMax: 5, snapshot: template });
   if (options.migrate !== false) await migrate(database.db);
   return {
     database,

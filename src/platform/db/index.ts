@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
+import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
 import type { Logger } from 'pino';
 import { migrations } from './migrations/index.js';
 import { PGlitePool } from './pglite-pool.js';
@@ -15,6 +16,8 @@ export interface Database {
   readonly db: Kysely<DB>;
   readonly kind: 'pglite' | 'postgres';
   ping(): Promise<void>;
+  /** Embedded only: a dump of the whole database (templates for tests, backups). */
+  snapshot(): Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -25,6 +28,8 @@ export interface DatabaseOptions {
   dataDir?: string | undefined;
   poolMax?: number;
   logger?: Logger;
+  /** PGlite only: start from a dump of another database (PGlite.dumpDataDir), e.g. a migrated template. */
+  snapshot?: Blob;
 }
 
 // Timestamps without zone are read as UTC, int8 counts as numbers: the same values out
@@ -50,16 +55,21 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
   const lite = await PGlite.create({
     ...(dataDir ? { dataDir } : {}),
+    ...(options.snapshot ? { loadDataDir: options.snapshot } : {}),
     parsers: { [INT8]: (v: string) => Number(v), [TIMESTAMP]: parseUtcTimestamp },
   });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new PGlitePool(lite) }) });
-  return database(db, 'pglite');
+  return database(db, 'pglite', lite);
 }
 
-function database(db: Kysely<DB>, kind: Database['kind']): Database {
+function database(db: Kysely<DB>, kind: Database['kind'], lite?: PGliteInstance): Database {
   return {
     db,
     kind,
+    async snapshot() {
+      if (!lite) throw new Error('snapshots exist only for the embedded database');
+      return lite.dumpDataDir('none');
+    },
     async ping() {
       await sql`select 1`.execute(db);
     },
