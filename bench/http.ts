@@ -5,7 +5,7 @@
 //
 //   npm run build && npx tsx bench/http.ts [--mode embedded|postgres|both] [--runs 3] [--seconds 10]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -80,7 +80,12 @@ async function benchMode(mode: string, env: Record<string, string>): Promise<voi
 async function main(): Promise<void> {
   console.log(`node ${process.version}`);
   if (values.mode === 'embedded' || values.mode === 'both') {
-    await benchMode('embedded', { WEIR_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'weir-bench-')) });
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'weir-bench-'));
+    try {
+      await benchMode('embedded', { WEIR_DATA_DIR: dataDir });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   }
   if (values.mode === 'postgres' || values.mode === 'both') {
     const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

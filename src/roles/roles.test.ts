@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -23,7 +22,7 @@ async function setup(): Promise<Container> {
   const config = loadConfig({
     REDIS_URL: process.env.REDIS_URL,
     WEIR_REDIS_PREFIX: `weir-test-${randomUUID()}`,
-    WEIR_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'weir-role-')),
+    WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'),
     PORT: '0',
     LOG_LEVEL: 'silent',
   });

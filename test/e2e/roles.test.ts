@@ -1,7 +1,7 @@
 // End-to-end: roles as real processes. The embedded part runs everywhere; the distributed
 // part runs when DATABASE_URL and REDIS_URL point at real PostgreSQL and Redis.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -13,9 +13,18 @@ const distributed = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
 const started = (l: Record<string, unknown>) => l.msg === 'weir started';
 
 const running: WeirProcess[] = [];
+const dirs: string[] = [];
 afterAll(async () => {
   for (const p of running) if (p.proc.exitCode === null) p.kill('SIGKILL');
+  await Promise.all(running.map((p) => p.exited));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
+
+function tempDir(): string {
+  const d = mkdtempSync(path.join(tmpdir(), 'weir-e2e-'));
+  dirs.push(d);
+  return d;
+}
 
 function start(role: string, env: Record<string, string | undefined>): WeirProcess {
   const p = spawnWeir(role, env);
@@ -25,7 +34,7 @@ function start(role: string, env: Record<string, string | undefined>): WeirProce
 
 describe('embedded: weir all', () => {
   it('starts on PGlite, answers probes, and stops cleanly on SIGTERM', async () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'weir-e2e-'));
+    const dataDir = tempDir();
     const p = start('all', { PORT: '0', WEIR_DATA_DIR: dataDir });
     const line = await p.waitFor(started, 60_000);
     const address = String(line.address);
@@ -44,7 +53,7 @@ describe('embedded: weir all', () => {
   });
 
   it('refuses a separate role without the distributed configuration', async () => {
-    const p = start('worker', { WEIR_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'weir-e2e-')) });
+    const p = start('worker', { WEIR_DATA_DIR: tempDir() });
     expect(await p.exited).toBe(2);
     expect(p.stderr.join('')).toMatch(/DATABASE_URL and REDIS_URL/);
   });

@@ -2,7 +2,6 @@
 // fresh PostgreSQL database when DATABASE_URL is set), the cache/queue/lock adapters the
 // environment selects (Redis when REDIS_URL is set, under a unique prefix), app.inject().
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -32,7 +31,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const env: Record<string, string | undefined> = {
     REDIS_URL: process.env.REDIS_URL,
     WEIR_REDIS_PREFIX: `weir-test-${randomUUID()}`,
-    WEIR_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'weir-test-')),
+    // The database is injected; the data directory is never opened.
+    WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'),
     LOG_LEVEL: options.captureLogs ? 'info' : 'silent',
     ...options.env,
   };
