@@ -100,6 +100,7 @@ async function main(): Promise<void> {
         DATABASE_URL: url.toString(),
         REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
         WEIR_REDIS_PREFIX: name,
+        WEIR_SECRET_KEY: 'cd'.repeat(32),
       });
     } finally {
       await new Promise((r) => setTimeout(r, 1000));

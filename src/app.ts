@@ -1,6 +1,7 @@
 // buildApp(container): the Fastify instance with its core conventions and every module's
 // routes. Order matters: conventions first, then the API scope whose onRoute guard
 // refuses any undeclared route, then the modules.
+import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -13,7 +14,9 @@ import { errorHandling } from './platform/http/errors.js';
 import { parseJsonBody } from './platform/http/json.js';
 import { OPENAPI_PATH, registerOpenApi } from './platform/http/openapi.js';
 import { declareAccessGuard, route, type Api } from './platform/http/routes.js';
+import { createUnitOfWork } from './platform/http/unit-of-work.js';
 import { validatorCompiler } from './platform/http/validation.js';
+import { withAuditTarget } from './modules/audit/service.js';
 import { packageVersion } from './platform/version.js';
 
 export type RouteModule = (app: Api) => void;
@@ -51,6 +54,8 @@ export async function buildApp(c: Container, options: BuildOptions = {}): Promis
   requestLogging(app);
   errorHandling(app, table);
   await app.register(cors, corsOptions(c.config.corsOrigins));
+  await app.register(cookie);
+  app.decorate('unitOfWork', createUnitOfWork({ db: c.database.db, audit: { record: (e) => c.audit.record(e), withTarget: withAuditTarget } }));
   await registerOpenApi(app, packageVersion());
 
   await app.register(async (api) => {

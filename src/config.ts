@@ -31,6 +31,12 @@ export interface Config {
   heartbeatIntervalMs: number;
   beatLockTtlMs: number;
   trustProxy: boolean;
+  /** Master secret (32 bytes, hex or base64); generated into dataDir when absent (embedded). */
+  secretKey: string | undefined;
+  /** Requests per minute per API token (sliding window). */
+  tokenRateLimit: number;
+  /** Accept license tokens signed by the test key (test builds only). */
+  trustTestLicenses: boolean;
   telemetry: TelemetryConfig;
 }
 
@@ -109,6 +115,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     heartbeatIntervalMs: int(env, 'WEIR_HEARTBEAT_INTERVAL_MS', 10_000, 100, 600_000),
     beatLockTtlMs: int(env, 'WEIR_BEAT_LOCK_TTL_MS', 15_000, 500, 600_000),
     trustProxy: bool(env, 'WEIR_TRUST_PROXY', false),
+    secretKey: optional(env, 'WEIR_SECRET_KEY'),
+    tokenRateLimit: int(env, 'WEIR_TOKEN_RATE_LIMIT', 60, 1, 1_000_000),
+    trustTestLicenses: env.NODE_ENV === 'test',
     telemetry: {
       enabled: bool(env, 'OTEL_ENABLED', false),
       // Validated when telemetry starts: a value without a scheme disables telemetry with

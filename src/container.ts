@@ -1,21 +1,27 @@
 // Composition root: adapters chosen from the configuration, then one line per module.
 // No logic lives here beyond choosing and closing.
 import type { RouteModule } from './app.js';
-import type { Config, Role } from './config.js';
+import { isDistributed, type Config, type Role } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
+import { wireAudit } from './modules/audit/index.js';
+import type { AuditService } from './modules/audit/service.js';
+import { wireIdentity, type Identity } from './modules/auth/index.js';
 import { wireHealth } from './modules/health/index.js';
 import { wireMaintenance } from './modules/maintenance/index.js';
 import { wireProcesses } from './modules/processes/index.js';
 import type { ProcessService } from './modules/processes/service.js';
 import { createCache } from './platform/cache/index.js';
 import type { CachePort } from './platform/cache/port.js';
+import { keyRing, loadMasterSecret, type KeyRing } from './platform/crypto/keys.js';
 import { migrate, openDatabase, type Database } from './platform/db/index.js';
-import { noAuthentication, type Authenticator } from './platform/http/access.js';
+import type { Authenticator } from './platform/http/access.js';
 import { createLock } from './platform/lock/index.js';
 import type { LockPort } from './platform/lock/port.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { createQueue } from './platform/queue/index.js';
 import type { QueuePort } from './platform/queue/port.js';
+import { createRateLimiter } from './platform/ratelimit/index.js';
+import type { RateLimiterPort } from './platform/ratelimit/port.js';
 import { startTelemetry, traceLogMixin, type Telemetry } from './platform/telemetry/index.js';
 import type { BeatTask } from './roles/beat.js';
 import type { JobRegistration } from './roles/jobs.js';
@@ -30,6 +36,10 @@ export interface Container {
   readonly queue: QueuePort;
   readonly cache: CachePort;
   readonly lock: LockPort;
+  readonly rateLimiter: RateLimiterPort;
+  readonly keys: KeyRing;
+  readonly audit: AuditService;
+  readonly identity: Identity;
   readonly authenticator: Authenticator;
   readonly processes: ProcessService;
   /** Every module's routes, registered by buildApp in this order. */
@@ -61,9 +71,23 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const queue = createQueue({ ...redis, db: database.db });
   const cache = createCache(redis);
   const lock = createLock(redis);
+  const rateLimiter = createRateLimiter(redis);
+  const clock = options.clock ?? systemClock;
+  const keys = keyRing(loadMasterSecret({ secret: config.secretKey, dataDir: config.dataDir, required: isDistributed(config), logger }));
 
   const onError = (err: unknown) => logger.warn({ err }, 'background write failed');
-  const processes = wireProcesses({ db: database.db, clock: options.clock ?? systemClock, queueBackend: queue.backend, onError });
+  const processes = wireProcesses({ db: database.db, clock, queueBackend: queue.backend, onError });
+  const audit = wireAudit({ db: database.db, clock });
+  const identity = wireIdentity({
+    db: database.db,
+    cache,
+    clock,
+    rateLimiter,
+    tokenHmacKey: keys.key('api-token-hmac'),
+    tokenRateLimit: config.tokenRateLimit,
+  });
+  const lastUseFlush = setInterval(() => void identity.tokens.flushLastUsed().catch(onError), 30_000);
+  lastUseFlush.unref();
   const maintenance = wireMaintenance({ queue, processes: processes.service });
   const health = wireHealth({
     probes: [
@@ -76,21 +100,27 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     config,
     role,
     logger,
-    clock: options.clock ?? systemClock,
+    clock,
     telemetry,
     database,
     queue,
     cache,
     lock,
-    authenticator: noAuthentication,
+    rateLimiter,
+    keys,
+    audit: audit.service,
+    identity,
+    authenticator: identity.authenticator,
     processes: processes.service,
     routes: [health.routes],
     jobs: [...maintenance.jobs],
     beatTasks: [...maintenance.beatTasks],
     async close() {
       // Consumers first (they finish in-flight work), then what they write to.
+      clearInterval(lastUseFlush);
       await queue.close();
-      await Promise.allSettled([cache.close(), lock.close()]);
+      await identity.tokens.flushLastUsed().catch(onError);
+      await Promise.allSettled([cache.close(), lock.close(), rateLimiter.close()]);
       // An injected database belongs to whoever injected it.
       if (!options.database) await database.close();
       await telemetry.shutdown();

@@ -34,6 +34,8 @@ export interface AccessDeclaration {
   requires: Requirement;
   /** The caller must have platform (global) scope in addition. */
   globalScope?: boolean;
+  /** A 403 does not name the missing permission (internal endpoints). */
+  quietDenial?: boolean;
 }
 
 export function isPermission(value: string): value is Permission {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TEST_SECRET_KEY } from '../../test/support/identity.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db.js';
 import { loadConfig } from '../config.js';
 import { createContainer, type Container } from '../container.js';
@@ -22,6 +23,7 @@ async function setup(): Promise<Container> {
   const config = loadConfig({
     REDIS_URL: process.env.REDIS_URL,
     WEIR_REDIS_PREFIX: `weir-test-${randomUUID()}`,
+    WEIR_SECRET_KEY: TEST_SECRET_KEY,
     WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'),
     PORT: '0',
     LOG_LEVEL: 'silent',

@@ -88,6 +88,7 @@ describe.runIf(distributed)('distributed: roles as separate processes on Postgre
       REDIS_URL: process.env.REDIS_URL,
       WEIR_REDIS_PREFIX: `weir-e2e-${randomUUID()}`,
       WEIR_BEAT_LOCK_TTL_MS: '2000',
+      WEIR_SECRET_KEY: 'ab'.repeat(32),
       WEIR_HEARTBEAT_INTERVAL_MS: '500',
       PORT: '0',
     };

@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config.js';
 import { createContainer, type Container } from '../../src/container.js';
 import type { Api } from '../../src/platform/http/routes.js';
 import { createLogger } from '../../src/platform/logger.js';
+import { TEST_SECRET_KEY } from './identity.js';
 import { createTestDatabase } from './db.js';
 
 export interface TestApp {
@@ -31,6 +32,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const env: Record<string, string | undefined> = {
     REDIS_URL: process.env.REDIS_URL,
     WEIR_REDIS_PREFIX: `weir-test-${randomUUID()}`,
+    WEIR_SECRET_KEY: TEST_SECRET_KEY,
     // The database is injected; the data directory is never opened.
     WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'),
     LOG_LEVEL: options.captureLogs ? 'info' : 'silent',

@@ -45,8 +45,143 @@ export interface ProcessHeartbeatsTable {
   queue_backend: string;
 }
 
+type CreatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
+type Serial = Generated<number>;
+
+export interface OrganizationsTable {
+  id: Serial;
+  name: string;
+  is_active: Generated<boolean>;
+  retention_days: Generated<number>;
+  case_customer_id: string | null;
+  partner_tenant_ids: Json<string[]>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface UsersTable {
+  id: Serial;
+  username: string;
+  email: string;
+  password_hash: string;
+  role: string;
+  organization_id: number | null;
+  is_active: Generated<boolean>;
+  display_name: string | null;
+  locale: Generated<string>;
+  password_changed_at: CreatedAt;
+  last_login_at: Timestamp | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface SessionsTable {
+  id_hash: string;
+  user_id: number;
+  created_at: CreatedAt;
+  last_seen_at: CreatedAt;
+  expires_at: Timestamp;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface ServiceAccountsTable {
+  id: Serial;
+  name: string;
+  role: string;
+  organization_id: number | null;
+  is_active: Generated<boolean>;
+  created_by: number | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface ApiTokensTable {
+  id: Serial;
+  user_id: number | null;
+  service_account_id: number | null;
+  name: string;
+  token_prefix: string;
+  token_hash: string;
+  scopes: Json<string[] | null> | null;
+  expires_at: Timestamp | null;
+  is_eternal: Generated<boolean>;
+  created_at: CreatedAt;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface AuditLogTable {
+  seq: number;
+  at: Timestamp;
+  actor_kind: string;
+  actor_id: number | null;
+  actor_name: string | null;
+  organization_id: number | null;
+  operation_id: string;
+  method: string;
+  path: string;
+  target_type: string | null;
+  target_id: string | null;
+  outcome: string;
+  status: number;
+  error_code: string | null;
+  correlation_id: string;
+  details: Json<Record<string, unknown>>;
+  prev_hash: string;
+  hash: string;
+}
+
+export interface AuditChainHeadTable {
+  id: number;
+  seq: number;
+  hash: string;
+}
+
+export interface LicensesTable {
+  id: Serial;
+  token: string;
+  edition: string;
+  claims: Json<Record<string, unknown>>;
+  activated_by: number | null;
+  activated_at: CreatedAt;
+  removed_at: Timestamp | null;
+}
+
+export interface IntegrationsTable {
+  id: Serial;
+  organization_id: number;
+  name: string;
+  platform: string;
+  is_active: Generated<boolean>;
+  parent_id: number | null;
+  config: Json<Record<string, unknown>>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface OrgDataDeletionsTable {
+  id: string;
+  organization_id: number;
+  requested_by: number | null;
+  state: string;
+  detail: Json<Record<string, unknown>>;
+  created_at: CreatedAt;
+  finished_at: Timestamp | null;
+}
+
 export interface DB {
   jobs: JobsTable;
   job_schedules: JobSchedulesTable;
   process_heartbeats: ProcessHeartbeatsTable;
+  organizations: OrganizationsTable;
+  users: UsersTable;
+  sessions: SessionsTable;
+  service_accounts: ServiceAccountsTable;
+  api_tokens: ApiTokensTable;
+  audit_log: AuditLogTable;
+  audit_chain_head: AuditChainHeadTable;
+  licenses: LicensesTable;
+  integrations: IntegrationsTable;
+  org_data_deletions: OrgDataDeletionsTable;
 }

@@ -28,14 +28,23 @@ export function accessHooks(app: FastifyInstance, authenticator: Authenticator):
       throw new AppError('auth.unauthenticated', { detail: 'Not authenticated' });
     }
     request.actor = actor;
+    let denial: AppError | undefined;
     if (access.requires !== 'authenticated' && !actor.permissions.has(access.requires)) {
-      throw new AppError('auth.forbidden', {
-        detail: `Missing permission: ${access.requires}`,
-        details: { permission: access.requires },
-      });
+      denial = access.quietDenial
+        ? new AppError('auth.forbidden', { detail: 'Permission denied' })
+        : new AppError('auth.forbidden', { detail: `Missing permission: ${access.requires}`, details: { permission: access.requires } });
+    } else if (access.globalScope && !actor.global) {
+      denial = new AppError('auth.forbidden', { detail: 'This operation needs platform (global) scope' });
     }
-    if (access.globalScope && !actor.global) {
-      throw new AppError('auth.forbidden', { detail: 'This operation needs platform (global) scope' });
+    if (denial) {
+      const config = request.routeOptions.config;
+      await app.unitOfWork.denied(
+        request,
+        { operationId: config.operationId ?? 'unknown', method: request.method, url: request.routeOptions.url ?? request.url, audit: config.audit ?? false },
+        403,
+        denial.code,
+      );
+      throw denial;
     }
   });
 }

@@ -7,6 +7,8 @@ import type {
   ContextConfigDefault,
   FastifyBaseLogger,
   FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
   FastifySchema,
   HTTPMethods,
   RawReplyDefaultExpression,
@@ -19,11 +21,13 @@ import type {
 import { isRequirement, type AccessDeclaration } from '../../core/access.js';
 import type { Actor } from '../../core/actor.js';
 import { ErrorBody } from './schemas.js';
+import { defaultAuditMode, type AuditMode } from './unit-of-work.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: AccessDeclaration;
     operationId?: string;
+    audit?: AuditMode;
   }
   interface FastifyRequest {
     /** The authenticated caller; undefined on public routes without credentials. */
@@ -62,6 +66,12 @@ export interface RouteDefinition<S extends FastifySchema> {
   bodyLimit?: number;
   /** Hidden from the OpenAPI document (documentation infrastructure only). */
   hidden?: boolean;
+  /**
+   * How the operation is audited. Default: mutating methods in one transaction with their
+   * changes; `separate` for operations that must not hold a transaction (outbound calls);
+   * false for operations that change no state (dry runs) or are not administrative (ingestion).
+   */
+  audit?: AuditMode;
   handler: Handler<S>;
 }
 
@@ -87,11 +97,13 @@ export function route<S extends FastifySchema>(app: Api, def: RouteDefinition<S>
     throw new Error(`operationId "${def.operationId}" of ${def.method} ${def.url} is not of the form family.verb`);
   }
   const family = def.operationId.split('.')[0];
+  const op = { operationId: def.operationId, method: def.method, url: def.url, audit: def.audit ?? defaultAuditMode(def.method) };
+  const handler = def.handler as unknown as (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
   const options = {
     method: def.method,
     url: def.url,
     bodyLimit: def.bodyLimit,
-    config: { access: def.access, operationId: def.operationId },
+    config: { access: def.access, operationId: def.operationId, audit: op.audit },
     schema: {
       ...def.schema,
       operationId: def.operationId,
@@ -101,7 +113,12 @@ export function route<S extends FastifySchema>(app: Api, def: RouteDefinition<S>
       ...(def.hidden ? { hide: true } : {}),
       response: { ...errorResponses(def.access, def.schema), ...def.schema.response },
     },
-    handler: def.handler,
+    handler:
+      op.audit === false
+        ? handler
+        : function audited(this: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
+            return this.unitOfWork.run(req, reply, op, () => handler.call(this, req, reply));
+          },
   };
   app.route(options as unknown as RouteOptions);
 }

@@ -1,7 +1,9 @@
 // The ordered list of migrations. Names sort in the order they run; append only.
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.js';
+import * as m0002 from './0002_identity.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
+  '0002_identity': m0002,
 };

@@ -1,0 +1,103 @@
+// Audit entries are written by one mechanism (platform/http/unit-of-work.ts) for every
+// state-changing operation; services only name their target when the route's params and
+// result do not say it (setAuditTarget). verify() walks the chain and says where it breaks.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Actor } from '../../core/actor.js';
+import type { Clock } from '../../core/clock.js';
+import { GLOBAL_SCOPE, type Scope } from '../../core/scope.js';
+import { entryHash, GENESIS_HASH, type AuditFilter, type AuditRow, type AuditStore } from './store.js';
+
+export interface AuditTarget {
+  type?: string;
+  id?: string | number;
+  organizationId?: number | null;
+  /** Extra facts worth keeping (never secrets). */
+  details?: Record<string, unknown>;
+}
+
+export interface AuditEvent {
+  actor: Actor | undefined;
+  operationId: string;
+  method: string;
+  path: string;
+  outcome: 'success' | 'failed' | 'denied' | 'error';
+  status: number;
+  errorCode?: string;
+  correlationId: string;
+  target: AuditTarget;
+}
+
+const targets = new AsyncLocalStorage<AuditTarget>();
+
+/** Runs fn with a target slot that services fill in with setAuditTarget. */
+export function withAuditTarget<T>(fn: () => Promise<T>): { slot: AuditTarget; result: Promise<T> } {
+  const slot: AuditTarget = {};
+  return { slot, result: targets.run(slot, fn) };
+}
+
+/** Names the object the current operation acted on (merged over what the route derived). */
+export function setAuditTarget(target: AuditTarget): void {
+  const slot = targets.getStore();
+  if (slot) Object.assign(slot, target);
+}
+
+export interface ChainReport {
+  ok: boolean;
+  entries: number;
+  headSeq: number;
+  /** The first entry whose content, link or sequence does not hold. */
+  brokenAt?: number;
+  reason?: string;
+}
+
+export function createAuditService(deps: { store: AuditStore; clock: Clock }) {
+  const { store, clock } = deps;
+  return {
+    async record(e: AuditEvent): Promise<AuditRow> {
+      const a = e.actor;
+      return store.append({
+        at: clock.now(),
+        actor_kind: a ? a.kind : 'anonymous',
+        actor_id: a ? a.id : null,
+        actor_name: a ? a.name : null,
+        organization_id: e.target.organizationId ?? (a && !a.global && a.organizationIds.length === 1 ? (a.organizationIds[0] ?? null) : null),
+        operation_id: e.operationId,
+        method: e.method,
+        path: e.path,
+        target_type: e.target.type ?? null,
+        target_id: e.target.id === undefined ? null : String(e.target.id),
+        outcome: e.outcome,
+        status: e.status,
+        error_code: e.errorCode ?? null,
+        correlation_id: e.correlationId,
+        details: e.target.details ?? {},
+      });
+    },
+
+    list: (scope: Scope, f: AuditFilter, page: { limit: number; offset: number }) => store.list(scope, f, page),
+    scan: (scope: Scope, f: AuditFilter) => store.scan(scope, f),
+
+    async verify(): Promise<ChainReport> {
+      let prev = GENESIS_HASH;
+      let expected = 1;
+      let entries = 0;
+      for await (const row of store.scan(GLOBAL_SCOPE, {})) {
+        const seq = Number(row.seq);
+        const { hash, prev_hash, ...content } = row;
+        if (seq !== expected) return { ok: false, entries, headSeq: (await store.head()).seq, brokenAt: expected, reason: `entry ${expected} is missing` };
+        if (prev_hash !== prev) return { ok: false, entries, headSeq: (await store.head()).seq, brokenAt: seq, reason: 'link to the previous entry does not match' };
+        if (entryHash(prev, { ...content, seq }) !== hash) return { ok: false, entries, headSeq: (await store.head()).seq, brokenAt: seq, reason: 'content does not match its hash' };
+        prev = hash;
+        expected++;
+        entries++;
+      }
+      const head = await store.head();
+      if (head.seq !== entries || head.hash !== prev) {
+        return { ok: false, entries, headSeq: head.seq, brokenAt: entries + 1, reason: 'entries after the last one found were removed' };
+      }
+      return { ok: true, entries, headSeq: head.seq };
+    },
+  };
+}
+
+export type AuditService = ReturnType<typeof createAuditService>;

@@ -1,0 +1,64 @@
+// Who is calling: a Bearer token (scheme word in any letter case) wins over the session
+// cookie; a presented token that fails is a 401 at once, never a fall back to the cookie.
+// Token-authenticated calls are counted per token in a sliding window.
+import type {} from '@fastify/cookie';
+import type { FastifyRequest } from 'fastify';
+import type { Actor } from '../../core/actor.js';
+import { AppError } from '../../core/errors.js';
+import type { Authenticator } from '../../platform/http/access.js';
+import type { RateLimiterPort } from '../../platform/ratelimit/port.js';
+import type { TokenService } from '../tokens/service.js';
+import { SESSION_COOKIE, type SessionService } from './sessions.js';
+
+export const WWW_AUTHENTICATE = 'Bearer realm="service"';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Hash of the session that authenticated the request, when a cookie did. */
+    sessionHash?: string;
+  }
+}
+
+export interface AuthenticatorDeps {
+  tokens: TokenService;
+  sessions: SessionService;
+  rateLimiter: RateLimiterPort;
+  /** Requests per minute per token. */
+  tokenRateLimit: number;
+}
+
+function bearer(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^\s*(\S+)\s+(\S+)\s*$/.exec(header);
+  return m && m[1]?.toLowerCase() === 'bearer' ? m[2] : undefined;
+}
+
+export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
+  return {
+    async authenticate(request: FastifyRequest): Promise<Actor | null> {
+      const presented = bearer(request.headers.authorization);
+      if (presented !== undefined) {
+        let actor: Actor;
+        try {
+          actor = await deps.tokens.verify(presented);
+        } catch (err) {
+          if (err instanceof AppError) err.headers['www-authenticate'] = WWW_AUTHENTICATE;
+          throw err;
+        }
+        const decision = await deps.rateLimiter.hit(`token:${String(actor.tokenId)}`, deps.tokenRateLimit, 60_000);
+        if (!decision.allowed) {
+          throw new AppError('rate_limit.exceeded', {
+            detail: 'Token rate limit exceeded',
+            headers: { 'retry-after': String(Math.ceil(decision.retryAfterMs / 1000)) },
+          });
+        }
+        return actor;
+      }
+      const cookie = request.cookies?.[SESSION_COOKIE];
+      if (!cookie) return null;
+      const { actor, sessionHash } = await deps.sessions.verify(cookie);
+      request.sessionHash = sessionHash;
+      return actor;
+    },
+  };
+}

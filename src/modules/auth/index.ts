@@ -1,0 +1,30 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../core/clock.js';
+import type { CachePort } from '../../platform/cache/port.js';
+import type { DB } from '../../platform/db/index.js';
+import type { RateLimiterPort } from '../../platform/ratelimit/port.js';
+import { createTokenService } from '../tokens/service.js';
+import { createTokenStore } from '../tokens/store.js';
+import { createAuthenticator } from './authenticator.js';
+import { createSessionService } from './sessions.js';
+import { createSessionStore, createUserStore } from './store.js';
+
+export interface IdentityDeps {
+  db: Kysely<DB>;
+  cache: CachePort;
+  clock: Clock;
+  rateLimiter: RateLimiterPort;
+  tokenHmacKey: Buffer;
+  tokenRateLimit: number;
+}
+
+/** Who is calling: users, sessions, tokens and the authenticator built from them. */
+export function wireIdentity(deps: IdentityDeps) {
+  const users = createUserStore(deps.db);
+  const sessions = createSessionService({ store: createSessionStore(deps.db), clock: deps.clock });
+  const tokens = createTokenService({ store: createTokenStore(deps.db), cache: deps.cache, clock: deps.clock, hmacKey: deps.tokenHmacKey });
+  const authenticator = createAuthenticator({ tokens, sessions, rateLimiter: deps.rateLimiter, tokenRateLimit: deps.tokenRateLimit });
+  return { users, sessions, tokens, authenticator };
+}
+
+export type Identity = ReturnType<typeof wireIdentity>;

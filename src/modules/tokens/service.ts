@@ -1,0 +1,158 @@
+// Personal and service-account API tokens: issued once, stored as an HMAC, verified with
+// one indexed lookup (or a cache hit) and a constant-time comparison. Revocation and owner
+// changes drop the cached entry, so they take effect on the next request in every process
+// that shares the cache.
+import type { Actor } from '../../core/actor.js';
+import type { Permission } from '../../core/access.js';
+import type { Clock } from '../../core/clock.js';
+import { AppError, errors } from '../../core/errors.js';
+import { isRole, permissionsOf } from '../../core/roles.js';
+import type { CachePort } from '../../platform/cache/port.js';
+import { generateToken, isWellFormed, safeEqual, tokenHash, tokenPrefix } from '../../platform/crypto/tokens.js';
+import type { Owner, TokenRow, TokenStore } from './store.js';
+
+export const API_TOKEN_PREFIX = 'svcsk_';
+const CACHE_TTL_MS = 60_000;
+
+export interface CreateTokenInput {
+  name: string;
+  expires_at?: Date;
+  is_eternal?: boolean;
+  scopes?: Permission[];
+}
+
+interface Snapshot {
+  id: number;
+  hash: string;
+  revoked: boolean;
+  expiresAt: string | null;
+  scopes: string[] | null;
+  owner: { kind: Owner['kind']; id: number; name: string; role: string; organizationId: number | null; active: boolean };
+}
+
+export interface TokenServiceDeps {
+  store: TokenStore;
+  cache: CachePort;
+  clock: Clock;
+  hmacKey: Buffer;
+}
+
+/** Permissions and organizations an owner's credential carries. */
+export function actorFor(owner: Snapshot['owner'], scopes: string[] | null, via: Actor['via'], tokenId?: number): Actor {
+  const rolePerms = permissionsOf(owner.role);
+  const permissions = new Set([...rolePerms].filter((p) => scopes === null || scopes.includes(p)));
+  // Platform principals (no organization): a user is global; a service account only when
+  // its role is administrative, otherwise it resolves to no organization at all.
+  const global = owner.organizationId === null && (owner.kind === 'user' || owner.role === 'admin');
+  return {
+    kind: owner.kind,
+    id: owner.id,
+    name: owner.name,
+    global,
+    organizationIds: owner.organizationId === null ? [] : [owner.organizationId],
+    permissions,
+    via,
+    ...(tokenId !== undefined ? { tokenId } : {}),
+  };
+}
+
+export function createTokenService(deps: TokenServiceDeps) {
+  const { store, cache, clock, hmacKey } = deps;
+  const lastUsed = new Map<number, Date>();
+
+  async function snapshotOf(hash: string): Promise<Snapshot | undefined> {
+    const cached = await cache.get<Snapshot>(`tok:${hash}`);
+    if (cached) return cached;
+    const found = await store.byHash(hash);
+    if (!found) return undefined;
+    const t = found.token;
+    const snap: Snapshot = {
+      id: t.id,
+      hash: t.token_hash,
+      revoked: t.revoked_at !== null,
+      expiresAt: t.expires_at ? t.expires_at.toISOString() : null,
+      scopes: t.scopes ?? null,
+      owner: {
+        kind: t.user_id !== null ? 'user' : 'service_account',
+        id: (t.user_id ?? t.service_account_id) as number,
+        name: found.ownerName,
+        role: found.ownerRole,
+        organizationId: found.ownerOrganizationId,
+        active: found.ownerActive,
+      },
+    };
+    await cache.set(`tok:${hash}`, snap, CACHE_TTL_MS);
+    return snap;
+  }
+
+  return {
+    /** Issues a token; the value is returned here and never again. */
+    async create(owner: Owner & { role: string }, input: CreateTokenInput): Promise<{ token: string; row: TokenRow }> {
+      if (input.is_eternal && input.expires_at) throw errors.invalid('is_eternal cannot be combined with expires_at');
+      if (input.expires_at && input.expires_at.getTime() <= clock.now().getTime()) throw errors.invalid('expires_at must be in the future');
+      if (!isRole(owner.role)) throw errors.invalid('The owner has no valid role');
+      const held = permissionsOf(owner.role);
+      const missing = (input.scopes ?? []).filter((s) => !held.has(s));
+      if (missing.length) {
+        throw errors.invalid(`Scopes must be a subset of the owner's permissions; not held: ${missing.join(', ')}`, { not_held: missing });
+      }
+      if (await store.nameTaken(owner, input.name)) {
+        throw new AppError('api_token.name_taken', { detail: `A token named "${input.name}" already exists (revoked names stay reserved)` });
+      }
+      const token = generateToken(API_TOKEN_PREFIX);
+      const row = await store.insert({
+        owner,
+        name: input.name,
+        token_prefix: tokenPrefix(token),
+        token_hash: tokenHash(hmacKey, token),
+        scopes: input.scopes ? [...new Set(input.scopes)] : null,
+        expires_at: input.expires_at ?? null,
+        is_eternal: input.is_eternal === true,
+      });
+      return { token, row };
+    },
+
+    list: (owner: Owner) => store.listActive(owner),
+
+    /** Revokes at once (no grace); false when the owner has no such active token. */
+    async revoke(owner: Owner, id: number): Promise<boolean> {
+      const existing = await store.findActive(owner, id);
+      if (!existing) return false;
+      const hash = await store.revoke(id, clock.now());
+      if (hash) await cache.del(`tok:${hash}`);
+      return true;
+    },
+
+    /** Drops cached verifications of an owner's tokens after its state or role changed. */
+    async invalidateOwner(owner: Owner): Promise<void> {
+      for (const hash of await store.hashesOf(owner)) await cache.del(`tok:${hash}`);
+    },
+
+    /** The actor behind a presented token; throws 401 with the spec's details. */
+    async verify(presented: string): Promise<Actor> {
+      const invalid = () => new AppError('auth.invalid_token', { detail: 'Invalid or expired API token' });
+      if (!isWellFormed(presented, API_TOKEN_PREFIX)) throw invalid();
+      const hash = tokenHash(hmacKey, presented);
+      const snap = await snapshotOf(hash);
+      if (!snap || !safeEqual(snap.hash, hash) || snap.revoked) throw invalid();
+      if (snap.expiresAt && Date.parse(snap.expiresAt) <= clock.now().getTime()) throw invalid();
+      if (!snap.owner.active) {
+        // A deactivated service account is indistinguishable from a wrong token (spec).
+        if (snap.owner.kind === 'user') throw new AppError('auth.user_inactive', { detail: 'User is inactive' });
+        throw invalid();
+      }
+      lastUsed.set(snap.id, clock.now());
+      return actorFor(snap.owner, snap.scopes, 'token', snap.id);
+    },
+
+    /** Writes the batched last-use times (called periodically and at shutdown). */
+    async flushLastUsed(): Promise<void> {
+      if (lastUsed.size === 0) return;
+      const batch = new Map(lastUsed);
+      lastUsed.clear();
+      await store.touch(batch);
+    },
+  };
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;

@@ -1,0 +1,19 @@
+// The rate-limit port: a sliding window log per key. In memory in the embedded mode, in
+// Redis in the distributed mode so that a limit holds across every process.
+
+export interface RateDecision {
+  allowed: boolean;
+  /** Hits left in the window after this one (0 when refused). */
+  remaining: number;
+  /** When refused: ms until a hit would be allowed again. */
+  retryAfterMs: number;
+}
+
+export interface RateLimiterPort {
+  readonly backend: 'memory' | 'redis';
+  /** Records a hit on `key` if fewer than `limit` hits fell in the last `windowMs`. */
+  hit(key: string, limit: number, windowMs: number): Promise<RateDecision>;
+  /** Forgets a key (e.g. a successful login clears its failures). */
+  reset(key: string): Promise<void>;
+  close(): Promise<void>;
+}

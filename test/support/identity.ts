@@ -1,0 +1,42 @@
+// Principals for tests: organizations, users and service accounts with a token, made
+// through the same stores and services the API uses.
+import { sql } from 'kysely';
+import type { Permission } from '../../src/core/access.js';
+import type { RoleName } from '../../src/core/roles.js';
+import { hashPassword } from '../../src/modules/auth/passwords.js';
+import type { TestApp } from './app.js';
+
+export const TEST_SECRET_KEY = '5e'.repeat(32);
+
+export async function createOrganization(t: TestApp, name: string): Promise<number> {
+  const row = await t.container.database.db.insertInto('organizations').values({ name, partner_tenant_ids: sql`'[]'::jsonb` as never }).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export interface Principal {
+  kind: 'user' | 'service_account';
+  id: number;
+  token: string;
+  headers: { authorization: string };
+}
+
+let seq = 0;
+
+export async function createPrincipal(
+  t: TestApp,
+  options: { role: RoleName; organizationId?: number | null; kind?: 'user' | 'service_account'; scopes?: Permission[]; password?: string },
+): Promise<Principal> {
+  const kind = options.kind ?? 'user';
+  const db = t.container.database.db;
+  const organizationId = options.organizationId ?? null;
+  const name = `${kind}-${options.role}-${++seq}-${Date.now().toString(36)}`;
+  let id: number;
+  if (kind === 'user') {
+    const password_hash = await hashPassword(options.password ?? 'correct horse battery');
+    id = (await db.insertInto('users').values({ username: name, email: `${name}@example.test`, password_hash, role: options.role, organization_id: organizationId }).returning('id').executeTakeFirstOrThrow()).id;
+  } else {
+    id = (await db.insertInto('service_accounts').values({ name, role: options.role, organization_id: organizationId }).returning('id').executeTakeFirstOrThrow()).id;
+  }
+  const { token } = await t.container.identity.tokens.create({ kind, id, role: options.role }, { name: 'test', ...(options.scopes ? { scopes: options.scopes } : {}) });
+  return { kind, id, token, headers: { authorization: `Bearer ${token}` } };
+}
