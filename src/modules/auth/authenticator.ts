@@ -7,7 +7,8 @@ import type { Actor } from '../../core/actor.js';
 import { AppError } from '../../core/errors.js';
 import type { Authenticator } from '../../platform/http/access.js';
 import type { RateLimiterPort } from '../../platform/ratelimit/port.js';
-import type { TokenService } from '../tokens/service.js';
+import { isWellFormed } from '../../platform/crypto/tokens.js';
+import { API_TOKEN_PREFIX, type TokenService } from '../tokens/service.js';
 import { SESSION_COOKIE, type SessionService } from './sessions.js';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="service"';
@@ -27,6 +28,11 @@ export interface AuthenticatorDeps {
   tokenRateLimit: number;
 }
 
+function unauthorized(err: unknown): unknown {
+  if (err instanceof AppError) err.headers['www-authenticate'] = WWW_AUTHENTICATE;
+  return err;
+}
+
 function bearer(header: string | undefined): string | undefined {
   if (!header) return undefined;
   const m = /^\s*(\S+)\s+(\S+)\s*$/.exec(header);
@@ -38,18 +44,21 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     async authenticate(request: FastifyRequest): Promise<Actor | null> {
       const presented = bearer(request.headers.authorization);
       if (presented !== undefined) {
-        let actor: Actor;
-        try {
-          actor = await deps.tokens.verify(presented);
-        } catch (err) {
-          if (err instanceof AppError) err.headers['www-authenticate'] = WWW_AUTHENTICATE;
-          throw err;
-        }
-        const decision = await deps.rateLimiter.hit(`token:${String(actor.tokenId)}`, deps.tokenRateLimit, 60_000);
-        if (!decision.allowed) {
+        // Verification and the rate-limit count are independent round trips to the cache
+        // (Redis in the distributed mode): run them together. Malformed tokens are refused
+        // by their checksum before either.
+        if (!isWellFormed(presented, API_TOKEN_PREFIX)) throw unauthorized(new AppError('auth.invalid_token', { detail: 'Invalid or expired API token' }));
+        const [verified, decision] = await Promise.allSettled([
+          deps.tokens.verify(presented),
+          deps.rateLimiter.hit(`token:${deps.tokens.fingerprint(presented)}`, deps.tokenRateLimit, 60_000),
+        ]);
+        if (verified.status === 'rejected') throw unauthorized(verified.reason);
+        if (decision.status === 'rejected') throw decision.reason;
+        const actor = verified.value;
+        if (!decision.value.allowed) {
           throw new AppError('rate_limit.exceeded', {
             detail: 'Token rate limit exceeded',
-            headers: { 'retry-after': String(Math.ceil(decision.retryAfterMs / 1000)) },
+            headers: { 'retry-after': String(Math.ceil(decision.value.retryAfterMs / 1000)) },
           });
         }
         return actor;

@@ -128,6 +128,9 @@ export function createTokenService(deps: TokenServiceDeps) {
       for (const hash of await store.hashesOf(owner)) await cache.del(`tok:${hash}`);
     },
 
+    /** The stored fingerprint of a presented token (its HMAC): a stable per-token key. */
+    fingerprint: (presented: string) => tokenHash(hmacKey, presented),
+
     /** The actor behind a presented token; throws 401 with the spec's details. */
     async verify(presented: string): Promise<Actor> {
       const invalid = () => new AppError('auth.invalid_token', { detail: 'Invalid or expired API token' });

@@ -1,9 +1,15 @@
 import type { RateDecision, RateLimiterPort } from './port.js';
 
+/** Hit times of one key in arrival order; `head` skips the ones that left the window. */
+interface Log {
+  times: number[];
+  head: number;
+}
+
 /** Timestamps of recent hits per key; refused hits are not recorded. */
 export class MemoryRateLimiter implements RateLimiterPort {
   readonly backend = 'memory' as const;
-  readonly #hits = new Map<string, number[]>();
+  readonly #hits = new Map<string, Log>();
   readonly #now: () => number;
   readonly #sweep: NodeJS.Timeout;
 
@@ -17,15 +23,26 @@ export class MemoryRateLimiter implements RateLimiterPort {
   async hit(key: string, limit: number, windowMs: number): Promise<RateDecision> {
     const now = this.#now();
     const since = now - windowMs;
-    const list = (this.#hits.get(key) ?? []).filter((t) => t > since);
-    if (list.length >= limit) {
-      this.#hits.set(key, list);
-      const oldest = list[0] ?? now;
+    let log = this.#hits.get(key);
+    if (!log) {
+      log = { times: [], head: 0 };
+      this.#hits.set(key, log);
+    }
+    // Times are appended in order, so the expired ones are a prefix: advance past them
+    // (amortized O(1) per hit) and compact only once the dead prefix is large.
+    const { times } = log;
+    while (log.head < times.length && (times[log.head] as number) <= since) log.head++;
+    if (log.head > 1024 && log.head * 2 > times.length) {
+      times.splice(0, log.head);
+      log.head = 0;
+    }
+    const count = times.length - log.head;
+    if (count >= limit) {
+      const oldest = times[log.head] ?? now;
       return { allowed: false, remaining: 0, retryAfterMs: Math.max(1, oldest + windowMs - now) };
     }
-    list.push(now);
-    this.#hits.set(key, list);
-    return { allowed: true, remaining: limit - list.length, retryAfterMs: 0 };
+    times.push(now);
+    return { allowed: true, remaining: limit - count - 1, retryAfterMs: 0 };
   }
 
   async reset(key: string): Promise<void> {
@@ -34,7 +51,7 @@ export class MemoryRateLimiter implements RateLimiterPort {
 
   #prune(): void {
     const cutoff = this.#now() - 3_600_000;
-    for (const [key, list] of this.#hits) if ((list.at(-1) ?? 0) < cutoff) this.#hits.delete(key);
+    for (const [key, log] of this.#hits) if ((log.times.at(-1) ?? 0) < cutoff) this.#hits.delete(key);
   }
 
   async close(): Promise<void> {
