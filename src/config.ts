@@ -37,6 +37,8 @@ export interface Config {
   tokenRateLimit: number;
   /** Accept license tokens signed by the test key (test builds only). */
   trustTestLicenses: boolean;
+  /** Deprecated shared key of the internal tenant endpoints (header X-Internal-Key); off when unset. */
+  internalKey: string | undefined;
   telemetry: TelemetryConfig;
 }
 
@@ -118,6 +120,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     secretKey: optional(env, 'WEIR_SECRET_KEY'),
     tokenRateLimit: int(env, 'WEIR_TOKEN_RATE_LIMIT', 60, 1, 1_000_000),
     trustTestLicenses: env.NODE_ENV === 'test',
+    internalKey: optional(env, 'WEIR_INTERNAL_KEY'),
     telemetry: {
       enabled: bool(env, 'OTEL_ENABLED', false),
       // Validated when telemetry starts: a value without a scheme disables telemetry with

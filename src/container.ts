@@ -5,10 +5,17 @@ import { isDistributed, type Config, type Role } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { wireAudit } from './modules/audit/index.js';
 import type { AuditService } from './modules/audit/service.js';
-import { wireIdentity, type Identity } from './modules/auth/index.js';
+import { wireAuth, wireIdentity, type Identity } from './modules/auth/index.js';
 import { wireHealth } from './modules/health/index.js';
+import { wireIntegrations, type Integrations } from './modules/integrations/index.js';
+import { wireInternal } from './modules/internal/index.js';
+import { wireLicenses } from './modules/licenses/index.js';
+import type { Editions } from './modules/licenses/service.js';
 import { wireMaintenance } from './modules/maintenance/index.js';
+import { wireOrganizations, type Organizations } from './modules/organizations/index.js';
 import { wireProcesses } from './modules/processes/index.js';
+import { wireServiceAccounts } from './modules/service-accounts/index.js';
+import { wireTokens } from './modules/tokens/index.js';
 import type { ProcessService } from './modules/processes/service.js';
 import { createCache } from './platform/cache/index.js';
 import type { CachePort } from './platform/cache/port.js';
@@ -40,6 +47,10 @@ export interface Container {
   readonly keys: KeyRing;
   readonly audit: AuditService;
   readonly identity: Identity;
+  /** The effective edition; every Enterprise-only feature asks editions.requireEnterprise(). */
+  readonly editions: Editions;
+  readonly organizations: Organizations;
+  readonly integrations: Integrations;
   readonly authenticator: Authenticator;
   readonly processes: ProcessService;
   /** Every module's routes, registered by buildApp in this order. */
@@ -78,6 +89,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const onError = (err: unknown) => logger.warn({ err }, 'background write failed');
   const processes = wireProcesses({ db: database.db, clock, queueBackend: queue.backend, onError });
   const audit = wireAudit({ db: database.db, clock });
+  const integrations = wireIntegrations({ db: database.db, clock, rateLimiter });
   const identity = wireIdentity({
     db: database.db,
     cache,
@@ -88,6 +100,18 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   });
   const lastUseFlush = setInterval(() => void identity.tokens.flushLastUsed().catch(onError), 30_000);
   lastUseFlush.unref();
+  const auth = wireAuth({ db: database.db, identity, rateLimiter, clock });
+  const apiTokens = wireTokens({ tokens: identity.tokens, users: identity.users });
+  const serviceAccounts = wireServiceAccounts({ db: database.db, tokens: identity.tokens, clock });
+  const licenses = wireLicenses({ db: database.db, cache, clock, trustTestLicenses: config.trustTestLicenses });
+  const organizations = wireOrganizations({
+    db: database.db,
+    clock,
+    queue,
+    editions: licenses.editions,
+    invalidateOwner: (owner) => identity.tokens.invalidateOwner(owner),
+  });
+  const internal = wireInternal({ tenants: organizations.service.tenants, authenticator: identity.authenticator, internalKey: config.internalKey });
   const maintenance = wireMaintenance({ queue, processes: processes.service });
   const health = wireHealth({
     probes: [
@@ -110,10 +134,13 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     keys,
     audit: audit.service,
     identity,
-    authenticator: identity.authenticator,
+    editions: licenses.editions,
+    organizations: { service: organizations.service, dataDeletion: organizations.dataDeletion },
+    integrations: { service: integrations.service, platforms: integrations.platforms },
+    authenticator: internal.authenticator,
     processes: processes.service,
-    routes: [health.routes],
-    jobs: [...maintenance.jobs],
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes],
+    jobs: [...maintenance.jobs, ...organizations.jobs],
     beatTasks: [...maintenance.beatTasks],
     async close() {
       // Consumers first (they finish in-flight work), then what they write to.

@@ -50,7 +50,7 @@ describe('embedded: weir all', () => {
     await again.waitFor(started, 60_000);
     again.kill('SIGTERM');
     expect(await again.exited).toBe(0);
-  });
+  }, 120_000);
 
   it('refuses a separate role without the distributed configuration', async () => {
     const p = start('worker', { WEIR_DATA_DIR: tempDir() });

@@ -73,7 +73,7 @@ async function seedForeignObjects(): Promise<void> {
 function urlFor(op: Operation): string {
   let url = op.path;
   for (const name of op.params) url = url.replace(`{${name}}`, encodeURIComponent(foreign[name] ?? '987654'));
-  const query = op.query ? new URLSearchParams(Object.entries(exampleFor(op.query) as Record<string, unknown>).map(([k, v]) => [k, String(v)])) : undefined;
+  const query = op.query ? new URLSearchParams(Object.entries(exampleFor(op.query) as Record<string, unknown>).map(([k, v]): [string, string] => [k, String(v)])) : undefined;
   return query && [...query].length ? `${url}?${query}` : url;
 }
 

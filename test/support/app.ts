@@ -33,6 +33,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     REDIS_URL: process.env.REDIS_URL,
     WEIR_REDIS_PREFIX: `weir-test-${randomUUID()}`,
     WEIR_SECRET_KEY: TEST_SECRET_KEY,
+    // Vitest sets NODE_ENV=test: test apps trust licenses signed by the test key.
+    NODE_ENV: process.env.NODE_ENV,
     // The database is injected; the data directory is never opened.
     WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'),
     LOG_LEVEL: options.captureLogs ? 'info' : 'silent',

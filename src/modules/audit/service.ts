@@ -4,7 +4,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Actor } from '../../core/actor.js';
 import type { Clock } from '../../core/clock.js';
-import { GLOBAL_SCOPE, type Scope } from '../../core/scope.js';
+import { csvChunks, type CsvValue } from '../../core/csv.js';
+import type { OffsetPage } from '../../core/paging.js';
+import { GLOBAL_SCOPE, scopeOf, type Scope } from '../../core/scope.js';
 import { entryHash, GENESIS_HASH, type AuditFilter, type AuditRow, type AuditStore } from './store.js';
 
 export interface AuditTarget {
@@ -41,6 +43,28 @@ export function setAuditTarget(target: AuditTarget): void {
   if (slot) Object.assign(slot, target);
 }
 
+/** The columns of an entry, in the order of the CSV export. */
+export const CSV_COLUMNS = [
+  'seq',
+  'at',
+  'actor_kind',
+  'actor_id',
+  'actor_name',
+  'organization_id',
+  'operation_id',
+  'method',
+  'path',
+  'target_type',
+  'target_id',
+  'outcome',
+  'status',
+  'error_code',
+  'correlation_id',
+  'details',
+  'hash',
+  'prev_hash',
+] as const satisfies readonly (keyof AuditRow)[];
+
 export interface ChainReport {
   ok: boolean;
   entries: number;
@@ -74,8 +98,24 @@ export function createAuditService(deps: { store: AuditStore; clock: Clock }) {
       });
     },
 
-    list: (scope: Scope, f: AuditFilter, page: { limit: number; offset: number }) => store.list(scope, f, page),
+    list: (scope: Scope, f: AuditFilter, page: OffsetPage) => store.list(scope, f, page),
     scan: (scope: Scope, f: AuditFilter) => store.scan(scope, f),
+
+    /**
+     * GET /api/history/: a caller who manages users sees every entry of its scope; anyone
+     * else sees only what they did themselves (in any organization: it is their own record).
+     */
+    history(actor: Actor, f: Pick<AuditFilter, 'from' | 'to' | 'operationId' | 'outcome'>, page: OffsetPage) {
+      if (actor.permissions.has('user.manage')) return store.list(scopeOf(actor), f, page);
+      return store.list(GLOBAL_SCOPE, { ...f, actorKind: actor.kind, actorId: actor.id }, page);
+    },
+
+    /** The trail as CSV text chunks, read from the store in batches (never buffered whole). */
+    csv(scope: Scope, f: AuditFilter): AsyncGenerator<string> {
+      return csvChunks(CSV_COLUMNS, store.scan(scope, f), (row) =>
+        CSV_COLUMNS.map((c) => (c === 'details' ? JSON.stringify(row.details) : (row[c] as CsvValue))),
+      );
+    },
 
     async verify(): Promise<ChainReport> {
       let prev = GENESIS_HASH;

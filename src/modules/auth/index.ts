@@ -7,7 +7,11 @@ import { createTokenService } from '../tokens/service.js';
 import { createTokenStore } from '../tokens/store.js';
 import { createAuthenticator } from './authenticator.js';
 import { createSessionService } from './sessions.js';
-import { createSessionStore, createUserStore } from './store.js';
+import type { Api } from '../../platform/http/routes.js';
+import { authRoutes } from './routes.js';
+import { createAuthService, type LoginLimits } from './service.js';
+import { createDirectoryStore, createSessionStore, createUserStore } from './store.js';
+import { createUserAdmin } from './users.js';
 
 export interface IdentityDeps {
   db: Kysely<DB>;
@@ -28,3 +32,12 @@ export function wireIdentity(deps: IdentityDeps) {
 }
 
 export type Identity = ReturnType<typeof wireIdentity>;
+
+/** The auth API family: bootstrap, login, the caller's own account, user administration. */
+export function wireAuth(deps: { db: Kysely<DB>; identity: Identity; rateLimiter: RateLimiterPort; clock: Clock; loginLimits?: LoginLimits }) {
+  const { identity, clock } = deps;
+  const directory = createDirectoryStore(deps.db);
+  const service = createAuthService({ users: identity.users, directory, sessions: identity.sessions, rateLimiter: deps.rateLimiter, clock, ...(deps.loginLimits ? { loginLimits: deps.loginLimits } : {}) });
+  const admin = createUserAdmin({ users: identity.users, directory, sessions: identity.sessions, tokens: identity.tokens, clock });
+  return { service, admin, routes: (app: Api) => authRoutes(app, service, admin) };
+}

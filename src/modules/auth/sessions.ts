@@ -11,6 +11,8 @@ import type { SessionStore } from './store.js';
 export const SESSION_COOKIE = 'weir_session';
 const IDLE_MS = 12 * 3_600_000;
 const ABSOLUTE_MS = 7 * 24 * 3_600_000;
+/** The longest a session can live: the cookie's lifetime (idle expiry is enforced here). */
+export const SESSION_MAX_AGE_MS = ABSOLUTE_MS;
 const TOUCH_EVERY_MS = 5 * 60_000;
 
 export const hashSession = (value: string) => createHash('sha256').update(value).digest('hex');
@@ -46,6 +48,8 @@ export function createSessionService(deps: { store: SessionStore; clock: Clock }
     },
 
     close: (value: string) => store.remove(hashSession(value)),
+    /** Ends the session whose hash authenticated a request. */
+    end: (hash: string) => store.remove(hash),
     closeOthers: (userId: number, keepHash: string | null) => store.removeOthers(userId, keepHash),
     prune: () => store.pruneExpired(clock.now()),
   };

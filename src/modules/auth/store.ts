@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Scope } from '../../core/scope.js';
 import { executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
@@ -6,6 +6,10 @@ import type { UsersTable } from '../../platform/db/schema.js';
 import { scoped } from '../../platform/db/scope.js';
 
 export type UserRow = Selectable<UsersTable>;
+type NewUser = { username: string; email: string; password_hash: string; role: string; organization_id: number | null };
+
+// Arbitrary constant key of the advisory lock that serializes platform-administration changes.
+const ADMINISTRATION_LOCK = 0x7765_6972_0001;
 
 export function createUserStore(db: Kysely<DB>) {
   const q = () => executor(db);
@@ -17,9 +21,41 @@ export function createUserStore(db: Kysely<DB>) {
     /** A user the scope may see: platform users only for a global scope. */
     inScope: (scope: Scope, id: number) =>
       q().selectFrom('users').selectAll().where('id', '=', id).where(scoped(scope, 'users.organization_id')).executeTakeFirst(),
-    list: (scope: Scope) => q().selectFrom('users').selectAll().where(scoped(scope, 'users.organization_id')).orderBy('id').execute(),
-    insert: (values: { username: string; email: string; password_hash: string; role: string; organization_id: number | null }) =>
-      q().insertInto('users').values(values).returningAll().executeTakeFirstOrThrow(),
+    list: (scope: Scope, filter: { organizationId?: number } = {}) => {
+      let s = q().selectFrom('users').selectAll().where(scoped(scope, 'users.organization_id'));
+      if (filter.organizationId !== undefined) s = s.where('organization_id', '=', filter.organizationId);
+      return s.orderBy('id').execute();
+    },
+    insert: (values: NewUser) => q().insertInto('users').values(values).returningAll().executeTakeFirstOrThrow(),
+    /** Inserts unless the username is taken in any letter case (then undefined, transaction intact). */
+    insertUnique: (values: NewUser) =>
+      q()
+        .insertInto('users')
+        .values(values)
+        .onConflict((oc) => oc.expression(sql`lower(username)`).doNothing())
+        .returningAll()
+        .executeTakeFirst(),
+    /**
+     * Serializes changes to who administers the platform (bootstrap, last-admin checks)
+     * until the current transaction ends.
+     */
+    lockAdministration: async () => {
+      await sql`select pg_advisory_xact_lock(${ADMINISTRATION_LOCK}::bigint)`.execute(q());
+    },
+    /** Active platform (no organization) admins other than `exceptId`. */
+    otherPlatformAdmins: async (exceptId: number) =>
+      Number(
+        (
+          await q()
+            .selectFrom('users')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('organization_id', 'is', null)
+            .where('role', '=', 'admin')
+            .where('is_active', '=', true)
+            .where('id', '<>', exceptId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
     update: (id: number, values: Partial<Pick<UserRow, 'email' | 'role' | 'is_active' | 'password_hash' | 'display_name' | 'locale' | 'password_changed_at' | 'last_login_at'>>) =>
       q().updateTable('users').set({ ...values, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirst(),
     remove: async (id: number) => Number((await q().deleteFrom('users').where('id', '=', id).executeTakeFirst()).numDeletedRows),
@@ -50,5 +86,20 @@ export function createSessionStore(db: Kysely<DB>) {
   };
 }
 
+/** Read-only look-ups of what a caller is attached to (organizations, its service account). */
+export function createDirectoryStore(db: Kysely<DB>) {
+  const q = () => executor(db);
+  return {
+    organization: (id: number) => q().selectFrom('organizations').select(['id', 'name']).where('id', '=', id).executeTakeFirst(),
+    organizationInScope: (scope: Scope, id: number) =>
+      q().selectFrom('organizations').select(['id', 'name']).where('id', '=', id).where(scoped(scope, 'organizations.id')).executeTakeFirst(),
+    organizations: (scope: Scope) =>
+      q().selectFrom('organizations').select(['id', 'name']).where(scoped(scope, 'organizations.id')).orderBy('id').execute(),
+    serviceAccount: (id: number) =>
+      q().selectFrom('service_accounts').select(['id', 'name', 'role', 'organization_id', 'is_active', 'created_at']).where('id', '=', id).executeTakeFirst(),
+  };
+}
+
 export type UserStore = ReturnType<typeof createUserStore>;
+export type DirectoryStore = ReturnType<typeof createDirectoryStore>;
 export type SessionStore = ReturnType<typeof createSessionStore>;

@@ -8,11 +8,14 @@ import type { Clock } from '../../core/clock.js';
 import { AppError, errors } from '../../core/errors.js';
 import { isRole, permissionsOf } from '../../core/roles.js';
 import type { CachePort } from '../../platform/cache/port.js';
+import { afterCommit } from '../../platform/db/ambient.js';
 import { generateToken, isWellFormed, safeEqual, tokenHash, tokenPrefix } from '../../platform/crypto/tokens.js';
 import type { Owner, TokenRow, TokenStore } from './store.js';
 
 export const API_TOKEN_PREFIX = 'svcsk_';
 const CACHE_TTL_MS = 60_000;
+/** Longer than any request transaction that revokes a token or changes its owner. */
+const SETTLING_MS = 30_000;
 
 export interface CreateTokenInput {
   name: string;
@@ -81,34 +84,63 @@ export function createTokenService(deps: TokenServiceDeps) {
         active: found.ownerActive,
       },
     };
+    // A revocation or owner change in flight (see forget) may commit after this read:
+    // such a snapshot is used for this request but not kept.
+    if (await cache.get(`tok-settling:${hash}`)) return snap;
     await cache.set(`tok:${hash}`, snap, CACHE_TTL_MS);
+    if (await cache.get(`tok-settling:${hash}`)) await cache.del(`tok:${hash}`);
     return snap;
   }
 
+  /**
+   * Drops a cached verification. The change that calls this commits later (it runs in the
+   * request's transaction), so a concurrent request could read the old row and cache it
+   * after the delete; a settling marker keeps that token out of the cache meanwhile.
+   */
+  async function forget(hash: string): Promise<void> {
+    await cache.set(`tok-settling:${hash}`, 1, SETTLING_MS);
+    await cache.del(`tok:${hash}`);
+    // And once more when the change is visible to every reader.
+    await afterCommit(() => cache.del(`tok:${hash}`));
+  }
+
   return {
-    /** Issues a token; the value is returned here and never again. */
-    async create(owner: Owner & { role: string }, input: CreateTokenInput): Promise<{ token: string; row: TokenRow }> {
+    /**
+     * Issues a token; the value is returned here and never again. `ceiling` is what the
+     * issuing credential may do when it is narrower than the owner's role (a scoped token
+     * minting a token for its own owner): the new token never gets more than that, and
+     * without explicit scopes it inherits the ceiling instead of the whole role.
+     */
+    async create(
+      owner: Owner & { role: string },
+      input: CreateTokenInput,
+      options: { ceiling?: ReadonlySet<Permission> } = {},
+    ): Promise<{ token: string; row: TokenRow }> {
       if (input.is_eternal && input.expires_at) throw errors.invalid('is_eternal cannot be combined with expires_at');
       if (input.expires_at && input.expires_at.getTime() <= clock.now().getTime()) throw errors.invalid('expires_at must be in the future');
       if (!isRole(owner.role)) throw errors.invalid('The owner has no valid role');
-      const held = permissionsOf(owner.role);
+      const rolePerms = permissionsOf(owner.role);
+      const ceiling = options.ceiling;
+      const held = ceiling ? new Set([...rolePerms].filter((p) => ceiling.has(p))) : rolePerms;
       const missing = (input.scopes ?? []).filter((s) => !held.has(s));
       if (missing.length) {
         throw errors.invalid(`Scopes must be a subset of the owner's permissions; not held: ${missing.join(', ')}`, { not_held: missing });
       }
-      if (await store.nameTaken(owner, input.name)) {
-        throw new AppError('api_token.name_taken', { detail: `A token named "${input.name}" already exists (revoked names stay reserved)` });
-      }
+      const scopes = input.scopes ? [...new Set(input.scopes)] : held.size < rolePerms.size ? [...held] : null;
+      const taken = () =>
+        new AppError('api_token.name_taken', { detail: `A token named "${input.name}" already exists (revoked names stay reserved)` });
+      if (await store.nameTaken(owner, input.name)) throw taken();
       const token = generateToken(API_TOKEN_PREFIX);
       const row = await store.insert({
         owner,
         name: input.name,
         token_prefix: tokenPrefix(token),
         token_hash: tokenHash(hmacKey, token),
-        scopes: input.scopes ? [...new Set(input.scopes)] : null,
+        scopes,
         expires_at: input.expires_at ?? null,
         is_eternal: input.is_eternal === true,
       });
+      if (!row) throw taken();
       return { token, row };
     },
 
@@ -119,13 +151,13 @@ export function createTokenService(deps: TokenServiceDeps) {
       const existing = await store.findActive(owner, id);
       if (!existing) return false;
       const hash = await store.revoke(id, clock.now());
-      if (hash) await cache.del(`tok:${hash}`);
+      if (hash) await forget(hash);
       return true;
     },
 
     /** Drops cached verifications of an owner's tokens after its state or role changed. */
     async invalidateOwner(owner: Owner): Promise<void> {
-      for (const hash of await store.hashesOf(owner)) await cache.del(`tok:${hash}`);
+      for (const hash of await store.hashesOf(owner)) await forget(hash);
     },
 
     /** The stored fingerprint of a presented token (its HMAC): a stable per-token key. */

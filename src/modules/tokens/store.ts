@@ -31,13 +31,16 @@ export function createTokenStore(db: Kysely<DB>) {
       scopes: string[] | null;
       expires_at: Date | null;
       is_eternal: boolean;
-    }): Promise<TokenRow> {
+    }): Promise<TokenRow | undefined> {
       const { owner, scopes, ...rest } = values;
+      // A concurrent insert of the same name loses here (undefined) instead of aborting the
+      // request's transaction with a unique violation.
       return executor(db)
         .insertInto('api_tokens')
         .values({ ...rest, [ownerColumn(owner)]: owner.id, scopes: scopes === null ? null : JSON.stringify(scopes) })
+        .onConflict((oc) => oc.doNothing())
         .returningAll()
-        .executeTakeFirstOrThrow();
+        .executeTakeFirst();
     },
 
     async nameTaken(owner: Owner, name: string): Promise<boolean> {

@@ -6,17 +6,36 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from './schema.js';
 
-const current = new AsyncLocalStorage<Transaction<DB>>();
+interface Unit {
+  trx: Transaction<DB>;
+  /** Work that must see the committed state (cache invalidation, notifications). */
+  afterCommit: (() => Promise<void>)[];
+}
+
+const current = new AsyncLocalStorage<Unit>();
 
 /** The open transaction of this unit of work, or the database itself. */
 export function executor(db: Kysely<DB>): Kysely<DB> {
-  return current.getStore() ?? db;
+  return current.getStore()?.trx ?? db;
 }
 
 /** Runs fn in a transaction, or in the one already open (nested calls join it). */
-export function inTransaction<T>(db: Kysely<DB>, fn: () => Promise<T>): Promise<T> {
+export async function inTransaction<T>(db: Kysely<DB>, fn: () => Promise<T>): Promise<T> {
   if (current.getStore()) return fn();
-  return db.transaction().execute((trx) => current.run(trx, fn));
+  const hooks: Unit['afterCommit'] = [];
+  const result = await db.transaction().execute((trx) => current.run({ trx, afterCommit: hooks }, fn));
+  for (const hook of hooks) await hook();
+  return result;
+}
+
+/**
+ * Runs fn once the open transaction has committed (never if it rolls back), or at once
+ * outside a transaction. Its failure surfaces to the caller of inTransaction.
+ */
+export async function afterCommit(fn: () => Promise<void>): Promise<void> {
+  const unit = current.getStore();
+  if (unit) unit.afterCommit.push(fn);
+  else await fn();
 }
 
 /** Runs fn outside any open transaction (e.g. recording a failure after a rollback). */

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db.js';
+import { afterCommit, executor, inTransaction } from './ambient.js';
 import { migrate, transaction } from './index.js';
 
 describe(`database (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () => {
@@ -66,5 +67,24 @@ describe(`database (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () =>
     );
     const n = await db.selectFrom('job_schedules').select('key').where('key', 'like', 'c%').execute();
     expect(n.map((r) => r.key).sort()).toEqual(['c0', 'c2', 'c4', 'c6', 'c8']);
+  });
+
+  it('runs afterCommit work only once the ambient transaction committed', async () => {
+    const db = t.database.db;
+    const seen: string[] = [];
+    await inTransaction(db, async () => {
+      await executor(db).insertInto('job_schedules').values({ key: 'ac-1', queue: 'q', name: 'n', payload: '{}', every_ms: 1, next_run_at: new Date() }).execute();
+      await afterCommit(async () => {
+        const row = await db.selectFrom('job_schedules').select('key').where('key', '=', 'ac-1').executeTakeFirst();
+        seen.push(`after:${row?.key ?? 'missing'}`);
+      });
+      seen.push('inside');
+    });
+    await inTransaction(db, async () => {
+      await afterCommit(async () => void seen.push('never'));
+      throw new Error('rollback');
+    }).catch(() => undefined);
+    await afterCommit(async () => void seen.push('outside'));
+    expect(seen).toEqual(['inside', 'after:ac-1', 'outside']);
   });
 });

@@ -96,6 +96,9 @@ export function createUnitOfWork(deps: { db: Kysely<DB>; audit: AuditRecorder })
         if (op.audit === 'separate') return fn();
         return inTransaction(db, async () => {
           const value = await fn();
+          // A reply sent from inside the transaction reaches the client before the commit:
+          // the client may then read state that is not there yet. Handlers return values.
+          if (reply.sent) req.log.error({ operationId: op.operationId }, 'handler sent its reply before the transaction committed; return the value instead');
           await audit.record({ ...base(req, op), outcome: 'success', status: reply.statusCode, target: derivedTarget(req, op, value, slot) });
           return value;
         });

@@ -1,0 +1,225 @@
+// Integration rules: the platform decides what config is valid; names are unique per
+// organization (case-insensitive); parent/child is one level deep and stays inside one
+// organization; a parent with active children is removed only on request (cascade);
+// removals are limited per user. Anything outside the caller's scope is "not found".
+import type { Actor } from '../../core/actor.js';
+import type { Clock } from '../../core/clock.js';
+import { AppError, errors } from '../../core/errors.js';
+import type { OffsetPage } from '../../core/paging.js';
+import { inScope, scopeOf, type Scope } from '../../core/scope.js';
+import type { RateLimiterPort } from '../../platform/ratelimit/port.js';
+import { setAuditTarget } from '../audit/service.js';
+import { keepSecrets, maskSecrets, type Platform, type PlatformRegistry } from './platforms.js';
+import type { IntegrationFilter, IntegrationRow, IntegrationStore } from './store.js';
+
+export const DELETE_LIMIT = 5;
+export const DELETE_WINDOW_MS = 60_000;
+
+export interface CreateInput {
+  name: string;
+  platform: string;
+  organization_id: number;
+  config?: Record<string, unknown>;
+  parent_id?: number | null;
+  is_active?: boolean;
+}
+
+export interface UpdateInput {
+  name?: string;
+  config?: Record<string, unknown>;
+  is_active?: boolean;
+  parent_id?: number | null;
+}
+
+export interface BulkOutcome {
+  requested: number;
+  deactivated: number;
+  unchanged: number;
+  not_found: number;
+  errors: { id: number; code: string; detail: string }[];
+}
+
+export interface IntegrationDeps {
+  store: IntegrationStore;
+  platforms: PlatformRegistry;
+  rateLimiter: RateLimiterPort;
+  clock: Clock;
+}
+
+const notFound = () => errors.notFound('Integration');
+
+function cleanName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw errors.validation('body/name must not be blank', { errors: [{ location: 'body/name', message: 'must not be blank' }] });
+  return trimmed;
+}
+
+export function createIntegrationService(deps: IntegrationDeps) {
+  const { store, platforms, rateLimiter, clock } = deps;
+
+  function platformOf(name: string): Platform {
+    const platform = platforms.get(name);
+    if (!platform) {
+      throw new AppError('integration.unknown_platform', {
+        detail: `Unknown platform "${name}"; GET /api/integrations/platforms lists them`,
+        details: { platform: name, known: platforms.list().map((p) => p.name) },
+      });
+    }
+    return platform;
+  }
+
+  /** The config to store: placeholders resolved against what is stored, then validated. */
+  function checkedConfig(platform: Platform, incoming: Record<string, unknown>, stored: Record<string, unknown>): Record<string, unknown> {
+    const { config, unresolved } = keepSecrets(platform, incoming, stored);
+    const issues = [
+      ...unresolved.map((f) => ({ location: `body/config/${f.replace(/\./g, '/')}`, message: 'is a secret with no stored value to keep; send the value' })),
+      ...(unresolved.length ? [] : platform.validate(config)),
+    ];
+    const first = issues[0];
+    if (first) {
+      throw new AppError('integration.invalid_config', {
+        detail: `${first.location} ${first.message}`,
+        details: { platform: platform.name, errors: issues },
+      });
+    }
+    return config;
+  }
+
+  async function checkedParent(scope: Scope, parentId: number, organizationId: number, selfId?: number): Promise<number> {
+    const invalid = (detail: string) => new AppError('integration.invalid_parent', { detail, details: { parent_id: parentId } });
+    if (parentId === selfId) throw invalid('An integration cannot be its own parent');
+    const parent = await store.get(scope, parentId, 'share');
+    // Not found and another organization read the same: the answer confirms nothing.
+    if (!parent || parent.organization_id !== organizationId) throw invalid('parent_id must name an integration of the same organization');
+    if (parent.parent_id !== null) throw invalid('parent_id must name a top-level integration: children cannot have children');
+    if (selfId !== undefined && (await store.hasChildren(selfId))) {
+      throw invalid('An integration that has children cannot become a child');
+    }
+    return parent.id;
+  }
+
+  function represent(row: IntegrationRow) {
+    return { ...row, config: maskSecrets(platforms.get(row.platform), row.config ?? {}) };
+  }
+
+  function listEntry(row: IntegrationRow) {
+    const { config: _config, ...entry } = row;
+    return entry;
+  }
+
+  return {
+    platforms: () =>
+      platforms.list().map((p) => ({
+        name: p.name,
+        display_name: p.display_name,
+        kind: p.kind,
+        description: p.description,
+        config_schema: p.config_schema,
+        secret_fields: p.secretFields,
+      })),
+
+    /** For other modules: the row in scope, or undefined (config unmasked: never return it as is). */
+    find: (scope: Scope, id: number) => store.get(scope, id),
+
+    async list(scope: Scope, f: IntegrationFilter, page: OffsetPage) {
+      const { items, total } = await store.list(scope, f, page);
+      return { items: items.map(listEntry), total };
+    },
+
+    async get(scope: Scope, id: number) {
+      const row = await store.get(scope, id);
+      if (!row) throw notFound();
+      return represent(row);
+    },
+
+    async create(actor: Actor, input: CreateInput) {
+      const scope = scopeOf(actor);
+      const platform = platformOf(input.platform);
+      if (!inScope(scope, input.organization_id) || !(await store.organizationExists(input.organization_id))) {
+        throw errors.notFound('Organization');
+      }
+      const config = checkedConfig(platform, input.config ?? {}, {});
+      const parentId = input.parent_id == null ? null : await checkedParent(scope, input.parent_id, input.organization_id);
+      const name = cleanName(input.name);
+      if (await store.nameExists(input.organization_id, name)) {
+        throw new AppError('integration.name_taken', { detail: `An integration named "${name}" already exists in this organization`, details: { field: 'name' } });
+      }
+      const row = await store.insert(
+        { organization_id: input.organization_id, name, platform: platform.name, is_active: input.is_active ?? true, parent_id: parentId, config },
+        clock.now(),
+      );
+      setAuditTarget({ details: { name, platform: platform.name, parent_id: parentId } });
+      return represent(row);
+    },
+
+    async update(scope: Scope, id: number, input: UpdateInput) {
+      const row = await store.get(scope, id, 'update');
+      if (!row) throw notFound();
+      const patch: Parameters<IntegrationStore['update']>[1] = { updated_at: clock.now() };
+      if (input.name !== undefined) {
+        const name = cleanName(input.name);
+        if (await store.nameExists(row.organization_id, name, id)) {
+          throw new AppError('integration.name_taken', { detail: `An integration named "${name}" already exists in this organization`, details: { field: 'name' } });
+        }
+        patch.name = name;
+      }
+      if (input.config !== undefined) patch.config = checkedConfig(platformOf(row.platform), input.config, row.config ?? {});
+      if (input.is_active !== undefined) patch.is_active = input.is_active;
+      if (input.parent_id !== undefined) {
+        patch.parent_id = input.parent_id === null ? null : await checkedParent(scope, input.parent_id, row.organization_id, id);
+      }
+      const updated = await store.update(id, patch);
+      // Names of the fields changed, never their values (config may hold secrets).
+      setAuditTarget({ details: { changed: Object.keys(input).sort() } });
+      return represent(updated);
+    },
+
+    async remove(actor: Actor, id: number, cascade: boolean): Promise<void> {
+      const decision = await rateLimiter.hit(`integration-delete:${actor.kind}:${actor.id}`, DELETE_LIMIT, DELETE_WINDOW_MS);
+      if (!decision.allowed) {
+        const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+        throw new AppError('rate_limit.exceeded', {
+          detail: `Integration deletion is limited to ${DELETE_LIMIT} per minute; retry in ${seconds} s`,
+          details: { limit: DELETE_LIMIT, window_seconds: DELETE_WINDOW_MS / 1000, retry_after_seconds: seconds },
+          headers: { 'retry-after': String(seconds) },
+        });
+      }
+      const row = await store.get(scopeOf(actor), id, 'update');
+      if (!row) throw notFound();
+      const children = await store.children(id);
+      const active = children.filter((c) => c.is_active).map((c) => c.id);
+      setAuditTarget({ organizationId: row.organization_id, details: { name: row.name, platform: row.platform, cascade } });
+      if (active.length > 0 && !cascade) {
+        throw new AppError('integration.has_active_children', {
+          detail: `Integration ${id} has ${active.length} active child integration(s); deactivate them or delete with ?cascade=true`,
+          details: { active_children: active },
+        });
+      }
+      await store.remove(id);
+      setAuditTarget({ details: { name: row.name, platform: row.platform, cascade, removed_children: children.map((c) => c.id) } });
+    },
+
+    async bulkDeactivate(scope: Scope, ids: number[]): Promise<BulkOutcome> {
+      const distinct = [...new Set(ids)];
+      const found = await store.findInScope(scope, distinct);
+      const foundIds = new Set(found.map((r) => r.id));
+      const missing = distinct.filter((id) => !foundIds.has(id));
+      const toDeactivate = found.filter((r) => r.is_active).map((r) => r.id);
+      const deactivated = await store.deactivate(toDeactivate, clock.now());
+      const orgs = [...new Set(found.map((r) => r.organization_id))];
+      setAuditTarget({
+        ...(orgs.length === 1 ? { organizationId: orgs[0] } : {}),
+        details: { deactivated: toDeactivate, not_found: missing },
+      });
+      return {
+        requested: distinct.length,
+        deactivated,
+        unchanged: found.length - deactivated,
+        not_found: missing.length,
+        errors: missing.map((id) => ({ id, code: 'resource.not_found', detail: 'Integration not found' })),
+      };
+    },
+  };
+}
+
+export type IntegrationService = ReturnType<typeof createIntegrationService>;

@@ -1,0 +1,183 @@
+// Organizations: the tenants. Creation respects the edition's ceiling; deleting an
+// organization's data is irreversible, confirmed by an exact text, and runs as a job
+// (jobs.ts). Everything outside the caller's scope reads as not found.
+import type { Actor } from '../../core/actor.js';
+import type { Clock } from '../../core/clock.js';
+import { AppError, errors } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { pageToOffset, type SizedPage } from '../../core/paging.js';
+import type { Scope } from '../../core/scope.js';
+import { setAuditTarget } from '../audit/service.js';
+import type { EditionState } from '../licenses/service.js';
+import { isUniqueViolation, type OrganizationRow, type OrganizationStore } from './store.js';
+
+export const CASE_MANAGEMENT_NOT_CONFIGURED = 'case management is not configured';
+
+export interface OrganizationServiceDeps {
+  store: OrganizationStore;
+  clock: Clock;
+  editions: { current(): Promise<EditionState> };
+  /** Queues the data-deletion job of a recorded request. */
+  enqueueDeletion(deletionId: string): Promise<void>;
+  /** Drops cached credentials of a principal whose organization is going away. */
+  invalidateOwner(owner: { kind: 'user' | 'service_account'; id: number }): Promise<void>;
+}
+
+export function confirmationText(name: string): string {
+  return `DELETE ${name}`;
+}
+
+export function createOrganizationService(deps: OrganizationServiceDeps) {
+  const { store, clock } = deps;
+
+  async function mustGet(scope: Scope, id: number): Promise<OrganizationRow> {
+    const org = await store.get(scope, id);
+    if (!org) throw errors.notFound('Organization');
+    return org;
+  }
+
+  function cleanName(name: string): string {
+    const trimmed = name.trim();
+    if (!trimmed) throw errors.validation('name must not be blank', { field: 'name' });
+    return trimmed;
+  }
+
+  const nameTaken = (name: string) => errors.conflict(`An organization named "${name}" already exists`, { field: 'name' });
+
+  async function guardName<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw nameTaken(name);
+      throw err;
+    }
+  }
+
+  return {
+    async list(scope: Scope, page: SizedPage) {
+      return store.list(scope, pageToOffset(page));
+    },
+
+    get: mustGet,
+
+    async create(input: { name: string }): Promise<OrganizationRow> {
+      const name = cleanName(input.name);
+      await store.lockCreation();
+      if (await store.nameExists(name)) throw nameTaken(name);
+      const edition = await deps.editions.current();
+      const count = await store.count();
+      if (count >= edition.orgLimit) {
+        const plan = edition.edition === 'enterprise' ? 'The Enterprise license' : 'The Community edition';
+        throw new AppError('edition.org_limit_reached', {
+          detail: `${plan} allows at most ${edition.orgLimit} organizations and ${count} exist`,
+          details: { edition: edition.edition, org_limit: edition.orgLimit, organizations: count },
+        });
+      }
+      return guardName(name, () => store.insert(name, clock.now()));
+    },
+
+    async update(scope: Scope, id: number, patch: { name?: string; is_active?: boolean }): Promise<OrganizationRow> {
+      const org = await mustGet(scope, id);
+      const name = patch.name === undefined ? undefined : cleanName(patch.name);
+      if (name !== undefined && name.toLowerCase() !== org.name.toLowerCase() && (await store.nameExists(name, id))) throw nameTaken(name);
+      const updated = await guardName(name ?? org.name, () =>
+        store.update(id, {
+          ...(name !== undefined ? { name } : {}),
+          ...(patch.is_active !== undefined ? { is_active: patch.is_active } : {}),
+          updated_at: clock.now(),
+        }),
+      );
+      if (!updated) throw errors.notFound('Organization');
+      return updated;
+    },
+
+    async remove(scope: Scope, id: number): Promise<void> {
+      const org = await mustGet(scope, id);
+      // Their rows go by cascade; their cached token verifications must go now.
+      const { users, serviceAccounts } = await store.principalsOf(id);
+      for (const uid of users) await deps.invalidateOwner({ kind: 'user', id: uid });
+      for (const sid of serviceAccounts) await deps.invalidateOwner({ kind: 'service_account', id: sid });
+      await store.delete(id);
+      setAuditTarget({ type: 'organization', id, organizationId: id, details: { name: org.name, users: users.length, service_accounts: serviceAccounts.length } });
+    },
+
+    async bulkDeactivate(scope: Scope, ids: number[]) {
+      const distinct = [...new Set(ids)];
+      const found = await store.findInScope(scope, distinct);
+      const byId = new Map(found.map((o) => [o.id, o]));
+      const toDeactivate = found.filter((o) => o.is_active).map((o) => o.id);
+      const deactivated = await store.deactivate(toDeactivate, clock.now());
+      const switched = new Set(toDeactivate);
+      const missing = distinct.filter((id) => !byId.has(id));
+      setAuditTarget({ type: 'organization', details: { deactivated: toDeactivate, not_found: missing } });
+      return {
+        requested: distinct.length,
+        deactivated,
+        unchanged: found.length - deactivated,
+        not_found: missing.length,
+        results: distinct.map((id) => ({
+          id,
+          result: !byId.has(id) ? ('not_found' as const) : switched.has(id) ? ('deactivated' as const) : ('unchanged' as const),
+        })),
+        errors: missing.map((id) => ({ id, code: 'resource.not_found', detail: 'Organization not found' })),
+      };
+    },
+
+    async retention(scope: Scope, id: number) {
+      const org = await mustGet(scope, id);
+      return { organization_id: org.id, retention_days: org.retention_days };
+    },
+
+    async setRetention(scope: Scope, id: number, days: number) {
+      const org = await mustGet(scope, id);
+      await store.update(id, { retention_days: days, updated_at: clock.now() });
+      setAuditTarget({ type: 'organization', id, organizationId: id, details: { retention_days: { from: org.retention_days, to: days } } });
+      return { organization_id: id, retention_days: days };
+    },
+
+    /**
+     * Records the request and queues the job. Runs outside a request transaction (the
+     * route is audited separately) so the job cannot start before its row exists.
+     */
+    async requestDataDeletion(actor: Actor, scope: Scope, id: number, confirm: string) {
+      const org = await mustGet(scope, id);
+      const expected = confirmationText(org.name);
+      if (confirm !== expected) {
+        throw errors.invalid(`Deleting this organization's data is irreversible; confirm with the exact text "${expected}"`, {
+          field: 'confirm',
+          expected,
+        });
+      }
+      const deletionId = newId();
+      await store.insertDeletion({ id: deletionId, organization_id: id, requested_by: actor.kind === 'user' ? actor.id : null, now: clock.now() });
+      setAuditTarget({ type: 'organization', id, organizationId: id, details: { deletion_id: deletionId } });
+      try {
+        await deps.enqueueDeletion(deletionId);
+      } catch (err) {
+        await store.updateDeletion(deletionId, { state: 'failed', detail: { error: 'could not be queued' }, finished_at: clock.now() });
+        throw new AppError('dependency.unavailable', { detail: 'Dependency unavailable: job queue', details: { dependency: 'queue' }, cause: err });
+      }
+      return { deletion_id: deletionId, organization_id: id, state: 'queued' as const };
+    },
+
+    async customerMappings(scope: Scope, id: number) {
+      const org = await mustGet(scope, id);
+      return { organization_id: org.id, case_customer_id: org.case_customer_id, partner_tenant_ids: org.partner_tenant_ids };
+    },
+
+    /** No case-management system is wired yet: an unconfigured state is valid, not an error. */
+    async syncCaseCustomer(scope: Scope, id: number) {
+      const org = await mustGet(scope, id);
+      return { synced: false, reason: CASE_MANAGEMENT_NOT_CONFIGURED, case_customer_id: org.case_customer_id };
+    },
+
+    /** Tenant lookups of the internal endpoints. */
+    tenants: {
+      byId: (scope: Scope, id: number) => store.get(scope, id),
+      byCaseCustomer: (scope: Scope, caseCustomerId: string) => store.byCaseCustomer(scope, caseCustomerId),
+      byPartnerTenant: (scope: Scope, externalId: string) => store.byPartnerTenant(scope, externalId),
+    },
+  };
+}
+
+export type OrganizationService = ReturnType<typeof createOrganizationService>;
