@@ -112,7 +112,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     invalidateOwner: (owner) => identity.tokens.invalidateOwner(owner),
   });
   const internal = wireInternal({ tenants: organizations.service.tenants, authenticator: identity.authenticator, internalKey: config.internalKey });
-  const maintenance = wireMaintenance({ queue, processes: processes.service });
+  const maintenance = wireMaintenance({ queue, processes: processes.service, sessions: identity.sessions });
   const health = wireHealth({
     probes: [
       { name: 'database', check: () => database.ping() },

@@ -1,5 +1,5 @@
 // Housekeeping that keeps the embedded database small: finished jobs and the heartbeats
-// of processes that died without stopping. Beat enqueues; a worker runs.
+// of processes that died without stopping, and expired console sessions. Beat enqueues; a worker runs.
 import type { QueuePort } from '../../platform/queue/port.js';
 import type { BeatTask } from '../../roles/beat.js';
 import type { JobRegistration } from '../../roles/jobs.js';
@@ -11,6 +11,8 @@ const HOUR = 3_600_000;
 export interface MaintenanceDeps {
   queue: QueuePort;
   processes: ProcessService;
+  /** Expired console sessions. */
+  sessions: { prune(): Promise<number> };
   /** Finished jobs are kept this long for inspection. */
   jobRetentionMs: number;
 }
@@ -24,6 +26,9 @@ export function maintenanceJobs(deps: MaintenanceDeps): JobRegistration {
       'processes.prune': async () => {
         await deps.processes.prune(HOUR);
       },
+      'sessions.prune': async () => {
+        await deps.sessions.prune();
+      },
       'queue.prune': async () => {
         await deps.queue.prune(deps.jobRetentionMs);
       },
@@ -33,7 +38,7 @@ export function maintenanceJobs(deps: MaintenanceDeps): JobRegistration {
 
 /** One job per task per hour slot: a beat handover in the same hour enqueues nothing new. */
 export function maintenanceTasks(queue: QueuePort): BeatTask[] {
-  return ['processes.prune', 'queue.prune'].map((name) => ({
+  return ['processes.prune', 'sessions.prune', 'queue.prune'].map((name) => ({
     name,
     everyMs: HOUR,
     run: async (now: Date) => {
