@@ -122,7 +122,7 @@ export async function startTelemetry(config: TelemetryConfig, options: Telemetry
   );
   if (config.logsEnabled) {
     // Not built yet: log lines carry trace_id/span_id (traceLogMixin) but stay on stdout.
-    log.warn('OTEL_LOGS_ENABLED=true: log export over OTLP is not implemented; logs stay on stdout');
+    log.warn('OTEL_LOGS_ENABLED=true: this version does not export logs over OTLP; log lines stay on stdout and carry trace_id and span_id');
   }
 
   const timeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
