@@ -20,6 +20,7 @@ export const ERROR_CATALOG = {
   'auth.unauthenticated': { status: 401, message: 'Not authenticated' },
   'auth.invalid_token': { status: 401, message: 'Invalid or expired API token' },
   'auth.user_inactive': { status: 401, message: 'User is inactive' },
+  'auth.organization_inactive': { status: 401, message: 'Organization is inactive' },
   'auth.session_expired': { status: 401, message: 'Session expired' },
   'auth.invalid_credentials': { status: 401, message: 'Invalid username or password' },
   'auth.already_bootstrapped': { status: 409, message: 'The service already has users' },

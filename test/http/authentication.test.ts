@@ -116,6 +116,33 @@ describe('Bearer tokens', () => {
   });
 });
 
+describe('deactivated organizations', () => {
+  it('stop the tokens, sessions and logins of their members at once, and reactivation restores tokens', async () => {
+    const orgC = await createOrganization(t, 'Org C');
+    const platformAdmin = await createPrincipal(t, { role: 'admin', organizationId: null });
+    const member = await createPrincipal(t, { role: 'viewer', organizationId: orgC, password: 'member-password-1' });
+    const account = await createPrincipal(t, { role: 'viewer', organizationId: orgC, kind: 'service_account' });
+    const username = (await t.container.database.db.selectFrom('users').select('username').where('id', '=', member.id).executeTakeFirstOrThrow()).username;
+    const login = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: 'member-password-1' } });
+    expect(login.statusCode).toBe(200);
+    const cookie = String(login.headers['set-cookie']).split(';')[0] as string;
+    expect((await get('/api/fixtures/whoami', member.headers)).statusCode).toBe(200);
+
+    const off = await t.app.inject({ method: 'PUT', url: `/api/organizations/${orgC}`, headers: platformAdmin.headers, payload: { is_active: false } });
+    expect(off.statusCode).toBe(200);
+    const byToken = await get('/api/fixtures/whoami', member.headers);
+    expect(byToken.statusCode).toBe(401);
+    expect(byToken.json().detail).toBe('Organization is inactive');
+    expect((await get('/api/fixtures/whoami', account.headers)).json().detail).toBe('Invalid or expired API token');
+    expect((await get('/api/fixtures/whoami', { cookie })).json().detail).toBe('Organization is inactive');
+    const again = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: 'member-password-1' } });
+    expect(again.statusCode).toBe(401);
+
+    await t.app.inject({ method: 'PUT', url: `/api/organizations/${orgC}`, headers: platformAdmin.headers, payload: { is_active: true } });
+    expect((await get('/api/fixtures/whoami', member.headers)).statusCode).toBe(200);
+  });
+});
+
 describe('authorization', () => {
   it('answers 403 naming the missing permission', async () => {
     const p = await createPrincipal(t, { role: 'operator', organizationId: orgA });

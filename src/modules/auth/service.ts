@@ -129,6 +129,9 @@ export function createAuthService(deps: AuthServiceDeps) {
       if (!row || !ok) throw new AppError('auth.invalid_credentials', { detail: 'Invalid username or password' });
       // Said only to someone who knows the password, so it reveals nothing to a guesser.
       if (!row.is_active) throw new AppError('auth.user_inactive', { detail: 'User is inactive' });
+      if (row.organization_id !== null && (await directory.organization(row.organization_id))?.is_active === false) {
+        throw new AppError('auth.organization_inactive', { detail: 'Organization is inactive' });
+      }
       await rateLimiter.reset(`login:user:${name}`);
 
       const now = clock.now();

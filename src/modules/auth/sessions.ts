@@ -35,6 +35,7 @@ export function createSessionService(deps: { store: SessionStore; clock: Clock }
         throw new AppError('auth.session_expired', { detail: 'Session expired or signed out' });
       }
       if (!row.is_active) throw new AppError('auth.user_inactive', { detail: 'User is inactive' });
+      if (!row.organization_active) throw new AppError('auth.organization_inactive', { detail: 'Organization is inactive' });
       if (now.getTime() - row.last_seen_at.getTime() > TOUCH_EVERY_MS) {
         const cap = row.created_at.getTime() + ABSOLUTE_MS;
         await store.touch(hash, now, new Date(Math.min(now.getTime() + IDLE_MS, cap)));

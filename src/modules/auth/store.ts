@@ -71,7 +71,9 @@ export function createSessionStore(db: Kysely<DB>) {
       q()
         .selectFrom('sessions')
         .innerJoin('users', 'users.id', 'sessions.user_id')
+        .leftJoin('organizations', 'organizations.id', 'users.organization_id')
         .select(['sessions.id_hash', 'sessions.user_id', 'sessions.created_at', 'sessions.last_seen_at', 'sessions.expires_at', 'users.username', 'users.role', 'users.organization_id', 'users.is_active'])
+        .select((eb) => eb.fn.coalesce('organizations.is_active', eb.val(true)).as('organization_active'))
         .where('sessions.id_hash', '=', idHash)
         .executeTakeFirst(),
     touch: (idHash: string, lastSeen: Date, expiresAt: Date) =>
@@ -90,7 +92,7 @@ export function createSessionStore(db: Kysely<DB>) {
 export function createDirectoryStore(db: Kysely<DB>) {
   const q = () => executor(db);
   return {
-    organization: (id: number) => q().selectFrom('organizations').select(['id', 'name']).where('id', '=', id).executeTakeFirst(),
+    organization: (id: number) => q().selectFrom('organizations').select(['id', 'name', 'is_active']).where('id', '=', id).executeTakeFirst(),
     organizationInScope: (scope: Scope, id: number) =>
       q().selectFrom('organizations').select(['id', 'name']).where('id', '=', id).where(scoped(scope, 'organizations.id')).executeTakeFirst(),
     organizations: (scope: Scope) =>

@@ -30,6 +30,14 @@ export function confirmationText(name: string): string {
 export function createOrganizationService(deps: OrganizationServiceDeps) {
   const { store, clock } = deps;
 
+  /** Drops the cached token verifications of an organization's users and service accounts. */
+  async function dropCredentials(id: number): Promise<{ users: number[]; serviceAccounts: number[] }> {
+    const principals = await store.principalsOf(id);
+    for (const uid of principals.users) await deps.invalidateOwner({ kind: 'user', id: uid });
+    for (const sid of principals.serviceAccounts) await deps.invalidateOwner({ kind: 'service_account', id: sid });
+    return principals;
+  }
+
   async function mustGet(scope: Scope, id: number): Promise<OrganizationRow> {
     const org = await store.get(scope, id);
     if (!org) throw errors.notFound('Organization');
@@ -88,15 +96,14 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
         }),
       );
       if (!updated) throw errors.notFound('Organization');
+      if (patch.is_active !== undefined && patch.is_active !== org.is_active) await dropCredentials(id);
       return updated;
     },
 
     async remove(scope: Scope, id: number): Promise<void> {
       const org = await mustGet(scope, id);
       // Their rows go by cascade; their cached token verifications must go now.
-      const { users, serviceAccounts } = await store.principalsOf(id);
-      for (const uid of users) await deps.invalidateOwner({ kind: 'user', id: uid });
-      for (const sid of serviceAccounts) await deps.invalidateOwner({ kind: 'service_account', id: sid });
+      const { users, serviceAccounts } = await dropCredentials(id);
       await store.delete(id);
       setAuditTarget({ type: 'organization', id, organizationId: id, details: { name: org.name, users: users.length, service_accounts: serviceAccounts.length } });
     },
@@ -107,6 +114,7 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       const byId = new Map(found.map((o) => [o.id, o]));
       const toDeactivate = found.filter((o) => o.is_active).map((o) => o.id);
       const deactivated = await store.deactivate(toDeactivate, clock.now());
+      for (const orgId of toDeactivate) await dropCredentials(orgId);
       const switched = new Set(toDeactivate);
       const missing = distinct.filter((id) => !byId.has(id));
       setAuditTarget({ type: 'organization', details: { deactivated: toDeactivate, not_found: missing } });

@@ -41,7 +41,7 @@ function fakeStore() {
     byHash: async (hash: string): Promise<TokenWithOwner | undefined> => {
       const snapshot = row && row.token_hash === hash ? { ...row, revoked_at: revoked ? new Date() : null } : undefined;
       if (gate) await gate;
-      return snapshot && { token: snapshot, ownerName: 'u', ownerRole: 'admin', ownerOrganizationId: 1, ownerActive: true };
+      return snapshot && { token: snapshot, ownerName: 'u', ownerRole: 'admin', ownerOrganizationId: 1, ownerActive: true, organizationActive: true };
     },
     touch: async () => undefined,
     listActive: async () => [],

@@ -30,7 +30,7 @@ interface Snapshot {
   revoked: boolean;
   expiresAt: string | null;
   scopes: string[] | null;
-  owner: { kind: Owner['kind']; id: number; name: string; role: string; organizationId: number | null; active: boolean };
+  owner: { kind: Owner['kind']; id: number; name: string; role: string; organizationId: number | null; active: boolean; organizationActive?: boolean };
 }
 
 export interface TokenServiceDeps {
@@ -82,6 +82,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         role: found.ownerRole,
         organizationId: found.ownerOrganizationId,
         active: found.ownerActive,
+        organizationActive: found.organizationActive,
       },
     };
     // A revocation or owner change in flight (see forget) may commit after this read:
@@ -174,6 +175,11 @@ export function createTokenService(deps: TokenServiceDeps) {
       if (!snap.owner.active) {
         // A deactivated service account is indistinguishable from a wrong token (spec).
         if (snap.owner.kind === 'user') throw new AppError('auth.user_inactive', { detail: 'User is inactive' });
+        throw invalid();
+      }
+      // Credentials of a deactivated organization stop working with it.
+      if (snap.owner.organizationActive === false) {
+        if (snap.owner.kind === 'user') throw new AppError('auth.organization_inactive', { detail: 'Organization is inactive' });
         throw invalid();
       }
       lastUsed.set(snap.id, clock.now());

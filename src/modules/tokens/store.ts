@@ -17,6 +17,8 @@ export interface TokenWithOwner {
   ownerRole: string;
   ownerOrganizationId: number | null;
   ownerActive: boolean;
+  /** False when the owner belongs to a deactivated organization. */
+  organizationActive: boolean;
 }
 
 const ownerColumn = (o: Owner) => (o.kind === 'user' ? 'user_id' : 'service_account_id') as 'user_id' | 'service_account_id';
@@ -82,16 +84,22 @@ export function createTokenStore(db: Kysely<DB>) {
     async byHash(hash: string): Promise<TokenWithOwner | undefined> {
       const token = await executor(db).selectFrom('api_tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
       if (!token) return undefined;
+      const orgActive = async (id: number | null) =>
+        id === null || ((await executor(db).selectFrom('organizations').select('is_active').where('id', '=', id).executeTakeFirst())?.is_active ?? false);
       if (token.user_id !== null) {
         const u = await executor(db).selectFrom('users').select(['username', 'role', 'organization_id', 'is_active']).where('id', '=', token.user_id).executeTakeFirst();
-        return u && { token, ownerName: u.username, ownerRole: u.role, ownerOrganizationId: u.organization_id, ownerActive: u.is_active };
+        return (
+          u && { token, ownerName: u.username, ownerRole: u.role, ownerOrganizationId: u.organization_id, ownerActive: u.is_active, organizationActive: await orgActive(u.organization_id) }
+        );
       }
       const sa = await executor(db)
         .selectFrom('service_accounts')
         .select(['name', 'role', 'organization_id', 'is_active'])
         .where('id', '=', token.service_account_id as number)
         .executeTakeFirst();
-      return sa && { token, ownerName: sa.name, ownerRole: sa.role, ownerOrganizationId: sa.organization_id, ownerActive: sa.is_active };
+      return (
+        sa && { token, ownerName: sa.name, ownerRole: sa.role, ownerOrganizationId: sa.organization_id, ownerActive: sa.is_active, organizationActive: await orgActive(sa.organization_id) }
+      );
     },
 
     /** One statement for a whole batch of last-use times. */
