@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { GLOBAL_SCOPE } from '../../core/scope.js';
+import { MAX_BULK_IDS } from '../../platform/http/schemas.js';
 
 let t: TestApp;
 let orgA: number;
@@ -399,7 +400,7 @@ describe('POST /api/integrations/bulk/deactivate', () => {
 
   it('takes 1 to 500 integer ids (422 otherwise) and is refused to a viewer (403)', async () => {
     expect((await call(adminA, 'POST', '/api/integrations/bulk/deactivate', { ids: [] })).statusCode).toBe(422);
-    const many = Array.from({ length: 501 }, (_, i) => i + 1);
+    const many = Array.from({ length: MAX_BULK_IDS + 1 }, (_, i) => i + 1);
     expect((await call(adminA, 'POST', '/api/integrations/bulk/deactivate', { ids: many })).statusCode).toBe(422);
     expect((await call(adminA, 'POST', '/api/integrations/bulk/deactivate', { ids: ['1'] })).statusCode).toBe(422);
     const ok = await call(adminA, 'POST', '/api/integrations/bulk/deactivate', { ids: many.slice(0, 500).map((i) => i + 1_000_000) });

@@ -1,10 +1,9 @@
 import { Type } from 'typebox';
-import { OffsetEnvelope, OffsetQuery, Timestamp } from '../../platform/http/schemas.js';
+import { OffsetEnvelope, OffsetQuery, Timestamp, MAX_BULK_IDS } from '../../platform/http/schemas.js';
 
 /** Integer ids of the database (int4): larger values are not ids, not a 500. */
 const Id = (description?: string) => Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
 
-export const MAX_BULK_IDS = 500;
 
 const Name = Type.String({ minLength: 1, maxLength: 200, description: 'Unique per organization, case-insensitive' });
 const Config = Type.Record(Type.String(), Type.Unknown(), {

@@ -7,6 +7,7 @@ import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { startConsumers } from '../../roles/jobs.js';
 import { ORGANIZATIONS_QUEUE } from './jobs.js';
+import { MAX_BULK_IDS } from '../../platform/http/schemas.js';
 
 let t: TestApp;
 let orgA: number;
@@ -203,7 +204,7 @@ describe('POST /api/organizations/bulk/deactivate', () => {
   it('validates the body', async () => {
     expect((await call('POST', '/api/organizations/bulk/deactivate', platform, { ids: [] })).statusCode).toBe(422);
     expect((await call('POST', '/api/organizations/bulk/deactivate', platform, { ids: ['x'] })).statusCode).toBe(422);
-    const many = Array.from({ length: 501 }, (_, i) => i + 1);
+    const many = Array.from({ length: MAX_BULK_IDS + 1 }, (_, i) => i + 1);
     expect((await call('POST', '/api/organizations/bulk/deactivate', platform, { ids: many })).statusCode).toBe(422);
   });
 });

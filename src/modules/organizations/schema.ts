@@ -1,10 +1,9 @@
 import { Type } from 'typebox';
-import { PAGE_HEADERS, PageQuery, Timestamp } from '../../platform/http/schemas.js';
+import { PAGE_HEADERS, PageQuery, Timestamp, MAX_BULK_IDS } from '../../platform/http/schemas.js';
 
 /** Integer ids of the database (int4): larger values are not ids, not a 500. */
 const Id = (description?: string) => Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
 
-export const MAX_BULK_IDS = 500;
 export const MIN_RETENTION_DAYS = 1;
 export const MAX_RETENTION_DAYS = 3650;
 

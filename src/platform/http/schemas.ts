@@ -30,6 +30,8 @@ export const DateParam = (description?: string) =>
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
+/** Most ids one bulk call takes (the spec's limit for bulk operations). */
+export const MAX_BULK_IDS = 500;
 
 /** `limit` + `offset` query fields (every listing that takes limit also takes offset). */
 export const OffsetQuery = {
