@@ -170,6 +170,136 @@ export interface OrgDataDeletionsTable {
   finished_at: Timestamp | null;
 }
 
+/** One per integration (normalization migration). */
+export interface IngestionTokensTable {
+  integration_id: number;
+  organization_id: number;
+  token_prefix: string;
+  token_hash: string;
+  created_by: number | null;
+  created_at: CreatedAt;
+  last_used_at: Timestamp | null;
+}
+
+export interface MappingDefinitionsTable {
+  id: string;
+  /** null: built-in, platform-wide. */
+  organization_id: number | null;
+  platform: string;
+  stream: string;
+  name: string;
+  description: Generated<string>;
+  builtin: Generated<boolean>;
+  live_version_id: string | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface MappingVersionsTable {
+  id: string;
+  definition_id: string;
+  version: number;
+  document: Json<Record<string, unknown>>;
+  checksum: string;
+  comment: Generated<string>;
+  builtin: Generated<boolean>;
+  created_by: number | null;
+  created_at: CreatedAt;
+}
+
+export interface NormalizedBatchesTable {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  source: string;
+  event_count: number;
+  flagged_count: Generated<number>;
+  quarantined_count: Generated<number>;
+  bytes: number;
+  events: string;
+  route_state: Generated<string>;
+  created_at: CreatedAt;
+}
+
+export interface QuarantineEventsTable {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  received_at: Timestamp;
+  raw: Json;
+  error_kind: string;
+  error_detail: string;
+  mapping_version_id: string | null;
+  status: Generated<'quarantined' | 'reprocessed'>;
+  attempts: Generated<number>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+  reprocessed_at: Timestamp | null;
+}
+
+export interface DriftFieldsTable {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  path: string;
+  value_type: string;
+  status: Generated<'new' | 'ignored' | 'mapped'>;
+  /** Estimated from sampled events. */
+  count: ColumnType<number, number | undefined, number>;
+  example: string | null;
+  first_seen_at: Timestamp;
+  last_seen_at: Timestamp;
+  updated_at: CreatedAt;
+}
+
+export interface RawSamplesTable {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  received_at: Timestamp;
+  raw: Json;
+}
+
+export interface OcsfPoliciesTable {
+  organization_id: number;
+  mode: 'strict' | 'lenient';
+  updated_by: number | null;
+  updated_at: CreatedAt;
+}
+
+/** bigint columns: the pg adapters parse int8 as number (platform/db/index.ts). */
+type BigCount = ColumnType<number, number | undefined, number>;
+
+export interface OcsfComplianceTable {
+  organization_id: number;
+  integration_id: number;
+  class_uid: number;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  valid: BigCount;
+  invalid: BigCount;
+  last_error: string | null;
+  last_invalid_at: Timestamp | null;
+}
+
+export interface StreamCountersTable {
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  events_in: BigCount;
+  bytes_in: BigCount;
+  normalized: BigCount;
+  flagged: BigCount;
+  quarantined: BigCount;
+  last_event_at: Timestamp | null;
+}
+
 export interface DB {
   jobs: JobsTable;
   job_schedules: JobSchedulesTable;
@@ -184,4 +314,14 @@ export interface DB {
   licenses: LicensesTable;
   integrations: IntegrationsTable;
   org_data_deletions: OrgDataDeletionsTable;
+  ingestion_tokens: IngestionTokensTable;
+  mapping_definitions: MappingDefinitionsTable;
+  mapping_versions: MappingVersionsTable;
+  normalized_batches: NormalizedBatchesTable;
+  quarantine_events: QuarantineEventsTable;
+  drift_fields: DriftFieldsTable;
+  raw_samples: RawSamplesTable;
+  ocsf_policies: OcsfPoliciesTable;
+  ocsf_compliance: OcsfComplianceTable;
+  stream_counters: StreamCountersTable;
 }

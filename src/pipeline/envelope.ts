@@ -1,0 +1,58 @@
+// What travels through the data plane. An ingest batch is the unit of durable acceptance
+// (one queue job); a normalized record is one event after normalization.
+
+/** Queue that carries ingest batches to the normalization stage (worker role). */
+export const NORMALIZE_QUEUE = 'normalize';
+export const NORMALIZE_JOB = 'normalize.batch';
+
+export type EventSource = 'push' | 'pull' | 'reprocess';
+
+/** One queue job. `ids[i]` is the envelope id of `events[i]`. */
+export interface IngestBatch {
+  /** UUIDv7; also the queue job id, and the id of the normalized batch it produces. */
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  platform: string;
+  stream: string;
+  /** RFC 3339 UTC. */
+  received_at: string;
+  source: EventSource;
+  /** Time-ordered UUIDs (v7), one per event. */
+  ids: string[];
+  /** Raw events, each a JSON object. */
+  events: Record<string, unknown>[];
+  /** Bytes of the events as received (after decompression). */
+  bytes: number;
+  /** W3C trace context of the accepting request, when telemetry is on. */
+  trace?: Record<string, string>;
+}
+
+/** The envelope every event carries, raw or normalized. */
+export interface Envelope {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  received_at: string;
+}
+
+/** One line of a normalized batch (normalized_batches.events is NDJSON of these). */
+export interface NormalizedRecord extends Envelope {
+  mapping_version_id: string;
+  /** false: invalid OCSF delivered under a lenient policy; `issues` says why. */
+  valid: boolean;
+  issues?: { path: string; kind: string; message: string }[];
+  ocsf: Record<string, unknown>;
+}
+
+/** Why an event is quarantined. */
+export const QUARANTINE_KINDS = [
+  'no_mapping',
+  'no_matching_rule',
+  'cast_failed',
+  'missing_required',
+  'invalid_ocsf',
+  'mapping_error',
+] as const;
+export type QuarantineKind = (typeof QUARANTINE_KINDS)[number];

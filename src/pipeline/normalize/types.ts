@@ -1,0 +1,151 @@
+// The mapping language: a declarative document, written and reviewed by people, that turns
+// one platform/stream's raw events into OCSF. compileMapping() (compile.ts) turns a
+// document into a CompiledMapping once; nothing in a document is ever evaluated as code.
+// docs/mappings.md is the user's guide with worked examples.
+import type { QuarantineKind } from '../envelope.js';
+
+/** A source path into the raw event: `a.b.c`, `a.list[0].id`, `a.list[*].id` (every element). */
+export type SourcePath = string;
+
+export type Condition =
+  | { path: SourcePath; eq: unknown }
+  | { path: SourcePath; ne: unknown }
+  | { path: SourcePath; in: unknown[] }
+  | { path: SourcePath; prefix: string }
+  | { path: SourcePath; suffix: string }
+  | { path: SourcePath; contains: string }
+  /** A regular expression (RE2-like subset is not enforced; compiled once with `u`). */
+  | { path: SourcePath; matches: string }
+  | { path: SourcePath; exists: boolean }
+  | { path: SourcePath; gt: number }
+  | { path: SourcePath; gte: number }
+  | { path: SourcePath; lt: number }
+  | { path: SourcePath; lte: number }
+  | { all: Condition[] }
+  | { any: Condition[] }
+  | { not: Condition };
+
+/** Names served by GET /api/mappings/normalize/type-casts. */
+export type CastName =
+  | 'string'
+  | 'integer'
+  | 'long'
+  | 'float'
+  | 'boolean'
+  | 'timestamp' // -> epoch milliseconds (OCSF timestamp_t)
+  | 'datetime' // -> RFC 3339 UTC string (OCSF datetime_t)
+  | 'ip'
+  | 'port'
+  | 'mac'
+  | 'email'
+  | 'hostname'
+  | 'url'
+  | 'json' // a JSON text -> its value
+  | 'lowercase'
+  | 'uppercase'
+  | 'trim'
+  | 'array'; // a scalar -> [scalar]; an array stays
+
+/**
+ * How a timestamp cast reads its input. `auto` (default): numbers by magnitude
+ * (s, ms, us, ns), numeric strings likewise, else RFC 3339 / ISO 8601, RFC 2822,
+ * `YYYY-MM-DD HH:MM:SS[.fff]` (UTC), CLF `02/Jan/2024:03:04:05 +0000`, syslog `Jan  2 03:04:05`.
+ */
+export type TimestampFormat = 'auto' | 'epoch_s' | 'epoch_ms' | 'epoch_us' | 'epoch_ns' | 'rfc3339' | 'rfc2822' | 'clf' | 'syslog';
+
+/** Value lookup: source value (as a string key) -> output value; `default` when absent/unlisted. */
+export interface Lookup {
+  map: Record<string, unknown>;
+  default?: unknown;
+  /** Compare keys case-insensitively. */
+  ignore_case?: boolean;
+}
+
+/**
+ * One assignment to an OCSF attribute at `target` (dotted path within the event).
+ * Exactly one value source: from | value | template | each.
+ */
+export interface Assignment {
+  target: string;
+  /** Source path, or a list: the first present (non-null, non-empty-string) wins. */
+  from?: SourcePath | SourcePath[];
+  /** A constant. */
+  value?: unknown;
+  /** `{path}` placeholders filled from the raw event; `{path|fallback}` gives a fallback text. */
+  template?: string;
+  /** Map each element of the array at `each` to an object built by `set` (paths in `set` are relative to the element). */
+  each?: SourcePath;
+  set?: Assignment[];
+  cast?: CastName;
+  /** For cast timestamp/datetime. */
+  format?: TimestampFormat;
+  lookup?: Lookup;
+  /** Assign only when the condition holds. */
+  when?: Condition;
+  /** Used when the source is absent. */
+  default?: unknown;
+  /** A cast that fails: `fail` (default) quarantines the event as cast_failed; `skip` leaves the target unset. */
+  on_error?: 'fail' | 'skip';
+}
+
+/** One way of reading an event: the first rule whose `when` holds decides the class. */
+export interface MappingRule {
+  name: string;
+  when?: Condition;
+  class_uid: number;
+  /** A constant activity_id, or a lookup from the raw event (activity_name is set from the class's enum). */
+  activity_id: number | { from: SourcePath | SourcePath[]; lookup: Lookup };
+  set?: Assignment[];
+}
+
+export interface MappingDocument {
+  /** Document format; only 1 exists. */
+  format_version?: 1;
+  /** Informational; the definition the version belongs to decides where it applies. */
+  platform?: string;
+  stream?: string;
+  description?: string;
+  /** Constants for metadata.product (name and vendor_name at least); metadata.version is set to the catalog's OCSF version. */
+  product: { name: string; vendor_name: string; version?: string };
+  /** OCSF profiles the output declares in metadata.profiles (e.g. cloud, host). */
+  profiles?: string[];
+  /** Applied to every event before the matching rule's own assignments. */
+  defaults?: Assignment[];
+  rules: MappingRule[];
+  /** Keep raw fields the mapping does not read under `unmapped` (default true). */
+  keep_unmapped?: boolean;
+  /** Build `observables` from assigned attributes whose OCSF type is observable (default true). */
+  observables?: boolean;
+}
+
+/** A problem found when compiling a document (422 on publication). */
+export interface MappingProblem {
+  /** JSON-pointer-like location in the document, e.g. `/rules/0/set/3/target`. */
+  at: string;
+  message: string;
+}
+
+export class MappingCompileError extends Error {
+  constructor(readonly problems: MappingProblem[]) {
+    super(`mapping document is invalid: ${problems.map((p) => `${p.at}: ${p.message}`).join('; ')}`);
+  }
+}
+
+export interface MapContext {
+  /** Epoch ms the event was received; the fallback for `time` when the mapping sets none. */
+  receivedAtMs: number;
+}
+
+export type MapResult =
+  | { ok: true; event: Record<string, unknown> }
+  | { ok: false; kind: Extract<QuarantineKind, 'no_matching_rule' | 'cast_failed' | 'mapping_error'>; detail: string };
+
+export interface CompiledMapping {
+  /**
+   * Every source path the document reads (normalized: `[*]`/`[n]` written as `[]`), so drift
+   * can tell unread raw fields. A path covers its whole subtree.
+   */
+  readonly reads: ReadonlySet<string>;
+  /** Maps one raw event; never throws (a failure is a MapResult). */
+  map(raw: Record<string, unknown>, ctx: MapContext): MapResult;
+}
