@@ -29,6 +29,8 @@ export interface Config {
   jsonMaxDepth: number;
   shutdownTimeoutMs: number;
   heartbeatIntervalMs: number;
+  /** How long a job stays with a consumer that stopped renewing it (its process died). */
+  queueLeaseMs: number;
   beatLockTtlMs: number;
   trustProxy: boolean;
   /** Master secret (32 bytes, hex or base64); generated into dataDir when absent (embedded). */
@@ -115,6 +117,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     jsonMaxDepth: int(env, 'WEIR_JSON_MAX_DEPTH', 32, 2, 1000),
     shutdownTimeoutMs: int(env, 'WEIR_SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
     heartbeatIntervalMs: int(env, 'WEIR_HEARTBEAT_INTERVAL_MS', 10_000, 100, 600_000),
+    queueLeaseMs: int(env, 'WEIR_QUEUE_LEASE_MS', 30_000, 1_000, 600_000),
     beatLockTtlMs: int(env, 'WEIR_BEAT_LOCK_TTL_MS', 15_000, 500, 600_000),
     trustProxy: bool(env, 'WEIR_TRUST_PROXY', false),
     secretKey: optional(env, 'WEIR_SECRET_KEY'),

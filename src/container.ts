@@ -3,6 +3,7 @@
 import type { RouteModule } from './app.js';
 import { isDistributed, type Config, type Role } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
+import { VENDOR_PLATFORMS } from './connectors/platforms.js';
 import { wireAudit } from './modules/audit/index.js';
 import type { AuditService } from './modules/audit/service.js';
 import { wireAuth, wireIdentity, type Identity } from './modules/auth/index.js';
@@ -79,7 +80,8 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     (await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite`, logger }));
   await migrate(database.db);
   const redis = { redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger };
-  const queue = createQueue({ ...redis, db: database.db });
+  const lease = config.queueLeaseMs;
+  const queue = createQueue({ ...redis, db: database.db, leaseMs: lease, lockDurationMs: lease, stalledIntervalMs: lease });
   const cache = createCache(redis);
   const lock = createLock(redis);
   const rateLimiter = createRateLimiter(redis);
@@ -90,6 +92,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const processes = wireProcesses({ db: database.db, clock, queueBackend: queue.backend, onError });
   const audit = wireAudit({ db: database.db, clock });
   const integrations = wireIntegrations({ db: database.db, clock, rateLimiter });
+  for (const platform of VENDOR_PLATFORMS) integrations.platforms.register(platform);
   const identity = wireIdentity({
     db: database.db,
     cache,

@@ -1,0 +1,32 @@
+// The vendor platforms Weir knows. Each has built-in mappings for its streams
+// (src/pipeline/normalize/builtin/), so its events can be pushed today by a forwarder with the
+// integration's ingestion token; the pull connectors (client, cursors, schedule) register
+// their collection settings on the same names.
+import type { PlatformDefinition } from '../modules/integrations/platforms.js';
+
+function vendor(name: string, display: string, streams: string[], docs: string): PlatformDefinition {
+  return {
+    name,
+    display_name: display,
+    kind: 'push',
+    description:
+      `${display} events, normalized to OCSF by the built-in mappings of streams ${streams.map((s) => `\`${s}\``).join(', ')}. ` +
+      `Push them to /api/ingest/{stream} with the integration's ingestion token. Source format: ${docs}.`,
+    config_schema: {
+      type: 'object',
+      properties: {
+        description: { type: 'string', maxLength: 1000, description: 'Free text about the source' },
+      },
+      additionalProperties: false,
+    },
+  };
+}
+
+export const VENDOR_PLATFORMS: readonly PlatformDefinition[] = [
+  vendor('okta', 'Okta', ['system_log'], 'Okta System Log API LogEvent objects'),
+  vendor('microsoft_graph', 'Microsoft Entra ID (Graph)', ['signins', 'directory_audits'], 'Microsoft Graph signIn and directoryAudit resources'),
+  vendor('aws_cloudtrail', 'AWS CloudTrail', ['cloudtrail'], 'CloudTrail event records (the elements of Records[])'),
+  vendor('github', 'GitHub', ['audit_log'], 'GitHub organization or enterprise audit log entries'),
+  vendor('google_workspace', 'Google Workspace', ['login', 'admin'], 'Admin SDK Reports API activities'),
+  vendor('crowdstrike_falcon', 'CrowdStrike Falcon', ['alerts'], 'Falcon Alerts API (v2) alert entities'),
+];
