@@ -1,10 +1,11 @@
 // The shape of the project's OCSF definitions and of the validator's findings. The
-// definitions themselves live in src/ocsf/definitions/ (see src/ocsf/index.ts).
+// definitions themselves are src/ocsf/definitions.json (generated; see src/ocsf/supported.ts).
 
 export type OcsfRequirement = 'required' | 'recommended' | 'optional';
 
 export interface OcsfAttribute {
   readonly name: string;
+  readonly caption: string;
   /** Dictionary type: string_t, integer_t, long_t, timestamp_t, ip_t, ..., or object_t. */
   readonly type: string;
   /** For object_t: the object's name (a key of the catalog's objects). */
@@ -61,7 +62,9 @@ export interface OcsfCatalog {
   type(name: string): OcsfTypeDef | undefined;
   /**
    * The attribute at a dotted path of a class (`actor.user.name`, `resources.uid`: array
-   * elements are transparent), or undefined when the class has no such attribute.
+   * elements are transparent, and `resources[2].uid` / `resources[].uid` read the same), or
+   * undefined when the class has no such attribute. Paths below a free-form object
+   * (`unmapped.x`: objectType `object`) are undefined too: anything goes there.
    */
   resolve(classUid: number, path: string): OcsfAttribute | undefined;
 }

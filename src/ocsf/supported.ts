@@ -1,0 +1,20 @@
+// The OCSF classes Weir maps to: the one list that decides what definitions.json holds.
+// To add a class: add it here, run `npm run ocsf:extract`, commit both files
+// (docs/decisions/0011-ocsf-definitions.md).
+
+export const SUPPORTED_CLASSES = [
+  { uid: 1001, name: 'file_activity' },
+  { uid: 1007, name: 'process_activity' },
+  { uid: 2004, name: 'detection_finding' },
+  { uid: 3001, name: 'account_change' },
+  { uid: 3002, name: 'authentication' },
+  { uid: 3004, name: 'entity_management' },
+  { uid: 3006, name: 'group_management' },
+  { uid: 4001, name: 'network_activity' },
+  { uid: 4002, name: 'http_activity' },
+  { uid: 4003, name: 'dns_activity' },
+  { uid: 6001, name: 'web_resources_activity' },
+  { uid: 6003, name: 'api_activity' },
+] as const;
+
+export const SUPPORTED_CLASS_UIDS: readonly number[] = SUPPORTED_CLASSES.map((c) => c.uid);
