@@ -4,7 +4,11 @@
 // docs/mappings.md is the user's guide with worked examples.
 import type { QuarantineKind } from '../envelope.js';
 
-/** A source path into the raw event: `a.b.c`, `a.list[0].id`, `a.list[*].id` (every element). */
+/**
+ * A source path into the raw event: `a.b.c`, `a.list[0].id` (negative counts from the end),
+ * `a.list[*].id` (every element), `a.list[?type=User].id` (first element whose `type` is
+ * `User`), `a["x.y"]` (a key with dots or brackets), `@` (the current value). paths.ts.
+ */
 export type SourcePath = string;
 
 export type Condition =
@@ -51,7 +55,18 @@ export type CastName =
  * (s, ms, us, ns), numeric strings likewise, else RFC 3339 / ISO 8601, RFC 2822,
  * `YYYY-MM-DD HH:MM:SS[.fff]` (UTC), CLF `02/Jan/2024:03:04:05 +0000`, syslog `Jan  2 03:04:05`.
  */
-export type TimestampFormat = 'auto' | 'epoch_s' | 'epoch_ms' | 'epoch_us' | 'epoch_ns' | 'rfc3339' | 'rfc2822' | 'clf' | 'syslog';
+export type TimestampFormat =
+  | 'auto'
+  | 'epoch_s'
+  | 'epoch_ms'
+  | 'epoch_us'
+  | 'epoch_ns'
+  | 'rfc3339'
+  | 'rfc2822'
+  | 'clf'
+  | 'syslog'
+  /** Windows FILETIME / Active Directory: 100-nanosecond intervals since 1601-01-01 UTC. */
+  | 'filetime';
 
 /** Value lookup: source value (as a string key) -> output value; `default` when absent/unlisted. */
 export interface Lookup {
@@ -66,6 +81,7 @@ export interface Lookup {
  * Exactly one value source: from | value | template | each.
  */
 export interface Assignment {
+  /** OCSF attribute path: `actor.user.name`, `resources[0].uid` (an element), `metadata.labels[]` (append). */
   target: string;
   /** Source path, or a list: the first present (non-null, non-empty-string) wins. */
   from?: SourcePath | SourcePath[];

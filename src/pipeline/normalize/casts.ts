@@ -1,0 +1,199 @@
+// The casts a mapping assignment can apply. Each returns the converted value or CAST_FAILED;
+// the caller decides (on_error) whether that quarantines the event or leaves the target unset.
+// TYPE_CASTS is what GET /api/mappings/normalize/type-casts serves.
+import { isIP } from 'node:net';
+import { formatDatetime, parseTimestamp } from './timestamps.js';
+import type { CastName, TimestampFormat } from './types.js';
+
+export const CAST_FAILED: unique symbol = Symbol('cast failed');
+export type CastFn = (value: unknown) => unknown;
+
+const INT_TEXT = /^[+-]?\d+(?:\.0*)?$/;
+const FLOAT_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const INT32 = 2_147_483_647;
+
+function toNumber(v: unknown, integral: boolean): number | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  if (typeof v !== 'string') return undefined;
+  const t = v.trim();
+  if (!(integral ? INT_TEXT : FLOAT_TEXT).test(t)) return undefined;
+  return Number(t);
+}
+
+function integer(max: number): CastFn {
+  return (v) => {
+    const n = toNumber(v, true);
+    return n !== undefined && Number.isInteger(n) && Math.abs(n) <= max ? n : CAST_FAILED;
+  };
+}
+
+const TRUE = new Set(['true', 't', 'yes', 'y', '1', 'on']);
+const FALSE = new Set(['false', 'f', 'no', 'n', '0', 'off']);
+
+function toBoolean(v: unknown): unknown {
+  if (typeof v === 'boolean') return v;
+  if (v === 1 || v === 0) return v === 1;
+  if (typeof v !== 'string') return CAST_FAILED;
+  const t = v.trim().toLowerCase();
+  return TRUE.has(t) ? true : FALSE.has(t) ? false : CAST_FAILED;
+}
+
+function toText(v: unknown): unknown {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v);
+}
+
+function textOnly(fn: (s: string) => unknown): CastFn {
+  return (v) => (typeof v === 'string' ? fn(v) : typeof v === 'number' || typeof v === 'boolean' ? fn(String(v)) : CAST_FAILED);
+}
+
+function toIp(s: string): unknown {
+  let t = s.trim();
+  if (t.startsWith('[') && t.endsWith(']')) t = t.slice(1, -1);
+  const version = isIP(t);
+  if (version === 0) return CAST_FAILED;
+  return version === 6 ? t.toLowerCase() : t;
+}
+
+function toPort(v: unknown): unknown {
+  const n = toNumber(v, true);
+  return n !== undefined && Number.isInteger(n) && n >= 0 && n <= 65535 ? n : CAST_FAILED;
+}
+
+const MAC = /^(?:[0-9a-f]{2}([:-])(?:[0-9a-f]{2}\1){4}[0-9a-f]{2}|[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}|[0-9a-f]{12})$/i;
+
+function toMac(s: string): unknown {
+  const t = s.trim();
+  if (!MAC.test(t)) return CAST_FAILED;
+  const hex = t.replace(/[:.-]/g, '').toLowerCase();
+  return hex.match(/../g)!.join(':');
+}
+
+// The shape OCSF's email_t expects: something@label.tld, no spaces.
+const EMAIL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$/;
+
+function toEmail(s: string): unknown {
+  let t = s.trim();
+  if (t.toLowerCase().startsWith('mailto:')) t = t.slice(7);
+  if (t.length > 320 || !EMAIL.test(t)) return CAST_FAILED;
+  const at = t.lastIndexOf('@');
+  return t.slice(0, at + 1) + t.slice(at + 1).toLowerCase();
+}
+
+const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+
+function toHostname(s: string): unknown {
+  let t = s.trim().toLowerCase();
+  if (t.endsWith('.')) t = t.slice(0, -1);
+  if (t.length === 0 || t.length > 253) return CAST_FAILED;
+  for (const label of t.split('.')) if (!LABEL.test(label)) return CAST_FAILED;
+  return t;
+}
+
+function toUrl(s: string): unknown {
+  const t = s.trim();
+  if (t.length === 0 || !URL.canParse(t)) return CAST_FAILED;
+  return t;
+}
+
+function toJson(v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    return CAST_FAILED;
+  }
+}
+
+function timestampCast(format: TimestampFormat, asText: boolean): CastFn {
+  return (v) => {
+    const ms = parseTimestamp(v, format);
+    if (ms === undefined) return CAST_FAILED;
+    return asText ? formatDatetime(ms) : Math.floor(ms);
+  };
+}
+
+/** The cast function for a name (timestamp formats only matter for timestamp and datetime). */
+export function castFunction(name: CastName, format: TimestampFormat = 'auto'): CastFn {
+  switch (name) {
+    case 'string':
+      return toText;
+    case 'integer':
+      return integer(INT32);
+    case 'long':
+      return integer(Number.MAX_SAFE_INTEGER);
+    case 'float':
+      return (v) => toNumber(v, false) ?? CAST_FAILED;
+    case 'boolean':
+      return toBoolean;
+    case 'timestamp':
+      return timestampCast(format, false);
+    case 'datetime':
+      return timestampCast(format, true);
+    case 'ip':
+      return textOnly(toIp);
+    case 'port':
+      return toPort;
+    case 'mac':
+      return textOnly(toMac);
+    case 'email':
+      return textOnly(toEmail);
+    case 'hostname':
+      return textOnly(toHostname);
+    case 'url':
+      return textOnly(toUrl);
+    case 'json':
+      return toJson;
+    case 'lowercase':
+      return textOnly((s) => s.toLowerCase());
+    case 'uppercase':
+      return textOnly((s) => s.toUpperCase());
+    case 'trim':
+      return textOnly((s) => s.trim());
+    case 'array':
+      return (v) => (Array.isArray(v) ? v : [v]);
+  }
+}
+
+/** Casts that take a whole array; every other cast applies to each element of an array. */
+export const WHOLE_VALUE_CASTS: ReadonlySet<CastName> = new Set<CastName>(['array', 'json']);
+
+export interface TypeCast {
+  name: CastName;
+  description: string;
+  input: string;
+  output: string;
+  example: { input: unknown; output: unknown };
+}
+
+/** Served by GET /api/mappings/normalize/type-casts; docs/mappings.md has the same table. */
+export const TYPE_CASTS: readonly TypeCast[] = Object.freeze([
+  { name: 'string', description: 'Text; numbers and booleans as written, objects and arrays as JSON text', input: 'any', output: 'string_t', example: { input: 4624, output: '4624' } },
+  { name: 'integer', description: 'Whole number in the 32-bit range, from a number or numeric text ("42", "42.0")', input: 'number | string', output: 'integer_t', example: { input: '42', output: 42 } },
+  { name: 'long', description: 'Whole number up to 2^53-1 (the exact range of a JSON number)', input: 'number | string', output: 'long_t', example: { input: '9007199254740991', output: 9007199254740991 } },
+  { name: 'float', description: 'Finite number from a number or numeric text (exponents allowed)', input: 'number | string', output: 'float_t', example: { input: '0.75', output: 0.75 } },
+  { name: 'boolean', description: 'true/false, yes/no, y/n, t/f, on/off, 1/0 (any case)', input: 'boolean | number | string', output: 'boolean_t', example: { input: 'Yes', output: true } },
+  { name: 'timestamp', description: 'Epoch milliseconds; reads epoch s/ms/us/ns by magnitude, RFC 3339, RFC 2822, CLF, syslog (see `format`)', input: 'number | string', output: 'timestamp_t', example: { input: '2024-01-02T03:04:05.123+01:00', output: 1704161045123 } },
+  { name: 'datetime', description: 'RFC 3339 UTC text with milliseconds; reads the same inputs as timestamp', input: 'number | string', output: 'datetime_t', example: { input: 1704161045, output: '2024-01-02T02:04:05.000Z' } },
+  { name: 'ip', description: 'IPv4 or IPv6 address (brackets removed, IPv6 lower-cased)', input: 'string', output: 'ip_t', example: { input: '[2001:DB8::1]', output: '2001:db8::1' } },
+  { name: 'port', description: 'Integer from 0 to 65535', input: 'number | string', output: 'port_t', example: { input: '443', output: 443 } },
+  { name: 'mac', description: 'MAC address from aa:bb:.., aa-bb-.., aabb.ccdd.eeff or 12 hex digits, as lower-case aa:bb:cc:dd:ee:ff', input: 'string', output: 'mac_t', example: { input: '00-1A-2B-3C-4D-5E', output: '00:1a:2b:3c:4d:5e' } },
+  { name: 'email', description: 'Email address (mailto: removed, domain lower-cased)', input: 'string', output: 'email_t', example: { input: 'Ana@Example.COM', output: 'Ana@example.com' } },
+  { name: 'hostname', description: 'Host name, lower-cased, trailing dot removed, labels checked', input: 'string', output: 'hostname_t', example: { input: 'WS-042.Corp.Example.com.', output: 'ws-042.corp.example.com' } },
+  { name: 'url', description: 'Absolute URL (checked, kept as written)', input: 'string', output: 'url_t', example: { input: 'https://example.com/login?next=%2F', output: 'https://example.com/login?next=%2F' } },
+  { name: 'json', description: 'Parses JSON text; a value that is not text is kept', input: 'string', output: 'json_t', example: { input: '{"mfa":true}', output: { mfa: true } } },
+  { name: 'lowercase', description: 'Lower-cases text', input: 'string', output: 'string_t', example: { input: 'ALLOW', output: 'allow' } },
+  { name: 'uppercase', description: 'Upper-cases text', input: 'string', output: 'string_t', example: { input: 'us-east-1', output: 'US-EAST-1' } },
+  { name: 'trim', description: 'Removes leading and trailing white space', input: 'string', output: 'string_t', example: { input: '  admin ', output: 'admin' } },
+  { name: 'array', description: 'Wraps a single value in a list; a list stays as it is', input: 'any', output: 'array', example: { input: 'admins', output: ['admins'] } },
+] satisfies TypeCast[]);
+
+export const CAST_NAMES: ReadonlySet<string> = new Set(TYPE_CASTS.map((c) => c.name));
+
+/** The JSON type of a value, for error details that must not contain the value itself. */
+export function valueType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}

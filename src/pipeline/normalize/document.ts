@@ -1,0 +1,170 @@
+// The mapping document's shape as a TypeBox schema: the API validates drafts against it and
+// the OpenAPI document shows it. The schema has no $id/$ref (so it can be embedded in any
+// route schema); conditions are described as objects here and checked by the compiler, which
+// gives better messages for their many forms than a union of sixteen shapes would.
+import { Type, type TSchema } from 'typebox';
+import { Settings } from 'typebox/system';
+import { Value } from 'typebox/value';
+import { TYPE_CASTS } from './casts.js';
+import type { MappingProblem } from './types.js';
+
+/** How deep `each` may nest (an each inside an each's `set` is depth 2). */
+export const MAX_EACH_DEPTH = 3;
+export const MAX_RULES = 500;
+export const MAX_ASSIGNMENTS = 1000;
+const MAX_SHAPE_ERRORS = 64;
+
+const Str = (description: string, max = 1000) => Type.String({ minLength: 1, maxLength: max, description });
+
+const SourcePath = Str('A source path into the raw event: `a.b`, `a[0].b`, `a[*].b` (every element), `a[?type=User].b` (first match), `a["x.y"]`; `@` is the current value', 1000);
+
+const FromPaths = Type.Union([SourcePath, Type.Array(SourcePath, { minItems: 1, maxItems: 20 })], {
+  description: 'A source path, or a list of them: the first present value (not null, not "", not []) wins',
+  'x-expect': 'a path or a non-empty list of paths',
+});
+
+const Condition = Type.Record(Type.String(), Type.Unknown(), {
+  description:
+    'A condition: {path, <op>: arg} with op one of eq, ne, in, prefix, suffix, contains, matches (RE2 regular expression), ' +
+    'exists, gt, gte, lt, lte; or {all: [conditions]}, {any: [conditions]}, {not: condition}. See docs/mappings.md.',
+});
+
+const Lookup = Type.Object(
+  {
+    map: Type.Record(Type.String(), Type.Unknown(), { description: 'Source value (as text) -> output value' }),
+    default: Type.Optional(Type.Unknown({ description: 'Output when the source value is not listed (else the target stays unset)' })),
+    ignore_case: Type.Optional(Type.Boolean({ description: 'Compare keys case-insensitively' })),
+  },
+  { additionalProperties: false, description: 'Value lookup applied after the cast' },
+);
+
+const CastNameSchema = Type.Enum(
+  TYPE_CASTS.map((c) => c.name),
+  { description: 'Cast applied to the source value (GET /api/mappings/normalize/type-casts)' },
+);
+
+const FORMATS = ['auto', 'epoch_s', 'epoch_ms', 'epoch_us', 'epoch_ns', 'rfc3339', 'rfc2822', 'clf', 'syslog', 'filetime'] as const;
+const TimestampFormatSchema = Type.Enum([...FORMATS], { description: 'How the timestamp and datetime casts read their input (default auto)' });
+
+function assignment(depth: number): TSchema {
+  return Type.Object(
+    {
+      target: Str('OCSF attribute path in the event (`actor.user.name`, `resources[0].uid`, `labels[]` appends)', 300),
+      from: Type.Optional(FromPaths),
+      value: Type.Optional(Type.Unknown({ description: 'A constant' })),
+      template: Type.Optional(Type.String({ maxLength: 4096, description: 'Text with {path} and {path|fallback} placeholders; {{ and }} are literal braces' })),
+      each: Type.Optional(SourcePath),
+      set: Type.Optional(
+        Type.Array(depth > 0 ? assignment(depth - 1) : Type.Record(Type.String(), Type.Unknown()), {
+          maxItems: 200,
+          description: 'With `each`: the assignments building one output element per source element (paths relative to the element)',
+        }),
+      ),
+      cast: Type.Optional(CastNameSchema),
+      format: Type.Optional(TimestampFormatSchema),
+      lookup: Type.Optional(Lookup),
+      when: Type.Optional(Condition),
+      default: Type.Optional(Type.Unknown({ description: 'Assigned as is when the source is absent' })),
+      on_error: Type.Optional(
+        Type.Enum(['fail', 'skip'], { description: 'A failing cast: fail (default) quarantines the event as cast_failed; skip leaves the target unset' }),
+      ),
+    },
+    { additionalProperties: false, description: 'One assignment: exactly one of from, value, template or each' },
+  );
+}
+
+export const AssignmentSchema = assignment(MAX_EACH_DEPTH);
+
+export const MappingRuleSchema = Type.Object(
+  {
+    name: Str('Shown in dry runs and quarantine details', 200),
+    when: Type.Optional(Condition),
+    class_uid: Type.Integer({ minimum: 1, description: 'OCSF class of the events this rule maps' }),
+    activity_id: Type.Union(
+      [
+        Type.Integer({ minimum: 0 }),
+        Type.Object({ from: FromPaths, lookup: Lookup }, { additionalProperties: false }),
+      ],
+      {
+        description: 'A constant activity_id, or {from, lookup} (unlisted values give 99 Other with the source value as activity_name)',
+        'x-expect': 'an integer or {from, lookup}',
+      },
+    ),
+    set: Type.Optional(Type.Array(AssignmentSchema, { maxItems: MAX_ASSIGNMENTS })),
+  },
+  { additionalProperties: false, description: 'The first rule whose `when` holds maps the event' },
+);
+
+export const MappingDocumentSchema = Type.Object(
+  {
+    format_version: Type.Optional(Type.Literal(1, { description: 'Document format (only 1 exists)' })),
+    platform: Type.Optional(Type.String({ maxLength: 64, description: 'Informational' })),
+    stream: Type.Optional(Type.String({ maxLength: 128, description: 'Informational' })),
+    description: Type.Optional(Type.String({ maxLength: 4000 })),
+    product: Type.Object(
+      {
+        name: Str('metadata.product.name', 200),
+        vendor_name: Str('metadata.product.vendor_name', 200),
+        version: Type.Optional(Str('metadata.product.version', 100)),
+      },
+      { additionalProperties: false, description: 'Constants for metadata.product' },
+    ),
+    profiles: Type.Optional(Type.Array(Str('OCSF profile', 64), { maxItems: 20, uniqueItems: true, description: 'Declared in metadata.profiles' })),
+    defaults: Type.Optional(Type.Array(AssignmentSchema, { maxItems: MAX_ASSIGNMENTS, description: 'Applied to every event before the matching rule\'s own assignments' })),
+    rules: Type.Array(MappingRuleSchema, { minItems: 1, maxItems: MAX_RULES }),
+    keep_unmapped: Type.Optional(Type.Boolean({ description: 'Keep raw fields the mapping does not read under `unmapped` (default true)' })),
+    observables: Type.Optional(Type.Boolean({ description: 'Build `observables` from assigned observable attributes (default true)' })),
+  },
+  { additionalProperties: false, description: 'A mapping document (docs/mappings.md)' },
+);
+
+function schemaAt(root: unknown, pointer: string): Record<string, unknown> | undefined {
+  let node: unknown = root;
+  for (const part of pointer.replace(/^#\/?/, '').split('/')) {
+    if (part === '') continue;
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return typeof node === 'object' && node !== null ? (node as Record<string, unknown>) : undefined;
+}
+
+/** TypeBox buffers 8 errors by default; a document's author wants to see more of them at once. */
+function errorsOf(doc: unknown) {
+  const saved = Settings.Get().maxErrors;
+  Settings.Set({ maxErrors: MAX_SHAPE_ERRORS });
+  try {
+    return Value.Errors(MappingDocumentSchema, doc);
+  } finally {
+    Settings.Set({ maxErrors: saved });
+  }
+}
+
+/** Shape problems of a document (empty when it matches the schema), with JSON-pointer locations. */
+export function shapeProblems(doc: unknown): MappingProblem[] {
+  if (Value.Check(MappingDocumentSchema, doc)) return [];
+  const out: MappingProblem[] = [];
+  const seen = new Set<string>();
+  const push = (at: string, message: string) => {
+    const key = `${at}\u0000${message}`;
+    if (!seen.has(key)) out.push({ at: at === '' ? '/' : at, message });
+    seen.add(key);
+  };
+  for (const e of errorsOf(doc)) {
+    // Each union branch reports its own mismatch; the union's own error says it better.
+    if (e.schemaPath.includes('/anyOf/')) continue;
+    if (e.keyword === 'boolean') continue;
+    if (e.keyword === 'anyOf') {
+      const expect = schemaAt(MappingDocumentSchema, e.schemaPath)?.['x-expect'];
+      push(e.instancePath, `must be ${typeof expect === 'string' ? expect : 'one of the allowed forms'}`);
+    } else if (e.keyword === 'enum') {
+      const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues ?? [];
+      push(e.instancePath, `must be one of ${allowed.join(', ')}`);
+    } else if (e.keyword === 'additionalProperties') {
+      const names = (e.params as { additionalProperties?: string[] }).additionalProperties ?? [];
+      for (const n of names) push(`${e.instancePath}/${n}`, 'unknown property');
+    } else {
+      push(e.instancePath, e.message);
+    }
+  }
+  return out;
+}
