@@ -1,0 +1,46 @@
+// The mappings Weir ships for the vendor sources it knows (src/connectors/platforms.ts). Each
+// document is plain JSON, the same language users write (docs/mappings.md), so a built-in
+// mapping can be read, copied and overridden like any other; docs/builtin-mappings.md says
+// which vendor documentation each one follows and why fields go where they go.
+import awsCloudtrail from './aws_cloudtrail.cloudtrail.json' with { type: 'json' };
+import crowdstrikeAlerts from './crowdstrike_falcon.alerts.json' with { type: 'json' };
+import githubAuditLog from './github.audit_log.json' with { type: 'json' };
+import googleAdmin from './google_workspace.admin.json' with { type: 'json' };
+import googleLogin from './google_workspace.login.json' with { type: 'json' };
+import graphDirectoryAudits from './microsoft_graph.directory_audits.json' with { type: 'json' };
+import graphSignins from './microsoft_graph.signins.json' with { type: 'json' };
+import oktaSystemLog from './okta.system_log.json' with { type: 'json' };
+import type { MappingDocument } from '../types.js';
+
+export interface BuiltinMapping {
+  readonly platform: string;
+  readonly stream: string;
+  /** Name of the mapping definition created for it. */
+  readonly name: string;
+  readonly description: string;
+  readonly document: MappingDocument;
+}
+
+// JSON imports are typed with widened literals (a cast name is `string`, not CastName), so the
+// documents are asserted here; builtin.test.ts compiles every one against the catalog.
+const doc = (json: unknown): MappingDocument => json as MappingDocument;
+
+function builtin(platform: string, stream: string, name: string, document: MappingDocument): BuiltinMapping {
+  return { platform, stream, name, description: document.description ?? name, document };
+}
+
+export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
+  builtin('okta', 'system_log', 'Okta System Log', doc(oktaSystemLog)),
+  builtin('microsoft_graph', 'signins', 'Microsoft Entra ID sign-ins', doc(graphSignins)),
+  builtin('microsoft_graph', 'directory_audits', 'Microsoft Entra ID directory audits', doc(graphDirectoryAudits)),
+  builtin('aws_cloudtrail', 'cloudtrail', 'AWS CloudTrail', doc(awsCloudtrail)),
+  builtin('github', 'audit_log', 'GitHub audit log', doc(githubAuditLog)),
+  builtin('google_workspace', 'login', 'Google Workspace login audit', doc(googleLogin)),
+  builtin('google_workspace', 'admin', 'Google Workspace admin audit', doc(googleAdmin)),
+  builtin('crowdstrike_falcon', 'alerts', 'CrowdStrike Falcon alerts', doc(crowdstrikeAlerts)),
+]);
+
+/** The built-in mapping of a platform's stream, if Weir ships one. */
+export function builtinMapping(platform: string, stream: string): BuiltinMapping | undefined {
+  return BUILTIN_MAPPINGS.find((m) => m.platform === platform && m.stream === stream);
+}
