@@ -1,0 +1,144 @@
+// Reading a push body: raw bytes whatever the Content-Type, `Content-Encoding: gzip`
+// decompressed as it streams in, with two bounds (bytes as sent, bytes decompressed) that
+// stop reading at once when crossed, so a small zip bomb never expands in memory. Each
+// decoded chunk is offered to `admit` first (the in-flight byte budget).
+import type { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import { AppError } from '../../core/errors.js';
+
+export type BodyEncoding = 'identity' | 'gzip';
+
+export interface BodyLimits {
+  /** Bytes as sent. */
+  maxBodyBytes: number;
+  /** Bytes after decompression. */
+  maxDecodedBytes: number;
+}
+
+export interface ReadBodyOptions extends BodyLimits {
+  encoding: BodyEncoding;
+  /** Declared Content-Length, when sent: refused before reading when already too large. */
+  contentLength?: number | undefined;
+  /** Called with each decoded chunk's size before it is kept; throws to stop reading. */
+  admit(bytes: number): void;
+}
+
+/** The body's encoding from Content-Encoding; 415 for anything but gzip and identity. */
+export function bodyEncoding(header: string | undefined): BodyEncoding {
+  const codings = (header ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  if (codings.length === 0) return 'identity';
+  if (codings.length === 1 && (codings[0] === 'gzip' || codings[0] === 'x-gzip')) return 'gzip';
+  throw new AppError('ingest.unsupported_encoding', {
+    detail: `Content-Encoding "${String(header).slice(0, 64)}" is not supported; send gzip or identity`,
+    details: { supported: ['gzip', 'identity'] },
+  });
+}
+
+// The rest of an oversized body is not read: the connection closes after the answer.
+const tooLarge = (what: 'body' | 'decompressed body', limit: number) =>
+  new AppError('request.body_too_large', {
+    detail: `The ${what} is larger than the limit of ${limit} bytes; send smaller batches`,
+    details: { limit_bytes: limit, measured: what === 'body' ? 'as sent' : 'after decompression' },
+    headers: { connection: 'close' },
+  });
+
+function readFailure(err: unknown): unknown {
+  if (err instanceof AppError) return err;
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && code.startsWith('Z_')) {
+    return new AppError('request.invalid', { detail: 'The body is not valid gzip data (Content-Encoding: gzip)' });
+  }
+  return new AppError('request.invalid', { detail: 'The request body ended before it was complete', headers: { connection: 'close' } });
+}
+
+/**
+ * The decoded body; an empty Buffer when there is none. The source is read through its
+ * events and never destroyed: destroying a request would reset the connection before the
+ * 413 or 429 answer reaches the client.
+ */
+export function readBody(source: Readable | undefined, options: ReadBodyOptions): Promise<Buffer> {
+  const { encoding, maxBodyBytes, maxDecodedBytes, contentLength, admit } = options;
+  if (contentLength !== undefined && contentLength > maxBodyBytes) return Promise.reject(tooLarge('body', maxBodyBytes));
+  if (!source) return Promise.resolve(Buffer.alloc(0));
+  const input: Readable = source;
+  const decodedLimit = encoding === 'identity' ? Math.min(maxBodyBytes, maxDecodedBytes) : maxDecodedBytes;
+  const decodedWhat = encoding === 'identity' && decodedLimit === maxBodyBytes ? 'body' : 'decompressed body';
+
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let sent = 0;
+    let decoded = 0;
+    let ended = false;
+    let settled = false;
+    const gunzip = encoding === 'gzip' ? createGunzip() : undefined;
+
+    const detach = () => {
+      input.off('data', onData);
+      input.off('end', onEnd);
+      input.off('error', fail);
+      input.off('close', onClose);
+    };
+    function fail(err: unknown) {
+      if (settled) return;
+      settled = true;
+      detach();
+      gunzip?.destroy();
+      // Whatever is still arriving is read and dropped, so the client can read the answer.
+      input.resume();
+      reject(readFailure(err));
+    }
+    function finish() {
+      if (settled) return;
+      settled = true;
+      detach();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, decoded));
+    }
+    function keep(chunk: Buffer) {
+      decoded += chunk.length;
+      if (decoded > decodedLimit) throw tooLarge(decodedWhat, decodedLimit);
+      admit(chunk.length);
+      chunks.push(chunk);
+    }
+    function onData(chunk: Buffer) {
+      try {
+        sent += chunk.length;
+        if (sent > maxBodyBytes) throw tooLarge('body', maxBodyBytes);
+        if (!gunzip) keep(chunk);
+        else if (!gunzip.write(chunk)) {
+          input.pause();
+          gunzip.once('drain', () => !settled && input.resume());
+        }
+      } catch (err) {
+        fail(err);
+      }
+    }
+    function onEnd() {
+      ended = true;
+      if (gunzip) gunzip.end();
+      else finish();
+    }
+    function onClose() {
+      if (!ended) fail(new Error('premature close'));
+    }
+
+    if (gunzip) {
+      gunzip.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        try {
+          keep(chunk);
+        } catch (err) {
+          fail(err);
+        }
+      });
+      gunzip.once('end', finish);
+      gunzip.once('error', fail);
+    }
+    input.on('data', onData);
+    input.once('end', onEnd);
+    input.once('error', fail);
+    input.once('close', onClose);
+  });
+}

@@ -1,0 +1,43 @@
+import type { Kysely } from 'kysely';
+import type { Meter } from '@opentelemetry/api';
+import type { Clock } from '../../core/clock.js';
+import type { CachePort } from '../../platform/cache/port.js';
+import type { DB } from '../../platform/db/index.js';
+import type { Api } from '../../platform/http/routes.js';
+import type { QueuePort } from '../../platform/queue/port.js';
+import { injectTraceContext } from '../../platform/telemetry/index.js';
+import { ingestRoutes } from './routes.js';
+import { createIngestService, type IngestLimits, type IngestServiceDeps } from './service.js';
+import { createIngestStore } from './store.js';
+import { createIngestTokens } from './tokens.js';
+
+export function wireIngest(deps: {
+  db: Kysely<DB>;
+  cache: CachePort;
+  clock: Clock;
+  queue: QueuePort;
+  integrations: IngestServiceDeps['integrations'];
+  hmacKey: Buffer;
+  limits: IngestLimits;
+  jsonMaxDepth: number;
+  telemetry: { enabled: boolean; meter: Meter };
+  onError: (err: unknown, message: string) => void;
+}) {
+  const store = createIngestStore(deps.db);
+  const tokens = createIngestTokens({ store, cache: deps.cache, clock: deps.clock, hmacKey: deps.hmacKey });
+  const service = createIngestService({
+    store,
+    tokens,
+    integrations: deps.integrations,
+    queue: deps.queue,
+    clock: deps.clock,
+    limits: deps.limits,
+    jsonMaxDepth: deps.jsonMaxDepth,
+    meter: deps.telemetry.meter,
+    traceContext: deps.telemetry.enabled ? () => injectTraceContext({}) : undefined,
+    onError: deps.onError,
+  });
+  return { service, routes: (app: Api) => ingestRoutes(app, service) };
+}
+
+export type Ingest = Omit<ReturnType<typeof wireIngest>, 'routes'>;

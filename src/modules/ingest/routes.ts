@@ -1,0 +1,116 @@
+import type { Readable } from 'node:stream';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Type } from 'typebox';
+import { scopeOf } from '../../core/scope.js';
+import { route, type Api } from '../../platform/http/routes.js';
+import { ErrorBody } from '../../platform/http/schemas.js';
+import { CreatedToken, IngestStatus, IntegrationParams, PushBody, PushResult, StreamParams } from './schema.js';
+import type { IngestService } from './service.js';
+
+/** X-Ingest-Token wins (it can only mean an ingestion token); else Bearer, scheme in any case. */
+export function presentedToken(headers: IncomingHttpHeaders): string | undefined {
+  const header = headers['x-ingest-token'];
+  const explicit = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (explicit) return explicit;
+  const m = /^\s*bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
+  return m?.[1];
+}
+
+function contentLength(headers: IncomingHttpHeaders): number | undefined {
+  const v = headers['content-length'];
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
+}
+
+export function ingestRoutes(app: Api, service: IngestService): void {
+  route(app, {
+    method: 'GET',
+    url: '/api/ingest/integrations/:integration_id',
+    operationId: 'ingest.status',
+    summary: "An integration's push ingestion: token state, push URL and the last 7 days of counters",
+    access: { requires: 'user.manage' },
+    schema: { params: IntegrationParams, response: { 200: IngestStatus } },
+    handler: async (req) => service.status(scopeOf(req.actor!), req.params.integration_id),
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/api/ingest/integrations/:integration_id/token',
+    operationId: 'ingest.create_token',
+    summary: "Create (or rotate) the integration's ingestion token; the token is shown only in this answer",
+    description: 'Creating again replaces the previous token, which stops working at once. Push with Authorization: Bearer <token> or X-Ingest-Token.',
+    access: { requires: 'user.manage' },
+    schema: { params: IntegrationParams, response: { 201: CreatedToken } },
+    handler: async (req, reply) => {
+      const created = await service.createToken(req.actor!, scopeOf(req.actor!), req.params.integration_id);
+      reply.code(201);
+      return created;
+    },
+  });
+
+  route(app, {
+    method: 'DELETE',
+    url: '/api/ingest/integrations/:integration_id/token',
+    operationId: 'ingest.delete_token',
+    summary: "Remove the integration's ingestion token; pushes with it stop at once",
+    access: { requires: 'user.manage' },
+    schema: { params: IntegrationParams, response: { 204: Type.Null({ description: 'Removed' }) } },
+    handler: async (req, reply) => {
+      await service.deleteToken(scopeOf(req.actor!), req.params.integration_id);
+      reply.code(204);
+      return null;
+    },
+  });
+
+  // The push endpoint reads its body itself (raw bytes whatever the Content-Type, gzip,
+  // limits, in-flight budget), so its own scope hands the request stream to the handler
+  // unread; the JSON parser of every other route is untouched.
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+    // The format is decided from the content: even a malformed Content-Type ("json") must
+    // not be refused by the framework's media-type check before the body is looked at.
+    scope.addHook('onRequest', async (request) => {
+      delete request.raw.headers['content-type'];
+    });
+    route(scope.withTypeProvider<TypeBoxTypeProvider>(), {
+      method: 'POST',
+      url: '/api/ingest/:stream',
+      operationId: 'ingest.push',
+      summary: 'Push events to a stream of the integration that owns the ingestion token',
+      description:
+        'Authenticated by the ingestion token (Authorization: Bearer <svcik_...>, scheme in any case, or X-Ingest-Token), ' +
+        'not by a management token. 200 when every event was accepted, 207 with per-line errors when some were, 400 when ' +
+        'none was. Answered only after the accepted events are durably enqueued. 429 (in-flight byte budget) and 503 ' +
+        '(pipeline saturated or unavailable) carry Retry-After.',
+      access: { requires: 'public' },
+      // One audit entry per push would cost a transaction per request: pushes are data, not administration.
+      audit: false,
+      schema: {
+        params: StreamParams,
+        body: PushBody,
+        consumes: ['application/json', 'application/x-ndjson', 'text/plain'],
+        response: {
+          200: PushResult,
+          207: PushResult,
+          401: ErrorBody,
+          403: ErrorBody,
+          415: ErrorBody,
+          429: ErrorBody,
+          503: ErrorBody,
+        },
+      },
+      handler: async (req, reply) => {
+        const { status, ...result } = await service.push({
+          token: presentedToken(req.headers),
+          stream: req.params.stream,
+          contentEncoding: req.headers['content-encoding'],
+          contentLength: contentLength(req.headers),
+          body: req.body as Readable | undefined,
+        });
+        reply.code(status);
+        return result;
+      },
+    });
+  });
+}

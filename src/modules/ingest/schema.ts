@@ -1,0 +1,76 @@
+import { Type } from 'typebox';
+import { STREAM_NAME_PATTERN } from '../../pipeline/sources/push.js';
+import { Timestamp } from '../../platform/http/schemas.js';
+
+const Id = () => Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+export const IntegrationParams = Type.Object({ integration_id: Id() });
+
+export const StreamParams = Type.Object({
+  stream: Type.String({ pattern: STREAM_NAME_PATTERN, description: 'Stream name: letters, digits, `_`, `.`, `-`; up to 64 characters; not starting with `_`, `.` or `-`' }),
+});
+
+export const CreatedToken = Type.Object({
+  token: Type.String({ description: 'The ingestion token (svcik_...). Shown only here: store it now' }),
+  token_prefix: Type.String({ description: 'First characters of the token, to recognise it later' }),
+  integration_id: Type.Integer(),
+  created_at: Timestamp(),
+  ingest_url: Type.String({ description: 'Where to push, relative to this server: replace {stream}' }),
+});
+
+const StreamStats = Type.Object({
+  stream: Type.String(),
+  events_in: Type.Integer(),
+  bytes_in: Type.Integer(),
+  last_event_at: Nullable(Timestamp()),
+});
+
+export const IngestStatus = Type.Object({
+  integration_id: Type.Integer(),
+  organization_id: Type.Integer(),
+  platform: Type.String(),
+  is_active: Type.Boolean({ description: 'Pushes to an inactive integration get 403' }),
+  token: Type.Object({
+    configured: Type.Boolean(),
+    token_prefix: Nullable(Type.String()),
+    created_at: Nullable(Timestamp()),
+    last_used_at: Nullable(Timestamp({ description: 'Written in batches: may lag real use by up to 30 s in other processes' })),
+  }),
+  ingest_url: Type.String(),
+  stats: Type.Object(
+    {
+      days: Type.Integer({ description: 'Length of the window in UTC days, today included' }),
+      since: Type.String({ format: 'date', description: 'First UTC day of the window' }),
+      events_in: Type.Integer(),
+      bytes_in: Type.Integer(),
+      last_event_at: Nullable(Timestamp()),
+      streams: Type.Array(StreamStats, { description: 'The same counters per stream, by name' }),
+    },
+    { description: 'Events received and processed by the pipeline (counted by the workers), summed over the window' },
+  ),
+});
+
+const LineError = Type.Object({
+  line: Type.Integer({ description: 'NDJSON: the 1-based line; JSON array: the 1-based element index; single object: 1' }),
+  reason: Type.String({ description: 'Why the event was not accepted (never echoes the content)' }),
+});
+
+const ErrorsFields = {
+  errors: Type.Array(LineError, { description: 'At most 100 entries, in line order' }),
+  errors_omitted: Type.Integer({ description: 'Rejected lines not listed in errors' }),
+};
+
+export const PushResult = Type.Object({
+  accepted: Type.Integer({ description: 'Events durably accepted (enqueued for normalization)' }),
+  rejected: Type.Integer(),
+  ...ErrorsFields,
+  batch_ids: Type.Array(Type.String(), { description: 'Ids of the queue batches holding the accepted events' }),
+});
+
+export const PushBody = Type.Unknown({
+  description:
+    'Events as one JSON object, a JSON array of objects, or NDJSON (one object per line). The format is decided from the ' +
+    'content, not from Content-Type: a body that is one JSON document (indented or not) is read as such, anything else as ' +
+    'NDJSON. Content-Encoding: gzip is accepted.',
+});

@@ -1,0 +1,240 @@
+// Push ingestion and its tokens. A push is answered only after its events are durably
+// accepted (each chunk enqueued on the normalize queue, which commits it to the database or
+// Redis): 200 when all were, 207 with the lines that were not, 400 when none was. Nothing
+// accepted is lost and nothing lost is reported as accepted. Saturation answers 429/503
+// with Retry-After before the body is read.
+import type { Readable } from 'node:stream';
+import type { Meter } from '@opentelemetry/api';
+import type { Actor } from '../../core/actor.js';
+import type { Clock } from '../../core/clock.js';
+import { AppError, errors } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import type { Scope } from '../../core/scope.js';
+import { NORMALIZE_JOB, NORMALIZE_QUEUE, type IngestBatch } from '../../pipeline/envelope.js';
+import { chunkEvents, isStreamName, parsePushBody, STREAM_NAME_PATTERN, type ParsedPush, type PushLineError } from '../../pipeline/sources/push.js';
+import type { QueuePort } from '../../platform/queue/port.js';
+import { setAuditTarget } from '../audit/service.js';
+import { InflightBudget, pendingGauge, saturated } from './backpressure.js';
+import { bodyEncoding, readBody } from './body.js';
+import type { IngestStore } from './store.js';
+import type { IngestTokens, PushTarget } from './tokens.js';
+
+export const INGEST_URL = '/api/ingest/{stream}';
+/** Per-line errors listed in an answer; the rest are counted in errors_omitted. */
+export const MAX_REPORTED_ERRORS = 100;
+export const STATS_DAYS = 7;
+const UNAVAILABLE_RETRY_AFTER_S = 5;
+const NOT_ACCEPTED = 'not accepted: pipeline unavailable, resend';
+const JOB_OPTIONS = { attempts: 10, backoffMs: 1000 } as const;
+
+export interface IngestLimits {
+  maxBodyBytes: number;
+  maxDecodedBytes: number;
+  batchMaxEvents: number;
+  batchMaxBytes: number;
+  maxInflightBytes: number;
+  maxPendingBatches: number;
+}
+
+export interface IngestServiceDeps {
+  store: IngestStore;
+  tokens: IngestTokens;
+  integrations: { find(scope: Scope, id: number): Promise<{ id: number; organization_id: number; platform: string; is_active: boolean } | undefined> };
+  queue: Pick<QueuePort, 'enqueue' | 'counts'>;
+  clock: Clock;
+  limits: IngestLimits;
+  jsonMaxDepth: number;
+  meter: Meter;
+  /** W3C trace context of the current request for the batch (only when telemetry is on). */
+  traceContext?: (() => Record<string, string>) | undefined;
+  onError: (err: unknown, message: string) => void;
+}
+
+export interface PushRequest {
+  /** The presented ingestion token (from Authorization: Bearer or X-Ingest-Token). */
+  token: string | undefined;
+  stream: string;
+  contentEncoding: string | undefined;
+  contentLength: number | undefined;
+  body: Readable | undefined;
+}
+
+export interface PushOutcome {
+  status: 200 | 207;
+  accepted: number;
+  rejected: number;
+  errors: PushLineError[];
+  errors_omitted: number;
+  batch_ids: string[];
+}
+
+function reported(list: PushLineError[]): { errors: PushLineError[]; errors_omitted: number } {
+  return { errors: list.slice(0, MAX_REPORTED_ERRORS), errors_omitted: Math.max(0, list.length - MAX_REPORTED_ERRORS) };
+}
+
+function utcDay(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}
+
+export function createIngestService(deps: IngestServiceDeps) {
+  const { store, tokens, integrations, queue, clock, limits } = deps;
+  const budget = new InflightBudget(limits.maxInflightBytes);
+  const pending = pendingGauge(
+    async () => {
+      const c = await queue.counts(NORMALIZE_QUEUE);
+      return c.waiting + c.delayed;
+    },
+    clock,
+    1000,
+    (err) => deps.onError(err, 'could not read the normalize queue depth'),
+  );
+  const eventsIn = deps.meter.createCounter('collector_events_in_total', { description: 'Events durably accepted by ingestion', unit: '{event}' });
+  const bytesIn = deps.meter.createCounter('collector_bytes_in_total', { description: 'Bytes of events durably accepted by ingestion (after decompression)', unit: 'By' });
+
+  async function integrationInScope(scope: Scope, id: number) {
+    const integration = await integrations.find(scope, id);
+    if (!integration) throw errors.notFound('Integration');
+    return integration;
+  }
+
+  /** Enqueues each chunk in order; stops at the first failure. The ids of those enqueued. */
+  async function enqueueChunks(target: PushTarget, stream: string, parsed: ParsedPush) {
+    const chunks = chunkEvents(parsed.sizes, limits.batchMaxEvents, limits.batchMaxBytes);
+    const receivedAt = clock.now().toISOString();
+    const carrier = deps.traceContext?.();
+    const trace = carrier && Object.keys(carrier).length > 0 ? carrier : undefined;
+    const batchIds: string[] = [];
+    let bytes = 0;
+    let events = 0;
+    for (const chunk of chunks) {
+      const count = chunk.end - chunk.start;
+      const batch: IngestBatch = {
+        id: newId(),
+        organization_id: target.organizationId,
+        integration_id: target.integrationId,
+        platform: target.platform,
+        stream,
+        received_at: receivedAt,
+        source: 'push',
+        ids: Array.from({ length: count }, newId),
+        events: chunks.length === 1 ? parsed.events : parsed.events.slice(chunk.start, chunk.end),
+        bytes: chunk.bytes,
+        ...(trace ? { trace } : {}),
+      };
+      try {
+        await queue.enqueue(NORMALIZE_QUEUE, NORMALIZE_JOB, batch, { ...JOB_OPTIONS, jobId: batch.id });
+      } catch (err) {
+        deps.onError(err, 'could not enqueue an ingest batch');
+        return { batchIds, events, bytes, failedFrom: chunk.start };
+      }
+      batchIds.push(batch.id);
+      events += count;
+      bytes += chunk.bytes;
+    }
+    return { batchIds, events, bytes, failedFrom: undefined };
+  }
+
+  return {
+    /** Verifies the token, reads and parses the body, and enqueues it in batches. */
+    async push(req: PushRequest): Promise<PushOutcome> {
+      const target = await tokens.verify(req.token);
+      if (!isStreamName(req.stream)) {
+        throw errors.validation(`The stream name must match ${STREAM_NAME_PATTERN}`, { errors: [{ location: 'params/stream', message: `must match pattern "${STREAM_NAME_PATTERN}"` }] });
+      }
+      const encoding = bodyEncoding(req.contentEncoding);
+      const waiting = await pending.current();
+      if (waiting > limits.maxPendingBatches) throw saturated(waiting, limits.maxPendingBatches);
+
+      const lease = budget.open();
+      try {
+        const body = await readBody(req.body, { ...limits, encoding, contentLength: req.contentLength, admit: lease.grow });
+        const parsed = parsePushBody(body, { maxDepth: deps.jsonMaxDepth });
+        if (parsed.format === 'empty') throw errors.invalid('The body is empty: send a JSON object, a JSON array or NDJSON (one object per line)');
+        if (parsed.events.length === 0) {
+          throw new AppError('ingest.no_events_accepted', {
+            detail: parsed.errors.length ? `No event was accepted: ${parsed.errors.length} rejected (first, line ${parsed.errors[0]?.line}: ${parsed.errors[0]?.reason})` : 'The body holds no events',
+            details: { accepted: 0, rejected: parsed.errors.length, ...reported(parsed.errors) },
+          });
+        }
+
+        const sent = await enqueueChunks(target, req.stream, parsed);
+        if (sent.batchIds.length === 0) {
+          throw new AppError('dependency.unavailable', {
+            detail: `The pipeline is unavailable; nothing was accepted, resend in ${UNAVAILABLE_RETRY_AFTER_S} s`,
+            details: { dependency: 'queue', retry_after_seconds: UNAVAILABLE_RETRY_AFTER_S },
+            headers: { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) },
+          });
+        }
+        pending.add(sent.batchIds.length);
+        eventsIn.add(sent.events, { org_id: String(target.organizationId), integration_id: String(target.integrationId) });
+        bytesIn.add(sent.bytes);
+
+        let lineErrors = parsed.errors;
+        if (sent.failedFrom !== undefined) {
+          const lost = parsed.lines.slice(sent.failedFrom).map((line) => ({ line, reason: NOT_ACCEPTED }));
+          lineErrors = [...parsed.errors, ...lost].sort((a, b) => a.line - b.line);
+        }
+        return {
+          status: lineErrors.length ? 207 : 200,
+          accepted: sent.events,
+          rejected: lineErrors.length,
+          ...reported(lineErrors),
+          batch_ids: sent.batchIds,
+        };
+      } finally {
+        lease.release();
+      }
+    },
+
+    async createToken(actor: Actor, scope: Scope, integrationId: number) {
+      const integration = await integrationInScope(scope, integrationId);
+      const { token, row, replaced } = await tokens.issue(integration, actor.kind === 'user' ? actor.id : null);
+      // The prefix only: the token itself never reaches the audit trail.
+      setAuditTarget({ organizationId: integration.organization_id, details: { token_prefix: row.token_prefix, replaced } });
+      return { token, token_prefix: row.token_prefix, integration_id: integration.id, created_at: row.created_at, ingest_url: INGEST_URL };
+    },
+
+    async deleteToken(scope: Scope, integrationId: number): Promise<void> {
+      const integration = await integrationInScope(scope, integrationId);
+      setAuditTarget({ organizationId: integration.organization_id });
+      if (!(await tokens.revoke(integrationId))) throw errors.notFound('Ingestion token');
+    },
+
+    async status(scope: Scope, integrationId: number) {
+      const integration = await integrationInScope(scope, integrationId);
+      const now = clock.now();
+      const since = utcDay(new Date(now.getTime() - (STATS_DAYS - 1) * 86_400_000));
+      const [row, streams] = await Promise.all([store.tokenOf(integrationId), store.streamStats(integrationId, since)]);
+      const unwritten = row ? tokens.unwrittenUse(row.token_hash) : undefined;
+      const lastUsed = [row?.last_used_at, unwritten].filter((d): d is Date => d instanceof Date).sort((a, b) => b.getTime() - a.getTime())[0];
+      const lastEvent = streams.map((s) => s.last_event_at).filter((d): d is Date => d !== null).sort((a, b) => b.getTime() - a.getTime())[0];
+      return {
+        integration_id: integration.id,
+        organization_id: integration.organization_id,
+        platform: integration.platform,
+        is_active: integration.is_active,
+        token: {
+          configured: row !== undefined,
+          token_prefix: row?.token_prefix ?? null,
+          created_at: row?.created_at ?? null,
+          last_used_at: lastUsed ?? null,
+        },
+        ingest_url: INGEST_URL,
+        stats: {
+          days: STATS_DAYS,
+          since,
+          events_in: streams.reduce((n, s) => n + s.events_in, 0),
+          bytes_in: streams.reduce((n, s) => n + s.bytes_in, 0),
+          last_event_at: lastEvent ?? null,
+          streams,
+        },
+      };
+    },
+
+    /** See IngestTokens.forgetIntegration. */
+    forgetIntegration: (integrationId: number) => tokens.forgetIntegration(integrationId),
+    flushLastUsed: () => tokens.flushLastUsed(),
+  };
+}
+
+export type IngestService = ReturnType<typeof createIngestService>;
