@@ -1,0 +1,117 @@
+// The worker side of normalization: the handler of ingest batches (NORMALIZE_QUEUE) and
+// the housekeeping beat schedules (quarantine retention, raw-sample trimming).
+import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import type { Clock } from '../../core/clock.js';
+import type { QueuePort } from '../../platform/queue/port.js';
+import { extractTraceContext } from '../../platform/telemetry/index.js';
+import { NORMALIZE_JOB, NORMALIZE_QUEUE, type IngestBatch } from '../../pipeline/envelope.js';
+import type { BeatTask } from '../../roles/beat.js';
+import type { JobRegistration } from '../../roles/jobs.js';
+import type { NormalizationService } from './service.js';
+import type { NormalizationStore } from './store.js';
+
+export const NORMALIZATION_HOUSEKEEPING_QUEUE = 'normalization';
+export const PURGE_QUARANTINE_JOB = 'normalization.purge_quarantine';
+export const TRIM_SAMPLES_JOB = 'normalization.trim_samples';
+
+export const HOUSEKEEPING = {
+  /** Quarantine retention when an organization has none (spec: 7 days). */
+  defaultRetentionDays: 7,
+  samplesPerStream: 50,
+  sampleMaxAgeMs: 7 * 86_400_000,
+  /** Rows per delete statement, and statements per run: a backlog drains over several runs. */
+  deleteChunk: 10_000,
+  maxChunksPerRun: 10,
+} as const;
+
+const HOUR = 3_600_000;
+
+export function normalizeJobs(deps: { service: NormalizationService; tracer: Tracer; concurrency: number }): JobRegistration {
+  const { service, tracer } = deps;
+  return {
+    queue: NORMALIZE_QUEUE,
+    role: 'worker',
+    concurrency: deps.concurrency,
+    handlers: {
+      [NORMALIZE_JOB]: async (job) => {
+        const batch = job.payload as IngestBatch;
+        // The span continues the trace of the request that accepted the batch.
+        await tracer.startActiveSpan(
+          'normalize.batch',
+          { attributes: { 'weir.batch_id': batch.id, 'weir.integration_id': batch.integration_id, 'weir.stream': batch.stream, 'weir.events': batch.events.length } },
+          extractTraceContext(batch.trace),
+          async (span) => {
+            try {
+              const outcome = await service.normalize(batch);
+              span.setAttributes({
+                'weir.normalized': outcome.normalized,
+                'weir.flagged': outcome.flagged,
+                'weir.quarantined': outcome.quarantined,
+                'weir.duplicate': outcome.duplicate,
+              });
+            } catch (err) {
+              span.recordException(err as Error);
+              span.setStatus({ code: SpanStatusCode.ERROR });
+              throw err;
+            } finally {
+              span.end();
+            }
+          },
+        );
+      },
+    },
+  };
+}
+
+/** Runs a bounded delete repeatedly until it comes back short or the run's budget is spent. */
+async function drain(deleteChunk: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < HOUSEKEEPING.maxChunksPerRun; i++) {
+    const n = await deleteChunk();
+    total += n;
+    if (n < HOUSEKEEPING.deleteChunk) break;
+  }
+  return total;
+}
+
+export function housekeeping(store: Pick<NormalizationStore, 'purgeQuarantine' | 'trimSamples'>, clock: Clock) {
+  return {
+    purgeQuarantine: () => drain(() => store.purgeQuarantine(clock.now(), HOUSEKEEPING.defaultRetentionDays, HOUSEKEEPING.deleteChunk)),
+    trimSamples: () =>
+      drain(() => store.trimSamples(HOUSEKEEPING.samplesPerStream, new Date(clock.now().getTime() - HOUSEKEEPING.sampleMaxAgeMs), HOUSEKEEPING.deleteChunk)),
+  };
+}
+
+export type Housekeeping = ReturnType<typeof housekeeping>;
+
+export function housekeepingJobs(work: Housekeeping): JobRegistration {
+  return {
+    queue: NORMALIZATION_HOUSEKEEPING_QUEUE,
+    role: 'worker',
+    concurrency: 1,
+    handlers: {
+      [PURGE_QUARANTINE_JOB]: async () => {
+        await work.purgeQuarantine();
+      },
+      [TRIM_SAMPLES_JOB]: async () => {
+        await work.trimSamples();
+      },
+    },
+  };
+}
+
+/** One job per task per slot: a beat handover within the slot enqueues nothing new. */
+export function housekeepingTasks(queue: QueuePort): BeatTask[] {
+  const schedule = [
+    { name: PURGE_QUARANTINE_JOB, everyMs: HOUR },
+    { name: TRIM_SAMPLES_JOB, everyMs: HOUR / 4 },
+  ];
+  return schedule.map(({ name, everyMs }) => ({
+    name,
+    everyMs,
+    run: async (now: Date) => {
+      const slot = Math.floor(now.getTime() / everyMs);
+      await queue.enqueue(NORMALIZATION_HOUSEKEEPING_QUEUE, name, {}, { jobId: `${name}-${slot}`, attempts: 3 });
+    },
+  }));
+}

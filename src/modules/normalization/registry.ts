@@ -1,0 +1,157 @@
+// The live mappings and OCSF policies of every organization, held in memory by each
+// process that normalizes. No per-event or per-batch database access: a batch asks
+// refreshIfStale(), which at most once per refresh interval reads two cheap fingerprints
+// and reloads only what changed (a changed definition list; documents only for versions
+// not compiled yet). A publish therefore reaches every worker within one interval
+// (docs/decisions/0014-normalization-stage.md).
+import { newId } from '../../core/ids.js';
+import type { Logger } from '../../platform/logger.js';
+import type { OcsfPolicyMode, StageMapping } from '../../pipeline/normalize/stage.js';
+import type { CompiledMapping } from '../../pipeline/normalize/types.js';
+import type { DefinitionEntry, NormalizationStore } from './store.js';
+
+export interface LiveMapping extends StageMapping {
+  definitionId: string;
+}
+
+export interface Resolution {
+  /** The live mapping that applies, if any. */
+  mapping: LiveMapping | undefined;
+  /** True when a definition exists for the stream (the organization's or a built-in one). */
+  known: boolean;
+}
+
+export type RegistryStore = Pick<NormalizationStore, 'fingerprints' | 'definitions' | 'documents' | 'policies' | 'createDefinition'>;
+
+export interface RegistryDeps {
+  store: RegistryStore;
+  /** compileMapping(document, ocsfCatalog()); throws on an invalid document. */
+  compile: (document: Record<string, unknown>) => CompiledMapping;
+  logger: Logger;
+  refreshMs: number;
+  /** Monotonic milliseconds (tests move it). */
+  nowMs?: () => number;
+  /** Wall clock for created rows. */
+  now?: () => Date;
+}
+
+interface Entry {
+  definitionId: string;
+  mapping: LiveMapping | undefined;
+}
+
+interface Snapshot {
+  /** By `${organization_id ?? 0}\u0000${platform}\u0000${stream}`. */
+  definitions: Map<string, Entry>;
+  policies: Map<number, OcsfPolicyMode>;
+}
+
+const keyOf = (organizationId: number | null, platform: string, stream: string) => `${organizationId ?? 0}\u0000${platform}\u0000${stream}`;
+
+export function createMappingRegistry(deps: RegistryDeps) {
+  const { store, compile, logger, refreshMs } = deps;
+  const nowMs = deps.nowMs ?? (() => performance.now());
+  const now = deps.now ?? (() => new Date());
+  // Compiled once per version (documents never change); null: the document did not compile.
+  const compiled = new Map<string, CompiledMapping | null>();
+  const created = new Set<string>();
+  let snapshot: Snapshot = { definitions: new Map(), policies: new Map() };
+  let seen: { mappings?: string; policies?: string } = {};
+  let checkedAt = -Infinity;
+  let started = 0;
+  let applied = 0;
+  let inFlight: Promise<void> | undefined;
+
+  function compileVersion(versionId: string, document: Record<string, unknown>): CompiledMapping | null {
+    try {
+      return compile(document);
+    } catch (err) {
+      // The API validates documents on publish, so this means a catalog or compiler change.
+      logger.error({ err, versionId }, 'live mapping version does not compile; its events are quarantined as no_mapping');
+      return null;
+    }
+  }
+
+  async function loadDefinitions(): Promise<Map<string, Entry>> {
+    const rows: DefinitionEntry[] = await store.definitions();
+    const live = new Set(rows.flatMap((r) => (r.live_version_id ? [r.live_version_id] : [])));
+    // A local view: an overlapping refresh may prune the shared cache while this one awaits.
+    const local = new Map<string, CompiledMapping | null>();
+    for (const id of live) if (compiled.has(id)) local.set(id, compiled.get(id)!);
+    for (const doc of await store.documents([...live].filter((id) => !local.has(id)))) {
+      const c = compiled.has(doc.id) ? compiled.get(doc.id)! : compileVersion(doc.id, doc.document);
+      local.set(doc.id, c);
+      compiled.set(doc.id, c);
+    }
+    for (const id of compiled.keys()) if (!live.has(id)) compiled.delete(id);
+    const definitions = new Map<string, Entry>();
+    for (const r of rows) {
+      const c = r.live_version_id ? local.get(r.live_version_id) : undefined;
+      definitions.set(keyOf(r.organization_id, r.platform, r.stream), {
+        definitionId: r.id,
+        mapping: c && r.live_version_id ? { definitionId: r.id, versionId: r.live_version_id, compiled: c } : undefined,
+      });
+    }
+    return definitions;
+  }
+
+  async function refresh(): Promise<void> {
+    // Refreshes may overlap (a forced one inside a request's transaction never waits for
+    // another): only a newer one than the last applied may replace the snapshot.
+    const generation = ++started;
+    const fingerprints = await store.fingerprints();
+    const definitions = fingerprints.mappings !== seen.mappings ? await loadDefinitions() : undefined;
+    const policies =
+      fingerprints.policies !== seen.policies ? new Map((await store.policies()).map((p) => [p.organization_id, p.mode] as const)) : undefined;
+    checkedAt = nowMs();
+    if (generation < applied) return;
+    applied = generation;
+    snapshot = { definitions: definitions ?? snapshot.definitions, policies: policies ?? snapshot.policies };
+    seen = fingerprints;
+  }
+
+  return {
+    /** Reloads if the last check is older than the refresh interval; concurrent callers share one reload. */
+    async refreshIfStale(): Promise<void> {
+      if (nowMs() - checkedAt < refreshMs) return;
+      inFlight ??= refresh().finally(() => {
+        inFlight = undefined;
+      });
+      await inFlight;
+    },
+
+    /**
+     * Reloads now, on the caller's connection (it may run inside the caller's transaction):
+     * a version published just before is then used.
+     */
+    async refresh(): Promise<void> {
+      await refresh();
+    },
+
+    /** The organization's own live mapping for the stream, else the built-in one. */
+    resolve(organizationId: number, platform: string, stream: string): Resolution {
+      const own = snapshot.definitions.get(keyOf(organizationId, platform, stream));
+      const builtin = snapshot.definitions.get(keyOf(null, platform, stream));
+      // An own definition without a live version (created for the user to fill in) does not hide a built-in one.
+      const mapping = own?.mapping ?? builtin?.mapping;
+      return { mapping, known: own !== undefined || builtin !== undefined || created.has(keyOf(organizationId, platform, stream)) };
+    },
+
+    policy(organizationId: number): OcsfPolicyMode {
+      return snapshot.policies.get(organizationId) ?? 'strict';
+    },
+
+    /**
+     * Creates (once per process) the organization's definition of a stream nobody has a
+     * mapping for, so it is listed in the mappings API and a version can be published.
+     */
+    async ensureDefinition(organizationId: number, platform: string, stream: string): Promise<void> {
+      const key = keyOf(organizationId, platform, stream);
+      if (created.has(key)) return;
+      await store.createDefinition({ id: newId(), organization_id: organizationId, platform, stream, name: `${platform} / ${stream}` }, now());
+      created.add(key);
+    },
+  };
+}
+
+export type MappingRegistry = ReturnType<typeof createMappingRegistry>;

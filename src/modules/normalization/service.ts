@@ -1,0 +1,218 @@
+// Normalization rules around the pure stage: which mapping and policy apply, how a batch's
+// outcome is stored (once, however often its job is delivered) and reprocessing of
+// quarantined events with the current live mapping.
+import type { Clock } from '../../core/clock.js';
+import { newId } from '../../core/ids.js';
+import type { Logger } from '../../platform/logger.js';
+import type { IngestBatch, QuarantineKind } from '../../pipeline/envelope.js';
+import { normalizeBatch, type StageContext, type StageResult } from '../../pipeline/normalize/stage.js';
+import type { Aggregates } from './aggregates.js';
+import type { MappingRegistry } from './registry.js';
+import type { NormalizationStore } from './store.js';
+
+/** A quarantined event handed back (the quarantine module's ReprocessItem). */
+export interface ReprocessItem {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  received_at: Date;
+  raw: Record<string, unknown>;
+}
+
+export interface ReprocessOutcome {
+  id: string;
+  ok: boolean;
+  error_kind?: QuarantineKind;
+  error_detail?: string;
+  mapping_version_id: string | null;
+}
+
+export interface BatchOutcome {
+  /** The batch had been stored before (a redelivered job); nothing was written or counted again. */
+  duplicate: boolean;
+  normalized: number;
+  flagged: number;
+  quarantined: number;
+}
+
+export interface NormalizationDeps {
+  store: Pick<NormalizationStore, 'insertBatch' | 'insertQuarantine' | 'addCounters' | 'integrationPlatforms'>;
+  registry: MappingRegistry;
+  aggregates: Aggregates;
+  validate: StageContext['validate'];
+  /** Runs fn in a transaction, or joins the caller's. */
+  transaction: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** Runs fn once the caller's transaction committed (at once outside one). */
+  afterCommit: (fn: () => Promise<void>) => Promise<void>;
+  /** collector_quarantine_total. */
+  countQuarantined: (organizationId: number, integrationId: number, kind: QuarantineKind, n: number) => void;
+  clock: Clock;
+  logger: Logger;
+}
+
+const utcDay = (iso: string | Date) => new Date(iso).toISOString().slice(0, 10);
+
+function countByKind(result: StageResult): Map<QuarantineKind, number> {
+  const byKind = new Map<QuarantineKind, number>();
+  for (const q of result.quarantined) byKind.set(q.error_kind, (byKind.get(q.error_kind) ?? 0) + 1);
+  return byKind;
+}
+
+export function createNormalizationService(deps: NormalizationDeps) {
+  const { store, registry, aggregates, validate, transaction, clock, logger } = deps;
+
+  /** Normalized output to the next stage: routing reads batches whose route_state is 'pending'. */
+  function batchRow(batch: IngestBatch, result: StageResult, source: string, bytes: number, now: Date) {
+    return {
+      id: batch.id,
+      organization_id: batch.organization_id,
+      integration_id: batch.integration_id,
+      stream: batch.stream,
+      source,
+      event_count: result.normalized,
+      flagged_count: result.flagged,
+      quarantined_count: result.quarantined.length,
+      bytes,
+      events: result.ndjson,
+      // Nothing to route: the row stays only as the batch's "done" marker.
+      route_state: result.normalized === 0 ? 'done' : 'pending',
+      created_at: now,
+    };
+  }
+
+  async function normalize(batch: IngestBatch): Promise<BatchOutcome> {
+    // Only the ingestion code enqueues batches; a malformed one is a bug, failed loudly (the job ends failed).
+    if (!Array.isArray(batch.events) || !Array.isArray(batch.ids) || batch.ids.length !== batch.events.length) {
+      throw new Error(`malformed ingest batch ${String(batch.id)}: ids and events differ in length`);
+    }
+    await registry.refreshIfStale();
+    const { mapping, known } = registry.resolve(batch.organization_id, batch.platform, batch.stream);
+    if (!known) {
+      await registry.ensureDefinition(batch.organization_id, batch.platform, batch.stream).catch((err: unknown) => {
+        logger.warn({ err, organization_id: batch.organization_id, platform: batch.platform, stream: batch.stream }, 'could not create a mapping definition for a new stream');
+      });
+    }
+    const result = normalizeBatch(batch, { mapping, validate, policy: registry.policy(batch.organization_id) });
+    const now = clock.now();
+    const quarantined = result.quarantined.length;
+
+    // The batch row, its quarantine and its counters commit together, and only if the row
+    // is new: a job redelivered after a crash finds it and counts nothing twice.
+    const stored = await transaction(async () => {
+      if (!(await store.insertBatch(batchRow(batch, result, batch.source, batch.bytes, now)))) return false;
+      await store.insertQuarantine(
+        result.quarantined.map((q) => ({
+          id: q.id,
+          organization_id: batch.organization_id,
+          integration_id: batch.integration_id,
+          stream: batch.stream,
+          received_at: q.received_at,
+          raw: q.raw,
+          error_kind: q.error_kind,
+          error_detail: q.error_detail,
+          mapping_version_id: q.mapping_version_id,
+        })),
+        now,
+      );
+      await store.addCounters({
+        organization_id: batch.organization_id,
+        integration_id: batch.integration_id,
+        stream: batch.stream,
+        day: utcDay(batch.received_at),
+        events_in: batch.events.length,
+        bytes_in: batch.bytes,
+        normalized: result.normalized,
+        flagged: result.flagged,
+        quarantined,
+        last_event_at: new Date(batch.received_at),
+      });
+      return true;
+    });
+    if (!stored) {
+      logger.info({ batch_id: batch.id }, 'batch was normalized before (redelivered job); skipped');
+      return { duplicate: true, normalized: 0, flagged: 0, quarantined: 0 };
+    }
+    for (const [kind, n] of countByKind(result)) deps.countQuarantined(batch.organization_id, batch.integration_id, kind, n);
+    aggregates.recordBatch(batch, result, mapping?.compiled.reads, now);
+    return { duplicate: false, normalized: result.normalized, flagged: result.flagged, quarantined };
+  }
+
+  async function reprocess(items: ReprocessItem[]): Promise<ReprocessOutcome[]> {
+    if (items.length === 0) return [];
+    // A version published a moment ago must be the one used.
+    await registry.refresh();
+    const platforms = await store.integrationPlatforms([...new Set(items.map((i) => i.integration_id))]);
+    const groups = new Map<string, ReprocessItem[]>();
+    for (const item of items) {
+      const key = `${item.organization_id}\u0000${item.integration_id}\u0000${item.stream}`;
+      const group = groups.get(key);
+      if (group) group.push(item);
+      else groups.set(key, [item]);
+    }
+    const outcomes = new Map<string, ReprocessOutcome>();
+    const now = clock.now();
+    for (const group of groups.values()) {
+      const first = group[0]!;
+      const platform = platforms.get(first.integration_id);
+      if (platform === undefined) {
+        for (const item of group) {
+          outcomes.set(item.id, { id: item.id, ok: false, error_kind: 'no_mapping', error_detail: 'the integration no longer exists', mapping_version_id: null });
+        }
+        continue;
+      }
+      const batch: IngestBatch = {
+        id: newId(),
+        organization_id: first.organization_id,
+        integration_id: first.integration_id,
+        platform,
+        stream: first.stream,
+        received_at: first.received_at.toISOString(),
+        source: 'reprocess',
+        ids: group.map((i) => i.id),
+        events: group.map((i) => i.raw),
+        bytes: 0,
+      };
+      const { mapping } = registry.resolve(batch.organization_id, platform, batch.stream);
+      const result = normalizeBatch(batch, {
+        mapping,
+        validate,
+        policy: registry.policy(batch.organization_id),
+        receivedAt: group.map((i) => i.received_at.toISOString()),
+      });
+      const failed = new Set<number>();
+      for (const q of result.quarantined) {
+        failed.add(q.index);
+        outcomes.set(q.id, { id: q.id, ok: false, error_kind: q.error_kind, error_detail: q.error_detail, mapping_version_id: q.mapping_version_id });
+      }
+      group.forEach((item, index) => {
+        if (!failed.has(index)) outcomes.set(item.id, { id: item.id, ok: true, mapping_version_id: mapping?.versionId ?? null });
+      });
+      if (result.normalized === 0) continue;
+      const bytes = group.reduce((n, i, index) => (failed.has(index) ? n : n + Buffer.byteLength(JSON.stringify(i.raw))), 0);
+      // Inside the caller's transaction when there is one: the quarantine rows change with it.
+      await transaction(async () => {
+        await store.insertBatch(batchRow(batch, { ...result, quarantined: [] }, 'reprocess', bytes, now));
+        // Events in were counted when the events first arrived; only the outcome is new.
+        await store.addCounters({
+          organization_id: batch.organization_id,
+          integration_id: batch.integration_id,
+          stream: batch.stream,
+          day: utcDay(now),
+          events_in: 0,
+          bytes_in: 0,
+          normalized: result.normalized,
+          flagged: result.flagged,
+          quarantined: 0,
+          last_event_at: null,
+        });
+      });
+      await deps.afterCommit(async () => aggregates.recordCompliance(batch.organization_id, batch.integration_id, result.compliance, now));
+    }
+    return items.map((i) => outcomes.get(i.id)!);
+  }
+
+  return { normalize, reprocess };
+}
+
+export type NormalizationService = ReturnType<typeof createNormalizationService>;

@@ -1,0 +1,277 @@
+// Normalization's queries: the registry's reads (definitions, live documents, policies and
+// their fingerprints), the per-batch writes of the worker, the aggregate flushes and the
+// housekeeping deletes. Sets of rows go in as one JSON parameter (jsonb_to_recordset): one
+// statement per table whatever the batch size, and no bind-parameter limit to hit.
+import { sql, type Kysely } from 'kysely';
+import { executor } from '../../platform/db/ambient.js';
+import type { DB } from '../../platform/db/index.js';
+
+export interface DefinitionEntry {
+  id: string;
+  organization_id: number | null;
+  platform: string;
+  stream: string;
+  live_version_id: string | null;
+}
+
+export interface Fingerprints {
+  mappings: string;
+  policies: string;
+}
+
+export interface BatchRow {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  source: string;
+  event_count: number;
+  flagged_count: number;
+  quarantined_count: number;
+  bytes: number;
+  events: string;
+  route_state: string;
+  created_at: Date;
+}
+
+export interface QuarantineRow {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  received_at: string;
+  raw: Record<string, unknown>;
+  error_kind: string;
+  error_detail: string;
+  mapping_version_id: string | null;
+}
+
+export interface CounterDelta {
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  day: string;
+  events_in: number;
+  bytes_in: number;
+  normalized: number;
+  flagged: number;
+  quarantined: number;
+  last_event_at: Date | null;
+}
+
+export interface DriftRow {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  path: string;
+  value_type: string;
+  count: number;
+  example: string | null;
+  first_seen_at: string;
+  last_seen_at: string;
+}
+
+export interface ComplianceRow {
+  organization_id: number;
+  integration_id: number;
+  class_uid: number;
+  day: string;
+  valid: number;
+  invalid: number;
+  last_error: string | null;
+  last_invalid_at: string | null;
+}
+
+export interface SampleRow {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  received_at: string;
+  raw: Record<string, unknown>;
+}
+
+/** Tables holding an organization's normalization data, deleted with the organization. */
+export const ORG_TABLES = [
+  'normalized_batches',
+  'quarantine_events',
+  'drift_fields',
+  'raw_samples',
+  'ocsf_compliance',
+  'ocsf_policies',
+  'stream_counters',
+  'mapping_definitions',
+  'ingestion_tokens',
+] as const;
+export type OrgTable = (typeof ORG_TABLES)[number];
+
+// A column that picks out rows for a bounded delete (ctid where the key spans columns).
+const ROW_KEY: Record<OrgTable, string> = {
+  normalized_batches: 'id',
+  quarantine_events: 'id',
+  drift_fields: 'id',
+  raw_samples: 'id',
+  ocsf_compliance: 'ctid',
+  ocsf_policies: 'organization_id',
+  stream_counters: 'ctid',
+  mapping_definitions: 'id',
+  ingestion_tokens: 'integration_id',
+};
+
+const json = (rows: unknown[]) => JSON.stringify(rows);
+
+export function createNormalizationStore(db: Kysely<DB>) {
+  const q = () => executor(db);
+
+  return {
+    /** Changes whenever a row is added, removed or touched (any updated_at or live version). */
+    async fingerprints(): Promise<Fingerprints> {
+      const { rows } = await sql<{ mappings: string; policies: string }>`
+        select
+          (select count(*)::text || ':' || coalesce(sum(hashtext(id || ':' || coalesce(live_version_id, '') || ':' || updated_at::text)), 0)::text
+             from mapping_definitions) as mappings,
+          (select count(*)::text || ':' || coalesce(sum(hashtext(organization_id::text || ':' || mode || ':' || updated_at::text)), 0)::text
+             from ocsf_policies) as policies`.execute(q());
+      return rows[0]!;
+    },
+
+    async definitions(): Promise<DefinitionEntry[]> {
+      return q().selectFrom('mapping_definitions').select(['id', 'organization_id', 'platform', 'stream', 'live_version_id']).execute();
+    },
+
+    async documents(versionIds: string[]): Promise<{ id: string; document: Record<string, unknown> }[]> {
+      if (versionIds.length === 0) return [];
+      return q().selectFrom('mapping_versions').select(['id', 'document']).where('id', 'in', versionIds).execute();
+    },
+
+    async policies(): Promise<{ organization_id: number; mode: 'strict' | 'lenient' }[]> {
+      return q().selectFrom('ocsf_policies').select(['organization_id', 'mode']).execute();
+    },
+
+    /** An organization's definition without a live version, unless one exists already. */
+    async createDefinition(d: { id: string; organization_id: number; platform: string; stream: string; name: string }, now: Date): Promise<void> {
+      await q()
+        .insertInto('mapping_definitions')
+        .values({ ...d, live_version_id: null, created_at: now, updated_at: now })
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+    },
+
+    async integrationPlatforms(ids: number[]): Promise<Map<number, string>> {
+      if (ids.length === 0) return new Map();
+      const rows = await q().selectFrom('integrations').select(['id', 'platform']).where('id', 'in', ids).execute();
+      return new Map(rows.map((r) => [r.id, r.platform]));
+    },
+
+    /** False when the batch was stored before (a redelivered job): the caller then writes nothing else. */
+    async insertBatch(row: BatchRow): Promise<boolean> {
+      const res = await q().insertInto('normalized_batches').values(row).onConflict((oc) => oc.column('id').doNothing()).returning('id').executeTakeFirst();
+      return res !== undefined;
+    },
+
+    async insertQuarantine(rows: QuarantineRow[], now: Date): Promise<void> {
+      if (rows.length === 0) return;
+      await sql`
+        insert into quarantine_events (id, organization_id, integration_id, stream, received_at, raw, error_kind, error_detail, mapping_version_id, created_at, updated_at)
+        select v.id, v.organization_id, v.integration_id, v.stream, v.received_at, v.raw, v.error_kind, v.error_detail, v.mapping_version_id, ${now}::timestamptz, ${now}::timestamptz
+        from jsonb_to_recordset(${json(rows)}::jsonb) as v(id text, organization_id integer, integration_id integer, stream text,
+          received_at timestamptz, raw jsonb, error_kind text, error_detail text, mapping_version_id text)
+        on conflict (id) do nothing`.execute(q());
+    },
+
+    /** Adds to the day's counters of a stream. */
+    async addCounters(d: CounterDelta): Promise<void> {
+      await q()
+        .insertInto('stream_counters')
+        .values(d)
+        .onConflict((oc) =>
+          oc.columns(['integration_id', 'stream', 'day']).doUpdateSet({
+            events_in: sql`stream_counters.events_in + excluded.events_in`,
+            bytes_in: sql`stream_counters.bytes_in + excluded.bytes_in`,
+            normalized: sql`stream_counters.normalized + excluded.normalized`,
+            flagged: sql`stream_counters.flagged + excluded.flagged`,
+            quarantined: sql`stream_counters.quarantined + excluded.quarantined`,
+            // greatest() ignores nulls: a delta without events keeps the last time.
+            last_event_at: sql`greatest(stream_counters.last_event_at, excluded.last_event_at)`,
+          }),
+        )
+        .execute();
+    },
+
+    /** New fields start 'new'; a known one adds to its count and refreshes type and example, its status unchanged. */
+    async upsertDrift(rows: DriftRow[], now: Date): Promise<void> {
+      if (rows.length === 0) return;
+      await sql`
+        insert into drift_fields (id, organization_id, integration_id, stream, path, value_type, count, example, first_seen_at, last_seen_at, updated_at)
+        select v.id, v.organization_id, v.integration_id, v.stream, v.path, v.value_type, v.count, v.example, v.first_seen_at, v.last_seen_at, ${now}::timestamptz
+        from jsonb_to_recordset(${json(rows)}::jsonb) as v(id text, organization_id integer, integration_id integer, stream text, path text,
+          value_type text, count bigint, example text, first_seen_at timestamptz, last_seen_at timestamptz)
+        where exists (select 1 from integrations i where i.id = v.integration_id)
+        on conflict (integration_id, stream, path) do update set
+          count = drift_fields.count + excluded.count,
+          value_type = excluded.value_type,
+          example = excluded.example,
+          last_seen_at = greatest(drift_fields.last_seen_at, excluded.last_seen_at),
+          updated_at = excluded.updated_at`.execute(q());
+    },
+
+    async upsertCompliance(rows: ComplianceRow[]): Promise<void> {
+      if (rows.length === 0) return;
+      await sql`
+        insert into ocsf_compliance (organization_id, integration_id, class_uid, day, valid, invalid, last_error, last_invalid_at)
+        select v.organization_id, v.integration_id, v.class_uid, v.day, v.valid, v.invalid, v.last_error, v.last_invalid_at
+        from jsonb_to_recordset(${json(rows)}::jsonb) as v(organization_id integer, integration_id integer, class_uid integer, day text,
+          valid bigint, invalid bigint, last_error text, last_invalid_at timestamptz)
+        on conflict (integration_id, class_uid, day) do update set
+          valid = ocsf_compliance.valid + excluded.valid,
+          invalid = ocsf_compliance.invalid + excluded.invalid,
+          last_error = coalesce(excluded.last_error, ocsf_compliance.last_error),
+          last_invalid_at = greatest(ocsf_compliance.last_invalid_at, excluded.last_invalid_at)`.execute(q());
+    },
+
+    async insertSamples(rows: SampleRow[]): Promise<void> {
+      if (rows.length === 0) return;
+      await sql`
+        insert into raw_samples (id, organization_id, integration_id, stream, received_at, raw)
+        select v.id, v.organization_id, v.integration_id, v.stream, v.received_at, v.raw
+        from jsonb_to_recordset(${json(rows)}::jsonb) as v(id text, organization_id integer, integration_id integer, stream text, received_at timestamptz, raw jsonb)
+        where exists (select 1 from integrations i where i.id = v.integration_id)
+        on conflict (id) do nothing`.execute(q());
+    },
+
+    /** Deletes up to `limit` quarantined events older than their organization's retention; returns how many. */
+    async purgeQuarantine(now: Date, defaultDays: number, limit: number): Promise<number> {
+      const res = await sql`
+        delete from quarantine_events where id in (
+          select qe.id from quarantine_events qe
+          left join organizations o on o.id = qe.organization_id
+          where qe.created_at < ${now}::timestamptz - make_interval(days => coalesce(o.retention_days, ${defaultDays}))
+          limit ${limit})`.execute(q());
+      return Number(res.numAffectedRows ?? 0);
+    },
+
+    /** Deletes up to `limit` raw samples beyond the newest `keep` of their stream or older than `before`. */
+    async trimSamples(keep: number, before: Date, limit: number): Promise<number> {
+      const res = await sql`
+        delete from raw_samples where id in (
+          select id from (
+            select id, received_at, row_number() over (partition by integration_id, stream order by received_at desc, id desc) as rank
+            from raw_samples) ranked
+          where ranked.rank > ${keep} or ranked.received_at < ${before}::timestamptz
+          limit ${limit})`.execute(q());
+      return Number(res.numAffectedRows ?? 0);
+    },
+
+    /** Deletes up to `limit` rows of an organization from one table; returns how many. */
+    async deleteOrgRows(table: OrgTable, organizationId: number, limit: number): Promise<number> {
+      const keyCol = ROW_KEY[table];
+      const res = await sql`
+        delete from ${sql.table(table)} where ${sql.ref(keyCol)} in (
+          select ${sql.ref(keyCol)} from ${sql.table(table)} where organization_id = ${organizationId} limit ${limit})`.execute(q());
+      return Number(res.numAffectedRows ?? 0);
+    },
+  };
+}
+
+export type NormalizationStore = ReturnType<typeof createNormalizationStore>;

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { isPersonalKey, isPersonalPath, MASK_LIMITS, maskEvent, maskText, maskValue } from './mask.js';
+
+describe('isPersonalKey', () => {
+  it.each([
+    'email',
+    'userEmail',
+    'e_mail',
+    'user',
+    'username',
+    'userName',
+    'USER_NAME',
+    'userPrincipalName',
+    'alternateId',
+    'login',
+    'displayName',
+    'full_name',
+    'firstName',
+    'last-name',
+    'phone_number',
+    'mobilePhone',
+    'address',
+    'ip',
+    'src_ip',
+    'clientIp',
+    'clientip',
+    'ipAddress',
+    'sourceIPAddress',
+    'IPv6',
+    'x-forwarded-for',
+    'password',
+  ])('%s names personal data', (key) => expect(isPersonalKey(key)).toBe(true));
+
+  it.each(['zip', 'ship', 'tip', 'description', 'eventName', 'name', 'type', 'userAgent', 'severity', 'recipientCount', 'session'])(
+    '%s does not',
+    (key) => expect(isPersonalKey(key)).toBe(false),
+  );
+
+  it('a path is personal when any segment is', () => {
+    expect(isPersonalPath('actor.user.type')).toBe(true);
+    expect(isPersonalPath('client.ips[]')).toBe(true);
+    expect(isPersonalPath('request.method')).toBe(false);
+  });
+});
+
+describe('maskText', () => {
+  it('masks e-mail addresses keeping the first character and the domain', () => {
+    expect(maskText('login by jane.doe@example.com failed')).toBe('login by j***@example.com failed');
+  });
+
+  it('masks IPv4 addresses to their /24 and IPv6 addresses to their first groups', () => {
+    expect(maskText('from 192.0.2.17 to 198.51.100.255')).toBe('from 192.0.2.x to 198.51.100.x');
+    expect(maskText('peer 2001:db8:85a3::8a2e:370:7334 ok')).toBe('peer 2001:db8:x ok');
+    expect(maskText('[::1]')).toBe('[1:x]');
+  });
+
+  it('masks long digit runs, grouped or not', () => {
+    expect(maskText('card 4111 1111 1111 1111 used')).toBe('card *** used');
+    expect(maskText('call +1-555-123-4567')).toBe('call +***');
+    expect(maskText('acct 123456789')).toBe('acct ***');
+  });
+
+  it('leaves times, versions, UUIDs, short numbers and non-addresses alone', () => {
+    for (const s of ['03:04:05', '2024-01-02T03:04:05.123Z', 'v1.2.3', '550e8400-e29b-41d4-a716-446655440000', 'port 8443', '999.1.1.1', 'a::b::c']) {
+      expect(maskText(s)).toBe(s);
+    }
+  });
+
+  it('cuts very long strings', () => {
+    const out = maskText('a'.repeat(MASK_LIMITS.stringLength + 500));
+    expect(out.length).toBe(MASK_LIMITS.stringLength + 1);
+    expect(out.endsWith('…')).toBe(true);
+  });
+});
+
+describe('maskValue', () => {
+  it('keeps only the shape of a value under a personal key', () => {
+    expect(maskValue('email', 'jane@example.com')).toBe('j***@example.com');
+    expect(maskValue('ipAddress', '192.0.2.44')).toBe('192.0.2.x');
+    expect(maskValue('client_ip', '2001:db8::1')).toBe('2001:db8:x');
+    expect(maskValue('displayName', 'Jane Doe')).toBe('J***');
+    expect(maskValue('phone', 5551234567)).toBe('***');
+    expect(maskValue('user', '')).toBe('');
+    expect(maskValue('user', 'j')).toBe('***');
+    expect(maskValue('user.active', true)).toBe(true);
+  });
+
+  it('masks only the personal parts of other strings, and leaves other scalars as they are', () => {
+    expect(maskValue('message', 'user jane@example.com from 10.1.2.3')).toBe('user j***@example.com from 10.1.2.x');
+    expect(maskValue('eventName', 'ConsoleLogin')).toBe('ConsoleLogin');
+    expect(maskValue('count', 42)).toBe(42);
+    expect(maskValue('ok', null)).toBe(null);
+  });
+
+  it('treats a dotted path as personal when any segment is', () => {
+    expect(maskValue('actor.user.name', 'jdoe')).toBe('j***');
+    expect(maskValue('request.path', '/api/v1')).toBe('/api/v1');
+  });
+
+  it('masks objects deeply', () => {
+    expect(maskValue('details', { email: 'a@b.io', n: 1 })).toEqual({ email: 'a***@b.io', n: 1 });
+  });
+});
+
+describe('maskEvent', () => {
+  it('returns a masked deep copy and leaves the input untouched', () => {
+    const event = {
+      eventName: 'ConsoleLogin',
+      sourceIPAddress: '203.0.113.9',
+      userIdentity: { type: 'IAMUser', userName: 'alice', accountId: '123456789012' },
+      actor: { displayName: 'Alice Smith', alternateId: 'alice@example.com', type: 'User' },
+      tags: ['ok', 'mail from bob@example.org'],
+      size: 1234,
+    };
+    const before = structuredClone(event);
+    const masked = maskEvent(event);
+    expect(event).toEqual(before);
+    expect(masked).toEqual({
+      eventName: 'ConsoleLogin',
+      sourceIPAddress: '203.0.113.x',
+      // Everything under a personal key is personal.
+      userIdentity: { type: 'I***', userName: 'a***', accountId: '1***' },
+      actor: { displayName: 'A***', alternateId: 'a***@example.com', type: 'User' },
+      tags: ['ok', 'mail from b***@example.org'],
+      size: 1234,
+    });
+  });
+
+  it('keeps a "__proto__" key as data without touching the prototype', () => {
+    const event = JSON.parse('{"__proto__": {"email": "x@y.io"}, "a": 1}') as Record<string, unknown>;
+    const masked = maskEvent(event);
+    expect(Object.getPrototypeOf(masked)).toBe(Object.prototype);
+    expect(Object.keys(masked)).toEqual(['__proto__', 'a']);
+    expect(Object.getOwnPropertyDescriptor(masked, '__proto__')?.value).toEqual({ email: 'x***@y.io' });
+  });
+
+  it('bounds depth and size', () => {
+    let deep: Record<string, unknown> = { leaf: 'x' };
+    for (let i = 0; i < 50; i++) deep = { d: deep };
+    let depth = 0;
+    for (let node = maskEvent(deep); node.d !== undefined; node = node.d as Record<string, unknown>) depth++;
+    expect(depth).toBeLessThanOrEqual(MASK_LIMITS.depth);
+
+    const wide = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i]));
+    expect(Object.keys(maskEvent(wide)).length).toBe(MASK_LIMITS.nodes);
+    const long = maskEvent({ list: Array.from({ length: 10_000 }, () => 'v') });
+    expect((long.list as unknown[]).length).toBe(MASK_LIMITS.nodes - 1);
+  });
+});
