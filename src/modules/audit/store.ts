@@ -7,7 +7,7 @@ import type { Scope } from '../../core/scope.js';
 import { executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
 import { scoped } from '../../platform/db/scope.js';
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { AuditLogTable } from '../../platform/db/schema.js';
 
 export type AuditRow = Selectable<AuditLogTable>;
@@ -28,13 +28,22 @@ export interface AuditFilter {
   operationId?: string;
   organizationId?: number;
   outcome?: string;
+  targetType?: string;
+  targetId?: string;
+  /** With a non-global scope, also the entries without an organization (platform entries). */
+  withPlatformEntries?: boolean;
 }
 
 export function createAuditStore(db: Kysely<DB>) {
   function filtered(scope: Scope, f: AuditFilter) {
     let q = executor(db).selectFrom('audit_log');
-    // Platform entries (no organization) are visible only to a global scope.
-    if (!scope.global) q = q.where(scoped(scope, 'audit_log.organization_id'));
+    // Platform entries (no organization) are visible only to a global scope, unless the
+    // caller asks for them about an object it may see (a built-in mapping's history).
+    if (!scope.global) {
+      q = f.withPlatformEntries
+        ? q.where(sql<SqlBool>`(audit_log.organization_id is null or ${scoped(scope, 'audit_log.organization_id')})`)
+        : q.where(scoped(scope, 'audit_log.organization_id'));
+    }
     if (f.from) q = q.where('at', '>=', f.from);
     if (f.to) q = q.where('at', '<', f.to);
     if (f.actorKind) q = q.where('actor_kind', '=', f.actorKind);
@@ -42,6 +51,8 @@ export function createAuditStore(db: Kysely<DB>) {
     if (f.operationId) q = q.where('operation_id', '=', f.operationId);
     if (f.organizationId !== undefined) q = q.where('organization_id', '=', f.organizationId);
     if (f.outcome) q = q.where('outcome', '=', f.outcome);
+    if (f.targetType) q = q.where('target_type', '=', f.targetType);
+    if (f.targetId !== undefined) q = q.where('target_id', '=', f.targetId);
     return q;
   }
 
