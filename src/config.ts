@@ -16,6 +16,30 @@ export interface TelemetryConfig {
   logsEnabled: boolean;
 }
 
+/** Push ingestion (POST /api/ingest/{stream}): body limits, batch sizes, backpressure. */
+export interface IngestConfig {
+  /** Largest request body as sent (compressed or not); 413 beyond. */
+  maxBodyBytes: number;
+  /** Largest body after decompression (zip-bomb bound); 413 beyond. */
+  maxDecodedBytes: number;
+  /** Most events in one queue batch. */
+  batchMaxEvents: number;
+  /** About the most bytes of events in one queue batch. */
+  batchMaxBytes: number;
+  /** Body bytes being read, parsed and enqueued at once in this process; 429 beyond. */
+  maxInflightBytes: number;
+  /** Batches waiting in the normalize queue beyond which pushes get 503. */
+  maxPendingBatches: number;
+}
+
+/** The normalization stage (worker role). */
+export interface NormalizeConfig {
+  /** Ingest batches one worker process normalizes at once. */
+  concurrency: number;
+  /** How often a worker checks for newly published mappings and changed OCSF policies. */
+  mappingRefreshMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -42,6 +66,8 @@ export interface Config {
   /** Deprecated shared key of the internal tenant endpoints (header X-Internal-Key); off when unset. */
   internalKey: string | undefined;
   telemetry: TelemetryConfig;
+  ingest: IngestConfig;
+  normalize: NormalizeConfig;
 }
 
 export class ConfigError extends Error {}
@@ -99,6 +125,9 @@ function url(env: Env, name: string, schemes: string[]): string | undefined {
   return v;
 }
 
+const MiB = 1_048_576;
+const GiB = 1_073_741_824;
+
 /** Local development origins: any port on localhost and the loopback addresses. */
 export const DEFAULT_CORS_ORIGINS = ['http://localhost:*', 'http://127.0.0.1:*', 'http://[::1]:*'];
 
@@ -134,8 +163,23 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       tracesSamplerRatio: ratio(env, 'OTEL_TRACES_SAMPLER_RATIO', 1.0),
       logsEnabled: bool(env, 'OTEL_LOGS_ENABLED', false),
     },
+    ingest: {
+      maxBodyBytes: int(env, 'WEIR_INGEST_MAX_BODY_BYTES', 10 * MiB, 1024, GiB),
+      maxDecodedBytes: int(env, 'WEIR_INGEST_MAX_DECODED_BYTES', 50 * MiB, 1024, GiB),
+      batchMaxEvents: int(env, 'WEIR_INGEST_BATCH_MAX_EVENTS', 1000, 1, 100_000),
+      batchMaxBytes: int(env, 'WEIR_INGEST_BATCH_MAX_BYTES', 4 * MiB, 1024, GiB),
+      maxInflightBytes: int(env, 'WEIR_INGEST_MAX_INFLIGHT_BYTES', 256 * MiB, 1024, 16 * GiB),
+      maxPendingBatches: int(env, 'WEIR_INGEST_MAX_PENDING_BATCHES', 5000, 1, 10_000_000),
+    },
+    normalize: {
+      concurrency: int(env, 'WEIR_NORMALIZE_CONCURRENCY', 2, 1, 64),
+      // At most 30 s: a published mapping must be live everywhere within that (spec).
+      mappingRefreshMs: int(env, 'WEIR_MAPPING_REFRESH_MS', 5_000, 100, 30_000),
+    },
   };
   config.telemetry = Object.freeze(config.telemetry);
+  config.ingest = Object.freeze(config.ingest);
+  config.normalize = Object.freeze(config.normalize);
   return Object.freeze(config);
 }
 

@@ -7,14 +7,20 @@ import { VENDOR_PLATFORMS } from './connectors/platforms.js';
 import { wireAudit } from './modules/audit/index.js';
 import type { AuditService } from './modules/audit/service.js';
 import { wireAuth, wireIdentity, type Identity } from './modules/auth/index.js';
+import { wireDrift } from './modules/drift/index.js';
 import { wireHealth } from './modules/health/index.js';
+import { wireIngest, type Ingest } from './modules/ingest/index.js';
 import { wireIntegrations, type Integrations } from './modules/integrations/index.js';
 import { wireInternal } from './modules/internal/index.js';
 import { wireLicenses } from './modules/licenses/index.js';
 import type { Editions } from './modules/licenses/service.js';
 import { wireMaintenance } from './modules/maintenance/index.js';
+import { wireMappings } from './modules/mappings/index.js';
+import { wireNormalization, type Normalization } from './modules/normalization/index.js';
+import { wireOcsfPolicies } from './modules/ocsf-policies/index.js';
 import { wireOrganizations, type Organizations } from './modules/organizations/index.js';
 import { wireProcesses } from './modules/processes/index.js';
+import { wireQuarantine } from './modules/quarantine/index.js';
 import { wireServiceAccounts } from './modules/service-accounts/index.js';
 import { wireTokens } from './modules/tokens/index.js';
 import type { ProcessService } from './modules/processes/service.js';
@@ -52,6 +58,10 @@ export interface Container {
   readonly editions: Editions;
   readonly organizations: Organizations;
   readonly integrations: Integrations;
+  /** Push ingestion: tokens (forgetIntegration for deactivations), last-use flush. */
+  readonly ingest: Ingest;
+  /** The normalization stage: its service reprocesses quarantined events; aggregates.flush() writes drift, compliance and samples now. */
+  readonly normalization: Pick<Normalization, 'service' | 'aggregates'>;
   readonly authenticator: Authenticator;
   readonly processes: ProcessService;
   /** Every module's routes, registered by buildApp in this order. */
@@ -92,6 +102,22 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const processes = wireProcesses({ db: database.db, clock, queueBackend: queue.backend, onError });
   const audit = wireAudit({ db: database.db, clock });
   const integrations = wireIntegrations({ db: database.db, clock, rateLimiter });
+  const ingest = wireIngest({
+    db: database.db,
+    cache,
+    clock,
+    queue,
+    integrations: integrations.service,
+    hmacKey: keys.key('ingest-token-hmac'),
+    limits: config.ingest,
+    jsonMaxDepth: config.jsonMaxDepth,
+    telemetry,
+    onError: (err, message) => logger.warn({ err }, message),
+  });
+  const drift = wireDrift({ db: database.db, clock });
+  const ocsf = wireOcsfPolicies({ db: database.db, clock });
+  const mappings = wireMappings({ db: database.db, clock, audit: audit.service });
+  await mappings.seedBuiltins();
   for (const platform of VENDOR_PLATFORMS) integrations.platforms.register(platform);
   const identity = wireIdentity({
     db: database.db,
@@ -101,7 +127,10 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     tokenHmacKey: keys.key('api-token-hmac'),
     tokenRateLimit: config.tokenRateLimit,
   });
-  const lastUseFlush = setInterval(() => void identity.tokens.flushLastUsed().catch(onError), 30_000);
+  const lastUseFlush = setInterval(() => {
+    void identity.tokens.flushLastUsed().catch(onError);
+    void ingest.service.flushLastUsed().catch(onError);
+  }, 30_000);
   lastUseFlush.unref();
   const auth = wireAuth({ db: database.db, identity, rateLimiter, clock });
   const apiTokens = wireTokens({ tokens: identity.tokens, users: identity.users });
@@ -116,6 +145,17 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   });
   const internal = wireInternal({ tenants: organizations.service.tenants, authenticator: identity.authenticator, internalKey: config.internalKey });
   const maintenance = wireMaintenance({ queue, processes: processes.service, sessions: identity.sessions });
+  const normalization = wireNormalization({
+    db: database.db,
+    clock,
+    logger,
+    telemetry,
+    queue,
+    dataDeletion: organizations.dataDeletion,
+    mappingRefreshMs: config.normalize.mappingRefreshMs,
+    concurrency: config.normalize.concurrency,
+  });
+  const quarantine = wireQuarantine({ db: database.db, clock, reprocessor: normalization.service });
   const health = wireHealth({
     probes: [
       { name: 'database', check: () => database.ping() },
@@ -140,16 +180,20 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     editions: licenses.editions,
     organizations: { service: organizations.service, dataDeletion: organizations.dataDeletion },
     integrations: { service: integrations.service, platforms: integrations.platforms },
+    ingest: { service: ingest.service },
+    normalization: { service: normalization.service, aggregates: normalization.aggregates },
     authenticator: internal.authenticator,
     processes: processes.service,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes],
-    jobs: [...maintenance.jobs, ...organizations.jobs],
-    beatTasks: [...maintenance.beatTasks],
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes],
+    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs],
+    beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks],
     async close() {
       // Consumers first (they finish in-flight work), then what they write to.
       clearInterval(lastUseFlush);
       await queue.close();
+      await normalization.close();
       await identity.tokens.flushLastUsed().catch(onError);
+      await ingest.service.flushLastUsed().catch(onError);
       await Promise.allSettled([cache.close(), lock.close(), rateLimiter.close()]);
       // An injected database belongs to whoever injected it.
       if (!options.database) await database.close();

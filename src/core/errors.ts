@@ -53,6 +53,7 @@ export const ERROR_CATALOG = {
   'mapping.invalid_document': { status: 422, message: 'The mapping document is not valid' },
   'mapping.builtin_needs_platform_scope': { status: 403, message: 'Built-in mappings can be changed only with platform scope' },
   'mapping.already_live': { status: 409, message: 'This version is already live' },
+  'quarantine.already_reprocessed': { status: 409, message: 'The event was already reprocessed' },
   'dependency.unavailable': { status: 503, message: 'A dependency is unavailable' },
   'internal.error': { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, CatalogEntry>;

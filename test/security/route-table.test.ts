@@ -6,6 +6,7 @@
 //   - 404 for an object of another organization, where the operation takes an id.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS, type Permission } from '../../src/core/access.js';
+import { newId } from '../../src/core/ids.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../support/identity.js';
 import { exampleFor, type JsonSchema } from '../support/schema-example.js';
@@ -68,6 +69,29 @@ async function seedForeignObjects(): Promise<void> {
   foreign.service_account_id = String(saB.id);
   const tokenB = await db.selectFrom('api_tokens').select('id').where('user_id', '=', userB.id).executeTakeFirstOrThrow();
   foreign.token_id = String(tokenB.id);
+  // An organization B mapping definition with one version (mapping ids are UUIDv7 text).
+  const definitionB = newId();
+  const versionB = newId();
+  await db.insertInto('mapping_definitions').values({ id: definitionB, organization_id: orgB, platform: 'custom', stream: 'b-stream', name: 'b mapping' }).execute();
+  await db.insertInto('mapping_versions').values({ id: versionB, definition_id: definitionB, version: 1, document: '{}', checksum: 'b' }).execute();
+  await db.updateTable('mapping_definitions').set({ live_version_id: versionB }).where('id', '=', definitionB).execute();
+  foreign.definition_id = definitionB;
+  foreign.version_id = versionB;
+  foreign.version_a_id = versionB;
+  foreign.version_b_id = versionB;
+  // An organization B quarantined event and drift field.
+  const eventB = newId();
+  await db
+    .insertInto('quarantine_events')
+    .values({ id: eventB, organization_id: orgB, integration_id: integration.id, stream: 'b-stream', received_at: new Date(), raw: '{}', error_kind: 'no_mapping', error_detail: 'b' })
+    .execute();
+  foreign.event_id = eventB;
+  const fieldB = newId();
+  await db
+    .insertInto('drift_fields')
+    .values({ id: fieldB, organization_id: orgB, integration_id: integration.id, stream: 'b-stream', path: 'b.field', value_type: 'string', first_seen_at: new Date(), last_seen_at: new Date() })
+    .execute();
+  foreign.field_id = fieldB;
 }
 
 function urlFor(op: Operation): string {

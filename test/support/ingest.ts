@@ -1,0 +1,56 @@
+// Setting up push ingestion against a running Weir over HTTP (end-to-end tests and
+// benchmarks): a platform administrator, an organization, integrations and their tokens.
+
+export interface HttpAnswer {
+  status: number;
+  json: Record<string, unknown>;
+  cookie?: string;
+}
+
+export async function http(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  const cookie = res.headers.get('set-cookie')?.split(';')[0];
+  return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {}, ...(cookie ? { cookie } : {}) };
+}
+
+export interface IngestSetup {
+  /** Session cookie of the platform administrator. */
+  cookie: string;
+  organizationId: number;
+  integrations: { id: number; platform: string; token: string }[];
+}
+
+/** Bootstraps (or logs in) an administrator, creates an organization and one integration with an ingestion token per platform. */
+export async function setUpIngestion(base: string, platforms: string[]): Promise<IngestSetup> {
+  const creds = { username: 'pipeline-admin', password: 'pipeline-password-123', email: 'pipeline-admin@example.com' };
+  await http(base, 'POST', '/api/auth/bootstrap', creds);
+  const login = await http(base, 'POST', '/api/auth/login', { username: creds.username, password: creds.password });
+  if (!login.cookie) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.json)}`);
+  const headers = { cookie: login.cookie };
+  const org = await http(base, 'POST', '/api/organizations/', { name: `pipeline-${Date.now()}` }, headers);
+  if (org.status !== 201) throw new Error(`organization: ${org.status} ${JSON.stringify(org.json)}`);
+  const organizationId = Number(org.json.id);
+  const integrations: IngestSetup['integrations'] = [];
+  for (const [i, platform] of platforms.entries()) {
+    const created = await http(base, 'POST', '/api/integrations/', { name: `${platform}-${i}`, platform, organization_id: organizationId }, headers);
+    if (created.status !== 201) throw new Error(`integration: ${created.status} ${JSON.stringify(created.json)}`);
+    const id = Number(created.json.id);
+    const token = await http(base, 'POST', `/api/ingest/integrations/${id}/token`, {}, headers);
+    if (token.status !== 201) throw new Error(`ingestion token: ${token.status} ${JSON.stringify(token.json)}`);
+    integrations.push({ id, platform, token: String(token.json.token) });
+  }
+  return { cookie: login.cookie, organizationId, integrations };
+}
+
+/** Events processed by the workers for an integration (normalized + quarantined), from its ingest status. */
+export async function processedEvents(base: string, cookie: string, integrationId: number): Promise<number> {
+  const res = await http(base, 'GET', `/api/ingest/integrations/${integrationId}`, undefined, { cookie });
+  if (res.status !== 200) throw new Error(`ingest status: ${res.status} ${JSON.stringify(res.json)}`);
+  const stats = res.json.stats as { events_in?: number } | undefined;
+  return Number(stats?.events_in ?? 0);
+}
