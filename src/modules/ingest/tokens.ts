@@ -12,8 +12,12 @@ import type { IngestStore, IngestTokenRow, TokenTarget } from './store.js';
 
 export const INGEST_TOKEN_PREFIX = 'svcik_';
 export const WWW_AUTHENTICATE = 'Bearer realm="service"';
-/** Bounds how long a deactivated integration or organization may still push (see forgetIntegration). */
-const CACHE_TTL_MS = 60_000;
+/**
+ * Bounds how long a deactivated (or removed) integration or organization may still push: one
+ * lookup per token every 5 s is nothing next to the pushes it serves. Token rotation and
+ * deletion do not wait for it (forget()).
+ */
+const CACHE_TTL_MS = 5_000;
 /** Longer than any request transaction that rotates or deletes a token. */
 const SETTLING_MS = 30_000;
 
