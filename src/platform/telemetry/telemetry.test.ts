@@ -1,10 +1,11 @@
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createNoopMeter, trace } from '@opentelemetry/api';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { attrs, metricsIn, spansIn, startReceiver, value, type Receiver } from '../../../test/support/otlp.js';
 import type { TelemetryConfig } from '../../config.js';
 import {
   extractTraceContext,
@@ -15,43 +16,6 @@ import {
   type Telemetry,
   type TelemetryOptions,
 } from './index.js';
-
-// A local OTLP/HTTP (JSON) receiver on a real socket: it records every POST body by path.
-interface Receiver {
-  url: string;
-  posts: { path: string; body: OtlpBody }[];
-  close(): Promise<void>;
-}
-type KeyValue = { key: string; value: { stringValue?: string; intValue?: string | number } };
-type DataPoint = { attributes: KeyValue[]; asInt?: string | number; asDouble?: number };
-type Metric = { name: string; gauge?: { dataPoints: DataPoint[] }; sum?: { dataPoints: DataPoint[] } };
-type OtlpBody = {
-  resourceMetrics?: { resource: { attributes: KeyValue[] }; scopeMetrics: { metrics: Metric[] }[] }[];
-  resourceSpans?: { scopeSpans: { spans: { name: string; traceId: string; spanId: string }[] }[] }[];
-};
-
-async function startReceiver(): Promise<Receiver> {
-  const posts: Receiver['posts'] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      posts.push({ path: req.url ?? '', body: JSON.parse(Buffer.concat(chunks).toString()) as OtlpBody });
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    posts,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections(); // the exporter keeps its connections alive
-        server.close(() => resolve());
-      }),
-  };
-}
 
 /** A port with nothing listening: bound, read, closed. */
 async function deadPort(): Promise<number> {
@@ -72,19 +36,6 @@ function capturedLogger(options: pino.LoggerOptions = {}) {
   });
   return { logger: pino({ level: 'debug', ...options }, stream), lines };
 }
-
-const attrs = (list: KeyValue[]) => Object.fromEntries(list.map((kv) => [kv.key, kv.value.stringValue ?? kv.value.intValue]));
-const value = (dp: DataPoint) => Number(dp.asInt ?? dp.asDouble);
-const metricsIn = (r: Receiver) =>
-  r.posts
-    .filter((p) => p.path === '/v1/metrics')
-    .flatMap((p) => p.body.resourceMetrics ?? [])
-    .flatMap((rm) => rm.scopeMetrics.flatMap((sm) => sm.metrics.map((metric) => ({ resource: attrs(rm.resource.attributes), metric }))));
-const spansIn = (r: Receiver) =>
-  r.posts
-    .filter((p) => p.path === '/v1/traces')
-    .flatMap((p) => p.body.resourceSpans ?? [])
-    .flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function waitFor<T>(probe: () => T | undefined, timeoutMs = 5_000): Promise<T> {
