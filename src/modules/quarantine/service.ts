@@ -10,17 +10,10 @@ import type { Scope } from '../../core/scope.js';
 import type { QuarantineKind } from '../../pipeline/envelope.js';
 import { MAX_BULK_IDS } from '../../platform/http/schemas.js';
 import { setAuditTarget } from '../audit/service.js';
+import type { ReprocessItem } from '../normalization/index.js';
 import type { AttemptOutcome, QuarantineEntryRow, QuarantineFilter, QuarantineRow, QuarantineStore } from './store.js';
 
-/** One quarantined event handed back to normalization. */
-export interface ReprocessItem {
-  id: string;
-  organization_id: number;
-  integration_id: number;
-  stream: string;
-  received_at: Date;
-  raw: Record<string, unknown>;
-}
+export type { ReprocessItem };
 
 /** How one event went; error_kind and error_detail say why when ok is false. */
 export interface ReprocessOutcome extends AttemptOutcome {
