@@ -35,6 +35,8 @@ interface AttrSpec {
   readonly object: ObjSpec | undefined;
   readonly check: ValueCheck | undefined;
   readonly enumCaptions: ReadonlyMap<unknown, string> | undefined;
+  /** The same captions indexed by id, for numeric enums: an element load instead of a hash lookup. */
+  readonly enumById: readonly (string | undefined)[] | undefined;
   /** What a value outside the enum is reported as (category_uid is a class mismatch). */
   readonly enumKind: OcsfIssueKind;
   readonly sibling: string | undefined;
@@ -53,24 +55,39 @@ interface ObjSpec {
   readonly requiredByProfile: AttrSpec[];
   readonly atLeastOne: readonly string[] | undefined;
   readonly justOne: readonly string[] | undefined;
+  /**
+   * The keys met at each position of the last object walked with this spec and their
+   * attributes. Events of one mapping have the same key order, so most lookups are one
+   * identity comparison instead of a hash lookup.
+   */
+  readonly seenKeys: string[];
+  readonly seenAttrs: (AttrSpec | undefined)[];
 }
+
+/** Key positions remembered per object spec; keys beyond are looked up every time. */
+const SEEN_KEYS = 64;
+/** Numeric enums whose largest id is below this get an id-indexed caption array. */
+const ENUM_ARRAY_MAX = 1024;
 
 interface Ctx {
   issues: OcsfIssue[] | null;
+  /** The path of the object being walked; the attribute itself is passed to report(). */
   readonly stack: (string | number)[];
   depth: number;
   profiles: number;
 }
 
-function pathOf(stack: readonly (string | number)[]): string {
+function pathOf(stack: readonly (string | number)[], last: string | number | undefined): string {
   let out = '';
   for (const s of stack) out = typeof s === 'number' ? `${out}[${s}]` : out ? `${out}.${s}` : s;
+  if (last !== undefined) out = typeof last === 'number' ? `${out}[${last}]` : out ? `${out}.${last}` : last;
   return out;
 }
 
-function report(ctx: Ctx, kind: OcsfIssueKind, message: string): void {
+/** Paths are only built here, when an issue is found: a valid event never pays for them. */
+function report(ctx: Ctx, kind: OcsfIssueKind, message: string, last?: string | number): void {
   const issues = (ctx.issues ??= []);
-  if (issues.length < MAX_ISSUES) issues.push({ path: pathOf(ctx.stack), kind, message });
+  if (issues.length < MAX_ISSUES) issues.push({ path: pathOf(ctx.stack, last), kind, message });
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -124,9 +141,14 @@ class Compiler {
     const free = isObject && a.objectType === FREE_OBJECT;
     const type = isObject ? undefined : this.catalog.type(a.type);
     let enumCaptions: Map<unknown, string> | undefined;
+    let enumById: (string | undefined)[] | undefined;
     if (a.enum && !overrides.noEnum) {
       const numeric = rootType(this.catalog, a.type) !== 'string_t';
       enumCaptions = new Map(Object.entries(a.enum).map(([k, caption]) => [numeric ? Number(k) : k, caption]));
+      const ids = [...enumCaptions.keys()];
+      if (numeric && ids.every((id) => Number.isInteger(id) && (id as number) >= 0 && (id as number) < ENUM_ARRAY_MAX)) {
+        enumById = Array.from({ length: Math.max(...(ids as number[])) + 1 }, (_, id) => enumCaptions!.get(id));
+      }
     }
     return {
       name: a.name,
@@ -139,6 +161,7 @@ class Compiler {
       object: isObject && !free ? this.object(a.objectType as string) : undefined,
       check: isObject ? undefined : this.valueCheck(a.type),
       enumCaptions,
+      enumById,
       enumKind: overrides.enumKind ?? 'enum',
       sibling: enumCaptions ? a.sibling : undefined,
       required: a.requirement === 'required',
@@ -220,6 +243,8 @@ function emptySpec(name: string, constraints: { readonly at_least_one?: readonly
     requiredByProfile: [],
     atLeastOne: constraints?.at_least_one,
     justOne: constraints?.just_one,
+    seenKeys: new Array<string>(SEEN_KEYS).fill(''),
+    seenAttrs: new Array<AttrSpec | undefined>(SEEN_KEYS).fill(undefined),
   };
 }
 
@@ -229,15 +254,11 @@ function classChecks(event: Record<string, unknown>, ctx: Ctx, classUid: number,
   if (typeof activity === 'number' && typeof typeUid === 'number') {
     const expected = classUid * 100 + activity;
     if (typeUid !== expected) {
-      ctx.stack.push('type_uid');
-      report(ctx, 'type_uid', `type_uid must be class_uid * 100 + activity_id = ${expected}, got ${typeUid}`);
-      ctx.stack.pop();
+      report(ctx, 'type_uid', `type_uid must be class_uid * 100 + activity_id = ${expected}, got ${typeUid}`, 'type_uid');
     } else if (typeof event.type_name === 'string' && activity !== OTHER) {
       const caption = typeNames.get(typeUid);
       if (caption !== undefined && caption !== event.type_name) {
-        ctx.stack.push('type_name');
-        report(ctx, 'caption', `type_name must be "${caption}" for type_uid ${typeUid}, got ${describe(event.type_name)}`);
-        ctx.stack.pop();
+        report(ctx, 'caption', `type_name must be "${caption}" for type_uid ${typeUid}, got ${describe(event.type_name)}`, 'type_name');
       }
     }
   }
@@ -245,52 +266,57 @@ function classChecks(event: Record<string, unknown>, ctx: Ctx, classUid: number,
   if (isPlainObject(metadata)) {
     ctx.stack.push('metadata');
     if (typeof metadata.version === 'string' && metadata.version !== version) {
-      ctx.stack.push('version');
-      report(ctx, 'metadata', `metadata.version must be "${version}", got ${describe(metadata.version)}`);
-      ctx.stack.pop();
+      report(ctx, 'metadata', `metadata.version must be "${version}", got ${describe(metadata.version)}`, 'version');
     }
     const product = metadata.product;
     if (isPlainObject(product) && product.name == null && product.vendor_name == null) {
-      ctx.stack.push('product');
-      report(ctx, 'metadata', 'metadata.product needs at least a name or a vendor_name');
-      ctx.stack.pop();
+      report(ctx, 'metadata', 'metadata.product needs at least a name or a vendor_name', 'product');
     }
     ctx.stack.pop();
   }
 }
 
 function walk(obj: Record<string, unknown>, spec: ObjSpec, ctx: Ctx): void {
-  const stack = ctx.stack;
+  const seenKeys = spec.seenKeys;
+  const seenAttrs = spec.seenAttrs;
+  let position = 0;
   let required = 0;
   let atLeastOne = 0;
   let justOne = 0;
   for (const key in obj) {
+    const at = position++;
     const value = obj[key];
     if (value === null || value === undefined) continue; // null is absent, in JSON as in OCSF
-    const attr = spec.attrs.get(key);
-    stack.push(key);
+    let attr: AttrSpec | undefined;
+    if (at < SEEN_KEYS && seenKeys[at] === key) attr = seenAttrs[at];
+    else {
+      attr = spec.attrs.get(key);
+      if (at < SEEN_KEYS) {
+        seenKeys[at] = key;
+        seenAttrs[at] = attr;
+      }
+    }
     if (attr === undefined) {
-      report(ctx, 'unknown_attribute', `"${key}" is not an attribute of ${spec.name}`);
+      report(ctx, 'unknown_attribute', `"${key}" is not an attribute of ${spec.name}`, key);
     } else if (attr.profileMask !== 0 && (attr.profileMask & ctx.profiles) === 0) {
-      report(ctx, 'unknown_attribute', `"${key}" belongs to the profile ${attr.profiles}, which metadata.profiles does not list`);
+      report(ctx, 'unknown_attribute', `"${key}" belongs to the profile ${attr.profiles}, which metadata.profiles does not list`, key);
     } else {
       if (attr.required) required++;
       if (attr.inAtLeastOne) atLeastOne++;
       if (attr.inJustOne) justOne++;
-      if (!attr.isArray) checkValue(value, attr, obj, ctx);
-      else if (!Array.isArray(value)) report(ctx, 'type', `expected an array of ${attr.label}, got ${describe(value)}`);
-      else
-        for (let i = 0; i < value.length; i++) {
-          stack.push(i);
-          checkValue(value[i], attr, null, ctx);
-          stack.pop();
-        }
+      if (!attr.isArray) checkValue(value, attr, obj, ctx, key);
+      else if (!Array.isArray(value)) report(ctx, 'type', `expected an array of ${attr.label}, got ${describe(value)}`, key);
+      else {
+        ctx.stack.push(key);
+        for (let i = 0; i < value.length; i++) checkValue(value[i], attr, null, ctx, i);
+        ctx.stack.pop();
+      }
     }
-    stack.pop();
   }
 
   let expected = spec.requiredAlways;
-  for (const attr of spec.requiredByProfile) if ((attr.profileMask & ctx.profiles) !== 0) expected++;
+  const byProfile = spec.requiredByProfile;
+  for (let i = 0; i < byProfile.length; i++) if ((byProfile[i]!.profileMask & ctx.profiles) !== 0) expected++;
   if (required < expected) reportMissing(obj, spec, ctx);
   if (spec.atLeastOne !== undefined && atLeastOne === 0) {
     report(ctx, 'constraint', `${spec.name} needs at least one of ${spec.atLeastOne.join(', ')}`);
@@ -306,39 +332,40 @@ function reportMissing(obj: Record<string, unknown>, spec: ObjSpec, ctx: Ctx): v
     const value = obj[attr.name];
     if (value !== null && value !== undefined) continue;
     if (attr.profileMask !== 0 && (attr.profileMask & ctx.profiles) === 0) continue;
-    ctx.stack.push(attr.name);
-    report(ctx, 'missing_required', attr.profileMask ? `"${attr.name}" is required by the profile ${attr.profiles}` : `"${attr.name}" is required`);
-    ctx.stack.pop();
+    report(ctx, 'missing_required', attr.profileMask ? `"${attr.name}" is required by the profile ${attr.profiles}` : `"${attr.name}" is required`, attr.name);
   }
 }
 
-/** `parent` is the object holding a single (non-array) value, for its sibling caption. */
-function checkValue(value: unknown, attr: AttrSpec, parent: Record<string, unknown> | null, ctx: Ctx): void {
+/**
+ * `key` is where the value sits in its parent (an attribute name, or an index in a list);
+ * `parent` is the object holding a single (non-array) value, for its sibling caption.
+ */
+function checkValue(value: unknown, attr: AttrSpec, parent: Record<string, unknown> | null, ctx: Ctx, key: string | number): void {
   if (attr.kind !== 'scalar') {
-    if (!isPlainObject(value)) return report(ctx, 'type', `expected ${attr.label}, got ${describe(value)}`);
+    if (!isPlainObject(value)) return report(ctx, 'type', `expected ${attr.label}, got ${describe(value)}`, key);
     if (attr.kind === 'free') return;
-    if (ctx.depth >= MAX_DEPTH) return report(ctx, 'type', `objects are nested deeper than ${MAX_DEPTH} levels`);
+    if (ctx.depth >= MAX_DEPTH) return report(ctx, 'type', `objects are nested deeper than ${MAX_DEPTH} levels`, key);
     ctx.depth++;
+    ctx.stack.push(key);
     walk(value, attr.object as ObjSpec, ctx);
+    ctx.stack.pop();
     ctx.depth--;
     return;
   }
   const wrong = (attr.check as ValueCheck)(value);
-  if (wrong !== undefined) return report(ctx, 'type', wrong);
+  if (wrong !== undefined) return report(ctx, 'type', wrong, key);
   const captions = attr.enumCaptions;
   if (captions === undefined) return;
-  const caption = captions.get(value);
+  const byId = attr.enumById;
+  const caption = byId !== undefined ? (typeof value === 'number' ? byId[value] : undefined) : captions.get(value);
   if (caption === undefined) {
-    return report(ctx, attr.enumKind, `${describe(value)} is not a value of ${attr.name} (${[...captions.keys()].join(', ')})`);
+    return report(ctx, attr.enumKind, `${describe(value)} is not a value of ${attr.name} (${[...captions.keys()].join(', ')})`, key);
   }
   const sibling = attr.sibling;
   if (sibling === undefined || parent === null || value === OTHER) return;
   const given = parent[sibling];
   if (typeof given === 'string' && given !== caption) {
-    const stack = ctx.stack;
-    stack[stack.length - 1] = sibling;
-    report(ctx, 'caption', `${sibling} must be "${caption}" for ${attr.name} ${String(value)}, got ${describe(given)}`);
-    stack[stack.length - 1] = attr.name;
+    report(ctx, 'caption', `${sibling} must be "${caption}" for ${attr.name} ${String(value)}, got ${describe(given)}`, sibling);
   }
 }
 

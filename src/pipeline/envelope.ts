@@ -37,7 +37,7 @@ export interface Envelope {
   received_at: string;
 }
 
-/** One line of a normalized batch (normalized_batches.events is NDJSON of these). */
+/** One line of a normalized batch (normalized_batches.events holds NDJSON of these, compressed: pipeline/batch-codec.ts). */
 export interface NormalizedRecord extends Envelope {
   mapping_version_id: string;
   /** false: invalid OCSF delivered under a lenient policy; `issues` says why. */

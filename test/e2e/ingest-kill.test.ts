@@ -14,6 +14,7 @@ import { freshPostgresDatabase } from '../support/db.js';
 import { setUpIngestion, processedEvents, type IngestSetup } from '../support/ingest.js';
 import { spawnWeir, type WeirProcess } from '../support/process.js';
 import { deletePrefix, uniquePrefix } from '../support/redis.js';
+import { readRecords } from '../../src/pipeline/batch-codec.js';
 
 const distributed = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
 const started = (l: Record<string, unknown>) => l.msg === 'weir started';
@@ -86,10 +87,8 @@ async function outcomes(query: (sql: string) => Promise<Record<string, unknown>[
     if (typeof seq === 'string') seen.set(seq, (seen.get(seq) ?? 0) + 1);
   };
   for (const row of await query('select events from normalized_batches')) {
-    for (const line of String(row.events).split('\n')) {
-      if (!line) continue;
-      const record = JSON.parse(line) as { ocsf: { unmapped?: { weir_test_seq?: unknown } } };
-      add(record.ocsf.unmapped?.weir_test_seq);
+    for (const record of await readRecords(String(row.events))) {
+      add((record.ocsf.unmapped as { weir_test_seq?: unknown } | undefined)?.weir_test_seq);
     }
   }
   for (const row of await query('select raw from quarantine_events')) {

@@ -6,6 +6,7 @@ import { createIntegration, ingestBatch, publishMapping, runJob, runNormalize } 
 import { newId } from '../../core/ids.js';
 import { NORMALIZATION_HOUSEKEEPING_QUEUE, PURGE_QUARANTINE_JOB, TRIM_SAMPLES_JOB } from './jobs.js';
 import { ORG_TABLES } from './store.js';
+import { decodeRecords } from '../../pipeline/batch-codec.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -137,7 +138,7 @@ describe('reprocessing quarantined events', () => {
     ]);
     const out = await db().selectFrom('normalized_batches').selectAll().where('integration_id', '=', integration).where('source', '=', 'reprocess').execute();
     expect(out).toHaveLength(1);
-    const record = JSON.parse(out[0]!.events) as { id: string; received_at: string; mapping_version_id: string };
+    const record = JSON.parse(await decodeRecords(out[0]!.events)) as { id: string; received_at: string; mapping_version_id: string };
     expect(record).toMatchObject({ id: batch.ids[0], received_at: batch.received_at, mapping_version_id: version });
     expect(out[0]).toMatchObject({ event_count: 1, quarantined_count: 0, route_state: 'pending' });
 

@@ -4,6 +4,7 @@ import { createOrganization } from '../../../test/support/identity.js';
 import { createIntegration, ingestBatch, publishMapping, runNormalize, sleep } from '../../../test/support/normalization.js';
 import { NORMALIZE_JOB, NORMALIZE_QUEUE, type NormalizedRecord } from '../../pipeline/envelope.js';
 import { startConsumers } from '../../roles/jobs.js';
+import { readRecords } from '../../pipeline/batch-codec.js';
 
 const REFRESH_MS = 100;
 
@@ -49,7 +50,7 @@ async function quarantine(integrationId: number) {
 
 async function records(batchId: string): Promise<NormalizedRecord[]> {
   const row = await db().selectFrom('normalized_batches').selectAll().where('id', '=', batchId).executeTakeFirstOrThrow();
-  return row.events === '' ? [] : row.events.split('\n').map((l) => JSON.parse(l) as NormalizedRecord);
+  return readRecords(row.events);
 }
 
 describe('normalization worker', () => {

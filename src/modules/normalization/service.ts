@@ -7,6 +7,7 @@ import type { Logger } from '../../platform/logger.js';
 import type { IngestBatch, QuarantineKind } from '../../pipeline/envelope.js';
 import { normalizeBatch, type StageContext, type StageResult } from '../../pipeline/normalize/stage.js';
 import type { Aggregates } from './aggregates.js';
+import { encodeRecords } from '../../pipeline/batch-codec.js';
 import type { MappingRegistry } from './registry.js';
 import type { NormalizationStore } from './store.js';
 
@@ -63,7 +64,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
   const { store, registry, aggregates, validate, transaction, clock, logger } = deps;
 
   /** Normalized output to the next stage: routing reads batches whose route_state is 'pending'. */
-  function batchRow(batch: IngestBatch, result: StageResult, source: string, bytes: number, now: Date) {
+  async function batchRow(batch: IngestBatch, result: StageResult, source: string, bytes: number, now: Date) {
     return {
       id: batch.id,
       organization_id: batch.organization_id,
@@ -74,7 +75,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
       flagged_count: result.flagged,
       quarantined_count: result.quarantined.length,
       bytes,
-      events: result.ndjson,
+      events: await encodeRecords(result.ndjson),
       // Nothing to route: the row stays only as the batch's "done" marker.
       route_state: result.normalized === 0 ? 'done' : 'pending',
       created_at: now,
@@ -99,8 +100,10 @@ export function createNormalizationService(deps: NormalizationDeps) {
 
     // The batch row, its quarantine and its counters commit together, and only if the row
     // is new: a job redelivered after a crash finds it and counts nothing twice.
+    // Compressed before the transaction opens: it takes a few ms on the thread pool.
+    const row = await batchRow(batch, result, batch.source, batch.bytes, now);
     const stored = await transaction(async () => {
-      if (!(await store.insertBatch(batchRow(batch, result, batch.source, batch.bytes, now)))) return false;
+      if (!(await store.insertBatch(row))) return false;
       await store.insertQuarantine(
         result.quarantined.map((q) => ({
           id: q.id,
@@ -191,8 +194,9 @@ export function createNormalizationService(deps: NormalizationDeps) {
       if (result.normalized === 0) continue;
       const bytes = group.reduce((n, i, index) => (failed.has(index) ? n : n + Buffer.byteLength(JSON.stringify(i.raw))), 0);
       // Inside the caller's transaction when there is one: the quarantine rows change with it.
+      const row = await batchRow(batch, { ...result, quarantined: [] }, 'reprocess', bytes, now);
       await transaction(async () => {
-        await store.insertBatch(batchRow(batch, { ...result, quarantined: [] }, 'reprocess', bytes, now));
+        await store.insertBatch(row);
         // Events in were counted when the events first arrived; only the outcome is new.
         await store.addCounters({
           organization_id: batch.organization_id,

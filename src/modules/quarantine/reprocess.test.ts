@@ -4,6 +4,7 @@ import { createOrganization, createPrincipal, type Principal } from '../../../te
 import { integration, quarantine, stored } from '../../../test/support/quarantine.js';
 import { newId } from '../../core/ids.js';
 import type { ReprocessItem, ReprocessOutcome } from './service.js';
+import { readRecords } from '../../pipeline/batch-codec.js';
 
 let t: TestApp;
 let orgA: number;
@@ -172,7 +173,7 @@ describe('reprocess with the real normalization stage', () => {
     const batches = await t.container.database.db.selectFrom('normalized_batches').selectAll().where('source', '=', 'reprocess').execute();
     expect(batches).toHaveLength(1);
     expect(batches[0]).toMatchObject({ organization_id: orgA, integration_id: intA, stream: 'events', event_count: 1 });
-    const record = JSON.parse(batches[0]!.events.trim().split('\n')[0]!) as Json;
+    const record = (await readRecords(batches[0]!.events))[0] as unknown as Json;
     expect(record).toMatchObject({ id: good, mapping_version_id: versionId, valid: true, ocsf: { class_uid: 6003, actor: { user: { name: 'alice' } } } });
   });
 });

@@ -9,6 +9,7 @@ import { collectObservables, compileObservables } from './observables.js';
 import { isAbsent, type Getter } from './paths.js';
 import { MappingCompileError, type CompiledMapping, type MapContext, type MappingDocument, type MappingProblem, type MappingRule, type MapResult } from './types.js';
 import { ReadTree } from './unmapped.js';
+import { eventRoot } from './event-root.js';
 
 export { MappingDocumentSchema } from './document.js';
 export { TYPE_CASTS } from './casts.js';
@@ -127,17 +128,8 @@ function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, ca
     const [activityId, activityName] = activity(raw);
     const metadata: Obj = { product: { ...product }, version };
     if (profiles) metadata.profiles = profiles.slice();
-    const ev: Obj = {
-      activity_id: activityId,
-      activity_name: activityName,
-      category_uid: categoryUid,
-      category_name: categoryName,
-      class_uid: classUid,
-      class_name: className,
-      type_uid: classUid * 100 + activityId,
-      type_name: typeNames.get(activityId) ?? `${className}: Other`,
-      metadata,
-    };
+    const typeName = typeNames.get(activityId) ?? `${className}: Other`;
+    const ev = eventRoot(activityId, activityName, categoryUid, categoryName, classUid, className, classUid * 100 + activityId, typeName, metadata);
     runBlock(block, raw, ev);
     if (ev.time === undefined) ev.time = ctx.receivedAtMs;
     if (needsSeverity && ev.severity_id === undefined) {

@@ -11,6 +11,9 @@ export type Predicate = (src: unknown) => boolean;
 
 export const MAX_REGEX_LENGTH = 512;
 const MAX_DEPTH = 16;
+/** Per `matches` condition: answers remembered, and the longest input remembered. */
+const MEMO_SIZE = 256;
+const MEMO_MAX_INPUT = 128;
 
 const LEAF_OPS = ['eq', 'ne', 'in', 'prefix', 'suffix', 'contains', 'matches', 'exists', 'gt', 'gte', 'lt', 'lte'] as const;
 type LeafOp = (typeof LEAF_OPS)[number];
@@ -77,7 +80,20 @@ function test(op: LeafOp, arg: unknown, ctx: ConditionContext, at: string): ((v:
       } catch (e) {
         return bad(`invalid regular expression (RE2 syntax): ${(e as Error).message}`);
       }
-      return (v) => typeof v === 'string' && re.test(v);
+      // RE2 in JavaScript costs microseconds a test; the tested fields (event names,
+      // technique ids) repeat from event to event, so recent answers are remembered.
+      const memo = new Map<string, boolean>();
+      return (v) => {
+        if (typeof v !== 'string') return false;
+        if (v.length > MEMO_MAX_INPUT) return re.test(v);
+        let hit = memo.get(v);
+        if (hit === undefined) {
+          if (memo.size >= MEMO_SIZE) memo.clear();
+          hit = re.test(v);
+          memo.set(v, hit);
+        }
+        return hit;
+      };
     }
     case 'exists':
       if (typeof arg !== 'boolean') return bad('must be true or false');

@@ -25,18 +25,35 @@ function walk(v: unknown, spec: ObservableSpec, i: number, out: Obj[]): void {
     return;
   }
   if (i === spec.keys.length) {
-    if (typeof v === 'string' ? v !== '' : typeof v === 'number' || typeof v === 'boolean') {
-      out.push({ name: spec.name, type_id: spec.typeId, type: spec.type, value: String(v) });
-    }
+    push(out, spec, v);
     return;
   }
   if (typeof v === 'object' && v !== null) walk((v as Obj)[spec.keys[i]!], spec, i + 1, out);
 }
 
+function push(out: Obj[], spec: ObservableSpec, v: unknown): void {
+  if (typeof v === 'string' ? v !== '' : typeof v === 'number' || typeof v === 'boolean') {
+    out.push({ name: spec.name, type_id: spec.typeId, type: spec.type, value: String(v) });
+  }
+}
+
 /** The observables of a finished event, or undefined when there are none. */
 export function collectObservables(specs: readonly ObservableSpec[], ev: Obj): Obj[] | undefined {
   if (specs.length === 0) return undefined;
-  const out: Obj[] = [];
-  for (const spec of specs) walk(ev, spec, 0, out);
-  return out.length > 0 ? out : undefined;
+  let out: Obj[] | undefined;
+  for (let s = 0; s < specs.length; s++) {
+    const spec = specs[s]!;
+    const keys = spec.keys;
+    // Most paths meet no list: follow them in a loop, and hand the rest to walk().
+    let v: unknown = ev;
+    let i = 0;
+    for (; i < keys.length; i++) {
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) break;
+      v = (v as Obj)[keys[i]!];
+    }
+    if (v === undefined) continue;
+    if (i === keys.length && !Array.isArray(v)) push((out ??= []), spec, v);
+    else walk(v, spec, i, (out ??= []));
+  }
+  return out !== undefined && out.length > 0 ? out : undefined;
 }

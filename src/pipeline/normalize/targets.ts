@@ -104,10 +104,17 @@ export function makeSetter(steps: readonly TargetStep[]): Setter {
     };
   }
   if (plain && steps.length === 3) {
-    const [s0, s1] = steps as [TargetStep, TargetStep];
+    const a = steps[0]!.k;
+    const b = steps[1]!.k;
     const c = last.k;
     return (out, v) => {
-      child(child(out, s0), s1)[c] = v;
+      let o = out[a];
+      if (o === undefined) out[a] = o = {};
+      else if (typeof o !== 'object' || o === null || Array.isArray(o)) conflict(a);
+      let p = (o as Obj)[b];
+      if (p === undefined) (o as Obj)[b] = p = {};
+      else if (typeof p !== 'object' || p === null || Array.isArray(p)) conflict(b);
+      (p as Obj)[c] = v;
     };
   }
   const init = steps.slice(0, -1);

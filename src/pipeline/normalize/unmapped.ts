@@ -11,9 +11,18 @@ interface ReadNode {
   keys: Map<string, ReadNode> | null;
   /** Reads below the elements of this array (`[*]`, `[n]` and `each` all read every element). */
   elem: ReadNode | null;
+  /**
+   * The key met at each position of the last object visited here, and its node: events of
+   * one stream share their key order, so most lookups are an identity comparison.
+   */
+  seenKeys: string[] | null;
+  seenNodes: (ReadNode | undefined)[] | null;
 }
 
-const node = (): ReadNode => ({ full: false, keys: null, elem: null });
+/** Key positions remembered per node; keys beyond are looked up every time. */
+const SEEN_KEYS = 64;
+
+const node = (): ReadNode => ({ full: false, keys: null, elem: null, seenKeys: null, seenNodes: null });
 
 export class ReadTree {
   private readonly root = node();
@@ -23,6 +32,7 @@ export class ReadTree {
     let n = this.root;
     for (const s of segs) {
       if (n.full) return;
+      n.seenKeys = n.seenNodes = null; // the key -> node answers may change
       if (s.t === 'key') {
         n.keys ??= new Map();
         let next = n.keys.get(s.k);
@@ -75,9 +85,22 @@ function extract(value: unknown, n: ReadNode): unknown {
   if (typeof value === 'object' && value !== null) {
     const obj = value as Record<string, unknown>;
     if (n.keys) {
+      const keys = n.keys;
+      const seenKeys = (n.seenKeys ??= new Array<string>(SEEN_KEYS).fill(''));
+      const seenNodes = (n.seenNodes ??= new Array<ReadNode | undefined>(SEEN_KEYS).fill(undefined));
+      let position = 0;
       let res: Record<string, unknown> | undefined;
       for (const k in obj) {
-        const child = n.keys.get(k);
+        const at = position++;
+        let child: ReadNode | undefined;
+        if (at < SEEN_KEYS && seenKeys[at] === k) child = seenNodes[at];
+        else {
+          child = keys.get(k);
+          if (at < SEEN_KEYS) {
+            seenKeys[at] = k;
+            seenNodes[at] = child;
+          }
+        }
         if (!child) res = put(res, k, obj[k]);
         else if (!child.full) {
           const r = extract(obj[k], child);

@@ -11,6 +11,8 @@ export interface JobsTable {
   queue: string;
   name: string;
   payload: Json;
+  /** base64(gzip(JSON)) of a large payload (then payload is null). */
+  payload_gz: string | null;
   state: 'waiting' | 'active' | 'completed' | 'failed';
   attempts_made: Generated<number>;
   max_attempts: number;

@@ -9,6 +9,7 @@ import { errorText } from './options.js';
 import { settlesWithin } from './settle.js';
 import type { Consumer, Job, JobHandler } from './port.js';
 import { claim, complete, fail, msUntilNextDue, renew, sweep, type ClaimedRow } from './database-store.js';
+import { decodePayload } from './payload-codec.js';
 
 export interface DatabaseConsumerSettings {
   db: Kysely<DB>;
@@ -134,6 +135,7 @@ export class DatabaseConsumer implements Consumer {
     const done = (async () => {
       let failure: { err: unknown } | undefined;
       try {
+        job.payload = await decodePayload(row.payload, row.payload_gz);
         await s.handler(job, controller.signal);
       } catch (err) {
         failure = { err };

@@ -10,11 +10,13 @@ import { newId } from '../../core/ids.js';
 import type { DB, Executor } from '../db/index.js';
 import type { JobCounts } from './port.js';
 import type { ResolvedJobOptions } from './options.js';
+import { encodePayload } from './payload-codec.js';
 
 export interface ClaimedRow {
   id: string;
   name: string;
   payload: unknown;
+  payload_gz: string | null;
   attempts_made: number;
   max_attempts: number;
   repeat_key: string | null;
@@ -33,9 +35,10 @@ export async function insertJob(
   options: ResolvedJobOptions,
 ): Promise<string> {
   const id = options.jobId ?? newId();
+  const encoded = await encodePayload(payload);
   await sql`
-    insert into jobs (queue, id, name, payload, state, max_attempts, backoff_ms, run_at)
-    values (${queue}, ${id}, ${name}, ${json(payload)}::jsonb, 'waiting', ${options.attempts}, ${options.backoffMs},
+    insert into jobs (queue, id, name, payload, payload_gz, state, max_attempts, backoff_ms, run_at)
+    values (${queue}, ${id}, ${name}, ${encoded.json}::jsonb, ${encoded.gz}, 'waiting', ${options.attempts}, ${options.backoffMs},
             now() + ${interval(options.delayMs)})
     on conflict (queue, id) do nothing`.execute(db);
   return id;
@@ -56,7 +59,7 @@ export async function claim(db: Kysely<DB>, queue: string, limit: number, consum
                       attempts_made = attempts_made + 1
       from due
       where jobs.queue = ${queue} and jobs.id = due.id
-      returning jobs.id, jobs.name, jobs.payload, jobs.attempts_made, jobs.max_attempts, jobs.repeat_key, jobs.run_at`.execute(
+      returning jobs.id, jobs.name, jobs.payload, jobs.payload_gz, jobs.attempts_made, jobs.max_attempts, jobs.repeat_key, jobs.run_at`.execute(
       trx,
     );
     for (const row of rows) {

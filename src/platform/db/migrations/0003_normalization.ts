@@ -60,11 +60,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('flagged_count', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('quarantined_count', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('bytes', 'integer', (c) => c.notNull())
-    // NDJSON of normalized records (envelope + OCSF); routing reads it.
+    // base64(gzip(NDJSON of normalized records)) (pipeline/batch-codec.ts); routing reads it.
     .addColumn('events', 'text', (c) => c.notNull())
     .addColumn('route_state', 'text', (c) => c.notNull().defaultTo('pending'))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
+  // Compressed already: no TOAST compression on top.
+  await sql`alter table normalized_batches alter column events set storage external`.execute(db);
   await sql`create index normalized_batches_created on normalized_batches (created_at)`.execute(db);
   await sql`create index normalized_batches_integration on normalized_batches (integration_id, created_at)`.execute(db);
 

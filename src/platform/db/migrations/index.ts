@@ -4,10 +4,12 @@ import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_identity.js';
 import * as m0003 from './0003_normalization.js';
 import * as m0004 from './0004_audit_target_index.js';
+import * as m0005 from './0005_compressed_payloads.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_identity': m0002,
   '0003_normalization': m0003,
   '0004_audit_target_index': m0004,
+  '0005_compressed_payloads': m0005,
 };
