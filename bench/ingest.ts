@@ -36,7 +36,7 @@ const workerCount = Number(values.workers);
 function startRole(role: string, env: Record<string, string>): { proc: ChildProcess; url: Promise<string> } {
   const proc = spawn(process.execPath, ['dist/src/main.js', role], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = new Promise<string>((resolve, reject) => {
@@ -54,6 +54,8 @@ function startRole(role: string, env: Record<string, string>): { proc: ChildProc
     proc.on('exit', (code) => reject(new Error(`${role} exited with ${String(code)}`)));
   });
   proc.stdout?.resume();
+  // Workers never print an address: their promise rejects at exit, unobserved.
+  url.catch(() => undefined);
   return { proc, url };
 }
 
@@ -101,6 +103,7 @@ async function run(url: string, ctx: Target, payloads: string[]): Promise<RunRes
     requests: payloads.map((body) => ({ method: 'POST' as const, body, headers: { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/x-ndjson' } })),
   });
   const acceptedEvents = r['2xx'] * batchSize;
+  if (process.env.BENCH_DEBUG) console.error(`load: ${r['2xx']} x 2xx, ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
   const loadMs = Date.now() - started;
   // Wait until the workers have normalized (or quarantined) every accepted event.
   const deadline = Date.now() + 600_000;
@@ -108,6 +111,7 @@ async function run(url: string, ctx: Target, payloads: string[]): Promise<RunRes
   while (done - before < acceptedEvents && Date.now() < deadline) {
     await new Promise((res) => setTimeout(res, 250));
     done = await processedEvents(url, ctx.cookie, ctx.integrationId);
+    if (process.env.BENCH_DEBUG) console.error(`processed ${done - before} of ${acceptedEvents}`);
   }
   const e2eMs = Date.now() - started;
   if (done - before < acceptedEvents) throw new Error(`only ${done - before} of ${acceptedEvents} events normalized in time`);
