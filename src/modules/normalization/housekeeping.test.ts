@@ -4,7 +4,7 @@ import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization } from '../../../test/support/identity.js';
 import { createIntegration, ingestBatch, publishMapping, runJob, runNormalize } from '../../../test/support/normalization.js';
 import { newId } from '../../core/ids.js';
-import { NORMALIZATION_HOUSEKEEPING_QUEUE, PURGE_QUARANTINE_JOB, TRIM_SAMPLES_JOB } from './jobs.js';
+import { NORMALIZATION_HOUSEKEEPING_QUEUE, PURGE_BATCHES_JOB, PURGE_QUARANTINE_JOB, TRIM_SAMPLES_JOB } from './jobs.js';
 import { ORG_TABLES } from './store.js';
 import { decodeRecords } from '../../pipeline/batch-codec.js';
 
@@ -50,6 +50,21 @@ describe('normalization housekeeping', () => {
     expect(left.map((r) => r.id)).toEqual([keptA, keptB].sort());
   });
 
+  it('purges normalized batches past their organization retention', async () => {
+    const org = await createOrganization(t, 'batch-retention');
+    const integration = await createIntegration(t, org);
+    const batch = (ageMs: number) => {
+      const at = new Date(Date.now() - ageMs);
+      return { id: newId(), organization_id: org, integration_id: integration, stream: 's', source: 'push', event_count: 1, bytes: 1, events: '', created_at: at };
+    };
+    const kept = batch(6 * DAY);
+    await db().insertInto('normalized_batches').values([kept, batch(8 * DAY)]).execute();
+
+    await runJob(t, NORMALIZATION_HOUSEKEEPING_QUEUE, PURGE_BATCHES_JOB);
+    const left = await db().selectFrom('normalized_batches').select('id').where('organization_id', '=', org).execute();
+    expect(left.map((r) => r.id)).toEqual([kept.id]);
+  });
+
   it('keeps the newest 50 raw samples per stream and none older than 7 days', async () => {
     const org = await createOrganization(t, 'samples');
     const integration = await createIntegration(t, org);
@@ -74,15 +89,15 @@ describe('normalization housekeeping', () => {
   });
 
   it('beat enqueues one housekeeping job per task and slot', async () => {
-    const tasks = t.container.beatTasks.filter((x) => [PURGE_QUARANTINE_JOB, TRIM_SAMPLES_JOB].includes(x.name));
-    expect(tasks).toHaveLength(2);
+    const tasks = t.container.beatTasks.filter((x) => [PURGE_QUARANTINE_JOB, TRIM_SAMPLES_JOB, PURGE_BATCHES_JOB].includes(x.name));
+    expect(tasks).toHaveLength(3);
     const now = new Date('2026-11-21T10:01:00Z');
     for (const task of tasks) {
       await task.run(now);
       await task.run(new Date(now.getTime() + 60_000));
     }
     const counts = await t.container.queue.counts(NORMALIZATION_HOUSEKEEPING_QUEUE);
-    expect(counts.waiting + counts.delayed).toBe(2);
+    expect(counts.waiting + counts.delayed).toBe(3);
   });
 
   it('deletes an organization\'s normalization data with the organization', async () => {

@@ -12,6 +12,8 @@ import type { NormalizationStore } from './store.js';
 
 export const NORMALIZATION_HOUSEKEEPING_QUEUE = 'normalization';
 export const PURGE_QUARANTINE_JOB = 'normalization.purge_quarantine';
+/** Normalized batches past their organization's retention (bounded storage until routing consumes them). */
+export const PURGE_BATCHES_JOB = 'normalization.purge_batches';
 export const TRIM_SAMPLES_JOB = 'normalization.trim_samples';
 
 export const HOUSEKEEPING = {
@@ -74,9 +76,10 @@ async function drain(deleteChunk: () => Promise<number>): Promise<number> {
   return total;
 }
 
-export function housekeeping(store: Pick<NormalizationStore, 'purgeQuarantine' | 'trimSamples'>, clock: Clock) {
+export function housekeeping(store: Pick<NormalizationStore, 'purgeQuarantine' | 'purgeBatches' | 'trimSamples'>, clock: Clock) {
   return {
     purgeQuarantine: () => drain(() => store.purgeQuarantine(clock.now(), HOUSEKEEPING.defaultRetentionDays, HOUSEKEEPING.deleteChunk)),
+    purgeBatches: () => drain(() => store.purgeBatches(clock.now(), HOUSEKEEPING.defaultRetentionDays, HOUSEKEEPING.deleteChunk)),
     trimSamples: () =>
       drain(() => store.trimSamples(HOUSEKEEPING.samplesPerStream, new Date(clock.now().getTime() - HOUSEKEEPING.sampleMaxAgeMs), HOUSEKEEPING.deleteChunk)),
   };
@@ -96,6 +99,9 @@ export function housekeepingJobs(work: Housekeeping): JobRegistration {
       [TRIM_SAMPLES_JOB]: async () => {
         await work.trimSamples();
       },
+      [PURGE_BATCHES_JOB]: async () => {
+        await work.purgeBatches();
+      },
     },
   };
 }
@@ -105,6 +111,7 @@ export function housekeepingTasks(queue: QueuePort): BeatTask[] {
   const schedule = [
     { name: PURGE_QUARANTINE_JOB, everyMs: HOUR },
     { name: TRIM_SAMPLES_JOB, everyMs: HOUR / 4 },
+    { name: PURGE_BATCHES_JOB, everyMs: HOUR },
   ];
   return schedule.map(({ name, everyMs }) => ({
     name,

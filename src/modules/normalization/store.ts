@@ -124,6 +124,16 @@ const json = (rows: unknown[]) => JSON.stringify(rows);
 export function createNormalizationStore(db: Kysely<DB>) {
   const q = () => executor(db);
 
+  async function purgeExpired(table: 'quarantine_events' | 'normalized_batches', now: Date, defaultDays: number, limit: number): Promise<number> {
+    const res = await sql`
+      delete from ${sql.table(table)} where id in (
+        select t.id from ${sql.table(table)} t
+        left join organizations o on o.id = t.organization_id
+        where t.created_at < ${now}::timestamptz - make_interval(days => coalesce(o.retention_days, ${defaultDays}))
+        limit ${limit})`.execute(q());
+    return Number(res.numAffectedRows ?? 0);
+  }
+
   return {
     /** Changes whenever a row is added, removed or touched (any updated_at or live version). */
     async fingerprints(): Promise<Fingerprints> {
@@ -241,15 +251,13 @@ export function createNormalizationStore(db: Kysely<DB>) {
     },
 
     /** Deletes up to `limit` quarantined events older than their organization's retention; returns how many. */
-    async purgeQuarantine(now: Date, defaultDays: number, limit: number): Promise<number> {
-      const res = await sql`
-        delete from quarantine_events where id in (
-          select qe.id from quarantine_events qe
-          left join organizations o on o.id = qe.organization_id
-          where qe.created_at < ${now}::timestamptz - make_interval(days => coalesce(o.retention_days, ${defaultDays}))
-          limit ${limit})`.execute(q());
-      return Number(res.numAffectedRows ?? 0);
-    },
+    purgeQuarantine: (now: Date, defaultDays: number, limit: number) => purgeExpired('quarantine_events', now, defaultDays, limit),
+
+    /**
+     * Deletes up to `limit` normalized batches older than their organization's retention.
+     * Until routing consumes them they are the pipeline's output; this keeps them bounded.
+     */
+    purgeBatches: (now: Date, defaultDays: number, limit: number) => purgeExpired('normalized_batches', now, defaultDays, limit),
 
     /** Deletes up to `limit` raw samples beyond the newest `keep` of their stream or older than `before`. */
     async trimSamples(keep: number, before: Date, limit: number): Promise<number> {
