@@ -18,7 +18,7 @@ import { readRecords } from '../../src/pipeline/batch-codec.js';
 
 const distributed = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
 const started = (l: Record<string, unknown>) => l.msg === 'weir started';
-const BATCHES = 48;
+const BATCHES = 36;
 const BATCH_SIZE = 500;
 const LEASE_MS = '3000';
 
