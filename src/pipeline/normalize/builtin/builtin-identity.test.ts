@@ -1,31 +1,8 @@
 // Field-level checks of the identity-provider mappings (Okta, Microsoft Entra ID via Graph,
 // Google Workspace) on their vendor fixtures: class and activity per event type, status, the
 // user, the source address, and time as epoch ms equal to the vendor's own timestamp.
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { officialCatalog } from '../../../../test/support/ocsf-official.js';
-import { createValidator, ocsfCatalog } from '../../../ocsf/index.js';
-import { compileMapping } from '../compile.js';
-import { builtinMapping } from './index.js';
-
-type Raw = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- fixtures are free-form vendor JSON
-
-const official = createValidator(officialCatalog());
-
-/** The fixtures of a stream and a function mapping any raw event with its built-in mapping. */
-function stream(platform: string, name: string): { raw: Raw[]; out: Raw[]; map: (raw: Raw) => Raw } {
-  const mapping = compileMapping(builtinMapping(platform, name)!.document, ocsfCatalog());
-  const map = (raw: Raw): Raw => {
-    const r = mapping.map(raw, { receivedAtMs: 0 });
-    if (!r.ok) throw new Error(`${r.kind}: ${r.detail}`);
-    expect(official.validate(r.event)).toEqual([]);
-    return r.event;
-  };
-  const raw = JSON.parse(readFileSync(new URL(`../../../connectors/${platform}/fixtures/${name}.json`, import.meta.url), 'utf8')) as Raw[];
-  return { raw, out: raw.map(map), map };
-}
-
-const kind = (e: Raw) => [e.class_uid, e.activity_id, e.activity_name];
+import { kind, stream, type Raw } from '../../../../test/support/builtin.js';
 
 describe('okta/system_log', () => {
   const { raw, out, map } = stream('okta', 'system_log');
