@@ -40,6 +40,27 @@ export interface NormalizeConfig {
   mappingRefreshMs: number;
 }
 
+/** Routing and delivery (dispatcher role). */
+export interface DeliveryConfig {
+  /** How often an idle dispatcher looks for new work (normalized batches, due deliveries, changed routes). */
+  pollMs: number;
+  /** How long a dispatcher holds a claimed batch; a killed dispatcher's batches come back after it. */
+  leaseMs: number;
+  /** Normalized batches one dispatcher process routes at once. */
+  routeConcurrency: number;
+  /** Record lineage per event (off by default: one row per event and copy). */
+  lineageEnabled: boolean;
+  /** Days lineage is kept (about 7, spec). */
+  lineageDays: number;
+  /** Days dead-lettered events are kept. */
+  dlqDays: number;
+  /**
+   * Address ranges outbound connections (destination test and delivery) may reach although
+   * they are loopback, link-local or metadata addresses (SSRF guard); CIDR list, empty by default.
+   */
+  outboundAllowCidrs: readonly string[];
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -59,6 +80,8 @@ export interface Config {
   trustProxy: boolean;
   /** Master secret (32 bytes, hex or base64); generated into dataDir when absent (embedded). */
   secretKey: string | undefined;
+  /** Earlier master secrets, still accepted for decryption (and token lookup) during a key rotation. */
+  previousSecretKeys: readonly string[];
   /** Requests per minute per API token (sliding window). */
   tokenRateLimit: number;
   /** Accept license tokens signed by the test key (test builds only). */
@@ -68,6 +91,7 @@ export interface Config {
   telemetry: TelemetryConfig;
   ingest: IngestConfig;
   normalize: NormalizeConfig;
+  delivery: DeliveryConfig;
 }
 
 export class ConfigError extends Error {}
@@ -125,6 +149,11 @@ function url(env: Env, name: string, schemes: string[]): string | undefined {
   return v;
 }
 
+function list(env: Env, name: string): string[] {
+  const v = optional(env, name);
+  return v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [];
+}
+
 const MiB = 1_048_576;
 const GiB = 1_073_741_824;
 
@@ -150,6 +179,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     beatLockTtlMs: int(env, 'WEIR_BEAT_LOCK_TTL_MS', 15_000, 500, 600_000),
     trustProxy: bool(env, 'WEIR_TRUST_PROXY', false),
     secretKey: optional(env, 'WEIR_SECRET_KEY'),
+    previousSecretKeys: Object.freeze(list(env, 'WEIR_SECRET_KEY_PREVIOUS')),
     tokenRateLimit: int(env, 'WEIR_TOKEN_RATE_LIMIT', 60, 1, 1_000_000),
     trustTestLicenses: env.NODE_ENV === 'test',
     internalKey: optional(env, 'WEIR_INTERNAL_KEY'),
@@ -176,8 +206,18 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       // At most 30 s: a published mapping must be live everywhere within that (spec).
       mappingRefreshMs: int(env, 'WEIR_MAPPING_REFRESH_MS', 5_000, 100, 30_000),
     },
+    delivery: {
+      pollMs: int(env, 'WEIR_DISPATCH_POLL_MS', 250, 10, 60_000),
+      leaseMs: int(env, 'WEIR_DISPATCH_LEASE_MS', 30_000, 500, 600_000),
+      routeConcurrency: int(env, 'WEIR_DISPATCH_ROUTE_CONCURRENCY', 2, 1, 64),
+      lineageEnabled: bool(env, 'WEIR_LINEAGE_ENABLED', false),
+      lineageDays: int(env, 'WEIR_LINEAGE_DAYS', 7, 1, 90),
+      dlqDays: int(env, 'WEIR_DLQ_DAYS', 30, 1, 3650),
+      outboundAllowCidrs: Object.freeze(list(env, 'WEIR_OUTBOUND_ALLOW_CIDRS')),
+    },
   };
   config.telemetry = Object.freeze(config.telemetry);
+  config.delivery = Object.freeze(config.delivery);
   config.ingest = Object.freeze(config.ingest);
   config.normalize = Object.freeze(config.normalize);
   return Object.freeze(config);

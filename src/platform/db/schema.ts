@@ -222,6 +222,8 @@ export interface NormalizedBatchesTable {
   events: string;
   route_state: Generated<string>;
   created_at: CreatedAt;
+  /** Routing holds a pending batch until then (a killed dispatcher's batch comes back after it). */
+  leased_until: Timestamp | null;
 }
 
 export interface QuarantineEventsTable {
@@ -302,6 +304,192 @@ export interface StreamCountersTable {
   last_event_at: Timestamp | null;
 }
 
+// Delivery (0006): destinations, routes, outbox, DLQ, state, ledger, stats, lineage, taps.
+
+export interface DestinationsTable {
+  id: string;
+  /** null: a global destination (platform scope). */
+  organization_id: number | null;
+  name: string;
+  description: Generated<string>;
+  type: string;
+  config: Json<Record<string, unknown>>;
+  delivery: Json<Record<string, unknown>>;
+  enabled: Generated<boolean>;
+  disabled_reason: string | null;
+  /** base64(iv | tag | ciphertext), AES-256-GCM, destination id as associated data. Never leaves the server. */
+  credential: string | null;
+  credential_key_id: string | null;
+  credential_updated_at: Timestamp | null;
+  shadow_destination_id: string | null;
+  version: Generated<number>;
+  created_by: number | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface RoutesTable {
+  id: string;
+  organization_id: number;
+  name: string;
+  description: Generated<string>;
+  position: number;
+  enabled: Generated<boolean>;
+  condition: Json<unknown> | null;
+  transforms: Json<unknown[]>;
+  destination_ids: Json<string[]>;
+  final: Generated<boolean>;
+  version: Generated<number>;
+  created_by: number | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface RouteVersionsTable {
+  id: string;
+  route_id: string;
+  version: number;
+  definition: Json<Record<string, unknown>>;
+  comment: Generated<string>;
+  created_by: number | null;
+  created_at: CreatedAt;
+}
+
+export interface DeliveryBatchesTable {
+  id: string;
+  destination_id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  source_batch_id: string;
+  kind: 'primary' | 'shadow' | 'reprocess';
+  event_count: number;
+  bytes: number;
+  event_ids: string;
+  events: string;
+  attempts: Generated<number>;
+  next_attempt_at: CreatedAt;
+  leased_until: Timestamp | null;
+  lease_owner: string | null;
+  last_error: string | null;
+  created_at: CreatedAt;
+}
+
+export interface DlqEventsTable {
+  id: string;
+  destination_id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  event_id: string;
+  delivery_batch_id: string;
+  event: string;
+  error_kind: string;
+  reason: string;
+  status_code: number | null;
+  attempts: number;
+  status: Generated<'dead' | 'reprocessed'>;
+  created_at: CreatedAt;
+  reprocessed_at: Timestamp | null;
+}
+
+export interface DestinationStateTable {
+  destination_id: string;
+  breaker_state: Generated<'closed' | 'open' | 'half_open'>;
+  consecutive_failures: Generated<number>;
+  opened_at: Timestamp | null;
+  last_attempt_at: Timestamp | null;
+  last_success_at: Timestamp | null;
+  last_error: string | null;
+  last_error_at: Timestamp | null;
+  updated_at: CreatedAt;
+}
+
+export interface LedgerTable {
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  day: string;
+  /** filtered | routed | copies | delivered | dead_lettered | dlq_reprocessed | shadow_delivered | shadow_dropped */
+  outcome: string;
+  destination_id: Generated<string>;
+  reason: Generated<string>;
+  count: BigCount;
+}
+
+export interface RouteStatsTable {
+  route_id: string;
+  organization_id: number;
+  hour: Timestamp;
+  matched: BigCount;
+  sampled_out: BigCount;
+  delivered_copies: BigCount;
+}
+
+export interface DestinationStatsTable {
+  destination_id: string;
+  hour: Timestamp;
+  delivered: BigCount;
+  bytes: BigCount;
+  requests: BigCount;
+  failed_requests: BigCount;
+  dead_lettered: BigCount;
+  shadow_delivered: BigCount;
+  latency_ms_sum: BigCount;
+  latency_ms_max: ColumnType<number, number | undefined, number>;
+}
+
+export interface LineageEventsTable {
+  event_id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  mapping_version_id: string | null;
+  received_at: Timestamp;
+  normalized_batch_id: string;
+  routes: Json<string[]>;
+  filtered: string | null;
+  created_at: CreatedAt;
+}
+
+export interface LineageCopiesTable {
+  event_id: string;
+  destination_id: string;
+  delivery_batch_id: string;
+  route_id: string | null;
+  kind: string;
+  created_at: CreatedAt;
+}
+
+export interface LineageAttemptsTable {
+  id: string;
+  delivery_batch_id: string;
+  destination_id: string;
+  attempt: number;
+  outcome: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number | null;
+  at: CreatedAt;
+}
+
+export interface TapSamplesTable {
+  id: Generated<number>;
+  destination_id: string;
+  session_id: string;
+  event: string;
+  at: CreatedAt;
+}
+
+export interface TapSessionsTable {
+  id: string;
+  destination_id: string;
+  expires_at: Timestamp;
+  max_events: number;
+  created_by: number | null;
+  created_at: CreatedAt;
+}
+
 export interface DB {
   jobs: JobsTable;
   job_schedules: JobSchedulesTable;
@@ -326,4 +514,18 @@ export interface DB {
   ocsf_policies: OcsfPoliciesTable;
   ocsf_compliance: OcsfComplianceTable;
   stream_counters: StreamCountersTable;
+  destinations: DestinationsTable;
+  routes: RoutesTable;
+  route_versions: RouteVersionsTable;
+  delivery_batches: DeliveryBatchesTable;
+  dlq_events: DlqEventsTable;
+  destination_state: DestinationStateTable;
+  ledger: LedgerTable;
+  route_stats: RouteStatsTable;
+  destination_stats: DestinationStatsTable;
+  lineage_events: LineageEventsTable;
+  lineage_copies: LineageCopiesTable;
+  lineage_attempts: LineageAttemptsTable;
+  tap_samples: TapSamplesTable;
+  tap_sessions: TapSessionsTable;
 }

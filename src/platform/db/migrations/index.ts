@@ -5,6 +5,7 @@ import * as m0002 from './0002_identity.js';
 import * as m0003 from './0003_normalization.js';
 import * as m0004 from './0004_audit_target_index.js';
 import * as m0005 from './0005_compressed_payloads.js';
+import * as m0006 from './0006_delivery.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '0003_normalization': m0003,
   '0004_audit_target_index': m0004,
   '0005_compressed_payloads': m0005,
+  '0006_delivery': m0006,
 };

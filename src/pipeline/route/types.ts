@@ -1,0 +1,89 @@
+// Routes as the routing stage sees them, and what routing a batch produces. The condition
+// and transform languages are documented in docs/routing.md; compile.ts turns an
+// organization's ordered routes into one plan function, compiled once per change.
+import type { NormalizedRecord } from '../envelope.js';
+
+export const CONDITION_OPS = [
+  'eq',
+  'ne',
+  'in',
+  'not_in',
+  'prefix',
+  'suffix',
+  'contains',
+  'regex',
+  'exists',
+  'not_exists',
+  'cidr',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+] as const;
+export type ConditionOp = (typeof CONDITION_OPS)[number];
+
+/**
+ * `field` is an OCSF path (`class_uid`, `actor.user.name`, `src_endpoint.ip`,
+ * `observables[*].value`) or an envelope field: `envelope.organization_id`,
+ * `envelope.integration_id`, `envelope.stream`, `envelope.valid`.
+ */
+export interface FieldCondition {
+  field: string;
+  op: ConditionOp;
+  value?: unknown;
+}
+
+export type Condition = { all: Condition[] } | { any: Condition[] } | { not: Condition } | FieldCondition;
+
+export type Transform =
+  | { type: 'drop_fields'; fields: string[] }
+  | { type: 'keep_fields'; fields: string[] }
+  /** Keeps about `rate` (0..1] of the events, chosen by a hash of the event id (stable across retries). */
+  | { type: 'sample'; rate: number }
+  /** Masks personal data (pipeline/mask.ts) in the named fields, or everywhere when fields is absent. */
+  | { type: 'mask'; fields?: string[] };
+
+/** A route as stored (routes table), the routing stage's input. */
+export interface RouteSpec {
+  id: string;
+  organization_id: number;
+  name: string;
+  position: number;
+  enabled: boolean;
+  /** null matches every event. */
+  condition: Condition | null;
+  transforms: Transform[];
+  /** Empty: matching events are dropped on purpose (filtered, reason dropped_by_route). */
+  destination_ids: string[];
+  /** true: a match stops evaluation; false: later routes may match too (fan-out). */
+  final: boolean;
+  version: number;
+}
+
+export type FilterReason = 'no_route' | 'sampled_out' | 'dropped_by_route';
+
+/** One copy of one event for one destination. */
+export interface Copy {
+  /** Index of the record in the batch. */
+  index: number;
+  routeId: string;
+  /** The OCSF event after the route's transforms, as JSON text. */
+  line: string;
+}
+
+export interface RoutingPlan {
+  /** Per destination id, its copies in record order. An event reaches a destination at most once (the first route that sends it there wins). */
+  copies: Map<string, Copy[]>;
+  /** Per record: the routes that matched, in order, and why it was filtered when it has no copy. */
+  records: { routes: string[]; filtered?: FilterReason }[];
+  /** Per route id: events matched, events its sample transform left out. */
+  matched: Map<string, number>;
+  sampledOut: Map<string, number>;
+  /** Events with no copy, by reason. */
+  filtered: Record<FilterReason, number>;
+}
+
+/** An organization's enabled routes compiled in order. `lines[i]`, when given, is the stored NDJSON line of records[i] (lets untransformed copies reuse its OCSF text). */
+export interface CompiledRoutes {
+  plan(records: NormalizedRecord[], lines?: string[]): RoutingPlan;
+}
