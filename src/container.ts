@@ -38,7 +38,7 @@ import { createRateLimiter } from './platform/ratelimit/index.js';
 import type { RateLimiterPort } from './platform/ratelimit/port.js';
 import { startTelemetry, traceLogMixin, type Telemetry } from './platform/telemetry/index.js';
 import type { BeatTask } from './roles/beat.js';
-import type { JobRegistration } from './roles/jobs.js';
+import type { JobRegistration, RoleLoop } from './roles/jobs.js';
 
 export interface Container {
   readonly config: Readonly<Config>;
@@ -68,6 +68,8 @@ export interface Container {
   readonly routes: RouteModule[];
   /** Queue handlers, run by the worker and dispatcher roles. */
   readonly jobs: JobRegistration[];
+  /** Long-running components of the worker and dispatcher roles (routing and delivery). */
+  readonly loops: RoleLoop[];
   /** Periodic tasks, run by the elected beat. */
   readonly beatTasks: BeatTask[];
   close(): Promise<void>;
@@ -186,6 +188,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     processes: processes.service,
     routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes],
     jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs],
+    loops: [],
     beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks],
     async close() {
       // Consumers first (they finish in-flight work), then what they write to.

@@ -32,6 +32,10 @@ export async function startRole(c: Container, role: Exclude<Role, 'migrate'>): P
     c.logger,
   );
 
+  const loops = c.loops
+    .filter((l) => (l.role === 'worker' && parts.worker) || (l.role === 'dispatcher' && parts.dispatcher))
+    .map((l) => l.start());
+
   let beat: Beat | undefined;
   if (parts.beat) {
     beat = startBeat({ lock: c.lock, logger: c.logger, tasks: c.beatTasks, ttlMs: c.config.beatLockTtlMs });
@@ -49,7 +53,7 @@ export async function startRole(c: Container, role: Exclude<Role, 'migrate'>): P
     async stop() {
       await beat?.stop();
       await app?.close();
-      await Promise.all(consumers.map((consumer) => consumer.close()));
+      await Promise.all([...consumers.map((consumer) => consumer.close()), ...loops.map((loop) => loop.stop())]);
       await heartbeat.stop();
     },
   };

@@ -38,6 +38,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     // The database is injected; the data directory is never opened.
     WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'),
     LOG_LEVEL: options.captureLogs ? 'info' : 'silent',
+    // Test destinations listen on loopback; SSRF tests set this to ''.
+    WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8,::1/128',
     ...options.env,
   };
   const config = loadConfig(env);

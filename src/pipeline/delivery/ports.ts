@@ -1,0 +1,28 @@
+// What the delivery engine needs from the rest of Weir, as interfaces: the destinations
+// module implements DestinationDirectory (modules/destinations/directory.ts).
+import type { DeliverySettings } from './settings.js';
+
+/** A destination as the dispatcher sees it; never carries the credential. */
+export interface DestinationRuntime {
+  id: string;
+  /** null: a global destination, usable by every organization's routes. */
+  organization_id: number | null;
+  name: string;
+  type: string;
+  config: Record<string, unknown>;
+  delivery: DeliverySettings;
+  /** false when disabled by an administrator or by a credential revoke. */
+  enabled: boolean;
+  has_credential: boolean;
+  shadow_destination_id: string | null;
+  /** Changes on every edit: a lane rebuilds its sink when it changes. */
+  version: number;
+  updated_at: Date;
+}
+
+export interface DestinationDirectory {
+  /** Every destination (enabled or not), for routing and lanes. */
+  list(): Promise<DestinationRuntime[]>;
+  /** The decrypted credential, in memory only; null when there is none. */
+  credential(destinationId: string): Promise<Record<string, string> | null>;
+}
