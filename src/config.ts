@@ -59,6 +59,8 @@ export interface DeliveryConfig {
    * they are loopback, link-local or metadata addresses (SSRF guard); CIDR list, empty by default.
    */
   outboundAllowCidrs: readonly string[];
+  /** Root of the file destinations' paths (WEIR_FILE_SINK_ROOT, default <data dir>/sinks). */
+  fileRoot: string;
 }
 
 export interface Config {
@@ -214,6 +216,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       lineageDays: int(env, 'WEIR_LINEAGE_DAYS', 7, 1, 90),
       dlqDays: int(env, 'WEIR_DLQ_DAYS', 30, 1, 3650),
       outboundAllowCidrs: Object.freeze(list(env, 'WEIR_OUTBOUND_ALLOW_CIDRS')),
+      fileRoot: path.resolve(str(env, 'WEIR_FILE_SINK_ROOT', path.join(str(env, 'WEIR_DATA_DIR', './data'), 'sinks'))),
     },
   };
   config.telemetry = Object.freeze(config.telemetry);

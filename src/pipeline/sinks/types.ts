@@ -85,6 +85,8 @@ export interface SinkContext {
   credential: Record<string, string> | null;
   /** Every outbound connection goes through it (SSRF guard). */
   net: NetPolicy;
+  /** The only directory tree local sinks (file) may write under (config.delivery.fileRoot). */
+  fileRoot: string;
   logger: Logger;
 }
 

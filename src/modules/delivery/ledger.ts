@@ -1,0 +1,64 @@
+// Writes to the accounting ledger (docs/delivery.md, The ledger). Every state change of an
+// event after normalization adds its count here IN THE SAME TRANSACTION as the change, so
+// the ledger and the outbox can never disagree. Used by the routing stage, the delivery
+// lanes, DLQ reprocess and destination deletion.
+import { sql, type Kysely } from 'kysely';
+import { executor } from '../../platform/db/ambient.js';
+import type { DB } from '../../platform/db/index.js';
+
+export const LEDGER_OUTCOMES = [
+  'filtered',
+  'routed',
+  'copies',
+  'delivered',
+  'dead_lettered',
+  'dlq_reprocessed',
+  'shadow_delivered',
+  'shadow_dropped',
+] as const;
+export type LedgerOutcome = (typeof LEDGER_OUTCOMES)[number];
+
+export interface LedgerDelta {
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  outcome: LedgerOutcome;
+  /** '' when the outcome is not about one destination. */
+  destination_id?: string;
+  /** '' when there is no reason to give (filtered and dead_lettered always have one). */
+  reason?: string;
+  count: number;
+}
+
+/** UTC YYYY-MM-DD, the ledger's day key. */
+export function ledgerDay(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
+/** Sums deltas with the same key so one statement carries a whole batch's changes. */
+export function mergeDeltas(deltas: LedgerDelta[]): LedgerDelta[] {
+  const byKey = new Map<string, LedgerDelta>();
+  for (const d of deltas) {
+    if (d.count === 0) continue;
+    const key = `${d.integration_id}\u0000${d.stream}\u0000${d.outcome}\u0000${d.destination_id ?? ''}\u0000${d.reason ?? ''}`;
+    const seen = byKey.get(key);
+    if (seen) seen.count += d.count;
+    else byKey.set(key, { ...d, destination_id: d.destination_id ?? '', reason: d.reason ?? '' });
+  }
+  return [...byKey.values()];
+}
+
+/** Adds the deltas to the ledger in one statement; joins the ambient transaction when there is one. */
+export async function addLedger(db: Kysely<DB>, deltas: LedgerDelta[], at: Date): Promise<void> {
+  const rows = mergeDeltas(deltas);
+  if (rows.length === 0) return;
+  const day = ledgerDay(at);
+  await sql`
+    insert into ledger (organization_id, integration_id, stream, day, outcome, destination_id, reason, count)
+    select v.organization_id, v.integration_id, v.stream, ${day}, v.outcome, v.destination_id, v.reason, v.count
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      as v(organization_id integer, integration_id integer, stream text, outcome text, destination_id text, reason text, count bigint)
+    order by v.integration_id, v.stream, v.outcome, v.destination_id, v.reason
+    on conflict (integration_id, stream, day, outcome, destination_id, reason)
+    do update set count = ledger.count + excluded.count`.execute(executor(db));
+}
