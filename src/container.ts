@@ -7,6 +7,9 @@ import { VENDOR_PLATFORMS } from './connectors/platforms.js';
 import { wireAudit } from './modules/audit/index.js';
 import type { AuditService } from './modules/audit/service.js';
 import { wireAuth, wireIdentity, type Identity } from './modules/auth/index.js';
+import { wireDelivery, type Delivery } from './modules/delivery/index.js';
+import { wireDeliveryStatus } from './modules/delivery-status/index.js';
+import { wireDestinations, type Destinations } from './modules/destinations/index.js';
 import { wireDrift } from './modules/drift/index.js';
 import { wireHealth } from './modules/health/index.js';
 import { wireIngest, type Ingest } from './modules/ingest/index.js';
@@ -21,17 +24,19 @@ import { wireOcsfPolicies } from './modules/ocsf-policies/index.js';
 import { wireOrganizations, type Organizations } from './modules/organizations/index.js';
 import { wireProcesses } from './modules/processes/index.js';
 import { wireQuarantine } from './modules/quarantine/index.js';
+import { wireRouting } from './modules/routing/index.js';
 import { wireServiceAccounts } from './modules/service-accounts/index.js';
 import { wireTokens } from './modules/tokens/index.js';
 import type { ProcessService } from './modules/processes/service.js';
 import { createCache } from './platform/cache/index.js';
 import type { CachePort } from './platform/cache/port.js';
-import { keyRing, loadMasterSecret, type KeyRing } from './platform/crypto/keys.js';
+import { keyRing, loadMasterSecret, previousKeyRings, type KeyRing } from './platform/crypto/keys.js';
 import { migrate, openDatabase, type Database } from './platform/db/index.js';
 import type { Authenticator } from './platform/http/access.js';
 import { createLock } from './platform/lock/index.js';
 import type { LockPort } from './platform/lock/port.js';
 import { createLogger, type Logger } from './platform/logger.js';
+import { createNetPolicy } from './platform/net/ssrf.js';
 import { createQueue } from './platform/queue/index.js';
 import type { QueuePort } from './platform/queue/port.js';
 import { createRateLimiter } from './platform/ratelimit/index.js';
@@ -62,6 +67,10 @@ export interface Container {
   readonly ingest: Ingest;
   /** The normalization stage: its service reprocesses quarantined events; aggregates.flush() writes drift, compliance and samples now. */
   readonly normalization: Pick<Normalization, 'service' | 'aggregates'>;
+  /** Destinations: directory (the dispatchers' port), service, credential cipher, destination types. */
+  readonly destinations: Pick<Destinations, 'directory' | 'service' | 'cipher' | 'types'>;
+  /** The dispatcher's engine (routeOnce, breaker states, lag) and the ledger invariant, measured. */
+  readonly delivery: Pick<Delivery, 'engine' | 'ledgerBalance'>;
   readonly authenticator: Authenticator;
   readonly processes: ProcessService;
   /** Every module's routes, registered by buildApp in this order. */
@@ -158,6 +167,31 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     concurrency: config.normalize.concurrency,
   });
   const quarantine = wireQuarantine({ db: database.db, clock, reprocessor: normalization.service });
+  const routing = wireRouting({ db: database.db, clock, audit: audit.service });
+  const destinations = wireDestinations({
+    db: database.db,
+    clock,
+    logger,
+    audit: audit.service,
+    credentialKeys: { current: keys.key('credentials'), previous: previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')) },
+    outboundAllowCidrs: config.delivery.outboundAllowCidrs,
+    fileRoot: config.delivery.fileRoot,
+  });
+  await destinations.reencryptCredentials();
+  const delivery = wireDelivery({
+    db: database.db,
+    clock,
+    logger,
+    telemetry,
+    queue,
+    dataDeletion: organizations.dataDeletion,
+    config: config.delivery,
+    directory: destinations.directory,
+    net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
+    sinkTypeOf: (type) => destinations.types.get(type)?.sinkType,
+    stopTimeoutMs: Math.floor(config.shutdownTimeoutMs / 2),
+  });
+  const deliveryStatus = wireDeliveryStatus({ db: database.db, clock, lineageEnabled: config.delivery.lineageEnabled, onError });
   const health = wireHealth({
     probes: [
       { name: 'database', check: () => database.ping() },
@@ -184,17 +218,20 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     integrations: { service: integrations.service, platforms: integrations.platforms },
     ingest: { service: ingest.service },
     normalization: { service: normalization.service, aggregates: normalization.aggregates },
+    destinations: { directory: destinations.directory, service: destinations.service, cipher: destinations.cipher, types: destinations.types },
+    delivery: { engine: delivery.engine, ledgerBalance: delivery.ledgerBalance },
     authenticator: internal.authenticator,
     processes: processes.service,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes],
-    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs],
-    loops: [],
-    beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks],
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes],
+    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs],
+    loops: [...delivery.loops],
+    beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks],
     async close() {
       // Consumers first (they finish in-flight work), then what they write to.
       clearInterval(lastUseFlush);
       await queue.close();
       await normalization.close();
+      await delivery.close();
       await identity.tokens.flushLastUsed().catch(onError);
       await ingest.service.flushLastUsed().catch(onError);
       await Promise.allSettled([cache.close(), lock.close(), rateLimiter.close()]);

@@ -67,6 +67,7 @@ export const ERROR_CATALOG = {
   'destination.global_needs_platform_scope': { status: 403, message: 'Global destinations can be changed only with platform scope' },
   'destination.invalid_shadow': { status: 422, message: 'The shadow target is not valid' },
   'destination.no_credential': { status: 400, message: 'The destination has no credential' },
+  'destination.tap_needs_platform_scope': { status: 403, message: 'Tapping a global destination needs platform scope' },
   'dependency.unavailable': { status: 503, message: 'A dependency is unavailable' },
   'internal.error': { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, CatalogEntry>;

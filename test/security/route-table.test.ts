@@ -92,6 +92,13 @@ async function seedForeignObjects(): Promise<void> {
     .values({ id: fieldB, organization_id: orgB, integration_id: integration.id, stream: 'b-stream', path: 'b.field', value_type: 'string', first_seen_at: new Date(), last_seen_at: new Date() })
     .execute();
   foreign.field_id = fieldB;
+  // An organization B destination and a route to it.
+  const destinationB = newId();
+  await db.insertInto('destinations').values({ id: destinationB, organization_id: orgB, name: 'b destination', type: 'http', config: JSON.stringify({ url: 'https://b.example.test/' }), delivery: '{}' }).execute();
+  foreign.destination_id = destinationB;
+  const routeB = newId();
+  await db.insertInto('routes').values({ id: routeB, organization_id: orgB, name: 'b route', position: 1, condition: null, transforms: '[]', destination_ids: JSON.stringify([destinationB]) }).execute();
+  foreign.route_id = routeB;
 }
 
 function urlFor(op: Operation): string {
@@ -112,7 +119,7 @@ function otherThan(p: string): Permission {
 }
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000' } });
+  t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_LINEAGE_ENABLED: 'true' } });
   orgA = await createOrganization(t, 'Org A');
   orgB = await createOrganization(t, 'Org B');
   adminA = await createPrincipal(t, { role: 'admin', organizationId: orgA });

@@ -208,6 +208,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
           normalized: result.normalized,
           flagged: result.flagged,
           quarantined: 0,
+          quarantine_released: result.normalized,
           last_event_at: null,
         });
       });

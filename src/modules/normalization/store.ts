@@ -56,6 +56,8 @@ export interface CounterDelta {
   normalized: number;
   flagged: number;
   quarantined: number;
+  /** Quarantined events this reprocess normalized (they leave the quarantine term of the ledger). */
+  quarantine_released?: number;
   last_event_at: Date | null;
 }
 
@@ -125,11 +127,13 @@ export function createNormalizationStore(db: Kysely<DB>) {
   const q = () => executor(db);
 
   async function purgeExpired(table: 'quarantine_events' | 'normalized_batches', now: Date, defaultDays: number, limit: number): Promise<number> {
+    // A batch still pending routing holds events not yet counted anywhere else: routing consumes it, retention never does.
+    const routable = table === 'normalized_batches' ? sql`and t.route_state <> 'pending'` : sql``;
     const res = await sql`
       delete from ${sql.table(table)} where id in (
         select t.id from ${sql.table(table)} t
         left join organizations o on o.id = t.organization_id
-        where t.created_at < ${now}::timestamptz - make_interval(days => coalesce(o.retention_days, ${defaultDays}))
+        where t.created_at < ${now}::timestamptz - make_interval(days => coalesce(o.retention_days, ${defaultDays})) ${routable}
         limit ${limit})`.execute(q());
     return Number(res.numAffectedRows ?? 0);
   }
@@ -202,6 +206,7 @@ export function createNormalizationStore(db: Kysely<DB>) {
             normalized: sql`stream_counters.normalized + excluded.normalized`,
             flagged: sql`stream_counters.flagged + excluded.flagged`,
             quarantined: sql`stream_counters.quarantined + excluded.quarantined`,
+            quarantine_released: sql`stream_counters.quarantine_released + excluded.quarantine_released`,
             // greatest() ignores nulls: a delta without events keeps the last time.
             last_event_at: sql`greatest(stream_counters.last_event_at, excluded.last_event_at)`,
           }),
@@ -254,8 +259,8 @@ export function createNormalizationStore(db: Kysely<DB>) {
     purgeQuarantine: (now: Date, defaultDays: number, limit: number) => purgeExpired('quarantine_events', now, defaultDays, limit),
 
     /**
-     * Deletes up to `limit` normalized batches older than their organization's retention.
-     * Until routing consumes them they are the pipeline's output; this keeps them bounded.
+     * Deletes up to `limit` routed normalized batches older than their organization's
+     * retention (the rows left as done markers); pending ones are never deleted.
      */
     purgeBatches: (now: Date, defaultDays: number, limit: number) => purgeExpired('normalized_batches', now, defaultDays, limit),
 

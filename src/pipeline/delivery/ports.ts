@@ -13,6 +13,12 @@ export interface DestinationRuntime {
   delivery: DeliverySettings;
   /** false when disabled by an administrator or by a credential revoke. */
   enabled: boolean;
+  /**
+   * Why delivery is stopped when enabled is false and an administrator did not say so
+   * ('credential_revoked'): routing keeps writing such a destination's copies (they wait
+   * in the outbox for a new credential); null or absent: disabled on purpose, no copies.
+   */
+  disabled_reason?: string | null;
   has_credential: boolean;
   shadow_destination_id: string | null;
   /** Changes on every edit: a lane rebuilds its sink when it changes. */

@@ -36,6 +36,17 @@ export function keyRing(master: Buffer): KeyRing {
   };
 }
 
+/** Key rings of earlier master secrets (WEIR_SECRET_KEY_PREVIOUS), to open what they encrypted during a rotation. */
+export function previousKeyRings(secrets: readonly string[]): KeyRing[] {
+  return secrets.map((s, i) => {
+    try {
+      return keyRing(decodeSecret(s));
+    } catch {
+      throw new SecretKeyError(`WEIR_SECRET_KEY_PREVIOUS entry ${i + 1} must be 32 bytes, as 64 hex characters or base64`);
+    }
+  });
+}
+
 /** The master secret: from the setting, else from (or generated into) the data directory. */
 export function loadMasterSecret(options: { secret: string | undefined; dataDir: string; required: boolean; logger?: Logger }): Buffer {
   if (options.secret) return decodeSecret(options.secret);

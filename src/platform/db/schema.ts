@@ -301,6 +301,8 @@ export interface StreamCountersTable {
   normalized: BigCount;
   flagged: BigCount;
   quarantined: BigCount;
+  /** Quarantined events a reprocess later normalized (the ledger counts quarantined − quarantine_released). */
+  quarantine_released: BigCount;
   last_event_at: Timestamp | null;
 }
 
@@ -423,7 +425,7 @@ export interface RouteStatsTable {
   hour: Timestamp;
   matched: BigCount;
   sampled_out: BigCount;
-  delivered_copies: BigCount;
+  copies: BigCount;
 }
 
 export interface DestinationStatsTable {

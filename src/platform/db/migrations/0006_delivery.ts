@@ -106,6 +106,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create index delivery_batches_due on delivery_batches (destination_id, next_attempt_at)`.execute(db);
   await sql`create index delivery_batches_stream on delivery_batches (integration_id, stream)`.execute(db);
 
+  // Quarantined events that a reprocess later normalized: they leave the ledger's
+  // quarantined term (quarantined − quarantine_released) and flow on like any event.
+  await sql`alter table stream_counters add column quarantine_released bigint not null default 0`.execute(db);
+
   // Routing claims normalized batches with a lease too.
   await sql`alter table normalized_batches add column leased_until timestamptz`.execute(db);
   await sql`create index normalized_batches_pending on normalized_batches (created_at) where route_state = 'pending'`.execute(db);
@@ -176,7 +180,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('hour', 'timestamptz', (c) => c.notNull())
     .addColumn('matched', 'bigint', (c) => c.notNull().defaultTo(0))
     .addColumn('sampled_out', 'bigint', (c) => c.notNull().defaultTo(0))
-    .addColumn('delivered_copies', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('copies', 'bigint', (c) => c.notNull().defaultTo(0))
     .addPrimaryKeyConstraint('route_stats_pk', ['route_id', 'hour'])
     .execute();
 

@@ -1,0 +1,23 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../core/clock.js';
+import type { DB } from '../../platform/db/index.js';
+import type { Api } from '../../platform/http/routes.js';
+import { deliveryStatusRoutes } from './routes.js';
+import { createDeliveryStatusService } from './service.js';
+import { createDeliveryStatusStore } from './store.js';
+import { createTapService } from './tap.js';
+
+export type { DeliveryStatusService } from './service.js';
+export type { TapService } from './tap.js';
+
+/**
+ * The delivery status APIs of the destinations family: DLQ (list, reprocess), health
+ * (single and batch, with the ledger), metrics, lineage and tap. `lineageEnabled` is
+ * config.delivery.lineageEnabled.
+ */
+export function wireDeliveryStatus(deps: { db: Kysely<DB>; clock: Clock; lineageEnabled: boolean; tapPollMs?: number; onError?: (err: unknown) => void }) {
+  const store = createDeliveryStatusStore(deps.db);
+  const service = createDeliveryStatusService({ store, clock: deps.clock, lineageEnabled: deps.lineageEnabled });
+  const tap = createTapService({ store, clock: deps.clock, pollMs: deps.tapPollMs, onError: deps.onError });
+  return { service, tap, routes: (app: Api) => deliveryStatusRoutes(app, service, tap) };
+}

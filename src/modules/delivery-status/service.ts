@@ -1,0 +1,371 @@
+// The status side of delivery: dead-letter queue (list, reprocess), destination health,
+// metrics and lineage. Visibility follows the destinations module: a caller sees their
+// organizations' destinations and the global ones; any other id is "not found". Inside a
+// global destination, events and per-organization counts are limited to the caller's
+// organizations unless the caller has platform scope (docs/delivery.md, Dead-letter queue).
+//
+// Decisions (the spec leaves them open):
+// - A global destination's hourly statistics (destination_stats) span every organization,
+//   so for a caller without platform scope metrics withhold them (per_organization: true)
+//   and answer only the caller's ledger counts; health gives delivered_last_hour null. The
+//   destination-wide state (enabled, breaker, last error, status) is shown to everyone who
+//   may route to the destination: it is about the destination, not about anyone's events.
+// - Lineage off answers an empty list (spec). With lineage on, an unknown event or one of
+//   another organization is 404 on GET /lineage/{event_id}.
+// - Dead-lettered events are shown unmasked only to callers holding user.manage (those who
+//   may reprocess them); destination.read alone gets them masked like the tap.
+import type { Clock } from '../../core/clock.js';
+import { AppError, errors } from '../../core/errors.js';
+import { isUuid, newId } from '../../core/ids.js';
+import type { OffsetPage } from '../../core/paging.js';
+import type { Scope } from '../../core/scope.js';
+import { encodeRecords } from '../../pipeline/batch-codec.js';
+import { deliverySettings, type DeliverySettingsInput } from '../../pipeline/delivery/settings.js';
+import { maskEvent } from '../../pipeline/mask.js';
+import { redactSecrets } from '../../pipeline/sinks/types.js';
+import { setAuditTarget } from '../audit/service.js';
+import type { LedgerDelta } from '../delivery/ledger.js';
+import { balanceLedger, destinationLedger } from './balance.js';
+import { assembleLineage } from './lineage.js';
+import { MAX_REPROCESS_ALL } from './schema.js';
+import type { DeliveryStatusStore, DestinationRow, DlqFilter, DlqRow, NewDeliveryBatch } from './store.js';
+
+const HOUR_MS = 3_600_000;
+
+export interface DeliveryStatusDeps {
+  store: DeliveryStatusStore;
+  clock: Clock;
+  lineageEnabled: boolean;
+}
+
+export interface ReprocessRequest {
+  ids?: string[];
+  all?: boolean;
+  error_kind?: string;
+}
+
+export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy' | 'idle';
+
+export interface HealthFacts {
+  enabled: boolean;
+  breaker_state: string;
+  recent_dead: number;
+  recent_failed: number;
+  recent_delivered: number;
+  pending: number;
+}
+
+/** The one-word health of a destination from what happened in the last hour. */
+export function healthStatus(f: HealthFacts): HealthStatus {
+  if (!f.enabled || f.breaker_state === 'open') return 'unhealthy';
+  if (f.recent_dead > 0 || f.recent_failed > 0 || f.breaker_state === 'half_open') return 'degraded';
+  if (f.recent_delivered === 0 && f.pending === 0) return 'idle';
+  return 'healthy';
+}
+
+const hourStart = (at: Date) => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
+const utcDay = (at: Date) => at.toISOString().slice(0, 10);
+const redacted = (text: string | null) => (text === null ? null : redactSecrets(text));
+
+function parseEvent(text: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
+  } catch {
+    return { unparsed: text };
+  }
+}
+
+/** One NDJSON line per event, whatever whitespace the stored text has. */
+const asLine = (text: string) => (text.includes('\n') || text.includes('\r') ? JSON.stringify(JSON.parse(text)) : text);
+
+/** One organization named in the audit entry when the rows all belong to it. */
+function soleOrganization(rows: { organization_id: number }[]): number | undefined {
+  const orgs = new Set(rows.map((r) => r.organization_id));
+  return orgs.size === 1 ? [...orgs][0] : undefined;
+}
+
+export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
+  const { store, clock, lineageEnabled } = deps;
+
+  async function visible(scope: Scope, id: string): Promise<DestinationRow> {
+    const row = await store.destination(scope, id);
+    if (!row) throw errors.notFound('Destination');
+    return row;
+  }
+
+  /** Outbox rows for dead letters: per organization, integration and stream, cut to the destination's batch limits. */
+  async function reprocessBatches(dest: DestinationRow, rows: DlqRow[], now: Date): Promise<NewDeliveryBatch[]> {
+    const settings = deliverySettings(dest.delivery as DeliverySettingsInput);
+    const groups = new Map<string, DlqRow[]>();
+    for (const r of [...rows].sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.id.localeCompare(b.id))) {
+      const key = `${r.organization_id}\u0000${r.integration_id}\u0000${r.stream}`;
+      const g = groups.get(key);
+      if (g) g.push(r);
+      else groups.set(key, [r]);
+    }
+    const out: NewDeliveryBatch[] = [];
+    for (const group of groups.values()) {
+      let chunk: { row: DlqRow; line: string; bytes: number }[] = [];
+      let bytes = 0;
+      const flush = async () => {
+        if (chunk.length === 0) return;
+        const first = chunk[0]!.row;
+        out.push({
+          id: newId(),
+          destination_id: dest.id,
+          organization_id: first.organization_id,
+          integration_id: first.integration_id,
+          stream: first.stream,
+          source_batch_id: newId(),
+          event_count: chunk.length,
+          bytes,
+          event_ids: chunk.map((c) => c.row.event_id).join(','),
+          events: await encodeRecords(chunk.map((c) => c.line).join('\n')),
+          next_attempt_at: now,
+        });
+        chunk = [];
+        bytes = 0;
+      };
+      for (const row of group) {
+        const line = asLine(row.event);
+        const size = Buffer.byteLength(line);
+        if (chunk.length > 0 && (chunk.length >= settings.max_events || bytes + size > settings.max_bytes)) await flush();
+        chunk.push({ row, line, bytes: size });
+        bytes += size;
+      }
+      await flush();
+    }
+    return out;
+  }
+
+  async function healthItems(scope: Scope, dests: DestinationRow[], now: Date) {
+    const ids = dests.map((d) => d.id);
+    const [states, dlq, pending, stats] = await Promise.all([
+      store.states(ids),
+      store.dlqCounts(scope, ids, new Date(now.getTime() - HOUR_MS)),
+      store.pending(scope, ids),
+      // The current and the previous hourly bucket: at least the last hour, at most two.
+      store.recentStats(ids, new Date(hourStart(now).getTime() - HOUR_MS)),
+    ]);
+    const stateOf = new Map(states.map((s) => [s.destination_id, s]));
+    return dests.map((d) => {
+      const state = stateOf.get(d.id);
+      const dl = dlq.get(d.id) ?? { dead: 0, recent: 0 };
+      const p = pending.get(d.id) ?? { events: 0, oldest: null };
+      const st = stats.get(d.id) ?? { delivered: 0, failed: 0 };
+      const breaker = state?.breaker_state ?? 'closed';
+      const shared = d.organization_id === null && !scope.global;
+      return {
+        destination_id: d.id,
+        name: d.name,
+        type: d.type,
+        organization_id: d.organization_id,
+        enabled: d.enabled,
+        disabled_reason: d.disabled_reason,
+        breaker_state: breaker,
+        consecutive_failures: state?.consecutive_failures ?? 0,
+        dlq_count: dl.dead,
+        pending_events: p.events,
+        oldest_pending_at: p.oldest,
+        lag_seconds: p.oldest ? Math.max(0, Math.floor((now.getTime() - p.oldest.getTime()) / 1000)) : 0,
+        last_success_at: state?.last_success_at ?? null,
+        last_error: redacted(state?.last_error ?? null),
+        last_error_at: state?.last_error_at ?? null,
+        delivered_last_hour: shared ? null : st.delivered,
+        status: healthStatus({
+          enabled: d.enabled,
+          breaker_state: breaker,
+          recent_dead: dl.recent,
+          recent_failed: st.failed,
+          recent_delivered: st.delivered,
+          pending: p.events,
+        }),
+      };
+    });
+  }
+
+  return {
+    async dlqList(scope: Scope, destinationId: string, f: DlqFilter, page: OffsetPage, unmasked: boolean) {
+      const dest = await visible(scope, destinationId);
+      const { items, total } = await store.dlqList(scope, dest.id, f, page);
+      return {
+        total,
+        items: items.map((r) => {
+          const event = parseEvent(r.event);
+          return {
+            id: r.id,
+            event_id: r.event_id,
+            organization_id: r.organization_id,
+            integration_id: r.integration_id,
+            stream: r.stream,
+            error_kind: r.error_kind,
+            reason: redactSecrets(r.reason),
+            status_code: r.status_code,
+            attempts: r.attempts,
+            status: r.status,
+            created_at: r.created_at,
+            reprocessed_at: r.reprocessed_at,
+            event: unmasked ? event : maskEvent(event),
+            event_masked: !unmasked,
+          };
+        }),
+      };
+    },
+
+    /**
+     * Sends dead letters back to the outbox, in the route's transaction: new `reprocess`
+     * delivery batches, the rows marked reprocessed and `dlq_reprocessed` in the ledger
+     * commit together, so the ledger balances at every moment.
+     */
+    async reprocess(scope: Scope, destinationId: string, req: ReprocessRequest) {
+      // A destination outside the scope is 404 whatever the body says.
+      const dest = await visible(scope, destinationId);
+      if ((req.ids === undefined) === (req.all !== true)) {
+        throw errors.validation('Give either ids (1 to 500 dead-letter ids) or all: true, not both and not neither');
+      }
+      if (req.error_kind !== undefined && req.all !== true) throw errors.validation('error_kind filters all: true; with ids, name the events instead');
+      const now = clock.now();
+      let todo: DlqRow[];
+      let missing: string[] = [];
+      let already: DlqRow[] = [];
+      if (req.ids !== undefined) {
+        const distinct = [...new Set(req.ids.map((id) => id.toLowerCase()))];
+        const rows = await store.lockDlq(scope, dest.id, distinct.filter(isUuid));
+        const found = new Set(rows.map((r) => r.id));
+        missing = distinct.filter((id) => !found.has(id));
+        already = rows.filter((r) => r.status !== 'dead');
+        todo = rows.filter((r) => r.status === 'dead');
+      } else {
+        todo = await store.lockDead(scope, dest.id, req.error_kind, MAX_REPROCESS_ALL);
+      }
+      const batches = await reprocessBatches(dest, todo, now);
+      await store.insertBatches(batches);
+      await store.markReprocessed(todo.map((r) => r.id), now);
+      const deltas: LedgerDelta[] = todo.map((r) => ({
+        organization_id: r.organization_id,
+        integration_id: r.integration_id,
+        stream: r.stream,
+        outcome: 'dlq_reprocessed',
+        destination_id: dest.id,
+        reason: r.error_kind,
+        count: 1,
+      }));
+      await store.addLedger(deltas, now);
+      if (lineageEnabled) {
+        const copies = batches.flatMap((b) => b.event_ids.split(',').map((event_id) => ({ event_id, destination_id: dest.id, delivery_batch_id: b.id })));
+        await store.addLineageCopies(copies, now);
+      }
+      const remaining = req.all === true ? await store.countDead(scope, dest.id, req.error_kind) : 0;
+      const errs = [
+        ...missing.map((id) => ({ id, reason: 'not_found' as const })),
+        ...already.map((r) => ({ id: r.id, reason: 'already_reprocessed' as const })),
+      ];
+      setAuditTarget({
+        type: 'destination',
+        id: dest.id,
+        organizationId: dest.organization_id ?? soleOrganization(todo) ?? null,
+        details: {
+          action: 'dlq_reprocess',
+          selection: req.all === true ? 'all' : 'ids',
+          ...(req.error_kind !== undefined ? { error_kind: req.error_kind } : {}),
+          reprocessed: todo.length,
+          batches: batches.length,
+          not_found: missing.length,
+          already_reprocessed: already.length,
+          remaining,
+        },
+      });
+      return { reprocessed: todo.length, batches: batches.length, errors: errs, remaining, destination_enabled: dest.enabled };
+    },
+
+    async healthAll(scope: Scope) {
+      const now = clock.now();
+      const dests = await store.destinations(scope);
+      const [items, counters, ledger, pendingRouting, pendingOutbox] = await Promise.all([
+        healthItems(scope, dests, now),
+        store.streamCounters(scope),
+        store.ledger(scope),
+        store.pendingRouting(scope),
+        store.pendingOutbox(scope),
+      ]);
+      return { items, ledger: balanceLedger({ counters, ledger, pendingRouting, pendingOutbox }), generated_at: now };
+    },
+
+    async health(scope: Scope, destinationId: string) {
+      const dest = await visible(scope, destinationId);
+      const now = clock.now();
+      const [[item], ledger, pendingOutbox] = await Promise.all([
+        healthItems(scope, [dest], now),
+        store.ledger(scope, dest.id),
+        store.pendingOutbox(scope, dest.id),
+      ]);
+      return { ...item!, ledger: destinationLedger({ ledger, pendingOutbox }), generated_at: now };
+    },
+
+    async metrics(scope: Scope, destinationId: string, hours: number) {
+      const dest = await visible(scope, destinationId);
+      const from = new Date(hourStart(clock.now()).getTime() - (hours - 1) * HOUR_MS);
+      const perOrganization = dest.organization_id === null && !scope.global;
+      const [stats, daily] = await Promise.all([perOrganization ? Promise.resolve([]) : store.stats(dest.id, from), store.ledgerDaily(scope, dest.id, utcDay(from))]);
+      const byHour = new Map(stats.map((s) => [new Date(s.hour).getTime(), s]));
+      const series = perOrganization
+        ? []
+        : Array.from({ length: hours }, (_, i) => {
+            const hour = new Date(from.getTime() + i * HOUR_MS);
+            const s = byHour.get(hour.getTime());
+            const requests = Number(s?.requests ?? 0);
+            return {
+              hour,
+              delivered: Number(s?.delivered ?? 0),
+              bytes: Number(s?.bytes ?? 0),
+              requests,
+              failed_requests: Number(s?.failed_requests ?? 0),
+              dead_lettered: Number(s?.dead_lettered ?? 0),
+              latency_ms_avg: requests > 0 ? Math.round(Number(s?.latency_ms_sum ?? 0) / requests) : 0,
+              latency_ms_max: Number(s?.latency_ms_max ?? 0),
+            };
+          });
+      const latencySum = stats.reduce((n, s) => n + Number(s.latency_ms_sum), 0);
+      const totals = perOrganization
+        ? null
+        : series.reduce(
+            (t, p) => ({
+              delivered: t.delivered + p.delivered,
+              bytes: t.bytes + p.bytes,
+              requests: t.requests + p.requests,
+              failed_requests: t.failed_requests + p.failed_requests,
+              dead_lettered: t.dead_lettered + p.dead_lettered,
+              latency_ms_avg: t.latency_ms_avg,
+              latency_ms_max: Math.max(t.latency_ms_max, p.latency_ms_max),
+            }),
+            { delivered: 0, bytes: 0, requests: 0, failed_requests: 0, dead_lettered: 0, latency_ms_avg: 0, latency_ms_max: 0 },
+          );
+      if (totals) totals.latency_ms_avg = totals.requests > 0 ? Math.round(latencySum / totals.requests) : 0;
+      const days = new Map<string, { day: string; delivered: number; dead_lettered: number; dlq_reprocessed: number }>();
+      for (const d of daily) {
+        const entry = days.get(d.day) ?? { day: d.day, delivered: 0, dead_lettered: 0, dlq_reprocessed: 0 };
+        if (d.outcome === 'delivered' || d.outcome === 'dead_lettered' || d.outcome === 'dlq_reprocessed') entry[d.outcome] += d.count;
+        days.set(d.day, entry);
+      }
+      return { destination_id: dest.id, hours, from, per_organization: perOrganization, series, totals, ledger: [...days.values()] };
+    },
+
+    /** Lineage off: an empty list, after the destination check (an unknown destination is still 404). */
+    async lineageOfDestination(scope: Scope, destinationId: string, page: OffsetPage) {
+      const dest = await visible(scope, destinationId);
+      if (!lineageEnabled) return { items: [], total: 0 };
+      const { items, total } = await store.lineageOfDestination(scope, dest.id, page);
+      return { items: await assembleLineage(store, items), total };
+    },
+
+    async lineageOfEvent(scope: Scope, eventId: string) {
+      if (!lineageEnabled) return [];
+      const event = isUuid(eventId) ? await store.lineageEvent(scope, eventId.toLowerCase()) : undefined;
+      if (!event) throw new AppError('resource.not_found', { detail: 'No lineage for this event (unknown, expired or outside your scope)' });
+      return assembleLineage(store, [event]);
+    },
+  };
+}
+
+export type DeliveryStatusService = ReturnType<typeof createDeliveryStatusService>;

@@ -1,0 +1,55 @@
+// The dispatcher as the container wires it: a destination made through the API (real
+// directory, real http sink), a route, pending batches, the role loop started and stopped.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../../test/support/app.js';
+import { addRoute, pendingBatch, until } from '../../../test/support/delivery-engine.js';
+import { createOrganization, createPrincipal } from '../../../test/support/identity.js';
+import { createIntegration } from '../../../test/support/normalization.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
+
+let t: TestApp;
+let receiver: WebhookReceiver;
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { WEIR_DISPATCH_POLL_MS: '20', WEIR_TOKEN_RATE_LIMIT: '100000' } });
+  receiver = await startWebhookReceiver({ keyOf: (event) => String((event as { n?: number }).n) });
+});
+afterAll(async () => {
+  await receiver?.close();
+  await t?.close();
+});
+
+describe('dispatcher role loop', () => {
+  it('routes and delivers to an API-made http destination, then stops cleanly', async () => {
+    const org = await createOrganization(t, 'dispatcher');
+    const integration = await createIntegration(t, org);
+    const admin = await createPrincipal(t, { role: 'admin', organizationId: org });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/collectors/destinations',
+      headers: admin.headers,
+      payload: { name: 'webhook', type: 'http', organization_id: org, config: { url: receiver.url }, delivery: { max_wait_ms: 0 } },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const destinationId = res.json<{ id: string }>().id;
+    await addRoute(t, org, { destinations: [destinationId], condition: { field: 'class_uid', op: 'in', value: [1, 2] } });
+
+    const loops = t.container.loops.filter((l) => l.role === 'dispatcher');
+    expect(loops.map((l) => l.name)).toEqual(['delivery']);
+    const running = loops.map((l) => l.start());
+    try {
+      await pendingBatch(t, org, integration, Array.from({ length: 30 }, (_, n) => ({ class_uid: (n % 3) + 1, n })));
+      await receiver.waitForUnique(20, 10_000);
+      const balance = await until(async () => {
+        const [b] = await t.container.delivery.ledgerBalance({ organization_id: org });
+        return b && b.pending === 0 ? b : undefined;
+      });
+      expect(balance).toMatchObject({ events_in: 30, routed: 20, delivered: 20, filtered: 10, pending: 0, unaccounted: 0 });
+      expect(receiver.stats().duplicates).toBe(0);
+    } finally {
+      await Promise.all(running.map((r) => r.stop()));
+    }
+    const state = await t.container.database.db.selectFrom('destination_state').selectAll().where('destination_id', '=', destinationId).executeTakeFirstOrThrow();
+    expect(state).toMatchObject({ breaker_state: 'closed', last_error: null });
+  });
+});

@@ -1,0 +1,134 @@
+// The dispatcher's wiring: the delivery engine (routing stage + lanes) as a role loop, its
+// metrics, housekeeping jobs and beat schedules, the organization data-deletion steps of the
+// delivery tables, and ledgerBalance (the accounting invariant, measured).
+import type { Kysely } from 'kysely';
+import type { DeliveryConfig } from '../../config.js';
+import type { Clock } from '../../core/clock.js';
+import { inTransaction } from '../../platform/db/ambient.js';
+import type { DB } from '../../platform/db/index.js';
+import type { Logger } from '../../platform/logger.js';
+import type { NetPolicy } from '../../platform/net/policy.js';
+import type { QueuePort } from '../../platform/queue/port.js';
+import type { Telemetry } from '../../platform/telemetry/index.js';
+import { createDeliveryEngine } from '../../pipeline/delivery/engine.js';
+import type { DestinationDirectory } from '../../pipeline/delivery/ports.js';
+import { compileRoutes } from '../../pipeline/route/compile.js';
+import type { CompiledRoutes, RouteSpec } from '../../pipeline/route/types.js';
+import { SINK_TYPES } from '../../pipeline/sinks/index.js';
+import type { SinkType } from '../../pipeline/sinks/types.js';
+import type { RoleLoop } from '../../roles/jobs.js';
+import type { OrgDataStep } from '../organizations/jobs.js';
+import { ledgerBalance, type LedgerBalanceFilter } from './balance.js';
+import { deliveryHousekeeping, deliveryHousekeepingJobs, deliveryHousekeepingTasks } from './jobs.js';
+import { createDeliveryMetrics } from './metrics.js';
+import { createDeliveryStore, ORG_DELIVERY_TABLES } from './store.js';
+
+export { ledgerBalance, type LedgerBalance, type LedgerBalanceFilter } from './balance.js';
+
+export interface DeliveryWiring {
+  db: Kysely<DB>;
+  clock: Clock;
+  logger: Logger;
+  telemetry: Telemetry;
+  queue: QueuePort;
+  dataDeletion: { addStep(step: OrgDataStep): void };
+  config: DeliveryConfig;
+  directory: DestinationDirectory;
+  /** The SSRF guard of outbound deliveries: createNetPolicy({allowCidrs: config.delivery.outboundAllowCidrs}). */
+  net: NetPolicy;
+  /** Destination types (default SINK_TYPES); ignored when sinkTypeOf is given. */
+  sinkTypes?: readonly SinkType[];
+  /** Looks a type up at lane build time (the destinations module's registry, so both agree, fakes included). */
+  sinkTypeOf?: (type: string) => SinkType | undefined;
+  /** Root of file destinations (default config.fileRoot). */
+  fileRoot?: string;
+  compile?: (routes: RouteSpec[]) => CompiledRoutes;
+  /** How often lanes follow destination changes (default max(pollMs, 1 s)). */
+  directoryRefreshMs?: number;
+  /** Consumer-lag snapshot period (default 5 s when telemetry is on, else never). */
+  lagRefreshMs?: number;
+  /** How long stopping lets requests in flight finish (default 10 s). */
+  stopTimeoutMs?: number;
+  random?: () => number;
+}
+
+const DELETE_CHUNK = 10_000;
+
+export function wireDelivery(deps: DeliveryWiring) {
+  const { db, clock, logger, config } = deps;
+  const store = createDeliveryStore(db);
+  const metrics = createDeliveryMetrics(deps.telemetry.meter);
+  const types = deps.sinkTypes ?? SINK_TYPES;
+  const sinkTypes = deps.sinkTypeOf ? { find: deps.sinkTypeOf } : { find: (type: string) => types.find((t) => t.type === type) };
+  const engine = createDeliveryEngine({
+    store: store.engine,
+    transact: (fn) => inTransaction(db, fn),
+    directory: deps.directory,
+    sinkType: sinkTypes.find,
+    compile: deps.compile ?? compileRoutes,
+    net: deps.net,
+    fileRoot: deps.fileRoot ?? config.fileRoot,
+    clock,
+    logger,
+    metrics,
+    pollMs: config.pollMs,
+    leaseMs: config.leaseMs,
+    routeConcurrency: config.routeConcurrency,
+    lineage: config.lineageEnabled,
+    directoryRefreshMs: deps.directoryRefreshMs,
+    lagRefreshMs: deps.lagRefreshMs ?? (deps.telemetry.enabled ? 5_000 : 0),
+    stopTimeoutMs: deps.stopTimeoutMs,
+    random: deps.random,
+  });
+  metrics.observe(engine);
+
+  // An organization's delivery data goes with it; bounded deletes, lineage children first.
+  for (const { table, key } of ORG_DELIVERY_TABLES) {
+    deps.dataDeletion.addStep({
+      name: table,
+      run: async (organizationId) => {
+        let rows = 0;
+        let n: number;
+        do {
+          n = await store.deleteOrgRows(table, key, organizationId, DELETE_CHUNK);
+          rows += n;
+        } while (n === DELETE_CHUNK);
+        return { rows };
+      },
+    });
+  }
+
+  const housekeeping = deliveryHousekeeping(store, clock, { dlqDays: config.dlqDays, lineageDays: config.lineageDays });
+  const running = new Set<{ stop(): Promise<void> }>();
+  const loop: RoleLoop = {
+    name: 'delivery',
+    role: 'dispatcher',
+    start() {
+      const handle = engine.start();
+      const tracked = {
+        stop: async () => {
+          running.delete(tracked);
+          await handle.stop();
+        },
+      };
+      running.add(tracked);
+      return tracked;
+    },
+  };
+
+  return {
+    engine,
+    store,
+    housekeeping,
+    loops: [loop],
+    jobs: [deliveryHousekeepingJobs(housekeeping)],
+    beatTasks: deliveryHousekeepingTasks(deps.queue),
+    ledgerBalance: (filter?: LedgerBalanceFilter) => ledgerBalance(db, filter),
+    /** Stops the engine if a loop is still running; call before the database closes. */
+    async close(): Promise<void> {
+      await Promise.all([...running].map((r) => r.stop()));
+    },
+  };
+}
+
+export type Delivery = ReturnType<typeof wireDelivery>;

@@ -1,0 +1,85 @@
+// Delivery housekeeping, scheduled by the beat and run by a worker (like normalization's):
+// dead-lettered events past WEIR_DLQ_DAYS, lineage past WEIR_LINEAGE_DAYS, tap sessions
+// and samples ten minutes after they expired, route and destination statistics past 30
+// days. Bounded deletes: a backlog drains over several runs.
+import type { Clock } from '../../core/clock.js';
+import type { QueuePort } from '../../platform/queue/port.js';
+import type { BeatTask } from '../../roles/beat.js';
+import type { JobRegistration } from '../../roles/jobs.js';
+import type { DeliveryStore } from './store.js';
+
+export const DELIVERY_HOUSEKEEPING_QUEUE = 'delivery';
+export const PURGE_DLQ_JOB = 'delivery.purge_dlq';
+export const PURGE_LINEAGE_JOB = 'delivery.purge_lineage';
+export const PURGE_TAPS_JOB = 'delivery.purge_taps';
+export const PURGE_STATS_JOB = 'delivery.purge_stats';
+
+export const DELIVERY_HOUSEKEEPING = {
+  tapGraceMs: 10 * 60_000,
+  statsDays: 30,
+  deleteChunk: 10_000,
+  maxChunksPerRun: 10,
+} as const;
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+async function drain(deleteChunk: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < DELIVERY_HOUSEKEEPING.maxChunksPerRun; i++) {
+    const n = await deleteChunk();
+    total += n;
+    if (n < DELIVERY_HOUSEKEEPING.deleteChunk) break;
+  }
+  return total;
+}
+
+export function deliveryHousekeeping(
+  store: Pick<DeliveryStore, 'purgeDlq' | 'purgeLineage' | 'purgeTaps' | 'purgeStats'>,
+  clock: Clock,
+  retention: { dlqDays: number; lineageDays: number },
+) {
+  const ago = (ms: number) => new Date(clock.now().getTime() - ms);
+  const chunk = DELIVERY_HOUSEKEEPING.deleteChunk;
+  return {
+    purgeDlq: () => drain(() => store.purgeDlq(ago(retention.dlqDays * DAY), chunk)),
+    purgeLineage: () => drain(() => store.purgeLineage(ago(retention.lineageDays * DAY), chunk)),
+    purgeTaps: () => drain(() => store.purgeTaps(ago(DELIVERY_HOUSEKEEPING.tapGraceMs), chunk)),
+    purgeStats: () => drain(() => store.purgeStats(ago(DELIVERY_HOUSEKEEPING.statsDays * DAY), chunk)),
+  };
+}
+
+export type DeliveryHousekeeping = ReturnType<typeof deliveryHousekeeping>;
+
+export function deliveryHousekeepingJobs(work: DeliveryHousekeeping): JobRegistration {
+  return {
+    queue: DELIVERY_HOUSEKEEPING_QUEUE,
+    role: 'worker',
+    concurrency: 1,
+    handlers: {
+      [PURGE_DLQ_JOB]: async () => void (await work.purgeDlq()),
+      [PURGE_LINEAGE_JOB]: async () => void (await work.purgeLineage()),
+      [PURGE_TAPS_JOB]: async () => void (await work.purgeTaps()),
+      [PURGE_STATS_JOB]: async () => void (await work.purgeStats()),
+    },
+  };
+}
+
+/** One job per task per slot: a beat handover within the slot enqueues nothing new. */
+export function deliveryHousekeepingTasks(queue: QueuePort): BeatTask[] {
+  const schedule = [
+    { name: PURGE_DLQ_JOB, everyMs: HOUR },
+    { name: PURGE_LINEAGE_JOB, everyMs: HOUR },
+    { name: PURGE_TAPS_JOB, everyMs: 5 * MINUTE },
+    { name: PURGE_STATS_JOB, everyMs: 6 * HOUR },
+  ];
+  return schedule.map(({ name, everyMs }) => ({
+    name,
+    everyMs,
+    run: async (now: Date) => {
+      const slot = Math.floor(now.getTime() / everyMs);
+      await queue.enqueue(DELIVERY_HOUSEKEEPING_QUEUE, name, {}, { jobId: `${name}-${slot}`, attempts: 3 });
+    },
+  }));
+}

@@ -1,0 +1,376 @@
+// Destination rules. A caller sees its organizations' destinations and the global ones
+// (organization_id null: shared sinks any organization's routes may use); other
+// organizations' destinations are "not found". Only platform scope changes a global
+// destination. The credential is validated against the type, sealed at once
+// (platform/crypto/credentials.ts) and never returned, logged or audited: audit details
+// say whether one is set, never what it is. Every change moves version and updated_at,
+// which is what the dispatchers poll to rebuild their sinks.
+import type { Actor } from '../../core/actor.js';
+import type { Clock } from '../../core/clock.js';
+import { AppError, errors } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import type { OffsetPage } from '../../core/paging.js';
+import { scopeOf, type Scope } from '../../core/scope.js';
+import { DEFAULT_DELIVERY, DeliverySettingsSchema, type DeliverySettingsInput } from '../../pipeline/delivery/settings.js';
+import type { TestResult } from '../../pipeline/sinks/types.js';
+import type { CredentialCipher } from '../../platform/crypto/credentials.js';
+import type { Logger } from '../../platform/logger.js';
+import type { NetPolicy } from '../../platform/net/policy.js';
+import { setAuditTarget } from '../audit/service.js';
+import type { AuditFilter, AuditRow } from '../audit/store.js';
+import type { LedgerDelta } from '../delivery/ledger.js';
+import { reencryptCredentials } from './rekey.js';
+import { checkDelivery, cleanName, CREDENTIAL_REVOKED, destinationNotFound, destinationOut, invalidCredential } from './rules.js';
+import type { RegisteredSinkType, SinkTypeRegistry } from './sink-types.js';
+import type { DestinationFilter, DestinationPatch, DestinationRow, DestinationStore } from './store.js';
+import { testDestination } from './tester.js';
+
+/** The audit target type of destination operations (the family name, as the unit of work derives it). */
+export const AUDIT_TARGET_TYPE = 'destinations';
+
+export interface CreateInput {
+  name: string;
+  type: string;
+  organization_id?: number | null;
+  description?: string;
+  config: Record<string, unknown>;
+  credential?: Record<string, string>;
+  delivery?: DeliverySettingsInput;
+  enabled?: boolean;
+}
+
+export interface UpdateInput {
+  name?: string;
+  description?: string;
+  config?: Record<string, unknown>;
+  delivery?: DeliverySettingsInput;
+  enabled?: boolean;
+  credential?: unknown;
+}
+
+export interface DestinationServiceDeps {
+  store: DestinationStore;
+  types: SinkTypeRegistry;
+  cipher: CredentialCipher;
+  clock: Clock;
+  logger: Logger;
+  /** The SSRF guard outbound test connections go through. */
+  net: NetPolicy;
+  fileRoot: string;
+  audit: { list(scope: Scope, f: AuditFilter, page: OffsetPage): Promise<{ items: AuditRow[]; total: number }> };
+  testTimeoutMs?: number;
+}
+
+export function createDestinationService(deps: DestinationServiceDeps) {
+  const { store, types, cipher, clock, logger, audit } = deps;
+
+  function typeOf(name: string): RegisteredSinkType {
+    const t = types.get(name);
+    if (!t) {
+      throw new AppError('destination.unknown_type', {
+        detail: `Unknown destination type "${name}"; GET /api/collectors/destinations/destination-types lists them`,
+        details: { type: name, known: types.list().map((x) => x.sinkType.type) },
+      });
+    }
+    return t;
+  }
+
+  function checkedConfig(t: RegisteredSinkType, config: Record<string, unknown>): Record<string, unknown> {
+    const { config: withDefaults, issues } = t.checkConfig(config);
+    const first = issues[0];
+    if (first) {
+      throw new AppError('destination.invalid_config', { detail: `${first.location} ${first.message}`, details: { type: t.sinkType.type, errors: issues } });
+    }
+    return withDefaults;
+  }
+
+  function checkedCredential(t: RegisteredSinkType, credential: Record<string, string>): Record<string, string> {
+    const issues = t.checkCredential(credential);
+    if (issues.length) throw invalidCredential(issues);
+    return credential;
+  }
+
+  async function visible(scope: Scope, id: string, lock = false): Promise<DestinationRow> {
+    const row = await store.get(scope, id, lock);
+    if (!row) throw destinationNotFound();
+    return row;
+  }
+
+  /** The destination, locked for a change the caller may make (404 unseen, 403 global without platform scope). */
+  async function changeable(scope: Scope, id: string): Promise<DestinationRow> {
+    const row = await visible(scope, id, true);
+    setAuditTarget({ type: AUDIT_TARGET_TYPE, id, organizationId: row.organization_id });
+    if (row.organization_id === null && !scope.global) {
+      throw new AppError('destination.global_needs_platform_scope', {
+        detail: 'Global destinations can be changed only with platform scope',
+        details: { destination_id: id },
+      });
+    }
+    return row;
+  }
+
+  async function owner(actor: Actor, requested: number | null | undefined): Promise<number | null> {
+    const scope = scopeOf(actor);
+    if (requested === null || (requested === undefined && scope.global)) {
+      if (!scope.global) {
+        throw new AppError('destination.global_needs_platform_scope', { detail: 'Only platform scope creates global destinations; give organization_id' });
+      }
+      return null;
+    }
+    if (requested === undefined) {
+      const only = scope.organizationIds.length === 1 ? scope.organizationIds[0] : undefined;
+      if (only === undefined) {
+        throw errors.validation('body/organization_id is required: you belong to several organizations', {
+          errors: [{ location: 'body/organization_id', message: 'is required' }],
+        });
+      }
+      return only;
+    }
+    if (!(scope.global || scope.organizationIds.includes(requested)) || !(await store.organizationExists(requested))) throw errors.notFound('Organization');
+    return requested;
+  }
+
+  async function ensureNameFree(organizationId: number | null, name: string, exceptId?: string): Promise<void> {
+    if (await store.nameExists(organizationId, name, exceptId)) {
+      throw new AppError('destination.name_taken', { detail: `A destination named "${name}" already exists here`, details: { field: 'name' } });
+    }
+  }
+
+  async function reread(id: string) {
+    const row = await store.get({ global: true, organizationIds: [] }, id);
+    if (!row) throw destinationNotFound();
+    return destinationOut(row);
+  }
+
+  /** Whether destination `from` may mirror to `to`: same organization, or `to` is global. */
+  async function checkShadow(from: DestinationRow, scope: Scope, targetId: string): Promise<void> {
+    const invalid = (detail: string) => new AppError('destination.invalid_shadow', { detail, details: { target_destination_id: targetId } });
+    if (targetId === from.id) throw invalid('A destination cannot shadow itself');
+    const target = await store.get(scope, targetId);
+    // A global destination carries every organization's events: it may only mirror to another global one.
+    if (!target || (target.organization_id !== null && target.organization_id !== from.organization_id)) {
+      throw invalid('The shadow target must be a destination of the same organization, or a global one');
+    }
+    const seen = new Set([from.id]);
+    for (let at: string | null | undefined = targetId; at; at = await store.shadowOf(at)) {
+      if (seen.has(at)) throw invalid(`Shadowing to ${targetId} would form a cycle`);
+      seen.add(at);
+    }
+  }
+
+  return {
+    types: () =>
+      types.list().map(({ sinkType: t }) => ({
+        type: t.type,
+        title: t.title,
+        description: t.description,
+        config_schema: t.configSchema as Record<string, unknown>,
+        credential_schema: (t.credentialSchema as Record<string, unknown> | null) ?? null,
+        credential_required: t.credentialRequired,
+        delivery_schema: DeliverySettingsSchema as unknown as Record<string, unknown>,
+        delivery_defaults: { ...DEFAULT_DELIVERY },
+      })),
+
+    async list(scope: Scope, f: DestinationFilter, page: OffsetPage) {
+      const { items, total } = await store.list(scope, f, page);
+      return { items: items.map(destinationOut), total };
+    },
+
+    async get(scope: Scope, id: string) {
+      return destinationOut(await visible(scope, id));
+    },
+
+    async create(actor: Actor, input: CreateInput) {
+      const t = typeOf(input.type);
+      const organizationId = await owner(actor, input.organization_id);
+      const config = checkedConfig(t, input.config);
+      if (input.credential === undefined && t.sinkType.credentialRequired) {
+        throw invalidCredential([{ location: 'body/credential', message: 'is required' }], `Type ${t.sinkType.type} needs a credential (body/credential)`);
+      }
+      const credential = input.credential === undefined ? null : checkedCredential(t, input.credential);
+      const delivery = checkDelivery(input.delivery ?? {});
+      const name = cleanName(input.name);
+      await ensureNameFree(organizationId, name);
+      const id = newId();
+      const now = clock.now();
+      const sealed = credential ? cipher.seal(id, credential) : null;
+      await store.insert(
+        {
+          id,
+          organization_id: organizationId,
+          name,
+          description: input.description?.trim() ?? '',
+          type: t.sinkType.type,
+          config,
+          delivery,
+          enabled: input.enabled ?? true,
+          credential: sealed?.ciphertext ?? null,
+          credential_key_id: sealed?.keyId ?? null,
+          credential_updated_at: sealed ? now : null,
+          created_by: actor.kind === 'user' ? actor.id : null,
+        },
+        now,
+      );
+      setAuditTarget({ type: AUDIT_TARGET_TYPE, id, organizationId, details: { name, type: t.sinkType.type, has_credential: sealed !== null } });
+      return reread(id);
+    },
+
+    async update(actor: Actor, id: string, input: UpdateInput) {
+      const row = await changeable(scopeOf(actor), id);
+      setAuditTarget({ details: { changed: Object.keys(input).sort() } });
+      if (input.credential !== undefined) {
+        throw invalidCredential([], `The credential is not changed here: POST /api/collectors/destinations/${id}/credential/rotate`);
+      }
+      const patch: DestinationPatch = {};
+      if (input.name !== undefined) {
+        patch.name = cleanName(input.name);
+        await ensureNameFree(row.organization_id, patch.name, id);
+      }
+      if (input.description !== undefined) patch.description = input.description.trim();
+      if (input.config !== undefined) patch.config = checkedConfig(typeOf(row.type), input.config);
+      if (input.delivery !== undefined) patch.delivery = checkDelivery(input.delivery);
+      if (input.enabled === true && !row.enabled) {
+        if (!row.has_credential && (row.disabled_reason === CREDENTIAL_REVOKED || types.get(row.type)?.sinkType.credentialRequired)) {
+          throw new AppError('destination.no_credential', {
+            detail: `The destination has no credential; set one with POST /api/collectors/destinations/${id}/credential/rotate, which also enables it`,
+            details: { destination_id: id },
+          });
+        }
+        patch.enabled = true;
+        patch.disabled_reason = null;
+      }
+      if (input.enabled === false && row.enabled) {
+        patch.enabled = false;
+        patch.disabled_reason = null;
+      }
+      await store.update(id, patch, clock.now());
+      return reread(id);
+    },
+
+    async remove(actor: Actor, id: string): Promise<void> {
+      const row = await changeable(scopeOf(actor), id);
+      setAuditTarget({ details: { name: row.name, type: row.type } });
+      const routeIds = await store.routesUsing(id);
+      if (routeIds.length) {
+        throw new AppError('destination.in_use', {
+          detail: `Routes still deliver to this destination (${routeIds.join(', ')}); take it out of them first`,
+          details: { route_ids: routeIds },
+        });
+      }
+      const now = clock.now();
+      const clearedShadows = await store.clearShadowsTo(id, now);
+      // Events still waiting in the outbox will never be sent: they are counted where the
+      // ledger's equation expects them (dead-lettered, or a dropped shadow copy).
+      const removed = await store.deleteOutbox(id);
+      const deltas: LedgerDelta[] = removed.map((r) => ({
+        organization_id: r.organization_id,
+        integration_id: r.integration_id,
+        stream: r.stream,
+        outcome: r.kind === 'shadow' ? 'shadow_dropped' : 'dead_lettered',
+        destination_id: id,
+        reason: 'destination_deleted',
+        count: r.event_count,
+      }));
+      await store.addLedger(deltas, now);
+      const { dlqEvents } = await store.deleteWithState(id);
+      const count = (shadow: boolean) => removed.filter((r) => (r.kind === 'shadow') === shadow).reduce((n, r) => n + r.event_count, 0);
+      setAuditTarget({
+        details: {
+          name: row.name,
+          type: row.type,
+          cleared_shadows: clearedShadows,
+          outbox_events_dead_lettered: count(false),
+          shadow_events_dropped: count(true),
+          dlq_events_removed: dlqEvents,
+        },
+      });
+    },
+
+    async rotate(actor: Actor, id: string, credential: Record<string, string>) {
+      const row = await changeable(scopeOf(actor), id);
+      const sealed = cipher.seal(id, checkedCredential(typeOf(row.type), credential));
+      const now = clock.now();
+      const revoked = row.disabled_reason === CREDENTIAL_REVOKED;
+      await store.update(
+        id,
+        { credential: sealed.ciphertext, credential_key_id: sealed.keyId, credential_updated_at: now, ...(revoked ? { enabled: true, disabled_reason: null } : {}) },
+        now,
+      );
+      setAuditTarget({ details: { had_credential: row.has_credential, re_enabled: revoked } });
+      return reread(id);
+    },
+
+    async revoke(actor: Actor, id: string) {
+      const row = await changeable(scopeOf(actor), id);
+      setAuditTarget({ details: { had_credential: row.has_credential } });
+      if (!row.has_credential) {
+        if (row.disabled_reason === CREDENTIAL_REVOKED) return destinationOut(row);
+        throw new AppError('destination.no_credential', { detail: 'The destination has no credential to revoke', details: { destination_id: id } });
+      }
+      const now = clock.now();
+      await store.update(id, { credential: null, credential_key_id: null, credential_updated_at: now, enabled: false, disabled_reason: CREDENTIAL_REVOKED }, now);
+      return reread(id);
+    },
+
+    async shadow(actor: Actor, id: string, targetId: string | null) {
+      const scope = scopeOf(actor);
+      const row = await changeable(scope, id);
+      setAuditTarget({ details: { from: row.shadow_destination_id, to: targetId } });
+      if (targetId !== null) await checkShadow(row, scope, targetId);
+      if (targetId !== row.shadow_destination_id) await store.update(id, { shadow_destination_id: targetId }, clock.now());
+      return reread(id);
+    },
+
+    /** Opens a real connection with the credential decrypted in memory; delivers nothing. */
+    async test(actor: Actor, id: string): Promise<TestResult> {
+      const row = await visible(scopeOf(actor), id);
+      setAuditTarget({ type: AUDIT_TARGET_TYPE, id, organizationId: row.organization_id });
+      const result = await (async (): Promise<TestResult> => {
+        const t = types.get(row.type);
+        if (!t) return { ok: false, detail: `Destination type ${row.type} is not available in this build`, latency_ms: 0, error_kind: 'config' };
+        let credential: Record<string, string> | null = null;
+        const stored = await store.credentialOf(id);
+        if (stored?.credential) {
+          try {
+            credential = cipher.open(id, { ciphertext: stored.credential, keyId: stored.credential_key_id });
+          } catch (err) {
+            return { ok: false, detail: (err as Error).message, latency_ms: 0, error_kind: 'config' };
+          }
+        } else if (t.sinkType.credentialRequired) {
+          return { ok: false, detail: 'The destination has no credential: set one with credential/rotate', latency_ms: 0, error_kind: 'config' };
+        }
+        return testDestination({
+          destinationId: id,
+          sinkType: t.sinkType,
+          config: t.checkConfig(row.config).config,
+          credential,
+          net: deps.net,
+          fileRoot: deps.fileRoot,
+          logger: logger.child({ destination_id: id }),
+          timeoutMs: deps.testTimeoutMs,
+        });
+      })();
+      setAuditTarget({ details: { ok: result.ok, ...(result.error_kind ? { error_kind: result.error_kind } : {}), latency_ms: result.latency_ms } });
+      return result;
+    },
+
+    /**
+     * The audit entries about the destination, newest first. A global destination's
+     * entries made with platform scope have no organization: whoever sees it sees them.
+     */
+    async audit(scope: Scope, id: string, outcome: string | undefined, page: OffsetPage) {
+      const row = await visible(scope, id);
+      return audit.list(scope, { targetType: AUDIT_TARGET_TYPE, targetId: row.id, outcome, withPlatformEntries: row.organization_id === null }, page);
+    },
+
+    async credentialAudit(scope: Scope, id: string, page: OffsetPage) {
+      const row = await visible(scope, id);
+      return store.credentialAudit(scope, row.id, row.organization_id === null, page);
+    },
+
+    /** Re-seals every credential not under the current key (after a WEIR_SECRET_KEY rotation); logs counts only. */
+    reencryptCredentials: () => reencryptCredentials({ store, cipher, logger }),
+  };
+}
+
+export type DestinationService = ReturnType<typeof createDestinationService>;

@@ -1,0 +1,204 @@
+// The dispatcher's delivery engine: the routing stage plus one lane per enabled destination.
+// The destinations snapshot is refreshed about every second (and at once when a route names
+// a destination it does not know): a new destination gets a lane, a disabled or deleted one
+// loses it (its in-flight requests finish, its leases are given back), a changed one gets a
+// new sink. It also keeps the open tap sessions and the consumer-lag snapshot.
+import type { Clock } from '../../core/clock.js';
+import { newId } from '../../core/ids.js';
+import type { Logger } from '../../platform/logger.js';
+import type { NetPolicy } from '../../platform/net/policy.js';
+import type { CompiledRoutes, RouteSpec } from '../route/types.js';
+import type { SinkType } from '../sinks/types.js';
+import type { BreakerState, EngineMetrics, EngineStore, PendingBatch, Transact } from './engine-port.js';
+import { Lane } from './lane.js';
+import type { DestinationDirectory, DestinationRuntime } from './ports.js';
+import { createRoutingStage } from './routing.js';
+import { deliverySettings } from './settings.js';
+
+export interface EngineDeps {
+  store: EngineStore;
+  transact: Transact;
+  directory: DestinationDirectory;
+  /** The destination type of a destination, looked up when its lane is built. */
+  sinkType: (type: string) => SinkType | undefined;
+  compile: (routes: RouteSpec[]) => CompiledRoutes;
+  net: NetPolicy;
+  fileRoot: string;
+  clock: Clock;
+  logger: Logger;
+  metrics: EngineMetrics;
+  pollMs: number;
+  leaseMs: number;
+  routeConcurrency: number;
+  lineage: boolean;
+  /** How often the destinations snapshot (lanes) is refreshed; default max(pollMs, 1000). */
+  directoryRefreshMs?: number;
+  /** How often the consumer-lag snapshot is refreshed; 0: never (telemetry off). */
+  lagRefreshMs?: number;
+  /** How long stop() lets requests in flight finish before giving their rows back. */
+  stopTimeoutMs?: number;
+  random?: () => number;
+}
+
+export function createDeliveryEngine(deps: EngineDeps) {
+  const { store, directory, logger } = deps;
+  const refreshMs = deps.directoryRefreshMs ?? Math.max(deps.pollMs, 1_000);
+  const stopTimeoutMs = deps.stopTimeoutMs ?? 10_000;
+  const lanes = new Map<string, Lane>();
+  const stopping = new Set<Promise<void>>();
+  const unbuildable = new Map<string, number>(); // destination id → version already reported
+  let snapshot: ReadonlyMap<string, DestinationRuntime> = new Map();
+  let lastRefresh = 0;
+  let syncing: Promise<void> | null = null;
+  let lag: { partition: string; events: number }[] = [];
+  let running = false;
+  const timers: NodeJS.Timeout[] = [];
+
+  const routing = createRoutingStage({
+    store,
+    transact: deps.transact,
+    compile: deps.compile,
+    destinations: async (refresh) => {
+      if (refresh && Date.now() - lastRefresh >= deps.pollMs) await sync();
+      return snapshot;
+    },
+    clock: deps.clock,
+    logger,
+    pollMs: deps.pollMs,
+    leaseMs: deps.leaseMs,
+    concurrency: deps.routeConcurrency,
+    lineage: deps.lineage,
+  });
+
+  function retire(lane: Lane): void {
+    lanes.delete(lane.id);
+    const done: Promise<void> = lane.stop(stopTimeoutMs).finally(() => stopping.delete(done));
+    stopping.add(done);
+  }
+
+  async function buildLane(dest: DestinationRuntime): Promise<Lane | null> {
+    const type = deps.sinkType(dest.type);
+    try {
+      if (!type) throw new Error(`no sink for destination type ${dest.type}`);
+      const credential = dest.has_credential ? await directory.credential(dest.id) : null;
+      const ctx = { destinationId: dest.id, config: dest.config, credential, net: deps.net, fileRoot: deps.fileRoot, logger: logger.child({ destination_id: dest.id }) };
+      const sink = type.create(ctx);
+      unbuildable.delete(dest.id);
+      return new Lane({
+        destination: { ...dest, delivery: deliverySettings(dest.delivery) },
+        sink,
+        owner: newId(),
+        store,
+        transact: deps.transact,
+        clock: deps.clock,
+        logger,
+        metrics: deps.metrics,
+        pollMs: deps.pollMs,
+        leaseMs: deps.leaseMs,
+        lineage: deps.lineage,
+        secrets: credential ? Object.values(credential) : [],
+        random: deps.random,
+      });
+    } catch (err) {
+      // Its events wait in the outbox; reported once per version, tried again every refresh.
+      if (unbuildable.get(dest.id) !== dest.version) logger.error({ err, destination_id: dest.id }, 'cannot start delivery to a destination');
+      unbuildable.set(dest.id, dest.version);
+      return null;
+    }
+  }
+
+  async function syncOnce(): Promise<void> {
+    const list = await directory.list();
+    lastRefresh = Date.now();
+    snapshot = new Map(list.map((d) => [d.id, d]));
+    if (!running) return;
+    const wanted = new Map(list.filter((d) => d.enabled).map((d) => [d.id, d]));
+    for (const lane of [...lanes.values()]) {
+      const dest = wanted.get(lane.id);
+      if (!dest || dest.version !== lane.version) retire(lane);
+    }
+    for (const dest of wanted.values()) {
+      if (lanes.has(dest.id)) continue;
+      const lane = await buildLane(dest);
+      if (!lane || !running) continue;
+      lanes.set(dest.id, lane);
+      lane.start();
+    }
+  }
+
+  /** One refresh at a time; a caller arriving during one waits for it. */
+  function sync(): Promise<void> {
+    syncing ??= syncOnce()
+      .catch((err: unknown) => logger.warn({ err }, 'refreshing destinations failed'))
+      .finally(() => (syncing = null));
+    return syncing;
+  }
+
+  async function refreshTaps(): Promise<void> {
+    if (lanes.size === 0) return;
+    const sessions = await store.openTaps([...lanes.keys()]);
+    for (const lane of lanes.values()) lane.setTaps(sessions.filter((s) => s.destination_id === lane.id));
+  }
+
+  async function refreshLag(): Promise<void> {
+    lag = await store.lag();
+  }
+
+  function every(ms: number, fn: () => Promise<void>, what: string): void {
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      fn()
+        .catch((err: unknown) => logger.warn({ err }, `${what} failed`))
+        .finally(() => (busy = false));
+    }, ms);
+    timer.unref();
+    timers.push(timer);
+  }
+
+  return {
+    /** Starts routing and delivery in this process (the dispatcher role's loop). */
+    start(): { stop(): Promise<void> } {
+      running = true;
+      routing.start();
+      void sync();
+      every(refreshMs, sync, 'refreshing destinations');
+      every(deps.pollMs, refreshTaps, 'checking tap sessions');
+      if (deps.lagRefreshMs) {
+        void refreshLag().catch(() => undefined);
+        every(deps.lagRefreshMs, refreshLag, 'measuring consumer lag');
+      }
+      return {
+        stop: async () => {
+          running = false;
+          for (const t of timers.splice(0)) clearInterval(t);
+          await syncing;
+          await routing.stop();
+          for (const lane of [...lanes.values()]) retire(lane);
+          await Promise.all([...stopping]);
+        },
+      };
+    },
+    /** New normalized batches were written (embedded): route them without waiting for the poll. */
+    wakeRouting(): void {
+      routing.wake();
+    },
+    /** Routes one pending batch now, outside the loop (tests, tools). */
+    routeOnce: () => routing.routeOnce(),
+    /** Routes a batch claimed elsewhere; false when someone else routed it meanwhile. */
+    routeBatch: (batch: PendingBatch) => routing.route(batch),
+    /** Breaker state of each lane of this process (the breaker gauge). */
+    breakerStates(): [string, BreakerState][] {
+      return [...lanes.values()].map((l) => [l.id, l.breaker.state]);
+    },
+    /** The last consumer-lag snapshot (the lag gauge). */
+    lag(): { partition: string; events: number }[] {
+      return lag;
+    },
+    /** Refreshes the destinations now (tests; a destination module after an edit in this process). */
+    refreshDestinations: () => sync(),
+  };
+}
+
+export type DeliveryEngine = ReturnType<typeof createDeliveryEngine>;

@@ -1,0 +1,130 @@
+// Turns the routing plan of one normalized batch into what the routing stage writes
+// (docs/delivery.md, Routing stage): one outbox row per destination (and per shadow), the
+// ledger's filtered / routed / copies counts, route statistics and, when on, lineage.
+// Destinations an organization may not use (disabled by an administrator, deleted, of
+// another organization) get no copy; an event whose every copy was for such destinations
+// is filtered `destination_disabled`. A destination stopped by a revoked credential keeps
+// receiving copies: they wait in the outbox for a new credential.
+import { newId } from '../../core/ids.js';
+import { encodeRecords } from '../batch-codec.js';
+import type { NormalizedRecord } from '../envelope.js';
+import type { Copy, RoutingPlan } from '../route/types.js';
+import type { LedgerEntry, LineageCopyRow, LineageEventRow, NewDelivery, PendingBatch, RoutingWrite } from './engine-port.js';
+import type { DestinationRuntime } from './ports.js';
+
+export const CREDENTIAL_REVOKED = 'credential_revoked';
+
+/** Whether an organization's routes may write copies for the destination now. */
+export function usableBy(dest: DestinationRuntime | undefined, organizationId: number): boolean {
+  if (!dest) return false;
+  if (dest.organization_id !== null && dest.organization_id !== organizationId) return false;
+  return dest.enabled || dest.disabled_reason === CREDENTIAL_REVOKED;
+}
+
+interface Outgoing {
+  destinationId: string;
+  kind: 'primary' | 'shadow';
+  copies: Copy[];
+}
+
+export async function buildRoutingWrite(
+  batch: PendingBatch,
+  records: NormalizedRecord[],
+  plan: RoutingPlan,
+  destinations: ReadonlyMap<string, DestinationRuntime>,
+  lineage: boolean,
+): Promise<RoutingWrite> {
+  const n = records.length;
+  const org = batch.organization_id;
+  const copied = new Uint8Array(n);
+  const planned = new Uint8Array(n);
+  const outgoing: Outgoing[] = [];
+  const shadows = new Map<string, Copy[]>();
+  const routeCopies = new Map<string, number>();
+  for (const [destinationId, copies] of plan.copies) {
+    if (copies.length === 0) continue;
+    const dest = destinations.get(destinationId);
+    if (!usableBy(dest, org)) {
+      for (const c of copies) planned[c.index] = 1;
+      continue;
+    }
+    for (const c of copies) {
+      copied[c.index] = 1;
+      routeCopies.set(c.routeId, (routeCopies.get(c.routeId) ?? 0) + 1);
+    }
+    outgoing.push({ destinationId, kind: 'primary', copies });
+    const shadowId = dest!.shadow_destination_id;
+    if (shadowId && shadowId !== destinationId && usableBy(destinations.get(shadowId), org)) {
+      // Several destinations mirrored into one: its shadow row carries all their copies.
+      const list = shadows.get(shadowId);
+      if (list) list.push(...copies);
+      else shadows.set(shadowId, [...copies]);
+    }
+  }
+  for (const [destinationId, copies] of shadows) outgoing.push({ destinationId, kind: 'shadow', copies });
+
+  const origin = { organization_id: org, integration_id: batch.integration_id, stream: batch.stream };
+  // Copies that went through no transform share their text: compress each distinct body once.
+  const encoded = new Map<string, Promise<string>>();
+  const deliveries: NewDelivery[] = [];
+  const lineageCopies: LineageCopyRow[] = [];
+  const ledger: LedgerEntry[] = [];
+  for (const out of outgoing) {
+    const ndjson = out.copies.map((c) => c.line).join('\n');
+    let events = encoded.get(ndjson);
+    if (!events) {
+      events = encodeRecords(ndjson);
+      encoded.set(ndjson, events);
+    }
+    const id = newId();
+    deliveries.push({
+      id,
+      destination_id: out.destinationId,
+      ...origin,
+      source_batch_id: batch.id,
+      kind: out.kind,
+      event_count: out.copies.length,
+      bytes: Buffer.byteLength(ndjson) - (out.copies.length - 1),
+      event_ids: out.copies.map((c) => records[c.index]!.id).join(','),
+      events: await events,
+    });
+    if (out.kind === 'primary') ledger.push({ ...origin, outcome: 'copies', destination_id: out.destinationId, count: out.copies.length });
+    if (lineage) {
+      for (const c of out.copies) {
+        lineageCopies.push({ event_id: records[c.index]!.id, destination_id: out.destinationId, delivery_batch_id: id, route_id: c.routeId, kind: out.kind });
+      }
+    }
+  }
+
+  let routed = 0;
+  let disabled = 0;
+  for (let i = 0; i < n; i++) {
+    if (copied[i]) routed++;
+    else if (planned[i]) disabled++;
+  }
+  if (routed > 0) ledger.push({ ...origin, outcome: 'routed', count: routed });
+  const filtered: [string, number][] = [...Object.entries(plan.filtered), ['destination_disabled', disabled]];
+  for (const [reason, count] of filtered) if (count > 0) ledger.push({ ...origin, outcome: 'filtered', reason, count });
+
+  const routeStats = [...new Set([...plan.matched.keys(), ...plan.sampledOut.keys()])]
+    .map((routeId) => ({ route_id: routeId, organization_id: org, matched: plan.matched.get(routeId) ?? 0, sampled_out: plan.sampledOut.get(routeId) ?? 0, copies: routeCopies.get(routeId) ?? 0 }))
+    .filter((r) => r.matched > 0 || r.sampled_out > 0);
+
+  const lineageEvents: LineageEventRow[] = [];
+  if (lineage) {
+    for (let i = 0; i < n; i++) {
+      const r = records[i]!;
+      const info = plan.records[i];
+      lineageEvents.push({
+        event_id: r.id,
+        ...origin,
+        mapping_version_id: r.mapping_version_id ?? null,
+        received_at: r.received_at,
+        normalized_batch_id: batch.id,
+        routes: info?.routes ?? [],
+        filtered: copied[i] ? null : (info?.filtered ?? (planned[i] ? 'destination_disabled' : null)),
+      });
+    }
+  }
+  return { batchId: batch.id, deliveries, ledger, routeStats, lineageEvents, lineageCopies };
+}

@@ -1,0 +1,143 @@
+// The routing stage of the dispatcher (docs/delivery.md, Routing stage): `concurrency`
+// workers each claim one pending normalized batch with a lease, plan it with the
+// organization's compiled routes and write the outbox rows, ledger, statistics and lineage
+// together with the batch's `done` mark in ONE transaction. The mark comes first and is
+// conditional on route_state = 'pending': a batch someone else routed meanwhile writes
+// nothing. A killed dispatcher's batches come back when their lease expires.
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../platform/logger.js';
+import { decodeRecords } from '../batch-codec.js';
+import type { NormalizedRecord } from '../envelope.js';
+import type { CompiledRoutes, RouteSpec } from '../route/types.js';
+import type { EngineStore, PendingBatch, Transact } from './engine-port.js';
+import type { DestinationRuntime } from './ports.js';
+import { buildRoutingWrite } from './router.js';
+import { Sleeper } from './sleeper.js';
+
+export interface RoutingStageDeps {
+  store: EngineStore;
+  transact: Transact;
+  compile: (routes: RouteSpec[]) => CompiledRoutes;
+  /** The destinations snapshot; `refresh` asks for a fresh one (a route names an unknown destination). */
+  destinations(refresh: boolean): Promise<ReadonlyMap<string, DestinationRuntime>>;
+  clock: Clock;
+  logger: Logger;
+  pollMs: number;
+  leaseMs: number;
+  concurrency: number;
+  lineage: boolean;
+}
+
+interface CachedRoutes {
+  fingerprint: string;
+  checkedAt: number;
+  compiled: CompiledRoutes;
+}
+
+const HOUR = 3_600_000;
+
+export function createRoutingStage(deps: RoutingStageDeps) {
+  const { store, clock, logger } = deps;
+  const cache = new Map<number, Promise<CachedRoutes>>();
+  const sleeper = new Sleeper();
+  const claimed = new Set<string>();
+  let stopping = false;
+  let workers: Promise<void>[] = [];
+
+  /** The organization's compiled routes; their fingerprint is checked at most every pollMs. */
+  async function routesFor(organizationId: number): Promise<CompiledRoutes> {
+    const now = Date.now();
+    const cached = cache.get(organizationId);
+    const current = cached ? await cached.catch(() => undefined) : undefined;
+    if (current && now - current.checkedAt < deps.pollMs) return current.compiled;
+    const loading = (async () => {
+      const fingerprint = await store.routesFingerprint(organizationId);
+      if (current && current.fingerprint === fingerprint) return { ...current, checkedAt: now };
+      const compiled = deps.compile(await store.enabledRoutes(organizationId));
+      return { fingerprint, checkedAt: now, compiled };
+    })();
+    cache.set(organizationId, loading);
+    try {
+      return (await loading).compiled;
+    } catch (err) {
+      cache.delete(organizationId);
+      throw err;
+    }
+  }
+
+  async function route(batch: PendingBatch): Promise<boolean> {
+    const compiled = await routesFor(batch.organization_id);
+    const ndjson = await decodeRecords(batch.events);
+    const lines = ndjson === '' ? [] : ndjson.split('\n');
+    const records = lines.map((l) => JSON.parse(l) as NormalizedRecord);
+    const plan = compiled.plan(records, lines);
+    let destinations = await deps.destinations(false);
+    // A route saved a moment ago may name a destination created a moment ago.
+    if ([...plan.copies.keys()].some((id) => !destinations.has(id))) destinations = await deps.destinations(true);
+    const write = await buildRoutingWrite(batch, records, plan, destinations, deps.lineage);
+    const at = clock.now();
+    return deps.transact(async () => {
+      if (!(await store.markRouted(batch.id))) return false;
+      await store.insertDeliveries(write.deliveries);
+      await store.addLedger(write.ledger, at);
+      await store.addRouteStats(write.routeStats, new Date(Math.floor(at.getTime() / HOUR) * HOUR));
+      if (deps.lineage) await store.insertLineage(write.lineageEvents, write.lineageCopies);
+      return true;
+    });
+  }
+
+  async function worker(): Promise<void> {
+    while (!stopping) {
+      let batch: PendingBatch | undefined;
+      try {
+        [batch] = await store.claimPending(1, deps.leaseMs);
+      } catch (err) {
+        logger.warn({ err }, 'routing: claiming normalized batches failed');
+      }
+      if (!batch) {
+        await sleeper.sleep(deps.pollMs);
+        continue;
+      }
+      claimed.add(batch.id);
+      try {
+        const done = await route(batch);
+        if (!done) logger.info({ batch_id: batch.id }, 'routing: batch was routed by another dispatcher');
+      } catch (err) {
+        // The lease stays: the batch comes back after it, which paces a failure that repeats.
+        logger.error({ err, batch_id: batch.id, organization_id: batch.organization_id }, 'routing a normalized batch failed');
+      } finally {
+        claimed.delete(batch.id);
+      }
+    }
+  }
+
+  return {
+    /** Routes a batch claimed elsewhere (tests of a redelivered claim); false when it was not pending any more. */
+    route,
+    /** Routes one batch now (tests); false when none was pending. */
+    async routeOnce(): Promise<boolean> {
+      const [batch] = await store.claimPending(1, deps.leaseMs);
+      if (!batch) return false;
+      await route(batch);
+      return true;
+    },
+    start(): void {
+      stopping = false;
+      workers = Array.from({ length: deps.concurrency }, () => worker());
+    },
+    /** Ends the sleep of idle workers (new batches were written). */
+    wake(): void {
+      sleeper.wake();
+    },
+    async stop(): Promise<void> {
+      stopping = true;
+      sleeper.wake();
+      await Promise.all(workers);
+      workers = [];
+      // Normally empty (workers finish their batch); a claim that never got routed goes back at once.
+      if (claimed.size > 0) await store.releasePending([...claimed]).catch(() => undefined);
+    },
+  };
+}
+
+export type RoutingStage = ReturnType<typeof createRoutingStage>;

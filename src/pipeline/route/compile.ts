@@ -1,0 +1,151 @@
+// An organization's ordered routes compiled into one plan function (docs/routing.md).
+// Compiled once per change of the routes; plan() runs per batch on the dispatcher's hot
+// path, so conditions are closures, destinations are numbered at compile time (an event's
+// "already has a copy" is one typed-array slot, not a Set per event) and the OCSF text of
+// an untransformed copy is cut from the stored line instead of serialized again.
+import type { NormalizedRecord } from '../envelope.js';
+import { compileCondition, type RecordPredicate, type RouteProblem } from './conditions.js';
+import { compileTransforms, hashId, keptBySample, type EventEdit } from './transforms.js';
+import type { CompiledRoutes, Copy, FilterReason, RouteSpec, RoutingPlan } from './types.js';
+
+export type { RouteProblem };
+
+/** A stored route that does not compile (it was valid when written; the rules changed since, or the row was edited by hand). */
+export class RouteCompileError extends Error {
+  constructor(
+    readonly routeId: string,
+    readonly problems: RouteProblem[],
+  ) {
+    super(`route ${routeId} does not compile: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+    this.name = 'RouteCompileError';
+  }
+}
+
+/** Every problem of a route's condition and transforms, each with its location (`condition.all[2].value`); empty when valid. */
+export function validateRouteParts(condition: unknown, transforms: unknown): RouteProblem[] {
+  const problems: RouteProblem[] = [];
+  compileCondition(condition, problems);
+  compileTransforms(transforms, problems);
+  return problems;
+}
+
+interface CompiledRoute {
+  id: string;
+  match: RecordPredicate;
+  rate: number;
+  edit: EventEdit | null;
+  /** Destination numbers (see `destinations`), duplicates removed. */
+  dests: number[];
+  final: boolean;
+}
+
+// Every normalized line ends with `,"ocsf":<event JSON>}` (pipeline/normalize/stage.ts).
+// Inside JSON strings a quote is escaped, so the first occurrence of this marker is the key.
+const OCSF_MARKER = ',"ocsf":';
+
+/** The OCSF text of a stored normalized line, or undefined when the line is not of that shape. */
+export function ocsfText(line: string): string | undefined {
+  const at = line.indexOf(OCSF_MARKER);
+  if (at < 0) return undefined;
+  let end = line.length;
+  while (end > at && line.charCodeAt(end - 1) <= 32) end--; // a trailing newline or \r
+  if (line.charCodeAt(end - 1) !== 125 /* } */) return undefined;
+  return line.slice(at + OCSF_MARKER.length, end - 1);
+}
+
+export function compileRoutes(routes: RouteSpec[]): CompiledRoutes {
+  const destinations: string[] = [];
+  const destIndex = new Map<string, number>();
+  const compiled: CompiledRoute[] = [];
+  for (const route of routes) {
+    // The engine passes enabled routes only; a disabled one slipping through still never matches.
+    if (route.enabled === false) continue;
+    const problems: RouteProblem[] = [];
+    const match = compileCondition(route.condition, problems);
+    const transforms = compileTransforms(route.transforms, problems);
+    if (!match || !transforms) throw new RouteCompileError(route.id, problems);
+    const dests: number[] = [];
+    for (const id of route.destination_ids) {
+      let n = destIndex.get(id);
+      if (n === undefined) {
+        n = destinations.length;
+        destinations.push(id);
+        destIndex.set(id, n);
+      }
+      if (!dests.includes(n)) dests.push(n);
+    }
+    compiled.push({ id: route.id, match, rate: transforms.rate, edit: transforms.apply, dests, final: route.final });
+  }
+  const routeCount = compiled.length;
+
+  function plan(records: NormalizedRecord[], lines?: string[]): RoutingPlan {
+    const lists: Copy[][] = destinations.map(() => []);
+    // lastGiven[d] = index of the last record that got a copy for destination d.
+    const lastGiven = new Int32Array(destinations.length).fill(-1);
+    const matchedCount = new Float64Array(routeCount);
+    const sampledCount = new Float64Array(routeCount);
+    const filtered: Record<FilterReason, number> = { no_route: 0, sampled_out: 0, dropped_by_route: 0 };
+    const out: RoutingPlan['records'] = new Array(records.length);
+
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]!;
+      let matchedRoutes: string[] | null = null;
+      let copied = false;
+      let kept = false; // some matching route kept the event (not sampled out)
+      let hash = -1;
+      let plain: string | undefined; // the untransformed OCSF text, shared by every plain route
+      for (let k = 0; k < routeCount; k++) {
+        const route = compiled[k]!;
+        if (!route.match(record)) continue;
+        matchedCount[k]!++;
+        (matchedRoutes ??= []).push(route.id);
+        if (route.rate < 1) {
+          if (hash < 0) hash = hashId(record.id);
+          if (!keptBySample(hash, route.rate)) {
+            sampledCount[k]!++;
+            if (route.final) break;
+            continue;
+          }
+        }
+        kept = true;
+        let line: string | undefined;
+        for (const d of route.dests) {
+          if (lastGiven[d] === i) continue; // an earlier route already sent this event there
+          lastGiven[d] = i;
+          if (line === undefined) {
+            if (route.edit) line = JSON.stringify(route.edit(record.ocsf));
+            else {
+              if (plain === undefined) {
+                const stored = lines?.[i];
+                plain = (stored !== undefined ? ocsfText(stored) : undefined) ?? JSON.stringify(record.ocsf);
+              }
+              line = plain;
+            }
+          }
+          lists[d]!.push({ index: i, routeId: route.id, line });
+          copied = true;
+        }
+        if (route.final) break;
+      }
+      if (copied) out[i] = { routes: matchedRoutes! };
+      else {
+        const reason: FilterReason = matchedRoutes === null ? 'no_route' : kept ? 'dropped_by_route' : 'sampled_out';
+        filtered[reason]++;
+        out[i] = { routes: matchedRoutes ?? [], filtered: reason };
+      }
+    }
+
+    const copies = new Map<string, Copy[]>();
+    for (let d = 0; d < destinations.length; d++) if (lists[d]!.length > 0) copies.set(destinations[d]!, lists[d]!);
+    const matched = new Map<string, number>();
+    const sampledOut = new Map<string, number>();
+    for (let k = 0; k < routeCount; k++) {
+      const id = compiled[k]!.id;
+      matched.set(id, matchedCount[k]!);
+      sampledOut.set(id, sampledCount[k]!);
+    }
+    return { copies, records: out, matched, sampledOut, filtered };
+  }
+
+  return { plan };
+}

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { checkHeaders, parseHttpUrl, parseRetryAfter, statusError, transportError } from './http-common.js';
+import { DeliveryError } from './types.js';
+
+const answer = (status: number, text = '', headers: Record<string, string> = {}) => ({ status, text, headers });
+
+describe('http-common', () => {
+  it('parses Retry-After as seconds or an HTTP date, and ignores garbage', () => {
+    const now = Date.parse('2025-01-01T00:00:00Z');
+    expect(parseRetryAfter('120', now)).toBe(120_000);
+    expect(parseRetryAfter(['3', '9'], now)).toBe(3000);
+    expect(parseRetryAfter('Wed, 01 Jan 2025 00:00:30 GMT', now)).toBe(30_000);
+    expect(parseRetryAfter('Tue, 31 Dec 2024 23:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter('-5', now)).toBeUndefined();
+    expect(parseRetryAfter(undefined, now)).toBeUndefined();
+    expect(parseRetryAfter('99999999', now)).toBe(86_400_000);
+  });
+
+  it('maps statuses to kinds, with retryability and a redacted short answer', () => {
+    expect(statusError(answer(401), [])).toMatchObject({ kind: 'auth', retryable: false, message: 'HTTP 401' });
+    expect(statusError(answer(403), [])).toMatchObject({ kind: 'auth' });
+    expect(statusError(answer(408), [])).toMatchObject({ kind: 'http_4xx', retryable: true });
+    expect(statusError(answer(429, '', { 'retry-after': '2' }), [])).toMatchObject({ kind: 'rate_limited', retryable: true, retryAfterMs: 2000 });
+    expect(statusError(answer(400), [])).toMatchObject({ kind: 'http_4xx', retryable: false });
+    expect(statusError(answer(502), [])).toMatchObject({ kind: 'http_5xx', retryable: true });
+    const e = statusError(answer(500, `oops   the key s3cr3t-value was\nbad ${'x'.repeat(400)}`), ['s3cr3t-value']);
+    expect(e.message).toMatch(/^HTTP 500: oops the key \[redacted\] was bad x+…$/);
+    expect(e.message.length).toBeLessThan(230);
+  });
+
+  it('maps transport failures, aborts first', () => {
+    const aborted = AbortSignal.abort();
+    expect(transportError(Object.assign(new Error('x'), { code: 'ECONNRESET' }), aborted).kind).toBe('timeout');
+    expect(transportError(Object.assign(new Error('x'), { code: 'ECONNRESET' })).kind).toBe('connection');
+    expect(transportError(Object.assign(new Error('x'), { code: 'UND_ERR_HEADERS_TIMEOUT' })).kind).toBe('timeout');
+    expect(transportError(Object.assign(new Error('x'), { code: 'ENOTFOUND' })).kind).toBe('dns');
+    expect(transportError(Object.assign(new Error('x'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' })).kind).toBe('tls');
+    const blocked = new DeliveryError('blocked_address', 'refused');
+    expect(transportError(new Error('wrapped', { cause: blocked }))).toBe(blocked);
+  });
+
+  it('refuses URLs and headers that cannot work', () => {
+    expect(() => parseHttpUrl('https://u:p@h/')).toThrow(/credential/);
+    expect(() => parseHttpUrl('file:///etc/passwd')).toThrow(/http/);
+    expect(parseHttpUrl('https://h:9/p?q=1#frag').toString()).toBe('https://h:9/p?q=1');
+    expect(checkHeaders({ 'X-A': 'b' }, 'headers')).toEqual({ 'x-a': 'b' });
+    expect(() => checkHeaders({ Host: 'evil' }, 'headers')).toThrow(DeliveryError);
+    expect(() => checkHeaders(['x'], 'headers')).toThrow(DeliveryError);
+  });
+});

@@ -1,0 +1,44 @@
+// Destination type `splunk_hec`: Splunk's HTTP Event Collector (/services/collector/event).
+// Each OCSF event becomes one HEC event object; a batch is one request of concatenated objects.
+import { Type } from 'typebox';
+import { TlsConfigFields } from '../http-common.js';
+import type { SinkType } from '../types.js';
+import { createHecSink } from './hec.js';
+
+export const HecConfigSchema = Type.Object(
+  {
+    url: Type.String({
+      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+      maxLength: 2048,
+      description: 'Base URL of the collector, for example https://splunk.example.com:8088 (the /services/collector/event path is added)',
+    }),
+    index: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "Splunk index; the token's default index when empty" })),
+    sourcetype: Type.String({
+      default: 'ocsf',
+      minLength: 1,
+      maxLength: 256,
+      description: 'Source type of the events. {class_uid} is replaced per event by its OCSF class, for example "ocsf:{class_uid}"',
+    }),
+    source: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Source field of the events (default: none, Splunk uses the token name)' })),
+    host: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Host field of the events (default: none, Splunk uses the sender address)' })),
+    gzip: Type.Boolean({ default: false, description: 'Compress request bodies with gzip' }),
+    ...TlsConfigFields,
+  },
+  { additionalProperties: false },
+);
+
+export const HecCredentialSchema = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 512, description: 'HEC token (sent as Authorization: Splunk <token>)' }) },
+  { additionalProperties: false },
+);
+
+export const splunkHecSink: SinkType = {
+  type: 'splunk_hec',
+  title: 'Splunk HTTP Event Collector',
+  description:
+    'Sends OCSF events to Splunk HEC as JSON events with the OCSF time, an index, a source type and the indexed field weir_event_id (deduplicate redeliveries on it).',
+  configSchema: HecConfigSchema,
+  credentialSchema: HecCredentialSchema,
+  credentialRequired: true,
+  create: createHecSink,
+};
