@@ -13,12 +13,18 @@
 // own CPU is not counted). Medians of --runs.
 // Embedded PGlite by default; DATABASE_URL=postgres://... for PostgreSQL.
 //   npx tsx bench/delivery.ts [--sink null|http|file|all] [--gzip off|on|both] [--runs 3]
-//     [--batches 100] [--destinations 1] [--max-events 2000] [--events okta|small]
+//     [--batches 100] [--destinations 1] [--max-events 2000] [--events okta|small] [--profile]
+// Before the table: the routing and delivery steps that do not touch the database, timed
+// alone on the same batches: wall microseconds per event (zlib runs on the thread pool and is
+// awaited), the fastest of 3 passes.
+// --profile: CPU profiles (inspector) of the first run's routing and delivery phases, summarised
+// by category (bench/profile-summary.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Type } from 'typebox';
@@ -26,18 +32,22 @@ import { newId } from '../src/core/ids.js';
 import { systemClock } from '../src/core/clock.js';
 import { wireDelivery } from '../src/modules/delivery/index.js';
 import { ocsfCatalog } from '../src/ocsf/index.js';
-import { encodeRecords } from '../src/pipeline/batch-codec.js';
+import { decodeRecords, encodeRecords } from '../src/pipeline/batch-codec.js';
 import { deliverySettings } from '../src/pipeline/delivery/settings.js';
 import type { DestinationRuntime } from '../src/pipeline/delivery/ports.js';
+import { compileRoutes } from '../src/pipeline/route/compile.js';
 import { builtinMapping } from '../src/pipeline/normalize/builtin/index.js';
 import { compileMapping } from '../src/pipeline/normalize/compile.js';
 import { fileSink } from '../src/pipeline/sinks/file/index.js';
+import { gzip } from '../src/pipeline/sinks/http-common.js';
 import { httpSink } from '../src/pipeline/sinks/http/index.js';
+import { webhookBody } from '../src/pipeline/sinks/http/webhook.js';
 import type { SinkType } from '../src/pipeline/sinks/types.js';
 import { migrate, openDatabase } from '../src/platform/db/index.js';
 import { createLogger } from '../src/platform/logger.js';
 import { createNetPolicy } from '../src/platform/net/ssrf.js';
 import { disabledTelemetry } from '../src/platform/telemetry/index.js';
+import { formatSummary, summarise, type CpuProfile } from './profile-summary.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -49,6 +59,7 @@ const { values, positionals } = parseArgs({
     destinations: { type: 'string' },
     'max-events': { type: 'string', default: '2000' },
     events: { type: 'string', default: 'okta' },
+    profile: { type: 'boolean', default: false },
   },
 });
 // The first version took `[batches] [destinations]` as positionals: still understood.
@@ -140,11 +151,60 @@ async function buildBatches(): Promise<{ events: string; lines: number; bytes: n
 }
 
 // ---------------------------------------------------------------------------------------
+// The in-memory steps of routing and delivery, one at a time over every stored batch.
+async function steps(stored: { events: string }[]): Promise<void> {
+  const compiled = compileRoutes([{ id: 'r', organization_id: 0, name: 'all', position: 1, enabled: true, condition: null, transforms: [], destination_ids: ['d'], final: false, version: 1 }]);
+  const best = new Map<string, number>();
+  let timings = new Map<string, number>();
+  const time = async <T>(name: string, fn: () => T | Promise<T>): Promise<T> => {
+    const t = performance.now();
+    const out = await fn();
+    timings.set(name, (timings.get(name) ?? 0) + performance.now() - t);
+    return out;
+  };
+  for (let pass = 0; pass < 3; pass++) {
+    timings = new Map();
+    for (const s of stored) {
+      const ndjson = await time('routing: gunzip + base64 of the normalized batch (decodeRecords)', () => decodeRecords(s.events));
+      const lines = await time('routing: split into lines', () => ndjson.split('\n'));
+      const records = await time('routing: JSON.parse of each record', () => lines.map((l) => JSON.parse(l) as never));
+      const plan = await time('routing: plan (catch-all route: ocsf text cut from the line)', () => compiled.plan(records, lines));
+      const copies = plan.copies.get('d')!;
+      const copy = await time('routing: NDJSON of the copy', () => copies.map((c) => c.line).join('\n'));
+      const encoded = await time('routing: gzip + base64 of the copy (encodeRecords)', () => encodeRecords(copy));
+      const outLines = await time('delivery: gunzip + base64 + split of the outbox row', async () => (await decodeRecords(encoded)).split('\n'));
+      const body = await time('delivery, http: NDJSON body', () => webhookBody(outLines, 'ndjson'));
+      await time('delivery, http gzip on: gzip of the body', () => gzip(body));
+    }
+    for (const [name, ms] of timings) best.set(name, Math.min(best.get(name) ?? Infinity, ms));
+  }
+  const events = stored.length * perBatch;
+  console.log('| step (no database) | µs per event |');
+  console.log('|---|---|');
+  for (const [name, ms] of best) console.log(`| ${name} | ${((ms * 1000) / events).toFixed(1)} |`);
+  console.log('');
+}
+
+// ---------------------------------------------------------------------------------------
 // On PostgreSQL, a database of its own per run (created here, dropped after), never the one named in DATABASE_URL.
 async function admin(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await client.connect();
   await client.query(text).finally(() => client.end());
+}
+
+/** The inspector's CPU profiler around a measured section (only with --profile). */
+const session = values.profile ? new Session() : undefined;
+session?.connect();
+async function profileStart(): Promise<void> {
+  if (!session) return;
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+}
+async function profileStop(): Promise<CpuProfile | undefined> {
+  if (!session) return undefined;
+  const { profile } = await session.post('Profiler.stop');
+  return profile as unknown as CpuProfile;
 }
 
 interface Phase {
@@ -158,7 +218,12 @@ interface RunResult {
 }
 
 /** One measurement on a fresh database: `phased` routes everything, then delivers; otherwise both at once. */
-async function measure(sinkCase: SinkCase, stored: { events: string; bytes: number }[], phased: boolean): Promise<{ routing?: Phase; delivery?: Phase; total: Phase }> {
+async function measure(
+  sinkCase: SinkCase,
+  stored: { events: string; bytes: number }[],
+  phased: boolean,
+  profiled = false,
+): Promise<{ routing?: Phase; delivery?: Phase; total: Phase; profiles?: CpuProfile[] }> {
   let url: string | undefined;
   const benchDb = `weir_bench_${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6)}`;
   if (process.env.DATABASE_URL) {
@@ -235,9 +300,15 @@ async function measure(sinkCase: SinkCase, stored: { events: string; bytes: numb
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let routing: Phase | undefined;
+    const profiles: CpuProfile[] = [];
+    if (profiled) await profileStart();
     if (phased) {
       while (await delivery.engine.routeOnce());
       routing = { seconds: (performance.now() - t0) / 1000, cpu: cpuSeconds(process.cpuUsage(cpu0)) };
+      if (profiled) {
+        profiles.push((await profileStop())!);
+        await profileStart();
+      }
     }
     const t1 = performance.now();
     const cpu1 = process.cpuUsage();
@@ -246,6 +317,7 @@ async function measure(sinkCase: SinkCase, stored: { events: string; bytes: numb
     const end = performance.now();
     const deliveryCpu = cpuSeconds(process.cpuUsage(cpu1));
     const totalCpu = cpuSeconds(process.cpuUsage(cpu0));
+    if (profiled) profiles.push((await profileStop())!);
     await run.stop();
     const [balance] = await delivery.ledgerBalance({ organization_id: org });
     if (Number(balance?.pending ?? 0) !== 0) throw new Error(`ledger pending ${balance?.pending} after delivery`);
@@ -260,6 +332,7 @@ async function measure(sinkCase: SinkCase, stored: { events: string; bytes: numb
       routing,
       delivery: phased ? { seconds: (end - t1) / 1000, cpu: deliveryCpu } : undefined,
       total: { seconds: (end - t0) / 1000, cpu: totalCpu },
+      profiles,
     };
   } finally {
     await database.close();
@@ -302,13 +375,16 @@ async function main(): Promise<void> {
       `node ${process.version}, ${process.env.DATABASE_URL ? 'postgresql' : 'pglite'}: ${batches} batches x ${perBatch} events (${values.events}, ~${fmt(bytes)} B/event as stored) x ${fanout} destination(s), ` +
         `max_events ${maxEvents}, median of ${runs} run(s)`,
     );
+    await steps(stored);
     console.log('| sink | routing events/s | routing events/CPU s | delivery events/s | delivery events/CPU s | together events/s | together events/CPU s |');
     console.log('|---|---|---|---|---|---|---|');
     for (const c of cases) {
       const results: RunResult[] = [];
       const before = receiver ? await receiver.stats() : undefined;
+      const profiles: CpuProfile[] = [];
       for (let r = 0; r < runs; r++) {
-        const phased = await measure(c, stored, true);
+        const phased = await measure(c, stored, true, values.profile && r === 0);
+        profiles.push(...(phased.profiles ?? []));
         const together = await measure(c, stored, false);
         results.push({ routing: phased.routing!, delivery: phased.delivery!, together: together.total });
       }
@@ -326,9 +402,11 @@ async function main(): Promise<void> {
             `its own CPU ${((after.cpu - before.cpu) / (2 * runs)).toFixed(2)} s a run, not counted) | | | | | | |`,
         );
       }
+      for (const [i, p] of profiles.entries()) console.log(`\n${formatSummary(summarise([p], [], 15), `profile of ${c.name}, ${i === 0 ? 'routing' : 'delivery'} alone (first run)`)}\n`);
     }
   } finally {
     receiver?.proc.kill('SIGTERM');
+    session?.disconnect();
   }
 }
 

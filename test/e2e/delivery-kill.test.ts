@@ -102,7 +102,8 @@ function expectAllDelivered(acknowledged: Set<string>, receiver: WebhookReceiver
 }
 
 describe('SIGKILL of the dispatcher in the middle of delivery', () => {
-  it('embedded: a restarted `weir all` delivers every acknowledged event and the ledger balances', async () => {
+  // Embedded processes do not depend on the pass's adapters: the embedded pass runs this.
+  it.skipIf(distributed)('embedded: a restarted `weir all` delivers every acknowledged event and the ledger balances', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'weir-dkill-'));
     dirs.push(dataDir);
     const env = { WEIR_DATA_DIR: dataDir };

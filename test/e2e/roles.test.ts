@@ -32,7 +32,8 @@ function start(role: string, env: Record<string, string | undefined>): WeirProce
   return p;
 }
 
-describe('embedded: weir all', () => {
+// The embedded processes do not depend on the pass's adapters: they run in the embedded pass only.
+describe.skipIf(distributed)('embedded: weir all', () => {
   it('starts on PGlite, answers probes, and stops cleanly on SIGTERM', async () => {
     const dataDir = tempDir();
     const p = start('all', { PORT: '0', WEIR_DATA_DIR: dataDir });
