@@ -18,7 +18,9 @@
 // alone on the same batches: wall microseconds per event (zlib runs on the thread pool and is
 // awaited), the fastest of 3 passes.
 // --profile: CPU profiles (inspector) of the first run's routing and delivery phases, summarised
-// by category (bench/profile-summary.ts).
+// by category (bench/profile-summary.ts), and on PGlite the time inside each SQL statement
+// (wall time of PGlite's query(): the engine runs on this thread, so it is CPU time, plus
+// waiting for a statement of a concurrent request in the delivery phase).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -207,6 +209,39 @@ async function profileStop(): Promise<CpuProfile | undefined> {
   return profile as unknown as CpuProfile;
 }
 
+/** Time inside PGlite's query() by statement (first words), while `statementsOn`. */
+let statements = new Map<string, { calls: number; ms: number }>();
+let statementsOn = false;
+async function timeStatements(): Promise<void> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  type Query = (this: unknown, text: string, ...rest: unknown[]) => Promise<unknown>;
+  let proto: { query?: Query } | null = PGlite.prototype as { query?: Query };
+  while (proto && !Object.prototype.hasOwnProperty.call(proto, 'query')) proto = Object.getPrototypeOf(proto) as { query?: Query } | null;
+  if (!proto?.query) throw new Error('PGlite has no query method to time');
+  const original = proto.query;
+  proto.query = async function (this: unknown, text: string, ...rest: unknown[]) {
+    if (!statementsOn) return original.call(this, text, ...rest);
+    const t = performance.now();
+    try {
+      return await original.call(this, text, ...rest);
+    } finally {
+      const key = text.replace(/\s+/g, ' ').trim().slice(0, 90);
+      const e = statements.get(key) ?? { calls: 0, ms: 0 };
+      e.calls++;
+      e.ms += performance.now() - t;
+      statements.set(key, e);
+    }
+  };
+}
+function statementTable(title: string, table: Map<string, { calls: number; ms: number }>, events: number): string {
+  const rows = [...table].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12);
+  const lines = [`${title}`, '', '| statement (start) | calls | ms | µs per event |', '|---|---|---|---|'];
+  for (const [k, v] of rows) lines.push(`| \`${k.replace(/\|/g, '\\|')}\` | ${v.calls} | ${Math.round(v.ms)} | ${((v.ms * 1000) / events).toFixed(1)} |`);
+  const all = [...table.values()].reduce((n, v) => n + v.ms, 0);
+  lines.push(`| all statements | ${[...table.values()].reduce((n, v) => n + v.calls, 0)} | ${Math.round(all)} | ${((all * 1000) / events).toFixed(1)} |`);
+  return lines.join('\n');
+}
+
 interface Phase {
   seconds: number;
   cpu: number;
@@ -223,7 +258,7 @@ async function measure(
   stored: { events: string; bytes: number }[],
   phased: boolean,
   profiled = false,
-): Promise<{ routing?: Phase; delivery?: Phase; total: Phase; profiles?: CpuProfile[] }> {
+): Promise<{ routing?: Phase; delivery?: Phase; total: Phase; profiles?: CpuProfile[]; statements?: Map<string, { calls: number; ms: number }>[] }> {
   let url: string | undefined;
   const benchDb = `weir_bench_${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6)}`;
   if (process.env.DATABASE_URL) {
@@ -301,12 +336,19 @@ async function measure(
     const t0 = performance.now();
     let routing: Phase | undefined;
     const profiles: CpuProfile[] = [];
-    if (profiled) await profileStart();
+    const timed: Map<string, { calls: number; ms: number }>[] = [];
+    if (profiled) {
+      await profileStart();
+      statements = new Map();
+      statementsOn = true;
+    }
     if (phased) {
       while (await delivery.engine.routeOnce());
       routing = { seconds: (performance.now() - t0) / 1000, cpu: cpuSeconds(process.cpuUsage(cpu0)) };
       if (profiled) {
         profiles.push((await profileStop())!);
+        timed.push(statements);
+        statements = new Map();
         await profileStart();
       }
     }
@@ -317,7 +359,11 @@ async function measure(
     const end = performance.now();
     const deliveryCpu = cpuSeconds(process.cpuUsage(cpu1));
     const totalCpu = cpuSeconds(process.cpuUsage(cpu0));
-    if (profiled) profiles.push((await profileStop())!);
+    if (profiled) {
+      profiles.push((await profileStop())!);
+      timed.push(statements);
+      statementsOn = false;
+    }
     await run.stop();
     const [balance] = await delivery.ledgerBalance({ organization_id: org });
     if (Number(balance?.pending ?? 0) !== 0) throw new Error(`ledger pending ${balance?.pending} after delivery`);
@@ -333,6 +379,7 @@ async function measure(
       delivery: phased ? { seconds: (end - t1) / 1000, cpu: deliveryCpu } : undefined,
       total: { seconds: (end - t0) / 1000, cpu: totalCpu },
       profiles,
+      statements: timed,
     };
   } finally {
     await database.close();
@@ -369,6 +416,7 @@ async function main(): Promise<void> {
     } else throw new Error(`unknown sink ${w}: null, http, file or all`);
   }
   try {
+    if (values.profile && !process.env.DATABASE_URL) await timeStatements();
     const stored = await buildBatches();
     const bytes = stored.reduce((n, s) => n + s.bytes, 0) / total;
     console.log(
@@ -382,9 +430,11 @@ async function main(): Promise<void> {
       const results: RunResult[] = [];
       const before = receiver ? await receiver.stats() : undefined;
       const profiles: CpuProfile[] = [];
+      const timed: Map<string, { calls: number; ms: number }>[] = [];
       for (let r = 0; r < runs; r++) {
         const phased = await measure(c, stored, true, values.profile && r === 0);
         profiles.push(...(phased.profiles ?? []));
+        timed.push(...(phased.statements ?? []));
         const together = await measure(c, stored, false);
         results.push({ routing: phased.routing!, delivery: phased.delivery!, together: together.total });
       }
@@ -402,7 +452,11 @@ async function main(): Promise<void> {
             `its own CPU ${((after.cpu - before.cpu) / (2 * runs)).toFixed(2)} s a run, not counted) | | | | | | |`,
         );
       }
-      for (const [i, p] of profiles.entries()) console.log(`\n${formatSummary(summarise([p], [], 15), `profile of ${c.name}, ${i === 0 ? 'routing' : 'delivery'} alone (first run)`)}\n`);
+      for (const [i, p] of profiles.entries()) {
+        const phase = i === 0 ? 'routing' : 'delivery';
+        console.log(`\n${formatSummary(summarise([p], [], 15), `profile of ${c.name}, ${phase} alone (first run)`)}\n`);
+        if (!process.env.DATABASE_URL && timed[i]) console.log(`${statementTable(`time inside PGlite statements, ${phase} alone (first run)`, timed[i], total * fanout)}\n`);
+      }
     }
   } finally {
     receiver?.proc.kill('SIGTERM');

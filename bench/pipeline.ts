@@ -18,6 +18,7 @@
 //
 //   npm run build && npx tsx bench/pipeline.ts [--mode embedded|postgres] [--events 100000]
 //     [--runs 3] [--batch 1000] [--inflight 4] [--workers 1] [--dispatchers 1] [--profile]
+//     [--node-options="--max-semi-space-size=32"]   (flags for Weir's node, to try runtime settings)
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -28,7 +29,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createDestination, createRoute, ledgerTotals } from '../test/support/delivery-api.js';
 import { setUpIngestion, type IngestSetup } from '../test/support/ingest.js';
-import { formatSummary, readProfiles, summarise, type Window } from './profile-summary.js';
+import { formatSummary, readProfileFiles, summarise, type Window } from './profile-summary.js';
 
 const { values } = parseArgs({
   options: {
@@ -40,6 +41,7 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '1' },
     dispatchers: { type: 'string', default: '1' },
     profile: { type: 'boolean', default: false },
+    'node-options': { type: 'string', default: '' },
   },
 });
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -60,7 +62,8 @@ interface Role {
 }
 
 function startRole(role: string, env: Record<string, string>, profileDir?: string): Role {
-  const args = [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'dist/src/main.js', role];
+  const extra = values['node-options'].split(' ').filter(Boolean);
+  const args = [...extra, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'dist/src/main.js', role];
   const proc = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const started = new Promise<string | undefined>((resolve, reject) => {
     let buf = '';
@@ -173,6 +176,8 @@ interface RunResult {
   cpu: number;
   window: Window;
   retries: number;
+  /** CPU seconds of each process, in the order started. */
+  cpuByRole: { role: string; cpu: number }[];
 }
 
 async function push(url: string, token: string, payloads: string[]): Promise<number> {
@@ -199,7 +204,7 @@ async function push(url: string, token: string, payloads: string[]): Promise<num
 async function run(url: string, setup: IngestSetup, weir: Role[], counter: LineCounter, already: number, events: number): Promise<RunResult> {
   const payloads = bodies(events);
   const pids = weir.map((r) => r.proc.pid!);
-  const cpu0 = pids.reduce((n, pid) => n + cpuOf(pid), 0);
+  const cpu0 = pids.map(cpuOf);
   const us0 = nowUs();
   const t0 = performance.now();
   const retries = await push(url, setup.integrations[0]!.token, payloads);
@@ -213,9 +218,10 @@ async function run(url: string, setup: IngestSetup, weir: Role[], counter: LineC
   }
   const end = performance.now();
   const us1 = nowUs();
-  const cpu = pids.reduce((n, pid) => n + cpuOf(pid), 0) - cpu0;
+  const cpuByRole = pids.map((pid, i) => ({ role: weir[i]!.name, cpu: cpuOf(pid) - cpu0[i]! }));
+  const cpu = cpuByRole.reduce((n, r) => n + r.cpu, 0);
   if (lines !== already + events) throw new Error(`${lines - already} lines in the files for ${events} events pushed`);
-  return { accept: events / ((accepted - t0) / 1000), e2e: events / ((end - t0) / 1000), perCpu: events / cpu, cpu, window: [us0, us1], retries };
+  return { accept: events / ((accepted - t0) / 1000), e2e: events / ((end - t0) / 1000), perCpu: events / cpu, cpu, window: [us0, us1], retries, cpuByRole };
 }
 
 async function settledLedger(url: string, cookie: string, delivered: number): Promise<void> {
@@ -269,6 +275,7 @@ async function bench(mode: string, env: Record<string, string>): Promise<void> {
       results.push(r);
       console.log(
         `  run ${i + 1}: accept ${fmt(r.accept)} ev/s, end to end ${fmt(r.e2e)} ev/s, Weir CPU ${r.cpu.toFixed(1)} s = ${fmt(r.perCpu)} events per CPU s` +
+          (r.cpuByRole.length > 1 ? ` (${r.cpuByRole.map((x) => `${x.role} ${x.cpu.toFixed(1)} s = ${fmt(eventsPerRun / x.cpu)} ev/CPU s`).join(', ')})` : '') +
           (r.retries ? `, ${r.retries} pushes retried (backpressure)` : ''),
       );
     }
@@ -283,11 +290,18 @@ async function bench(mode: string, env: Record<string, string>): Promise<void> {
     rmSync(fileRoot, { recursive: true, force: true });
   }
   if (profileDir) {
-    const profiles = readProfiles([profileDir]);
-    const summary = summarise(profiles, results.map((r) => r.window), 25);
+    const files = readProfileFiles([profileDir]);
+    const windows = results.map((r) => r.window);
     const cpu = results.reduce((n, r) => n + r.cpu, 0);
-    console.log(`\n${formatSummary(summary, `profile of ${mode}, the ${runs} measured run(s)`)}`);
+    console.log(`\n${formatSummary(summarise(files.map((f) => f.profile), windows, 25), `profile of ${mode}, every Weir process, the ${runs} measured run(s)`)}`);
     console.log(`\n(the processes' CPU in those runs: ${cpu.toFixed(1)} s; the rest of it is off the JavaScript thread: zlib and fs on the thread pool, GC helpers)`);
+    if (weir.length > 1) {
+      for (const [i, role] of weir.entries()) {
+        const mine = files.filter((f) => f.pid === role.proc.pid).map((f) => f.profile);
+        const roleCpu = results.reduce((n, r) => n + (r.cpuByRole[i]?.cpu ?? 0), 0);
+        console.log(`\n${formatSummary(summarise(mine, windows, 12), `profile of the ${role.name} process (its CPU in those runs: ${roleCpu.toFixed(1)} s)`)}`);
+      }
+    }
     rmSync(profileDir, { recursive: true, force: true });
   }
 }

@@ -88,7 +88,7 @@ export function categoryOf(frame: CallFrame): string {
 }
 
 export interface Summary {
-  /** Sampled CPU (not idle) in the windows, seconds. */
+  /** Time of the non-idle samples in the windows, seconds (wall clock: includes waiting for a core). */
   cpuSeconds: number;
   categories: { name: string; seconds: number; share: number }[];
   top: { name: string; category: string; seconds: number; share: number }[];
@@ -139,8 +139,8 @@ export function summarise(profiles: CpuProfile[], windows: Window[] = [], topN =
   };
 }
 
-/** Every .cpuprofile under the paths (files or directories). */
-export function readProfiles(paths: string[]): CpuProfile[] {
+/** Every .cpuprofile under the paths (files or directories), with the pid in its name (node --cpu-prof names them CPU.<date>.<time>.<pid>.<thread>.<seq>). */
+export function readProfileFiles(paths: string[]): { file: string; pid: number | undefined; profile: CpuProfile }[] {
   const files = paths.flatMap((p) =>
     statSync(p).isDirectory()
       ? readdirSync(p)
@@ -148,12 +148,20 @@ export function readProfiles(paths: string[]): CpuProfile[] {
           .map((f) => path.join(p, f))
       : [p],
   );
-  return files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as CpuProfile);
+  return files.map((file) => {
+    const pid = /^CPU\.\d+\.\d+\.(\d+)\./.exec(path.basename(file))?.[1];
+    return { file, pid: pid ? Number(pid) : undefined, profile: JSON.parse(readFileSync(file, 'utf8')) as CpuProfile };
+  });
+}
+
+export function readProfiles(paths: string[]): CpuProfile[] {
+  return readProfileFiles(paths).map((f) => f.profile);
 }
 
 export function formatSummary(s: Summary, title: string): string {
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-  const lines = [`${title}: ${s.cpuSeconds.toFixed(2)} s of sampled CPU on the JavaScript thread`, '', '| category | self CPU s | share |', '|---|---|---|'];
+  // Samples are taken on a wall-clock timer: on a busy machine a non-idle thread waiting for a core is counted too.
+  const lines = [`${title}: ${s.cpuSeconds.toFixed(2)} s of non-idle samples on the JavaScript thread`, '', '| category | self time s | share |', '|---|---|---|'];
   for (const c of s.categories) lines.push(`| ${c.name} | ${c.seconds.toFixed(2)} | ${pct(c.share)} |`);
   if (s.top.length > 0) {
     lines.push('', '| function (self time) | category | share |', '|---|---|---|');
