@@ -15,14 +15,13 @@
 //   npx tsx bench/delivery.ts [--sink null|http|file|all] [--gzip off|on|both] [--runs 3]
 //     [--batches 100] [--destinations 1] [--max-events 2000] [--events okta|small] [--profile]
 // Before the table: the routing and delivery steps that do not touch the database, timed
-// alone on the same batches: wall microseconds per event (zlib runs on the thread pool and is
-// awaited), the fastest of 3 passes.
+// alone on the same batches: wall and CPU (every thread: zlib runs on the pool) microseconds
+// per event, the fastest of 3 passes; plus the zlib steps with 1 MiB chunks instead of the
+// default 16 KiB, for comparison.
 // --profile: CPU profiles (inspector) of the first run's routing and delivery phases, summarised
 // by category (bench/profile-summary.ts), and on PGlite the time inside each SQL statement
 // (wall time of PGlite's query(): the engine runs on this thread, so it is CPU time, plus
 // waiting for a statement of a concurrent request in the delivery phase).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -33,22 +32,16 @@ import { Type } from 'typebox';
 import { newId } from '../src/core/ids.js';
 import { systemClock } from '../src/core/clock.js';
 import { wireDelivery } from '../src/modules/delivery/index.js';
-import { ocsfCatalog } from '../src/ocsf/index.js';
-import { decodeRecords, encodeRecords } from '../src/pipeline/batch-codec.js';
 import { deliverySettings } from '../src/pipeline/delivery/settings.js';
 import type { DestinationRuntime } from '../src/pipeline/delivery/ports.js';
-import { compileRoutes } from '../src/pipeline/route/compile.js';
-import { builtinMapping } from '../src/pipeline/normalize/builtin/index.js';
-import { compileMapping } from '../src/pipeline/normalize/compile.js';
 import { fileSink } from '../src/pipeline/sinks/file/index.js';
-import { gzip } from '../src/pipeline/sinks/http-common.js';
 import { httpSink } from '../src/pipeline/sinks/http/index.js';
-import { webhookBody } from '../src/pipeline/sinks/http/webhook.js';
 import type { SinkType } from '../src/pipeline/sinks/types.js';
 import { migrate, openDatabase } from '../src/platform/db/index.js';
 import { createLogger } from '../src/platform/logger.js';
 import { createNetPolicy } from '../src/platform/net/ssrf.js';
 import { disabledTelemetry } from '../src/platform/telemetry/index.js';
+import { buildBatches, startReceiver, statements, statementTable, steps, timeStatements, type StatementTimes } from './delivery-parts.js';
 import { formatSummary, summarise, type CpuProfile } from './profile-summary.js';
 
 const { values, positionals } = parseArgs({
@@ -82,112 +75,6 @@ interface SinkCase {
 }
 
 // ---------------------------------------------------------------------------------------
-// The receiver of the http sink: a child process, so that its CPU is its own.
-const RECEIVER = `
-import http from 'node:http';
-let requests = 0, events = 0, bytes = 0;
-const server = http.createServer((req, res) => {
-  if (req.method === 'GET') { const u = process.cpuUsage(); res.end(JSON.stringify({ requests, events, bytes, cpu: (u.user + u.system) / 1e6 })); return; }
-  let n = 0;
-  req.on('data', (c) => { n += c.length; });
-  req.on('end', () => { requests++; bytes += n; events += Number(req.headers['x-weir-event-count'] ?? 0); res.end(); });
-});
-server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: server.address().port }) + '\\n'));
-process.on('disconnect', () => process.exit(0));
-`;
-
-interface ReceiverStats {
-  requests: number;
-  events: number;
-  bytes: number;
-  cpu: number;
-}
-
-async function startReceiver(): Promise<{ url: string; proc: ChildProcess; stats(): Promise<ReceiverStats> }> {
-  const proc = spawn(process.execPath, ['--input-type=module', '-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let buf = '';
-    proc.stdout!.on('data', (c: Buffer) => {
-      buf += c.toString();
-      const m = /"port":(\d+)/.exec(buf);
-      if (m) resolve(Number(m[1]));
-    });
-    proc.on('exit', (code) => reject(new Error(`receiver exited with ${String(code)}`)));
-  });
-  const url = `http://127.0.0.1:${port}/ingest`;
-  return { url, proc, stats: async () => (await (await fetch(url)).json()) as ReceiverStats };
-}
-
-// ---------------------------------------------------------------------------------------
-// Events: stored the way the normalization stage stores them (gzipped NDJSON of records).
-function ocsfEvents(): (i: number) => Record<string, unknown> {
-  if (values.events === 'small') {
-    return (i) => ({ class_uid: 3002, activity_id: 1, time: Date.now(), user: { name: `user${i}`, uid: String(i) }, src_endpoint: { ip: '192.0.2.10' }, message: 'x'.repeat(300) });
-  }
-  const builtin = builtinMapping('okta', 'system_log');
-  if (!builtin) throw new Error('the built-in okta/system_log mapping is missing');
-  const mapping = compileMapping(builtin.document, ocsfCatalog());
-  const fixtures = JSON.parse(readFileSync(new URL('../src/connectors/okta/fixtures/system_log.json', import.meta.url), 'utf8')) as Record<string, unknown>[];
-  return (i) => {
-    const raw = { ...fixtures[i % fixtures.length], uuid: randomUUID(), published: new Date().toISOString() };
-    const r = mapping.map(raw, { receivedAtMs: Date.now() });
-    if (!r.ok) throw new Error(`fixture ${i % fixtures.length}: ${r.kind}: ${r.detail}`);
-    return r.event;
-  };
-}
-
-/** Encoded batches (events column) built once, reused by every run; each run gives them new ids. */
-async function buildBatches(): Promise<{ events: string; lines: number; bytes: number }[]> {
-  const event = ocsfEvents();
-  const out: { events: string; lines: number; bytes: number }[] = [];
-  for (let b = 0; b < batches; b++) {
-    const lines: string[] = [];
-    for (let i = 0; i < perBatch; i++) {
-      lines.push(JSON.stringify({ id: newId(), organization_id: 0, integration_id: 0, stream: 'system_log', received_at: new Date().toISOString(), mapping_version_id: 'm', valid: true, ocsf: event(b * perBatch + i) }));
-    }
-    const ndjson = lines.join('\n');
-    out.push({ events: await encodeRecords(ndjson), lines: perBatch, bytes: Buffer.byteLength(ndjson) });
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------
-// The in-memory steps of routing and delivery, one at a time over every stored batch.
-async function steps(stored: { events: string }[]): Promise<void> {
-  const compiled = compileRoutes([{ id: 'r', organization_id: 0, name: 'all', position: 1, enabled: true, condition: null, transforms: [], destination_ids: ['d'], final: false, version: 1 }]);
-  const best = new Map<string, number>();
-  let timings = new Map<string, number>();
-  const time = async <T>(name: string, fn: () => T | Promise<T>): Promise<T> => {
-    const t = performance.now();
-    const out = await fn();
-    timings.set(name, (timings.get(name) ?? 0) + performance.now() - t);
-    return out;
-  };
-  for (let pass = 0; pass < 3; pass++) {
-    timings = new Map();
-    for (const s of stored) {
-      const ndjson = await time('routing: gunzip + base64 of the normalized batch (decodeRecords)', () => decodeRecords(s.events));
-      const lines = await time('routing: split into lines', () => ndjson.split('\n'));
-      const records = await time('routing: JSON.parse of each record', () => lines.map((l) => JSON.parse(l) as never));
-      const plan = await time('routing: plan (catch-all route: ocsf text cut from the line)', () => compiled.plan(records, lines));
-      const copies = plan.copies.get('d')!;
-      const copy = await time('routing: NDJSON of the copy', () => copies.map((c) => c.line).join('\n'));
-      const encoded = await time('routing: gzip + base64 of the copy (encodeRecords)', () => encodeRecords(copy));
-      const outLines = await time('delivery: gunzip + base64 + split of the outbox row', async () => (await decodeRecords(encoded)).split('\n'));
-      const body = await time('delivery, http: NDJSON body', () => webhookBody(outLines, 'ndjson'));
-      await time('delivery, http gzip on: gzip of the body', () => gzip(body));
-    }
-    for (const [name, ms] of timings) best.set(name, Math.min(best.get(name) ?? Infinity, ms));
-  }
-  const events = stored.length * perBatch;
-  console.log('| step (no database) | µs per event |');
-  console.log('|---|---|');
-  for (const [name, ms] of best) console.log(`| ${name} | ${((ms * 1000) / events).toFixed(1)} |`);
-  console.log('');
-}
-
-// ---------------------------------------------------------------------------------------
 // On PostgreSQL, a database of its own per run (created here, dropped after), never the one named in DATABASE_URL.
 async function admin(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
@@ -209,39 +96,6 @@ async function profileStop(): Promise<CpuProfile | undefined> {
   return profile as unknown as CpuProfile;
 }
 
-/** Time inside PGlite's query() by statement (first words), while `statementsOn`. */
-let statements = new Map<string, { calls: number; ms: number }>();
-let statementsOn = false;
-async function timeStatements(): Promise<void> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  type Query = (this: unknown, text: string, ...rest: unknown[]) => Promise<unknown>;
-  let proto: { query?: Query } | null = PGlite.prototype as { query?: Query };
-  while (proto && !Object.prototype.hasOwnProperty.call(proto, 'query')) proto = Object.getPrototypeOf(proto) as { query?: Query } | null;
-  if (!proto?.query) throw new Error('PGlite has no query method to time');
-  const original = proto.query;
-  proto.query = async function (this: unknown, text: string, ...rest: unknown[]) {
-    if (!statementsOn) return original.call(this, text, ...rest);
-    const t = performance.now();
-    try {
-      return await original.call(this, text, ...rest);
-    } finally {
-      const key = text.replace(/\s+/g, ' ').trim().slice(0, 90);
-      const e = statements.get(key) ?? { calls: 0, ms: 0 };
-      e.calls++;
-      e.ms += performance.now() - t;
-      statements.set(key, e);
-    }
-  };
-}
-function statementTable(title: string, table: Map<string, { calls: number; ms: number }>, events: number): string {
-  const rows = [...table].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12);
-  const lines = [`${title}`, '', '| statement (start) | calls | ms | µs per event |', '|---|---|---|---|'];
-  for (const [k, v] of rows) lines.push(`| \`${k.replace(/\|/g, '\\|')}\` | ${v.calls} | ${Math.round(v.ms)} | ${((v.ms * 1000) / events).toFixed(1)} |`);
-  const all = [...table.values()].reduce((n, v) => n + v.ms, 0);
-  lines.push(`| all statements | ${[...table.values()].reduce((n, v) => n + v.calls, 0)} | ${Math.round(all)} | ${((all * 1000) / events).toFixed(1)} |`);
-  return lines.join('\n');
-}
-
 interface Phase {
   seconds: number;
   cpu: number;
@@ -258,7 +112,7 @@ async function measure(
   stored: { events: string; bytes: number }[],
   phased: boolean,
   profiled = false,
-): Promise<{ routing?: Phase; delivery?: Phase; total: Phase; profiles?: CpuProfile[]; statements?: Map<string, { calls: number; ms: number }>[] }> {
+): Promise<{ routing?: Phase; delivery?: Phase; total: Phase; profiles?: CpuProfile[]; statements?: StatementTimes[] }> {
   let url: string | undefined;
   const benchDb = `weir_bench_${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6)}`;
   if (process.env.DATABASE_URL) {
@@ -336,19 +190,19 @@ async function measure(
     const t0 = performance.now();
     let routing: Phase | undefined;
     const profiles: CpuProfile[] = [];
-    const timed: Map<string, { calls: number; ms: number }>[] = [];
+    const timed: StatementTimes[] = [];
     if (profiled) {
       await profileStart();
-      statements = new Map();
-      statementsOn = true;
+      statements.times = new Map();
+      statements.on = true;
     }
     if (phased) {
       while (await delivery.engine.routeOnce());
       routing = { seconds: (performance.now() - t0) / 1000, cpu: cpuSeconds(process.cpuUsage(cpu0)) };
       if (profiled) {
         profiles.push((await profileStop())!);
-        timed.push(statements);
-        statements = new Map();
+        timed.push(statements.times);
+        statements.times = new Map();
         await profileStart();
       }
     }
@@ -361,8 +215,8 @@ async function measure(
     const totalCpu = cpuSeconds(process.cpuUsage(cpu0));
     if (profiled) {
       profiles.push((await profileStop())!);
-      timed.push(statements);
-      statementsOn = false;
+      timed.push(statements.times);
+      statements.on = false;
     }
     await run.stop();
     const [balance] = await delivery.ledgerBalance({ organization_id: org });
@@ -417,20 +271,20 @@ async function main(): Promise<void> {
   }
   try {
     if (values.profile && !process.env.DATABASE_URL) await timeStatements();
-    const stored = await buildBatches();
+    const stored = await buildBatches(String(values.events), batches, perBatch);
     const bytes = stored.reduce((n, s) => n + s.bytes, 0) / total;
     console.log(
       `node ${process.version}, ${process.env.DATABASE_URL ? 'postgresql' : 'pglite'}: ${batches} batches x ${perBatch} events (${values.events}, ~${fmt(bytes)} B/event as stored) x ${fanout} destination(s), ` +
         `max_events ${maxEvents}, median of ${runs} run(s)`,
     );
-    await steps(stored);
+    await steps(stored, perBatch);
     console.log('| sink | routing events/s | routing events/CPU s | delivery events/s | delivery events/CPU s | together events/s | together events/CPU s |');
     console.log('|---|---|---|---|---|---|---|');
     for (const c of cases) {
       const results: RunResult[] = [];
       const before = receiver ? await receiver.stats() : undefined;
       const profiles: CpuProfile[] = [];
-      const timed: Map<string, { calls: number; ms: number }>[] = [];
+      const timed: StatementTimes[] = [];
       for (let r = 0; r < runs; r++) {
         const phased = await measure(c, stored, true, values.profile && r === 0);
         profiles.push(...(phased.profiles ?? []));

@@ -195,7 +195,7 @@ export function statusError(answer: HttpAnswer, secrets: readonly string[], what
 
 /** gzip at a low level: delivery is throughput-bound, and levels 1-3 keep most of the gain. */
 export function gzip(body: string | Buffer): Promise<Buffer> {
-  return gzipAsync(body, { level: 2, strategy: zlibConstants.Z_DEFAULT_STRATEGY });
+  return gzipAsync(body, { level: 2, strategy: zlibConstants.Z_DEFAULT_STRATEGY, chunkSize: 1 << 20 });
 }
 
 /** The credential's secret values, for redaction of anything a server echoes (user names are not secret). */

@@ -7,6 +7,8 @@ import { gunzip, gzip } from 'node:zlib';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
+/** Large output chunks: one main-thread callback per chunk (see pipeline/batch-codec.ts). */
+const ZLIB_CHUNK = 1 << 20;
 
 /** Payloads whose JSON is at least this long are stored compressed. */
 export const COMPRESS_FROM_BYTES = 16 * 1024;
@@ -21,11 +23,11 @@ export interface EncodedPayload {
 export async function encodePayload(value: unknown): Promise<EncodedPayload> {
   const json = JSON.stringify(value === undefined ? null : value);
   if (json.length < COMPRESS_FROM_BYTES) return { json, gz: null };
-  const gz = (await gzipAsync(json, { level: 1 })).toString('base64');
+  const gz = (await gzipAsync(json, { level: 1, chunkSize: ZLIB_CHUNK })).toString('base64');
   return { json: 'null', gz };
 }
 
 export async function decodePayload(payload: unknown, gz: string | null): Promise<unknown> {
   if (gz === null) return payload;
-  return JSON.parse((await gunzipAsync(Buffer.from(gz, 'base64'))).toString('utf8')) as unknown;
+  return JSON.parse((await gunzipAsync(Buffer.from(gz, 'base64'), { chunkSize: ZLIB_CHUNK })).toString('utf8')) as unknown;
 }
