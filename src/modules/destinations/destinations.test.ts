@@ -1,33 +1,12 @@
-import { Type } from 'typebox';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import type { TestApp } from '../../../test/support/app.js';
+import { DESTINATIONS, destinationsApp, open, secure, SECRET, type DestinationsApp, type Method } from '../../../test/support/destinations.js';
+import type { Principal } from '../../../test/support/identity.js';
 import { DEFAULT_DELIVERY } from '../../pipeline/delivery/settings.js';
-import type { SinkType } from '../../pipeline/sinks/types.js';
 
-// Two fake types: one that needs a credential, one that takes none.
-const SECURE: SinkType = {
-  type: 'fake_secure',
-  title: 'Fake (credential)',
-  description: 'Test type with a credential',
-  configSchema: Type.Object({ url: Type.String({ minLength: 1 }), index: Type.String({ default: 'main' }) }, { additionalProperties: false }),
-  credentialSchema: Type.Object({ token: Type.String({ minLength: 8 }) }, { additionalProperties: false }),
-  credentialRequired: true,
-  create: () => ({ send: async () => ({}), test: async () => ({ ok: true, detail: 'fine', latency_ms: 1 }), close: async () => {} }),
-};
-const OPEN: SinkType = {
-  ...SECURE,
-  type: 'fake_open',
-  title: 'Fake (no credential)',
-  configSchema: Type.Object({ path: Type.String() }, { additionalProperties: false }),
-  credentialSchema: null,
-  credentialRequired: false,
-};
-
-const SECRET = 'tok-SECRET-aaaa-1111';
 const SECRET2 = 'tok-SECRET-bbbb-2222';
 const SECRET3 = 'tok-SECRET-cccc-3333';
-
+let h: DestinationsApp;
 let t: TestApp;
 let orgA: number;
 let orgB: number;
@@ -37,41 +16,17 @@ let adminB: Principal;
 let viewerA: Principal;
 
 type Json = Record<string, unknown>;
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
-const BASE = '/api/collectors/destinations';
-
-function call(who: Principal, method: Method, url: string, payload?: unknown) {
-  return t.app.inject({ method, url, headers: who.headers, ...(payload !== undefined ? { payload: payload as Json } : {}) });
-}
-
-async function create(who: Principal, body: Json): Promise<Json> {
-  const res = await call(who, 'POST', BASE, body);
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json<Json>();
-}
-
-const secure = (name: string, extra: Json = {}) => ({ name, type: 'fake_secure', config: { url: 'http://127.0.0.1:1' }, credential: { token: SECRET }, ...extra });
-const open = (name: string, extra: Json = {}) => ({ name, type: 'fake_open', config: { path: '/x' }, ...extra });
+const BASE = DESTINATIONS;
+const call = (who: Principal, method: Method, url: string, payload?: unknown) => h.call(who, method, url, payload);
+const create = (who: Principal, body: Json) => h.create(who, body);
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000' }, captureLogs: true });
-  t.container.destinations.types.register(SECURE);
-  t.container.destinations.types.register(OPEN);
-  orgA = await createOrganization(t, 'Org A');
-  orgB = await createOrganization(t, 'Org B');
-  root = await createPrincipal(t, { role: 'admin' });
-  adminA = await createPrincipal(t, { role: 'admin', organizationId: orgA });
-  adminB = await createPrincipal(t, { role: 'admin', organizationId: orgB });
-  viewerA = await createPrincipal(t, { role: 'viewer', organizationId: orgA });
+  h = await destinationsApp();
+  ({ t, orgA, orgB, root, adminA, adminB } = h);
+  viewerA = h.viewerA;
 });
-afterAll(async () => t?.close());
-beforeEach(async () => {
-  const db = t.container.database.db;
-  await db.deleteFrom('routes').execute();
-  await db.deleteFrom('delivery_batches').execute();
-  await db.deleteFrom('ledger').execute();
-  await db.deleteFrom('destinations').execute();
-});
+afterAll(async () => h?.t.close());
+beforeEach(async () => h.clear());
 
 describe('destination types', () => {
   it('lists the types with their schemas and the delivery defaults, for readers', async () => {

@@ -1,77 +1,31 @@
 // Destination lifecycle: deletion (in use, ledger, state), shadows, credential re-encryption.
 import { randomBytes } from 'node:crypto';
-import { Type } from 'typebox';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import type { TestApp } from '../../../test/support/app.js';
+import { DESTINATIONS, destinationsApp, open, secure, SECRET, SECURE_TYPE, type DestinationsApp, type Method } from '../../../test/support/destinations.js';
+import type { Principal } from '../../../test/support/identity.js';
 import { newId } from '../../core/ids.js';
-import type { SinkType } from '../../pipeline/sinks/types.js';
 import { createCredentialCipher } from '../../platform/crypto/credentials.js';
 import { wireDestinations } from './index.js';
 
-// Two fake types: one that needs a credential, one that takes none.
-const SECURE: SinkType = {
-  type: 'fake_secure',
-  title: 'Fake (credential)',
-  description: 'Test type with a credential',
-  configSchema: Type.Object({ url: Type.String({ minLength: 1 }), index: Type.String({ default: 'main' }) }, { additionalProperties: false }),
-  credentialSchema: Type.Object({ token: Type.String({ minLength: 8 }) }, { additionalProperties: false }),
-  credentialRequired: true,
-  create: () => ({ send: async () => ({}), test: async () => ({ ok: true, detail: 'fine', latency_ms: 1 }), close: async () => {} }),
-};
-const OPEN: SinkType = {
-  ...SECURE,
-  type: 'fake_open',
-  title: 'Fake (no credential)',
-  configSchema: Type.Object({ path: Type.String() }, { additionalProperties: false }),
-  credentialSchema: null,
-  credentialRequired: false,
-};
-
-const SECRET = 'tok-SECRET-aaaa-1111';
-
+let h: DestinationsApp;
 let t: TestApp;
 let orgA: number;
-let orgB: number;
 let root: Principal;
 let adminA: Principal;
 let adminB: Principal;
 
 type Json = Record<string, unknown>;
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
-const BASE = '/api/collectors/destinations';
-
-function call(who: Principal, method: Method, url: string, payload?: unknown) {
-  return t.app.inject({ method, url, headers: who.headers, ...(payload !== undefined ? { payload: payload as Json } : {}) });
-}
-
-async function create(who: Principal, body: Json): Promise<Json> {
-  const res = await call(who, 'POST', BASE, body);
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json<Json>();
-}
-
-const secure = (name: string, extra: Json = {}) => ({ name, type: 'fake_secure', config: { url: 'http://127.0.0.1:1' }, credential: { token: SECRET }, ...extra });
-const open = (name: string, extra: Json = {}) => ({ name, type: 'fake_open', config: { path: '/x' }, ...extra });
+const BASE = DESTINATIONS;
+const call = (who: Principal, method: Method, url: string, payload?: unknown) => h.call(who, method, url, payload);
+const create = (who: Principal, body: Json) => h.create(who, body);
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000' }, captureLogs: true });
-  t.container.destinations.types.register(SECURE);
-  t.container.destinations.types.register(OPEN);
-  orgA = await createOrganization(t, 'Org A');
-  orgB = await createOrganization(t, 'Org B');
-  root = await createPrincipal(t, { role: 'admin' });
-  adminA = await createPrincipal(t, { role: 'admin', organizationId: orgA });
-  adminB = await createPrincipal(t, { role: 'admin', organizationId: orgB });
+  h = await destinationsApp();
+  ({ t, orgA, root, adminA, adminB } = h);
 });
-afterAll(async () => t?.close());
-beforeEach(async () => {
-  const db = t.container.database.db;
-  await db.deleteFrom('routes').execute();
-  await db.deleteFrom('delivery_batches').execute();
-  await db.deleteFrom('ledger').execute();
-  await db.deleteFrom('destinations').execute();
-});
+afterAll(async () => h?.t.close());
+beforeEach(async () => h.clear());
 
 describe('DELETE', () => {
   async function outbox(destinationId: string, kind: 'primary' | 'shadow' | 'reprocess', integrationId: number, count: number) {
@@ -211,7 +165,7 @@ describe('credential re-encryption after a master key rotation', () => {
       credentialKeys: { current: t.container.keys.key('credentials'), previous: [oldKey] },
       outboundAllowCidrs: [],
       fileRoot: '/nonexistent',
-      sinkTypes: [SECURE],
+      sinkTypes: [SECURE_TYPE],
     });
     expect(await rewired.reencryptCredentials()).toEqual({ reencrypted: 1, failed: 1 });
     expect(await rewired.reencryptCredentials()).toEqual({ reencrypted: 0, failed: 1 });
