@@ -63,6 +63,22 @@ export interface DeliveryConfig {
   fileRoot: string;
 }
 
+/** Pull collection (connectors, scheduler, backfill): docs/collection.md. */
+export interface CollectionConfig {
+  /** How often the beat looks for streams whose cycle is due (WEIR_COLLECT_SCHEDULE_MS). */
+  scheduleMs: number;
+  /** Lease of a stream's lock; renewed after every page, so a dead worker frees it after this (WEIR_COLLECT_LOCK_TTL_MS). */
+  lockTtlMs: number;
+  /** Longest wait on a vendor's Retry-After inside a cycle; longer ends the cycle and retries later (WEIR_COLLECT_MAX_RETRY_WAIT_MS). */
+  maxRetryWaitMs: number;
+  /** Timeout of one vendor request (WEIR_COLLECT_REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+  /** Collection jobs one worker runs at once (WEIR_COLLECT_CONCURRENCY). */
+  concurrency: number;
+  /** Outbound addresses allowed to vendors besides public ones (the same setting as destinations: WEIR_OUTBOUND_ALLOW_CIDRS). */
+  outboundAllowCidrs: readonly string[];
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -94,6 +110,7 @@ export interface Config {
   ingest: IngestConfig;
   normalize: NormalizeConfig;
   delivery: DeliveryConfig;
+  collection: CollectionConfig;
 }
 
 export class ConfigError extends Error {}
@@ -218,8 +235,17 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       outboundAllowCidrs: Object.freeze(list(env, 'WEIR_OUTBOUND_ALLOW_CIDRS')),
       fileRoot: path.resolve(str(env, 'WEIR_FILE_SINK_ROOT', path.join(str(env, 'WEIR_DATA_DIR', './data'), 'sinks'))),
     },
+    collection: {
+      scheduleMs: int(env, 'WEIR_COLLECT_SCHEDULE_MS', 5_000, 100, 600_000),
+      lockTtlMs: int(env, 'WEIR_COLLECT_LOCK_TTL_MS', 60_000, 1_000, 3_600_000),
+      maxRetryWaitMs: int(env, 'WEIR_COLLECT_MAX_RETRY_WAIT_MS', 60_000, 0, 3_600_000),
+      requestTimeoutMs: int(env, 'WEIR_COLLECT_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+      concurrency: int(env, 'WEIR_COLLECT_CONCURRENCY', 4, 1, 64),
+      outboundAllowCidrs: Object.freeze(list(env, 'WEIR_OUTBOUND_ALLOW_CIDRS')),
+    },
   };
   config.telemetry = Object.freeze(config.telemetry);
+  config.collection = Object.freeze(config.collection);
   config.delivery = Object.freeze(config.delivery);
   config.ingest = Object.freeze(config.ingest);
   config.normalize = Object.freeze(config.normalize);

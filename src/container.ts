@@ -3,7 +3,9 @@
 import type { RouteModule } from './app.js';
 import { isDistributed, type Config, type Role } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
+import { allConnectors } from './connectors/index.js';
 import { VENDOR_PLATFORMS } from './connectors/platforms.js';
+import { createConnectorRuntime, type ConnectorRuntime } from './connectors/runtime.js';
 import { wireAudit } from './modules/audit/index.js';
 import type { AuditService } from './modules/audit/service.js';
 import { wireAuth, wireIdentity, type Identity } from './modules/auth/index.js';
@@ -71,6 +73,8 @@ export interface Container {
   readonly destinations: Pick<Destinations, 'directory' | 'service' | 'cipher' | 'types'>;
   /** The dispatcher's engine (routeOnce, breaker states, lag) and the ledger invariant, measured. */
   readonly delivery: Pick<Delivery, 'engine' | 'ledgerBalance'>;
+  /** Opens connectors (decrypted config, SSRF-guarded vendor HTTP, token cache) for collection, backfill and tests. */
+  readonly connectorRuntime: ConnectorRuntime;
   readonly authenticator: Authenticator;
   readonly processes: ProcessService;
   /** Every module's routes, registered by buildApp in this order. */
@@ -125,11 +129,22 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     telemetry,
     onError: (err, message) => logger.warn({ err }, message),
   });
+  const connectorRuntime = createConnectorRuntime({
+    net: createNetPolicy({ allowCidrs: config.collection.outboundAllowCidrs }),
+    requestTimeoutMs: config.collection.requestTimeoutMs,
+    maxRetryWaitMs: config.collection.maxRetryWaitMs,
+    now: () => clock.now(),
+  });
   const drift = wireDrift({ db: database.db, clock });
   const ocsf = wireOcsfPolicies({ db: database.db, clock });
   const mappings = wireMappings({ db: database.db, clock, audit: audit.service });
   await mappings.seedBuiltins();
   for (const platform of VENDOR_PLATFORMS) integrations.platforms.register(platform);
+  // Connectors without a built-in platform definition (registered by tests).
+  for (const c of allConnectors()) {
+    if (integrations.platforms.get(c.platform)) continue;
+    integrations.platforms.register({ name: c.platform, display_name: c.display_name, kind: 'pull', description: c.description, config_schema: c.config_schema });
+  }
   const identity = wireIdentity({
     db: database.db,
     cache,
@@ -220,6 +235,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     normalization: { service: normalization.service, aggregates: normalization.aggregates },
     destinations: { directory: destinations.directory, service: destinations.service, cipher: destinations.cipher, types: destinations.types },
     delivery: { engine: delivery.engine, ledgerBalance: delivery.ledgerBalance },
+    connectorRuntime,
     authenticator: internal.authenticator,
     processes: processes.service,
     routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes],

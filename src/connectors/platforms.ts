@@ -3,8 +3,21 @@
 // integration's ingestion token; the pull connectors (client, cursors, schedule) register
 // their collection settings on the same names.
 import type { PlatformDefinition } from '../modules/integrations/platforms.js';
+import { connectorFor } from './index.js';
 
 function vendor(name: string, display: string, streams: string[], docs: string): PlatformDefinition {
+  const connector = connectorFor(name);
+  if (connector) {
+    return {
+      name,
+      display_name: connector.display_name,
+      kind: 'pull',
+      description:
+        `${connector.description} Set config.collect to true (with the credentials) and Weir collects streams ` +
+        `${connector.streams.map((s) => `\`${s.name}\``).join(', ')} on a schedule; without it, push them to /api/ingest/{stream} with the integration's ingestion token.`,
+      config_schema: connector.config_schema,
+    };
+  }
   return {
     name,
     display_name: display,

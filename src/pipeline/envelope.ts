@@ -24,6 +24,11 @@ export interface IngestBatch {
   events: Record<string, unknown>[];
   /** Bytes of the events as received (after decompression). */
   bytes: number;
+  /**
+   * Pulled batches: the vendor's id of each event (same order as events). The normalization
+   * stage drops an event whose key it has seen within the deduplication period.
+   */
+  keys?: string[];
   /** W3C trace context of the accepting request, when telemetry is on. */
   trace?: Record<string, string>;
 }

@@ -118,6 +118,19 @@ export function createIntegrationService(deps: IntegrationDeps) {
         secret_fields: p.secretFields,
       })),
 
+    /**
+     * What a connector needs to call the vendor for this integration: the config with its
+     * secrets decrypted, the secret values (to redact from errors), and for a child of a
+     * managed-provider parent, the parent's credentials and the customer tenant id.
+     * Never return or log the result.
+     */
+    async collectTarget(row: IntegrationRow): Promise<{ config: Record<string, unknown>; secrets: string[]; tenantId: string | null }> {
+      const platform = platforms.get(row.platform);
+      const config = row.config ?? {};
+      const secrets = (platform?.secretFields ?? []).map((f) => f.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], config)).filter((v): v is string => typeof v === 'string');
+      return { config, secrets, tenantId: row.external_tenant_id ?? null };
+    },
+
     /** For other modules: the row in scope, or undefined (config unmasked: never return it as is). */
     find: (scope: Scope, id: number) => store.get(scope, id),
 

@@ -39,14 +39,16 @@ export function credentialKeyId(key: Buffer): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 16);
 }
 
-const aad = (destinationId: string) => Buffer.from(`weir:destination:${destinationId}`, 'utf8');
+/** What a cipher seals for: the row kind is part of the associated data, so a destination's ciphertext never opens as an integration's. */
+export type SealedFor = 'destination' | 'integration';
 
 function isStringRecord(v: unknown): v is Record<string, string> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
 }
 
 /** current: the 32-byte credentials key; previous: the same subkey of earlier master secrets. */
-export function createCredentialCipher(current: Buffer, previous: readonly Buffer[] = []): CredentialCipher {
+export function createCredentialCipher(current: Buffer, previous: readonly Buffer[] = [], sealedFor: SealedFor = 'destination'): CredentialCipher {
+  const aad = (rowId: string) => Buffer.from(`weir:${sealedFor}:${rowId}`, 'utf8');
   const keys = new Map<string, Buffer>();
   const currentKeyId = credentialKeyId(current);
   keys.set(currentKeyId, current);

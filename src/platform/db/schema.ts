@@ -158,6 +158,12 @@ export interface IntegrationsTable {
   is_active: Generated<boolean>;
   parent_id: number | null;
   config: Json<Record<string, unknown>>;
+  /** Encrypted secret config fields (0007); see platform/crypto/credentials.ts. */
+  secrets: string | null;
+  secrets_key_id: string | null;
+  collection_filters: ColumnType<Record<string, unknown>, string | undefined, string>;
+  auto_approve_policy: ColumnType<Record<string, unknown>, string | undefined, string>;
+  external_tenant_id: string | null;
   created_at: CreatedAt;
   updated_at: CreatedAt;
 }
@@ -303,6 +309,8 @@ export interface StreamCountersTable {
   quarantined: BigCount;
   /** Quarantined events a reprocess later normalized (the ledger counts quarantined − quarantine_released). */
   quarantine_released: BigCount;
+  /** Collected events dropped by the normalization stage as already seen (0007). */
+  duplicates: BigCount;
   last_event_at: Timestamp | null;
 }
 
@@ -530,4 +538,171 @@ export interface DB {
   lineage_attempts: LineageAttemptsTable;
   tap_samples: TapSamplesTable;
   tap_sessions: TapSessionsTable;
+  collector_state: CollectorStateTable;
+  collected_keys: CollectedKeysTable;
+  collector_runs: CollectorRunsTable;
+  collector_usage: CollectorUsageTable;
+  backfill_jobs: BackfillJobsTable;
+  discovered_tenants: DiscoveredTenantsTable;
+  tenant_syncs: TenantSyncsTable;
+  integration_checks: IntegrationChecksTable;
+  collector_settings: CollectorSettingsTable;
+  capture_sessions: CaptureSessionsTable;
+  capture_events: CaptureEventsTable;
+}
+
+// Collection (0007): collector state, dedup keys, runs, usage, backfill, tenants, checks,
+// settings, live capture. docs/collection.md.
+export interface CollectorStateTable {
+  integration_id: number;
+  stream: string;
+  organization_id: number;
+  cursor: string | null;
+  watermark_at: Timestamp | null;
+  last_run_at: Timestamp | null;
+  last_success_at: Timestamp | null;
+  consecutive_failures: Generated<number>;
+  last_run_capped: Generated<boolean>;
+  last_error: string | null;
+  last_error_at: Timestamp | null;
+  last_events: Generated<number>;
+  last_duration_ms: number | null;
+  events_total: BigCount;
+  cycles_skipped_locked: BigCount;
+  next_run_at: Timestamp | null;
+  gap_from: Timestamp | null;
+  gap_to: Timestamp | null;
+  gap_detected_at: Timestamp | null;
+  reset_at: Timestamp | null;
+  updated_at: Generated<Date>;
+}
+
+export interface CollectedKeysTable {
+  integration_id: number;
+  stream: string;
+  key: string;
+  seen_at: Timestamp;
+}
+
+export interface CollectorRunsTable {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  reason: 'schedule' | 'trigger';
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'skipped_locked';
+  requested_by: number | null;
+  pages: Generated<number>;
+  events: Generated<number>;
+  capped: Generated<boolean>;
+  error: string | null;
+  created_at: Timestamp;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+}
+
+export interface CollectorUsageTable {
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  day: string;
+  requests: BigCount;
+  rate_limited: BigCount;
+  errors: BigCount;
+  pages: BigCount;
+  events: BigCount;
+  filtered: BigCount;
+  bytes: BigCount;
+}
+
+export interface BackfillJobsTable {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  streams: Json<string[]>;
+  from_ts: Timestamp;
+  to_ts: Timestamp;
+  status: 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+  cancel_requested: Generated<boolean>;
+  progress: ColumnType<Record<string, unknown>, string | undefined, string>;
+  events: BigCount;
+  pages: Generated<number>;
+  warnings: ColumnType<string[], string | undefined, string>;
+  error: string | null;
+  created_by: number | null;
+  created_at: Timestamp;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  updated_at: Timestamp;
+}
+
+export interface DiscoveredTenantsTable {
+  integration_id: number;
+  external_id: string;
+  organization_id: number;
+  name: string;
+  domain: string | null;
+  details: ColumnType<Record<string, unknown>, string | undefined, string>;
+  selected: Generated<boolean>;
+  selected_at: Timestamp | null;
+  child_integration_id: number | null;
+  first_seen_at: Timestamp;
+  last_seen_at: Timestamp;
+  present: Generated<boolean>;
+}
+
+export interface TenantSyncsTable {
+  integration_id: number;
+  organization_id: number;
+  status: string;
+  discovered: Generated<number>;
+  materialized: Generated<number>;
+  error: string | null;
+  warning: string | null;
+  synced_at: Timestamp;
+}
+
+export interface IntegrationChecksTable {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  ok: boolean;
+  status: number | null;
+  latency_ms: number;
+  detail: string;
+  checked_by: number | null;
+  checked_at: Timestamp;
+}
+
+export interface CollectorSettingsTable {
+  id: number;
+  settings: Json<Record<string, unknown>>;
+  updated_by: number | null;
+  updated_at: Timestamp;
+}
+
+export interface CaptureSessionsTable {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string | null;
+  status: 'active' | 'stopped' | 'expired' | 'full';
+  max_events: number;
+  events_captured: Generated<number>;
+  created_by: number | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  stopped_at: Timestamp | null;
+}
+
+export interface CaptureEventsTable {
+  id: string;
+  session_id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  source: string;
+  raw: Json<Record<string, unknown>>;
+  bytes: number;
+  captured_at: Timestamp;
 }

@@ -6,6 +6,7 @@ import * as m0003 from './0003_normalization.js';
 import * as m0004 from './0004_audit_target_index.js';
 import * as m0005 from './0005_compressed_payloads.js';
 import * as m0006 from './0006_delivery.js';
+import * as m0007 from './0007_collection.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004_audit_target_index': m0004,
   '0005_compressed_payloads': m0005,
   '0006_delivery': m0006,
+  '0007_collection': m0007,
 };

@@ -1,0 +1,60 @@
+// Pulled pages enter the data plane like pushes: one ingest batch per page on the normalize
+// queue, which is the durable acceptance. The collection engine advances its cursor only
+// after this resolves. Each event keeps its vendor key, so the normalization stage can drop
+// what was already collected (a page re-fetched after a crash, a cursor reset, a backfill
+// overlapping live collection).
+import type { Clock } from '../../core/clock.js';
+import { newId } from '../../core/ids.js';
+import type { QueuePort } from '../../platform/queue/port.js';
+import { NORMALIZE_JOB, NORMALIZE_QUEUE, type IngestBatch } from '../envelope.js';
+
+export interface PulledEvents {
+  organizationId: number;
+  integrationId: number;
+  platform: string;
+  stream: string;
+  events: Record<string, unknown>[];
+  keys: string[];
+}
+
+export interface Accepted {
+  batchIds: string[];
+  events: number;
+  bytes: number;
+}
+
+const JOB_OPTIONS = { attempts: 10, backoffMs: 1000 } as const;
+
+/** Enqueues the events in batches of at most maxEvents; throws when the queue refuses (nothing after that batch is accepted). */
+export async function acceptPulled(
+  queue: Pick<QueuePort, 'enqueue'>,
+  clock: Clock,
+  pulled: PulledEvents,
+  maxEvents = 1000,
+): Promise<Accepted> {
+  if (pulled.keys.length !== pulled.events.length) throw new Error('acceptPulled: keys and events differ in length');
+  const receivedAt = clock.now().toISOString();
+  const out: Accepted = { batchIds: [], events: 0, bytes: 0 };
+  for (let start = 0; start < pulled.events.length; start += maxEvents) {
+    const events = pulled.events.slice(start, start + maxEvents);
+    const bytes = events.reduce((n, e) => n + Buffer.byteLength(JSON.stringify(e)), 0);
+    const batch: IngestBatch = {
+      id: newId(),
+      organization_id: pulled.organizationId,
+      integration_id: pulled.integrationId,
+      platform: pulled.platform,
+      stream: pulled.stream,
+      received_at: receivedAt,
+      source: 'pull',
+      ids: events.map(() => newId()),
+      events,
+      bytes,
+      keys: pulled.keys.slice(start, start + maxEvents),
+    };
+    await queue.enqueue(NORMALIZE_QUEUE, NORMALIZE_JOB, batch, { ...JOB_OPTIONS, jobId: batch.id });
+    out.batchIds.push(batch.id);
+    out.events += events.length;
+    out.bytes += bytes;
+  }
+  return out;
+}
