@@ -20,6 +20,7 @@ import { wireInternal } from './modules/internal/index.js';
 import { wireLicenses } from './modules/licenses/index.js';
 import type { Editions } from './modules/licenses/service.js';
 import { wireMaintenance } from './modules/maintenance/index.js';
+import { createSettingsReader } from './modules/collector-config/settings.js';
 import { wireMappings } from './modules/mappings/index.js';
 import { wireNormalization, type Normalization } from './modules/normalization/index.js';
 import { wireOcsfPolicies } from './modules/ocsf-policies/index.js';
@@ -135,6 +136,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     maxRetryWaitMs: config.collection.maxRetryWaitMs,
     now: () => clock.now(),
   });
+  const collectorSettings = createSettingsReader(database.db, clock);
   const drift = wireDrift({ db: database.db, clock });
   const ocsf = wireOcsfPolicies({ db: database.db, clock });
   const mappings = wireMappings({ db: database.db, clock, audit: audit.service });
@@ -180,6 +182,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     dataDeletion: organizations.dataDeletion,
     mappingRefreshMs: config.normalize.mappingRefreshMs,
     concurrency: config.normalize.concurrency,
+    dedupWindowMs: async () => (await collectorSettings.current()).dedup_hours * 3_600_000,
   });
   const quarantine = wireQuarantine({ db: database.db, clock, reprocessor: normalization.service });
   const routing = wireRouting({ db: database.db, clock, audit: audit.service });

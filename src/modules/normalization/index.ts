@@ -8,6 +8,7 @@ import type { QueuePort } from '../../platform/queue/port.js';
 import type { Telemetry } from '../../platform/telemetry/index.js';
 import { compileMapping } from '../../pipeline/normalize/compile.js';
 import type { MappingDocument } from '../../pipeline/normalize/types.js';
+import type { IngestBatch } from '../../pipeline/envelope.js';
 import type { OrgDataStep } from '../organizations/jobs.js';
 import { createAggregates } from './aggregates.js';
 import { housekeeping, housekeepingJobs, housekeepingTasks, normalizeJobs } from './jobs.js';
@@ -30,6 +31,10 @@ export interface NormalizationWiring {
   concurrency: number;
   /** How often drift, compliance and samples are written; default 5 s. */
   aggregateFlushMs?: number;
+  /** Collector setting dedup_hours, in ms: how long collected events' vendor keys deduplicate. */
+  dedupWindowMs: () => Promise<number>;
+  /** Live capture of raw events (collector-config). */
+  capture?: { record(batch: IngestBatch): Promise<void> };
 }
 
 const DELETE_CHUNK = 10_000;
@@ -59,6 +64,8 @@ export function wireNormalization(deps: NormalizationWiring) {
       quarantineCounter.add(n, { org_id: String(orgId), integration_id: String(integrationId), error_kind: kind }),
     clock,
     logger,
+    dedupWindowMs: deps.dedupWindowMs,
+    ...(deps.capture ? { capture: deps.capture } : {}),
   });
 
   // An organization's data goes with it; bounded deletes so no statement holds a huge transaction.

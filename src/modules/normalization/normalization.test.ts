@@ -131,6 +131,31 @@ describe('normalization worker', () => {
     expect(stored).toMatchObject({ event_count: 1, flagged_count: 0, quarantined_count: 4, route_state: 'pending', bytes: batch.bytes });
   });
 
+  it('drops pulled events whose vendor key it accepted before, within the deduplication period', async () => {
+    const integration = await createIntegration(t, org);
+    await publishMapping(t, org, 'custom', 'pulled', entityDoc('Pulled'));
+    await sleep(REFRESH_MS + 20);
+    const pulled = (keys: string[]) => ({ ...ingestBatch(org, integration, 'pulled', keys.map((k) => ({ name: k }))), source: 'pull' as const, keys });
+    const first = pulled(['a', 'b', 'c']);
+    await runNormalize(t, first);
+    // The page fetched again after a crash, with one new event; and a repeat within one batch.
+    const again = pulled(['b', 'c', 'd', 'd']);
+    await runNormalize(t, again);
+    expect((await records(again.id)).map((r) => r.ocsf.entity)).toEqual([{ name: 'd', type: 'Pulled' }]);
+    expect(await counters(integration, 'pulled')).toMatchObject({ events_in: 4, normalized: 4, duplicates: 3 });
+    const keys = await db().selectFrom('collected_keys').select('key').where('integration_id', '=', integration).orderBy('key').execute();
+    expect(keys.map((k) => k.key)).toEqual(['a', 'b', 'c', 'd']);
+    // Keys older than the period count as new again.
+    await db().updateTable('collected_keys').set({ seen_at: new Date(Date.now() - 25 * 3_600_000) }).where('key', '=', 'a').execute();
+    const later = pulled(['a', 'b']);
+    await runNormalize(t, later);
+    expect(await counters(integration, 'pulled')).toMatchObject({ events_in: 5, duplicates: 4 });
+    // Pushed events carry no keys and are never deduplicated.
+    const pushed = ingestBatch(org, integration, 'pulled', [{ name: 'a' }, { name: 'a' }]);
+    await runNormalize(t, pushed);
+    expect(await counters(integration, 'pulled')).toMatchObject({ events_in: 7, duplicates: 4 });
+  });
+
   it('a newly published version is used after the refresh interval, without restart', async () => {
     const integration = await createIntegration(t, org);
     const v1 = await publishMapping(t, org, 'custom', 'live', entityDoc('v1'));

@@ -5,16 +5,18 @@ import type { IngestBatch } from '../../pipeline/envelope.js';
 import type { CompiledMapping } from '../../pipeline/normalize/types.js';
 import { createAggregates } from './aggregates.js';
 import type { MappingRegistry } from './registry.js';
-import { createNormalizationService, type NormalizationDeps } from './service.js';
+import { DuplicateKeysRace, createNormalizationService, type NormalizationDeps } from './service.js';
 
 const mapping: CompiledMapping = {
   reads: new Set(['ok']),
   map: (raw) => (raw.ok ? { ok: true, event: { class_uid: 3004 } } : { ok: false, kind: 'no_matching_rule', detail: 'no rule' }),
 };
 
-function setup() {
+function setup(options: { afterRead?: (keys: Map<string, Date>) => void } = {}) {
+  const clock = manualClock();
   const stored = new Set<string>();
-  const calls = { quarantine: 0, counters: 0, metrics: [] as string[], transactions: 0 };
+  const calls = { quarantine: 0, counters: 0, metrics: [] as string[], transactions: 0, duplicates: 0, eventsIn: 0, captured: [] as string[] };
+  const keys = new Map<string, Date>();
   const registry = {
     refreshIfStale: async () => undefined,
     refresh: async () => undefined,
@@ -36,10 +38,27 @@ function setup() {
       insertQuarantine: async () => {
         calls.quarantine++;
       },
-      addCounters: async () => {
+      addCounters: async (d) => {
         calls.counters++;
+        calls.duplicates += d.duplicates ?? 0;
+        calls.eventsIn += d.events_in;
       },
       integrationPlatforms: async () => new Map(),
+      seenKeys: async (_i, _s, ks, since) => {
+        const seen = ks.filter((k) => (keys.get(k)?.getTime() ?? -Infinity) >= since.getTime());
+        options.afterRead?.(keys);
+        return seen;
+      },
+      rememberKeys: async (_i, _s, ks, now, since) => {
+        let n = 0;
+        for (const k of ks) {
+          const at = keys.get(k);
+          if (at && at.getTime() >= since.getTime()) continue;
+          keys.set(k, now);
+          n++;
+        }
+        return n;
+      },
     },
     registry,
     aggregates,
@@ -50,10 +69,12 @@ function setup() {
     },
     afterCommit: async (fn) => fn(),
     countQuarantined: (org, integration, kind, n) => calls.metrics.push(`${org}/${integration}/${kind}=${n}`),
-    clock: manualClock(),
+    clock,
     logger: pino({ level: 'silent' }),
+    dedupWindowMs: async () => 3_600_000,
+    capture: { record: async (b) => void calls.captured.push(...b.ids) },
   };
-  return { service: createNormalizationService(deps), calls, aggregates };
+  return { service: createNormalizationService(deps), calls, aggregates, keys, clock, stored };
 }
 
 const batch: IngestBatch = {
@@ -80,6 +101,41 @@ describe('normalization service', () => {
     expect(await service.normalize(batch)).toEqual({ duplicate: true, normalized: 0, flagged: 0, quarantined: 0 });
     expect(calls).toMatchObject({ quarantine: 1, counters: 1, metrics: ['1/2/no_matching_rule=2'], transactions: 2 });
     expect(aggregates.pending()).toEqual({ drift: 0, compliance: 0, samples: 0 });
+  });
+
+  it('drops collected events whose vendor key was accepted within the deduplication period, and counts them', async () => {
+    const { service, calls, keys, clock } = setup();
+    const pulled: IngestBatch = { ...batch, id: 'p1', source: 'pull', keys: ['k1', 'k2', 'k3'] };
+    expect(await service.normalize(pulled)).toMatchObject({ duplicate: false, normalized: 1, quarantined: 2 });
+    expect([...keys.keys()]).toEqual(['k1', 'k2', 'k3']);
+    // The same events fetched again (a page re-read after a crash), plus one new and one repeated within the batch.
+    const again: IngestBatch = { ...batch, id: 'p2', source: 'pull', ids: ['e4', 'e5', 'e6', 'e7'], events: [{ ok: true }, { ok: true }, { ok: true }, { ok: true }], keys: ['k1', 'k4', 'k2', 'k4'] };
+    expect(await service.normalize(again)).toMatchObject({ duplicate: false, normalized: 1, quarantined: 0 });
+    expect(calls).toMatchObject({ duplicates: 3, eventsIn: 4 });
+    expect(calls.captured).toEqual(['e1', 'e2', 'e3', 'e5']);
+    // After the period the key counts as new again.
+    clock.advance(3_600_001);
+    expect(await service.normalize({ ...again, id: 'p3', keys: ['k1', 'k1', 'k1', 'k1'] })).toMatchObject({ normalized: 1 });
+    expect(calls).toMatchObject({ duplicates: 6, eventsIn: 5 });
+  });
+
+  it('fails a batch whose keys a concurrent batch took meanwhile, so that its retry drops them', async () => {
+    let raced = false;
+    const { service, calls, keys, stored } = setup({
+      afterRead: (k) => {
+        // Another worker records k2 between this batch's read and its write (once).
+        if (!raced) k.set('k2', new Date('2026-01-01T00:00:00Z'));
+        raced = true;
+      },
+    });
+    const pulled: IngestBatch = { ...batch, id: 'p1', source: 'pull', keys: ['k1', 'k2', 'k3'] };
+    await expect(service.normalize(pulled)).rejects.toBeInstanceOf(DuplicateKeysRace);
+    // The retry (the queue redelivers the job) drops k2; the real store's transaction rolled back k1 and k3.
+    keys.delete('k1');
+    keys.delete('k3');
+    stored.delete('p1');
+    expect(await service.normalize(pulled)).toMatchObject({ duplicate: false });
+    expect(calls).toMatchObject({ duplicates: 1, eventsIn: 2 });
   });
 
   it('fails a malformed batch loudly, writing nothing', async () => {

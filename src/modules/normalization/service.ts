@@ -38,7 +38,7 @@ export interface BatchOutcome {
 }
 
 export interface NormalizationDeps {
-  store: Pick<NormalizationStore, 'insertBatch' | 'insertQuarantine' | 'addCounters' | 'integrationPlatforms'>;
+  store: Pick<NormalizationStore, 'insertBatch' | 'insertQuarantine' | 'addCounters' | 'integrationPlatforms' | 'seenKeys' | 'rememberKeys'>;
   registry: MappingRegistry;
   aggregates: Aggregates;
   validate: StageContext['validate'];
@@ -50,6 +50,42 @@ export interface NormalizationDeps {
   countQuarantined: (organizationId: number, integrationId: number, kind: QuarantineKind, n: number) => void;
   clock: Clock;
   logger: Logger;
+  /** How long collected events' vendor keys deduplicate (collector setting dedup_hours). */
+  dedupWindowMs: () => Promise<number>;
+  /** Live capture: sees every stored batch (push and pull) after it committed. */
+  capture?: { record(batch: IngestBatch): Promise<void> };
+}
+
+/** Another worker stored some of this batch's keys meanwhile: the job is retried, and the retry drops them. */
+export class DuplicateKeysRace extends Error {
+  constructor(batchId: string) {
+    super(`batch ${batchId}: some of its events were collected by a concurrent batch; retrying drops them`);
+    this.name = 'DuplicateKeysRace';
+  }
+}
+
+/**
+ * Pulled batches: the events whose vendor key was accepted within the deduplication period,
+ * or repeats a key earlier in the same batch, are dropped. Returns the batch to normalize
+ * and how many were dropped.
+ */
+async function withoutSeen(batch: IngestBatch, seenKeys: (keys: string[]) => Promise<string[]>): Promise<{ batch: IngestBatch; duplicates: number }> {
+  const keys = batch.keys;
+  if (!keys || keys.length !== batch.events.length || keys.length === 0) return { batch, duplicates: 0 };
+  const seen = new Set(await seenKeys(keys));
+  const keep: number[] = [];
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    keep.push(i);
+  }
+  if (keep.length === keys.length) return { batch, duplicates: 0 };
+  const bytes = Math.round((batch.bytes * keep.length) / keys.length);
+  return {
+    batch: { ...batch, ids: keep.map((i) => batch.ids[i]!), events: keep.map((i) => batch.events[i]!), keys: keep.map((i) => keys[i]!), bytes },
+    duplicates: keys.length - keep.length,
+  };
 }
 
 const utcDay = (iso: string | Date) => new Date(iso).toISOString().slice(0, 10);
@@ -82,11 +118,13 @@ export function createNormalizationService(deps: NormalizationDeps) {
     };
   }
 
-  async function normalize(batch: IngestBatch): Promise<BatchOutcome> {
+  async function normalize(received: IngestBatch): Promise<BatchOutcome> {
     // Only the ingestion code enqueues batches; a malformed one is a bug, failed loudly (the job ends failed).
-    if (!Array.isArray(batch.events) || !Array.isArray(batch.ids) || batch.ids.length !== batch.events.length) {
-      throw new Error(`malformed ingest batch ${String(batch.id)}: ids and events differ in length`);
+    if (!Array.isArray(received.events) || !Array.isArray(received.ids) || received.ids.length !== received.events.length) {
+      throw new Error(`malformed ingest batch ${String(received.id)}: ids and events differ in length`);
     }
+    const since = new Date(clock.now().getTime() - (await deps.dedupWindowMs()));
+    const { batch, duplicates } = await withoutSeen(received, (keys) => store.seenKeys(received.integration_id, received.stream, keys, since));
     await registry.refreshIfStale();
     const { mapping, known } = registry.resolve(batch.organization_id, batch.platform, batch.stream);
     if (!known) {
@@ -104,6 +142,10 @@ export function createNormalizationService(deps: NormalizationDeps) {
     const row = await batchRow(batch, result, batch.source, batch.bytes, now);
     const stored = await transaction(async () => {
       if (!(await store.insertBatch(row))) return false;
+      if (batch.keys && batch.keys.length > 0) {
+        const remembered = await store.rememberKeys(batch.integration_id, batch.stream, batch.keys, now, since);
+        if (remembered !== batch.keys.length) throw new DuplicateKeysRace(batch.id);
+      }
       await store.insertQuarantine(
         result.quarantined.map((q) => ({
           id: q.id,
@@ -125,6 +167,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
         day: utcDay(batch.received_at),
         events_in: batch.events.length,
         bytes_in: batch.bytes,
+        duplicates,
         normalized: result.normalized,
         flagged: result.flagged,
         quarantined,
@@ -137,7 +180,11 @@ export function createNormalizationService(deps: NormalizationDeps) {
       return { duplicate: true, normalized: 0, flagged: 0, quarantined: 0 };
     }
     for (const [kind, n] of countByKind(result)) deps.countQuarantined(batch.organization_id, batch.integration_id, kind, n);
+    if (duplicates > 0) logger.debug({ batch_id: batch.id, duplicates }, 'collected events seen before were dropped');
     aggregates.recordBatch(batch, result, mapping?.compiled.reads, now);
+    if (deps.capture && batch.events.length > 0) {
+      await deps.capture.record(batch).catch((err: unknown) => logger.warn({ err, batch_id: batch.id }, 'live capture could not record a batch'));
+    }
     return { duplicate: false, normalized: result.normalized, flagged: result.flagged, quarantined };
   }
 
@@ -205,6 +252,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
           day: utcDay(now),
           events_in: 0,
           bytes_in: 0,
+          duplicates: 0,
           normalized: result.normalized,
           flagged: result.flagged,
           quarantined: 0,

@@ -58,6 +58,8 @@ export interface CounterDelta {
   quarantined: number;
   /** Quarantined events this reprocess normalized (they leave the quarantine term of the ledger). */
   quarantine_released?: number;
+  /** Collected events dropped as seen within the deduplication period. */
+  duplicates?: number;
   last_event_at: Date | null;
 }
 
@@ -194,6 +196,31 @@ export function createNormalizationStore(db: Kysely<DB>) {
         on conflict (id) do nothing`.execute(q());
     },
 
+    /** The keys among `keys` accepted for this stream since `since` (the deduplication period). */
+    async seenKeys(integrationId: number, stream: string, keys: string[], since: Date): Promise<string[]> {
+      if (keys.length === 0) return [];
+      const rows = await sql<{ key: string }>`
+        select key from collected_keys
+        where integration_id = ${integrationId} and stream = ${stream} and seen_at >= ${since}::timestamptz
+          and key = any(${keys}::text[])`.execute(q());
+      return rows.rows.map((r) => r.key);
+    },
+
+    /**
+     * Records the keys as accepted now; a key seen before `since` counts as new again. Returns
+     * how many were recorded: fewer than given means another batch took some meanwhile.
+     */
+    async rememberKeys(integrationId: number, stream: string, keys: string[], now: Date, since: Date): Promise<number> {
+      if (keys.length === 0) return 0;
+      const res = await sql<{ key: string }>`
+        insert into collected_keys (integration_id, stream, key, seen_at)
+        select ${integrationId}, ${stream}, k, ${now}::timestamptz from unnest(${keys}::text[]) as k
+        on conflict (integration_id, stream, key) do update set seen_at = excluded.seen_at
+          where collected_keys.seen_at < ${since}::timestamptz
+        returning key`.execute(q());
+      return res.rows.length;
+    },
+
     /** Adds to the day's counters of a stream. */
     async addCounters(d: CounterDelta): Promise<void> {
       await q()
@@ -207,6 +234,7 @@ export function createNormalizationStore(db: Kysely<DB>) {
             flagged: sql`stream_counters.flagged + excluded.flagged`,
             quarantined: sql`stream_counters.quarantined + excluded.quarantined`,
             quarantine_released: sql`stream_counters.quarantine_released + excluded.quarantine_released`,
+            duplicates: sql`stream_counters.duplicates + excluded.duplicates`,
             // greatest() ignores nulls: a delta without events keeps the last time.
             last_event_at: sql`greatest(stream_counters.last_event_at, excluded.last_event_at)`,
           }),
