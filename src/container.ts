@@ -40,6 +40,7 @@ import { createLock } from './platform/lock/index.js';
 import type { LockPort } from './platform/lock/port.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { createNetPolicy } from './platform/net/ssrf.js';
+import { createCredentialCipher } from './platform/crypto/credentials.js';
 import { createQueue } from './platform/queue/index.js';
 import type { QueuePort } from './platform/queue/port.js';
 import { createRateLimiter } from './platform/ratelimit/index.js';
@@ -117,7 +118,13 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const onError = (err: unknown) => logger.warn({ err }, 'background write failed');
   const processes = wireProcesses({ db: database.db, clock, queueBackend: queue.backend, onError });
   const audit = wireAudit({ db: database.db, clock });
-  const integrations = wireIntegrations({ db: database.db, clock, rateLimiter });
+  const integrations = wireIntegrations({
+    db: database.db,
+    clock,
+    rateLimiter,
+    logger,
+    cipher: createCredentialCipher(keys.key('integration-secrets'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('integration-secrets')), 'integration'),
+  });
   const ingest = wireIngest({
     db: database.db,
     cache,
@@ -196,6 +203,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     fileRoot: config.delivery.fileRoot,
   });
   await destinations.reencryptCredentials();
+  await integrations.sealSecrets();
   const delivery = wireDelivery({
     db: database.db,
     clock,

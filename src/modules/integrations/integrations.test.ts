@@ -1,3 +1,4 @@
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
@@ -151,6 +152,10 @@ describe('POST /api/integrations/', () => {
 
 describe('secret config fields', () => {
   let id: number;
+  const secretOf = async (integrationId: number) => {
+    const row = await t.container.integrations.service.find(GLOBAL_SCOPE, integrationId);
+    return (await t.container.integrations.service.collectTarget(row!)).config.api_key;
+  };
 
   it('are accepted and never returned: they read as {"configured": true}', async () => {
     const res = await call(adminA, 'POST', '/api/integrations/', {
@@ -174,10 +179,47 @@ describe('secret config fields', () => {
     const same = await call(adminA, 'PUT', `/api/integrations/${id}`, { config: { base_url: 'https://v2.example', api_key: { configured: true }, page_size: 50 } });
     expect(same.statusCode, same.body).toBe(200);
     expect(same.json().config).toEqual({ base_url: 'https://v2.example', api_key: { configured: true }, page_size: 50 });
-    expect((await t.container.integrations.service.find(GLOBAL_SCOPE, id))?.config.api_key).toBe(SECRET);
+    expect(await secretOf(id)).toBe(SECRET);
     const changed = await call(adminA, 'PUT', `/api/integrations/${id}`, { config: { base_url: 'https://v2.example', api_key: 'another-secret-1' } });
     expect(changed.statusCode).toBe(200);
-    expect((await t.container.integrations.service.find(GLOBAL_SCOPE, id))?.config.api_key).toBe('another-secret-1');
+    expect(await secretOf(id)).toBe('another-secret-1');
+  });
+
+  it('are encrypted at rest: the row holds a ciphertext bound to the integration, and the config a placeholder', async () => {
+    const row = await t.container.database.db.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(JSON.stringify(row)).not.toContain('another-secret-1');
+    expect(row.config.api_key).toEqual({ configured: true });
+    expect(row.secrets).toMatch(/^[A-Za-z0-9+/=]{40,}$/);
+    // The ciphertext copied onto another integration does not open there.
+    const other = await call(adminA, 'POST', '/api/integrations/', { name: 'Vendor copy', platform: 'test_vendor', organization_id: orgA, config: { base_url: 'https://vendor.example', api_key: 'copy-target-key' } });
+    await t.container.database.db.updateTable('integrations').set({ secrets: row.secrets, secrets_key_id: row.secrets_key_id, config: JSON.stringify(row.config) }).where('id', '=', other.json().id).execute();
+    const copied = await t.container.integrations.service.find(GLOBAL_SCOPE, other.json().id);
+    await expect(t.container.integrations.service.collectTarget(copied!)).rejects.toThrow(/does not decrypt/);
+  });
+
+  it('written in plain config before encryption are sealed at start', async () => {
+    const legacy = await t.container.database.db
+      .insertInto('integrations')
+      .values({ organization_id: orgA, name: 'legacy', platform: 'test_vendor', config: JSON.stringify({ base_url: 'https://vendor.example', api_key: 'legacy-secret-9' }) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const { sealIntegrationSecrets, createIntegrationSecrets } = await import('./secrets.js');
+    const { createCredentialCipher } = await import('../../platform/crypto/credentials.js');
+    const db = t.container.database.db;
+    const { createIntegrationStore } = await import('./store.js');
+    const store = createIntegrationStore(db);
+    const secrets = createIntegrationSecrets(createCredentialCipher(t.container.keys.key('integration-secrets'), [], 'integration'));
+    const result = await sealIntegrationSecrets({
+      rows: () => store.secretRows(['test_vendor'], secrets.currentKeyId),
+      write: (row, next) => store.writeSealed(row, next),
+      secrets,
+      platformOf: (name) => t.container.integrations.platforms.get(name),
+      logger: pino({ level: 'silent' }),
+    });
+    expect(result.sealed).toBeGreaterThanOrEqual(1);
+    const row = await db.selectFrom('integrations').selectAll().where('id', '=', legacy.id).executeTakeFirstOrThrow();
+    expect(JSON.stringify(row.config)).not.toContain('legacy-secret-9');
+    expect(await secretOf(legacy.id)).toBe('legacy-secret-9');
   });
 
   it('refuse a placeholder with nothing stored behind it (422)', async () => {

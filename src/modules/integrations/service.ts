@@ -10,6 +10,7 @@ import { inScope, scopeOf, type Scope } from '../../core/scope.js';
 import type { RateLimiterPort } from '../../platform/ratelimit/port.js';
 import { setAuditTarget } from '../audit/service.js';
 import { keepSecrets, maskSecrets, type Platform, type PlatformRegistry } from './platforms.js';
+import type { IntegrationSecrets } from './secrets.js';
 import type { IntegrationFilter, IntegrationRow, IntegrationStore } from './store.js';
 
 export const DELETE_LIMIT = 5;
@@ -42,6 +43,7 @@ export interface BulkOutcome {
 export interface IntegrationDeps {
   store: IntegrationStore;
   platforms: PlatformRegistry;
+  secrets: IntegrationSecrets;
   rateLimiter: RateLimiterPort;
   clock: Clock;
 }
@@ -55,7 +57,7 @@ function cleanName(name: string): string {
 }
 
 export function createIntegrationService(deps: IntegrationDeps) {
-  const { store, platforms, rateLimiter, clock } = deps;
+  const { store, platforms, rateLimiter, clock, secrets } = deps;
 
   function platformOf(name: string): Platform {
     const platform = platforms.get(name);
@@ -125,13 +127,22 @@ export function createIntegrationService(deps: IntegrationDeps) {
      * Never return or log the result.
      */
     async collectTarget(row: IntegrationRow): Promise<{ config: Record<string, unknown>; secrets: string[]; tenantId: string | null }> {
-      const platform = platforms.get(row.platform);
-      const config = row.config ?? {};
-      const secrets = (platform?.secretFields ?? []).map((f) => f.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], config)).filter((v): v is string => typeof v === 'string');
-      return { config, secrets, tenantId: row.external_tenant_id ?? null };
+      let config = secrets.resolve(row);
+      let opened = Object.values(secrets.open(row));
+      if (row.parent_id !== null && row.external_tenant_id) {
+        // A managed-provider child collects its customer tenant with the parent's credentials;
+        // what the child sets itself (collect, interval, filters of its own) wins.
+        const parent = await store.byId(row.parent_id);
+        if (parent) {
+          const own = Object.fromEntries(Object.entries(config).filter(([, v]) => !(typeof v === 'object' && v !== null && (v as { configured?: unknown }).configured === true)));
+          config = { ...secrets.resolve(parent), partner: false, ...own };
+          opened = [...opened, ...Object.values(secrets.open(parent))];
+        }
+      }
+      return { config, secrets: opened, tenantId: row.external_tenant_id ?? null };
     },
 
-    /** For other modules: the row in scope, or undefined (config unmasked: never return it as is). */
+    /** For other modules: the row in scope, or undefined (secret fields read as the placeholder; collectTarget opens them). */
     find: (scope: Scope, id: number) => store.get(scope, id),
 
     async list(scope: Scope, f: IntegrationFilter, page: OffsetPage) {
@@ -157,10 +168,13 @@ export function createIntegrationService(deps: IntegrationDeps) {
       if (await store.nameExists(input.organization_id, name)) {
         throw new AppError('integration.name_taken', { detail: `An integration named "${name}" already exists in this organization`, details: { field: 'name' } });
       }
+      const { plain, secrets: values } = secrets.split(platform, config);
       const row = await store.insert(
-        { organization_id: input.organization_id, name, platform: platform.name, is_active: input.is_active ?? true, parent_id: parentId, config },
+        { organization_id: input.organization_id, name, platform: platform.name, is_active: input.is_active ?? true, parent_id: parentId, config: plain },
         clock.now(),
       );
+      // Sealed after the insert: the row id is the ciphertext's associated data.
+      if (Object.keys(values).length > 0) await store.setSecrets(row.id, secrets.seal(row.id, values));
       setAuditTarget({ details: { name, platform: platform.name, parent_id: parentId } });
       return represent(row);
     },
@@ -176,7 +190,12 @@ export function createIntegrationService(deps: IntegrationDeps) {
         }
         patch.name = name;
       }
-      if (input.config !== undefined) patch.config = checkedConfig(platformOf(row.platform), input.config, row.config ?? {});
+      if (input.config !== undefined) {
+        const platform = platformOf(row.platform);
+        const { plain, secrets: values } = secrets.split(platform, checkedConfig(platform, input.config, secrets.resolve(row)));
+        patch.config = plain;
+        await store.setSecrets(id, secrets.seal(id, values));
+      }
       if (input.is_active !== undefined) patch.is_active = input.is_active;
       if (input.parent_id !== undefined) {
         patch.parent_id = input.parent_id === null ? null : await checkedParent(scope, input.parent_id, row.organization_id, id);

@@ -7,6 +7,7 @@ import { executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
 import type { IntegrationsTable } from '../../platform/db/schema.js';
 import { scoped } from '../../platform/db/scope.js';
+import type { SealedSecrets, SecretRow } from './secrets.js';
 
 export type IntegrationRow = Selectable<IntegrationsTable>;
 
@@ -108,6 +109,42 @@ export function createIntegrationStore(db: Kysely<DB>) {
         if (isUniqueViolation(err)) throw nameTaken(patch.name ?? '');
         throw err;
       }
+    },
+
+    /** Any integration by id, whatever the scope (internal use: a child's parent, workers). */
+    async byId(id: number): Promise<IntegrationRow | undefined> {
+      return q().selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+
+    async setSecrets(id: number, sealed: SealedSecrets): Promise<void> {
+      await q().updateTable('integrations').set(sealed).where('id', '=', id).execute();
+    },
+
+    /** Rows that may hold secrets to seal: on a platform with secret fields, or sealed under another key. */
+    async secretRows(platformsWithSecrets: string[], currentKeyId: string): Promise<SecretRow[]> {
+      return q()
+        .selectFrom('integrations')
+        .select(['id', 'platform', 'config', 'secrets', 'secrets_key_id'])
+        .where((eb) =>
+          eb.or([
+            ...(platformsWithSecrets.length ? [eb('platform', 'in', platformsWithSecrets)] : []),
+            eb.and([eb('secrets', 'is not', null), eb.or([eb('secrets_key_id', 'is', null), eb('secrets_key_id', '<>', currentKeyId)])]),
+          ]),
+        )
+        .orderBy('id')
+        .execute();
+    },
+
+    /** Writes sealed secrets and the plain config only if the row is still as read. */
+    async writeSealed(row: SecretRow, next: { config: Record<string, unknown> } & SealedSecrets): Promise<boolean> {
+      const res = await q()
+        .updateTable('integrations')
+        .set({ config: JSON.stringify(next.config), secrets: next.secrets, secrets_key_id: next.secrets_key_id })
+        .where('id', '=', row.id)
+        .where(sql<boolean>`secrets is not distinct from ${row.secrets}`)
+        .where(sql<boolean>`config = ${JSON.stringify(row.config)}::jsonb`)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
     },
 
     /** Removes the integration; its children go with it (foreign key cascade). */

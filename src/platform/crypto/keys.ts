@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 
-export type KeyPurpose = 'api-token-hmac' | 'ingest-token-hmac' | 'session' | 'credentials';
+export type KeyPurpose = 'api-token-hmac' | 'ingest-token-hmac' | 'session' | 'credentials' | 'integration-secrets';
 
 export interface KeyRing {
   /** A 32-byte key for one purpose, derived with HKDF-SHA-256 from the master secret. */
