@@ -65,7 +65,8 @@ const SSE = new Set(['AES256', 'aws:kms', 'aws:kms:dsse']);
 const KEPT_HEADERS = ['content-type', 'content-encoding', 'content-length', 'x-amz-storage-class', 'x-amz-server-side-encryption', 'x-amz-server-side-encryption-aws-kms-key-id'];
 const MAX_SKEW_MS = 15 * 60_000;
 
-class S3Failure extends Error {
+/** A refused request; other AWS fakes (test/support/vendors/aws_cloudtrail.ts) map its S3 codes to their protocol's. */
+export class S3Failure extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
@@ -101,8 +102,8 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v.join(',') : v;
 }
 
-/** Verifies an AWS4-HMAC-SHA256 Authorization header; returns the caller's credential. */
-function verifySignature(req: IncomingMessage, body: Buffer, credentials: FakeS3Credential[], bucketRegion: string | undefined): FakeS3Credential {
+/** Verifies an AWS4-HMAC-SHA256 Authorization header; returns the caller's credential. `expectedService` lets other AWS fakes reuse it. */
+export function verifySignature(req: IncomingMessage, body: Buffer, credentials: FakeS3Credential[], bucketRegion: string | undefined, expectedService = 's3'): FakeS3Credential {
   const auth = header(req, 'authorization');
   if (!auth) throw new S3Failure(403, 'AccessDenied', 'Access Denied');
   const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request,\s*SignedHeaders=([^,]+),\s*Signature=([0-9a-f]{64})$/.exec(auth);
@@ -110,7 +111,7 @@ function verifySignature(req: IncomingMessage, body: Buffer, credentials: FakeS3
   const [, keyId, day, region, service, signedHeaders, signature] = m as unknown as [string, string, string, string, string, string, string];
   const cred = credentials.find((c) => c.accessKeyId === keyId);
   if (!cred) throw new S3Failure(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
-  if (service !== 's3') throw new S3Failure(400, 'AuthorizationHeaderMalformed', `The authorization header is malformed; incorrect service "${service}". This endpoint belongs to "s3".`);
+  if (service !== expectedService) throw new S3Failure(400, 'AuthorizationHeaderMalformed', `The authorization header is malformed; incorrect service "${service}". This endpoint belongs to "${expectedService}".`);
   if (bucketRegion && region !== bucketRegion) {
     throw new S3Failure(400, 'AuthorizationHeaderMalformed', `The authorization header is malformed; the region '${region}' is wrong; expecting '${bucketRegion}'`);
   }
@@ -138,9 +139,9 @@ function verifySignature(req: IncomingMessage, body: Buffer, credentials: FakeS3
     .join('/');
   const canonicalHeaders = names.map((n) => `${n}:${(header(req, n) ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
   const canonicalRequest = [req.method, canonicalUri, canonicalQuery(q < 0 ? '' : url.slice(q + 1)), canonicalHeaders, signedHeaders, payloadHash].join('\n');
-  const scope = `${day}/${region}/s3/aws4_request`;
+  const scope = `${day}/${region}/${service}/aws4_request`;
   const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonicalRequest)].join('\n');
-  const key = hmac(hmac(hmac(hmac(`AWS4${cred.secretAccessKey}`, day), region), 's3'), 'aws4_request');
+  const key = hmac(hmac(hmac(hmac(`AWS4${cred.secretAccessKey}`, day), region), service), 'aws4_request');
   if (hmac(key, stringToSign).toString('hex') !== signature) {
     throw new S3Failure(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.');
   }
