@@ -99,6 +99,13 @@ async function seedForeignObjects(): Promise<void> {
   const routeB = newId();
   await db.insertInto('routes').values({ id: routeB, organization_id: orgB, name: 'b route', position: 1, condition: null, transforms: '[]', destination_ids: JSON.stringify([destinationB]) }).execute();
   foreign.route_id = routeB;
+  // An organization B backfill job.
+  const jobB = newId();
+  await db
+    .insertInto('backfill_jobs')
+    .values({ id: jobB, organization_id: orgB, integration_id: integration.id, streams: '["b-stream"]', from_ts: new Date(), to_ts: new Date(), status: 'queued', events: 0, created_at: new Date(), updated_at: new Date() })
+    .execute();
+  foreign.job_id = jobB;
 }
 
 function urlFor(op: Operation): string {

@@ -15,6 +15,8 @@ export interface ProcessServiceDeps {
   clock: Clock;
   /** Identity of the queue backend, without credentials. */
   queueBackend: string;
+  /** Which broker (brokerKey(), no credentials): backfill diagnostics compare the API's with the workers'. */
+  broker?: string;
   onError?: (err: unknown) => void;
 }
 
@@ -26,7 +28,7 @@ export function createProcessService(deps: ProcessServiceDeps) {
       const id = `${hostname()}:${process.pid}:${role}`;
       const started = clock.now();
       const beat = () =>
-        store.beat({ id, role, hostname: hostname(), pid: process.pid, started_at: started, last_seen_at: clock.now(), queue_backend: deps.queueBackend });
+        store.beat({ id, role, hostname: hostname(), pid: process.pid, started_at: started, last_seen_at: clock.now(), queue_backend: deps.queueBackend, broker: deps.broker ?? null });
       await beat();
       const timer = setInterval(() => void beat().catch((err) => deps.onError?.(err)), intervalMs);
       timer.unref();

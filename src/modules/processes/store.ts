@@ -8,6 +8,8 @@ export interface HeartbeatRow {
   started_at: Date;
   last_seen_at: Date;
   queue_backend: string;
+  /** platform/queue/identity.ts brokerKey(); null for rows written before it was recorded. */
+  broker?: string | null;
 }
 
 export function createProcessStore(db: Executor) {
@@ -16,7 +18,7 @@ export function createProcessStore(db: Executor) {
       await db
         .insertInto('process_heartbeats')
         .values(row)
-        .onConflict((oc) => oc.column('id').doUpdateSet({ last_seen_at: row.last_seen_at, queue_backend: row.queue_backend }))
+        .onConflict((oc) => oc.column('id').doUpdateSet({ last_seen_at: row.last_seen_at, queue_backend: row.queue_backend, broker: row.broker ?? null }))
         .execute();
     },
     async remove(id: string): Promise<void> {

@@ -45,6 +45,8 @@ export interface ProcessHeartbeatsTable {
   started_at: Timestamp;
   last_seen_at: Timestamp;
   queue_backend: string;
+  /** platform/queue/identity.ts brokerKey(): which broker, without credentials (0007). */
+  broker: string | null;
 }
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -634,6 +636,7 @@ export interface BackfillJobsTable {
   started_at: Timestamp | null;
   finished_at: Timestamp | null;
   updated_at: Timestamp;
+  resume_at: Timestamp | null;
 }
 
 export interface DiscoveredTenantsTable {

@@ -127,8 +127,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('started_at', 'timestamptz')
     .addColumn('finished_at', 'timestamptz')
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    // Queued again after a vendor's long Retry-After: when it resumes (so it is not reported as stuck meanwhile).
+    .addColumn('resume_at', 'timestamptz')
     .execute();
   await sql`create index backfill_jobs_integration on backfill_jobs (integration_id, created_at desc)`.execute(db);
+  // The broker each process uses (platform/queue/identity.ts, no credentials): backfill diagnostics compare them.
+  await db.schema.alterTable('process_heartbeats').addColumn('broker', 'text').execute();
 
   // Tenants a managed-provider parent can see at its vendor (partner relationships).
   await db.schema
@@ -234,6 +238,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     await db.schema.dropTable(table).ifExists().execute();
   }
   await db.schema.alterTable('stream_counters').dropColumn('duplicates').execute();
+  await db.schema.alterTable('process_heartbeats').dropColumn('broker').execute();
   await db.schema
     .alterTable('integrations')
     .dropColumn('secrets')
