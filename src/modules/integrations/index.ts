@@ -34,3 +34,6 @@ export function wireIntegrations(deps: { db: Kysely<DB>; clock: Clock; rateLimit
 }
 
 export type Integrations = Omit<ReturnType<typeof wireIntegrations>, 'routes' | 'sealSecrets'>;
+
+/** Filters, auto-approve policy, tenants, connection tests, health, overview, sync-status (wired after the connector runtime and the edition). */
+export { wireIntegrationOperations } from './operations.js';

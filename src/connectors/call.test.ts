@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { testRuntime } from '../../test/support/vendors/collect-all.js';
+import { callVendor } from './call.js';
+import { VendorError } from './sdk.js';
+
+const SECRET = 'abcd-secret-1234';
+const target = { key: 'call-test', config: { api_key: SECRET }, secrets: [SECRET] };
+
+describe('callVendor', () => {
+  it('returns the value and the latency', async () => {
+    const out = await callVendor(testRuntime(), target, async (ctx) => `config has ${Object.keys(ctx.config).join(',')}`);
+    expect(out).toMatchObject({ ok: true, value: 'config has api_key' });
+    expect(out.latencyMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('turns a VendorError into a failure, secrets stripped', async () => {
+    const out = await callVendor(testRuntime(), target, async () => {
+      throw new VendorError('auth', `key ${SECRET} refused`, { status: 401 });
+    });
+    expect(out).toMatchObject({ ok: false, error: { kind: 'auth', status: 401, message: 'key *** refused' } });
+  });
+
+  it('reports a connector bug as connector_error, redacted', async () => {
+    const out = await callVendor(testRuntime(), target, async () => {
+      throw new TypeError(`cannot read ${SECRET}`);
+    });
+    expect(out).toMatchObject({ ok: false, error: { kind: 'connector_error', message: 'TypeError: cannot read ***', status: null } });
+  });
+
+  it('gives up at the deadline even when the connector ignores its signal', async () => {
+    const out = await callVendor(testRuntime(), target, () => new Promise(() => {}), { timeoutMs: 50, maxRetryWaitMs: 0 });
+    expect(out).toMatchObject({ ok: false, error: { kind: 'timeout', status: null } });
+  });
+});
