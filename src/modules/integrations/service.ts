@@ -71,11 +71,15 @@ export function createIntegrationService(deps: IntegrationDeps) {
   }
 
   /** The config to store: placeholders resolved against what is stored, then validated. */
-  function checkedConfig(platform: Platform, incoming: Record<string, unknown>, stored: Record<string, unknown>): Record<string, unknown> {
+  /** inherited: a managed-provider child's credentials come from its parent, so it is validated with them. */
+  function checkedConfig(platform: Platform, incoming: Record<string, unknown>, stored: Record<string, unknown>, inherited: Record<string, unknown> = {}): Record<string, unknown> {
     const { config, unresolved } = keepSecrets(platform, incoming, stored);
+    const effective: Record<string, unknown> = { ...inherited, ...config };
+    // The parent is a partner; the child collects one tenant.
+    if (Object.keys(inherited).length > 0 && !('partner' in config)) delete effective.partner;
     const issues = [
       ...unresolved.map((f) => ({ location: `body/config/${f.replace(/\./g, '/')}`, message: 'is a secret with no stored value to keep; send the value' })),
-      ...(unresolved.length ? [] : platform.validate(config)),
+      ...(unresolved.length ? [] : platform.validate(effective)),
     ];
     const first = issues[0];
     if (first) {
@@ -192,7 +196,9 @@ export function createIntegrationService(deps: IntegrationDeps) {
       }
       if (input.config !== undefined) {
         const platform = platformOf(row.platform);
-        const { plain, secrets: values } = secrets.split(platform, checkedConfig(platform, input.config, secrets.resolve(row)));
+        const parent = row.parent_id !== null && row.external_tenant_id ? await store.byId(row.parent_id) : undefined;
+        const inherited = parent ? secrets.resolve(parent) : {};
+        const { plain, secrets: values } = secrets.split(platform, checkedConfig(platform, input.config, secrets.resolve(row), inherited));
         patch.config = plain;
         await store.setSecrets(id, secrets.seal(id, values));
       }

@@ -161,6 +161,11 @@ describe('sync, selection and materialization', () => {
     expect(sim.log.at(-1)).toMatchObject({ path: '/v1/whoami', customer: 'cust-2', authorized: true });
     // Nothing left to materialize.
     expect((await call(adminA, 'POST', `/api/integrations/${parent}/sync-tenants`)).json().materialized).toBe(0);
+    // A child's own config is validated with the credentials it inherits, and stores none of them.
+    const put = await call(adminA, 'PUT', `/api/integrations/${child.id as number}`, { config: { collect: true, interval_seconds: 600 } });
+    expect(put.statusCode, put.body).toBe(200);
+    const stored = await t.container.database.db.selectFrom('integrations').select(['config', 'secrets']).where('id', '=', child.id as number).executeTakeFirstOrThrow();
+    expect(stored).toEqual({ config: { collect: true, interval_seconds: 600 }, secrets: null });
   });
 
   it('Enterprise: deselect deactivates the child, select switches it back on; a new tenant is materialized on select', async () => {
