@@ -3,7 +3,7 @@
 import type { RouteModule } from './app.js';
 import { isDistributed, type Config, type Role } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
-import { allConnectors } from './connectors/index.js';
+import { allConnectors, connectorFor } from './connectors/index.js';
 import { VENDOR_PLATFORMS } from './connectors/platforms.js';
 import { createConnectorRuntime, type ConnectorRuntime } from './connectors/runtime.js';
 import { wireAudit } from './modules/audit/index.js';
@@ -15,17 +15,21 @@ import { wireDestinations, type Destinations } from './modules/destinations/inde
 import { wireDrift } from './modules/drift/index.js';
 import { wireHealth } from './modules/health/index.js';
 import { wireIngest, type Ingest } from './modules/ingest/index.js';
-import { wireIntegrations, type Integrations } from './modules/integrations/index.js';
+import { wireIntegrationOperations, wireIntegrations, type Integrations } from './modules/integrations/index.js';
+import { wireProviders } from './modules/providers/index.js';
 import { wireInternal } from './modules/internal/index.js';
 import { wireLicenses } from './modules/licenses/index.js';
 import type { Editions } from './modules/licenses/service.js';
 import { wireMaintenance } from './modules/maintenance/index.js';
 import { createSettingsReader } from './modules/collector-config/settings.js';
+import { wireCollectorConfig } from './modules/collector-config/index.js';
 import { wireMappings } from './modules/mappings/index.js';
 import { wireNormalization, type Normalization } from './modules/normalization/index.js';
 import { wireOcsfPolicies } from './modules/ocsf-policies/index.js';
 import { wireOrganizations, type Organizations } from './modules/organizations/index.js';
 import { wireProcesses } from './modules/processes/index.js';
+import { wireBackfill } from './modules/backfill/index.js';
+import { wireCollection, type Collection } from './modules/collection/index.js';
 import { wireQuarantine } from './modules/quarantine/index.js';
 import { wireRouting } from './modules/routing/index.js';
 import { wireServiceAccounts } from './modules/service-accounts/index.js';
@@ -42,6 +46,7 @@ import { createLogger, type Logger } from './platform/logger.js';
 import { createNetPolicy } from './platform/net/ssrf.js';
 import { createCredentialCipher } from './platform/crypto/credentials.js';
 import { createQueue } from './platform/queue/index.js';
+import { brokerIdentity, brokerKey } from './platform/queue/identity.js';
 import type { QueuePort } from './platform/queue/port.js';
 import { createRateLimiter } from './platform/ratelimit/index.js';
 import type { RateLimiterPort } from './platform/ratelimit/port.js';
@@ -77,6 +82,8 @@ export interface Container {
   readonly delivery: Pick<Delivery, 'engine' | 'ledgerBalance'>;
   /** Opens connectors (decrypted config, SSRF-guarded vendor HTTP, token cache) for collection, backfill and tests. */
   readonly connectorRuntime: ConnectorRuntime;
+  /** Collection: the engine (runCycle, schedule, housekeeping) and the collectors operations' service. */
+  readonly collection: Pick<Collection, 'engine' | 'service'>;
   readonly authenticator: Authenticator;
   readonly processes: ProcessService;
   /** Every module's routes, registered by buildApp in this order. */
@@ -116,7 +123,8 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const keys = keyRing(loadMasterSecret({ secret: config.secretKey, dataDir: config.dataDir, required: isDistributed(config), logger }));
 
   const onError = (err: unknown) => logger.warn({ err }, 'background write failed');
-  const processes = wireProcesses({ db: database.db, clock, queueBackend: queue.backend, onError });
+  const broker = await brokerIdentity({ backend: queue.backend, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, db: database.db, databaseKind: database.kind });
+  const processes = wireProcesses({ db: database.db, clock, queueBackend: queue.backend, broker: brokerKey(broker), onError });
   const audit = wireAudit({ db: database.db, clock });
   const integrations = wireIntegrations({
     db: database.db,
@@ -180,6 +188,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   });
   const internal = wireInternal({ tenants: organizations.service.tenants, authenticator: identity.authenticator, internalKey: config.internalKey });
   const maintenance = wireMaintenance({ queue, processes: processes.service, sessions: identity.sessions });
+  const collectorConfig = wireCollectorConfig({ db: database.db, clock, logger, queue, settings: collectorSettings, platforms: integrations.platforms, dataDeletion: organizations.dataDeletion });
   const normalization = wireNormalization({
     db: database.db,
     clock,
@@ -190,6 +199,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     mappingRefreshMs: config.normalize.mappingRefreshMs,
     concurrency: config.normalize.concurrency,
     dedupWindowMs: async () => (await collectorSettings.current()).dedup_hours * 3_600_000,
+    capture: collectorConfig.recorder,
   });
   const quarantine = wireQuarantine({ db: database.db, clock, reprocessor: normalization.service });
   const routing = wireRouting({ db: database.db, clock, audit: audit.service });
@@ -218,6 +228,16 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     stopTimeoutMs: Math.floor(config.shutdownTimeoutMs / 2),
   });
   const deliveryStatus = wireDeliveryStatus({ db: database.db, clock, lineageEnabled: config.delivery.lineageEnabled, onError });
+  const backfill = wireBackfill({
+    db: database.db, clock, logger, queue, cache, lock, integrations: integrations.service, connectorFor, connectorRuntime, processes: processes.service, broker,
+    lockTtlMs: config.collection.lockTtlMs, concurrency: config.collection.concurrency, heartbeatIntervalMs: config.heartbeatIntervalMs,
+  });
+  const collection = wireCollection({
+    db: database.db, clock, logger, telemetry, queue, lock, config: config.collection, integrations: integrations.service, runtime: connectorRuntime,
+    settings: collectorSettings, observeGauges: role === 'all' || role === 'beat',
+  });
+  const integrationOps = wireIntegrationOperations({ db: database.db, clock, integrations: integrations.service, platforms: integrations.platforms, connectorFor, runtime: connectorRuntime, editions: licenses.editions });
+  const providers = wireProviders({ connectors: allConnectors, platformOf: (name) => integrations.platforms.get(name), runtime: connectorRuntime, clock, maxRetryWaitMs: config.collection.maxRetryWaitMs });
   const health = wireHealth({
     probes: [
       { name: 'database', check: () => database.ping() },
@@ -247,12 +267,13 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     destinations: { directory: destinations.directory, service: destinations.service, cipher: destinations.cipher, types: destinations.types },
     delivery: { engine: delivery.engine, ledgerBalance: delivery.ledgerBalance },
     connectorRuntime,
+    collection: { engine: collection.engine, service: collection.service },
     authenticator: internal.authenticator,
     processes: processes.service,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes],
-    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs],
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes],
+    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs],
     loops: [...delivery.loops],
-    beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks],
+    beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks],
     async close() {
       // Consumers first (they finish in-flight work), then what they write to.
       clearInterval(lastUseFlush);
