@@ -37,7 +37,7 @@ function vendor(name: string, display: string, streams: string[], docs: string):
 
 export const VENDOR_PLATFORMS: readonly PlatformDefinition[] = [
   vendor('okta', 'Okta', ['system_log'], 'Okta System Log API LogEvent objects'),
-  vendor('microsoft_graph', 'Microsoft Entra ID (Graph)', ['signins', 'directory_audits'], 'Microsoft Graph signIn and directoryAudit resources'),
+  vendor('microsoft_graph', 'Microsoft Entra ID (Graph)', ['signins', 'directory_audits', 'security_alerts'], 'Microsoft Graph signIn, directoryAudit and security alert_v2 resources'),
   vendor('aws_cloudtrail', 'AWS CloudTrail', ['cloudtrail'], 'CloudTrail event records (the elements of Records[])'),
   vendor('github', 'GitHub', ['audit_log'], 'GitHub organization or enterprise audit log entries'),
   vendor('google_workspace', 'Google Workspace', ['login', 'admin'], 'Admin SDK Reports API activities'),

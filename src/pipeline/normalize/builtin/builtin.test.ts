@@ -27,6 +27,7 @@ describe('BUILTIN_MAPPINGS', () => {
       'okta/system_log',
       'microsoft_graph/signins',
       'microsoft_graph/directory_audits',
+      'microsoft_graph/security_alerts',
       'aws_cloudtrail/cloudtrail',
       'github/audit_log',
       'google_workspace/login',

@@ -8,6 +8,7 @@ import githubAuditLog from './github.audit_log.json' with { type: 'json' };
 import googleAdmin from './google_workspace.admin.json' with { type: 'json' };
 import googleLogin from './google_workspace.login.json' with { type: 'json' };
 import graphDirectoryAudits from './microsoft_graph.directory_audits.json' with { type: 'json' };
+import graphSecurityAlerts from './microsoft_graph.security_alerts.json' with { type: 'json' };
 import graphSignins from './microsoft_graph.signins.json' with { type: 'json' };
 import oktaSystemLog from './okta.system_log.json' with { type: 'json' };
 import type { MappingDocument } from '../types.js';
@@ -33,6 +34,7 @@ export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
   builtin('okta', 'system_log', 'Okta System Log', doc(oktaSystemLog)),
   builtin('microsoft_graph', 'signins', 'Microsoft Entra ID sign-ins', doc(graphSignins)),
   builtin('microsoft_graph', 'directory_audits', 'Microsoft Entra ID directory audits', doc(graphDirectoryAudits)),
+  builtin('microsoft_graph', 'security_alerts', 'Microsoft Defender XDR alerts (Graph security alerts_v2)', doc(graphSecurityAlerts)),
   builtin('aws_cloudtrail', 'cloudtrail', 'AWS CloudTrail', doc(awsCloudtrail)),
   builtin('github', 'audit_log', 'GitHub audit log', doc(githubAuditLog)),
   builtin('google_workspace', 'login', 'Google Workspace login audit', doc(googleLogin)),
