@@ -1,9 +1,21 @@
 // Every pull connector Weir ships, by platform name. A connector's folder holds its client,
 // streams and cursor rules; test/support/vendors/ holds the simulator it is tested against.
 import type { Connector } from './sdk.js';
+import { crowdstrikeFalconConnector } from './crowdstrike_falcon/index.js';
+import { awsCloudtrailConnector } from './aws_cloudtrail/index.js';
+import { oktaConnector } from './okta/index.js';
+import { githubConnector } from './github/index.js';
+import { googleWorkspaceConnector } from './google_workspace/index.js';
+import { microsoftGraphConnector } from './microsoft_graph/index.js';
 
 export const CONNECTORS: readonly Connector[] = [
   // Each connector adds itself here: import { oktaConnector } from './okta/index.js'; ...
+  crowdstrikeFalconConnector,
+  awsCloudtrailConnector,
+  oktaConnector,
+  githubConnector,
+  googleWorkspaceConnector,
+  microsoftGraphConnector,
 ];
 
 const byPlatform = new Map<string, Connector>(CONNECTORS.map((c) => [c.platform, c]));
