@@ -23,6 +23,7 @@ import type { Editions } from './modules/licenses/service.js';
 import { wireMaintenance } from './modules/maintenance/index.js';
 import { createSettingsReader } from './modules/collector-config/settings.js';
 import { wireCollectorConfig } from './modules/collector-config/index.js';
+import { wirePipelineHealth } from './modules/pipeline-health/index.js';
 import { wireMappings } from './modules/mappings/index.js';
 import { wireNormalization, type Normalization } from './modules/normalization/index.js';
 import { wireOcsfPolicies } from './modules/ocsf-policies/index.js';
@@ -189,6 +190,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const internal = wireInternal({ tenants: organizations.service.tenants, authenticator: identity.authenticator, internalKey: config.internalKey });
   const maintenance = wireMaintenance({ queue, processes: processes.service, sessions: identity.sessions });
   const collectorConfig = wireCollectorConfig({ db: database.db, clock, logger, queue, settings: collectorSettings, platforms: integrations.platforms, dataDeletion: organizations.dataDeletion });
+  const pipelineHealth = wirePipelineHealth({ db: database.db, cache, clock, settings: collectorSettings });
   const normalization = wireNormalization({
     db: database.db,
     clock,
@@ -270,7 +272,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     collection: { engine: collection.engine, service: collection.service },
     authenticator: internal.authenticator,
     processes: processes.service,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes],
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes],
     jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs],
     loops: [...delivery.loops],
     beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks],

@@ -99,6 +99,10 @@ async function seedForeignObjects(): Promise<void> {
   const routeB = newId();
   await db.insertInto('routes').values({ id: routeB, organization_id: orgB, name: 'b route', position: 1, condition: null, transforms: '[]', destination_ids: JSON.stringify([destinationB]) }).execute();
   foreign.route_id = routeB;
+  // An organization B live capture session.
+  const sessionB = newId();
+  await db.insertInto('capture_sessions').values({ id: sessionB, organization_id: orgB, integration_id: integration.id, stream: null, status: 'active', max_events: 10, created_by: null, created_at: new Date(), expires_at: new Date(Date.now() + 3_600_000), stopped_at: null }).execute();
+  foreign.session_id = sessionB;
   // An organization B backfill job.
   const jobB = newId();
   await db

@@ -3,6 +3,7 @@
 // worker within SETTINGS_CACHE_MS without a restart.
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.js';
+import { executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
 
 export interface CollectorSettings {
@@ -39,7 +40,8 @@ export function createSettingsReader(db: Kysely<DB>, clock: Clock) {
     async current(): Promise<CollectorSettings> {
       const now = clock.now().getTime();
       if (cached && now - cached.at < SETTINGS_CACHE_MS) return cached.value;
-      const row = await db.selectFrom('collector_settings').select('settings').where('id', '=', 1).executeTakeFirst();
+      // executor: a read inside a request's transaction joins it (PGlite has one connection).
+      const row = await executor(db).selectFrom('collector_settings').select('settings').where('id', '=', 1).executeTakeFirst();
       const value = { ...DEFAULT_COLLECTOR_SETTINGS, ...(row?.settings ?? {}) } as CollectorSettings;
       cached = { at: now, value };
       return value;

@@ -1,0 +1,36 @@
+// Capture housekeeping: the beat enqueues one job a minute; a worker marks the sessions past
+// expires_at as expired and removes sessions that ended more than 7 days ago, events first.
+import type { QueuePort } from '../../platform/queue/port.js';
+import type { BeatTask } from '../../roles/beat.js';
+import type { JobRegistration } from '../../roles/jobs.js';
+
+export const CAPTURE_QUEUE = 'capture';
+export const CAPTURE_HOUSEKEEPING_JOB = 'capture.housekeeping';
+const EVERY_MS = 60_000;
+
+export function captureJobs(work: { housekeeping(): Promise<unknown> }): JobRegistration {
+  return {
+    queue: CAPTURE_QUEUE,
+    role: 'worker',
+    concurrency: 1,
+    handlers: {
+      [CAPTURE_HOUSEKEEPING_JOB]: async () => {
+        await work.housekeeping();
+      },
+    },
+  };
+}
+
+/** One job per minute slot: a beat handover within the slot enqueues nothing new. */
+export function captureBeatTasks(queue: QueuePort): BeatTask[] {
+  return [
+    {
+      name: CAPTURE_HOUSEKEEPING_JOB,
+      everyMs: EVERY_MS,
+      run: async (now: Date) => {
+        const slot = Math.floor(now.getTime() / EVERY_MS);
+        await queue.enqueue(CAPTURE_QUEUE, CAPTURE_HOUSEKEEPING_JOB, {}, { jobId: `${CAPTURE_HOUSEKEEPING_JOB}-${slot}`, attempts: 3 });
+      },
+    },
+  ];
+}
