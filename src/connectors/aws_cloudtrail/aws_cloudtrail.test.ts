@@ -1,45 +1,21 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPlatformRegistry } from '../../modules/integrations/platforms.js';
-import { VendorError } from '../sdk.js';
-import { collectWindow, testContext } from '../../../test/support/vendors/collect-all.js';
+import { collectWindow, contextPool, vendorRejection, windowSequence } from '../../../test/support/vendors/collect-all.js';
 import { startAwsCloudtrailSimulator, type AwsCloudtrailSimulator } from '../../../test/support/vendors/aws_cloudtrail.js';
 import { stream } from '../../../test/support/builtin.js';
 import { awsCloudtrailConnector as cloudtrail } from './index.js';
 
 const MIN = 60_000;
 let sim: AwsCloudtrailSimulator;
-const opened: { close(): Promise<void> }[] = [];
-
-function open(config: Record<string, unknown> = sim.config()) {
-  const secrets = [config.secret_access_key, config.session_token].filter((s): s is string => typeof s === 'string');
-  const c = testContext(config, { secrets });
-  opened.push(c);
-  return c.ctx;
-}
-
-async function failure(p: Promise<unknown>): Promise<VendorError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(VendorError);
-  return err as VendorError;
-}
+const { ctx: open, closeAll } = contextPool(() => sim.config(), ['secret_access_key', 'session_token']);
 
 /** A window of its own per test (whole seconds plus an odd millisecond offset, as the engine's windows are). */
-let base = Math.floor((Date.now() - 60 * 24 * MIN) / 1000) * 1000 + 437;
-function freshWindow(minutes = 60): { from: Date; to: Date } {
-  const from = new Date(base);
-  base += (minutes + 5) * MIN;
-  return { from, to: new Date(from.getTime() + minutes * MIN) };
-}
+const freshWindow = windowSequence(Math.floor((Date.now() - 60 * 24 * MIN) / 1000) * 1000 + 437);
 
 beforeAll(async () => {
   sim = await startAwsCloudtrailSimulator();
 });
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((c) => c.close()));
-});
+afterEach(closeAll);
 afterAll(async () => {
   await sim.close();
 });
@@ -81,7 +57,7 @@ describe('aws_cloudtrail connector', () => {
     expect((await collectWindow(cloudtrail, ctx, 'cloudtrail', w.from, w.to)).keys).toHaveLength(3);
     expect(ctx.http.usage.rateLimited).toBe(1);
     sim.rateLimit(4, 60);
-    const err = await failure(collectWindow(cloudtrail, open(), 'cloudtrail', w.from, w.to));
+    const err = await vendorRejection(collectWindow(cloudtrail, open(), 'cloudtrail', w.from, w.to));
     expect(err.kind).toBe('rate_limited');
     expect(err.details.retryAfterMs).toBeGreaterThan(0);
   }, 20_000);
@@ -107,20 +83,20 @@ describe('aws_cloudtrail connector', () => {
     expect(other.keys).toEqual(first.keys);
     const rest = await collectWindow(cloudtrail, ctx, 'cloudtrail', w.from, w.to, 2);
     expect([...rest.keys].sort()).toEqual([...ids].sort());
-    expect((await failure(cloudtrail.fetchPage(ctx, { stream: 'cloudtrail', cursor: 'not-a-token', from: w.from, to: w.to, pageSize: 2 }))).kind).toBe('bad_request');
+    expect((await vendorRejection(cloudtrail.fetchPage(ctx, { stream: 'cloudtrail', cursor: 'not-a-token', from: w.from, to: w.to, pageSize: 2 }))).kind).toBe('bad_request');
   });
 
   it('test() signs a LookupEvents call; wrong keys, a wrong secret and expired session credentials are auth errors', async () => {
     expect(await cloudtrail.test(open())).toMatch(/LookupEvents answered in eu-west-1/);
     expect(await cloudtrail.test(open(sim.sessionConfig()))).toMatch(/LookupEvents answered/);
-    const badSecret = await failure(cloudtrail.test(open({ ...sim.config(), secret_access_key: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' })));
+    const badSecret = await vendorRejection(cloudtrail.test(open({ ...sim.config(), secret_access_key: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' })));
     expect(badSecret).toMatchObject({ kind: 'auth' });
     expect(badSecret.message).toContain('InvalidSignatureException');
     expect(badSecret.message).not.toContain('wJalrXUtnFEMI');
-    expect((await failure(cloudtrail.test(open({ ...sim.config(), access_key_id: 'AKIAIOSFODNN7EXAMPLE' })))).message).toContain('UnrecognizedClientException');
-    expect((await failure(cloudtrail.test(open({ ...sim.config(), region: 'us-west-2' })))).kind).toBe('auth');
+    expect((await vendorRejection(cloudtrail.test(open({ ...sim.config(), access_key_id: 'AKIAIOSFODNN7EXAMPLE' })))).message).toContain('UnrecognizedClientException');
+    expect((await vendorRejection(cloudtrail.test(open({ ...sim.config(), region: 'us-west-2' })))).kind).toBe('auth');
     sim.expireTokens();
-    const expired = await failure(cloudtrail.test(open(sim.sessionConfig())));
+    const expired = await vendorRejection(cloudtrail.test(open(sim.sessionConfig())));
     expect(expired).toMatchObject({ kind: 'auth' });
     expect(expired.message).toContain('ExpiredTokenException');
   });

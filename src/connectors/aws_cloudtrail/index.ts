@@ -5,7 +5,7 @@
 // LookupEvents' StartTime and EndTime are both inclusive and in whole seconds, so the window
 // [from, to) is asked with the seconds around it and trimmed here on EventTime: an event on a
 // window edge lands in exactly one window.
-import { HOUR_MS, MINUTE_MS, VendorError, pullConfigSchema, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
+import { HOUR_MS, MINUTE_MS, VendorError, pullConfigSchema, urlField, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
 import { MAX_RESULTS, endpointOf, lookupEvents, regionOf } from './client.js';
 
 const STREAM = 'cloudtrail';
@@ -56,13 +56,7 @@ export const awsCloudtrailConnector: Connector = {
       access_key_id: { type: 'string', pattern: '^[A-Z0-9]{16,128}$', description: 'Access key id of an IAM user or role with cloudtrail:LookupEvents' },
       secret_access_key: { type: 'string', minLength: 16, maxLength: 256, writeOnly: true, description: 'Secret access key' },
       session_token: { type: 'string', minLength: 1, maxLength: 4096, writeOnly: true, description: 'Session token of temporary credentials (ASIA... keys)' },
-      endpoint: {
-        type: 'string',
-        format: 'uri',
-        pattern: '^https?://',
-        maxLength: 2048,
-        description: 'CloudTrail endpoint override (a VPC endpoint or FIPS endpoint); default https://cloudtrail.{region}.amazonaws.com/',
-      },
+      endpoint: urlField('CloudTrail endpoint override (a VPC endpoint or FIPS endpoint); default https://cloudtrail.{region}.amazonaws.com/'),
     },
     ['access_key_id', 'secret_access_key'],
   ),

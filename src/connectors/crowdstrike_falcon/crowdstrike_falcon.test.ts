@@ -1,44 +1,21 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPlatformRegistry } from '../../modules/integrations/platforms.js';
-import { VendorError } from '../sdk.js';
-import { collectWindow, testContext } from '../../../test/support/vendors/collect-all.js';
+import { collectWindow, contextPool, vendorRejection, windowSequence } from '../../../test/support/vendors/collect-all.js';
 import { startCrowdstrikeFalconSimulator, type CrowdstrikeFalconSimulator } from '../../../test/support/vendors/crowdstrike_falcon.js';
 import { stream } from '../../../test/support/builtin.js';
 import { crowdstrikeFalconConnector as falcon } from './index.js';
 
 const MIN = 60_000;
 let sim: CrowdstrikeFalconSimulator;
-const opened: { close(): Promise<void> }[] = [];
-
-function open(config: Record<string, unknown> = sim.config(), options: { maxRetryWaitMs?: number; tenantId?: string } = {}) {
-  const c = testContext(config, { secrets: [String(config.client_secret)], ...options });
-  opened.push(c);
-  return c.ctx;
-}
-
-async function failure(p: Promise<unknown>): Promise<VendorError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(VendorError);
-  return err as VendorError;
-}
+const { ctx: open, closeAll } = contextPool(() => sim.config(), ['client_secret']);
 
 /** A window of its own per test, so the tests share one simulator without seeing each other's alerts. */
-let base = Date.now() - 80 * 60 * MIN;
-function freshWindow(minutes = 60): { from: Date; to: Date } {
-  const from = new Date(base);
-  base += (minutes + 5) * MIN;
-  return { from, to: new Date(from.getTime() + minutes * MIN) };
-}
+const freshWindow = windowSequence(Date.now() - 80 * 60 * MIN);
 
 beforeAll(async () => {
   sim = await startCrowdstrikeFalconSimulator({ childCids: ['0123456789abcdef0123456789abcdef'] });
 });
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((c) => c.close()));
-});
+afterEach(closeAll);
 afterAll(async () => {
   await sim.close();
 });
@@ -95,7 +72,7 @@ describe('crowdstrike_falcon connector', () => {
     const ctx = open();
     expect((await collectWindow(falcon, ctx, 'alerts', w.from, w.to)).events).toHaveLength(3);
     sim.rateLimit(1, 3600);
-    const err = await failure(collectWindow(falcon, open(), 'alerts', w.from, w.to));
+    const err = await vendorRejection(collectWindow(falcon, open(), 'alerts', w.from, w.to));
     expect(err.kind).toBe('rate_limited');
     expect(err.details.retryAfterMs).toBeGreaterThan(3_500_000);
   });
@@ -105,7 +82,7 @@ describe('crowdstrike_falcon connector', () => {
     try {
       const w = freshWindow(10);
       small.addEvents('alerts', 5, w);
-      const err = await failure(collectWindow(falcon, open(small.config()), 'alerts', w.from, w.to, 2));
+      const err = await vendorRejection(collectWindow(falcon, open(small.config()), 'alerts', w.from, w.to, 2));
       expect(err).toMatchObject({ kind: 'rate_limited' });
       expect(err.details.retryAfterMs).toBeGreaterThan(5_000);
     } finally {
@@ -137,10 +114,10 @@ describe('crowdstrike_falcon connector', () => {
   it('test() proves the credentials and the Alerts scope; wrong ones are auth errors without the secret', async () => {
     expect(await falcon.test(open())).toMatch(/OAuth2 token issued .* Alerts API answered/);
     const wrong = { ...sim.config(), client_secret: 'not-the-secret-at-all' };
-    const err = await failure(falcon.test(open(wrong)));
+    const err = await vendorRejection(falcon.test(open(wrong)));
     expect(err.kind).toBe('auth');
     expect(err.message).not.toContain('not-the-secret-at-all');
-    expect((await failure(falcon.test(open({ ...sim.config(), member_cid: 'ffffffffffffffffffffffffffffffff' })))).kind).toBe('auth');
+    expect((await vendorRejection(falcon.test(open({ ...sim.config(), member_cid: 'ffffffffffffffffffffffffffffffff' })))).kind).toBe('auth');
   });
 
   it('collects a Flight Control child CID (member_cid or the managed-provider tenant) and only its alerts', async () => {
@@ -155,7 +132,7 @@ describe('crowdstrike_falcon connector', () => {
 
   it('refuses a page token it did not write', async () => {
     const w = freshWindow(10);
-    const err = await failure(falcon.fetchPage(open(), { stream: 'alerts', cursor: 'bm90LWEtdG9rZW4', from: w.from, to: w.to, pageSize: 10 }));
+    const err = await vendorRejection(falcon.fetchPage(open(), { stream: 'alerts', cursor: 'bm90LWEtdG9rZW4', from: w.from, to: w.to, pageSize: 10 }));
     expect(err.kind).toBe('bad_request');
   });
 

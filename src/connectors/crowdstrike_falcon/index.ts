@@ -7,7 +7,7 @@
 // exact timestamp. Falcon refuses offset + limit beyond 10 000, and an alert updated between two
 // pages would shift plain offsets and lose another alert; keyset paging has neither problem and
 // at worst fetches a tie twice (the dedup keys drop it).
-import { DAY_MS, HOUR_MS, MINUTE_MS, VendorError, pullConfigSchema, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS, VendorError, pullConfigSchema, urlField, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
 import { DEFAULT_BASE_URL, MAX_IDS_PER_REQUEST, alertEntities, baseUrl, forgetToken, queryAlertIds } from './client.js';
 
 const STREAM = 'alerts';
@@ -87,16 +87,11 @@ export const crowdstrikeFalconConnector: Connector = {
   auth: 'oauth2_client_credentials',
   config_schema: pullConfigSchema(
     {
-      base_url: {
-        type: 'string',
-        format: 'uri',
-        pattern: '^https?://',
-        maxLength: 2048,
-        default: DEFAULT_BASE_URL,
-        description:
-          'Falcon API base URL of your cloud: US-1 https://api.crowdstrike.com, US-2 https://api.us-2.crowdstrike.com, ' +
+      base_url: urlField(
+        'Falcon API base URL of your cloud: US-1 https://api.crowdstrike.com, US-2 https://api.us-2.crowdstrike.com, ' +
           'EU-1 https://api.eu-1.crowdstrike.com, US-GOV-1 https://api.laggar.gcw.crowdstrike.com, US-GOV-2 https://api.us-gov-2.crowdstrike.mil',
-      },
+        DEFAULT_BASE_URL,
+      ),
       client_id: { type: 'string', minLength: 1, maxLength: 256, description: 'API client id (Falcon console, Support and resources > API clients and keys)' },
       client_secret: { type: 'string', minLength: 1, maxLength: 256, writeOnly: true, description: 'API client secret' },
       member_cid: {

@@ -1,36 +1,18 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { collectWindow, testContext } from '../../../test/support/vendors/collect-all.js';
+import { collectWindow, contextPool, vendorRejection } from '../../../test/support/vendors/collect-all.js';
 import { startGithubSimulator, type GithubSimulator } from '../../../test/support/vendors/github.js';
 import { stream } from '../../../test/support/builtin.js';
 import { createPlatformRegistry } from '../../modules/integrations/platforms.js';
-import { VendorError } from '../sdk.js';
 import { githubConnector } from './index.js';
 
 const MIN = 60_000;
 let sim: GithubSimulator;
-const contexts: { close(): Promise<void> }[] = [];
-
-function ctx(config: Record<string, unknown> = sim.config()) {
-  const c = testContext(config, { secrets: [String(config.token)] });
-  contexts.push(c);
-  return c.ctx;
-}
-
-async function rejection(p: Promise<unknown>): Promise<VendorError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(VendorError);
-  return err as VendorError;
-}
+const { ctx, closeAll } = contextPool(() => sim.config(), ['token']);
 
 beforeAll(async () => {
   sim = await startGithubSimulator();
 });
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
+afterEach(closeAll);
 afterAll(async () => {
   await sim.close();
 });
@@ -99,14 +81,14 @@ describe('github connector: audit_log', () => {
 
   it('gives up on a long 429 with rate_limited and the time to come back', async () => {
     sim.rateLimit(1, 3600);
-    const err = await rejection(githubConnector.fetchPage(ctx(), { stream: 'audit_log', cursor: null, from, to, pageSize: 10 }));
+    const err = await vendorRejection(githubConnector.fetchPage(ctx(), { stream: 'audit_log', cursor: null, from, to, pageSize: 10 }));
     expect(err.kind).toBe('rate_limited');
     expect(err.details.retryAfterMs).toBe(3_600_000);
   });
 
   it('reads a secondary rate limit answered 403 as rate_limited, not as refused credentials', async () => {
     sim.secondaryRateLimit(1, 120);
-    const err = await rejection(githubConnector.fetchPage(ctx(), { stream: 'audit_log', cursor: null, from, to, pageSize: 10 }));
+    const err = await vendorRejection(githubConnector.fetchPage(ctx(), { stream: 'audit_log', cursor: null, from, to, pageSize: 10 }));
     expect(err.kind).toBe('rate_limited');
     expect(err.details).toMatchObject({ status: 403, retryAfterMs: 120_000 });
   });
@@ -116,7 +98,7 @@ describe('github connector: audit_log', () => {
     try {
       const window = { stream: 'audit_log', cursor: null, from, to, pageSize: 10 };
       await githubConnector.fetchPage(ctx(limited.config()), window);
-      const err = await rejection(githubConnector.fetchPage(ctx(limited.config()), window));
+      const err = await vendorRejection(githubConnector.fetchPage(ctx(limited.config()), window));
       expect(err.kind).toBe('rate_limited');
       expect(err.details.retryAfterMs).toBeGreaterThan(3_500_000);
     } finally {
@@ -135,11 +117,11 @@ describe('github connector: audit_log', () => {
   it('test() proves the token; a wrong token is auth, an unknown org is config; the token never shows', async () => {
     await expect(githubConnector.test(ctx())).resolves.toBe('the token read the audit log of organization example-corp on 127.0.0.1:' + new URL(sim.url).port);
     const wrong = { ...sim.config(), token: 'ghp_wrong0123456789' };
-    const err = await rejection(githubConnector.test(ctx(wrong)));
+    const err = await vendorRejection(githubConnector.test(ctx(wrong)));
     expect(err.kind).toBe('auth');
     expect(err.details.status).toBe(401);
     expect(err.message).not.toContain('ghp_wrong0123456789');
-    const unknown = await rejection(githubConnector.test(ctx({ ...sim.config(), org: 'nobody' })));
+    const unknown = await vendorRejection(githubConnector.test(ctx({ ...sim.config(), org: 'nobody' })));
     expect(unknown.kind).toBe('config');
     expect(unknown.message).toContain('organization nobody not found');
   });

@@ -5,7 +5,7 @@
 // 429 or 403: 429 is the shared client's; a 403 that is a rate limit (retry-after, or
 // x-ratelimit-remaining 0) is told apart here from a 403 that refuses the token.
 import { waitFromHeaders } from '../http.js';
-import { configString, DAY_MS, HOUR_MS, MINUTE_MS, pullConfigSchema, VendorError, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
+import { configString, DAY_MS, HOUR_MS, MINUTE_MS, pullConfigSchema, urlField, VendorError, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
 import { configUrl, isUnder, nextLink, under } from '../vendor-url.js';
 import type { VendorResponse } from '../http.js';
 
@@ -113,14 +113,7 @@ const SLUG = '^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,98}[A-Za-z0-9])?$';
 function configSchema() {
   const schema = pullConfigSchema(
     {
-      base_url: {
-        type: 'string',
-        format: 'uri',
-        pattern: '^https?://',
-        maxLength: 2048,
-        default: GITHUB_API,
-        description: 'The REST API root: https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server',
-      },
+      base_url: urlField('The REST API root: https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server', GITHUB_API),
       org: { type: 'string', pattern: SLUG, description: 'The organization whose audit log is collected (unless enterprise is set)' },
       enterprise: { type: 'string', pattern: SLUG, description: 'The enterprise slug: collects the enterprise audit log (every organization) instead' },
       token: {

@@ -1,10 +1,9 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { collectWindow, testContext } from '../../../test/support/vendors/collect-all.js';
+import { collectWindow, contextPool, vendorRejection } from '../../../test/support/vendors/collect-all.js';
 import { startGoogleWorkspaceSimulator, type GoogleWorkspaceSimulator } from '../../../test/support/vendors/google_workspace.js';
 import { stream } from '../../../test/support/builtin.js';
 import { createPlatformRegistry } from '../../modules/integrations/platforms.js';
-import { VendorError } from '../sdk.js';
 import { googleWorkspaceConnector as google } from './index.js';
 
 const MIN = 60_000;
@@ -14,29 +13,13 @@ const privatePem = pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toSt
 const publicPem = pair.publicKey.export({ type: 'spki', format: 'pem' }).toString();
 
 let sim: GoogleWorkspaceSimulator;
-const contexts: { close(): Promise<void> }[] = [];
-
-function ctx(config: Record<string, unknown> = sim.config(), key = 'it') {
-  const c = testContext(config, { key, secrets: [String(config.private_key)] });
-  contexts.push(c);
-  return c.ctx;
-}
-
-async function rejection(p: Promise<unknown>): Promise<VendorError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(VendorError);
-  return err as VendorError;
-}
+const pool = contextPool(() => sim.config(), ['private_key']);
+const ctx = (config: Record<string, unknown> = sim.config(), key = 'it') => pool.ctx(config, { key });
 
 beforeAll(async () => {
   sim = await startGoogleWorkspaceSimulator({ privateKeyPem: privatePem, publicKeyPem: publicPem });
 });
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
+afterEach(pool.closeAll);
 afterAll(async () => {
   await sim.close();
 });
@@ -94,7 +77,7 @@ describe('google workspace connector: login and admin', () => {
     const other = await startGoogleWorkspaceSimulator({ privateKeyPem: privatePem, publicKeyPem: publicPem });
     try {
       const tokensBefore = sim.tokenRequests;
-      const err = await rejection(google.fetchPage(ctx({ ...sim.config(), base_url: other.url }, 'foreign'), { stream: 'login', cursor: null, from, to, pageSize: 10 }));
+      const err = await vendorRejection(google.fetchPage(ctx({ ...sim.config(), base_url: other.url }, 'foreign'), { stream: 'login', cursor: null, from, to, pageSize: 10 }));
       expect(err).toMatchObject({ kind: 'auth', details: { status: 401 } });
       expect(sim.tokenRequests - tokensBefore).toBe(2);
       expect(other.requests).toBe(2);
@@ -107,11 +90,11 @@ describe('google workspace connector: login and admin', () => {
     sim.rateLimit(1, 1);
     expect((await collectWindow(google, ctx(), 'login', from, to, 1000)).keys).toHaveLength(inside.length);
     sim.rateLimit(1, 3600);
-    const long = await rejection(google.fetchPage(ctx(), { stream: 'login', cursor: null, from, to, pageSize: 10 }));
+    const long = await vendorRejection(google.fetchPage(ctx(), { stream: 'login', cursor: null, from, to, pageSize: 10 }));
     expect(long.kind).toBe('rate_limited');
     expect(long.details.retryAfterMs).toBe(3_600_000);
     sim.rateLimit403(1);
-    const forbidden = await rejection(google.fetchPage(ctx(), { stream: 'login', cursor: null, from, to, pageSize: 10 }));
+    const forbidden = await vendorRejection(google.fetchPage(ctx(), { stream: 'login', cursor: null, from, to, pageSize: 10 }));
     expect(forbidden.kind).toBe('rate_limited');
     expect(forbidden.details).toMatchObject({ status: 403, retryAfterMs: MIN });
   });
@@ -132,15 +115,15 @@ describe('google workspace connector: login and admin', () => {
     await expect(google.test(ctx({ ...sim.config(), private_key: pkcs1 }, 'pkcs1'))).resolves.toBeTypeOf('string');
 
     const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    const wrongKey = await rejection(google.test(ctx({ ...sim.config(), private_key: other }, 'wrong-key')));
+    const wrongKey = await vendorRejection(google.test(ctx({ ...sim.config(), private_key: other }, 'wrong-key')));
     expect(wrongKey.kind).toBe('auth');
     expect(wrongKey.message).toContain('invalid_grant');
     expect(wrongKey.message).not.toContain('PRIVATE KEY');
 
-    const notAdmin = await rejection(google.test(ctx({ ...sim.config(), subject: 'jane.doe@example.com' }, 'not-admin')));
+    const notAdmin = await vendorRejection(google.test(ctx({ ...sim.config(), subject: 'jane.doe@example.com' }, 'not-admin')));
     expect(notAdmin).toMatchObject({ kind: 'auth', details: { status: 403 } });
 
-    const badPem = await rejection(google.test(ctx({ ...sim.config(), private_key: '-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----' }, 'bad-pem')));
+    const badPem = await vendorRejection(google.test(ctx({ ...sim.config(), private_key: '-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----' }, 'bad-pem')));
     expect(badPem.kind).toBe('config');
     expect(badPem.message).not.toContain('c2VjcmV0');
   });

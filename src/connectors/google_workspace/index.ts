@@ -5,7 +5,7 @@
 // admin (auth.ts). Rate limits come as 429, or as 403 with reason rateLimitExceeded.
 import type { VendorResponse } from '../http.js';
 import { waitFromHeaders } from '../http.js';
-import { HOUR_MS, MINUTE_MS, pullConfigSchema, VendorError, type Connector, type ConnectorContext, type FetchRequest, type Page, type StreamSpec } from '../sdk.js';
+import { HOUR_MS, MINUTE_MS, pullConfigSchema, urlField, VendorError, type Connector, type ConnectorContext, type FetchRequest, type Page, type StreamSpec } from '../sdk.js';
 import { configUrl, under } from '../vendor-url.js';
 import { accessToken, GOOGLE_TOKEN_URI, invalidateToken } from './auth.js';
 
@@ -137,8 +137,8 @@ export const googleWorkspaceConnector: Connector = {
       },
       subject: { type: 'string', format: 'email', description: 'The admin the service account acts as (domain-wide delegation of admin.reports.audit.readonly)' },
       customer_id: { type: 'string', minLength: 1, maxLength: 64, default: 'my_customer', description: 'The Workspace customer id (my_customer: the subject\'s own account)' },
-      base_url: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048, default: GOOGLE_API, description: 'The Admin SDK API root' },
-      token_uri: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048, default: GOOGLE_TOKEN_URI, description: 'The OAuth 2.0 token endpoint (token_uri of the key file)' },
+      base_url: urlField('The Admin SDK API root', GOOGLE_API),
+      token_uri: urlField('The OAuth 2.0 token endpoint (token_uri of the key file)', GOOGLE_TOKEN_URI),
     },
     ['client_email', 'private_key', 'subject'],
   ),

@@ -13,7 +13,7 @@
 // Managed providers (GDAP): a parent with `partner: true` lists its customers
 // (tenantRelationships/delegatedAdminCustomers) and collects nothing; each child collects its
 // customer's tenant (ctx.tenantId) with the parent's multi-tenant app credentials.
-import { DAY_MS, HOUR_MS, MINUTE_MS, pullConfigSchema, VendorError, type Connector, type ConnectorContext, type FetchRequest, type Page, type TenantInfo } from '../sdk.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS, pullConfigSchema, urlField, VendorError, type Connector, type ConnectorContext, type FetchRequest, type Page, type TenantInfo } from '../sdk.js';
 import { isUnder } from '../vendor-url.js';
 import { collection, DEFAULT_GRAPH_URL, DEFAULT_LOGIN_URL, graphGet, graphTarget, graphUrl, TENANT_PATTERN, type GraphTarget } from './client.js';
 
@@ -165,22 +165,8 @@ export const microsoftGraphConnector: Connector = {
         default: false,
         description: 'A managed provider (GDAP partner): discovers its customer tenants and collects nothing itself; child integrations collect each customer',
       },
-      login_url: {
-        type: 'string',
-        format: 'uri',
-        pattern: '^https?://',
-        maxLength: 2048,
-        default: DEFAULT_LOGIN_URL,
-        description: 'Microsoft identity platform endpoint (national clouds: https://login.microsoftonline.us, https://login.chinacloudapi.cn)',
-      },
-      graph_url: {
-        type: 'string',
-        format: 'uri',
-        pattern: '^https?://',
-        maxLength: 2048,
-        default: DEFAULT_GRAPH_URL,
-        description: 'Microsoft Graph endpoint without version (national clouds: https://graph.microsoft.us, https://microsoftgraph.chinacloudapi.cn)',
-      },
+      login_url: urlField('Microsoft identity platform endpoint (national clouds: https://login.microsoftonline.us, https://login.chinacloudapi.cn)', DEFAULT_LOGIN_URL),
+      graph_url: urlField('Microsoft Graph endpoint without version (national clouds: https://graph.microsoft.us, https://microsoftgraph.chinacloudapi.cn)', DEFAULT_GRAPH_URL),
     },
     ['tenant_id', 'client_id', 'client_secret'],
   ),

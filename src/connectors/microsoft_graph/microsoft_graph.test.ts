@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stream } from '../../../test/support/builtin.js';
-import { collectWindow, testContext } from '../../../test/support/vendors/collect-all.js';
+import { collectWindow, contextPool, vendorRejection } from '../../../test/support/vendors/collect-all.js';
 import { startMicrosoftGraphSimulator, type MicrosoftGraphSimulator } from '../../../test/support/vendors/microsoft_graph.js';
 import { createPlatformRegistry } from '../../modules/integrations/platforms.js';
 import { VendorError } from '../sdk.js';
@@ -16,29 +16,12 @@ const CUSTOMERS = [
   { id: '11111111-aaaa-4bbb-8ccc-000000000005', displayName: 'Woodgrove Bank' },
 ];
 let sim: MicrosoftGraphSimulator;
-const contexts: { close(): Promise<void> }[] = [];
-
-function ctx(config: Record<string, unknown> = sim.config(), options: { tenantId?: string | null; maxRetryWaitMs?: number } = {}) {
-  const c = testContext(config, { secrets: [String(config.client_secret)], ...options });
-  contexts.push(c);
-  return c.ctx;
-}
-
-async function rejection(p: Promise<unknown>): Promise<VendorError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(VendorError);
-  return err as VendorError;
-}
+const { ctx, closeAll } = contextPool(() => sim.config(), ['client_secret']);
 
 beforeAll(async () => {
   sim = await startMicrosoftGraphSimulator({ customers: CUSTOMERS, customersPageSize: 2 });
 });
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
+afterEach(closeAll);
 afterAll(async () => {
   await sim.close();
 });
@@ -104,7 +87,7 @@ describe('microsoft_graph connector: audit log windows', () => {
 
   it('gives up on a long 429 with rate_limited and the time to come back', async () => {
     sim.rateLimit(1, 3600);
-    const err = await rejection(graph.fetchPage(ctx(), { stream: 'signins', cursor: null, from, to, pageSize: 10 }));
+    const err = await vendorRejection(graph.fetchPage(ctx(), { stream: 'signins', cursor: null, from, to, pageSize: 10 }));
     expect(err.kind).toBe('rate_limited');
     expect(err.details.retryAfterMs).toBe(3_600_000);
   });
@@ -131,7 +114,7 @@ describe('microsoft_graph connector: audit log windows', () => {
 
     sim.refuseTokens(true);
     try {
-      const err = await rejection(graph.fetchPage(c, { stream: 'signins', cursor: null, from, to, pageSize: 10 }));
+      const err = await vendorRejection(graph.fetchPage(c, { stream: 'signins', cursor: null, from, to, pageSize: 10 }));
       expect([err.kind, err.details.status]).toEqual(['auth', 401]);
       expect(err.message).toMatch(/InvalidAuthenticationToken/);
       expect(tokens()).toBe(issued + 2);
@@ -199,9 +182,9 @@ describe('microsoft_graph connector: managed provider (GDAP)', () => {
     expect(sim.queries.at(-1)!.tenant).toBe(customer);
     await expect(graph.test(child)).resolves.toContain(`tenant ${customer}`);
 
-    const err = await rejection(graph.fetchPage(ctx(partner()), { stream: 'signins', cursor: null, from, to, pageSize: 10 }));
+    const err = await vendorRejection(graph.fetchPage(ctx(partner()), { stream: 'signins', cursor: null, from, to, pageSize: 10 }));
     expect(err.kind).toBe('config');
-    const stranger = await rejection(graph.test(ctx(sim.config(), { tenantId: '22222222-aaaa-4bbb-8ccc-000000000009' })));
+    const stranger = await vendorRejection(graph.test(ctx(sim.config(), { tenantId: '22222222-aaaa-4bbb-8ccc-000000000009' })));
     expect(stranger.kind).toBe('auth');
     expect(stranger.message).toMatch(/AADSTS90002/);
   });
@@ -212,12 +195,12 @@ describe('microsoft_graph connector: credentials and declaration', () => {
     await expect(graph.test(ctx())).resolves.toMatch(new RegExp(`token for tenant ${sim.tenantId} and read its sign-in log`));
     expect(sim.queries.at(-1)!.params.get('$top')).toBe('1');
     const wrongSecret = { ...sim.config(), client_secret: 'not-the-secret-0123456789' };
-    const err = await rejection(graph.test(ctx(wrongSecret)));
+    const err = await vendorRejection(graph.test(ctx(wrongSecret)));
     expect([err.kind, err.details.status]).toEqual(['auth', 401]);
     expect(err.message).toMatch(/AADSTS7000215/);
     expect(err.message).not.toContain('not-the-secret-0123456789');
     expect(err.message).not.toContain('Trace ID');
-    const wrongApp = await rejection(graph.test(ctx({ ...sim.config(), client_id: '33333333-aaaa-4bbb-8ccc-000000000000' })));
+    const wrongApp = await vendorRejection(graph.test(ctx({ ...sim.config(), client_id: '33333333-aaaa-4bbb-8ccc-000000000000' })));
     expect([wrongApp.kind, wrongApp.details.status]).toEqual(['auth', 400]);
     expect(wrongApp.message).toMatch(/AADSTS700016/);
   });

@@ -2,7 +2,7 @@
 // query (since, until) in ascending order, pages chained by Link rel="next" until the window
 // is exhausted. Authorization: SSWS <api token>. Rate limits are per endpoint and minute;
 // the shared HTTP client reads X-Rate-Limit-Remaining/-Reset and waits or gives up.
-import { configString, DAY_MS, HOUR_MS, MINUTE_MS, pullConfigSchema, VendorError, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
+import { configString, DAY_MS, HOUR_MS, MINUTE_MS, pullConfigSchema, urlField, VendorError, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
 import { configUrl, isUnder, nextLink, under } from '../vendor-url.js';
 
 const STREAM = 'system_log';
@@ -89,13 +89,7 @@ export const oktaConnector: Connector = {
   auth: 'api_token',
   config_schema: pullConfigSchema(
     {
-      base_url: {
-        type: 'string',
-        format: 'uri',
-        pattern: '^https?://',
-        maxLength: 2048,
-        description: 'Your Okta org URL, e.g. https://example.okta.com',
-      },
+      base_url: urlField('Your Okta org URL, e.g. https://example.okta.com'),
       api_token: {
         type: 'string',
         minLength: 1,

@@ -1,38 +1,20 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { collectWindow, testContext } from '../../../test/support/vendors/collect-all.js';
+import { collectWindow, contextPool, vendorRejection } from '../../../test/support/vendors/collect-all.js';
 import { startOktaSimulator, type OktaSimulator } from '../../../test/support/vendors/okta.js';
 import { stream } from '../../../test/support/builtin.js';
 import { createPlatformRegistry } from '../../modules/integrations/platforms.js';
-import { VendorError } from '../sdk.js';
 import { oktaConnector } from './index.js';
 
 const MIN = 60_000;
 let sim: OktaSimulator;
-const contexts: { close(): Promise<void> }[] = [];
-
-function ctx(config: Record<string, unknown> = sim.config(), options: { maxRetryWaitMs?: number } = {}) {
-  const c = testContext(config, { secrets: [String(config.api_token)], ...options });
-  contexts.push(c);
-  return c.ctx;
-}
-
-async function rejection(p: Promise<unknown>): Promise<VendorError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(VendorError);
-  return err as VendorError;
-}
+const { ctx, closeAll } = contextPool(() => sim.config(), ['api_token']);
 
 beforeAll(async () => {
   sim = await startOktaSimulator();
 });
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
+afterEach(closeAll);
 afterAll(async () => {
   await sim.close();
 });
@@ -85,7 +67,7 @@ describe('okta connector: system_log', () => {
 
   it('gives up on a long 429 with rate_limited and the time to come back', async () => {
     sim.rateLimit(1, 3600);
-    const err = await rejection(oktaConnector.fetchPage(ctx(), { stream: 'system_log', cursor: null, from, to, pageSize: 10 }));
+    const err = await vendorRejection(oktaConnector.fetchPage(ctx(), { stream: 'system_log', cursor: null, from, to, pageSize: 10 }));
     expect(err.kind).toBe('rate_limited');
     expect(err.details.retryAfterMs).toBeGreaterThan(3_500_000);
   });
@@ -101,7 +83,7 @@ describe('okta connector: system_log', () => {
   it('test() proves the token; a wrong token is auth and never shows in the message', async () => {
     await expect(oktaConnector.test(ctx())).resolves.toMatch(/System Log of 127\.0\.0\.1/);
     const wrong = { ...sim.config(), api_token: 'wrong-token-0123456789' };
-    const err = await rejection(oktaConnector.test(ctx(wrong)));
+    const err = await vendorRejection(oktaConnector.test(ctx(wrong)));
     expect(err.kind).toBe('auth');
     expect(err.details.status).toBe(401);
     expect(err.message).not.toContain('wrong-token-0123456789');

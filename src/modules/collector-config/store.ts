@@ -1,6 +1,6 @@
 // Collector settings (one row) and live capture sessions with their events. Every read of a
 // session is filtered by the caller's scope; the recorder's writes are scoped by the batch.
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
 import { executor } from '../../platform/db/ambient.js';
@@ -27,17 +27,8 @@ export interface ActiveSession {
   expires_at: Date;
 }
 
-export interface NewCaptureEvent {
-  id: string;
-  session_id: string;
-  organization_id: number;
-  integration_id: number;
-  stream: string;
-  source: string;
-  raw: string;
-  bytes: number;
-  captured_at: Date;
-}
+// Required: every column is written (captured_at has no default).
+export type NewCaptureEvent = Required<Insertable<CaptureEventsTable>>;
 
 export function createCollectorConfigStore(db: Kysely<DB>) {
   const q = () => executor(db);

@@ -2,7 +2,7 @@
 // columns, connection-test history, and the read-only figures of health, overview and
 // sync-status. Callers have already resolved the integration inside the caller's scope,
 // so these queries take its id; nothing here widens what a caller can see.
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { OffsetPage } from '../../core/paging.js';
 import { executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
@@ -11,17 +11,8 @@ import type { CollectorStateTable, IntegrationChecksTable } from '../../platform
 export type CheckRow = Selectable<IntegrationChecksTable>;
 export type StateRow = Selectable<CollectorStateTable>;
 
-export interface NewCheck {
-  id: string;
-  organization_id: number;
-  integration_id: number;
-  ok: boolean;
-  status: number | null;
-  latency_ms: number;
-  detail: string;
-  checked_by: number | null;
-  checked_at: Date;
-}
+// Required: every column is written (checked_at has no default, nullable ones are given as null).
+export type NewCheck = Required<Insertable<IntegrationChecksTable>>;
 
 export interface Traffic {
   events: number;

@@ -1,8 +1,12 @@
-// Drives a connector through a whole window the way the engine does, page by page, for
-// connector tests: returns every event and key and the number of pages.
+// Connector test helpers: contexts against a simulator (closed after each test), the
+// VendorError a call rejects with, and a connector driven through a whole window the way the
+// engine does, page by page (every event and key and the number of pages).
+import { expect } from 'vitest';
 import { createNetPolicy } from '../../../src/platform/net/ssrf.js';
 import { createConnectorRuntime } from '../../../src/connectors/runtime.js';
-import type { Connector, ConnectorContext } from '../../../src/connectors/sdk.js';
+import { VendorError, type Connector, type ConnectorContext } from '../../../src/connectors/sdk.js';
+
+const MIN = 60_000;
 
 export function testRuntime(options: { maxRetryWaitMs?: number; requestTimeoutMs?: number } = {}) {
   return createConnectorRuntime({
@@ -18,6 +22,48 @@ export function testContext(config: Record<string, unknown>, options: { key?: st
   const controller = new AbortController();
   const open = runtime.open({ key: options.key ?? 'test', config, secrets: options.secrets ?? [], tenantId: options.tenantId ?? null }, controller.signal);
   return { ...open, abort: () => controller.abort() };
+}
+
+type PoolOptions = Omit<NonNullable<Parameters<typeof testContext>[1]>, 'secrets'>;
+
+/**
+ * Contexts a test file opens, all closed by `closeAll` (in afterEach). `ctx()` without a config
+ * opens `defaultConfig()` (read when called, since simulators start in beforeAll); the string
+ * values of `secretFields` are the context's secrets.
+ */
+export function contextPool(defaultConfig: () => Record<string, unknown>, secretFields: string[]) {
+  const open: { close(): Promise<void> }[] = [];
+  return {
+    ctx(config: Record<string, unknown> = defaultConfig(), options: PoolOptions = {}): ConnectorContext {
+      const secrets = secretFields.map((f) => config[f]).filter((s): s is string => typeof s === 'string');
+      const c = testContext(config, { ...options, secrets });
+      open.push(c);
+      return c.ctx;
+    },
+    async closeAll(): Promise<void> {
+      await Promise.all(open.splice(0).map((c) => c.close()));
+    },
+  };
+}
+
+/** The VendorError `p` rejects with (the test fails when it resolves or throws anything else). */
+export async function vendorRejection(p: Promise<unknown>): Promise<VendorError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(VendorError);
+  return err as VendorError;
+}
+
+/** Successive windows of `minutes` from `start`, 5 minutes apart, so that tests sharing one simulator do not see each other's events. */
+export function windowSequence(start: number) {
+  let base = start;
+  return (minutes = 60): { from: Date; to: Date } => {
+    const from = new Date(base);
+    base += (minutes + 5) * MIN;
+    return { from, to: new Date(from.getTime() + minutes * MIN) };
+  };
 }
 
 export interface Collected {
