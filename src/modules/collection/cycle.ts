@@ -50,6 +50,8 @@ export interface EngineDeps {
   connectorFor(platform: string): Connector | undefined;
   metrics: CollectionMetrics;
   tracer?: Tracer;
+  /** The current trace context as a W3C carrier (telemetry on): pulled batches continue the cycle's trace. */
+  traceContext?: () => Record<string, string>;
 }
 
 export const lockKey = (integrationId: number, stream: string) => `collect:${integrationId}:${stream}`;
@@ -242,7 +244,7 @@ export function createCycleRunner(deps: EngineDeps) {
         stream: c.spec.name,
         events: keptEvents,
         keys: keptKeys,
-      });
+      }, undefined, deps.traceContext?.());
       c.tally.events += accepted.events;
     }
     c.tally.pages += 1;

@@ -9,6 +9,7 @@ import type { Clock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import { GLOBAL_SCOPE, type Scope } from '../../core/scope.js';
 import type { DB } from '../../platform/db/index.js';
+import { injectTraceContext } from '../../platform/telemetry/index.js';
 import type { Api } from '../../platform/http/routes.js';
 import type { LockPort } from '../../platform/lock/port.js';
 import type { Logger } from '../../platform/logger.js';
@@ -76,6 +77,7 @@ export function wireCollection(deps: CollectionWiring) {
     runtime: deps.runtime,
     connectorFor: lookup,
     metrics,
+    ...(deps.telemetry.enabled ? { traceContext: () => injectTraceContext({}) } : {}),
   });
   const scheduler = createScheduler({ store, clock, logger, settings: deps.settings, connectorFor: lookup, enqueueCycle });
   const service = createCollectionService({

@@ -31,6 +31,8 @@ export async function acceptPulled(
   clock: Clock,
   pulled: PulledEvents,
   maxEvents = 1000,
+  /** W3C trace context of the collection cycle (telemetry on), so normalization joins its trace. */
+  trace?: Record<string, string>,
 ): Promise<Accepted> {
   if (pulled.keys.length !== pulled.events.length) throw new Error('acceptPulled: keys and events differ in length');
   const receivedAt = clock.now().toISOString();
@@ -50,6 +52,7 @@ export async function acceptPulled(
       events,
       bytes,
       keys: pulled.keys.slice(start, start + maxEvents),
+      ...(trace && Object.keys(trace).length > 0 ? { trace } : {}),
     };
     await queue.enqueue(NORMALIZE_QUEUE, NORMALIZE_JOB, batch, { ...JOB_OPTIONS, jobId: batch.id });
     out.batchIds.push(batch.id);
