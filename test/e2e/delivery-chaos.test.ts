@@ -49,7 +49,12 @@ afterAll(async () => {
   await t?.close();
 });
 
-describe('delivery under chaos', () => {
+// One pass is enough for CI's time budget: the engine is the same on both adapter sets, and
+// delivery-kill.test.ts covers PostgreSQL + Redis with real processes. Set WEIR_CHAOS=1 to run
+// it on PostgreSQL + Redis too.
+const skipChaos = Boolean(process.env.DATABASE_URL) && process.env.WEIR_CHAOS !== '1';
+
+describe.skipIf(skipChaos)('delivery under chaos', () => {
   it('loses nothing when one destination fails 30% of its requests, and the other is not held back', async () => {
     const headers = admin.headers;
     const integration = await http(base, 'POST', '/api/integrations/', { name: 'okta chaos', platform: 'okta', organization_id: orgId }, headers);
