@@ -252,6 +252,21 @@ describe('normalization worker', () => {
     expect(samples[0]).toMatchObject({ organization_id: org, stream: 'drifting' });
   });
 
+  it('does not report known_fields as drift, and keeps them under unmapped', async () => {
+    const integration = await createIntegration(t, org);
+    await publishMapping(t, org, 'custom', 'known', { ...entityDoc('Policy'), known_fields: ['actor', 'tags[]'] });
+    await sleep(REFRESH_MS + 20);
+    const events = Array.from({ length: 10 }, (_, i) => ({ name: `p${i}`, actor: { email: `u${i}@example.com` }, tags: ['a'], extra: i }));
+    const batch = ingestBatch(org, integration, 'known', events);
+    await runNormalize(t, batch);
+    await t.container.normalization.aggregates.flush();
+
+    const drift = await db().selectFrom('drift_fields').select('path').where('integration_id', '=', integration).execute();
+    expect(drift.map((d) => d.path)).toEqual(['extra']);
+    const [first] = await records(batch.id);
+    expect(first!.ocsf.unmapped).toEqual({ actor: { email: 'u0@example.com' }, tags: ['a'], extra: 0 });
+  });
+
   it('does not record drift for events without a mapping', async () => {
     const integration = await createIntegration(t, org);
     await runNormalize(t, ingestBatch(org, integration, 'unmapped', [{ a: 1 }]));

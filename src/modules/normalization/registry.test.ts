@@ -33,7 +33,7 @@ function fakeStore() {
   return { state, store };
 }
 
-const compiled = (tag: string): CompiledMapping => ({ reads: new Set([tag]), map: () => ({ ok: true, event: { tag } }) });
+const compiled = (tag: string): CompiledMapping => ({ reads: new Set([tag]), expected: new Set([tag]), map: () => ({ ok: true, event: { tag } }) });
 
 function setup() {
   const { state, store } = fakeStore();

@@ -9,6 +9,7 @@ import { DuplicateKeysRace, createNormalizationService, type NormalizationDeps }
 
 const mapping: CompiledMapping = {
   reads: new Set(['ok']),
+  expected: new Set(['ok']),
   map: (raw) => (raw.ok ? { ok: true, event: { class_uid: 3004 } } : { ok: false, kind: 'no_matching_rule', detail: 'no rule' }),
 };
 

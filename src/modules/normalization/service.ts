@@ -181,7 +181,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
     }
     for (const [kind, n] of countByKind(result)) deps.countQuarantined(batch.organization_id, batch.integration_id, kind, n);
     if (duplicates > 0) logger.debug({ batch_id: batch.id, duplicates }, 'collected events seen before were dropped');
-    aggregates.recordBatch(batch, result, mapping?.compiled.reads, now);
+    aggregates.recordBatch(batch, result, mapping?.compiled.expected, now);
     if (deps.capture && batch.events.length > 0) {
       await deps.capture.record(batch).catch((err: unknown) => logger.warn({ err, batch_id: batch.id }, 'live capture could not record a batch'));
     }

@@ -147,6 +147,16 @@ describe('unmapped', () => {
       'ok', 'request_id', 'server', 'targets[].id', 'targets[].kind', 'targets[].name', 'ts',
     ]);
   });
+
+  it('known_fields join what drift expects (spelled like reads) and change nothing in the output', () => {
+    const known = compileMapping({ ...idp, known_fields: ['geo', 'targets[*].extra', 'targets[].owner', '["odd.key"]'] }, catalog);
+    const plain = compileMapping(idp, catalog);
+    expect(known.reads).toEqual(plain.reads);
+    expect([...known.expected].filter((p) => !plain.reads.has(p)).sort()).toEqual(['["odd.key"]', 'geo', 'targets[].extra', 'targets[].owner']);
+    expect(plain.expected).toEqual(plain.reads);
+    const raw = { ...adminCall, geo: { city: 'Oslo' }, 'odd.key': 1 };
+    expect(known.map(raw, ctx)).toEqual(plain.map(raw, ctx));
+  });
 });
 
 describe('observables', () => {

@@ -58,6 +58,10 @@ describe('document problems, each with its location', () => {
     ['invalid template', rule([{ target: 'message', template: 'hello {name' }]), '/rules/0/set/0/template', 'unclosed {'],
     ['invalid condition', rule([{ target: 'message', from: 'm', when: { path: 'a', gt: 'x' } }]), '/rules/0/set/0/when/gt', 'must be a number'],
     ['a list into one value', rule([{ target: 'user.name', from: 'users[*].name' }]), '/rules/0/set/0/from', 'holds one value'],
+    ['known field path', { ...rule([]), known_fields: ['ok', 'a..b'] }, '/known_fields/1', 'invalid path'],
+    ['known field filter', { ...rule([]), known_fields: ['target[?type=User]'] }, '/known_fields/0', 'not a filter'],
+    ['known field @', { ...rule([]), known_fields: ['@'] }, '/known_fields/0', 'whole event'],
+    ['known field not a string', { ...rule([]), known_fields: [1] }, '/known_fields/0', 'must be string'],
     ['lookup listed twice', rule([{ target: 'message', from: 'm', lookup: { map: { A: 'x', a: 'y' }, ignore_case: true } }]), '/rules/0/set/0/lookup/map', 'listed twice'],
   ])('%s', (_name, doc, at, message) => {
     const found = problems(doc);

@@ -6,7 +6,7 @@ import { compileLookup, enumProblem } from './lookups.js';
 import { compileCondition, type Predicate } from './conditions.js';
 import { shapeProblems } from './document.js';
 import { collectObservables, compileObservables } from './observables.js';
-import { isAbsent, type Getter } from './paths.js';
+import { formatSegments, isAbsent, parsePath, PathSyntaxError, type Getter } from './paths.js';
 import { MappingCompileError, type CompiledMapping, type MapContext, type MappingDocument, type MappingProblem, type MappingRule, type MapResult } from './types.js';
 import { ReadTree } from './unmapped.js';
 import { eventRoot } from './event-root.js';
@@ -159,7 +159,23 @@ function dedupe(problems: MappingProblem[]): MappingProblem[] {
   });
 }
 
-function compileRules(doc: MappingDocument, catalog: OcsfCatalog): { problems: MappingProblem[]; rules: CompiledRule[]; reads: Set<string> } {
+/** `known_fields` in the spelling of `reads`; `[*]` and `[]` are the same, filters make no sense. */
+function knownFields(doc: MappingDocument, problems: MappingProblem[]): Set<string> {
+  const known = new Set<string>();
+  (doc.known_fields ?? []).forEach((path, i) => {
+    try {
+      const segs = parsePath(path, true);
+      if (segs.length === 0) throw new PathSyntaxError('a known field cannot be the whole event (@)');
+      if (segs.some((s) => s.t === 'find')) throw new PathSyntaxError('a known field names a field, not a filter: write a[*].b or a[].b');
+      known.add(formatSegments(segs));
+    } catch (e) {
+      problems.push({ at: `/known_fields/${i}`, message: `invalid path: ${e instanceof PathSyntaxError ? e.message : String(e)}` });
+    }
+  });
+  return known;
+}
+
+function compileRules(doc: MappingDocument, catalog: OcsfCatalog): { problems: MappingProblem[]; rules: CompiledRule[]; reads: Set<string>; known: Set<string> } {
   const problems: MappingProblem[] = [];
   const reads = new Set<string>();
   const defaults: DefaultsTracker = { seen: new Map() };
@@ -169,7 +185,8 @@ function compileRules(doc: MappingDocument, catalog: OcsfCatalog): { problems: M
     if (r) rules.push(r);
   });
   for (const [i, reason] of defaults.seen) if (reason) problems.push({ at: `/defaults/${i}/target`, message: reason });
-  return { problems: dedupe(problems), rules, reads };
+  const known = knownFields(doc, problems);
+  return { problems: dedupe(problems), rules, reads, known };
 }
 
 /** Every problem of a document, each with its location: shape first, semantics once the shape is right. */
@@ -185,11 +202,12 @@ const NO_RULE: MapResult = Object.freeze({ ok: false, kind: 'no_matching_rule', 
 export function compileMapping(doc: MappingDocument, catalog: OcsfCatalog): CompiledMapping {
   const shape = shapeProblems(doc);
   if (shape.length > 0) throw new MappingCompileError(shape);
-  const { problems, rules, reads } = compileRules(doc, catalog);
+  const { problems, rules, reads, known } = compileRules(doc, catalog);
   if (problems.length > 0) throw new MappingCompileError(problems);
   const n = rules.length;
   return {
     reads,
+    expected: known.size === 0 ? reads : new Set([...reads, ...known]),
     map(raw: Record<string, unknown>, ctx: MapContext): MapResult {
       try {
         for (let i = 0; i < n; i++) {

@@ -12,6 +12,7 @@ import type { MappingProblem } from './types.js';
 export const MAX_EACH_DEPTH = 3;
 export const MAX_RULES = 500;
 export const MAX_ASSIGNMENTS = 1000;
+export const MAX_KNOWN_FIELDS = 1000;
 const MAX_SHAPE_ERRORS = 64;
 
 const Str = (description: string, max = 1000) => Type.String({ minLength: 1, maxLength: max, description });
@@ -114,6 +115,13 @@ export const MappingDocumentSchema = Type.Object(
     rules: Type.Array(MappingRuleSchema, { minItems: 1, maxItems: MAX_RULES }),
     keep_unmapped: Type.Optional(Type.Boolean({ description: 'Keep raw fields the mapping does not read under `unmapped` (default true)' })),
     observables: Type.Optional(Type.Boolean({ description: 'Build `observables` from assigned observable attributes (default true)' })),
+    known_fields: Type.Optional(
+      Type.Array(Str('A source path (`a.b`, `a[*].b` or `a[].b`, `a["x.y"]`); it covers its subtree', 1000), {
+        maxItems: MAX_KNOWN_FIELDS,
+        description:
+          'Fields the source is known to send that the mapping deliberately does not read: they stay under `unmapped`, and drift does not report them',
+      }),
+    ),
   },
   { additionalProperties: false, description: 'A mapping document (docs/mappings.md)' },
 );

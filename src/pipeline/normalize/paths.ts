@@ -47,7 +47,7 @@ function readQuoted(path: string, start: number): { value: string; end: number }
   }
 }
 
-function parseBracket(path: string, start: number): { seg: PathSegment; end: number } {
+function parseBracket(path: string, start: number, emptyIsAll: boolean): { seg: PathSegment; end: number } {
   // start points just after `[`.
   if (path[start] === '"') {
     const q = readQuoted(path, start);
@@ -76,13 +76,16 @@ function parseBracket(path: string, start: number): { seg: PathSegment; end: num
   const close = path.indexOf(']', start);
   if (close === -1) throw new PathSyntaxError('unterminated [');
   const inner = path.slice(start, close);
-  if (inner === '*') return { seg: { t: 'all' }, end: close + 1 };
+  if (inner === '*' || (emptyIsAll && inner === '')) return { seg: { t: 'all' }, end: close + 1 };
   if (/^-?\d{1,9}$/.test(inner)) return { seg: { t: 'idx', i: Number(inner) }, end: close + 1 };
   throw new PathSyntaxError(`[${inner}] is not an index, [*], [?key=value] or ["key"]`);
 }
 
-/** Parses a source path; throws PathSyntaxError with a short reason. */
-export function parsePath(path: string): PathSegment[] {
+/**
+ * Parses a source path; throws PathSyntaxError with a short reason. With `normalized`, `[]`
+ * is read as `[*]`, so paths spelled as drift and `reads` spell them parse too.
+ */
+export function parsePath(path: string, normalized = false): PathSegment[] {
   if (typeof path !== 'string' || path.length === 0) throw new PathSyntaxError('a path cannot be empty');
   if (path === '@') return []; // the current value itself (the element inside each)
   const segs: PathSegment[] = [];
@@ -91,7 +94,7 @@ export function parsePath(path: string): PathSegment[] {
   while (i < path.length) {
     const c = path[i];
     if (c === '[') {
-      const r = parseBracket(path, i + 1);
+      const r = parseBracket(path, i + 1, normalized);
       segs.push(r.seg);
       i = r.end;
       expectKey = false;

@@ -7,6 +7,7 @@ import type { CompiledMapping, MapResult } from './types.js';
 // A stand-in for a compiled mapping: the raw event says how mapping goes.
 const fakeMapping: CompiledMapping = {
   reads: new Set(['kind', 'user']),
+  expected: new Set(['kind', 'user']),
   map(raw, ctx): MapResult {
     switch (raw.kind) {
       case 'no_rule':

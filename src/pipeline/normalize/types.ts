@@ -132,6 +132,11 @@ export interface MappingDocument {
   keep_unmapped?: boolean;
   /** Build `observables` from assigned attributes whose OCSF type is observable (default true). */
   observables?: boolean;
+  /**
+   * Source fields the source is known to send that the mapping deliberately does not read:
+   * they stay under `unmapped` but drift does not report them. A path covers its subtree.
+   */
+  known_fields?: string[];
 }
 
 /** A problem found when compiling a document (422 on publication). */
@@ -162,6 +167,11 @@ export interface CompiledMapping {
    * can tell unread raw fields. A path covers its whole subtree.
    */
   readonly reads: ReadonlySet<string>;
+  /**
+   * What drift does not report: `reads` and the document's `known_fields`, in the same
+   * spelling. A path covers its whole subtree.
+   */
+  readonly expected: ReadonlySet<string>;
   /** Maps one raw event; never throws (a failure is a MapResult). */
   map(raw: Record<string, unknown>, ctx: MapContext): MapResult;
 }
