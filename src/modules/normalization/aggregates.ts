@@ -62,9 +62,10 @@ function example(path: string, value: unknown): string {
 }
 
 /**
- * Calls `leaf` for every leaf of `raw` the mapping does not read. Paths are spelled as in
- * CompiledMapping.reads (dotted, arrays as `[]`, odd keys as `["a.b"]`); a read path covers
- * its subtree.
+ * Calls `leaf` for every leaf of `raw` that `reads` does not cover (drift passes
+ * CompiledMapping.expected: what the mapping reads and its known_fields). Paths are spelled as
+ * in CompiledMapping.reads (dotted, arrays as `[]`, odd keys as `["a.b"]`); a path covers its
+ * subtree.
  * Empty objects and arrays are leaves.
  */
 export function unreadLeaves(raw: Record<string, unknown>, reads: ReadonlySet<string>, leaf: (path: string, value: unknown) => void): void {

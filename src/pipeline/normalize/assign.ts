@@ -5,7 +5,7 @@ import type { OcsfAttribute, OcsfCatalog } from '../../ocsf/types.js';
 import { CAST_FAILED, CAST_NAMES, castFunction, valueType, WHOLE_VALUE_CASTS, type CastFn } from './casts.js';
 import { compileCondition, type Predicate } from './conditions.js';
 import { MAX_EACH_DEPTH } from './document.js';
-import { collects, compileSegments, formatSegments, isAbsent, parsePath, PathSyntaxError, type Getter, type PathSegment } from './paths.js';
+import { collects, compileSegments, formatSegments, isAbsent, parsePath, parsePathAt, type Getter, type PathSegment } from './paths.js';
 import { catalogPath, makeOutputGetter, makeSetter, ownedTarget, parseTarget, resolveTarget, TargetError, type Obj, type TargetStep } from './targets.js';
 import { compileTemplate, TemplateSyntaxError } from './templates.js';
 import type { Assignment, CastName, MappingProblem, TimestampFormat } from './types.js';
@@ -66,13 +66,8 @@ function applyCast(cast: CastFn, whole: boolean, v: unknown): unknown {
 
 /** Parses a source path, records it as read, and compiles it (undefined + a problem on error). */
 export function sourceGetter(path: unknown, at: string, scope: Scope): Getter | undefined {
-  let segs: PathSegment[];
-  try {
-    segs = parsePath(path as string);
-  } catch (e) {
-    scope.problems.push({ at, message: `invalid path: ${e instanceof PathSyntaxError ? e.message : String(e)}` });
-    return undefined;
-  }
+  const segs = parsePathAt(path, at, scope.problems);
+  if (!segs) return undefined;
   markRead(segs, scope);
   return compileSegments(segs);
 }
@@ -283,13 +278,8 @@ function compileEach(a: Assignment, at: string, scope: Scope, steps: TargetStep[
     scope.problems.push({ at: `${at}/each`, message: `each nests at most ${MAX_EACH_DEPTH} levels` });
     return undefined;
   }
-  let segs: PathSegment[];
-  try {
-    segs = parsePath(a.each!);
-  } catch (e) {
-    scope.problems.push({ at: `${at}/each`, message: `invalid path: ${e instanceof PathSyntaxError ? e.message : String(e)}` });
-    return undefined;
-  }
+  const segs = parsePathAt(a.each!, `${at}/each`, scope.problems);
+  if (!segs) return undefined;
   if (!steps || !Array.isArray(a.set)) return undefined;
   const last = segs[segs.length - 1];
   const elemSegs: PathSegment[] = [...scope.readPrefix, ...segs, ...(last?.t === 'all' ? [] : [{ t: 'all' } as const])];

@@ -6,7 +6,7 @@ import { compileLookup, enumProblem } from './lookups.js';
 import { compileCondition, type Predicate } from './conditions.js';
 import { shapeProblems } from './document.js';
 import { collectObservables, compileObservables } from './observables.js';
-import { formatSegments, isAbsent, parsePath, PathSyntaxError, type Getter } from './paths.js';
+import { formatSegments, isAbsent, parsePathAt, type Getter } from './paths.js';
 import { MappingCompileError, type CompiledMapping, type MapContext, type MappingDocument, type MappingProblem, type MappingRule, type MapResult } from './types.js';
 import { ReadTree } from './unmapped.js';
 import { eventRoot } from './event-root.js';
@@ -163,14 +163,12 @@ function dedupe(problems: MappingProblem[]): MappingProblem[] {
 function knownFields(doc: MappingDocument, problems: MappingProblem[]): Set<string> {
   const known = new Set<string>();
   (doc.known_fields ?? []).forEach((path, i) => {
-    try {
-      const segs = parsePath(path, true);
-      if (segs.length === 0) throw new PathSyntaxError('a known field cannot be the whole event (@)');
-      if (segs.some((s) => s.t === 'find')) throw new PathSyntaxError('a known field names a field, not a filter: write a[*].b or a[].b');
-      known.add(formatSegments(segs));
-    } catch (e) {
-      problems.push({ at: `/known_fields/${i}`, message: `invalid path: ${e instanceof PathSyntaxError ? e.message : String(e)}` });
-    }
+    const at = `/known_fields/${i}`;
+    const segs = parsePathAt(path, at, problems, true);
+    if (!segs) return;
+    if (segs.length === 0) problems.push({ at, message: 'invalid path: a known field cannot be the whole event (@)' });
+    else if (segs.some((s) => s.t === 'find')) problems.push({ at, message: 'invalid path: a known field names a field, not a filter: write a[*].b or a[].b' });
+    else known.add(formatSegments(segs));
   });
   return known;
 }

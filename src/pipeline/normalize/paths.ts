@@ -120,6 +120,19 @@ export function parsePath(path: string, normalized = false): PathSegment[] {
   return segs;
 }
 
+/**
+ * parsePath for the compiler: the segments, or undefined after recording the problem at `at`
+ * (`invalid path: <reason>`).
+ */
+export function parsePathAt(path: unknown, at: string, problems: { at: string; message: string }[], normalized = false): PathSegment[] | undefined {
+  try {
+    return parsePath(path as string, normalized);
+  } catch (e) {
+    problems.push({ at, message: `invalid path: ${e instanceof PathSyntaxError ? e.message : String(e)}` });
+    return undefined;
+  }
+}
+
 /** The normalized spelling used by `reads` and drift: indexes and `[*]` become `[]`. */
 export function formatSegments(segs: readonly PathSegment[]): string {
   let out = '';
