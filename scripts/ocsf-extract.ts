@@ -1,16 +1,17 @@
 // Regenerates src/ocsf/definitions.json (and its NOTICE) from the official compiled OCSF
-// schema in ../shared/ocsf/. Run after editing src/ocsf/supported.ts:
+// schema in third_party/ocsf-schema/. Run after editing src/ocsf/supported.ts:
 //   npm run ocsf:extract [-- --schema <path to schema-1.8.0.json>]
 // src/ocsf/definitions.test.ts fails while the committed file differs from this output.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { extractDefinitions, formatDefinitions } from '../src/ocsf/extract.js';
 import type { OcsfDefinitions } from '../src/ocsf/format.js';
 import { SUPPORTED_CLASS_UIDS } from '../src/ocsf/supported.js';
 
 const { values } = parseArgs({ options: { schema: { type: 'string' } } });
-const schemaPath = path.resolve(values.schema ?? path.resolve(process.cwd(), '../shared/ocsf/schema-1.8.0.json'));
+const schemaPath = path.resolve(values.schema ?? fileURLToPath(new URL('../third_party/ocsf-schema/schema-1.8.0.json', import.meta.url)));
 const outDir = new URL('../src/ocsf/', import.meta.url);
 
 const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as OcsfDefinitions;
@@ -38,6 +39,8 @@ This project includes the ICD Schema developed by Symantec, a division of Broadc
 
 Licensed under the Apache 2 license.
 Refer to the Apache 2 license in the file LICENSE.
+-----
+The Apache License, Version 2.0: third_party/ocsf-schema/LICENSE.
 `,
 );
 

@@ -59,7 +59,7 @@ function official(a: RawAttribute): Partial<RawAttribute> {
 }
 
 describe('OCSF definitions', () => {
-  it('are in sync with ../shared/ocsf/schema-1.8.0.json (run `npm run ocsf:extract` when this fails)', () => {
+  it('are in sync with third_party/ocsf-schema/schema-1.8.0.json (run `npm run ocsf:extract` when this fails)', () => {
     expect(committed).toEqual(extractDefinitions(officialSchema(), SUPPORTED_CLASS_UIDS));
   });
 

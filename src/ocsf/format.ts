@@ -1,5 +1,5 @@
 // The JSON shape of OCSF definitions: the official compiled schema (format compact-1, see
-// ../shared/ocsf/SOURCE.md) and the project's own extract of it (definitions.json) share it,
+// third_party/ocsf-schema/README.md) and the project's own extract of it (definitions.json) share it,
 // so one createCatalog() reads both. Keys the project does not use are simply ignored.
 
 export interface RawAttribute {

@@ -9,7 +9,7 @@ interface SpecOperation {
   requires: string;
 }
 
-const SPEC_FILE = path.resolve(import.meta.dirname, '../../../shared/spec/operations.json');
+const SPEC_FILE = path.resolve(import.meta.dirname, '../fixtures/operations.json');
 const specOps = JSON.parse(readFileSync(SPEC_FILE, 'utf8')) as SpecOperation[];
 const key = (method: string, p: string) => `${method.toUpperCase()} ${p.replace(/\{[^}]+\}/g, '{}')}`;
 // The spec lists the two SSO rows twice (auth and sso families).
