@@ -10,11 +10,12 @@ import type { Container } from './container.js';
 import { accessHooks } from './platform/http/access.js';
 import { corsOptions } from './platform/http/cors.js';
 import { correlationHooks, correlationId, queryHooks, recordQueryShape, RouteTable } from './platform/http/conventions.js';
-import { errorHandling } from './platform/http/errors.js';
+import { clientErrorHandler, errorHandling, frameworkErrors } from './platform/http/errors.js';
+import { inputTextHook } from './platform/http/input.js';
 import { parseJsonBody } from './platform/http/json.js';
 import { OPENAPI_PATH, registerOpenApi } from './platform/http/openapi.js';
 import { declareAccessGuard, route, type Api } from './platform/http/routes.js';
-import { createUnitOfWork } from './platform/http/unit-of-work.js';
+import { auditRejections, createUnitOfWork } from './platform/http/unit-of-work.js';
 import { validatorCompiler } from './platform/http/validation.js';
 import { withAuditTarget } from './modules/audit/service.js';
 import { packageVersion } from './platform/version.js';
@@ -37,6 +38,8 @@ export async function buildApp(c: Container, options: BuildOptions = {}): Promis
     bodyLimit: c.config.bodyLimitBytes,
     trustProxy: c.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 256 },
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler());
 
@@ -64,6 +67,8 @@ export async function buildApp(c: Container, options: BuildOptions = {}): Promis
     table.track(api);
     accessHooks(api, c.authenticator);
     queryHooks(api);
+    inputTextHook(api);
+    auditRejections(api);
     const typed = api.withTypeProvider<TypeBoxTypeProvider>();
     route(typed, {
       method: 'GET',

@@ -6,6 +6,7 @@ import type { Actor } from '../../core/actor.js';
 import type { Clock } from '../../core/clock.js';
 import { csvChunks, type CsvValue } from '../../core/csv.js';
 import type { OffsetPage } from '../../core/paging.js';
+import { escapeDeep, escapeText } from '../../core/text.js';
 import { GLOBAL_SCOPE, scopeOf, type Scope } from '../../core/scope.js';
 import { entryHash, GENESIS_HASH, type AuditFilter, type AuditRow, type AuditStore } from './store.js';
 
@@ -74,6 +75,14 @@ export interface ChainReport {
   reason?: string;
 }
 
+/** An organization id the column can hold (a 32-bit positive integer), or null. */
+function storableId(id: number | null | undefined): number | null | undefined {
+  if (id === null || id === undefined) return id;
+  return Number.isInteger(id) && id > 0 && id <= 2_147_483_647 ? id : null;
+}
+
+const clip = (s: string, max: number) => (s.length > max ? `${s.slice(0, max)}…` : s);
+
 export function createAuditService(deps: { store: AuditStore; clock: Clock }) {
   const { store, clock } = deps;
   return {
@@ -84,17 +93,19 @@ export function createAuditService(deps: { store: AuditStore; clock: Clock }) {
         actor_kind: a ? a.kind : 'anonymous',
         actor_id: a ? a.id : null,
         actor_name: a ? a.name : null,
-        organization_id: e.target.organizationId ?? (a && !a.global && a.organizationIds.length === 1 ? (a.organizationIds[0] ?? null) : null),
+        organization_id: storableId(e.target.organizationId) ?? (a && !a.global && a.organizationIds.length === 1 ? (a.organizationIds[0] ?? null) : null),
         operation_id: e.operationId,
         method: e.method,
-        path: e.path,
+        // A failed operation is recorded even when its input was bad: what it named is kept,
+        // escaped and cut to a bounded length, never dropped because it cannot be stored.
+        path: clip(escapeText(e.path), 2048),
         target_type: e.target.type ?? null,
-        target_id: e.target.id === undefined ? null : String(e.target.id),
+        target_id: e.target.id === undefined ? null : clip(escapeText(String(e.target.id)), 512),
         outcome: e.outcome,
         status: e.status,
         error_code: e.errorCode ?? null,
         correlation_id: e.correlationId,
-        details: e.target.details ?? {},
+        details: (escapeDeep(e.target.details ?? {}) as Record<string, unknown>),
       });
     },
 

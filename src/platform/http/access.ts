@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor } from '../../core/actor.js';
 import { AppError } from '../../core/errors.js';
+import { operationOf } from './unit-of-work.js';
 
 /** Resolves the caller from the request's credentials. */
 export interface Authenticator {
@@ -37,13 +38,7 @@ export function accessHooks(app: FastifyInstance, authenticator: Authenticator):
       denial = new AppError('auth.forbidden', { detail: 'This operation needs platform (global) scope' });
     }
     if (denial) {
-      const config = request.routeOptions.config;
-      await app.unitOfWork.denied(
-        request,
-        { operationId: config.operationId ?? 'unknown', method: request.method, url: request.routeOptions.url ?? request.url, audit: config.audit ?? false },
-        403,
-        denial.code,
-      );
+      await app.unitOfWork.denied(request, operationOf(request), 403, denial.code);
       throw denial;
     }
   });

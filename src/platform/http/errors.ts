@@ -1,6 +1,8 @@
 // The one place errors become HTTP answers: {detail: string, error: {code, message, details}}.
 // Bad input is a 4xx with a string detail, never a 5xx; an unexpected fault is a 500
 // whose body reveals nothing and whose log line carries the correlation id.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CATALOG, isAppError, type ErrorCode } from '../../core/errors.js';
 import type { RouteTable } from './conventions.js';
@@ -27,11 +29,24 @@ interface AjvIssue {
 
 function validationError(err: FastifyError): AppError {
   const where = err.validationContext ?? 'request';
-  const issues = ((err.validation ?? []) as AjvIssue[]).map((v) => {
+  const raw = (err.validation ?? []) as (AjvIssue & { keyword?: string })[];
+  // A union of literals fails once per branch ("must be equal to constant"): say the choices.
+  const choices = new Map<string, unknown[]>();
+  for (const v of raw) {
+    const at = `${where}${v.instancePath ?? ''}`;
+    if (v.keyword === 'const') choices.set(at, [...(choices.get(at) ?? []), v.params?.allowedValue]);
+    if (v.keyword === 'enum' && Array.isArray(v.params?.allowedValues)) choices.set(at, [...(choices.get(at) ?? []), ...v.params.allowedValues]);
+  }
+  const issues = raw.map((v) => {
     const missing = typeof v.params?.missingProperty === 'string' ? `/${v.params.missingProperty}` : '';
     const extra = typeof v.params?.additionalProperty === 'string' ? `/${v.params.additionalProperty}` : '';
     const path = `${where}${v.instancePath ?? ''}${missing}${extra}`;
-    const message = extra ? 'is not a known field' : (v.message ?? 'is invalid');
+    const allowed = choices.get(path);
+    const message = extra
+      ? 'is not a known field'
+      : allowed && (v.keyword === 'const' || v.keyword === 'enum')
+        ? `must be one of: ${allowed.map((a) => JSON.stringify(a)).join(', ')}`
+        : (v.message ?? 'is invalid');
     return { location: path, message };
   });
   const first = issues[0];
@@ -71,6 +86,42 @@ export function toAppError(err: unknown): AppError {
     return new AppError('request.invalid', { detail: e.message || 'Bad request', status });
   }
   return new AppError('internal.error', { cause: err });
+}
+
+/**
+ * Fastify's router answers a few errors before any route or hook runs (a malformed
+ * percent-encoding, a path parameter past maxParamLength): the same error body as the rest.
+ */
+export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return send(reply, new AppError('request.uri_too_long', { detail: 'A path parameter of the URL is longer than 256 characters' }));
+  }
+  if (err.code === 'FST_ERR_BAD_URL') {
+    return send(reply, new AppError('request.bad_url', { detail: 'The URL path is not valid: a percent-encoded sequence is not UTF-8 text' }));
+  }
+  return send(reply, toAppError(err));
+}
+
+const CLIENT_ERRORS: Record<string, [ErrorCode, string]> = {
+  HPE_HEADER_OVERFLOW: ['request.header_too_large', 'The request headers are larger than the server accepts (16 KiB in all)'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['request.timeout', 'The request did not arrive in time'],
+};
+
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request (headers too large, a
+ * request that never completes, bytes that are not HTTP): answered with the error body.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [code, detail] = CLIENT_ERRORS[err.code ?? ''] ?? (['request.malformed_http', 'The request is not valid HTTP/1.1'] as [ErrorCode, string]);
+  const status = ERROR_CATALOG[code].status;
+  const body = JSON.stringify(errorBody(code, detail));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }
 
 export function errorHandling(app: FastifyInstance, table: RouteTable): void {

@@ -20,6 +20,7 @@ import type {
 } from 'fastify';
 import { isRequirement, type AccessDeclaration } from '../../core/access.js';
 import type { Actor } from '../../core/actor.js';
+import { withInputBounds, type InputPart } from './input.js';
 import { ErrorBody } from './schemas.js';
 import { defaultAuditMode, type AuditMode } from './unit-of-work.js';
 
@@ -92,6 +93,17 @@ function errorResponses(access: AccessDeclaration, schema: FastifySchema): Recor
   return out;
 }
 
+const INPUT_PARTS: Record<string, InputPart> = { params: 'params', querystring: 'querystring', headers: 'headers', body: 'body' };
+
+/** The request parts of a route's schema with the shared input bounds (input.ts). */
+function boundedInput(schema: FastifySchema): FastifySchema {
+  const out: Record<string, unknown> = { ...schema };
+  for (const [key, part] of Object.entries(INPUT_PARTS)) {
+    if (out[key] !== undefined) out[key] = withInputBounds(out[key], part);
+  }
+  return out as FastifySchema;
+}
+
 export function route<S extends FastifySchema>(app: Api, def: RouteDefinition<S>): void {
   if (!OPERATION_ID.test(def.operationId)) {
     throw new Error(`operationId "${def.operationId}" of ${def.method} ${def.url} is not of the form family.verb`);
@@ -105,7 +117,7 @@ export function route<S extends FastifySchema>(app: Api, def: RouteDefinition<S>
     bodyLimit: def.bodyLimit,
     config: { access: def.access, operationId: def.operationId, audit: op.audit },
     schema: {
-      ...def.schema,
+      ...boundedInput(def.schema),
       operationId: def.operationId,
       summary: def.summary,
       ...(def.description ? { description: def.description } : {}),

@@ -2,7 +2,7 @@
 // entry commit in one transaction, or roll back together and a `failed` entry is written
 // on its own. Routes get this by declaration (route() wraps every mutating handler); no
 // handler writes audit entries or opens transactions itself.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../core/actor.js';
 import { inTransaction, outsideTransaction } from '../db/ambient.js';
@@ -45,7 +45,15 @@ export interface OperationInfo {
 export interface UnitOfWork {
   run<T>(req: FastifyRequest, reply: FastifyReply, op: OperationInfo, fn: () => Promise<T>): Promise<T>;
   denied(req: FastifyRequest, op: OperationInfo, status: number, code: string): Promise<void>;
+  /**
+   * A `failed` entry for an audited operation of an authenticated caller that failed before
+   * its handler ran (its input broke the contract); nothing when an entry was written already.
+   */
+  rejected(req: FastifyRequest, op: OperationInfo, err: unknown): Promise<void>;
 }
+
+/** Requests whose audit entry is written (or owed by run()), so no error writes a second one. */
+const audited = new WeakSet<FastifyRequest>();
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -89,9 +97,26 @@ export function createUnitOfWork(deps: { db: Kysely<DB>; audit: AuditRecorder })
     correlationId: req.id,
   });
 
+  /** A `failed` (4xx) or `error` (5xx) entry in a transaction of its own. */
+  async function recordFailure(req: FastifyRequest, op: OperationInfo, err: unknown, slot: AuditTargetLike): Promise<void> {
+    const e = toAppError(err);
+    await outsideTransaction(() =>
+      inTransaction(db, () =>
+        audit.record({
+          ...base(req, op),
+          outcome: e.status >= 500 ? 'error' : 'failed',
+          status: e.status,
+          errorCode: e.code,
+          target: derivedTarget(req, op, undefined, slot),
+        }),
+      ),
+    ).catch((auditErr: unknown) => req.log.error({ err: auditErr }, 'could not record the failed operation in the audit trail'));
+  }
+
   return {
     async run(req, reply, op, fn) {
       if (op.audit === false) return fn();
+      audited.add(req);
       const { slot, result } = audit.withTarget(async () => {
         if (op.audit === 'separate') return fn();
         return inTransaction(db, async () => {
@@ -112,24 +137,23 @@ export function createUnitOfWork(deps: { db: Kysely<DB>; audit: AuditRecorder })
         }
         return value;
       } catch (err) {
-        const e = toAppError(err);
-        await outsideTransaction(() =>
-          inTransaction(db, () =>
-            audit.record({
-              ...base(req, op),
-              outcome: e.status >= 500 ? 'error' : 'failed',
-              status: e.status,
-              errorCode: e.code,
-              target: derivedTarget(req, op, undefined, slot),
-            }),
-          ),
-        ).catch((auditErr: unknown) => req.log.error({ err: auditErr }, 'could not record the failed operation in the audit trail'));
+        await recordFailure(req, op, err, slot);
         throw err;
       }
     },
 
+    async rejected(req, op, err) {
+      if (op.audit === false || !req.actor || audited.has(req)) return;
+      audited.add(req);
+      // No service ran to name the target: the path parameter names its kind (user_id: user).
+      const param = Object.keys((req.params ?? {}) as Record<string, unknown>)[0];
+      const kind = param?.endsWith('_id') ? param.slice(0, -3) : undefined;
+      await recordFailure(req, op, err, kind ? { type: kind === 'org' ? 'organization' : kind } : {});
+    },
+
     async denied(req, op, status, code) {
       if (op.audit === false || !req.actor) return;
+      audited.add(req);
       await inTransaction(db, () =>
         audit.record({ ...base(req, op), outcome: 'denied', status, errorCode: code, target: derivedTarget(req, op, undefined, {}) }),
       );
@@ -140,4 +164,18 @@ export function createUnitOfWork(deps: { db: Kysely<DB>; audit: AuditRecorder })
 /** The default for a route: mutating methods are audited in their transaction. */
 export function defaultAuditMode(method: string): AuditMode {
   return ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method.toUpperCase()) ? 'transaction' : false;
+}
+
+/** The operation a request is routed to, as the unit of work sees it. */
+export function operationOf(request: FastifyRequest): OperationInfo {
+  const config = request.routeOptions.config;
+  return { operationId: config.operationId ?? 'unknown', method: request.method, url: request.routeOptions.url ?? request.url, audit: config.audit ?? false };
+}
+
+/** On the API scope: an operation refused before its handler (bad input) is still audited. */
+export function auditRejections(app: FastifyInstance): void {
+  app.addHook('onError', async (request, _reply, error) => {
+    if (!request.routeOptions.config.operationId) return;
+    await app.unitOfWork.rejected(request, operationOf(request), error);
+  });
 }

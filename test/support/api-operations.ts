@@ -1,0 +1,119 @@
+// The API's operations read from its own OpenAPI document, and one object of an organization
+// per kind of id the operations take: what suites that call every operation generically
+// (the route-table security suite, the boundary sweep) start from.
+import { newId } from '../../src/core/ids.js';
+import type { TestApp } from './app.js';
+import { createPrincipal } from './identity.js';
+import { loginDocument } from './mappings.js';
+import type { JsonSchema } from './schema-example.js';
+
+export interface ApiParameter {
+  in: 'path' | 'query' | 'header' | 'cookie';
+  name: string;
+  required?: boolean;
+  schema?: JsonSchema;
+}
+
+export interface ApiOperation {
+  method: string;
+  path: string;
+  operationId: string;
+  requires: string;
+  globalScope: boolean;
+  /** Names of the path parameters. */
+  params: string[];
+  parameters: ApiParameter[];
+  body?: JsonSchema;
+  /** The required query parameters, as one object schema. */
+  query?: JsonSchema;
+}
+
+export async function loadOperations(t: TestApp): Promise<ApiOperation[]> {
+  const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as {
+    paths: Record<string, Record<string, Record<string, unknown>>>;
+  };
+  const out: ApiOperation[] = [];
+  for (const [p, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+      const parameters = (op.parameters ?? []) as ApiParameter[];
+      const content = (op.requestBody as { content?: Record<string, { schema?: JsonSchema }> } | undefined)?.content;
+      const queryRequired = parameters.filter((x) => x.in === 'query' && x.required);
+      out.push({
+        method: method.toUpperCase(),
+        path: p,
+        operationId: String(op.operationId),
+        requires: String(op['x-weir-requires']),
+        globalScope: Boolean(op['x-weir-global-scope']),
+        params: parameters.filter((x) => x.in === 'path').map((x) => x.name),
+        parameters,
+        body: content?.['application/json']?.schema,
+        query: queryRequired.length
+          ? { type: 'object', required: queryRequired.map((q) => q.name), properties: Object.fromEntries(queryRequired.map((q) => [q.name, q.schema ?? {}])) }
+          : undefined,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Creates one object of the organization per kind of id the API takes, and answers their ids
+ * by path parameter name (org_id, integration_id, user_id, destination_id, ...).
+ */
+export async function seedObjects(t: TestApp, org: number): Promise<Record<string, string>> {
+  const ids: Record<string, string> = {};
+  const db = t.container.database.db;
+  ids.org_id = String(org);
+  ids.organization_id = String(org);
+  const integration = await db.insertInto('integrations').values({ organization_id: org, name: `integration-${org}`, platform: 'custom', config: '{}' }).returning('id').executeTakeFirstOrThrow();
+  ids.integration_id = String(integration.id);
+  const user = await createPrincipal(t, { role: 'viewer', organizationId: org });
+  ids.user_id = String(user.id);
+  const serviceAccount = await createPrincipal(t, { role: 'viewer', organizationId: org, kind: 'service_account' });
+  ids.service_account_id = String(serviceAccount.id);
+  const token = await db.selectFrom('api_tokens').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+  ids.token_id = String(token.id);
+  // A mapping definition with one version (mapping ids are UUIDv7 text).
+  const definition = newId();
+  const version = newId();
+  await db.insertInto('mapping_definitions').values({ id: definition, organization_id: org, platform: 'custom', stream: 'stream-a', name: `mapping-${org}` }).execute();
+  await db.insertInto('mapping_versions').values({ id: version, definition_id: definition, version: 1, document: JSON.stringify(loginDocument()), checksum: 'seed' }).execute();
+  await db.updateTable('mapping_definitions').set({ live_version_id: version }).where('id', '=', definition).execute();
+  ids.definition_id = definition;
+  ids.version_id = version;
+  ids.version_a_id = version;
+  ids.version_b_id = version;
+  // A quarantined event and drift field.
+  const event = newId();
+  await db
+    .insertInto('quarantine_events')
+    .values({ id: event, organization_id: org, integration_id: integration.id, stream: 'stream-a', received_at: new Date(), raw: '{}', error_kind: 'no_mapping', error_detail: 'seeded' })
+    .execute();
+  ids.event_id = event;
+  const field = newId();
+  await db
+    .insertInto('drift_fields')
+    .values({ id: field, organization_id: org, integration_id: integration.id, stream: 'stream-a', path: 'seeded.field', value_type: 'string', first_seen_at: new Date(), last_seen_at: new Date() })
+    .execute();
+  ids.field_id = field;
+  // A destination and a route to it.
+  const destination = newId();
+  await db.insertInto('destinations').values({ id: destination, organization_id: org, name: `destination-${org}`, type: 'http', config: JSON.stringify({ url: 'https://destination.example.test/' }), delivery: '{}' }).execute();
+  ids.destination_id = destination;
+  const route = newId();
+  await db.insertInto('routes').values({ id: route, organization_id: org, name: `route-${org}`, position: 1, condition: null, transforms: '[]', destination_ids: JSON.stringify([destination]) }).execute();
+  ids.route_id = route;
+  // A live capture session.
+  const session = newId();
+  await db.insertInto('capture_sessions').values({ id: session, organization_id: org, integration_id: integration.id, stream: null, status: 'active', max_events: 10, created_by: null, created_at: new Date(), expires_at: new Date(Date.now() + 3_600_000), stopped_at: null }).execute();
+  ids.session_id = session;
+  // A backfill job.
+  const job = newId();
+  await db
+    .insertInto('backfill_jobs')
+    .values({ id: job, organization_id: org, integration_id: integration.id, streams: '["stream-a"]', from_ts: new Date(), to_ts: new Date(), status: 'queued', events: 0, created_at: new Date(), updated_at: new Date() })
+    .execute();
+  ids.job_id = job;
+  return ids;
+}
