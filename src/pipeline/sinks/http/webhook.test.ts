@@ -20,7 +20,7 @@ async function receiver(options: Parameters<typeof startWebhookReceiver>[0] = {}
 }
 
 function sink(config: Record<string, unknown>, credential: Record<string, string> | null = null, allowCidrs?: string[]): Sink {
-  const s = httpSink.create(sinkContext({ config, credential, allowCidrs }));
+  const s = httpSink.create(sinkContext({ config, credential, allowCidrs, type: httpSink }));
   cleanups.push(() => s.close());
   return s;
 }
