@@ -3,6 +3,7 @@
 // failure into an outcome instead of an error answer. The vendor being down or refusing the
 // credentials is what the caller asked to find out, not a fault of Weir, so it never becomes
 // a 5xx; error texts are stripped of the target's secret values.
+import { createRedactor, redactAndCut } from '../core/redaction.js';
 import type { ConnectorRuntime, ConnectorTarget } from './runtime.js';
 import { VendorError, type ConnectorContext, type VendorErrorKind } from './sdk.js';
 
@@ -24,10 +25,9 @@ export interface CallOptions {
 
 export const INTERACTIVE_CALL: CallOptions = { timeoutMs: 20_000, maxRetryWaitMs: 5_000 };
 
+/** The text with the secret values hidden in every encoding, cut or whole (core/redaction.ts), then cut at 500. */
 export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (s && s.length >= 4) out = out.split(s).join('***');
-  return out.length > 500 ? `${out.slice(0, 500)}…` : out;
+  return redactAndCut(createRedactor(secrets), text, 501);
 }
 
 function failureOf(err: unknown, secrets: readonly string[]): VendorFailure {

@@ -9,6 +9,7 @@ import { isIP } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, buildConnector } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
+import { createRedactor, redactAndCut } from '../core/redaction.js';
 import type { NetPolicy } from '../platform/net/policy.js';
 import { parseRetryAfter } from '../pipeline/sinks/http-common.js';
 import { VendorError, type TokenCache } from './sdk.js';
@@ -96,15 +97,10 @@ function quotaSpent(headers: IncomingHttpHeaders): boolean {
   return false;
 }
 
-function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (s && s.length >= 4) out = out.split(s).join('***');
-  return out;
-}
-
+/** The start of a vendor's answer on one line, its secrets hidden before the cut (a cut echo still shows a prefix). */
 function short(text: string, secrets: readonly string[]): string {
-  const one = text.replace(/\s+/g, ' ').trim();
-  return redact(one.length > 200 ? `${one.slice(0, 200)}…` : one, secrets);
+  const redact = createRedactor(secrets);
+  return redactAndCut((t) => redact(t).replace(/\s+/g, ' ').trim(), text, 201);
 }
 
 /** One client per cycle (or test): its agent is closed with it. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPersonalKey, isPersonalPath, MASK_LIMITS, maskEvent, maskText, maskValue } from './mask.js';
+import { COPY_MAX, isPersonalKey, isPersonalPath, MASK_LIMITS, maskCopies, maskEvent, maskText, maskValue } from './mask.js';
 
 describe('isPersonalKey', () => {
   it.each([
@@ -145,5 +145,57 @@ describe('maskEvent', () => {
     expect(Object.keys(maskEvent(wide)).length).toBe(MASK_LIMITS.nodes);
     const long = maskEvent({ list: Array.from({ length: 10_000 }, () => 'v') });
     expect((long.list as unknown[]).length).toBe(MASK_LIMITS.nodes - 1);
+  });
+});
+
+describe('masking every copy of a masked value', () => {
+  const event = {
+    class_uid: 3002,
+    message: 'User alice.smith@corp.example logged in as alice.smith from WKS-ALICE-01',
+    user: { name: 'alice.smith', email_addr: 'alice.smith@corp.example', uid: 48151623 },
+    device: { hostname: 'WKS-ALICE-01' },
+    observables: [
+      { name: 'user.name', type_id: 4, value: 'alice.smith' },
+      { name: 'device.hostname', type_id: 1, value: 'WKS-ALICE-01' },
+    ],
+    raw_data: '{"UserName":"alice.smith","Account":"48151623"}',
+    unmapped: { audit: { detail: ['actor=alice.smith;ok'] } },
+  };
+
+  it('masks the value of user.name wherever else it appears: observables, message, raw_data, nested strings, substrings', () => {
+    const masked = maskEvent(event);
+    const text = JSON.stringify(masked);
+    expect(text).not.toContain('alice.smith');
+    expect(text).not.toContain('48151623');
+    expect(masked.observables).toEqual([
+      { name: 'user.name', type_id: 4, value: 'a***' },
+      { name: 'device.hostname', type_id: 1, value: 'WKS-ALICE-01' },
+    ]);
+    expect(masked.message).toBe('User a***@corp.example logged in as a*** from WKS-ALICE-01');
+    expect(masked.raw_data).toBe('{"UserName":"a***","Account":"***"}');
+    expect(masked.unmapped).toEqual({ audit: { detail: ['actor=a***;ok'] } });
+    // What is not masked anywhere stays as it was.
+    expect(masked.device).toEqual({ hostname: 'WKS-ALICE-01' });
+  });
+
+  it('does not hunt values too short to be an identity', () => {
+    const masked = maskEvent({ user: { name: 'al', type_id: 1 }, message: 'al logged in 1 time' });
+    expect(masked.message).toBe('al logged in 1 time');
+  });
+
+  it('masks every other string when an event holds more distinct personal values than it hunts', () => {
+    const users = Array.from({ length: COPY_MAX + 1 }, (_, i) => ({ name: `user-${i}` }));
+    const masked = maskEvent({ users, message: 'user-7 did it', note: 'nothing personal' });
+    expect(masked.message).toBe('u***');
+    expect(masked.note).toBe('n***');
+  });
+
+  it('is the same in maskValue for an object, and maskCopies masks the copies of named values without copying what does not change', () => {
+    expect(maskValue('details', { user: 'bob.jones', said: 'bob.jones was here' })).toEqual({ user: 'b***', said: 'b*** was here' });
+    const tree = { a: { untouched: true }, b: ['bob.jones rocks', 'x'] };
+    const out = maskCopies(tree, ['bob.jones']) as typeof tree;
+    expect(out.b).toEqual(['b*** rocks', 'x']);
+    expect(out.a).toBe(tree.a);
+    expect(maskCopies(tree, [])).toBe(tree);
   });
 });

@@ -4,15 +4,19 @@ import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { createLogger } from '../../src/platform/logger.js';
 import { createNetPolicy } from '../../src/platform/net/ssrf.js';
-import type { EventMeta, SinkBatch, SinkContext } from '../../src/pipeline/sinks/types.js';
+import type { Credential } from '../../src/core/credentials.js';
+import { destinationRedactor } from '../../src/pipeline/sinks/secrets.js';
+import type { EventMeta, SinkBatch, SinkContext, SinkType } from '../../src/pipeline/sinks/types.js';
 
 /** Loopback allowed, as in test apps (WEIR_OUTBOUND_ALLOW_CIDRS). */
 export const LOOPBACK_CIDRS = ['127.0.0.0/8', '::1/128'];
 
-/** A SinkContext for sink tests: loopback allowed unless allowCidrs says otherwise, silent logger. */
+/** A SinkContext for sink tests: loopback allowed unless allowCidrs says otherwise, silent logger, the type's redactor. */
 export function sinkContext(options: {
   config: Record<string, unknown>;
-  credential?: Record<string, string> | null;
+  credential?: Credential | null;
+  /** Whose secretValues build the redactor (default: every string of the credential is secret). */
+  type?: Pick<SinkType, 'secretValues'>;
   allowCidrs?: string[];
   fileRoot?: string;
   destinationId?: string;
@@ -21,6 +25,7 @@ export function sinkContext(options: {
     destinationId: options.destinationId ?? '00000000-0000-7000-8000-000000000001',
     config: options.config,
     credential: options.credential ?? null,
+    redact: destinationRedactor(options.type ?? {}, options.credential ?? null, options.config),
     net: createNetPolicy({ allowCidrs: options.allowCidrs ?? LOOPBACK_CIDRS }),
     fileRoot: options.fileRoot ?? tmpdir(),
     logger: createLogger({ level: 'silent', role: 'dispatcher' }),

@@ -7,6 +7,7 @@
 // checked before every page: the page in hand is finished, the next is not fetched. A run
 // works for a slice of time, then queues the job again, so a stopping worker waits for at
 // most one slice and long jobs take turns with other work.
+import { createRedactor, redactAndCut } from '../../core/redaction.js';
 import type { Clock } from '../../core/clock.js';
 import { GLOBAL_SCOPE } from '../../core/scope.js';
 import { compileCollectionFilters, type CompiledCollectionFilters } from '../../connectors/filters.js';
@@ -80,9 +81,7 @@ function day(d: Date): string {
 }
 
 function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (s && s.length >= 4) out = out.split(s).join('***');
-  return out.length > 2000 ? `${out.slice(0, 2000)}…` : out;
+  return redactAndCut(createRedactor(secrets), text, 2001);
 }
 
 export function createBackfillRunner(deps: BackfillRunnerDeps) {

@@ -53,6 +53,6 @@ describe('backoff, interval, redaction', () => {
   });
 
   it('strips secret values from messages', () => {
-    expect(redact('token sekret-123 refused', ['sekret-123'])).toBe('token *** refused');
+    expect(redact('token sekret-123 refused', ['sekret-123'])).toBe('token [redacted] refused');
   });
 });

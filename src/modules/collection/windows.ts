@@ -2,6 +2,7 @@
 // a date stream asks for next (watermark, default window, retention gap, settle delay, longest
 // window), the stored cursor's shape, and how long a failing stream waits before its next try.
 // docs/collection.md, "A collection cycle" and "Collector state".
+import { createRedactor, redactAndCut } from '../../core/redaction.js';
 import { DAY_MS, type StreamSpec } from '../../connectors/sdk.js';
 
 /** The stored cursor of a date stream: the open window and the vendor's page token inside it. */
@@ -89,7 +90,5 @@ export function intervalMs(config: Readonly<Record<string, unknown>>, spec: Pick
 
 /** Removes secret values from a message (errors of non-vendor code could quote the config). */
 export function redact(message: string, secrets: readonly string[]): string {
-  let out = message;
-  for (const s of secrets) if (s && s.length >= 4) out = out.split(s).join('***');
-  return out.length > 1000 ? `${out.slice(0, 1000)}…` : out;
+  return redactAndCut(createRedactor(secrets), message, 1001);
 }

@@ -211,7 +211,7 @@ describe('capture sessions', () => {
   it('exports NDJSON masked by default, raw with mask=false (audited), with platform scope only', async () => {
     const s = await createSession(adminA, { integration_id: intA });
     const recorder = createCaptureRecorder({ db: t.container.database.db, clock: systemClock, logger: t.container.logger });
-    const events = Array.from({ length: 3 }, (_, i) => ({ i, email: `user${i}@example.com`, ip: '192.0.2.10' }));
+    const events = Array.from({ length: 3 }, (_, i) => ({ i, email: `user${i}@example.com`, ip: '192.0.2.10', user_name: `jdoe${i}`, message: `signin by jdoe${i}` }));
     await recorder.record(ingestBatch(orgA, intA, 'signin', events));
     const url = `${SESSIONS}/${String(s.id)}/export`;
     expect((await call(adminA, 'GET', url)).statusCode).toBe(403);
@@ -220,7 +220,8 @@ describe('capture sessions', () => {
     expect(masked.headers['content-type']).toMatch(/^application\/x-ndjson/);
     expect(masked.headers['content-disposition']).toContain(`capture-${String(s.id)}.ndjson`);
     const lines = masked.body.trimEnd().split('\n').map((l) => JSON.parse(l) as Json);
-    expect(lines).toEqual(events.map((e) => ({ i: e.i, email: `u***@example.com`, ip: '192.0.2.x' })));
+    // The masked user_name is masked in the message too.
+    expect(lines).toEqual(events.map((e) => ({ i: e.i, email: `u***@example.com`, ip: '192.0.2.x', user_name: 'j***', message: 'signin by j***' })));
     const raw = await call(root, 'GET', `${url}?mask=false`);
     expect(raw.body.trimEnd().split('\n').map((l) => JSON.parse(l) as Json)).toEqual(events);
     const entries = await auditEntries('collector_config.capture_export');

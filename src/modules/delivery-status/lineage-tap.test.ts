@@ -182,7 +182,13 @@ describe('GET /destinations/{id}/tap', () => {
     expect(session.expires_at.getTime() - started).toBeGreaterThan(15_000);
     await db()
       .insertInto('tap_samples')
-      .values([1, 2, 3].map((n) => ({ destination_id: destA, session_id: session.id, event: JSON.stringify({ n, user: { email_addr: 'bob@example.com' } }) })))
+      .values(
+        [1, 2, 3].map((n) => ({
+          destination_id: destA,
+          session_id: session.id,
+          event: JSON.stringify({ n, user: { email_addr: 'bob@example.com', name: 'bob.jones' }, observables: [{ name: 'user.name', value: 'bob.jones' }], message: 'bob.jones signed in' }),
+        })),
+      )
       .execute();
     const res = await pending;
     expect(res.statusCode, res.body).toBe(200);
@@ -192,6 +198,9 @@ describe('GET /destinations/{id}/tap', () => {
     expect(lines.map((l) => l.event.n)).toEqual([1, 2]);
     expect(lines[0]!.at).toMatch(/Z$/);
     expect(res.body).not.toContain('bob@example.com');
+    // The masked user.name is masked in its other copies too.
+    expect(res.body).not.toContain('bob.jones');
+    expect(lines[0]!.event).toMatchObject({ observables: [{ value: 'b***' }], message: 'b*** signed in' });
     expect(await sessionOf(destA)).toBeUndefined();
     expect(await db().selectFrom('tap_samples').select('id').where('session_id', '=', session.id).execute()).toEqual([]);
   });

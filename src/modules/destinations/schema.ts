@@ -17,7 +17,14 @@ const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Description = Type.String({ maxLength: 2000 });
 const Config = Json('Non-secret settings, validated against the type\'s config_schema (GET destination-types); defaults are filled in');
 
-export const Credential = Type.Record(Type.String({ maxLength: 128 }), Type.String({ maxLength: MAX_CREDENTIAL_VALUE }), {
+// A field is a string, or a flat map of names to strings (the http type's secret_headers);
+// the type's credential_schema says which.
+const CredentialValue = Type.Union([
+  Type.String({ maxLength: MAX_CREDENTIAL_VALUE }),
+  Type.Record(Type.String({ maxLength: 128 }), Type.String({ maxLength: MAX_CREDENTIAL_VALUE }), { maxProperties: MAX_CREDENTIAL_FIELDS }),
+]);
+
+export const Credential = Type.Record(Type.String({ maxLength: 128 }), CredentialValue, {
   maxProperties: MAX_CREDENTIAL_FIELDS,
   description: 'Secret fields, validated against the type\'s credential_schema; encrypted at rest (AES-256-GCM) and never returned',
 });

@@ -7,6 +7,7 @@
 // which is what the dispatchers poll to rebuild their sinks.
 import type { Actor } from '../../core/actor.js';
 import type { Clock } from '../../core/clock.js';
+import type { Credential } from '../../core/credentials.js';
 import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
@@ -34,7 +35,7 @@ export interface CreateInput {
   organization_id?: number | null;
   description?: string;
   config: Record<string, unknown>;
-  credential?: Record<string, string>;
+  credential?: Credential;
   delivery?: DeliverySettingsInput;
   enabled?: boolean;
 }
@@ -84,7 +85,7 @@ export function createDestinationService(deps: DestinationServiceDeps) {
     return withDefaults;
   }
 
-  function checkedCredential(t: RegisteredSinkType, credential: Record<string, string>): Record<string, string> {
+  function checkedCredential(t: RegisteredSinkType, credential: Credential): Credential {
     const issues = t.checkCredential(credential);
     if (issues.length) throw invalidCredential(issues);
     return credential;
@@ -286,7 +287,7 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       });
     },
 
-    async rotate(actor: Actor, id: string, credential: Record<string, string>) {
+    async rotate(actor: Actor, id: string, credential: Credential) {
       const row = await changeable(scopeOf(actor), id);
       const sealed = cipher.seal(id, checkedCredential(typeOf(row.type), credential));
       const now = clock.now();
@@ -328,7 +329,7 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       const result = await (async (): Promise<TestResult> => {
         const t = types.get(row.type);
         if (!t) return { ok: false, detail: `Destination type ${row.type} is not available in this build`, latency_ms: 0, error_kind: 'config' };
-        let credential: Record<string, string> | null = null;
+        let credential: Credential | null = null;
         const stored = await store.credentialOf(id);
         if (stored?.credential) {
           try {

@@ -4,6 +4,7 @@
 // no coercion, nothing removed silently, every issue reported, defaults filled in.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import type { Credential } from '../../core/credentials.js';
 import { SINK_TYPES } from '../../pipeline/sinks/index.js';
 import type { SinkType } from '../../pipeline/sinks/types.js';
 
@@ -17,7 +18,7 @@ export interface RegisteredSinkType {
   /** A copy of config with the schema's defaults applied, and every issue (empty when valid). */
   checkConfig(config: Record<string, unknown>): { config: Record<string, unknown>; issues: Issue[] };
   /** Issues of a credential against credentialSchema; a type without one takes no credential. */
-  checkCredential(credential: Record<string, string>): Issue[];
+  checkCredential(credential: Credential): Issue[];
 }
 
 function makeAjv(): Ajv {

@@ -5,7 +5,10 @@
 // from the sink or the server are redacted against the credential's own values.
 import type { Logger } from '../../platform/logger.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
-import { DeliveryError, redactSecrets, type DeliveryErrorKind, type Sink, type SinkType, type TestResult } from '../../pipeline/sinks/types.js';
+import type { Credential } from '../../core/credentials.js';
+import { redactAndCut } from '../../core/redaction.js';
+import { destinationRedactor } from '../../pipeline/sinks/secrets.js';
+import { DeliveryError, type DeliveryErrorKind, type Sink, type SinkType, type TestResult } from '../../pipeline/sinks/types.js';
 
 export const TEST_TIMEOUT_MS = 10_000;
 
@@ -47,7 +50,7 @@ export interface TestInput {
   destinationId: string;
   sinkType: SinkType;
   config: Record<string, unknown>;
-  credential: Record<string, string> | null;
+  credential: Credential | null;
   net: NetPolicy;
   fileRoot: string;
   logger: Logger;
@@ -55,8 +58,8 @@ export interface TestInput {
 }
 
 export async function testDestination(input: TestInput): Promise<TestResult> {
-  const secrets = Object.values(input.credential ?? {});
-  const redact = (text: string) => redactSecrets(text, secrets);
+  const redactor = destinationRedactor(input.sinkType, input.credential, input.config);
+  const redact = (text: string) => redactAndCut(redactor, text, 1000);
   const timeoutMs = input.timeoutMs ?? TEST_TIMEOUT_MS;
   const started = performance.now();
   const elapsed = () => Math.max(0, Math.round(performance.now() - started));
@@ -75,6 +78,7 @@ export async function testDestination(input: TestInput): Promise<TestResult> {
       destinationId: input.destinationId,
       config: input.config,
       credential: input.credential,
+      redact: redactor,
       net: input.net,
       fileRoot: input.fileRoot,
       logger: input.logger,

@@ -58,7 +58,9 @@ export function createIntegrationSecrets(cipher: CredentialCipher) {
   /** The secret values of a row (CredentialDecryptError when they cannot be opened). */
   function open(row: { id: number } & SealedSecrets): Record<string, string> {
     if (!row.secrets) return {};
-    return cipher.open(String(row.id), { ciphertext: row.secrets, keyId: row.secrets_key_id });
+    const opened = cipher.open(String(row.id), { ciphertext: row.secrets, keyId: row.secrets_key_id });
+    // Integration secrets are sealed as plain strings; anything else is not one of them.
+    return Object.fromEntries(Object.entries(opened).filter((e): e is [string, string] => typeof e[1] === 'string'));
   }
 
   /** The config with its secret values put back. */

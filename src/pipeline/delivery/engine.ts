@@ -9,6 +9,7 @@ import type { Logger } from '../../platform/logger.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
 import type { CompiledRoutes, RouteSpec } from '../route/types.js';
 import type { SinkType } from '../sinks/types.js';
+import { destinationRedactor } from '../sinks/secrets.js';
 import type { BreakerState, EngineMetrics, EngineStore, PendingBatch, Transact } from './engine-port.js';
 import { Lane } from './lane.js';
 import type { DestinationDirectory, DestinationRuntime } from './ports.js';
@@ -81,7 +82,8 @@ export function createDeliveryEngine(deps: EngineDeps) {
     try {
       if (!type) throw new Error(`no sink for destination type ${dest.type}`);
       const credential = dest.has_credential ? await directory.credential(dest.id) : null;
-      const ctx = { destinationId: dest.id, config: dest.config, credential, net: deps.net, fileRoot: deps.fileRoot, logger: logger.child({ destination_id: dest.id }) };
+      const redact = destinationRedactor(type, credential, dest.config);
+      const ctx = { destinationId: dest.id, config: dest.config, credential, redact, net: deps.net, fileRoot: deps.fileRoot, logger: logger.child({ destination_id: dest.id }) };
       const sink = type.create(ctx);
       unbuildable.delete(dest.id);
       return new Lane({
@@ -96,7 +98,7 @@ export function createDeliveryEngine(deps: EngineDeps) {
         pollMs: deps.pollMs,
         leaseMs: deps.leaseMs,
         lineage: deps.lineage,
-        secrets: credential ? Object.values(credential) : [],
+        redact,
         random: deps.random,
       });
     } catch (err) {

@@ -4,12 +4,13 @@
 // requests are in flight. Each outcome is applied in ONE transaction to the rows this lane
 // still holds. Lanes share nothing but the database: a slow destination only slows itself.
 import type { Clock } from '../../core/clock.js';
+import type { Redactor } from '../../core/redaction.js';
 import type { Logger } from '../../platform/logger.js';
 import { maskEvent } from '../mask.js';
 import { DeliveryError, type Sink } from '../sinks/types.js';
 import { Breaker, type Ticket } from './breaker.js';
 import type { BreakerState, DeliveryKind, EngineMetrics, EngineStore, OutboxRow, TapSession, Transact } from './engine-port.js';
-import { asDeliveryError, planRows, settleRow, type RowSettlement, type SendOutcome } from './outcome.js';
+import { asDeliveryError, planRows, redactOutcome, settleRow, type RowSettlement, type SendOutcome } from './outcome.js';
 import type { DestinationRuntime } from './ports.js';
 import { buildSinkBatch, decodeRow, sliceLength, type Part } from './sink-batch.js';
 import { Sleeper } from './sleeper.js';
@@ -27,8 +28,8 @@ export interface LaneDeps {
   pollMs: number;
   leaseMs: number;
   lineage: boolean;
-  /** Credential values, for redacting unexpected sink errors. */
-  secrets: readonly string[];
+  /** The destination's redactor (sinks/secrets.ts): every text of an outcome goes through it before it is stored. */
+  redact: Redactor;
   random?: () => number;
   onBreakerChange?: (destinationId: string, from: BreakerState, to: BreakerState) => void;
 }
@@ -175,8 +176,9 @@ export class Lane {
       try {
         sent = { ok: true, result: await this.send(batch) };
       } catch (err) {
-        sent = { ok: false, error: asDeliveryError(err, this.deps.secrets) };
+        sent = { ok: false, error: asDeliveryError(err) };
       }
+      sent = redactOutcome(sent, this.deps.redact);
       const durationMs = performance.now() - started;
       if (this.abandoned) return;
       const now = this.deps.clock.now().getTime();

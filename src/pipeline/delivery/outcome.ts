@@ -4,7 +4,8 @@
 // part of an oversized row that was not sent stays as it was. Pure: the lane applies the
 // result in one transaction, to the rows it still holds.
 import { newId } from '../../core/ids.js';
-import { DeliveryError, redactSecrets, type SinkResult } from '../sinks/types.js';
+import { redactAndCut, type Redactor } from '../../core/redaction.js';
+import { DeliveryError, type SinkResult } from '../sinks/types.js';
 import { retryDelayMs } from './backoff.js';
 import type { DeliveryKind, DlqRow, LedgerEntry, LineageAttemptRow, RowRewrite } from './engine-port.js';
 import type { DeliverySettings } from './settings.js';
@@ -184,8 +185,31 @@ export async function settleRow(plan: RowPlan, durationMs: number, tapWanted: bo
 }
 
 /** Any failure of a whole request as a DeliveryError (a sink bug becomes a retryable protocol error). */
-export function asDeliveryError(err: unknown, secrets: readonly string[] = []): DeliveryError {
+export function asDeliveryError(err: unknown): DeliveryError {
   if (err instanceof DeliveryError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  return new DeliveryError('protocol', `the sink failed: ${redactSecrets(message, secrets)}`, { retryable: true, cause: err });
+  return new DeliveryError('protocol', `the sink failed: ${message}`, { retryable: true, cause: err });
+}
+
+/**
+ * The outcome with every text the engine stores (last_error, dead-letter reasons, lineage
+ * attempts) or logs passed through the destination's redactor, whole, before any cut. The
+ * error's cause is dropped: nothing downstream can log the unredacted original.
+ */
+export function redactOutcome(sent: SendOutcome, redact: Redactor): SendOutcome {
+  if (!sent.ok) {
+    const e = sent.error;
+    const message = redactAndCut(redact, e.message, REASON_MAX);
+    return { ok: false, error: new DeliveryError(e.kind, message, { retryable: e.retryable, statusCode: e.statusCode, retryAfterMs: e.retryAfterMs }) };
+  }
+  const { rejected, retry } = sent.result;
+  if (!rejected?.length && !retry?.length) return sent;
+  // The items of one request often share a reason (one mapping conflict for the whole batch).
+  const seen = new Map<string, string>();
+  const clean = <T extends { reason: string }>(item: T): T => {
+    let reason = seen.get(item.reason);
+    if (reason === undefined) seen.set(item.reason, (reason = redactAndCut(redact, item.reason, REASON_MAX)));
+    return { ...item, reason };
+  };
+  return { ok: true, result: { ...(rejected ? { rejected: rejected.map(clean) } : {}), ...(retry ? { retry: retry.map(clean) } : {}) } };
 }

@@ -1,5 +1,6 @@
 // What the delivery engine needs from the rest of Weir, as interfaces: the destinations
 // module implements DestinationDirectory (modules/destinations/directory.ts).
+import type { Credential } from '../../core/credentials.js';
 import type { DeliverySettings } from './settings.js';
 
 /** A destination as the dispatcher sees it; never carries the credential. */
@@ -30,5 +31,5 @@ export interface DestinationDirectory {
   /** Every destination (enabled or not), for routing and lanes. */
   list(): Promise<DestinationRuntime[]>;
   /** The decrypted credential, in memory only; null when there is none. */
-  credential(destinationId: string): Promise<Record<string, string> | null>;
+  credential(destinationId: string): Promise<Credential | null>;
 }

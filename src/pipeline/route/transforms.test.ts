@@ -88,9 +88,20 @@ describe('route transforms', () => {
     const input = event();
     const out = compile([{ type: 'mask', fields: ['actor.session.uid', 'observables[*].value'] }]).apply!(input);
     expect((out.actor as { session: { uid: string }; user: unknown }).session.uid).toBe('s***');
-    expect((out.actor as { user: unknown }).user).toBe(input.actor.user);
     expect((out.observables as { value: string }[]).map((o) => o.value)).toEqual(['203.0.113.x', 'a***']);
     expect(input.observables[0]!.value).toBe('203.0.113.9');
+    // The copies of the masked values elsewhere are masked too; what holds none is shared, not copied.
+    expect((out.actor as { user: unknown }).user).toEqual({ name: 'a***', uid: 'u1', email_addr: 'a***@example.com' });
+    expect(out.src_endpoint).toBe(input.src_endpoint);
+    expect(input.actor.user.name).toBe('alice');
+  });
+
+  it('mask of named fields masks every copy of their values: message, raw_data, substrings', () => {
+    const input = { ...event(), message: 'login by alice from 203.0.113.9', raw_data: '{"user":"alice"}' };
+    const out = compile([{ type: 'mask', fields: ['actor.user.name'] }]).apply!(input);
+    expect(out.message).toBe('login by a*** from 203.0.113.9');
+    expect(out.raw_data).toBe('{"user":"a***"}');
+    expect(JSON.stringify(out)).not.toMatch(/alice(?!@)/);
   });
 
   it('applies edits in order', () => {

@@ -4,7 +4,7 @@
 // keep builds a new tree. Sampling is a decision, not an edit: it is taken from a hash of
 // the event id, whatever its position in the list, so a redelivered batch samples the
 // same events and an event sampled out costs no copy.
-import { maskEvent, maskValue } from '../mask.js';
+import { maskCopies, maskEvent, maskValue } from '../mask.js';
 import { parseRoutePath, PathSyntaxError, type PathSegment } from './paths.js';
 import type { RouteProblem } from './conditions.js';
 
@@ -115,6 +115,16 @@ const PERSONAL_KEY = 'secret';
 const maskNamed: LeafEdit = (v) => maskValue(PERSONAL_KEY, v);
 const removeField: LeafEdit = () => REMOVE;
 
+/** The named fields masked, and every copy of their values elsewhere in the event (message, observables...). */
+function maskNamedEverywhere(o: Record<string, unknown>, tree: PathNode): Record<string, unknown> {
+  const seen: unknown[] = [];
+  const masked = edit(o, tree, (v) => {
+    seen.push(v);
+    return maskNamed(v);
+  }) as Record<string, unknown>;
+  return seen.length === 0 ? masked : (maskCopies(masked, seen) as Record<string, unknown>);
+}
+
 function compileFields(raw: unknown, problems: RouteProblem[], at: string, optional: boolean): PathNode | null | undefined {
   if (raw === undefined && optional) return null;
   if (!Array.isArray(raw) || raw.length === 0) {
@@ -189,7 +199,7 @@ export function compileTransforms(list: unknown, problems: RouteProblem[], at = 
     if (type === 'drop_fields') edits.push((o) => edit(o, tree!, removeField) as Record<string, unknown>);
     else if (type === 'keep_fields') edits.push((o) => (project(o, tree!) as Record<string, unknown> | undefined) ?? {});
     else if (tree === null) edits.push(maskEvent);
-    else edits.push((o) => edit(o, tree, maskNamed) as Record<string, unknown>);
+    else edits.push((o) => maskNamedEverywhere(o, tree));
   });
   if (problems.length > before) return undefined;
   let apply: EventEdit | null = null;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkHeaders, parseHttpUrl, parseRetryAfter, statusError, transportError } from './http-common.js';
+import { createRedactor, redactPatterns } from '../../core/redaction.js';
 import { DeliveryError } from './types.js';
 
 const answer = (status: number, text = '', headers: Record<string, string> = {}) => ({ status, text, headers });
@@ -18,13 +19,13 @@ describe('http-common', () => {
   });
 
   it('maps statuses to kinds, with retryability and a redacted short answer', () => {
-    expect(statusError(answer(401), [])).toMatchObject({ kind: 'auth', retryable: false, message: 'HTTP 401' });
-    expect(statusError(answer(403), [])).toMatchObject({ kind: 'auth' });
-    expect(statusError(answer(408), [])).toMatchObject({ kind: 'http_4xx', retryable: true });
-    expect(statusError(answer(429, '', { 'retry-after': '2' }), [])).toMatchObject({ kind: 'rate_limited', retryable: true, retryAfterMs: 2000 });
-    expect(statusError(answer(400), [])).toMatchObject({ kind: 'http_4xx', retryable: false });
-    expect(statusError(answer(502), [])).toMatchObject({ kind: 'http_5xx', retryable: true });
-    const e = statusError(answer(500, `oops   the key s3cr3t-value was\nbad ${'x'.repeat(400)}`), ['s3cr3t-value']);
+    expect(statusError(answer(401), redactPatterns)).toMatchObject({ kind: 'auth', retryable: false, message: 'HTTP 401' });
+    expect(statusError(answer(403), redactPatterns)).toMatchObject({ kind: 'auth' });
+    expect(statusError(answer(408), redactPatterns)).toMatchObject({ kind: 'http_4xx', retryable: true });
+    expect(statusError(answer(429, '', { 'retry-after': '2' }), redactPatterns)).toMatchObject({ kind: 'rate_limited', retryable: true, retryAfterMs: 2000 });
+    expect(statusError(answer(400), redactPatterns)).toMatchObject({ kind: 'http_4xx', retryable: false });
+    expect(statusError(answer(502), redactPatterns)).toMatchObject({ kind: 'http_5xx', retryable: true });
+    const e = statusError(answer(500, `oops   the key s3cr3t-value was\nbad ${'x'.repeat(400)}`), createRedactor(['s3cr3t-value']));
     expect(e.message).toMatch(/^HTTP 500: oops the key \[redacted\] was bad x+…$/);
     expect(e.message.length).toBeLessThan(230);
   });

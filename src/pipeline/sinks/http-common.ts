@@ -7,7 +7,8 @@ import { gzip as gzipCb, constants as zlibConstants } from 'node:zlib';
 import { Type } from 'typebox';
 import { buildConnector, Pool } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
-import { DeliveryError, redactSecrets, type SinkContext, type TestResult } from './types.js';
+import { redactAndCut, type Redactor } from '../../core/redaction.js';
+import { DeliveryError, type SinkContext, type TestResult } from './types.js';
 
 const gzipAsync = promisify(gzipCb);
 
@@ -171,16 +172,18 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   return Math.min(Math.max(0, at - now), 86_400_000);
 }
 
-/** The start of a server's answer, on one line, with anything secret-looking removed. */
-export function shortAnswer(text: string, secrets: readonly string[]): string {
-  const one = text.replace(/\s+/g, ' ').trim();
-  return redactSecrets(one.length > 200 ? `${one.slice(0, 200)}…` : one, secrets);
+/**
+ * The start of a server's answer, on one line, with the destination's secrets removed. The
+ * redaction runs on the answer as received (a secret may span lines), before the cut.
+ */
+export function shortAnswer(text: string, redact: Redactor): string {
+  return redactAndCut((t) => redact(t).replace(/\s+/g, ' ').trim(), text, 201);
 }
 
 /** The DeliveryError for a non-2xx answer (the brief's mapping, shared by every HTTP sink). */
-export function statusError(answer: HttpAnswer, secrets: readonly string[], what = 'HTTP'): DeliveryError {
+export function statusError(answer: HttpAnswer, redact: Redactor, what = 'HTTP'): DeliveryError {
   const { status } = answer;
-  const said = shortAnswer(answer.text, secrets);
+  const said = shortAnswer(answer.text, redact);
   const message = `${what} ${status}${said ? `: ${said}` : ''}`;
   const retryAfterMs = parseRetryAfter(answer.headers['retry-after']);
   if (status === 401 || status === 403) return new DeliveryError('auth', message, { statusCode: status });
@@ -198,24 +201,16 @@ export function gzip(body: string | Buffer): Promise<Buffer> {
   return gzipAsync(body, { level: 2, strategy: zlibConstants.Z_DEFAULT_STRATEGY, chunkSize: 1 << 20 });
 }
 
-/** The credential's secret values, for redaction of anything a server echoes (user names are not secret). */
-export function secretValues(credential: Record<string, string> | null): string[] {
-  if (!credential) return [];
-  const out: string[] = [];
-  for (const [k, v] of Object.entries(credential)) if (typeof v === 'string' && v && !k.endsWith('username')) out.push(v);
-  return out;
-}
-
 /** Runs a connection check: measures it and turns any failure into ok false (test() never throws). */
-export async function timedTest(check: () => Promise<{ ok: boolean; detail: string; error_kind?: TestResult['error_kind'] }>, signal: AbortSignal, secrets: readonly string[] = []): Promise<TestResult> {
+export async function timedTest(check: () => Promise<{ ok: boolean; detail: string; error_kind?: TestResult['error_kind'] }>, signal: AbortSignal, redact: Redactor): Promise<TestResult> {
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
   try {
     const r = await check();
-    return { ...r, detail: redactSecrets(r.detail, secrets), latency_ms: latency() };
+    return { ...r, detail: redactAndCut(redact, r.detail, 1000), latency_ms: latency() };
   } catch (err) {
     const e = err instanceof DeliveryError ? err : transportError(err, signal);
-    return { ok: false, detail: redactSecrets(e.message, secrets), latency_ms: latency(), error_kind: e.kind };
+    return { ok: false, detail: redactAndCut(redact, e.message, 1000), latency_ms: latency(), error_kind: e.kind };
   }
 }
 

@@ -3,6 +3,8 @@
 // some events refused or to retry, or a DeliveryError for the whole batch. Sinks never
 // retry, batch or dead-letter themselves: the engine does (pipeline/delivery/).
 import type { TSchema } from 'typebox';
+import type { Credential } from '../../core/credentials.js';
+import { createRedactor, type Redactor, type SecretValue } from '../../core/redaction.js';
 import type { Logger } from '../../platform/logger.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
 
@@ -49,7 +51,8 @@ export type DeliveryErrorKind =
 
 /**
  * A failure of the whole batch. The message must never contain a credential: sinks build
- * it from status codes and short, redacted server answers (redactSecrets below).
+ * it from status codes and short server answers passed through ctx.redact, and the engine
+ * redacts every text once more before it is stored.
  */
 export class DeliveryError extends Error {
   readonly kind: DeliveryErrorKind;
@@ -82,7 +85,9 @@ export interface SinkContext {
   /** Validated against the type's configSchema, defaults applied. */
   config: Record<string, unknown>;
   /** Decrypted in memory; null when the destination has none. Never logged. */
-  credential: Record<string, string> | null;
+  credential: Credential | null;
+  /** Hides the credential's values (every encoding, cut or whole) from a text: apply it before any cut (sinks/secrets.ts). */
+  redact: Redactor;
   /** Every outbound connection goes through it (SSRF guard). */
   net: NetPolicy;
   /** The only directory tree local sinks (file) may write under (config.delivery.fileRoot). */
@@ -108,12 +113,21 @@ export interface SinkType {
   credentialSchema: TSchema | null;
   /** Whether the type must have a credential to deliver. */
   credentialRequired: boolean;
+  /**
+   * The values to hide from every text about this destination: the secret fields (not user
+   * names, key ids or certificates) and what the sink builds of them (the "user:password" of
+   * a Basic header). Default: every string of the credential.
+   */
+  secretValues?(credential: Credential, config: Record<string, unknown>): (string | SecretValue)[];
   create(ctx: SinkContext): Sink;
 }
 
-/** Strips anything that looks like a credential from a server's answer before it is stored or logged. */
+/**
+ * A text with these secret values (in any encoding, cut or whole) and anything that looks like
+ * a credential hidden, then cut at 500 characters. For a known destination prefer ctx.redact,
+ * built once.
+ */
 export function redactSecrets(text: string, secrets: readonly string[] = []): string {
-  let out = text.length > 500 ? `${text.slice(0, 500)}…` : text;
-  for (const s of secrets) if (s && s.length >= 4) out = out.split(s).join('[redacted]');
-  return out.replace(/(authorization|api[-_]?key|token|password|secret)(["'\s:=]+)([^"'\s,}]+)/gi, '$1$2[redacted]');
+  const out = createRedactor(secrets)(text.length > 16_384 ? text.slice(0, 16_384) : text);
+  return out.length > 500 ? `${out.slice(0, 500)}…` : out;
 }

@@ -5,6 +5,7 @@
 // master rotation the previous keys (WEIR_SECRET_KEY_PREVIOUS) still open old rows, and
 // re-sealing moves them under the current key.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { isCredential, type Credential } from '../../core/credentials.js';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -27,9 +28,9 @@ export interface SealedCredential {
 export interface CredentialCipher {
   /** Fingerprint of the key new credentials are sealed with. */
   readonly currentKeyId: string;
-  seal(destinationId: string, credential: Readonly<Record<string, string>>): SealedCredential;
+  seal(destinationId: string, credential: Credential): SealedCredential;
   /** The plaintext credential; throws CredentialDecryptError (whose message never holds any of it). */
-  open(destinationId: string, sealed: { ciphertext: string; keyId: string | null }): Record<string, string>;
+  open(destinationId: string, sealed: { ciphertext: string; keyId: string | null }): Credential;
   /** Whether a credential sealed under keyId should be re-sealed under the current key. */
   isStale(keyId: string | null): boolean;
 }
@@ -42,10 +43,6 @@ export function credentialKeyId(key: Buffer): string {
 /** What a cipher seals for: the row kind is part of the associated data, so a destination's ciphertext never opens as an integration's. */
 export type SealedFor = 'destination' | 'integration';
 
-function isStringRecord(v: unknown): v is Record<string, string> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
-}
-
 /** current: the 32-byte credentials key; previous: the same subkey of earlier master secrets. */
 export function createCredentialCipher(current: Buffer, previous: readonly Buffer[] = [], sealedFor: SealedFor = 'destination'): CredentialCipher {
   const aad = (rowId: string) => Buffer.from(`weir:${sealedFor}:${rowId}`, 'utf8');
@@ -54,14 +51,14 @@ export function createCredentialCipher(current: Buffer, previous: readonly Buffe
   keys.set(currentKeyId, current);
   for (const k of previous) if (!keys.has(credentialKeyId(k))) keys.set(credentialKeyId(k), k);
 
-  function tryOpen(key: Buffer, destinationId: string, blob: Buffer): Record<string, string> | undefined {
+  function tryOpen(key: Buffer, destinationId: string, blob: Buffer): Credential | undefined {
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, blob.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
       decipher.setAAD(aad(destinationId));
       decipher.setAuthTag(blob.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
       const plain = Buffer.concat([decipher.update(blob.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
       const parsed: unknown = JSON.parse(plain.toString('utf8'));
-      return isStringRecord(parsed) ? parsed : undefined;
+      return isCredential(parsed) ? parsed : undefined;
     } catch {
       return undefined;
     }

@@ -19,7 +19,7 @@ async function es(options: FakeEsOptions = { users: USERS }): Promise<FakeEs> {
 }
 
 function sink(config: Record<string, unknown>, credential: Record<string, string> | null = { username: 'weir', password: 'es-password-1' }, allowCidrs?: string[]): Sink {
-  const s = elasticsearchSink.create(sinkContext({ config, credential, allowCidrs }));
+  const s = elasticsearchSink.create(sinkContext({ config, credential, allowCidrs, type: elasticsearchSink }));
   cleanups.push(() => s.close());
   return s;
 }

@@ -1,5 +1,7 @@
 import type { Pool } from 'undici';
-import { closePool, createHttpPool, gzip, httpRequest, lazy, parseHttpUrl, secretValues, shortAnswer, statusError, timedTest, type HttpAnswer } from '../http-common.js';
+import { credentialString, type Credential } from '../../../core/credentials.js';
+import type { Redactor, SecretValue } from '../../../core/redaction.js';
+import { closePool, createHttpPool, gzip, httpRequest, lazy, parseHttpUrl, shortAnswer, statusError, timedTest, type HttpAnswer } from '../http-common.js';
 import { DeliveryError, type Sink, type SinkBatch, type SinkContext, type SinkResult } from '../types.js';
 
 /** Only what the sink reads of a _bulk answer: 5000 full items would be most of a megabyte. */
@@ -59,13 +61,26 @@ interface Prepared {
   display: string;
 }
 
-function authorization(cred: Record<string, string> | null): string | undefined {
-  if (!cred) return undefined;
-  const { username, password, api_key: apiKey } = cred;
+function authorization(cred: Credential | null): string | undefined {
+  const username = credentialString(cred, 'username');
+  const apiKey = credentialString(cred, 'api_key');
   if (apiKey && username) throw new DeliveryError('config', 'the credential has both api_key and username: keep one');
   if (apiKey) return `ApiKey ${apiKey.includes(':') ? Buffer.from(apiKey).toString('base64') : apiKey}`;
-  if (username) return `Basic ${Buffer.from(`${username}:${password ?? ''}`).toString('base64')}`;
+  if (username) return `Basic ${Buffer.from(`${username}:${credentialString(cred, 'password') ?? ''}`).toString('base64')}`;
   return undefined;
+}
+
+/**
+ * The api_key's own secret part: "id:key" given as is, or inside the base64 "encoded" value
+ * Elasticsearch hands out. A server may echo the key alone, without its id.
+ */
+export function apiKeyParts(apiKey: unknown): (string | SecretValue)[] {
+  if (typeof apiKey !== 'string' || apiKey === '') return [];
+  const pair = apiKey.includes(':') ? apiKey : Buffer.from(apiKey, 'base64').toString('utf8');
+  const colon = pair.indexOf(':');
+  // A value that does not decode to printable "id:key" is an opaque key: the value itself is hidden.
+  if (colon <= 0 || !/^[\x20-\x7e]+$/.test(pair)) return [];
+  return [{ value: pair, publicPrefix: colon + 1 }, pair.slice(colon + 1)];
 }
 
 function prepare(ctx: SinkContext): Prepared {
@@ -112,12 +127,12 @@ interface BulkItem {
 }
 
 /** Per-item outcomes of a 200 _bulk answer. */
-export function bulkResult(text: string, size: number, opType: 'create' | 'index', secrets: readonly string[]): SinkResult {
+export function bulkResult(text: string, size: number, opType: 'create' | 'index', redact: Redactor): SinkResult {
   let parsed: { errors?: boolean; items?: Record<string, BulkItem>[] };
   try {
     parsed = JSON.parse(text) as typeof parsed;
   } catch {
-    throw new DeliveryError('protocol', `Elasticsearch _bulk answered 200 with a body that is not JSON: ${shortAnswer(text, secrets)}`);
+    throw new DeliveryError('protocol', `Elasticsearch _bulk answered 200 with a body that is not JSON: ${shortAnswer(text, redact)}`);
   }
   if (parsed.errors === false) return {};
   const items = parsed.items;
@@ -132,7 +147,7 @@ export function bulkResult(text: string, size: number, opType: 'create' | 'index
     if (status >= 200 && status < 300) continue;
     // The document is already there: this was a redelivery of a delivered event.
     if (status === 409 && opType === 'create') continue;
-    const reason = shortAnswer(`${status} ${item.error?.type ?? 'error'}: ${item.error?.reason ?? ''}`, secrets);
+    const reason = shortAnswer(`${status} ${item.error?.type ?? 'error'}: ${item.error?.reason ?? ''}`, redact);
     if (status === 429 || status >= 500 || status === 0) retry.push({ index: i, reason, statusCode: status || undefined });
     else rejected.push({ index: i, reason, statusCode: status });
   }
@@ -154,9 +169,9 @@ function esReason(text: string): string | null {
   return null;
 }
 
-function requestError(answer: HttpAnswer, secrets: readonly string[]): DeliveryError {
+function requestError(answer: HttpAnswer, redact: Redactor): DeliveryError {
   const reason = esReason(answer.text);
-  const base = statusError(reason === null ? answer : { ...answer, text: reason }, secrets, 'Elasticsearch');
+  const base = statusError(reason === null ? answer : { ...answer, text: reason }, redact, 'Elasticsearch');
   if (answer.status === 413) {
     // Resending the same rows cannot fit: dead-letter them and say what to change.
     return new DeliveryError('http_4xx', `Elasticsearch 413: the request is larger than the cluster accepts (http.max_content_length); lower max_bytes of this destination`, { statusCode: 413 });
@@ -166,15 +181,7 @@ function requestError(answer: HttpAnswer, secrets: readonly string[]): DeliveryE
 
 export function createBulkSink(ctx: SinkContext): Sink {
   const prepared = lazy(() => prepare(ctx));
-  const secrets = secretValues(ctx.credential);
-  const auth = (() => {
-    try {
-      return authorization(ctx.credential);
-    } catch {
-      return undefined;
-    }
-  })();
-  if (auth) secrets.push(auth.slice(auth.indexOf(' ') + 1));
+  const redact = ctx.redact;
 
   return {
     async send(batch: SinkBatch, signal: AbortSignal): Promise<SinkResult> {
@@ -185,9 +192,9 @@ export function createBulkSink(ctx: SinkContext): Sink {
       const headers: Record<string, string> = { ...p.headers, 'content-type': 'application/x-ndjson' };
       if (p.gzip) headers['content-encoding'] = 'gzip';
       const answer = await httpRequest(p.pool, { method: 'POST', path: p.bulkPath, headers, body, signal, maxBytes: 64 * 1_048_576 });
-      if (answer.status === 200) return bulkResult(answer.text, batch.lines.length, p.opType, secrets);
+      if (answer.status === 200) return bulkResult(answer.text, batch.lines.length, p.opType, redact);
       if (answer.status >= 200 && answer.status < 300) throw new DeliveryError('protocol', `Elasticsearch _bulk answered ${answer.status}`, { statusCode: answer.status });
-      throw requestError(answer, secrets);
+      throw requestError(answer, redact);
     },
 
     test(signal: AbortSignal) {
@@ -196,7 +203,7 @@ export function createBulkSink(ctx: SinkContext): Sink {
           const p = prepared();
           const answer = await httpRequest(p.pool, { method: 'GET', path: p.rootPath, headers: p.headers, signal });
           if (answer.status !== 200) {
-            const e = requestError(answer, secrets);
+            const e = requestError(answer, redact);
             return { ok: false, detail: `GET ${p.display}/ answered ${e.message}`, error_kind: e.kind };
           }
           let info: { cluster_name?: string; version?: { number?: string; distribution?: string } };
@@ -210,7 +217,7 @@ export function createBulkSink(ctx: SinkContext): Sink {
           return { ok: true, detail: `cluster "${info.cluster_name ?? '?'}" answered: ${product} ${info.version.number}` };
         },
         signal,
-        secrets,
+        redact,
       );
     },
 

@@ -1,9 +1,11 @@
 // Destination type `elasticsearch` (Elasticsearch 7/8 and OpenSearch): the `_bulk` API with
 // the envelope id as `_id`, so a redelivered event finds its earlier copy instead of doubling.
 import { Type } from 'typebox';
+import { credentialStrings } from '../../../core/credentials.js';
 import { TlsConfigFields } from '../http-common.js';
+import { basicPair } from '../secrets.js';
 import type { SinkType } from '../types.js';
-import { createBulkSink } from './bulk.js';
+import { apiKeyParts, createBulkSink } from './bulk.js';
 
 export const EsConfigSchema = Type.Object(
   {
@@ -46,5 +48,6 @@ export const elasticsearchSink: SinkType = {
   configSchema: EsConfigSchema,
   credentialSchema: EsCredentialSchema,
   credentialRequired: false,
+  secretValues: (c) => [...credentialStrings(c, ['username']), ...basicPair(c.username, c.password), ...apiKeyParts(c.api_key)],
   create: createBulkSink,
 };

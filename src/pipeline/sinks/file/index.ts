@@ -80,7 +80,7 @@ export function createFileSink(ctx: SinkContext): Sink {
       return timedTest(async () => {
         await get().probe();
         return { ok: true, detail: `directory "${shown}" under the file destinations root is writable` };
-      }, signal);
+      }, signal, ctx.redact);
     },
     async close() {
       await writer?.close();

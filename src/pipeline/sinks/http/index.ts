@@ -2,7 +2,9 @@
 // JSON array), optionally gzipped and HMAC-signed, with a batch id receivers can deduplicate
 // on. How a receiver verifies the signature: docs in the `hmac_secret` description below.
 import { Type } from 'typebox';
+import { credentialStrings } from '../../../core/credentials.js';
 import { TlsConfigFields } from '../http-common.js';
+import { basicPair } from '../secrets.js';
 import type { SinkType } from '../types.js';
 import { createWebhookSink } from './webhook.js';
 
@@ -43,9 +45,11 @@ export const HttpCredentialSchema = Type.Object(
       }),
     ),
     secret_headers: Type.Optional(
-      Type.Record(Type.String({ pattern: HEADER_NAME }), Type.String({ maxLength: 8192 }), {
+      Type.Record(Type.String({ pattern: HEADER_NAME }), Type.String({ minLength: 1, maxLength: 8192 }), {
         additionalProperties: false,
-        description: 'Headers whose values are secret (for example X-Api-Key), sent with every request',
+        maxProperties: 16,
+        description:
+          'Headers whose values are secret, as an object of header name to value (for example {"X-Api-Key": "..."}), sent with every request. Write-only like every credential field.',
       }),
     ),
   },
@@ -60,5 +64,6 @@ export const httpSink: SinkType = {
   configSchema: HttpConfigSchema,
   credentialSchema: HttpCredentialSchema,
   credentialRequired: false,
+  secretValues: (c) => [...credentialStrings(c, ['basic_username']), ...basicPair(c.basic_username, c.basic_password)],
   create: createWebhookSink,
 };

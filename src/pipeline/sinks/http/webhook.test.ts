@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ocsfEvents, sinkBatch, sinkContext } from '../../../../test/support/sink-batch.js';
 import { startWebhookReceiver, TEST_TLS, type WebhookReceiver } from '../../../../test/support/webhook-receiver.js';
+import type { Credential } from '../../../core/credentials.js';
 import { DeliveryError, type Sink } from '../types.js';
 import { httpSink } from './index.js';
 import { batchId, signature } from './webhook.js';
@@ -19,8 +20,8 @@ async function receiver(options: Parameters<typeof startWebhookReceiver>[0] = {}
   return r;
 }
 
-function sink(config: Record<string, unknown>, credential: Record<string, string> | null = null, allowCidrs?: string[]): Sink {
-  const s = httpSink.create(sinkContext({ config, credential, allowCidrs }));
+function sink(config: Record<string, unknown>, credential: Credential | null = null, allowCidrs?: string[]): Sink {
+  const s = httpSink.create(sinkContext({ config, credential, allowCidrs, type: httpSink }));
   cleanups.push(() => s.close());
   return s;
 }
@@ -78,7 +79,7 @@ describe('http (webhook) sink', () => {
   it('sends a gzipped JSON array with PUT, bearer token and secret headers', async () => {
     const r = await receiver({ bearerToken: 'tok-123456' });
     const batch = sinkBatch(ocsfEvents(2));
-    const s = sink({ url: r.url, method: 'PUT', format: 'json', gzip: true }, { bearer_token: 'tok-123456', secret_headers: { 'X-Api-Key': 'k-secret' } } as unknown as Record<string, string>);
+    const s = sink({ url: r.url, method: 'PUT', format: 'json', gzip: true }, { bearer_token: 'tok-123456', secret_headers: { 'X-Api-Key': 'k-secret' } });
     await s.send(batch, AbortSignal.timeout(5000));
     const req = r.requests[0]!;
     expect(req.method).toBe('PUT');

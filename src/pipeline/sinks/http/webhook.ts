@@ -8,12 +8,12 @@ import {
   httpRequest,
   lazy,
   parseHttpUrl,
-  secretValues,
   statusError,
   timedTest,
   type HttpAnswer,
 } from '../http-common.js';
-import { DeliveryError, type Sink, type SinkBatch, type SinkContext, type SinkResult } from '../types.js';
+import { credentialString } from '../../../core/credentials.js';
+import type { Sink, SinkBatch, SinkContext, SinkResult } from '../types.js';
 
 /** Stable for a resend of the same events: receivers deduplicate on it. */
 export function batchId(ids: readonly string[]): string {
@@ -41,28 +41,16 @@ interface Prepared {
   display: string;
 }
 
-/** The secret headers map may reach us as an object or as its JSON text (credentials are string maps). */
-function secretHeaders(raw: unknown): Record<string, string> {
-  if (typeof raw === 'string') {
-    try {
-      return checkHeaders(JSON.parse(raw), 'secret_headers');
-    } catch (err) {
-      if (err instanceof DeliveryError) throw err;
-      throw new DeliveryError('config', 'secret_headers must be an object of header names to values');
-    }
-  }
-  return checkHeaders(raw, 'secret_headers');
-}
-
 function prepare(ctx: SinkContext): Prepared {
   const c = ctx.config;
   const url = parseHttpUrl(c.url);
-  const cred = (ctx.credential ?? {}) as Record<string, unknown>;
-  const headers: Record<string, string> = { ...checkHeaders(c.headers, 'headers'), ...secretHeaders(cred.secret_headers) };
-  if (typeof cred.bearer_token === 'string' && cred.bearer_token) headers.authorization = `Bearer ${cred.bearer_token}`;
-  else if (typeof cred.basic_username === 'string' && cred.basic_username) {
-    headers.authorization = `Basic ${Buffer.from(`${cred.basic_username}:${typeof cred.basic_password === 'string' ? cred.basic_password : ''}`).toString('base64')}`;
-  }
+  const cred = ctx.credential;
+  const headers: Record<string, string> = { ...checkHeaders(c.headers, 'headers'), ...checkHeaders(cred?.secret_headers, 'secret_headers') };
+  const bearer = credentialString(cred, 'bearer_token');
+  const user = credentialString(cred, 'basic_username');
+  if (bearer) headers.authorization = `Bearer ${bearer}`;
+  else if (user) headers.authorization = `Basic ${Buffer.from(`${user}:${credentialString(cred, 'basic_password') ?? ''}`).toString('base64')}`;
+  const hmacSecret = credentialString(cred, 'hmac_secret');
   const format = c.format === 'json' ? 'json' : 'ndjson';
   return {
     pool: createHttpPool(ctx, url, { rejectUnauthorized: c.tls_reject_unauthorized !== false, ca: typeof c.tls_ca === 'string' ? c.tls_ca : undefined }),
@@ -71,21 +59,9 @@ function prepare(ctx: SinkContext): Prepared {
     format,
     gzip: c.gzip === true,
     headers,
-    hmacSecret: typeof cred.hmac_secret === 'string' && cred.hmac_secret ? cred.hmac_secret : undefined,
+    hmacSecret,
     display: `${url.origin}${url.pathname}`,
   };
-}
-
-/** All secret strings, the nested secret headers and derived authorization values included. */
-function secretsOf(ctx: SinkContext): string[] {
-  const out = secretValues(ctx.credential);
-  const cred = (ctx.credential ?? {}) as Record<string, unknown>;
-  const sh = cred.secret_headers;
-  if (sh && typeof sh === 'object') for (const v of Object.values(sh)) if (typeof v === 'string') out.push(v);
-  if (typeof cred.basic_username === 'string') {
-    out.push(Buffer.from(`${cred.basic_username}:${typeof cred.basic_password === 'string' ? cred.basic_password : ''}`).toString('base64'));
-  }
-  return out;
 }
 
 function signedHeaders(p: Prepared, body: string | Buffer, extra: Record<string, string>): Record<string, string> {
@@ -100,7 +76,6 @@ function signedHeaders(p: Prepared, body: string | Buffer, extra: Record<string,
 
 export function createWebhookSink(ctx: SinkContext): Sink {
   const prepared = lazy(() => prepare(ctx));
-  const secrets = secretsOf(ctx);
 
   return {
     async send(batch: SinkBatch, signal: AbortSignal): Promise<SinkResult> {
@@ -115,7 +90,7 @@ export function createWebhookSink(ctx: SinkContext): Sink {
       if (p.gzip) extra['content-encoding'] = 'gzip';
       const answer = await httpRequest(p.pool, { method: p.method, path: p.path, headers: signedHeaders(p, body, extra), body, signal, maxBytes: 4096 });
       if (answer.status >= 200 && answer.status < 300) return {};
-      throw statusError(answer, secrets);
+      throw statusError(answer, ctx.redact);
     },
 
     test(signal: AbortSignal) {
@@ -137,7 +112,7 @@ export function createWebhookSink(ctx: SinkContext): Sink {
           return { ok: true, detail };
         },
         signal,
-        secrets,
+        ctx.redact,
       );
     },
 

@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 // The postgres sink is a PostgreSQL client by nature: this adapter is the one pipeline file that uses pg.
 // eslint-disable-next-line no-restricted-imports
 import pg from 'pg';
+import type { Redactor } from '../../../core/redaction.js';
 import type { Logger } from '../../../platform/logger.js';
 import type { NetPolicy } from '../../../platform/net/policy.js';
 import { DeliveryError, type TestResult } from '../types.js';
@@ -58,7 +59,7 @@ function race<T>(work: Promise<T>, signal: AbortSignal, cancel: () => void): Pro
   });
 }
 
-export function createPgConnection(s: PgSettings, net: NetPolicy, logger: Logger, secrets: readonly string[]): PgConnection {
+export function createPgConnection(s: PgSettings, net: NetPolicy, logger: Logger, redact: Redactor): PgConnection {
   let pool: Promise<pg.Pool> | null = null;
   const table = qualified(s.schema, s.table);
 
@@ -82,7 +83,7 @@ export function createPgConnection(s: PgSettings, net: NetPolicy, logger: Logger
       allowExitOnIdle: true,
     });
     // An idle client's error (server restart) must not crash the dispatcher.
-    p.on('error', (err) => logger.warn({ err: pgError(err, secrets).message }, 'postgres destination: idle connection failed'));
+    p.on('error', (err) => logger.warn({ err: pgError(err, redact).message }, 'postgres destination: idle connection failed'));
     return p;
   }
 
@@ -109,14 +110,14 @@ export function createPgConnection(s: PgSettings, net: NetPolicy, logger: Logger
     try {
       p = await getPool();
     } catch (err) {
-      throw pgError(err, secrets);
+      throw pgError(err, redact);
     }
     let client: pg.PoolClient;
     try {
       const connecting = p.connect();
       client = await race(connecting, signal, () => void connecting.then((c) => c.release(true), () => undefined));
     } catch (err) {
-      const e = pgError(err, secrets);
+      const e = pgError(err, redact);
       if (e.kind === 'connection' || e.kind === 'dns') dropPool(p);
       throw e;
     }
@@ -134,7 +135,7 @@ export function createPgConnection(s: PgSettings, net: NetPolicy, logger: Logger
     try {
       return await race(work(client), signal, destroy);
     } catch (err) {
-      const e = pgError(err, secrets);
+      const e = pgError(err, redact);
       if (e.kind === 'connection' || e.kind === 'timeout') destroy();
       throw e;
     } finally {

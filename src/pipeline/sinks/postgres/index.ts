@@ -2,7 +2,9 @@
 // one INSERT per batch, idempotent on the envelope id (a redelivered batch inserts nothing
 // twice). The sink talks to the address the SSRF guard resolved; TLS checks the host name.
 import { Type } from 'typebox';
+import { credentialString } from '../../../core/credentials.js';
 import { timedTest } from '../http-common.js';
+import { basicPair } from '../secrets.js';
 import { DeliveryError, type Sink, type SinkContext, type SinkResult, type SinkType } from '../types.js';
 import { createPgConnection, type PgConnection, type PgSettings } from './connection.js';
 import { createTableSql, hasNulEscape, IDENTIFIER, insertSql, rowsDocument } from './sql.js';
@@ -45,7 +47,7 @@ function settingsOf(ctx: SinkContext): PgSettings {
     port: typeof c.port === 'number' ? c.port : 5432,
     database: c.database as string,
     user: c.user as string,
-    password: ctx.credential?.password || undefined,
+    password: credentialString(ctx.credential, 'password'),
     schema,
     table: c.table as string,
     ssl,
@@ -54,7 +56,6 @@ function settingsOf(ctx: SinkContext): PgSettings {
 }
 
 export function createPostgresSink(ctx: SinkContext): Sink {
-  const secrets = ctx.credential?.password ? [ctx.credential.password] : [];
   const createTable = ctx.config.create_table !== false;
   let conn: PgConnection | undefined;
   let settings: PgSettings | undefined;
@@ -63,7 +64,7 @@ export function createPostgresSink(ctx: SinkContext): Sink {
 
   function get(): { conn: PgConnection; s: PgSettings } {
     settings ??= settingsOf(ctx);
-    conn ??= createPgConnection(settings, ctx.net, ctx.logger, secrets);
+    conn ??= createPgConnection(settings, ctx.net, ctx.logger, ctx.redact);
     return { conn, s: settings };
   }
 
@@ -103,7 +104,7 @@ export function createPostgresSink(ctx: SinkContext): Sink {
       return timedTest(async () => {
         const { conn: c, s } = get();
         return c.check(createTable, signal).then((r) => ({ ...r, detail: `${s.database} on ${s.host}:${s.port}: ${r.detail}` }));
-      }, signal, secrets);
+      }, signal, ctx.redact);
     },
     async close() {
       await conn?.close();
@@ -120,5 +121,7 @@ export const postgresSink: SinkType = {
   configSchema: PostgresConfigSchema,
   credentialSchema: PostgresCredentialSchema,
   credentialRequired: false,
+  // The password, and the user:password of a connection URL (its URL-encoded form included).
+  secretValues: (c, config) => [...(credentialString(c, 'password') ? [credentialString(c, 'password')!] : []), ...basicPair(config.user, c.password)],
   create: createPostgresSink,
 };

@@ -60,7 +60,7 @@ function base(table: string): Record<string, unknown> {
 }
 
 function open(config: Record<string, unknown>, options: { credential?: Record<string, string>; allowCidrs?: string[] } = {}): Sink {
-  const sink = postgresSink.create(sinkContext({ config, ...options }));
+  const sink = postgresSink.create(sinkContext({ config, type: postgresSink, ...options }));
   sinks.push(sink);
   return sink;
 }

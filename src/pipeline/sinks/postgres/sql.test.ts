@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createRedactor } from '../../../core/redaction.js';
 import { DeliveryError } from '../types.js';
 import { createTableSql, hasNulEscape, insertSql, pgError, quoteIdent, rowsDocument } from './sql.js';
 
@@ -34,7 +35,7 @@ describe('postgres sink SQL', () => {
   });
 
   it('maps PostgreSQL errors to delivery error kinds, without the password', () => {
-    const secret = ['s3cr3t-pass'];
+    const secret = createRedactor(['s3cr3t-pass']);
     expect(pgError(pgFailure('28P01', 'password authentication failed for user "u" s3cr3t-pass'), secret)).toMatchObject({ kind: 'auth', retryable: false });
     expect(pgError(pgFailure('28P01', 'x s3cr3t-pass'), secret).message).not.toContain('s3cr3t-pass');
     expect(pgError(pgFailure('28000', 'role "x" does not exist'), secret).kind).toBe('auth');

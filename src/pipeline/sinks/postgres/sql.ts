@@ -1,6 +1,7 @@
 // SQL of the postgres sink and the mapping of PostgreSQL errors to delivery errors. The
 // identifiers come from validated config and are quoted; every value travels as a parameter.
-import { DeliveryError, redactSecrets } from '../types.js';
+import { redactAndCut, type Redactor } from '../../../core/redaction.js';
+import { DeliveryError } from '../types.js';
 
 export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
@@ -70,11 +71,11 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTU
 const CONFIG_CODES = new Set(['42P01', '42501', '3F000', '3D000', '42703', '42804', '42P10', '25006']);
 
 /** A pg failure as a DeliveryError whose message names no secret. */
-export function pgError(err: unknown, secrets: readonly string[]): DeliveryError {
+export function pgError(err: unknown, redact: Redactor): DeliveryError {
   if (err instanceof DeliveryError) return err;
   const e = err as (Error & { code?: string; severity?: string }) | undefined;
   const code = e?.code ?? '';
-  const text = redactSecrets((e?.message ?? String(err)).replace(/\s+/g, ' ').slice(0, 300), secrets);
+  const text = redactAndCut((t) => redact(t).replace(/\s+/g, ' '), e?.message ?? String(err), 300);
   const message = code && /^[0-9A-Z]{5}$/.test(code) ? `PostgreSQL ${code}: ${text}` : `PostgreSQL: ${text}`;
   if (code === '28P01' || code === '28000') return new DeliveryError('auth', message, { cause: err });
   if (CONFIG_CODES.has(code)) return new DeliveryError('config', message, { cause: err });

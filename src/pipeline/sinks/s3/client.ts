@@ -6,7 +6,8 @@ import { isIP } from 'node:net';
 import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { NetPolicy } from '../../../platform/net/policy.js';
-import { DeliveryError, redactSecrets } from '../types.js';
+import { redactAndCut, type Redactor } from '../../../core/redaction.js';
+import { DeliveryError } from '../types.js';
 
 export interface S3Credential {
   access_key_id: string;
@@ -119,8 +120,8 @@ function findDeliveryError(err: unknown): DeliveryError | undefined {
   return undefined;
 }
 
-/** The SDK's failure of `operation` as a DeliveryError; `secrets` are blanked out of the message. */
-export function toDeliveryError(err: unknown, operation: string, secrets: readonly string[], signal?: AbortSignal): DeliveryError {
+/** The SDK's failure of `operation` as a DeliveryError, its message redacted (the store's answer may echo the request). */
+export function toDeliveryError(err: unknown, operation: string, redact: Redactor, signal?: AbortSignal): DeliveryError {
   const guard = findDeliveryError(err);
   if (guard) return guard;
   const e = (err ?? {}) as SdkError;
@@ -129,12 +130,12 @@ export function toDeliveryError(err: unknown, operation: string, secrets: readon
   const status = e.$metadata?.httpStatusCode;
   const code = e.name && !/^\d+$/.test(e.name) ? e.name : undefined;
   const said = e.message && e.message !== 'UnknownError' && e.message !== code ? `: ${e.message}` : '';
-  const text = redactSecrets(`S3 ${operation}: ${[status, code].filter(Boolean).join(' ')}${said}`, secrets);
+  const text = redactAndCut(redact, `S3 ${operation}: ${[status, code].filter(Boolean).join(' ')}${said}`, 500);
   const statusCode = status;
 
   if (status === undefined || status === 0) {
     const sys = e.code ?? (e.cause as SdkError | undefined)?.code;
-    const msg = redactSecrets(`S3 ${operation}: ${sys ?? e.name ?? 'error'}${e.message ? ` (${e.message})` : ''}`, secrets);
+    const msg = redactAndCut(redact, `S3 ${operation}: ${sys ?? e.name ?? 'error'}${e.message ? ` (${e.message})` : ''}`, 500);
     if (sys === 'ENOTFOUND' || sys === 'EAI_AGAIN') return new DeliveryError('dns', msg, { cause: err });
     if (sys && (/^ERR_TLS|^ERR_SSL/.test(sys) || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(sys))) return new DeliveryError('tls', msg, { cause: err });
     // The SDK renames ECONNRESET and EPIPE to TimeoutError (for its own retry rules): a

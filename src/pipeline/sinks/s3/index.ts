@@ -2,6 +2,7 @@
 // as gzipped NDJSON under hive-style time partitions, or as Parquet in the layout of Amazon
 // Security Lake custom sources. User guide: docs/destinations-s3.md.
 import { Type } from 'typebox';
+import { credentialStrings } from '../../../core/credentials.js';
 import type { SinkType } from '../types.js';
 import { createS3Sink } from './sink.js';
 
@@ -87,5 +88,7 @@ export const s3SinkType: SinkType = {
   configSchema: S3ConfigSchema,
   credentialSchema: S3CredentialSchema,
   credentialRequired: true,
+  // The access key id names the key and shows in the store's own error messages; it is not secret.
+  secretValues: (c) => credentialStrings(c, ['access_key_id']),
   create: createS3Sink,
 };

@@ -6,6 +6,7 @@ import { arrayBufferOf } from '../../../../test/support/fake-s3.js';
 import { sinkBatch } from '../../../../test/support/sink-batch.js';
 import { createNetPolicy } from '../../../platform/net/ssrf.js';
 import { DeliveryError } from '../types.js';
+import { createRedactor, redactPatterns } from '../../../core/redaction.js';
 import { checkEndpointAddress, parseRetryAfter, toDeliveryError } from './client.js';
 import { batchTime, idsDigest, ndjsonKey, normalizePrefix, securityLakeKey, sourceName } from './layout.js';
 import { buildParquet, classColumns, groupByClassAndDay, inferColumns } from './parquet.js';
@@ -116,19 +117,19 @@ describe('settings and errors', () => {
 
   it('maps SDK failures without a status by their system code, and S3 codes by meaning', () => {
     const sys = (code: string, name = 'Error') => Object.assign(new Error(`boom ${code}`), { code, name });
-    expect(toDeliveryError(sys('ENOTFOUND'), 'PutObject', []).kind).toBe('dns');
-    expect(toDeliveryError(sys('DEPTH_ZERO_SELF_SIGNED_CERT'), 'PutObject', []).kind).toBe('tls');
-    expect(toDeliveryError(sys('ECONNRESET', 'TimeoutError'), 'PutObject', []).kind).toBe('connection');
-    expect(toDeliveryError(Object.assign(new Error('x'), { name: 'TimeoutError' }), 'PutObject', []).kind).toBe('timeout');
+    expect(toDeliveryError(sys('ENOTFOUND'), 'PutObject', redactPatterns).kind).toBe('dns');
+    expect(toDeliveryError(sys('DEPTH_ZERO_SELF_SIGNED_CERT'), 'PutObject', redactPatterns).kind).toBe('tls');
+    expect(toDeliveryError(sys('ECONNRESET', 'TimeoutError'), 'PutObject', redactPatterns).kind).toBe('connection');
+    expect(toDeliveryError(Object.assign(new Error('x'), { name: 'TimeoutError' }), 'PutObject', redactPatterns).kind).toBe('timeout');
     const s3err = (name: string, status: number, headers: Record<string, string> = {}, message = name) =>
       Object.assign(new Error(message), { name, $metadata: { httpStatusCode: status }, $response: { headers } });
-    const redirect = toDeliveryError(s3err('PermanentRedirect', 301, { 'x-amz-bucket-region': 'eu-central-1' }), 'PutObject', []);
+    const redirect = toDeliveryError(s3err('PermanentRedirect', 301, { 'x-amz-bucket-region': 'eu-central-1' }), 'PutObject', redactPatterns);
     expect(redirect).toMatchObject({ kind: 'config', retryable: false });
     expect(redirect.message).toContain('eu-central-1');
-    expect(toDeliveryError(s3err('KMS.NotFoundException', 400), 'PutObject', []).kind).toBe('config');
-    expect(toDeliveryError(s3err('RequestTimeTooSkewed', 403), 'PutObject', [])).toMatchObject({ kind: 'http_4xx', retryable: true });
-    expect(toDeliveryError(s3err('403', 403, {}, 'UnknownError'), 'HeadBucket', []).message).toBe('S3 HeadBucket: 403');
-    expect(toDeliveryError(s3err('AccessDenied', 403, {}, 'key s3cr3t-value leaked'), 'PutObject', ['s3cr3t-value']).message).not.toContain('s3cr3t-value');
+    expect(toDeliveryError(s3err('KMS.NotFoundException', 400), 'PutObject', redactPatterns).kind).toBe('config');
+    expect(toDeliveryError(s3err('RequestTimeTooSkewed', 403), 'PutObject', redactPatterns)).toMatchObject({ kind: 'http_4xx', retryable: true });
+    expect(toDeliveryError(s3err('403', 403, {}, 'UnknownError'), 'HeadBucket', redactPatterns).message).toBe('S3 HeadBucket: 403');
+    expect(toDeliveryError(s3err('AccessDenied', 403, {}, 'key s3cr3t-value leaked'), 'PutObject', createRedactor(['s3cr3t-value'])).message).not.toContain('s3cr3t-value');
     expect(parseRetryAfter('12')).toBe(12_000);
     expect(parseRetryAfter(new Date(10_000).toUTCString(), 4_000)).toBe(6_000);
     expect(parseRetryAfter('soon')).toBeUndefined();

@@ -9,6 +9,7 @@ import { ocsfEvents, sinkBatch } from '../../../../test/support/sink-batch.js';
 import { createLogger } from '../../../platform/logger.js';
 import { createNetPolicy } from '../../../platform/net/ssrf.js';
 import type { NetPolicy } from '../../../platform/net/policy.js';
+import { destinationRedactor } from '../secrets.js';
 import { DeliveryError, type Sink } from '../types.js';
 import { s3SinkType } from './index.js';
 
@@ -42,6 +43,7 @@ function sink(config: Record<string, unknown>, options: { credential?: Record<st
     destinationId: 'dest-s3',
     config: { region: 'us-east-1', prefix: 'weir/', format: 'ndjson_gz', endpoint: s3.url, bucket: 'weir-logs', ...config },
     credential: options.credential === undefined ? KEY : options.credential,
+    redact: destinationRedactor(s3SinkType, options.credential === undefined ? KEY : options.credential, config),
     net: options.net ?? loopback,
     fileRoot: '/nonexistent',
     logger,

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
 import { HeadBucketCommand, PutObjectCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
+import { credentialString, type Credential } from '../../../core/credentials.js';
 import { DeliveryError, type Sink, type SinkBatch, type SinkContext, type SinkResult, type TestResult } from '../types.js';
 import { checkEndpointAddress, createS3Client, toDeliveryError, type S3Credential } from './client.js';
 import { batchTime, idsDigest, ndjsonKey, securityLakeKey, sourceName, type SecurityLakeTarget } from './layout.js';
@@ -52,8 +53,8 @@ export function s3Settings(config: Record<string, unknown>): S3Settings {
 }
 
 /** Why these settings cannot deliver, or undefined. */
-export function settingsProblem(s: S3Settings, credential: Record<string, string> | null): string | undefined {
-  if (!credential || !credential.access_key_id || !credential.secret_access_key) return 'the destination has no credential (access_key_id and secret_access_key)';
+export function settingsProblem(s: S3Settings, credential: Credential | null): string | undefined {
+  if (!credentialString(credential, 'access_key_id') || !credentialString(credential, 'secret_access_key')) return 'the destination has no credential (access_key_id and secret_access_key)';
   if (!s.bucket) return 'bucket is required';
   if (s.format === 'parquet_security_lake' && !s.securityLake) return 'the parquet_security_lake format needs security_lake.source_name and security_lake.account_id';
   if (s.kmsKeyId && s.sse !== 'aws:kms') return 'kms_key_id needs sse aws:kms';
@@ -62,7 +63,6 @@ export function settingsProblem(s: S3Settings, credential: Record<string, string
 
 export function createS3Sink(ctx: SinkContext): Sink {
   const settings = s3Settings(ctx.config);
-  const secrets = ctx.credential ? [ctx.credential.secret_access_key ?? '', ctx.credential.session_token ?? ''] : [];
   let client: S3Client | undefined;
 
   /** The client, built on first use so that a bad setting surfaces as a DeliveryError of send/test. */
@@ -70,7 +70,14 @@ export function createS3Sink(ctx: SinkContext): Sink {
     const problem = settingsProblem(settings, ctx.credential);
     if (problem) throw new DeliveryError('config', problem);
     checkEndpointAddress(settings.endpoint, ctx.net);
-    client ??= createS3Client(settings, ctx.credential as unknown as S3Credential, ctx.net);
+    if (!client) {
+      const key: S3Credential = {
+        access_key_id: credentialString(ctx.credential, 'access_key_id')!,
+        secret_access_key: credentialString(ctx.credential, 'secret_access_key')!,
+        session_token: credentialString(ctx.credential, 'session_token'),
+      };
+      client = createS3Client(settings, key, ctx.net);
+    }
     return client;
   }
 
@@ -89,7 +96,7 @@ export function createS3Sink(ctx: SinkContext): Sink {
     try {
       await s3.send(new PutObjectCommand(input), { abortSignal: signal });
     } catch (err) {
-      throw toDeliveryError(err, 'PutObject', secrets, signal);
+      throw toDeliveryError(err, 'PutObject', ctx.redact, signal);
     }
   }
 
@@ -143,7 +150,7 @@ export function createS3Sink(ctx: SinkContext): Sink {
         await s3.send(new HeadBucketCommand({ Bucket: settings.bucket }), { abortSignal: signal });
         return { ok: true, detail: `HeadBucket on ${settings.bucket} answered 200: the bucket exists and the credential is accepted`, latency_ms: latency() };
       } catch (err) {
-        const e = err instanceof DeliveryError ? err : toDeliveryError(err, 'HeadBucket', secrets, signal);
+        const e = err instanceof DeliveryError ? err : toDeliveryError(err, 'HeadBucket', ctx.redact, signal);
         // A Security Lake provider role may write objects without s3:ListBucket (which HeadBucket needs).
         const hint = e.kind === 'auth' ? ' (HeadBucket needs s3:ListBucket on the bucket; a principal allowed only s3:PutObject can still deliver)' : '';
         const result: TestResult = { ok: false, detail: `${e.message}${hint}`, latency_ms: latency(), error_kind: e.kind };

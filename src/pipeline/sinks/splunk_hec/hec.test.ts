@@ -19,7 +19,7 @@ async function hec(options: Partial<Parameters<typeof startFakeHec>[0]> = {}): P
 }
 
 function sink(config: Record<string, unknown>, token: string | null = TOKEN, allowCidrs?: string[]): Sink {
-  const s = splunkHecSink.create(sinkContext({ config: { sourcetype: 'ocsf', ...config }, credential: token === null ? null : { token }, allowCidrs }));
+  const s = splunkHecSink.create(sinkContext({ config: { sourcetype: 'ocsf', ...config }, credential: token === null ? null : { token }, allowCidrs, type: splunkHecSink }));
   cleanups.push(() => s.close());
   return s;
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'undici';
+import type { Redactor } from '../../../core/redaction.js';
+import { credentialString } from '../../../core/credentials.js';
 import { closePool, createHttpPool, gzip, httpRequest, lazy, parseHttpUrl, shortAnswer, statusError, timedTest, type HttpAnswer } from '../http-common.js';
 import { DeliveryError, type Sink, type SinkBatch, type SinkContext, type SinkResult } from '../types.js';
 
@@ -67,8 +69,8 @@ interface Prepared {
 function prepare(ctx: SinkContext): Prepared {
   const c = ctx.config;
   const url = parseHttpUrl(c.url);
-  const token = ctx.credential?.token;
-  if (typeof token !== 'string' || token === '') throw new DeliveryError('config', 'a HEC token is required (credential "token")');
+  const token = credentialString(ctx.credential, 'token');
+  if (!token) throw new DeliveryError('config', 'a HEC token is required (credential "token")');
   // Accept a base URL or one that already names the collector path.
   const base = url.pathname.replace(/\/+$/, '').replace(/\/services\/collector(\/event(\/1\.0)?|\/raw(\/1\.0)?)?$/, '');
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -88,15 +90,15 @@ function prepare(ctx: SinkContext): Prepared {
   };
 }
 
-function hecMessage(answer: HttpAnswer, hec: HecAnswer | null, secrets: readonly string[]): string {
-  if (hec && typeof hec.code === 'number') return `HEC ${answer.status} code ${hec.code}: ${shortAnswer(String(hec.text ?? ''), secrets)}`;
-  return `HEC ${answer.status}: ${shortAnswer(answer.text, secrets)}`;
+function hecMessage(answer: HttpAnswer, hec: HecAnswer | null, redact: Redactor): string {
+  if (hec && typeof hec.code === 'number') return `HEC ${answer.status} code ${hec.code}: ${shortAnswer(String(hec.text ?? ''), redact)}`;
+  return `HEC ${answer.status}: ${shortAnswer(answer.text, redact)}`;
 }
 
 /** Maps a non-2xx HEC answer to per-event outcomes or a DeliveryError (thrown). */
-export function hecFailure(answer: HttpAnswer, size: number, secrets: readonly string[]): SinkResult {
+export function hecFailure(answer: HttpAnswer, size: number, redact: Redactor): SinkResult {
   const hec = parseHecAnswer(answer.text);
-  const message = hecMessage(answer, hec, secrets);
+  const message = hecMessage(answer, hec, redact);
   if (answer.status === 400 && hec && typeof hec.code === 'number') {
     if (CONFIG_CODES.has(hec.code)) throw new DeliveryError('config', message, { statusCode: 400 });
     const n = hec['invalid-event-number'];
@@ -108,14 +110,13 @@ export function hecFailure(answer: HttpAnswer, size: number, secrets: readonly s
       return { rejected: [{ index: n as number, reason: message, statusCode: 400 }], retry };
     }
   }
-  const base = statusError(answer, secrets, 'HEC');
+  const base = statusError(answer, redact, 'HEC');
   throw new DeliveryError(base.kind, message, { retryable: base.retryable, statusCode: answer.status, retryAfterMs: base.retryAfterMs });
 }
 
 export function createHecSink(ctx: SinkContext): Sink {
   const prepared = lazy(() => prepare(ctx));
-  const token = ctx.credential?.token;
-  const secrets = typeof token === 'string' ? [token] : [];
+  const redact = ctx.redact;
 
   return {
     async send(batch: SinkBatch, signal: AbortSignal): Promise<SinkResult> {
@@ -128,10 +129,10 @@ export function createHecSink(ctx: SinkContext): Sink {
       if (answer.status >= 200 && answer.status < 300) {
         const hec = parseHecAnswer(answer.text);
         // A 2xx with a non-zero code does not happen with HEC; a proxy's odd page is not a refusal.
-        if (hec && typeof hec.code === 'number' && hec.code !== 0) throw new DeliveryError('protocol', hecMessage(answer, hec, secrets), { retryable: true, statusCode: answer.status });
+        if (hec && typeof hec.code === 'number' && hec.code !== 0) throw new DeliveryError('protocol', hecMessage(answer, hec, redact), { retryable: true, statusCode: answer.status });
         return {};
       }
-      return hecFailure(answer, batch.lines.length, secrets);
+      return hecFailure(answer, batch.lines.length, redact);
     },
 
     test(signal: AbortSignal) {
@@ -144,19 +145,19 @@ export function createHecSink(ctx: SinkContext): Sink {
             return { ok: false, detail: `no HEC health endpoint at ${p.display} (HTTP ${health.status}): check the URL, the port (8088 by default) and that HEC is enabled`, error_kind: 'http_4xx' };
           }
           if (health.status !== 200) {
-            const e = statusError(health, secrets, 'HEC health');
-            return { ok: false, detail: hecMessage(health, h, secrets), error_kind: e.kind };
+            const e = statusError(health, redact, 'HEC health');
+            return { ok: false, detail: hecMessage(health, h, redact), error_kind: e.kind };
           }
           // An empty authenticated request: a valid token gets 400 "No data" (code 5), an invalid one 401/403.
           const probe = await httpRequest(p.pool, { method: 'POST', path: p.eventPath, headers: p.headers, body: '', signal });
           const a = parseHecAnswer(probe.text);
           if (probe.status === 400 && a?.code === 5) return { ok: true, detail: `HEC health endpoint answered "${h?.text ?? 'healthy'}" and HEC accepted the credential` };
-          if (probe.status === 401 || probe.status === 403) return { ok: false, detail: `HEC refused the credential (${hecMessage(probe, a, secrets)})`, error_kind: 'auth' };
-          const e = statusError(probe, secrets, 'HEC');
-          return { ok: false, detail: `unexpected answer to the token check: ${hecMessage(probe, a, secrets)}`, error_kind: probe.status < 300 ? 'protocol' : e.kind };
+          if (probe.status === 401 || probe.status === 403) return { ok: false, detail: `HEC refused the credential (${hecMessage(probe, a, redact)})`, error_kind: 'auth' };
+          const e = statusError(probe, redact, 'HEC');
+          return { ok: false, detail: `unexpected answer to the token check: ${hecMessage(probe, a, redact)}`, error_kind: probe.status < 300 ? 'protocol' : e.kind };
         },
         signal,
-        secrets,
+        redact,
       );
     },
 

@@ -3,6 +3,7 @@
 // batch counts delivered once the kernel took every byte; an error before that resends it.
 import { hostname as osHostname } from 'node:os';
 import { Type } from 'typebox';
+import { credentialString, credentialStrings } from '../../../core/credentials.js';
 import { TlsConfigFields, timedTest } from '../http-common.js';
 import { DeliveryError, type Sink, type SinkContext, type SinkType } from '../types.js';
 import { encodeBatch, FACILITIES, facilityNumber, messageHeader, type Framing, type MessageHeader } from './format.js';
@@ -65,14 +66,15 @@ function str(value: unknown, fallback: string): string {
   return typeof value === 'string' && value !== '' ? value : fallback;
 }
 
-function settingsOf(ctx: SinkContext, secrets: string[]): Settings {
+function settingsOf(ctx: SinkContext): Settings {
   const c = ctx.config;
   if (typeof c.host !== 'string' || c.host === '') throw new DeliveryError('config', 'host is required');
   const protocol = c.protocol === 'tls' || c.protocol === 'udp' ? c.protocol : 'tcp';
   const port = typeof c.port === 'number' ? c.port : protocol === 'tls' ? 6514 : 514;
   const configured = typeof c.max_message_bytes === 'number' ? c.max_message_bytes : protocol === 'udp' ? 65_000 : 1_048_576;
-  const cred = ctx.credential ?? {};
-  if (Boolean(cred.client_cert) !== Boolean(cred.client_key)) throw new DeliveryError('config', 'client_cert and client_key go together');
+  const cert = credentialString(ctx.credential, 'client_cert');
+  const key = credentialString(ctx.credential, 'client_key');
+  if (Boolean(cert) !== Boolean(key)) throw new DeliveryError('config', 'client_cert and client_key go together');
   const endpoint = {
     host: c.host,
     port,
@@ -81,8 +83,8 @@ function settingsOf(ctx: SinkContext, secrets: string[]): Settings {
       ca: typeof c.tls_ca === 'string' && c.tls_ca ? c.tls_ca : undefined,
       rejectUnauthorized: c.tls_reject_unauthorized !== false,
       servername: typeof c.servername === 'string' && c.servername ? c.servername : undefined,
-      cert: cred.client_cert || undefined,
-      key: cred.client_key || undefined,
+      cert,
+      key,
     },
   } as const;
   return {
@@ -90,15 +92,14 @@ function settingsOf(ctx: SinkContext, secrets: string[]): Settings {
     framing: protocol === 'udp' ? 'datagram' : c.framing === 'non_transparent' ? 'non_transparent' : 'octet_counting',
     maxBytes: protocol === 'udp' ? Math.min(configured, UDP_MAX) : configured,
     header: messageHeader({ facility: facilityNumber(c.facility), hostname: str(c.hostname, osHostname()), appName: str(c.app_name, 'weir'), procId: String(process.pid), msgId: str(c.msg_id, 'ocsf') }),
-    transport: protocol === 'udp' ? createDatagramTransport(endpoint, ctx.net, secrets) : createStreamTransport(endpoint, ctx.net, secrets),
+    transport: protocol === 'udp' ? createDatagramTransport(endpoint, ctx.net, ctx.redact) : createStreamTransport(endpoint, ctx.net, ctx.redact),
   };
 }
 
 export function createSyslogSink(ctx: SinkContext): Sink {
-  const secrets = ctx.credential?.client_key ? [ctx.credential.client_key] : [];
   // Built on first use so a bad config is a DeliveryError('config') on send/test, not a throw here.
   let settings: Settings | undefined;
-  const get = () => (settings ??= settingsOf(ctx, secrets));
+  const get = () => (settings ??= settingsOf(ctx));
 
   return {
     async send(batch, signal) {
@@ -108,7 +109,7 @@ export function createSyslogSink(ctx: SinkContext): Sink {
       return rejected.length > 0 ? { rejected } : {};
     },
     test(signal) {
-      return timedTest(async () => ({ ok: true, detail: await get().transport.probe(signal) }), signal, secrets);
+      return timedTest(async () => ({ ok: true, detail: await get().transport.probe(signal) }), signal, ctx.redact);
     },
     async close() {
       await settings?.transport.close();
@@ -126,5 +127,7 @@ export const syslogSink: SinkType = {
   configSchema: SyslogConfigSchema,
   credentialSchema: SyslogCredentialSchema,
   credentialRequired: false,
+  // The client certificate is public; its key is the secret.
+  secretValues: (c) => credentialStrings(c, ['client_cert']),
   create: createSyslogSink,
 };

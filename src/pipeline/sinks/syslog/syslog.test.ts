@@ -16,7 +16,7 @@ const RFC5424 = /^<(\d{1,3})>1 (\S+) (\S+) (\S+) (\S+) (\S+) (\[weir@32473(?: [a
 
 const sinks: Sink[] = [];
 function open(config: Record<string, unknown>, options: { credential?: Record<string, string>; allowCidrs?: string[] } = {}): Sink {
-  const sink = syslogSink.create(sinkContext({ config, ...options }));
+  const sink = syslogSink.create(sinkContext({ config, type: syslogSink, ...options }));
   sinks.push(sink);
   return sink;
 }

@@ -5,7 +5,8 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import tls from 'node:tls';
 import { transportError } from '../http-common.js';
-import { DeliveryError, redactSecrets } from '../types.js';
+import type { Redactor } from '../../../core/redaction.js';
+import { DeliveryError } from '../types.js';
 import type { NetPolicy } from '../../../platform/net/policy.js';
 
 export interface Endpoint {
@@ -28,12 +29,12 @@ function aborted(): DeliveryError {
 }
 
 /** Network failures in words that never carry a credential (the client key is the only secret). */
-function failure(err: unknown, signal: AbortSignal, secrets: readonly string[]): DeliveryError {
+function failure(err: unknown, signal: AbortSignal, redact: Redactor): DeliveryError {
   if (signal.aborted) return aborted();
   const e = transportError(err, signal);
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   const detail = e.kind === 'connection' && code ? `syslog connection failed (${code})` : e.message;
-  return new DeliveryError(e.kind, redactSecrets(detail, secrets), { cause: err, retryable: e.retryable });
+  return new DeliveryError(e.kind, redact(detail), { cause: err, retryable: e.retryable });
 }
 
 /** Runs `start` until it settles or the signal aborts; `cancel` undoes a start that lost the race. */
@@ -58,7 +59,7 @@ function untilAborted<T>(signal: AbortSignal, start: (done: (err: unknown, value
   });
 }
 
-export function createStreamTransport(endpoint: Endpoint, netPolicy: NetPolicy, secrets: readonly string[]): Transport {
+export function createStreamTransport(endpoint: Endpoint, netPolicy: NetPolicy, redact: Redactor): Transport {
   let socket: net.Socket | null = null;
   let connecting: Promise<net.Socket> | null = null;
 
@@ -119,7 +120,7 @@ export function createStreamTransport(endpoint: Endpoint, netPolicy: NetPolicy, 
       try {
         s = await connected(signal);
       } catch (err) {
-        throw failure(err, signal, secrets);
+        throw failure(err, signal, redact);
       }
       const body = frames.length === 1 ? (frames[0] as Buffer) : Buffer.concat(frames);
       try {
@@ -138,7 +139,7 @@ export function createStreamTransport(endpoint: Endpoint, netPolicy: NetPolicy, 
         );
       } catch (err) {
         forget(s);
-        throw err instanceof DeliveryError ? err : failure(err, signal, secrets);
+        throw err instanceof DeliveryError ? err : failure(err, signal, redact);
       }
     },
     async probe(signal) {
@@ -148,7 +149,7 @@ export function createStreamTransport(endpoint: Endpoint, netPolicy: NetPolicy, 
         s.destroy();
         return what;
       } catch (err) {
-        throw err instanceof DeliveryError ? err : failure(err, signal, secrets);
+        throw err instanceof DeliveryError ? err : failure(err, signal, redact);
       }
     },
     async close() {
@@ -170,7 +171,7 @@ export function createStreamTransport(endpoint: Endpoint, netPolicy: NetPolicy, 
   };
 }
 
-export function createDatagramTransport(endpoint: Endpoint, netPolicy: NetPolicy, secrets: readonly string[]): Transport {
+export function createDatagramTransport(endpoint: Endpoint, netPolicy: NetPolicy, redact: Redactor): Transport {
   let socket: dgram.Socket | null = null;
   let opening: Promise<dgram.Socket> | null = null;
 
@@ -239,7 +240,7 @@ export function createDatagramTransport(endpoint: Endpoint, netPolicy: NetPolicy
           () => undefined,
         );
       } catch (err) {
-        throw err instanceof DeliveryError ? err : failure(err, signal, secrets);
+        throw err instanceof DeliveryError ? err : failure(err, signal, redact);
       }
     },
     async probe(signal) {
@@ -249,7 +250,7 @@ export function createDatagramTransport(endpoint: Endpoint, netPolicy: NetPolicy
         s.close();
         return `UDP socket connected to ${remote.address}:${remote.port} (UDP has no handshake: the receiver itself is not checked)`;
       } catch (err) {
-        throw err instanceof DeliveryError ? err : failure(err, signal, secrets);
+        throw err instanceof DeliveryError ? err : failure(err, signal, redact);
       }
     },
     async close() {
