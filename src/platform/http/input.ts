@@ -64,7 +64,11 @@ export function findTextProblem(value: unknown, location: string, depth = 0): { 
     const problem = textProblem(value);
     return problem ? { location, problem } : undefined;
   }
-  if (depth > 256 || value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return undefined;
+  // Only parsed JSON and query values are walked: a body some route reads as a stream or a
+  // Buffer is not a tree of plain objects (and may be a graph with cycles).
+  if (depth > 256 || value === null || typeof value !== 'object') return undefined;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return undefined;
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) {
       const found = findTextProblem(item, `${location}/${i}`, depth + 1);
