@@ -86,9 +86,10 @@ export function findTextProblem(value: unknown, location: string, depth = 0): { 
 }
 
 function checkText(request: FastifyRequest): void {
+  // Params and query are flat maps whatever their prototype (the router's own classes).
   const parts: [string, unknown][] = [
-    ['params', request.params],
-    ['querystring', request.query],
+    ['params', { ...(request.params as object) }],
+    ['querystring', { ...(request.query as object) }],
     ['body', request.body],
   ];
   for (const [where, value] of parts) {
