@@ -115,8 +115,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     (await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite`, logger }));
   await migrate(database.db);
   const redis = { redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger };
-  const lease = config.queueLeaseMs;
-  const queue = createQueue({ ...redis, db: database.db, leaseMs: lease, lockDurationMs: lease, stalledIntervalMs: lease });
+  const queue = createQueue({ ...redis, db: database.db, leaseMs: config.queueLeaseMs });
   const cache = createCache(redis);
   const lock = createLock(redis);
   const rateLimiter = createRateLimiter(redis);
