@@ -45,6 +45,11 @@ export function createIngestStore(db: Kysely<DB>) {
         .executeTakeFirst();
     },
 
+    /** An accepted batch's row (see accept.ts); joins the open transaction. A redelivered id is ignored. */
+    async addAccepted(row: { id: string; organization_id: number; integration_id: number; stream: string; event_count: number; accepted_at: Date }): Promise<void> {
+      await q().insertInto('accepted_batches').values(row).onConflict((oc) => oc.column('id').doNothing()).execute();
+    },
+
     async tokenOf(integrationId: number): Promise<IngestTokenRow | undefined> {
       return q().selectFrom('ingestion_tokens').selectAll().where('integration_id', '=', integrationId).executeTakeFirst();
     },

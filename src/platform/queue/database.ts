@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { afterCommit, executor } from '../db/ambient.js';
 import type { DB } from '../db/index.js';
 import { QueueClosedError } from './errors.js';
 import { leaseTimings, queueName, resolveConcurrency, resolveJobOptions, resolveRepeat, type LeaseTimings } from './options.js';
@@ -44,10 +45,17 @@ export class DatabaseQueue implements QueuePort {
     this.#lease = leaseTimings(options.leaseMs);
   }
 
+  /**
+   * Joins the open unit of work (platform/db/ambient.ts) when there is one: the job commits
+   * or rolls back with the rows written beside it, and local consumers are woken after the
+   * commit, when they can see it.
+   */
   async enqueue<T>(queue: string, name: string, payload: T, options?: JobOptions): Promise<string> {
     this.#assertOpen();
-    const id = await insertJob(this.#db, queueName(queue), name, payload, resolveJobOptions(options));
-    this.#wakeups.emit(wakeEvent(queue));
+    const id = await insertJob(executor(this.#db), queueName(queue), name, payload, resolveJobOptions(options));
+    await afterCommit(async () => {
+      this.#wakeups.emit(wakeEvent(queue));
+    });
     return id;
   }
 
