@@ -15,22 +15,28 @@ export const NORMALIZE_JOB_OPTIONS = { attempts: 10, backoffMs: 1000 } as const;
 
 export interface AcceptDeps {
   store: Pick<IngestStore, 'addAccepted'>;
-  queue: Pick<QueuePort, 'enqueue'>;
+  queue: Pick<QueuePort, 'enqueue' | 'backend'>;
   /** Runs fn in a transaction, or joins the caller's. */
   transaction: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
 export function createAcceptBatch(deps: AcceptDeps): AcceptBatch {
+  // On BullMQ the job in Redis is the durable acceptance and the row only the ledger's view
+  // of it: its commit need not wait for a disk flush. A row lost to a database crash
+  // undercounts pending until its batch is normalized (then counted in as usual), never
+  // counts twice. On the database queue the row commits with the job, durably.
+  const asyncCommit = deps.queue.backend === 'bullmq';
   return (batch: IngestBatch) =>
     deps.transaction(async () => {
-      await deps.store.addAccepted({
+      const row = {
         id: batch.id,
         organization_id: batch.organization_id,
         integration_id: batch.integration_id,
         stream: batch.stream,
         event_count: batch.events.length,
         accepted_at: new Date(batch.received_at),
-      });
+      };
+      await deps.store.addAccepted(row, { asyncCommit });
       await deps.queue.enqueue(NORMALIZE_QUEUE, NORMALIZE_JOB, batch, { ...NORMALIZE_JOB_OPTIONS, jobId: batch.id });
     });
 }

@@ -29,7 +29,8 @@ function setup(options: { failFrom?: number; trace?: boolean } = {}) {
       return 'id';
     },
     counts: async () => ({ waiting: 0, active: 0, delayed: 0, completed: 0, failed: 0 }),
-  } satisfies IngestServiceDeps['queue'] & { enqueue: unknown };
+    backend: 'database' as const,
+  } satisfies IngestServiceDeps['queue'] & { enqueue: unknown; backend: string };
   const accepted: unknown[] = [];
   const accept = createAcceptBatch({
     store: { addAccepted: async (row) => void accepted.push(row) },
