@@ -20,8 +20,11 @@ const LEASE_MS = 1000;
 
 export interface Reopened {
   queue: QueueAdapter;
-  /** Date.now() when the last child was killed. */
-  killedAt: number;
+  /**
+   * Date.now() when a new consumer could first reach the job: the last child's kill, or
+   * with PGlite (one process at a time) the moment the store was reopened after it.
+   */
+  reachableAt: number;
   close(): Promise<void>;
 }
 
@@ -70,20 +73,20 @@ export function databaseFixture(): QueueFixture {
       const spec = childSpec('database', queue, jobId, options);
       if (usingPostgres) {
         spec.databaseUrl = t?.url;
-        const killedAt = await killChildren(spec, options);
+        const reachableAt = await killChildren(spec, options);
         const q = new DatabaseQueue({ db: db(), leaseMs: LEASE_MS, pollIntervalMs: 50 });
-        return { queue: q, killedAt, close: () => q.close() };
+        return { queue: q, reachableAt, close: () => q.close() };
       }
       // PGlite is single-process: the child owns the directory until it is dead.
       const dir = await mkdtemp(path.join(tmpdir(), 'weir-queue-'));
       spec.dataDir = dir;
-      const killedAt = await killChildren(spec, options);
+      await killChildren(spec, options);
       const database = await openDatabase({ dataDir: dir });
       await migrate(database.db);
       const q = new DatabaseQueue({ db: database.db, leaseMs: LEASE_MS, pollIntervalMs: 50 });
       return {
         queue: q,
-        killedAt,
+        reachableAt: Date.now(),
         async close() {
           await q.close();
           await database.close();
@@ -116,9 +119,9 @@ export function bullmqFixture(): QueueFixture {
       const spec = childSpec('bullmq', queue, jobId, options);
       spec.redisUrl = redisUrl;
       spec.prefix = prefix;
-      const killedAt = await killChildren(spec, options);
+      const reachableAt = await killChildren(spec, options);
       const q = open();
-      return { queue: q, killedAt, close: () => q.close() };
+      return { queue: q, reachableAt, close: () => q.close() };
     },
   };
 }

@@ -286,7 +286,7 @@ describe.each(fixtures)('queue contract: $title', (fx: QueueFixture) => {
     extra.push(reopened.queue.consume(q, async (job) => void seen.push({ job, at: Date.now() })));
     await waitFor(() => seen.length > 0, 15_000, 'redelivery');
     expect(seen[0]?.job).toMatchObject({ id: 'stalled-1', name: 'stall', payload: { from: 'child' }, attempt: 2 });
-    expect(seen[0]!.at - reopened.killedAt).toBeLessThan(fx.leaseMs + RECOVERY_MARGIN_MS);
+    expect(seen[0]!.at - reopened.reachableAt).toBeLessThan(fx.leaseMs + RECOVERY_MARGIN_MS);
     await waitFor(async () => (await reopened.queue.counts(q)).completed === 1, 8000, 'completion');
     expect(seen).toHaveLength(1);
   }, 60_000);
