@@ -115,8 +115,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     (await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite`, logger }));
   await migrate(database.db);
   const redis = { redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger };
-  const lease = config.queueLeaseMs;
-  const queue = createQueue({ ...redis, db: database.db, leaseMs: lease, lockDurationMs: lease, stalledIntervalMs: lease });
+  const queue = createQueue({ ...redis, db: database.db, leaseMs: config.queueLeaseMs });
   const cache = createCache(redis);
   const lock = createLock(redis);
   const rateLimiter = createRateLimiter(redis);
@@ -231,11 +230,11 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   });
   const deliveryStatus = wireDeliveryStatus({ db: database.db, clock, lineageEnabled: config.delivery.lineageEnabled, onError });
   const backfill = wireBackfill({
-    db: database.db, clock, logger, queue, cache, lock, integrations: integrations.service, connectorFor, connectorRuntime, processes: processes.service, broker,
+    db: database.db, clock, logger, queue, accept: ingest.accept, cache, lock, integrations: integrations.service, connectorFor, connectorRuntime, processes: processes.service, broker,
     lockTtlMs: config.collection.lockTtlMs, concurrency: config.collection.concurrency, heartbeatIntervalMs: config.heartbeatIntervalMs,
   });
   const collection = wireCollection({
-    db: database.db, clock, logger, telemetry, queue, lock, config: config.collection, integrations: integrations.service, runtime: connectorRuntime,
+    db: database.db, clock, logger, telemetry, queue, accept: ingest.accept, lock, config: config.collection, integrations: integrations.service, runtime: connectorRuntime,
     settings: collectorSettings, observeGauges: role === 'all' || role === 'beat',
   });
   const integrationOps = wireIntegrationOperations({ db: database.db, clock, integrations: integrations.service, platforms: integrations.platforms, connectorFor, runtime: connectorRuntime, editions: licenses.editions });
@@ -264,7 +263,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     editions: licenses.editions,
     organizations: { service: organizations.service, dataDeletion: organizations.dataDeletion },
     integrations: { service: integrations.service, platforms: integrations.platforms },
-    ingest: { service: ingest.service },
+    ingest: { service: ingest.service, accept: ingest.accept },
     normalization: { service: normalization.service, aggregates: normalization.aggregates },
     destinations: { directory: destinations.directory, service: destinations.service, cipher: destinations.cipher, types: destinations.types },
     delivery: { engine: delivery.engine, ledgerBalance: delivery.ledgerBalance },

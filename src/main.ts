@@ -1,21 +1,58 @@
 #!/usr/bin/env node
 // CLI entry: `weir all|api|worker|dispatcher|beat|migrate`. Parses the role, loads the
 // configuration once, builds the container, starts the role, and stops it cleanly on
-// SIGTERM/SIGINT after in-flight work has finished.
-import { ConfigError, isDistributed, loadConfig, ROLES, type Role } from './config.js';
+// SIGTERM/SIGINT after in-flight work has finished. Without a role it only prints the
+// usage: a bare `weir` must never start a server by accident.
+import { ConfigError, isDistributed, loadConfig, ROLES, type Config, type Role } from './config.js';
 import { createContainer } from './container.js';
+import { DataDirLockedError, lockDataDir, type DataDirLock } from './platform/data-dir-lock.js';
 import { migrate, openDatabase } from './platform/db/index.js';
-import { createLogger } from './platform/logger.js';
+import { createLogger, type Logger } from './platform/logger.js';
 import { startRole } from './roles/index.js';
 
+const ROLE_SUMMARY: Record<Role, string> = {
+  all: 'every role in one process (what `npm start` runs); the embedded mode',
+  api: 'the HTTP API and console (distributed mode)',
+  worker: 'normalization and collection jobs (distributed mode)',
+  dispatcher: 'routing and delivery to destinations (distributed mode)',
+  beat: 'the single scheduler, elected by a lock (distributed mode)',
+  migrate: 'applies database migrations and exits',
+};
+
+function usageText(): string {
+  const width = Math.max(...ROLES.map((r) => r.length));
+  return `usage: weir <role>\n\nroles:\n${ROLES.map((r) => `  ${r.padEnd(width)}  ${ROLE_SUMMARY[r]}`).join('\n')}\n`;
+}
+
 function usage(): never {
-  process.stderr.write(`usage: weir <${ROLES.join('|')}>\n`);
+  process.stderr.write(usageText());
   process.exit(2);
 }
 
+/** Embedded mode: this process owns WEIR_DATA_DIR, or it exits naming the process that does. */
+function holdDataDir(config: Config, role: Role, logger: Logger): DataDirLock | undefined {
+  if (config.databaseUrl) return undefined;
+  try {
+    const lock = lockDataDir(config.dataDir, { command: `weir ${role} (${process.argv.slice(1).join(' ')})` });
+    if (lock.tookOverFrom) logger.warn({ lock: lock.file, previous: lock.tookOverFrom }, 'took over the data directory lock of a process that is gone');
+    return lock;
+  } catch (err) {
+    if (err instanceof DataDirLockedError) {
+      process.stderr.write(`weir: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
 async function main(): Promise<void> {
-  const role = (process.argv[2] ?? 'all') as Role;
-  if (!ROLES.includes(role)) usage();
+  const arg = process.argv[2];
+  if (arg === '--help' || arg === '-h') {
+    process.stdout.write(usageText());
+    return;
+  }
+  if (arg === undefined || !ROLES.includes(arg as Role)) usage();
+  const role = arg as Role;
 
   let config;
   try {
@@ -29,18 +66,21 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.logLevel, role });
 
+  if (role !== 'all' && role !== 'migrate' && !isDistributed(config)) {
+    process.stderr.write(
+      `weir: the ${role} role runs as a separate process only in the distributed mode: set DATABASE_URL and REDIS_URL, or run \`weir all\` for the embedded mode\n`,
+    );
+    process.exit(2);
+  }
+  const dirLock = holdDataDir(config, role, logger);
+
   if (role === 'migrate') {
     const database = await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite`, logger });
     const applied = await migrate(database.db);
     logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is up to date');
     await database.close();
+    dirLock?.release();
     return;
-  }
-  if (role !== 'all' && !isDistributed(config)) {
-    process.stderr.write(
-      `weir: the ${role} role runs as a separate process only in the distributed mode: set DATABASE_URL and REDIS_URL, or run \`weir all\` for the embedded mode\n`,
-    );
-    process.exit(2);
   }
 
   const container = await createContainer(config, { role, logger });
@@ -59,6 +99,7 @@ async function main(): Promise<void> {
     try {
       await running.stop();
       await container.close();
+      dirLock?.release();
       logger.info('stopped');
       process.exit(0);
     } catch (err) {

@@ -33,6 +33,13 @@ export interface IngestBatch {
   trace?: Record<string, string>;
 }
 
+/**
+ * Durable acceptance of one ingest batch (push and pull alike): once it resolves, the batch
+ * is queued for normalization and the ledger counts its events as in and pending. It
+ * throws when the batch was not accepted (nothing of it counted or queued).
+ */
+export type AcceptBatch = (batch: IngestBatch) => Promise<void>;
+
 /** The envelope every event carries, raw or normalized. */
 export interface Envelope {
   id: string;

@@ -94,7 +94,7 @@ describe.skipIf(skipChaos)('delivery under chaos', () => {
         const rows = await t.container.delivery.ledgerBalance({ integration_id: integrationId });
         const row = rows[0];
         const now = Date.now() - started;
-        if (!routedMs && row && row.events_in === EVENTS && row.pending_routing === 0) routedMs = now;
+        if (!routedMs && row && row.events_in === EVENTS && row.pending_normalization === 0 && row.pending_routing === 0) routedMs = now;
         if (!healthyDoneMs && healthy.received.size >= EVENTS) healthyDoneMs = now;
         return rows.length === 1 && row!.pending === 0 && healthyDoneMs ? row : undefined;
       },

@@ -2,7 +2,9 @@
 // Every event the API acknowledged is normalized or quarantined exactly once after the
 // worker restarts (a redelivered batch is recognized by its id: the events-in counter equals
 // the acknowledged count), and every normalized one reaches the webhook destination a
-// catch-all route sends it to (at least once), on both deployments:
+// catch-all route sends it to (at least once). All along, the ledger of the health API
+// counts the acknowledged events, those still queued (also the dead worker's) as pending,
+// and balances. On both deployments:
 // embedded (`weir all` on PGlite, the database queue) and distributed (PostgreSQL + Redis,
 // BullMQ, the API and the worker as separate processes).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -16,7 +18,7 @@ import { freshPostgresDatabase } from '../support/db.js';
 import { setUpIngestion, processedEvents, type IngestSetup } from '../support/ingest.js';
 import { spawnWeir, type WeirProcess } from '../support/process.js';
 import { deletePrefix, uniquePrefix } from '../support/redis.js';
-import { createDestination, createRoute, seqOf, waitFor } from '../support/delivery-api.js';
+import { createDestination, createRoute, ledgerTotals, seqOf, waitFor, type LedgerTotals } from '../support/delivery-api.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const distributed = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
@@ -121,15 +123,30 @@ async function expectNothingLost(acknowledged: Set<string>, receiver: WebhookRec
   expect(acknowledged.size).toBeGreaterThan(0);
 }
 
-async function waitProcessed(url: string, setup: IngestSetup, atLeast: number, timeoutMs: number): Promise<void> {
+async function processed(url: string, setup: IngestSetup): Promise<number> {
+  let total = 0;
+  for (const i of setup.integrations) total += await processedEvents(url, setup.cookie, i.id);
+  return total;
+}
+
+/** Waits until `atLeast` events are processed; every ledger read on the way goes to `polls`. */
+async function waitProcessed(url: string, setup: IngestSetup, atLeast: number, timeoutMs: number, polls?: LedgerTotals[]): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    let total = 0;
-    for (const i of setup.integrations) total += await processedEvents(url, setup.cookie, i.id);
+    if (polls) polls.push(await ledgerTotals(url, { cookie: setup.cookie }));
+    const total = await processed(url, setup);
     if (total >= atLeast) return;
     if (Date.now() > deadline) throw new Error(`only ${total} of ${atLeast} events processed in time`);
     await new Promise((r) => setTimeout(r, 300));
   }
+}
+
+/** Every poll balances and counts at least every acknowledged event, queued ones as pending. */
+function expectLedgerHeld(polls: LedgerTotals[], acknowledged: number): void {
+  expect(polls.length).toBeGreaterThan(0);
+  expect(polls.filter((p) => p.unaccounted !== 0).slice(0, 3)).toEqual([]);
+  expect(polls.filter((p) => p.events_in < acknowledged).slice(0, 3)).toEqual([]);
+  expect(polls.filter((p) => p.pending < Number(p.pending_normalization)).slice(0, 3)).toEqual([]);
 }
 
 describe('SIGKILL in the middle of a large ingest', () => {
@@ -148,7 +165,9 @@ describe('SIGKILL in the middle of a large ingest', () => {
     expect(acknowledged.size).toBeLessThan(BATCHES * BATCH_SIZE);
 
     const second = await startApi('all', env);
-    await waitProcessed(second.url, setup, acknowledged.size, 120_000);
+    const polls: LedgerTotals[] = [];
+    await waitProcessed(second.url, setup, acknowledged.size, 120_000, polls);
+    expectLedgerHeld(polls, acknowledged.size);
     await waitFor('every Okta event delivered', async () => ([...acknowledged].every((s) => !s.startsWith('okta-') || receiver.received.has(s)) ? true : undefined), 120_000, 200);
     second.p.kill('SIGTERM');
     expect(await second.p.exited).toBe(0);
@@ -184,9 +203,20 @@ describe('SIGKILL in the middle of a large ingest', () => {
       expect(killed).toBe(true);
       expect(acknowledged.size).toBe(BATCHES * BATCH_SIZE);
 
+      // No worker runs: what was not normalized waits in the queue, the dead worker's
+      // batches included, and the ledger counts it as in and pending.
+      const waiting = acknowledged.size - (await processed(api.url, setup));
+      expect(waiting).toBeGreaterThan(0);
+      const whileDead = await ledgerTotals(api.url, { cookie: setup.cookie });
+      expect(whileDead).toMatchObject({ events_in: acknowledged.size, pending_normalization: waiting, unaccounted: 0 });
+      expect(whileDead.pending).toBeGreaterThanOrEqual(waiting);
+
       const replacement = start('worker', env);
       await replacement.waitFor(started, 90_000);
-      await waitProcessed(api.url, setup, acknowledged.size, 180_000);
+      const polls: LedgerTotals[] = [whileDead];
+      await waitProcessed(api.url, setup, acknowledged.size, 180_000, polls);
+      expectLedgerHeld(polls, acknowledged.size);
+      expect(polls.every((p) => p.events_in === acknowledged.size)).toBe(true);
 
       const client = new pg.Client({ connectionString: db.url });
       await client.connect();

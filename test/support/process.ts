@@ -16,8 +16,9 @@ export interface WeirProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
-export function spawnWeir(role: string, env: Record<string, string | undefined>): WeirProcess {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], {
+/** Starts `weir <role>`; `weir` alone when role is undefined. */
+export function spawnWeir(role: string | undefined, env: Record<string, string | undefined>): WeirProcess {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...(role === undefined ? [] : [role])], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

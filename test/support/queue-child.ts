@@ -1,7 +1,8 @@
 // A consumer process that dies mid-job, for the stalled-job recovery contract test.
 // Run: node --import tsx test/support/queue-child.ts '<ChildSpec JSON>'
-// It builds the adapter, enqueues one job, consumes it with a handler that never finishes
-// and prints `started <jobId> <attempt>`; the test then kills it with SIGKILL.
+// It builds the adapter, enqueues one job (a no-op when the job exists: a second child
+// takes over the first one's job), consumes it with a handler that never finishes and
+// prints `started <jobId> <attempt>`; the test then kills it with SIGKILL.
 import { openDatabase, migrate, type Database } from '../../src/platform/db/index.js';
 import { BullMqQueue } from '../../src/platform/queue/bullmq.js';
 import { DatabaseQueue } from '../../src/platform/queue/database.js';
@@ -17,9 +18,9 @@ export interface ChildSpec {
   prefix?: string;
   queue: string;
   jobId: string;
+  /** Attempts of the job; default 3. */
+  attempts?: number;
   leaseMs: number;
-  lockDurationMs: number;
-  stalledIntervalMs: number;
 }
 
 const spec = JSON.parse(process.argv[2] ?? '') as ChildSpec;
@@ -30,15 +31,10 @@ if (spec.backend === 'database') {
   await migrate(database.db);
   queue = new DatabaseQueue({ db: database.db, leaseMs: spec.leaseMs, pollIntervalMs: 50 });
 } else {
-  queue = new BullMqQueue({
-    redisUrl: spec.redisUrl ?? '',
-    prefix: spec.prefix ?? '',
-    lockDurationMs: spec.lockDurationMs,
-    stalledIntervalMs: spec.stalledIntervalMs,
-  });
+  queue = new BullMqQueue({ redisUrl: spec.redisUrl ?? '', prefix: spec.prefix ?? '', leaseMs: spec.leaseMs });
 }
 
-await queue.enqueue(spec.queue, 'stall', { from: 'child' }, { jobId: spec.jobId, attempts: 3, backoffMs: 10 });
+await queue.enqueue(spec.queue, 'stall', { from: 'child' }, { jobId: spec.jobId, attempts: spec.attempts ?? 3, backoffMs: 10 });
 queue.consume(spec.queue, async (job) => {
   console.log(`started ${job.id} ${job.attempt}`);
   await new Promise(() => {});

@@ -15,20 +15,30 @@ import type { ChildSpec } from './queue-child.js';
 import { deletePrefix, redisUrl, uniquePrefix } from './redis.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-// Short leases so stalled-job recovery takes a second or two, not the production 30 s.
+// A short lease so stalled-job recovery takes a second, not the production 30 s.
 const LEASE_MS = 1000;
-const LOCK_DURATION_MS = 2000;
-const STALLED_INTERVAL_MS = 1000;
 
 export interface Reopened {
   queue: QueueAdapter;
+  /**
+   * Date.now() when a new consumer could first reach the job: the last child's kill, or
+   * with PGlite (one process at a time) the moment the store was reopened after it.
+   */
+  reachableAt: number;
   close(): Promise<void>;
+}
+
+export interface KillOptions {
+  /** Attempts of the job (default 3). */
+  attempts?: number;
+  /** Children that start the job in turn and are killed mid-job (default 1). */
+  times?: number;
 }
 
 export interface QueueFixture {
   title: string;
   enabled: boolean;
-  /** How long a running job's claim lasts without renewal (lease / BullMQ lockDuration). */
+  /** WEIR_QUEUE_LEASE_MS of every adapter: a dead consumer's job is back within it. */
   leaseMs: number;
   setup(): Promise<void>;
   teardown(): Promise<void>;
@@ -36,9 +46,10 @@ export interface QueueFixture {
   open(): QueueAdapter;
   /**
    * Runs a consumer of `queue` in a child process that enqueues job `jobId`, starts it and
-   * is killed with SIGKILL; then opens an adapter on the same store for the test.
+   * is killed with SIGKILL (`times` children in turn, each taking the job over from the
+   * last); then opens an adapter on the same store for the test.
    */
-  killConsumerMidJob(queue: string, jobId: string): Promise<Reopened>;
+  killConsumerMidJob(queue: string, jobId: string, options?: KillOptions): Promise<Reopened>;
 }
 
 export function databaseFixture(): QueueFixture {
@@ -58,23 +69,24 @@ export function databaseFixture(): QueueFixture {
       await t?.close();
     },
     open: () => new DatabaseQueue({ db: db(), leaseMs: LEASE_MS, pollIntervalMs: 50 }),
-    async killConsumerMidJob(queue, jobId) {
-      const spec = childSpec('database', queue, jobId);
+    async killConsumerMidJob(queue, jobId, options) {
+      const spec = childSpec('database', queue, jobId, options);
       if (usingPostgres) {
         spec.databaseUrl = t?.url;
-        await runUntilStartedThenKill(spec);
+        const reachableAt = await killChildren(spec, options);
         const q = new DatabaseQueue({ db: db(), leaseMs: LEASE_MS, pollIntervalMs: 50 });
-        return { queue: q, close: () => q.close() };
+        return { queue: q, reachableAt, close: () => q.close() };
       }
       // PGlite is single-process: the child owns the directory until it is dead.
       const dir = await mkdtemp(path.join(tmpdir(), 'weir-queue-'));
       spec.dataDir = dir;
-      await runUntilStartedThenKill(spec);
+      await killChildren(spec, options);
       const database = await openDatabase({ dataDir: dir });
       await migrate(database.db);
       const q = new DatabaseQueue({ db: database.db, leaseMs: LEASE_MS, pollIntervalMs: 50 });
       return {
         queue: q,
+        reachableAt: Date.now(),
         async close() {
           await q.close();
           await database.close();
@@ -89,41 +101,43 @@ export function bullmqFixture(): QueueFixture {
   const prefix = uniquePrefix();
   const adapters: BullMqQueue[] = [];
   const open = () => {
-    const q = new BullMqQueue({
-      redisUrl: redisUrl ?? '',
-      prefix,
-      lockDurationMs: LOCK_DURATION_MS,
-      stalledIntervalMs: STALLED_INTERVAL_MS,
-    });
+    const q = new BullMqQueue({ redisUrl: redisUrl ?? '', prefix, leaseMs: LEASE_MS });
     adapters.push(q);
     return q;
   };
   return {
     title: redisUrl ? 'bullmq' : 'bullmq (skipped: set REDIS_URL to run)',
     enabled: Boolean(redisUrl),
-    leaseMs: LOCK_DURATION_MS,
+    leaseMs: LEASE_MS,
     async setup() {},
     async teardown() {
       await Promise.allSettled(adapters.map((a) => a.close()));
       await deletePrefix(prefix);
     },
     open,
-    async killConsumerMidJob(queue, jobId) {
-      const spec = childSpec('bullmq', queue, jobId);
+    async killConsumerMidJob(queue, jobId, options) {
+      const spec = childSpec('bullmq', queue, jobId, options);
       spec.redisUrl = redisUrl;
       spec.prefix = prefix;
-      await runUntilStartedThenKill(spec);
+      const reachableAt = await killChildren(spec, options);
       const q = open();
-      return { queue: q, close: () => q.close() };
+      return { queue: q, reachableAt, close: () => q.close() };
     },
   };
 }
 
-function childSpec(backend: ChildSpec['backend'], queue: string, jobId: string): ChildSpec {
-  return { backend, queue, jobId, leaseMs: LEASE_MS, lockDurationMs: LOCK_DURATION_MS, stalledIntervalMs: STALLED_INTERVAL_MS };
+function childSpec(backend: ChildSpec['backend'], queue: string, jobId: string, options: KillOptions = {}): ChildSpec {
+  return { backend, queue, jobId, leaseMs: LEASE_MS, ...(options.attempts !== undefined ? { attempts: options.attempts } : {}) };
 }
 
-async function runUntilStartedThenKill(spec: ChildSpec, timeoutMs = 45_000): Promise<void> {
+/** Child i (from 1) starts attempt i of the job, the earlier children's attempts having stalled. */
+async function killChildren(spec: ChildSpec, options: KillOptions = {}): Promise<number> {
+  let killedAt = 0;
+  for (let attempt = 1; attempt <= (options.times ?? 1); attempt++) killedAt = await runUntilStartedThenKill(spec, attempt);
+  return killedAt;
+}
+
+async function runUntilStartedThenKill(spec: ChildSpec, attempt: number, timeoutMs = 45_000): Promise<number> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/queue-child.ts', JSON.stringify(spec)], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -139,7 +153,7 @@ async function runUntilStartedThenKill(spec: ChildSpec, timeoutMs = 45_000): Pro
       const timer = setTimeout(() => reject(new Error(`child did not start the job in ${timeoutMs} ms: ${stderr}`)), timeoutMs);
       child.stdout.on('data', (chunk: Buffer) => {
         out += chunk.toString('utf8');
-        if (out.includes(`started ${spec.jobId} 1`)) {
+        if (out.includes(`started ${spec.jobId} ${attempt}`)) {
           clearTimeout(timer);
           resolve();
         }
@@ -153,6 +167,7 @@ async function runUntilStartedThenKill(spec: ChildSpec, timeoutMs = 45_000): Pro
     child.kill('SIGKILL');
     await exited;
   }
+  return Date.now();
 }
 
 export function uniqueQueue(): string {

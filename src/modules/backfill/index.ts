@@ -8,6 +8,7 @@ import type { Api } from '../../platform/http/routes.js';
 import type { LockPort } from '../../platform/lock/port.js';
 import type { Logger } from '../../platform/logger.js';
 import type { BrokerIdentity } from '../../platform/queue/identity.js';
+import type { AcceptBatch } from '../../pipeline/envelope.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { ProcessService } from '../processes/service.js';
@@ -23,6 +24,8 @@ export interface BackfillDeps {
   clock: Clock;
   logger: Logger;
   queue: QueuePort;
+  /** Ingest's durable acceptance of batches (backfilled pages go the way pushes go). */
+  accept: AcceptBatch;
   cache: CachePort;
   lock: LockPort;
   integrations: Pick<IntegrationService, 'find' | 'collectTarget'>;
@@ -52,7 +55,7 @@ export function wireBackfill(deps: BackfillDeps) {
   const runner = createBackfillRunner({
     store,
     clock: deps.clock,
-    queue: deps.queue,
+    accept: deps.accept,
     lock: deps.lock,
     integrations: deps.integrations,
     connectorFor: deps.connectorFor,

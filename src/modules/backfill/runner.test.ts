@@ -6,7 +6,7 @@ import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { BACKFILL_PLATFORM, fakeBackfillVendor, type FakeVendor } from '../../../test/support/backfill.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { DAY_MS, HOUR_MS, VendorError } from '../../connectors/sdk.js';
-import { NORMALIZE_QUEUE } from '../../pipeline/envelope.js';
+import { NORMALIZE_QUEUE, type AcceptBatch } from '../../pipeline/envelope.js';
 import type { Consumer, Job, JobHandler } from '../../platform/queue/port.js';
 import { startConsumers } from '../../roles/jobs.js';
 import { BACKFILL_QUEUE, RUN_JOB, enqueueRun } from './jobs.js';
@@ -77,7 +77,7 @@ function customRunner(overrides: Partial<Parameters<typeof createBackfillRunner>
   return createBackfillRunner({
     store: createBackfillStore(c.database.db),
     clock: c.clock,
-    queue: c.queue,
+    accept: c.ingest.accept,
     lock: c.lock,
     integrations: c.integrations.service,
     connectorFor: (p) => (p === BACKFILL_PLATFORM ? vendor.connector : undefined),
@@ -194,15 +194,12 @@ describe('backfill.run', () => {
     const { integrationId, jobId } = await newJob(['events'], from, from + 3 * DAY_MS);
     const c = t.container;
     let accepted = 0;
-    // The normalize queue takes the third page, then the process "dies" before anything else.
-    const crashing = {
-      async enqueue<T>(queue: string, name: string, payload: T, options?: Parameters<typeof c.queue.enqueue>[3]) {
-        const id = await c.queue.enqueue(queue, name, payload, options);
-        if (queue === NORMALIZE_QUEUE && ++accepted === 3) throw new Error('process killed');
-        return id;
-      },
+    // The third page is accepted, then the process "dies" before anything else.
+    const crashing: AcceptBatch = async (batch) => {
+      await c.ingest.accept(batch);
+      if (++accepted === 3) throw new Error('process killed');
     };
-    const runner = customRunner({ queue: crashing });
+    const runner = customRunner({ accept: crashing });
     await expect(runner.run(jobId, new AbortController().signal, { attempt: 1, maxAttempts: 10 })).rejects.toThrow('process killed');
     expect(await getJob(jobId)).toMatchObject({ status: 'running', pages: 2 });
 

@@ -13,10 +13,10 @@ import { GLOBAL_SCOPE } from '../../core/scope.js';
 import { compileCollectionFilters, type CompiledCollectionFilters } from '../../connectors/filters.js';
 import type { ConnectorRuntime, OpenConnector } from '../../connectors/runtime.js';
 import { streamOf, VendorError, type Connector, type StreamSpec } from '../../connectors/sdk.js';
+import type { AcceptBatch } from '../../pipeline/envelope.js';
 import { acceptPulled } from '../../pipeline/sources/pull.js';
 import type { LockPort, Lease } from '../../platform/lock/port.js';
 import type { Logger } from '../../platform/logger.js';
-import type { QueuePort } from '../../platform/queue/port.js';
 import type { VendorUsage } from '../../connectors/http.js';
 import type { IntegrationRow } from '../integrations/store.js';
 import { clampWarning, retentionLimit } from './service.js';
@@ -25,7 +25,8 @@ import type { BackfillJobRow, BackfillStore, Progress, StreamProgress } from './
 export interface BackfillRunnerDeps {
   store: BackfillStore;
   clock: Clock;
-  queue: Pick<QueuePort, 'enqueue'>;
+  /** Durable acceptance of a page's batches (ingest's AcceptBatch). */
+  accept: AcceptBatch;
   lock: LockPort;
   integrations: {
     find(scope: typeof GLOBAL_SCOPE, id: number): Promise<IntegrationRow | undefined>;
@@ -153,7 +154,7 @@ export function createBackfillRunner(deps: BackfillRunnerDeps) {
       }
       const filtered = page.events.length - events.length;
       if (events.length > 0) {
-        await acceptPulled(deps.queue, clock, {
+        await acceptPulled(deps.accept, clock, {
           organizationId: job.organization_id,
           integrationId: job.integration_id,
           platform: rc.integration.platform,

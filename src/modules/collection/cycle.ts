@@ -10,7 +10,7 @@ import { compileCollectionFilters } from '../../connectors/filters.js';
 import type { Clock } from '../../core/clock.js';
 import type { LockPort, Lease } from '../../platform/lock/port.js';
 import type { Logger } from '../../platform/logger.js';
-import type { QueuePort } from '../../platform/queue/port.js';
+import type { AcceptBatch } from '../../pipeline/envelope.js';
 import { acceptPulled } from '../../pipeline/sources/pull.js';
 import type { CollectorSettings } from '../collector-config/settings.js';
 import type { IntegrationRow } from '../integrations/store.js';
@@ -37,7 +37,8 @@ export interface EngineDeps {
   store: CollectionStore;
   clock: Clock;
   logger: Logger;
-  queue: Pick<QueuePort, 'enqueue'>;
+  /** Durable acceptance of a page's batches (ingest's AcceptBatch). */
+  accept: AcceptBatch;
   lock: LockPort;
   lockTtlMs: number;
   settings: { current(): Promise<CollectorSettings> };
@@ -237,7 +238,7 @@ export function createCycleRunner(deps: EngineDeps) {
       }
     }
     if (keptEvents.length > 0) {
-      const accepted = await acceptPulled(deps.queue, clock, {
+      const accepted = await acceptPulled(deps.accept, clock, {
         organizationId: c.row.organization_id,
         integrationId: c.row.id,
         platform: c.row.platform,

@@ -8,8 +8,8 @@ import { createOrganization, createPrincipal } from '../../../test/support/ident
 import { FAKE_PLATFORM, fakeVendorConnector, startFakeVendor, type FakeVendor } from '../../../test/support/vendors/fake-vendor.js';
 import { registerConnector } from '../../connectors/index.js';
 import { disabledTelemetry, type Telemetry } from '../../platform/telemetry/index.js';
-import { NORMALIZE_QUEUE } from '../../pipeline/envelope.js';
-import type { Consumer, QueuePort } from '../../platform/queue/port.js';
+import { NORMALIZE_QUEUE, type AcceptBatch } from '../../pipeline/envelope.js';
+import type { Consumer } from '../../platform/queue/port.js';
 import { startConsumers } from '../../roles/jobs.js';
 import { DEFAULT_COLLECTOR_SETTINGS, type CollectorSettings } from '../collector-config/settings.js';
 import { wireCollection } from './index.js';
@@ -43,15 +43,16 @@ async function scenario(name: string, config: Record<string, unknown> = {}, vend
   return { vendor, orgId, admin, integrationId: res.json<{ id: number }>().id };
 }
 
-/** The engine wired on the test app with replaced parts (queue, settings, telemetry). */
-function engineWith(o: { queue?: QueuePort; settings?: Partial<CollectorSettings>; telemetry?: Telemetry; lockTtlMs?: number } = {}) {
+/** The engine wired on the test app with replaced parts (acceptance, settings, telemetry). */
+function engineWith(o: { accept?: AcceptBatch; settings?: Partial<CollectorSettings>; telemetry?: Telemetry; lockTtlMs?: number } = {}) {
   const c = t.container;
   return wireCollection({
     db: c.database.db,
     clock: c.clock,
     logger: c.logger,
     telemetry: o.telemetry ?? disabledTelemetry(),
-    queue: o.queue ?? c.queue,
+    queue: c.queue,
+    accept: o.accept ?? c.ingest.accept,
     lock: c.lock,
     config: { ...c.config.collection, lockTtlMs: o.lockTtlMs ?? c.config.collection.lockTtlMs },
     integrations: c.integrations.service,
@@ -127,15 +128,12 @@ describe('a collection cycle', () => {
   it('does not move the cursor past a page whose acceptance failed, and the next cycle resumes there', async () => {
     const { vendor, integrationId } = await scenario('accept-fails');
     const ids = vendor.addEvents('events', 25);
-    const real = t.container.queue;
-    let normalizeEnqueues = 0;
-    const refusing: QueuePort = Object.assign(Object.create(real) as QueuePort, {
-      enqueue: async (queue: string, name: string, payload: unknown, options?: object) => {
-        if (queue === NORMALIZE_QUEUE && ++normalizeEnqueues > 1) throw new Error('queue refused the batch');
-        return real.enqueue(queue, name, payload, options);
-      },
-    });
-    const failed = await engineWith({ queue: refusing }).runCycle(integrationId, 'events');
+    let accepts = 0;
+    const refusing: AcceptBatch = async (batch) => {
+      if (++accepts > 1) throw new Error('queue refused the batch');
+      await t.container.ingest.accept(batch);
+    };
+    const failed = await engineWith({ accept: refusing }).runCycle(integrationId, 'events');
     expect(failed).toMatchObject({ status: 'failed', pages: 1, events: 10, error: 'queue refused the batch' });
     const s = await state(integrationId, 'events');
     // Page 1 was accepted: the cursor points at page 2 of the same window; no window completed.

@@ -13,6 +13,7 @@ import { injectTraceContext } from '../../platform/telemetry/index.js';
 import type { Api } from '../../platform/http/routes.js';
 import type { LockPort } from '../../platform/lock/port.js';
 import type { Logger } from '../../platform/logger.js';
+import type { AcceptBatch } from '../../pipeline/envelope.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import type { Telemetry } from '../../platform/telemetry/index.js';
 import type { CollectorSettings } from '../collector-config/settings.js';
@@ -33,6 +34,8 @@ export interface CollectionWiring {
   logger: Logger;
   telemetry: Telemetry;
   queue: QueuePort;
+  /** Ingest's durable acceptance of batches (collected pages go the way pushes go). */
+  accept: AcceptBatch;
   lock: LockPort;
   config: Pick<CollectionConfig, 'scheduleMs' | 'lockTtlMs' | 'concurrency'>;
   integrations: {
@@ -69,7 +72,7 @@ export function wireCollection(deps: CollectionWiring) {
     store,
     clock,
     logger,
-    queue,
+    accept: deps.accept,
     lock: deps.lock,
     lockTtlMs: deps.config.lockTtlMs,
     settings: deps.settings,

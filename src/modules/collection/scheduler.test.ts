@@ -30,6 +30,7 @@ function engineWith(o: { settings?: Partial<CollectorSettings>; telemetry?: Tele
     logger: c.logger,
     telemetry: o.telemetry ?? disabledTelemetry(),
     queue: c.queue,
+    accept: c.ingest.accept,
     lock: c.lock,
     config: c.config.collection,
     integrations: c.integrations.service,

@@ -22,6 +22,7 @@ describe('balanceLedger', () => {
         { ...s1, outcome: 'dlq_reprocessed', reason: 'retries_exhausted', count: 2 },
         { ...s1, outcome: 'shadow_dropped', reason: 'timeout', count: 3 },
       ],
+      pendingNormalization: [],
       pendingRouting: [{ ...s1, events: 0 }],
       pendingOutbox: [{ ...s1, events: 4 }],
     });
@@ -39,6 +40,7 @@ describe('balanceLedger', () => {
         dead_lettered_by_reason: { rejected: 6 },
         dlq_reprocessed: 2,
         pending: 4,
+        pending_normalization: 0,
         unaccounted: 0,
         shadow_delivered: 0,
         shadow_dropped: 3,
@@ -63,6 +65,7 @@ describe('balanceLedger', () => {
         { ...s2, outcome: 'delivered', reason: '', count: 4 },
         { ...s2, outcome: 'some_future_outcome', reason: '', count: 100 },
       ],
+      pendingNormalization: [],
       pendingRouting: [],
       pendingOutbox: [],
     });
@@ -73,8 +76,26 @@ describe('balanceLedger', () => {
     expect(totals).toMatchObject({ events_in: 5, delivered: 5, unaccounted: 0 });
   });
 
+  it('counts events accepted and not yet normalized in events_in and in pending, also for a stream nothing was normalized of yet', () => {
+    const { rows, totals } = balanceLedger({
+      counters: [{ ...s1, events_in: 10, quarantined: 0 }],
+      ledger: [],
+      pendingNormalization: [
+        { ...s1, events: 1000 },
+        { ...s2, events: 500 },
+      ],
+      pendingRouting: [{ ...s1, events: 10 }],
+      pendingOutbox: [],
+    });
+    expect(rows).toMatchObject([
+      { ...s1, events_in: 1010, pending: 1010, pending_normalization: 1000, unaccounted: 0 },
+      { ...s2, events_in: 500, pending: 500, pending_normalization: 500, unaccounted: 0 },
+    ]);
+    expect(totals).toMatchObject({ events_in: 1510, pending: 1510, pending_normalization: 1500, unaccounted: 0 });
+  });
+
   it('answers zeros for an empty scope', () => {
-    expect(balanceLedger({ counters: [], ledger: [], pendingRouting: [], pendingOutbox: [] })).toEqual({ totals: emptyCounts(), rows: [] });
+    expect(balanceLedger({ counters: [], ledger: [], pendingNormalization: [], pendingRouting: [], pendingOutbox: [] })).toEqual({ totals: emptyCounts(), rows: [] });
     expect(emptyCounts()).toMatchObject({ events_in: 0, unaccounted: 0, filtered_by_reason: {}, dead_lettered_by_reason: {} });
   });
 });

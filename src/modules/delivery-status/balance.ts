@@ -1,8 +1,10 @@
 // The accounting ledger's equation (docs/delivery.md, The ledger), from grouped counts:
 //   events_in + copies_added = delivered + filtered + quarantined + dead_lettered + pending
 // with copies_added = copies − routed, dead_lettered net of DLQ reprocess, and pending
-// measured (routing backlog + outbox). `unaccounted` is the difference: 0 when every event
-// is somewhere. Pure, so the arithmetic is tested without a database.
+// measured (accepted batches not yet normalized + routing backlog + outbox). Events still
+// waiting for normalization are in events_in and in pending (they were accepted, and are
+// nowhere else yet). `unaccounted` is the difference: 0 when every event is somewhere.
+// Pure, so the arithmetic is tested without a database.
 
 export interface StreamKey {
   organization_id: number;
@@ -28,6 +30,8 @@ export interface LedgerCounts {
   dead_lettered_by_reason: Record<string, number>;
   dlq_reprocessed: number;
   pending: number;
+  /** Of pending: events accepted and not yet normalized (queued ingest batches). */
+  pending_normalization: number;
   unaccounted: number;
   shadow_delivered: number;
   shadow_dropped: number;
@@ -49,6 +53,8 @@ export interface DestinationLedgerRow extends StreamKey {
 export interface BalanceInput {
   counters: (StreamKey & { events_in: number; quarantined: number })[];
   ledger: LedgerEntry[];
+  /** Accepted batches not yet normalized (accepted_batches). */
+  pendingNormalization: (StreamKey & { events: number })[];
   pendingRouting: (StreamKey & { events: number })[];
   pendingOutbox: (StreamKey & { events: number })[];
 }
@@ -70,13 +76,14 @@ interface Acc {
   dead: Record<string, number>;
   reprocessed: Record<string, number>;
   pending: number;
+  queued: number;
   shadow_delivered: number;
   shadow_dropped: number;
 }
 
 function accumulator(key: StreamKey): Acc {
   const k = { organization_id: key.organization_id, integration_id: key.integration_id, stream: key.stream };
-  return { key: k, events_in: 0, quarantined: 0, filtered: {}, routed: 0, copies: 0, delivered: 0, dead: {}, reprocessed: {}, pending: 0, shadow_delivered: 0, shadow_dropped: 0 };
+  return { key: k, events_in: 0, quarantined: 0, filtered: {}, routed: 0, copies: 0, delivered: 0, dead: {}, reprocessed: {}, pending: 0, queued: 0, shadow_delivered: 0, shadow_dropped: 0 };
 }
 
 function collect(input: Partial<BalanceInput>): Acc[] {
@@ -105,6 +112,12 @@ function collect(input: Partial<BalanceInput>): Acc[] {
       case 'shadow_dropped': acc.shadow_dropped += e.count; break;
       default: break; // an outcome this version does not know is outside the equation
     }
+  }
+  for (const p of input.pendingNormalization ?? []) {
+    const acc = at(p);
+    acc.events_in += p.events;
+    acc.queued += p.events;
+    acc.pending += p.events;
   }
   for (const p of input.pendingRouting ?? []) at(p).pending += p.events;
   for (const p of input.pendingOutbox ?? []) at(p).pending += p.events;
@@ -138,6 +151,7 @@ function countsOf(acc: Acc): LedgerCounts {
     dead_lettered_by_reason: dead,
     dlq_reprocessed: sum(acc.reprocessed),
     pending: acc.pending,
+    pending_normalization: acc.queued,
     unaccounted: acc.events_in + copiesAdded - (acc.delivered + filtered + acc.quarantined + deadTotal + acc.pending),
     shadow_delivered: acc.shadow_delivered,
     shadow_dropped: acc.shadow_dropped,
@@ -149,7 +163,7 @@ export function emptyCounts(): LedgerCounts {
 }
 
 function addCounts(total: LedgerCounts, c: LedgerCounts): void {
-  for (const k of ['events_in', 'quarantined', 'filtered', 'routed', 'copies_added', 'delivered', 'dead_lettered', 'dlq_reprocessed', 'pending', 'unaccounted', 'shadow_delivered', 'shadow_dropped'] as const) {
+  for (const k of ['events_in', 'quarantined', 'filtered', 'routed', 'copies_added', 'delivered', 'dead_lettered', 'dlq_reprocessed', 'pending', 'pending_normalization', 'unaccounted', 'shadow_delivered', 'shadow_dropped'] as const) {
     total[k] += c[k];
   }
   for (const [r, n] of Object.entries(c.filtered_by_reason)) add(total.filtered_by_reason, r, n);

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.js';
+import { inSnapshot } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
 import type { Api } from '../../platform/http/routes.js';
 import { deliveryStatusRoutes } from './routes.js';
@@ -17,7 +18,12 @@ export type { TapService } from './tap.js';
  */
 export function wireDeliveryStatus(deps: { db: Kysely<DB>; clock: Clock; lineageEnabled: boolean; tapPollMs?: number; onError?: (err: unknown) => void }) {
   const store = createDeliveryStatusStore(deps.db);
-  const service = createDeliveryStatusService({ store, clock: deps.clock, lineageEnabled: deps.lineageEnabled });
+  const service = createDeliveryStatusService({
+    store,
+    clock: deps.clock,
+    lineageEnabled: deps.lineageEnabled,
+    snapshot: (fn) => inSnapshot(deps.db, fn),
+  });
   const tap = createTapService({ store, clock: deps.clock, pollMs: deps.tapPollMs, onError: deps.onError });
   return { service, tap, routes: (app: Api) => deliveryStatusRoutes(app, service, tap) };
 }

@@ -81,7 +81,7 @@ export const ReprocessResult = Type.Object({
 // ---------------------------------------------------------------------------- ledger
 
 const ledgerCounts = {
-  events_in: Count('Events accepted (normalization stage)'),
+  events_in: Count('Events accepted: those normalized (counted by the normalization stage) and those still waiting for it'),
   quarantined: Count(),
   filtered: Count('Events routed nowhere'),
   filtered_by_reason: ByReason('no_route, sampled_out, dropped_by_route, destination_disabled'),
@@ -91,7 +91,8 @@ const ledgerCounts = {
   dead_lettered: Type.Integer({ description: 'Net: dead-lettered − reprocessed out of the DLQ' }),
   dead_lettered_by_reason: ByReason('Net per error kind'),
   dlq_reprocessed: Count(),
-  pending: Count('Measured: events waiting for routing + events in the outbox (primary and reprocess)'),
+  pending: Count('Measured: events accepted and waiting for normalization + waiting for routing + in the outbox (primary and reprocess)'),
+  pending_normalization: Count('Of pending: events accepted and not yet normalized (ingest batches in the queue, including those of a worker that died)'),
   unaccounted: Type.Integer({ description: 'events_in + copies_added − (delivered + filtered + quarantined + dead_lettered + pending); 0 when every event is accounted for' }),
   shadow_delivered: Count('Shadow copies delivered (outside the equation)'),
   shadow_dropped: Count('Shadow copies dropped (outside the equation)'),

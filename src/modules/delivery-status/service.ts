@@ -36,6 +36,8 @@ export interface DeliveryStatusDeps {
   store: DeliveryStatusStore;
   clock: Clock;
   lineageEnabled: boolean;
+  /** Runs fn's reads in one snapshot (a read-only REPEATABLE READ transaction). */
+  snapshot: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
 export interface ReprocessRequest {
@@ -86,7 +88,7 @@ function soleOrganization(rows: { organization_id: number }[]): number | undefin
 }
 
 export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
-  const { store, clock, lineageEnabled } = deps;
+  const { store, clock, lineageEnabled, snapshot } = deps;
 
   async function visible(scope: Scope, id: string): Promise<DestinationRow> {
     const row = await store.destination(scope, id);
@@ -279,28 +281,38 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
       return { reprocessed: todo.length, batches: batches.length, errors: errs, remaining, destination_enabled: dest.enabled };
     },
 
+    /**
+     * One snapshot for every term: read apart at different moments, a batch moving from one
+     * term to the next (queued -> normalized -> routed -> delivered, each one transaction)
+     * would be counted twice or not at all, and the ledger would not balance mid-run.
+     */
     async healthAll(scope: Scope) {
       const now = clock.now();
-      const dests = await store.destinations(scope);
-      const [items, counters, ledger, pendingRouting, pendingOutbox] = await Promise.all([
-        healthItems(scope, dests, now),
-        store.streamCounters(scope),
-        store.ledger(scope),
-        store.pendingRouting(scope),
-        store.pendingOutbox(scope),
-      ]);
-      return { items, ledger: balanceLedger({ counters, ledger, pendingRouting, pendingOutbox }), generated_at: now };
+      return snapshot(async () => {
+        const dests = await store.destinations(scope);
+        const [items, counters, ledger, pendingNormalization, pendingRouting, pendingOutbox] = await Promise.all([
+          healthItems(scope, dests, now),
+          store.streamCounters(scope),
+          store.ledger(scope),
+          store.pendingNormalization(scope),
+          store.pendingRouting(scope),
+          store.pendingOutbox(scope),
+        ]);
+        return { items, ledger: balanceLedger({ counters, ledger, pendingNormalization, pendingRouting, pendingOutbox }), generated_at: now };
+      });
     },
 
     async health(scope: Scope, destinationId: string) {
-      const dest = await visible(scope, destinationId);
       const now = clock.now();
-      const [[item], ledger, pendingOutbox] = await Promise.all([
-        healthItems(scope, [dest], now),
-        store.ledger(scope, dest.id),
-        store.pendingOutbox(scope, dest.id),
-      ]);
-      return { ...item!, ledger: destinationLedger({ ledger, pendingOutbox }), generated_at: now };
+      return snapshot(async () => {
+        const dest = await visible(scope, destinationId);
+        const [[item], ledger, pendingOutbox] = await Promise.all([
+          healthItems(scope, [dest], now),
+          store.ledger(scope, dest.id),
+          store.pendingOutbox(scope, dest.id),
+        ]);
+        return { ...item!, ledger: destinationLedger({ ledger, pendingOutbox }), generated_at: now };
+      });
     },
 
     async metrics(scope: Scope, destinationId: string, hours: number) {

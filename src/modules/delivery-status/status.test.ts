@@ -53,7 +53,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 beforeEach(async () => {
-  for (const table of ['destinations', 'destination_state', 'destination_stats', 'dlq_events', 'delivery_batches', 'ledger', 'stream_counters', 'tap_sessions', 'tap_samples', 'normalized_batches'] as const) {
+  for (const table of ['destinations', 'destination_state', 'destination_stats', 'dlq_events', 'delivery_batches', 'ledger', 'stream_counters', 'tap_sessions', 'tap_samples', 'normalized_batches', 'accepted_batches'] as const) {
     await db().deleteFrom(table).execute();
   }
 });
@@ -149,13 +149,15 @@ describe('GET /destinations/health (batch)', () => {
       .insertInto('normalized_batches')
       .values({ id: newId(), organization_id: orgA, integration_id: intA, stream: 'events', source: 'push', event_count: 1, bytes: 1, events: '', route_state: 'pending' })
       .execute();
+    // And 5 events accepted, still waiting for normalization: in and pending.
+    await db().insertInto('accepted_batches').values({ id: newId(), organization_id: orgA, integration_id: intA, stream: 'events', event_count: 5, accepted_at: new Date() }).execute();
     const { ledger } = (await call(adminA, '/api/collectors/destinations/health')).json<{ ledger: { totals: Json; rows: Json[] } }>();
     expect(ledger.rows).toEqual([
       {
         organization_id: orgA,
         integration_id: intA,
         stream: 'events',
-        events_in: 10,
+        events_in: 15,
         quarantined: 1,
         filtered: 2,
         filtered_by_reason: { no_route: 2 },
@@ -165,16 +167,17 @@ describe('GET /destinations/health (batch)', () => {
         dead_lettered: 1,
         dead_lettered_by_reason: { rejected: 1 },
         dlq_reprocessed: 0,
-        pending: 3,
+        pending: 8,
+        pending_normalization: 5,
         unaccounted: 0,
         shadow_delivered: 4,
         shadow_dropped: 0,
       },
     ]);
-    expect(ledger.totals).toMatchObject({ events_in: 10, unaccounted: 0 });
+    expect(ledger.totals).toMatchObject({ events_in: 15, pending_normalization: 5, unaccounted: 0 });
     // The engine's measurement of the same invariant agrees.
     const [engine] = await ledgerBalance(db(), { organization_id: orgA });
-    expect(engine).toMatchObject({ events_in: 10, copies_added: 3, delivered: 6, filtered: 2, dead_lettered: 1, pending: 3, unaccounted: 0 });
+    expect(engine).toMatchObject({ events_in: 15, copies_added: 3, delivered: 6, filtered: 2, dead_lettered: 1, pending: 8, pending_normalization: 5, unaccounted: 0 });
     // Organization B sees none of it.
     const adminB = await createPrincipal(t, { role: 'admin', organizationId: orgB });
     expect((await call(adminB, '/api/collectors/destinations/health')).json<{ ledger: { rows: Json[] } }>().ledger.rows).toEqual([]);

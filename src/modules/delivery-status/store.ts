@@ -245,6 +245,18 @@ export function createDeliveryStatusStore(db: Kysely<DB>) {
       return rows.map((r) => ({ ...r, count: n(r.count) }));
     },
 
+    /** Events accepted and not yet normalized, per stream in scope. */
+    async pendingNormalization(scope: Scope): Promise<(StreamKey & { events: number })[]> {
+      const rows = await q()
+        .selectFrom('accepted_batches')
+        .select(['organization_id', 'integration_id', 'stream', sql<string>`sum(event_count)::bigint`.as('events')])
+        .where('event_count', '>', 0)
+        .where(scoped(scope, 'accepted_batches.organization_id'))
+        .groupBy(['organization_id', 'integration_id', 'stream'])
+        .execute();
+      return rows.map((r) => ({ ...r, events: n(r.events) }));
+    },
+
     /** Events still waiting for routing, per stream in scope. */
     async pendingRouting(scope: Scope): Promise<(StreamKey & { events: number })[]> {
       const rows = await q()

@@ -1,9 +1,10 @@
 // The accounting invariant (docs/delivery.md, The ledger), measured: per organization,
 // integration and stream, over every day,
 //   events_in + copies_added = delivered + filtered + quarantined + (dead_lettered − dlq_reprocessed) + pending
-// with pending measured (normalized batches still pending routing, primary and reprocess
-// rows in the outbox). `unaccounted` is the difference and is 0 at every consistent
-// snapshot. quarantined is net of the events a quarantine reprocess later normalized
+// with pending measured (accepted batches not yet normalized, normalized batches still
+// pending routing, primary and reprocess rows in the outbox) and events_in counting the
+// accepted ones not yet normalized too. One statement, so one snapshot. `unaccounted` is
+// the difference and is 0 at every consistent snapshot. quarantined is net of the events a quarantine reprocess later normalized
 // (stream_counters.quarantine_released). Used by the tests, the chaos and kill tests, and health.
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../platform/db/index.js';
@@ -28,6 +29,8 @@ export interface LedgerBalance {
   delivered: number;
   dead_lettered: number;
   dlq_reprocessed: number;
+  /** Events accepted and not yet normalized (accepted_batches; in events_in too). */
+  pending_normalization: number;
   /** Events of normalized batches still pending routing. */
   pending_routing: number;
   /** Events of primary and reprocess rows in the outbox. */
@@ -57,6 +60,9 @@ export async function ledgerBalance(db: Kysely<DB>, filter: LedgerBalanceFilter 
         coalesce(sum(count) filter (where outcome = 'dead_lettered'), 0)::bigint as dead_lettered,
         coalesce(sum(count) filter (where outcome = 'dlq_reprocessed'), 0)::bigint as dlq_reprocessed
       from ledger where ${where()} group by 1, 2, 3
+    ), ab as (
+      select organization_id, integration_id, stream, sum(event_count)::bigint as pending_normalization
+      from accepted_batches where event_count > 0 and ${where()} group by 1, 2, 3
     ), nb as (
       select organization_id, integration_id, stream, sum(event_count)::bigint as pending_routing
       from normalized_batches where route_state = 'pending' and ${where()} group by 1, 2, 3
@@ -65,11 +71,13 @@ export async function ledgerBalance(db: Kysely<DB>, filter: LedgerBalanceFilter 
       from delivery_batches where kind in ('primary', 'reprocess') and ${where()} group by 1, 2, 3
     )
     select organization_id, integration_id, stream,
-      coalesce(events_in, 0) as events_in, coalesce(quarantined, 0) as quarantined,
+      coalesce(events_in, 0) + coalesce(pending_normalization, 0) as events_in, coalesce(quarantined, 0) as quarantined,
       coalesce(filtered, 0) as filtered, coalesce(routed, 0) as routed, coalesce(copies, 0) as copies,
       coalesce(delivered, 0) as delivered, coalesce(dead_lettered, 0) as dead_lettered, coalesce(dlq_reprocessed, 0) as dlq_reprocessed,
+      coalesce(pending_normalization, 0) as pending_normalization,
       coalesce(pending_routing, 0) as pending_routing, coalesce(pending_outbox, 0) as pending_outbox
     from sc
+      full join ab using (organization_id, integration_id, stream)
       full join lg using (organization_id, integration_id, stream)
       full join nb using (organization_id, integration_id, stream)
       full join ob using (organization_id, integration_id, stream)
@@ -77,7 +85,7 @@ export async function ledgerBalance(db: Kysely<DB>, filter: LedgerBalanceFilter 
   return rows.map((r) => {
     const n = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, k === 'stream' ? v : Number(v)])) as typeof r;
     const copiesAdded = n.copies - n.routed;
-    const pending = n.pending_routing + n.pending_outbox;
+    const pending = n.pending_normalization + n.pending_routing + n.pending_outbox;
     const accounted = n.delivered + n.filtered + n.quarantined + (n.dead_lettered - n.dlq_reprocessed) + pending;
     return { ...n, copies_added: copiesAdded, pending, unaccounted: n.events_in + copiesAdded - accounted };
   });

@@ -5,7 +5,9 @@ import type { CachePort } from '../../platform/cache/port.js';
 import type { DB } from '../../platform/db/index.js';
 import type { Api } from '../../platform/http/routes.js';
 import type { QueuePort } from '../../platform/queue/port.js';
+import { inTransaction } from '../../platform/db/ambient.js';
 import { injectTraceContext } from '../../platform/telemetry/index.js';
+import { createAcceptBatch } from './accept.js';
 import { ingestRoutes } from './routes.js';
 import { createIngestService, type IngestLimits, type IngestServiceDeps } from './service.js';
 import { createIngestStore } from './store.js';
@@ -25,11 +27,13 @@ export function wireIngest(deps: {
 }) {
   const store = createIngestStore(deps.db);
   const tokens = createIngestTokens({ store, cache: deps.cache, clock: deps.clock, hmacKey: deps.hmacKey });
+  const accept = createAcceptBatch({ store, queue: deps.queue, transaction: (fn) => inTransaction(deps.db, fn) });
   const service = createIngestService({
     store,
     tokens,
     integrations: deps.integrations,
     queue: deps.queue,
+    accept,
     clock: deps.clock,
     limits: deps.limits,
     jsonMaxDepth: deps.jsonMaxDepth,
@@ -37,7 +41,7 @@ export function wireIngest(deps: {
     traceContext: deps.telemetry.enabled ? () => injectTraceContext({}) : undefined,
     onError: deps.onError,
   });
-  return { service, routes: (app: Api) => ingestRoutes(app, service) };
+  return { service, accept, routes: (app: Api) => ingestRoutes(app, service) };
 }
 
 export type Ingest = Omit<ReturnType<typeof wireIngest>, 'routes'>;

@@ -1,6 +1,6 @@
 // Push ingestion and its tokens. A push is answered only after its events are durably
-// accepted (each chunk enqueued on the normalize queue, which commits it to the database or
-// Redis): 200 when all were, 207 with the lines that were not, 400 when none was. Nothing
+// accepted (each chunk accepted as a batch: its ledger row and normalize job, accept.ts):
+// 200 when all were, 207 with the lines that were not, 400 when none was. Nothing
 // accepted is lost and nothing lost is reported as accepted. Saturation answers 429/503
 // with Retry-After before the body is read.
 import type { Readable } from 'node:stream';
@@ -10,7 +10,7 @@ import type { Clock } from '../../core/clock.js';
 import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Scope } from '../../core/scope.js';
-import { NORMALIZE_JOB, NORMALIZE_QUEUE, type IngestBatch } from '../../pipeline/envelope.js';
+import { NORMALIZE_QUEUE, type AcceptBatch, type IngestBatch } from '../../pipeline/envelope.js';
 import { chunkEvents, isStreamName, parsePushBody, STREAM_NAME_PATTERN, type ParsedPush, type PushLineError } from '../../pipeline/sources/push.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import { setAuditTarget } from '../audit/service.js';
@@ -25,7 +25,6 @@ export const MAX_REPORTED_ERRORS = 100;
 export const STATS_DAYS = 7;
 const UNAVAILABLE_RETRY_AFTER_S = 5;
 const NOT_ACCEPTED = 'not accepted: pipeline unavailable, resend';
-const JOB_OPTIONS = { attempts: 10, backoffMs: 1000 } as const;
 
 export interface IngestLimits {
   maxBodyBytes: number;
@@ -40,7 +39,9 @@ export interface IngestServiceDeps {
   store: IngestStore;
   tokens: IngestTokens;
   integrations: { find(scope: Scope, id: number): Promise<{ id: number; organization_id: number; platform: string; is_active: boolean } | undefined> };
-  queue: Pick<QueuePort, 'enqueue' | 'counts'>;
+  /** The normalize queue's depth, for backpressure. */
+  queue: Pick<QueuePort, 'counts'>;
+  accept: AcceptBatch;
   clock: Clock;
   limits: IngestLimits;
   jsonMaxDepth: number;
@@ -97,8 +98,8 @@ export function createIngestService(deps: IngestServiceDeps) {
     return integration;
   }
 
-  /** Enqueues each chunk in order; stops at the first failure. The ids of those enqueued. */
-  async function enqueueChunks(target: PushTarget, stream: string, parsed: ParsedPush) {
+  /** Accepts each chunk in order; stops at the first failure. The ids of those accepted. */
+  async function acceptChunks(target: PushTarget, stream: string, parsed: ParsedPush) {
     const chunks = chunkEvents(parsed.sizes, limits.batchMaxEvents, limits.batchMaxBytes);
     const receivedAt = clock.now().toISOString();
     const carrier = deps.traceContext?.();
@@ -122,9 +123,9 @@ export function createIngestService(deps: IngestServiceDeps) {
         ...(trace ? { trace } : {}),
       };
       try {
-        await queue.enqueue(NORMALIZE_QUEUE, NORMALIZE_JOB, batch, { ...JOB_OPTIONS, jobId: batch.id });
+        await deps.accept(batch);
       } catch (err) {
-        deps.onError(err, 'could not enqueue an ingest batch');
+        deps.onError(err, 'could not accept an ingest batch');
         return { batchIds, events, bytes, failedFrom: chunk.start };
       }
       batchIds.push(batch.id);
@@ -135,7 +136,7 @@ export function createIngestService(deps: IngestServiceDeps) {
   }
 
   return {
-    /** Verifies the token, reads and parses the body, and enqueues it in batches. */
+    /** Verifies the token, reads and parses the body, and accepts it in batches. */
     async push(req: PushRequest): Promise<PushOutcome> {
       const target = await tokens.verify(req.token);
       if (!isStreamName(req.stream)) {
@@ -157,7 +158,7 @@ export function createIngestService(deps: IngestServiceDeps) {
           });
         }
 
-        const sent = await enqueueChunks(target, req.stream, parsed);
+        const sent = await acceptChunks(target, req.stream, parsed);
         if (sent.batchIds.length === 0) {
           throw new AppError('dependency.unavailable', {
             detail: `The pipeline is unavailable; nothing was accepted, resend in ${UNAVAILABLE_RETRY_AFTER_S} s`,

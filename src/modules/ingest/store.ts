@@ -17,6 +17,15 @@ export interface TokenTarget {
   organization_active: boolean;
 }
 
+export interface AcceptedRow {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  event_count: number;
+  accepted_at: Date;
+}
+
 export interface StreamStats {
   stream: string;
   events_in: number;
@@ -43,6 +52,20 @@ export function createIngestStore(db: Kysely<DB>) {
         ])
         .where('t.token_hash', '=', hash)
         .executeTakeFirst();
+    },
+
+    /**
+     * An accepted batch's row (see accept.ts); joins the open transaction. A redelivered id
+     * is ignored. asyncCommit: the transaction's commit does not wait for the WAL flush
+     * (set_config(..., true) is local to the transaction), for when the queue job in Redis,
+     * not this row, is the durable acceptance.
+     */
+    async addAccepted(row: AcceptedRow, options: { asyncCommit?: boolean } = {}): Promise<void> {
+      await sql`
+        insert into accepted_batches (id, organization_id, integration_id, stream, event_count, accepted_at)
+        select ${row.id}, ${row.organization_id}, ${row.integration_id}, ${row.stream}, ${row.event_count}, ${row.accepted_at}::timestamptz
+        ${options.asyncCommit ? sql`from (select set_config('synchronous_commit', 'off', true)) as relaxed` : sql``}
+        on conflict (id) do nothing`.execute(q());
     },
 
     async tokenOf(integrationId: number): Promise<IngestTokenRow | undefined> {

@@ -119,6 +119,10 @@ describe('normalization housekeeping', () => {
       await quarantineRow(o, i, 0);
     }
     await t.container.normalization.aggregates.flush();
+    // A batch of each still waiting for normalization.
+    for (const [o, i] of [[org, integration], [other, otherIntegration]] as const) {
+      await db().insertInto('accepted_batches').values({ id: newId(), organization_id: o, integration_id: i, stream: 's', event_count: 3, accepted_at: new Date() }).execute();
+    }
 
     const id = newId();
     await db().insertInto('org_data_deletions').values({ id, organization_id: org, requested_by: null, state: 'queued', detail: JSON.stringify({}) }).execute();

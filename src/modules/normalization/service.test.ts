@@ -36,6 +36,7 @@ function setup(options: { afterRead?: (keys: Map<string, Date>) => void } = {}) 
         stored.add(row.id);
         return true;
       },
+      settleAccepted: async () => undefined,
       insertQuarantine: async () => {
         calls.quarantine++;
       },

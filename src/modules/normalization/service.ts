@@ -38,7 +38,7 @@ export interface BatchOutcome {
 }
 
 export interface NormalizationDeps {
-  store: Pick<NormalizationStore, 'insertBatch' | 'insertQuarantine' | 'addCounters' | 'integrationPlatforms' | 'seenKeys' | 'rememberKeys'>;
+  store: Pick<NormalizationStore, 'insertBatch' | 'settleAccepted' | 'insertQuarantine' | 'addCounters' | 'integrationPlatforms' | 'seenKeys' | 'rememberKeys'>;
   registry: MappingRegistry;
   aggregates: Aggregates;
   validate: StageContext['validate'];
@@ -137,10 +137,13 @@ export function createNormalizationService(deps: NormalizationDeps) {
     const quarantined = result.quarantined.length;
 
     // The batch row, its quarantine and its counters commit together, and only if the row
-    // is new: a job redelivered after a crash finds it and counts nothing twice.
+    // is new: a job redelivered after a crash finds it and counts nothing twice. The
+    // accepted row goes in the same transaction, so the ledger sees the batch's events
+    // either queued or counted in, never both and never neither.
     // Compressed before the transaction opens: it takes a few ms on the thread pool.
     const row = await batchRow(batch, result, batch.source, batch.bytes, now);
     const stored = await transaction(async () => {
+      await store.settleAccepted(batch);
       if (!(await store.insertBatch(row))) return false;
       if (batch.keys && batch.keys.length > 0) {
         const remembered = await store.rememberKeys(batch.integration_id, batch.stream, batch.keys, now, since);

@@ -107,6 +107,7 @@ export const ORG_TABLES = [
   'stream_counters',
   'mapping_definitions',
   'ingestion_tokens',
+  'accepted_batches',
 ] as const;
 export type OrgTable = (typeof ORG_TABLES)[number];
 
@@ -121,6 +122,7 @@ const ROW_KEY: Record<OrgTable, string> = {
   stream_counters: 'ctid',
   mapping_definitions: 'id',
   ingestion_tokens: 'integration_id',
+  accepted_batches: 'id',
 };
 
 const json = (rows: unknown[]) => JSON.stringify(rows);
@@ -184,6 +186,22 @@ export function createNormalizationStore(db: Kysely<DB>) {
     async insertBatch(row: BatchRow): Promise<boolean> {
       const res = await q().insertInto('normalized_batches').values(row).onConflict((oc) => oc.column('id').doNothing()).returning('id').executeTakeFirst();
       return res !== undefined;
+    },
+
+    /**
+     * The batch leaves the ledger's queued events (ingest accept.ts wrote its row); joins the
+     * open transaction. On BullMQ a worker may take the job before the accepting transaction
+     * has committed its row: the delete then finds nothing, and the insert of a 0-event
+     * marker waits for that transaction and zeroes its row (or stays, if it rolled back).
+     * Markers are purged with the routed batches (purgeBatches).
+     */
+    async settleAccepted(b: { id: string; organization_id: number; integration_id: number; stream: string }): Promise<void> {
+      await sql`
+        with gone as (delete from accepted_batches where id = ${b.id} returning 1)
+        insert into accepted_batches (id, organization_id, integration_id, stream, event_count, accepted_at)
+        select ${b.id}, ${b.organization_id}, ${b.integration_id}, ${b.stream}, 0, now()
+        where not exists (select 1 from gone)
+        on conflict (id) do update set event_count = 0`.execute(q());
     },
 
     async insertQuarantine(rows: QuarantineRow[], now: Date): Promise<void> {
@@ -290,7 +308,11 @@ export function createNormalizationStore(db: Kysely<DB>) {
      * Deletes up to `limit` routed normalized batches older than their organization's
      * retention (the rows left as done markers); pending ones are never deleted.
      */
-    purgeBatches: (now: Date, defaultDays: number, limit: number) => purgeExpired('normalized_batches', now, defaultDays, limit),
+    purgeBatches: async (now: Date, defaultDays: number, limit: number) => {
+      // settleAccepted's markers only stand in for a transaction in flight: an hour is plenty.
+      await sql`delete from accepted_batches where event_count = 0 and accepted_at < ${now}::timestamptz - interval '1 hour'`.execute(q());
+      return purgeExpired('normalized_batches', now, defaultDays, limit);
+    },
 
     /** Deletes up to `limit` raw samples beyond the newest `keep` of their stream or older than `before`. */
     async trimSamples(keep: number, before: Date, limit: number): Promise<number> {

@@ -1,19 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '../../core/clock.js';
-import { NORMALIZE_QUEUE, type IngestBatch } from '../envelope.js';
+import type { IngestBatch } from '../envelope.js';
 import { acceptPulled } from './pull.js';
 
 function fakeQueue(failAt = Infinity) {
   const batches: IngestBatch[] = [];
   return {
     batches,
-    async enqueue(queue: string, _name: string, payload: unknown, options?: { jobId?: string }) {
-      expect(queue).toBe(NORMALIZE_QUEUE);
+    accept: async (batch: IngestBatch) => {
       if (batches.length >= failAt) throw new Error('queue down');
-      const batch = payload as IngestBatch;
-      expect(options?.jobId).toBe(batch.id);
       batches.push(batch);
-      return batch.id;
     },
   };
 }
@@ -28,10 +24,10 @@ const pulled = (n: number) => ({
 });
 
 describe('acceptPulled', () => {
-  it('enqueues pulled events in batches that keep each event with its vendor key, and the cycle trace', async () => {
+  it('accepts pulled events in batches that keep each event with its vendor key, and the cycle trace', async () => {
     const queue = fakeQueue();
     const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
-    const accepted = await acceptPulled(queue, manualClock(), pulled(5), 2, trace);
+    const accepted = await acceptPulled(queue.accept, manualClock(), pulled(5), 2, trace);
     expect(accepted.events).toBe(5);
     expect(accepted.batchIds).toEqual(queue.batches.map((b) => b.id));
     expect(queue.batches.map((b) => b.keys)).toEqual([['u0', 'u1'], ['u2', 'u3'], ['u4']]);
@@ -40,14 +36,14 @@ describe('acceptPulled', () => {
     expect(queue.batches[0]!.events.map((e) => e.uuid)).toEqual(['u0', 'u1']);
   });
 
-  it('throws when the queue refuses, so the caller keeps its cursor', async () => {
+  it('throws when a batch is refused, so the caller keeps its cursor', async () => {
     const queue = fakeQueue(1);
-    await expect(acceptPulled(queue, manualClock(), pulled(3), 2)).rejects.toThrow('queue down');
+    await expect(acceptPulled(queue.accept, manualClock(), pulled(3), 2)).rejects.toThrow('queue down');
     expect(queue.batches).toHaveLength(1);
     expect(queue.batches[0]!.trace).toBeUndefined();
   });
 
   it('refuses keys and events of different lengths', async () => {
-    await expect(acceptPulled(fakeQueue(), manualClock(), { ...pulled(2), keys: ['only-one'] })).rejects.toThrow(/differ in length/);
+    await expect(acceptPulled(fakeQueue().accept, manualClock(), { ...pulled(2), keys: ['only-one'] })).rejects.toThrow(/differ in length/);
   });
 });

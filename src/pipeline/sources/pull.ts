@@ -1,12 +1,11 @@
-// Pulled pages enter the data plane like pushes: one ingest batch per page on the normalize
-// queue, which is the durable acceptance. The collection engine advances its cursor only
-// after this resolves. Each event keeps its vendor key, so the normalization stage can drop
+// Pulled pages enter the data plane like pushes: one accepted ingest batch per page (its
+// ledger row and normalize job: AcceptBatch). The collection engine advances its cursor
+// only after this resolves. Each event keeps its vendor key, so the normalization stage can drop
 // what was already collected (a page re-fetched after a crash, a cursor reset, a backfill
 // overlapping live collection).
 import type { Clock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
-import type { QueuePort } from '../../platform/queue/port.js';
-import { NORMALIZE_JOB, NORMALIZE_QUEUE, type IngestBatch } from '../envelope.js';
+import type { AcceptBatch, IngestBatch } from '../envelope.js';
 
 export interface PulledEvents {
   organizationId: number;
@@ -23,11 +22,9 @@ export interface Accepted {
   bytes: number;
 }
 
-const JOB_OPTIONS = { attempts: 10, backoffMs: 1000 } as const;
-
-/** Enqueues the events in batches of at most maxEvents; throws when the queue refuses (nothing after that batch is accepted). */
+/** Accepts the events in batches of at most maxEvents; throws when a batch is refused (nothing from it on is accepted). */
 export async function acceptPulled(
-  queue: Pick<QueuePort, 'enqueue'>,
+  accept: AcceptBatch,
   clock: Clock,
   pulled: PulledEvents,
   maxEvents = 1000,
@@ -54,7 +51,7 @@ export async function acceptPulled(
       keys: pulled.keys.slice(start, start + maxEvents),
       ...(trace && Object.keys(trace).length > 0 ? { trace } : {}),
     };
-    await queue.enqueue(NORMALIZE_QUEUE, NORMALIZE_JOB, batch, { ...JOB_OPTIONS, jobId: batch.id });
+    await accept(batch);
     out.batchIds.push(batch.id);
     out.events += events.length;
     out.bytes += bytes;

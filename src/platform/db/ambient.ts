@@ -29,6 +29,20 @@ export async function inTransaction<T>(db: Kysely<DB>, fn: () => Promise<T>): Pr
 }
 
 /**
+ * Runs fn in one read-only REPEATABLE READ transaction: every query of fn reads the same
+ * snapshot, so counts read by separate queries (the ledger's terms) agree with each other
+ * whatever commits meanwhile. Inside an open unit of work fn joins it instead.
+ */
+export async function inSnapshot<T>(db: Kysely<DB>, fn: () => Promise<T>): Promise<T> {
+  if (current.getStore()) return fn();
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute((trx) => current.run({ trx, afterCommit: [] }, fn));
+}
+
+/**
  * Runs fn once the open transaction has committed (never if it rolls back), or at once
  * outside a transaction. Its failure surfaces to the caller of inTransaction.
  */

@@ -316,6 +316,16 @@ export interface StreamCountersTable {
   last_event_at: Timestamp | null;
 }
 
+/** Ingest batches accepted and not yet normalized (0008): the ledger's queued events. */
+export interface AcceptedBatchesTable {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  event_count: number;
+  accepted_at: Timestamp;
+}
+
 // Delivery (0006): destinations, routes, outbox, DLQ, state, ledger, stats, lineage, taps.
 
 export interface DestinationsTable {
@@ -526,6 +536,7 @@ export interface DB {
   ocsf_policies: OcsfPoliciesTable;
   ocsf_compliance: OcsfComplianceTable;
   stream_counters: StreamCountersTable;
+  accepted_batches: AcceptedBatchesTable;
   destinations: DestinationsTable;
   routes: RoutesTable;
   route_versions: RouteVersionsTable;

@@ -1,12 +1,12 @@
 // The distributed queue: BullMQ on Redis. Retries, delays, job schedulers and stalled-job
 // recovery are BullMQ's own; this adapter maps the port onto them and owns the connections.
-import { Queue, Worker, type Job as BullJob, type JobsOptions, type KeepJobs } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type Job as BullJob, type JobsOptions, type KeepJobs } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { closeRedisClient, createRedisClient } from '../redis.js';
 import { QueueClosedError } from './errors.js';
 import { settlesWithin } from './settle.js';
-import { DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, errorText, queueName, resolveConcurrency, resolveJobOptions, resolveRepeat } from './options.js';
+import { DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, errorText, leaseTimings, MAX_ATTEMPTS, queueName, resolveConcurrency, resolveJobOptions, resolveRepeat } from './options.js';
 import type { ConsumeOptions, Consumer, Job, JobCounts, JobHandler, JobOptions, QueuePort, RepeatOptions } from './port.js';
 
 export interface BullMqQueueOptions {
@@ -14,12 +14,8 @@ export interface BullMqQueueOptions {
   /** Namespaces every key (BullMQ's `prefix`); one per deployment, or per test. */
   prefix: string;
   logger?: Logger | undefined;
-  /** How long a worker's lock on a running job lasts between renewals; default 30 000. */
-  lockDurationMs?: number | undefined;
-  /** How often workers look for jobs whose lock expired; default 30 000. */
-  stalledIntervalMs?: number | undefined;
-  /** Times a job may stall before it is failed; default 1. */
-  maxStalledCount?: number | undefined;
+  /** Longest a job stays with a worker that died before another takes it (WEIR_QUEUE_LEASE_MS); default 30 000. */
+  leaseMs?: number | undefined;
   /** Finished jobs kept in Redis (BullMQ evicts older ones as new jobs finish). */
   keepCompleted?: KeepJobs | undefined;
   keepFailed?: KeepJobs | undefined;
@@ -87,15 +83,25 @@ export class BullMqQueue implements QueuePort {
     // Three declared parameters: BullMQ passes the AbortSignal only to processors whose
     // length is at least 3.
     const processor = async (job: BullJob, _token: string | undefined, signal: AbortSignal | undefined) => {
-      await handler(toJob<T>(name, job), signal ?? new AbortController().signal);
+      const started = toJob<T>(name, job);
+      // A start cut short by a crash counts as an attempt, as on the database queue: BullMQ's
+      // own stall limit is set out of reach below, and this one is the job's attempts.
+      if (started.attempt > started.maxAttempts) {
+        throw new UnrecoverableError(`stalled: the job's ${started.maxAttempts} attempts were used by workers that stopped mid-job`);
+      }
+      await handler(started, signal ?? new AbortController().signal);
     };
+    const lease = leaseTimings(o.leaseMs);
     const worker = new Worker(name, processor, {
       connection: this.#workerConnection,
       prefix: o.prefix,
       concurrency: resolveConcurrency(options),
-      lockDuration: o.lockDurationMs ?? 30_000,
-      stalledInterval: o.stalledIntervalMs ?? 30_000,
-      maxStalledCount: o.maxStalledCount ?? 1,
+      lockDuration: lease.holdMs,
+      lockRenewTime: lease.renewMs,
+      stalledInterval: lease.checkMs,
+      // BullMQ fails a job that stalled more than this many times, whatever its attempts
+      // left (1 by default: a second worker crash would lose accepted events to "failed").
+      maxStalledCount: MAX_ATTEMPTS,
       removeOnComplete: this.#keepCompleted,
       removeOnFail: this.#keepFailed,
     });
@@ -103,7 +109,7 @@ export class BullMqQueue implements QueuePort {
     worker.on('error', (err) => log?.error({ err }, 'queue: worker error'));
     worker.on('failed', (job, err) => {
       // Each failed attempt is the handler's to log; the queue reports the final one.
-      const final = !job || job.attemptsMade >= (job.opts.attempts ?? 1);
+      const final = !job || err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
       const at = { jobId: job?.id, attempt: job?.attemptsStarted, error: errorText(err) };
       if (final) log?.warn(at, 'queue: job failed after its last attempt');
       else log?.debug(at, 'queue: job attempt failed, will retry');

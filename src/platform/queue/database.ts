@@ -7,9 +7,10 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { afterCommit, executor } from '../db/ambient.js';
 import type { DB } from '../db/index.js';
 import { QueueClosedError } from './errors.js';
-import { queueName, resolveConcurrency, resolveJobOptions, resolveRepeat } from './options.js';
+import { leaseTimings, queueName, resolveConcurrency, resolveJobOptions, resolveRepeat, type LeaseTimings } from './options.js';
 import type { ConsumeOptions, Consumer, JobCounts, JobHandler, JobOptions, QueuePort, RepeatOptions } from './port.js';
 import { counts, insertJob, prune } from './database-store.js';
 import { deleteSchedule, upsertSchedule } from './database-repeat.js';
@@ -20,12 +21,8 @@ export interface DatabaseQueueOptions {
   logger?: Logger | undefined;
   /** How often an idle consumer looks for jobs enqueued by other processes; default 200. */
   pollIntervalMs?: number | undefined;
-  /** How long a claimed job stays with its consumer without a heartbeat; default 30 000. */
+  /** Longest a job stays with a consumer that died before another takes it (WEIR_QUEUE_LEASE_MS); default 30 000. */
   leaseMs?: number | undefined;
-  /** Lease renewal period; default leaseMs / 3. */
-  heartbeatMs?: number | undefined;
-  /** How often each consumer looks for expired leases; default leaseMs / 2. */
-  sweepIntervalMs?: number | undefined;
 }
 
 export class DatabaseQueue implements QueuePort {
@@ -33,9 +30,7 @@ export class DatabaseQueue implements QueuePort {
   readonly #db: Kysely<DB>;
   readonly #logger: Logger | undefined;
   readonly #pollIntervalMs: number;
-  readonly #leaseMs: number;
-  readonly #heartbeatMs: number;
-  readonly #sweepIntervalMs: number;
+  readonly #lease: LeaseTimings;
   // Local enqueues wake local consumers at once; other processes' jobs are found by polling.
   readonly #wakeups = new EventEmitter().setMaxListeners(0);
   readonly #consumers = new Set<DatabaseConsumer>();
@@ -47,15 +42,20 @@ export class DatabaseQueue implements QueuePort {
     this.#db = options.db;
     this.#logger = options.logger;
     this.#pollIntervalMs = options.pollIntervalMs ?? 200;
-    this.#leaseMs = options.leaseMs ?? 30_000;
-    this.#heartbeatMs = options.heartbeatMs ?? Math.max(10, Math.floor(this.#leaseMs / 3));
-    this.#sweepIntervalMs = options.sweepIntervalMs ?? Math.max(10, Math.floor(this.#leaseMs / 2));
+    this.#lease = leaseTimings(options.leaseMs);
   }
 
+  /**
+   * Joins the open unit of work (platform/db/ambient.ts) when there is one: the job commits
+   * or rolls back with the rows written beside it, and local consumers are woken after the
+   * commit, when they can see it.
+   */
   async enqueue<T>(queue: string, name: string, payload: T, options?: JobOptions): Promise<string> {
     this.#assertOpen();
-    const id = await insertJob(this.#db, queueName(queue), name, payload, resolveJobOptions(options));
-    this.#wakeups.emit(wakeEvent(queue));
+    const id = await insertJob(executor(this.#db), queueName(queue), name, payload, resolveJobOptions(options));
+    await afterCommit(async () => {
+      this.#wakeups.emit(wakeEvent(queue));
+    });
     return id;
   }
 
@@ -79,10 +79,10 @@ export class DatabaseQueue implements QueuePort {
       handler: handler as JobHandler<unknown>,
       concurrency: resolveConcurrency(options),
       consumerId: `${this.#instance}:${++this.#consumerSeq}`,
-      leaseMs: this.#leaseMs,
-      heartbeatMs: this.#heartbeatMs,
+      leaseMs: this.#lease.holdMs,
+      heartbeatMs: this.#lease.renewMs,
       pollIntervalMs: this.#pollIntervalMs,
-      sweepIntervalMs: this.#sweepIntervalMs,
+      sweepIntervalMs: this.#lease.checkMs,
       wakeups: this.#wakeups,
       logger: this.#logger?.child({ queue }),
     });

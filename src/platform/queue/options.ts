@@ -6,7 +6,8 @@ import type { ConsumeOptions, JobOptions, RepeatOptions } from './port.js';
 export const DEFAULT_ATTEMPTS = 3;
 export const DEFAULT_BACKOFF_MS = 1000;
 /** Upper bounds that keep every value inside a Postgres integer and a sane schedule. */
-const MAX_ATTEMPTS = 100;
+export const MAX_ATTEMPTS = 100;
+export const DEFAULT_LEASE_MS = 30_000;
 const MAX_MS = 2_147_483_647;
 
 export interface ResolvedJobOptions {
@@ -59,6 +60,29 @@ export function queueName(name: string): string {
     throw new QueueOptionsError('queue', 'must be 1 to 200 characters without ":"');
   }
   return name;
+}
+
+export interface LeaseTimings {
+  /** How long a claim lives without renewal (database lease, BullMQ lockDuration). */
+  holdMs: number;
+  /** How often a running job's claim is renewed (heartbeat, BullMQ lockRenewTime). */
+  renewMs: number;
+  /** How often consumers look for expired claims (sweep, BullMQ stalledInterval). */
+  checkMs: number;
+}
+
+/**
+ * How the lease (WEIR_QUEUE_LEASE_MS) is spent, the same on both adapters, so that a job
+ * held by a consumer that died is back in the queue within `leaseMs`: its claim expires
+ * at most holdMs after the last renewal, and the next check comes at most checkMs later
+ * (BullMQ needs a job marked by one check and still unlocked at the next: at most
+ * max(holdMs, checkMs) + checkMs). Renewing at a third of the hold leaves two renewals of
+ * slack for a busy event loop.
+ */
+export function leaseTimings(leaseMs: number = DEFAULT_LEASE_MS): LeaseTimings {
+  const lease = integer('leaseMs', leaseMs, DEFAULT_LEASE_MS, 30, MAX_MS);
+  const holdMs = Math.round((lease * 2) / 3);
+  return { holdMs, renewMs: Math.max(10, Math.floor(holdMs / 3)), checkMs: lease - holdMs };
 }
 
 /** The text kept as a job's last error. */

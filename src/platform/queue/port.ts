@@ -49,6 +49,10 @@ export interface JobCounts {
 
 export interface QueuePort {
   readonly backend: 'database' | 'bullmq';
+  /**
+   * The database queue's enqueue joins the open unit of work (platform/db/ambient.ts), so a
+   * job and the rows written with it commit together; BullMQ's takes effect at once.
+   */
   enqueue<T>(queue: string, name: string, payload: T, options?: JobOptions): Promise<string>;
   /** Upserts a repeating job: `key` identifies the schedule; re-registering replaces it. */
   repeat<T>(queue: string, key: string, name: string, payload: T, options: RepeatOptions): Promise<void>;

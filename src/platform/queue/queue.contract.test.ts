@@ -275,15 +275,41 @@ describe.each(fixtures)('queue contract: $title', (fx: QueueFixture) => {
     expect(starts).toEqual([1]);
   }, 30_000);
 
-  it('redelivers the job of a consumer that died mid-job', async () => {
+  // Scheduling slack on top of the lease: polls (50 ms), a worker's start, a loaded machine.
+  const RECOVERY_MARGIN_MS = 1000;
+
+  it('redelivers the job of a consumer that died mid-job within the lease', async () => {
     const q = uniqueQueue();
     const reopened = await fx.killConsumerMidJob(q, 'stalled-1');
     extra.push(reopened);
-    const seen: Job<unknown>[] = [];
-    extra.push(reopened.queue.consume(q, async (job) => void seen.push(job)));
+    const seen: { job: Job<unknown>; at: number }[] = [];
+    extra.push(reopened.queue.consume(q, async (job) => void seen.push({ job, at: Date.now() })));
     await waitFor(() => seen.length > 0, 15_000, 'redelivery');
-    expect(seen[0]).toMatchObject({ id: 'stalled-1', name: 'stall', payload: { from: 'child' }, attempt: 2 });
+    expect(seen[0]?.job).toMatchObject({ id: 'stalled-1', name: 'stall', payload: { from: 'child' }, attempt: 2 });
+    expect(seen[0]!.at - reopened.reachableAt).toBeLessThan(fx.leaseMs + RECOVERY_MARGIN_MS);
     await waitFor(async () => (await reopened.queue.counts(q)).completed === 1, 8000, 'completion');
     expect(seen).toHaveLength(1);
   }, 60_000);
+
+  it('recovers a job from consumers that died again and again while it has attempts left', async () => {
+    const q = uniqueQueue();
+    const reopened = await fx.killConsumerMidJob(q, 'stalled-2', { attempts: 3, times: 2 });
+    extra.push(reopened);
+    const attempts: number[] = [];
+    extra.push(reopened.queue.consume(q, async (job) => void attempts.push(job.attempt)));
+    await waitFor(async () => (await reopened.queue.counts(q)).completed === 1, 15_000, 'completion on the third attempt');
+    expect(attempts).toEqual([3]);
+  }, 90_000);
+
+  it('fails a job whose every attempt died with its consumer, without running it again', async () => {
+    const q = uniqueQueue();
+    const reopened = await fx.killConsumerMidJob(q, 'stalled-3', { attempts: 2, times: 2 });
+    extra.push(reopened);
+    const attempts: number[] = [];
+    extra.push(reopened.queue.consume(q, async (job) => void attempts.push(job.attempt)));
+    await waitFor(async () => (await reopened.queue.counts(q)).failed === 1, 15_000, 'failed after its attempts');
+    await sleep(200);
+    expect(attempts).toEqual([]);
+    expect(await reopened.queue.counts(q)).toMatchObject({ waiting: 0, active: 0, completed: 0, failed: 1 });
+  }, 90_000);
 });
