@@ -3,7 +3,7 @@
 // write the same database from two processes. The lock is a file created with an atomic
 // link() (it exists complete or not at all) naming its holder; a holder that died on this
 // host is taken over at once (a restart after a crash needs no cleanup), a live one
-// refuses the start with a message naming it. Why not proper-lockfile: docs/decisions/0023.
+// refuses the start with a message naming it. Why not proper-lockfile: docs/decisions/0025.
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
