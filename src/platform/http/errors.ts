@@ -1,8 +1,10 @@
 // The one place errors become HTTP answers: {detail: string, error: {code, message, details}}.
 // Bad input is a 4xx with a string detail, never a 5xx; an unexpected fault is a 500
 // whose body reveals nothing and whose log line carries the correlation id.
+import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CATALOG, isAppError, type ErrorCode } from '../../core/errors.js';
+import { issueMessage } from '../validation-issues.js';
 import type { RouteTable } from './conventions.js';
 
 export interface ErrorBodyShape {
@@ -19,19 +21,14 @@ function send(reply: FastifyReply, err: AppError): FastifyReply {
   return reply.status(err.status).type('application/json').send(errorBody(err.code, err.message, err.details));
 }
 
-interface AjvIssue {
-  instancePath?: string;
-  message?: string;
-  params?: Record<string, unknown>;
-}
 
 function validationError(err: FastifyError): AppError {
   const where = err.validationContext ?? 'request';
-  const issues = ((err.validation ?? []) as AjvIssue[]).map((v) => {
+  const issues = ((err.validation ?? []) as ErrorObject[]).map((v) => {
     const missing = typeof v.params?.missingProperty === 'string' ? `/${v.params.missingProperty}` : '';
     const extra = typeof v.params?.additionalProperty === 'string' ? `/${v.params.additionalProperty}` : '';
     const path = `${where}${v.instancePath ?? ''}${missing}${extra}`;
-    const message = extra ? 'is not a known field' : (v.message ?? 'is invalid');
+    const message = extra ? 'is not a known field' : issueMessage(v);
     return { location: path, message };
   });
   const first = issues[0];

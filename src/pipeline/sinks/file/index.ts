@@ -11,6 +11,8 @@ import { createFileWriter, type FileWriter } from './writer.js';
 /** Relative, no `..` segment, no backslash or NUL, no drive letter. */
 const RELATIVE_PATH = /^(?!\/)(?![A-Za-z]:)(?!(?:.*\/)?\.\.(?:\/|$))[^\\\0]+$/;
 const PREFIX = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const PATH_RULE = 'must be a relative directory such as "siem/okta" or ".": names separated by "/", not starting with "/" or a drive letter (C:), without a ".." segment, a backslash or a NUL character';
+const PREFIX_RULE = 'must be 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or a digit';
 
 export const FileConfigSchema = Type.Object(
   {
@@ -18,10 +20,11 @@ export const FileConfigSchema = Type.Object(
       minLength: 1,
       maxLength: 1024,
       pattern: RELATIVE_PATH.source,
+      errorMessage: { pattern: PATH_RULE },
       description: 'Directory for the files, relative to the file destinations root set by the administrator (WEIR_FILE_SINK_ROOT); "." is the root itself. Absolute paths and ".." are refused.',
     }),
     prefix: Type.Optional(
-      Type.String({ pattern: PREFIX.source, description: 'Start of every file name (default: the destination id). Finished files: <prefix>-<UTC time>-<writer>-<sequence>.ndjson; the one being written: <prefix>-<writer>.ndjson.current' }),
+      Type.String({ pattern: PREFIX.source, errorMessage: { pattern: PREFIX_RULE }, description: 'Start of every file name (default: the destination id). Finished files: <prefix>-<UTC time>-<writer>-<sequence>.ndjson; the one being written: <prefix>-<writer>.ndjson.current' }),
     ),
     rotate_bytes: Type.Integer({ default: 100 * 1_048_576, minimum: 1024, maximum: 64 * 1_073_741_824, description: 'Start a new file once the current one would grow past this size (a batch is never split across files)' }),
     rotate_seconds: Type.Integer({ default: 3600, minimum: 1, maximum: 7 * 86_400, description: 'Start a new file when the current one is this old (checked when a batch arrives)' }),
@@ -34,8 +37,8 @@ export const FileConfigSchema = Type.Object(
 export function fileConfigProblem(config: Record<string, unknown>): string | null {
   const p = config.path;
   if (typeof p !== 'string' || p === '') return 'path is required';
-  if (!RELATIVE_PATH.test(p)) return 'path must be a relative directory without ".." (it is taken under the file destinations root)';
-  if (config.prefix !== undefined && (typeof config.prefix !== 'string' || !PREFIX.test(config.prefix))) return 'prefix may hold letters, digits, ".", "_" and "-" only';
+  if (!RELATIVE_PATH.test(p)) return `path ${PATH_RULE}`;
+  if (config.prefix !== undefined && (typeof config.prefix !== 'string' || !PREFIX.test(config.prefix))) return `prefix ${PREFIX_RULE}`;
   return null;
 }
 
