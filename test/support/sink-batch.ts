@@ -15,10 +15,15 @@ export function sinkContext(options: {
   credential?: Record<string, string> | null;
   allowCidrs?: string[];
   fileRoot?: string;
+  fileStaleMs?: number;
   destinationId?: string;
+  /** Default 1; null: a global destination. */
+  organizationId?: number | null;
 }): SinkContext {
   return {
     destinationId: options.destinationId ?? '00000000-0000-7000-8000-000000000001',
+    organizationId: options.organizationId === undefined ? 1 : options.organizationId,
+    fileStaleMs: options.fileStaleMs,
     config: options.config,
     credential: options.credential ?? null,
     net: createNetPolicy({ allowCidrs: options.allowCidrs ?? LOOPBACK_CIDRS }),

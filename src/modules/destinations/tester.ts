@@ -45,6 +45,7 @@ export function failureKind(err: unknown): DeliveryErrorKind {
 
 export interface TestInput {
   destinationId: string;
+  organizationId: number | null;
   sinkType: SinkType;
   config: Record<string, unknown>;
   credential: Record<string, string> | null;
@@ -73,6 +74,7 @@ export async function testDestination(input: TestInput): Promise<TestResult> {
   try {
     sink = input.sinkType.create({
       destinationId: input.destinationId,
+      organizationId: input.organizationId,
       config: input.config,
       credential: input.credential,
       net: input.net,
