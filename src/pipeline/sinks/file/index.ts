@@ -108,7 +108,6 @@ export function createFileSink(ctx: SinkContext): Sink {
       staleMs,
       logger: ctx.logger,
     }));
-  const shown = typeof c.path === 'string' ? c.path : '';
 
   // A writer of another process that dies while this one runs leaves a file here too.
   let sweeping: Promise<unknown> = Promise.resolve();
@@ -137,7 +136,8 @@ export function createFileSink(ctx: SinkContext): Sink {
     test(signal) {
       return timedTest(async () => {
         await get().probe();
-        return { ok: true, detail: `directory "${shown}" in the organization's directory under the file destinations root is writable` };
+        const where = place();
+        return { ok: true, detail: `directory "${path.relative(where.root, where.dir) || '.'}" under the file destinations root is writable` };
       }, signal);
     },
     async close() {
