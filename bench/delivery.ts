@@ -172,7 +172,7 @@ async function measure(
         .execute();
     }
 
-    const config = { pollMs: 20, leaseMs: 30_000, routeConcurrency: 2, lineageEnabled: false, lineageDays: 7, dlqDays: 30, outboundAllowCidrs: ['127.0.0.0/8'], fileRoot };
+    const config = { pollMs: 20, leaseMs: 30_000, routeConcurrency: 2, lineageEnabled: false, lineageDays: 7, dlqDays: 30, outboundAllowCidrs: ['127.0.0.0/8'], fileRoot, fileStaleMs: 60_000 };
     const delivery = wireDelivery({
       db,
       clock: systemClock,

@@ -61,6 +61,11 @@ export interface DeliveryConfig {
   outboundAllowCidrs: readonly string[];
   /** Root of the file destinations' paths (WEIR_FILE_SINK_ROOT, default <data dir>/sinks). */
   fileRoot: string;
+  /**
+   * An open file of a file destination untouched this long belongs to a dead writer and is
+   * finished by another process (WEIR_FILE_SINK_STALE_SECONDS, default 60 s).
+   */
+  fileStaleMs: number;
 }
 
 /** Pull collection (connectors, scheduler, backfill): docs/collection.md. */
@@ -234,6 +239,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       dlqDays: int(env, 'WEIR_DLQ_DAYS', 30, 1, 3650),
       outboundAllowCidrs: Object.freeze(list(env, 'WEIR_OUTBOUND_ALLOW_CIDRS')),
       fileRoot: path.resolve(str(env, 'WEIR_FILE_SINK_ROOT', path.join(str(env, 'WEIR_DATA_DIR', './data'), 'sinks'))),
+      fileStaleMs: int(env, 'WEIR_FILE_SINK_STALE_SECONDS', 60, 2, 3600) * 1000,
     },
     collection: {
       scheduleMs: int(env, 'WEIR_COLLECT_SCHEDULE_MS', 5_000, 100, 600_000),

@@ -171,5 +171,5 @@ export function pullConfigSchema(fields: Record<string, Record<string, unknown>>
 
 /** A config field holding an http(s) URL (a vendor API root, a token endpoint). */
 export function urlField(description: string, defaultUrl?: string): Record<string, unknown> {
-  return { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048, ...(defaultUrl === undefined ? {} : { default: defaultUrl }), description };
+  return { type: 'string', format: 'uri', pattern: '^https?://', errorMessage: { pattern: 'must be an http:// or https:// URL' }, maxLength: 2048, ...(defaultUrl === undefined ? {} : { default: defaultUrl }), description };
 }

@@ -19,10 +19,15 @@ export function sinkContext(options: {
   type?: Pick<SinkType, 'secretValues'>;
   allowCidrs?: string[];
   fileRoot?: string;
+  fileStaleMs?: number;
   destinationId?: string;
+  /** Default 1; null: a global destination. */
+  organizationId?: number | null;
 }): SinkContext {
   return {
     destinationId: options.destinationId ?? '00000000-0000-7000-8000-000000000001',
+    organizationId: options.organizationId === undefined ? 1 : options.organizationId,
+    fileStaleMs: options.fileStaleMs,
     config: options.config,
     credential: options.credential ?? null,
     redact: destinationRedactor(options.type ?? {}, options.credential ?? null, options.config),

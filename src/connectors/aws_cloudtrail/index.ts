@@ -52,8 +52,8 @@ export const awsCloudtrailConnector: Connector = {
   auth: 'aws_sigv4',
   config_schema: pullConfigSchema(
     {
-      region: { type: 'string', pattern: '^[a-z]{2}(-[a-z]+)+-\\d{1,2}$', default: 'us-east-1', description: 'AWS region whose event history is collected (one integration per region)' },
-      access_key_id: { type: 'string', pattern: '^[A-Z0-9]{16,128}$', description: 'Access key id of an IAM user or role with cloudtrail:LookupEvents' },
+      region: { type: 'string', pattern: '^[a-z]{2}(-[a-z]+)+-\\d{1,2}$', errorMessage: { pattern: 'must be an AWS region such as "us-east-1"' }, default: 'us-east-1', description: 'AWS region whose event history is collected (one integration per region)' },
+      access_key_id: { type: 'string', pattern: '^[A-Z0-9]{16,128}$', errorMessage: { pattern: 'must be an access key id: 16 to 128 uppercase letters and digits' }, description: 'Access key id of an IAM user or role with cloudtrail:LookupEvents' },
       secret_access_key: { type: 'string', minLength: 16, maxLength: 256, writeOnly: true, description: 'Secret access key' },
       session_token: { type: 'string', minLength: 1, maxLength: 4096, writeOnly: true, description: 'Session token of temporary credentials (ASIA... keys)' },
       endpoint: urlField('CloudTrail endpoint override (a VPC endpoint or FIPS endpoint); default https://cloudtrail.{region}.amazonaws.com/'),

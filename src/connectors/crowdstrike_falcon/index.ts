@@ -97,6 +97,7 @@ export const crowdstrikeFalconConnector: Connector = {
       member_cid: {
         type: 'string',
         pattern: '^[0-9a-fA-F]{32}(-[0-9a-fA-F]{2})?$',
+        errorMessage: { pattern: 'must be a CID: 32 hexadecimal digits, optionally followed by "-" and 2 more' },
         description: 'Flight Control (MSSP): the child CID to collect; empty for the API client\'s own CID',
       },
     },

@@ -114,8 +114,8 @@ function configSchema() {
   const schema = pullConfigSchema(
     {
       base_url: urlField('The REST API root: https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server', GITHUB_API),
-      org: { type: 'string', pattern: SLUG, description: 'The organization whose audit log is collected (unless enterprise is set)' },
-      enterprise: { type: 'string', pattern: SLUG, description: 'The enterprise slug: collects the enterprise audit log (every organization) instead' },
+      org: { type: 'string', pattern: SLUG, errorMessage: { pattern: 'must be a slug: letters, digits, "_", "." and "-", starting and ending with a letter or a digit, up to 100 characters' }, description: 'The organization whose audit log is collected (unless enterprise is set)' },
+      enterprise: { type: 'string', pattern: SLUG, errorMessage: { pattern: 'must be a slug: letters, digits, "_", "." and "-", starting and ending with a letter or a digit, up to 100 characters' }, description: 'The enterprise slug: collects the enterprise audit log (every organization) instead' },
       token: {
         type: 'string',
         minLength: 1,

@@ -157,8 +157,8 @@ export const microsoftGraphConnector: Connector = {
   auth: 'oauth2_client_credentials',
   config_schema: pullConfigSchema(
     {
-      tenant_id: { type: 'string', pattern: TENANT_PATTERN, maxLength: 256, description: 'Directory (tenant) ID of the app registration, or a verified domain of the tenant' },
-      client_id: { type: 'string', pattern: GUID_PATTERN, description: 'Application (client) ID of the app registration' },
+      tenant_id: { type: 'string', pattern: TENANT_PATTERN, errorMessage: { pattern: 'must be a tenant ID (a GUID) or a domain name such as contoso.onmicrosoft.com' }, maxLength: 256, description: 'Directory (tenant) ID of the app registration, or a verified domain of the tenant' },
+      client_id: { type: 'string', pattern: GUID_PATTERN, errorMessage: { pattern: 'must be a GUID such as 00000000-0000-0000-0000-000000000000' }, description: 'Application (client) ID of the app registration' },
       client_secret: { type: 'string', minLength: 1, maxLength: 1024, writeOnly: true, description: 'A client secret (its value, not its id) of the app registration' },
       partner: {
         type: 'boolean',

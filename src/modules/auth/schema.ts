@@ -13,6 +13,7 @@ export const Username = Type.String({
   minLength: 1,
   maxLength: 150,
   pattern: '^[A-Za-z0-9._@+-]+$',
+  errorMessage: { pattern: 'may hold only letters, digits and ".", "_", "@", "+", "-"' },
   description: 'Letters, digits and . _ @ + -; unique in any letter case',
 });
 export const Password = Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH });
@@ -21,6 +22,7 @@ const DisplayName = Type.String({ minLength: 1, maxLength: 200 });
 export const Locale = Type.String({
   maxLength: 35,
   pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$',
+  errorMessage: { pattern: 'must be a language tag such as "en", "fr" or "pt-BR"' },
   description: 'A BCP 47 language tag such as en, fr or pt-BR',
 });
 

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Type, type TSchema } from 'typebox';
-import { STREAM_NAME_PATTERN } from '../../pipeline/sources/push.js';
+import { STREAM_NAME_PATTERN, STREAM_NAME_RULE } from '../../pipeline/sources/push.js';
 import { OffsetEnvelope, OffsetQuery, Timestamp } from '../../platform/http/schemas.js';
 import { COLLECTOR_SETTING_FIELDS } from './settings.js';
 
@@ -65,7 +65,7 @@ const Status = Type.Union([Type.Literal('active'), Type.Literal('stopped'), Type
   description: 'active: capturing; stopped: by a user; expired: expires_at passed; full: max_events reached',
 });
 
-const StreamName = Type.String({ pattern: STREAM_NAME_PATTERN, description: 'Only this stream (null or absent: every stream of the integration)' });
+const StreamName = Type.String({ pattern: STREAM_NAME_PATTERN, errorMessage: STREAM_NAME_RULE, description: 'Only this stream (null or absent: every stream of the integration)' });
 
 export const CreateSessionBody = Type.Object(
   {

@@ -1,5 +1,8 @@
 // The dispatcher as the container wires it: a destination made through the API (real
 // directory, real http sink), a route, pending batches, the role loop started and stopped.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { addRoute, pendingBatch, until } from '../../../test/support/delivery-engine.js';
@@ -9,14 +12,16 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../../test/suppor
 
 let t: TestApp;
 let receiver: WebhookReceiver;
+const fileRoot = mkdtempSync(path.join(tmpdir(), 'weir-dispatcher-files-'));
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEIR_DISPATCH_POLL_MS: '20', WEIR_TOKEN_RATE_LIMIT: '100000' } });
+  t = await createTestApp({ env: { WEIR_DISPATCH_POLL_MS: '20', WEIR_TOKEN_RATE_LIMIT: '100000', WEIR_FILE_SINK_ROOT: fileRoot } });
   receiver = await startWebhookReceiver({ keyOf: (event) => String((event as { n?: number }).n) });
 });
 afterAll(async () => {
   await receiver?.close();
   await t?.close();
+  rmSync(fileRoot, { recursive: true, force: true });
 });
 
 describe('dispatcher role loop', () => {
@@ -51,5 +56,41 @@ describe('dispatcher role loop', () => {
     }
     const state = await t.container.database.db.selectFrom('destination_state').selectAll().where('destination_id', '=', destinationId).executeTakeFirstOrThrow();
     expect(state).toMatchObject({ breaker_state: 'closed', last_error: null });
+  });
+
+  it("writes a file destination into its organization's directory, finishes a killed writer's leftover at start and a quiet file after the idle period", async () => {
+    const org = await createOrganization(t, 'files');
+    const integration = await createIntegration(t, org);
+    const admin = await createPrincipal(t, { role: 'admin', organizationId: org });
+    const dir = path.join(fileRoot, `org-${org}`, 'out');
+    mkdirSync(dir, { recursive: true });
+    // What a dispatcher killed two minutes ago left: acknowledged lines, then a torn one.
+    const leftover = path.join(dir, 'files-99-abcdef.ndjson.current');
+    writeFileSync(leftover, '{"n":-2}\n{"n":-1}\n{"n":-');
+    const old = (Date.now() - 120_000) / 1000;
+    utimesSync(leftover, old, old);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/collectors/destinations',
+      headers: admin.headers,
+      payload: { name: 'files', type: 'file', organization_id: org, config: { path: 'out', prefix: 'files', idle_seconds: 1, fsync: false }, delivery: { max_wait_ms: 0 } },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    await addRoute(t, org, { destinations: [res.json<{ id: string }>().id] });
+
+    const running = t.container.loops.filter((l) => l.role === 'dispatcher').map((l) => l.start());
+    try {
+      await pendingBatch(t, org, integration, Array.from({ length: 25 }, (_, n) => ({ class_uid: 1, n })));
+      const finished = await until((): { names: string[]; lines: string[] } | undefined => {
+        const names = readdirSync(dir);
+        const lines = names.filter((n) => n.endsWith('.ndjson')).flatMap((n) => readFileSync(path.join(dir, n), 'utf8').trimEnd().split('\n'));
+        return !names.some((n) => n.includes('.ndjson.current')) && lines.length === 27 ? { names, lines } : undefined;
+      }, 10_000, 'the files to be finished');
+      expect(finished!.names.filter((n) => n.endsWith('-recovered.ndjson'))).toEqual([expect.stringMatching(/^files-\d{8}T\d{6}\.\d{3}Z-99-abcdef-recovered\.ndjson$/)]);
+      const ns = finished!.lines.map((l) => (JSON.parse(l) as { n: number }).n).sort((a, b) => a - b);
+      expect(ns).toEqual([-2, -1, ...Array.from({ length: 25 }, (_, n) => n)]);
+    } finally {
+      await Promise.all(running.map((r) => r.stop()));
+    }
   });
 });

@@ -68,6 +68,7 @@ export function wireDelivery(deps: DeliveryWiring) {
     compile: deps.compile ?? compileRoutes,
     net: deps.net,
     fileRoot: deps.fileRoot ?? config.fileRoot,
+    fileStaleMs: config.fileStaleMs,
     clock,
     logger,
     metrics,
@@ -104,11 +105,15 @@ export function wireDelivery(deps: DeliveryWiring) {
     name: 'delivery',
     role: 'dispatcher',
     start() {
+      // What killed dispatchers left behind (open files of file destinations) is finished first.
+      const host = { fileRoot: deps.fileRoot ?? config.fileRoot, fileStaleMs: config.fileStaleMs, logger };
+      const recoveries = types.flatMap((t) => (t.recover ? [t.recover(host)] : []));
       const handle = engine.start();
       const tracked = {
         stop: async () => {
           running.delete(tracked);
           await handle.stop();
+          await Promise.all(recoveries.map((r) => r.stop()));
         },
       };
       running.add(tracked);

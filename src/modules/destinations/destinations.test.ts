@@ -99,6 +99,17 @@ describe('create and read', () => {
     expect(await t.container.database.db.selectFrom('destinations').select('id').execute()).toEqual([]);
   });
 
+  it('says in words what a file destination path and prefix may be, never with the regular expression', async () => {
+    const res = await call(adminA, 'POST', BASE, { name: 'files', type: 'file', config: { path: '../elsewhere', prefix: '-x' } });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('destination.invalid_config');
+    expect(res.json().detail).toBe(
+      'body/config/path must be a relative directory such as "siem/okta" or ".": names separated by "/", not starting with "/" or a drive letter (C:), without a ".." segment, a backslash or a NUL character',
+    );
+    expect(res.json().error.details.errors).toContainEqual({ location: 'body/config/prefix', message: 'must be 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or a digit' });
+    expect(res.body).not.toContain('(?!');
+  });
+
   it('keeps names unique per owner, case-insensitively', async () => {
     await create(adminA, open('Archive'));
     const dup = await call(adminA, 'POST', BASE, open('ARCHIVE'));

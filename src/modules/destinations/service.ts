@@ -342,6 +342,7 @@ export function createDestinationService(deps: DestinationServiceDeps) {
         }
         return testDestination({
           destinationId: id,
+          organizationId: row.organization_id,
           sinkType: t.sinkType,
           config: t.checkConfig(row.config).config,
           credential,

@@ -7,6 +7,7 @@ import addFormats from 'ajv-formats';
 import type { Credential } from '../../core/credentials.js';
 import { SINK_TYPES } from '../../pipeline/sinks/index.js';
 import type { SinkType } from '../../pipeline/sinks/types.js';
+import { ISSUE_OPTIONS, issueMessage } from '../../platform/validation-issues.js';
 
 export interface Issue {
   location: string;
@@ -22,17 +23,18 @@ export interface RegisteredSinkType {
 }
 
 function makeAjv(): Ajv {
-  const ajv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false });
+  const ajv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false, ...ISSUE_OPTIONS });
   addFormats.default(ajv);
   return ajv;
 }
 
-// Ajv messages name the rule broken, never the value, so they are safe for credentials too.
+// Ajv messages (and the schemas' own errorMessage) name the rule broken, never the value, so
+// they are safe for credentials too.
 function issues(where: string, errors: ErrorObject[] | null | undefined): Issue[] {
   return (errors ?? []).map((e) => {
     const missing = typeof e.params.missingProperty === 'string' ? `/${e.params.missingProperty}` : '';
     const extra = typeof e.params.additionalProperty === 'string' ? `/${e.params.additionalProperty}` : '';
-    return { location: `${where}${e.instancePath}${missing}${extra}`, message: extra ? 'is not a known field of this destination type' : (e.message ?? 'is invalid') };
+    return { location: `${where}${e.instancePath}${missing}${extra}`, message: extra ? 'is not a known field of this destination type' : issueMessage(e) };
   });
 }
 

@@ -26,7 +26,7 @@ function typeWith(sink: Partial<Sink>, onClose?: () => void): SinkType {
 }
 
 const run = (sinkType: SinkType, timeoutMs = 1000, credential: Record<string, string> | null = null) =>
-  testDestination({ destinationId: 'd1', sinkType, config: {}, credential, net, fileRoot: '/tmp', logger, timeoutMs });
+  testDestination({ destinationId: 'd1', organizationId: 1, sinkType, config: {}, credential, net, fileRoot: '/tmp', logger, timeoutMs });
 
 describe('testDestination', () => {
   it('times out a sink that never answers, aborts its signal and still closes it', async () => {

@@ -48,6 +48,7 @@ export function failureKind(err: unknown): DeliveryErrorKind {
 
 export interface TestInput {
   destinationId: string;
+  organizationId: number | null;
   sinkType: SinkType;
   config: Record<string, unknown>;
   credential: Credential | null;
@@ -76,6 +77,7 @@ export async function testDestination(input: TestInput): Promise<TestResult> {
   try {
     sink = input.sinkType.create({
       destinationId: input.destinationId,
+      organizationId: input.organizationId,
       config: input.config,
       credential: input.credential,
       redact: redactor,

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { STREAM_NAME_PATTERN } from '../../pipeline/sources/push.js';
+import { STREAM_NAME_PATTERN, STREAM_NAME_RULE } from '../../pipeline/sources/push.js';
 import { Timestamp } from '../../platform/http/schemas.js';
 
 const Id = () => Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
@@ -8,7 +8,7 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => T
 export const IntegrationParams = Type.Object({ integration_id: Id() });
 
 export const StreamParams = Type.Object({
-  stream: Type.String({ pattern: STREAM_NAME_PATTERN, description: 'Stream name: letters, digits, `_`, `.`, `-`; up to 64 characters; not starting with `_`, `.` or `-`' }),
+  stream: Type.String({ pattern: STREAM_NAME_PATTERN, errorMessage: STREAM_NAME_RULE, description: 'Stream name: letters, digits, `_`, `.`, `-`; up to 64 characters; not starting with `_`, `.` or `-`' }),
 });
 
 export const CreatedToken = Type.Object({

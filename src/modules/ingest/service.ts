@@ -11,7 +11,7 @@ import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Scope } from '../../core/scope.js';
 import { NORMALIZE_QUEUE, type AcceptBatch, type IngestBatch } from '../../pipeline/envelope.js';
-import { chunkEvents, isStreamName, parsePushBody, STREAM_NAME_PATTERN, type ParsedPush, type PushLineError } from '../../pipeline/sources/push.js';
+import { chunkEvents, isStreamName, parsePushBody, STREAM_NAME_RULE, type ParsedPush, type PushLineError } from '../../pipeline/sources/push.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import { setAuditTarget } from '../audit/service.js';
 import { InflightBudget, pendingGauge, saturated } from './backpressure.js';
@@ -140,7 +140,7 @@ export function createIngestService(deps: IngestServiceDeps) {
     async push(req: PushRequest): Promise<PushOutcome> {
       const target = await tokens.verify(req.token);
       if (!isStreamName(req.stream)) {
-        throw errors.validation(`The stream name must match ${STREAM_NAME_PATTERN}`, { errors: [{ location: 'params/stream', message: `must match pattern "${STREAM_NAME_PATTERN}"` }] });
+        throw errors.validation(`The stream name ${STREAM_NAME_RULE.pattern}`, { errors: [{ location: 'params/stream', message: STREAM_NAME_RULE.pattern }] });
       }
       const encoding = bodyEncoding(req.contentEncoding);
       const waiting = await pending.current();

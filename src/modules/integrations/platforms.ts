@@ -4,6 +4,7 @@
 // create/update and never returned (the representation says `{"configured": true}`).
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { ISSUE_OPTIONS, issueMessage } from '../../platform/validation-issues.js';
 
 export type PlatformKind = 'push' | 'pull';
 
@@ -55,7 +56,7 @@ export const CUSTOM_PLATFORM: PlatformDefinition = {
 function makeAjv(): Ajv {
   // The same stance as request bodies (platform/http/validation.ts): no coercion, nothing
   // removed silently; every issue reported so that one round trip fixes the config.
-  const ajv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false });
+  const ajv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false, ...ISSUE_OPTIONS });
   addFormats.default(ajv);
   return ajv;
 }
@@ -76,7 +77,7 @@ function issues(errors: ErrorObject[] | null | undefined): ConfigIssue[] {
     const missing = typeof e.params.missingProperty === 'string' ? `/${e.params.missingProperty}` : '';
     const extra = typeof e.params.additionalProperty === 'string' ? `/${e.params.additionalProperty}` : '';
     const location = `body/config${e.instancePath}${missing}${extra}`;
-    return { location, message: extra ? 'is not a known field of this platform' : (e.message ?? 'is invalid') };
+    return { location, message: extra ? 'is not a known field of this platform' : issueMessage(e) };
   });
 }
 

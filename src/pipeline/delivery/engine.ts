@@ -25,6 +25,8 @@ export interface EngineDeps {
   compile: (routes: RouteSpec[]) => CompiledRoutes;
   net: NetPolicy;
   fileRoot: string;
+  /** How long an untouched open file of a file destination means a dead writer. */
+  fileStaleMs?: number;
   clock: Clock;
   logger: Logger;
   metrics: EngineMetrics;
@@ -83,7 +85,17 @@ export function createDeliveryEngine(deps: EngineDeps) {
       if (!type) throw new Error(`no sink for destination type ${dest.type}`);
       const credential = dest.has_credential ? await directory.credential(dest.id) : null;
       const redact = destinationRedactor(type, credential, dest.config);
-      const ctx = { destinationId: dest.id, config: dest.config, credential, redact, net: deps.net, fileRoot: deps.fileRoot, logger: logger.child({ destination_id: dest.id }) };
+      const ctx = {
+        destinationId: dest.id,
+        organizationId: dest.organization_id,
+        config: dest.config,
+        credential,
+        redact,
+        net: deps.net,
+        fileRoot: deps.fileRoot,
+        fileStaleMs: deps.fileStaleMs,
+        logger: logger.child({ destination_id: dest.id }),
+      };
       const sink = type.create(ctx);
       unbuildable.delete(dest.id);
       return new Lane({

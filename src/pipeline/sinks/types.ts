@@ -82,6 +82,8 @@ export interface TestResult {
 
 export interface SinkContext {
   destinationId: string;
+  /** The destination's organization; null for a global destination. Local sinks keep each owner's files apart. */
+  organizationId: number | null;
   /** Validated against the type's configSchema, defaults applied. */
   config: Record<string, unknown>;
   /** Decrypted in memory; null when the destination has none. Never logged. */
@@ -92,6 +94,15 @@ export interface SinkContext {
   net: NetPolicy;
   /** The only directory tree local sinks (file) may write under (config.delivery.fileRoot). */
   fileRoot: string;
+  /** How long a file sink's open file may go untouched before another process finishes it as left by a dead writer (default 60 s). */
+  fileStaleMs?: number;
+  logger: Logger;
+}
+
+/** What a dispatcher gives a destination type's recovery when it starts. */
+export interface SinkHost {
+  fileRoot: string;
+  fileStaleMs: number;
   logger: Logger;
 }
 
@@ -120,6 +131,11 @@ export interface SinkType {
    */
   secretValues?(credential: Credential, config: Record<string, unknown>): (string | SecretValue)[];
   create(ctx: SinkContext): Sink;
+  /**
+   * Finishes what processes killed earlier left behind (the file type's open files), when a
+   * dispatcher starts; runs in the background until stop() (which a shutdown awaits).
+   */
+  recover?(host: SinkHost): { stop(): Promise<void> };
 }
 
 /**

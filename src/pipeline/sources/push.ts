@@ -40,6 +40,8 @@ export interface PushParseOptions {
 
 /** Safe stream names: they become queue payload fields, mapping keys and metric labels. */
 export const STREAM_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$';
+/** STREAM_NAME_PATTERN in words, for validation answers (platform/validation-issues.ts). */
+export const STREAM_NAME_RULE = { pattern: 'must be 1 to 64 letters, digits, "_", "." or "-", starting with a letter or a digit' };
 const STREAM_NAME_RE = new RegExp(STREAM_NAME_PATTERN);
 
 export function isStreamName(value: string): boolean {

@@ -3,8 +3,10 @@
 // whose body reveals nothing and whose log line carries the correlation id.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CATALOG, isAppError, type ErrorCode } from '../../core/errors.js';
+import { issueMessage } from '../validation-issues.js';
 import type { RouteTable } from './conventions.js';
 
 export interface ErrorBodyShape {
@@ -21,21 +23,16 @@ function send(reply: FastifyReply, err: AppError): FastifyReply {
   return reply.status(err.status).type('application/json').send(errorBody(err.code, err.message, err.details));
 }
 
-interface AjvIssue {
-  instancePath?: string;
-  message?: string;
-  params?: Record<string, unknown>;
-}
 
 function validationError(err: FastifyError): AppError {
   const where = err.validationContext ?? 'request';
-  const raw = (err.validation ?? []) as (AjvIssue & { keyword?: string })[];
+  const raw = (err.validation ?? []) as ErrorObject[];
   // A union of literals fails once per branch ("must be equal to constant"): say the choices.
   const choices = new Map<string, unknown[]>();
   for (const v of raw) {
     const at = `${where}${v.instancePath ?? ''}`;
     if (v.keyword === 'const') choices.set(at, [...(choices.get(at) ?? []), v.params?.allowedValue]);
-    if (v.keyword === 'enum' && Array.isArray(v.params?.allowedValues)) choices.set(at, [...(choices.get(at) ?? []), ...v.params.allowedValues]);
+    if (v.keyword === 'enum' && Array.isArray(v.params?.allowedValues)) choices.set(at, [...(choices.get(at) ?? []), ...(v.params.allowedValues as unknown[])]);
   }
   const issues = raw.map((v) => {
     const missing = typeof v.params?.missingProperty === 'string' ? `/${v.params.missingProperty}` : '';
@@ -46,7 +43,7 @@ function validationError(err: FastifyError): AppError {
       ? 'is not a known field'
       : allowed && (v.keyword === 'const' || v.keyword === 'enum')
         ? `must be one of: ${allowed.map((a) => JSON.stringify(a)).join(', ')}`
-        : (v.message ?? 'is invalid');
+        : issueMessage(v);
     return { location: path, message };
   });
   const first = issues[0];

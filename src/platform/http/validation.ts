@@ -6,6 +6,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { Ajv, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import { parseDate } from '../../core/dates.js';
+import { ISSUE_OPTIONS } from '../validation-issues.js';
 
 function makeAjv(coerce: boolean): Ajv {
   const options: Options = {
@@ -15,6 +16,7 @@ function makeAjv(coerce: boolean): Ajv {
     allErrors: false,
     addUsedSchema: false,
     strict: false,
+    ...ISSUE_OPTIONS,
   };
   const ajv = new Ajv(options);
   addFormats.default(ajv);

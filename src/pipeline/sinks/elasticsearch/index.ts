@@ -9,7 +9,7 @@ import { apiKeyParts, createBulkSink } from './bulk.js';
 
 export const EsConfigSchema = Type.Object(
   {
-    url: Type.String({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2048, description: 'Base URL of the cluster, for example https://es.example.com:9200' }),
+    url: Type.String({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', errorMessage: { pattern: 'must be an http:// or https:// URL' }, maxLength: 2048, description: 'Base URL of the cluster, for example https://es.example.com:9200' }),
     index: Type.String({
       default: 'ocsf-events',
       minLength: 1,

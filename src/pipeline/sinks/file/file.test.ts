@@ -1,31 +1,34 @@
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ocsfEvents, sinkBatch, sinkContext } from '../../../../test/support/sink-batch.js';
 import { DeliveryError, type Sink } from '../types.js';
+import { createLogger } from '../../../platform/logger.js';
 import { fileConfigProblem, FileConfigSchema, fileSink } from './index.js';
-import { createFileWriter } from './writer.js';
 
 let root: string;
 const sinks: Sink[] = [];
 const signal = () => AbortSignal.timeout(5000);
 
-function open(config: Record<string, unknown>, destinationId = 'dest-1'): Sink {
-  const sink = fileSink.create(sinkContext({ config, fileRoot: root, destinationId }));
+function open(config: Record<string, unknown>, destinationId = 'dest-1', more: { organizationId?: number | null; fileStaleMs?: number } = {}): Sink {
+  const sink = fileSink.create(sinkContext({ config, fileRoot: root, destinationId, ...more }));
   sinks.push(sink);
   return sink;
 }
 
+/** Organization 1's directory (the sink context's default owner). */
+const org = (...parts: string[]) => path.join(root, 'org-1', ...parts);
+
 async function files(dir: string): Promise<string[]> {
-  return (await readdir(path.join(root, dir))).sort();
+  return (await readdir(org(dir))).sort();
 }
 
 async function linesOf(dir: string, names: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const n of names) {
-    const text = await readFile(path.join(root, dir, n), 'utf8');
+    const text = await readFile(org(dir, n), 'utf8');
     expect(text.endsWith('\n')).toBe(true);
     out.push(...text.slice(0, -1).split('\n'));
   }
@@ -71,29 +74,11 @@ describe('file sink', () => {
     const lines = await linesOf('.', names);
     expect(lines).toEqual(sent);
     for (const n of names) {
-      const text = await readFile(path.join(root, n), 'utf8');
+      const text = await readFile(org(n), 'utf8');
       // A file only goes past the limit when one batch alone is bigger.
       expect(Buffer.byteLength(text) <= 2048 || text.split('\n').length - 1 === 3).toBe(true);
       expect((text.split('\n').length - 1) % 3).toBe(0);
     }
-  });
-
-  it('rotates by age', async () => {
-    let t = Date.UTC(2024, 0, 1);
-    const writer = createFileWriter({ dir: root, root, prefix: 'p', rotateBytes: 1e9, rotateSeconds: 60, fsync: false, now: () => t });
-    await writer.append('{"a":1}\n');
-    t += 30_000;
-    await writer.append('{"a":2}\n');
-    t += 31_000;
-    await writer.append('{"a":3}\n');
-    const names = await files('.');
-    const finished = names.filter((n) => n.endsWith('.ndjson'));
-    expect(finished).toHaveLength(1);
-    expect(finished[0]).toMatch(/^p-20240101T000101\.000Z-/);
-    expect(await readFile(path.join(root, finished[0]!), 'utf8')).toBe('{"a":1}\n{"a":2}\n');
-    expect(await readFile(writer.currentPath, 'utf8')).toBe('{"a":3}\n');
-    await writer.close();
-    expect((await files('.')).filter((n) => n.endsWith('.current'))).toEqual([]);
   });
 
   it('two writers of one destination never share a file; concurrent batches stay whole', async () => {
@@ -106,7 +91,7 @@ describe('file sink', () => {
     const lines = await linesOf('shared', names);
     expect(lines.sort()).toEqual(batches.flatMap((b) => b.lines).sort());
     for (const n of names) {
-      const text = (await readFile(path.join(root, 'shared', n), 'utf8')).trimEnd().split('\n');
+      const text = (await readFile(org('shared', n), 'utf8')).trimEnd().split('\n');
       for (let i = 0; i < text.length; i += 5) {
         const batch = batches.find((b) => b.lines[0] === text[i]);
         expect(text.slice(i, i + 5)).toEqual(batch!.lines);
@@ -120,7 +105,7 @@ describe('file sink', () => {
     const check = { Check: (v: unknown) => validate(v) };
     for (const bad of ['/etc', '../up', 'a/../../b', 'a/..', '..', 'C:/x', 'a\\b']) {
       expect(check.Check({ path: bad }), bad).toBe(false);
-      expect(fileConfigProblem({ path: bad }), bad).toMatch(/relative/);
+      expect(fileConfigProblem({ path: bad }), bad).toMatch(/^path must be a relative directory/);
       const sink = open({ path: bad });
       const err = await sink.send(sinkBatch(ocsfEvents(1)), signal()).then(() => null, (e: unknown) => e);
       expect(err).toBeInstanceOf(DeliveryError);
@@ -137,11 +122,12 @@ describe('file sink', () => {
   it('a symbolic link out of the root is refused', async () => {
     const outside = await mkdtemp(path.join(tmpdir(), 'weir-outside-'));
     try {
-      await symlink(outside, path.join(root, 'escape'));
+      await mkdir(org(), { recursive: true });
+      await symlink(outside, org('escape'));
       const sink = open({ path: 'escape/sub' });
       const err = await sink.send(sinkBatch(ocsfEvents(1)), signal()).then(() => null, (e: unknown) => e);
       expect((err as DeliveryError).kind).toBe('config');
-      expect((err as DeliveryError).message).toMatch(/outside the file destinations root/);
+      expect((err as DeliveryError).message).toMatch(/outside the owner's directory/);
     } finally {
       await rm(outside, { recursive: true, force: true });
     }
@@ -151,15 +137,16 @@ describe('file sink', () => {
     const sink = open({ path: 'probe/here' });
     const ok = await sink.test(signal());
     expect(ok).toMatchObject({ ok: true });
-    expect(ok.detail).toMatch(/probe\/here.*writable/);
+    expect(ok.detail).toBe('directory "org-1/probe/here" under the file destinations root is writable');
     expect(await files('probe/here')).toEqual([]);
-    await writeFile(path.join(root, 'plain-file'), 'x');
+    await mkdir(org(), { recursive: true });
+    await writeFile(org('plain-file'), 'x');
     const notDir = await open({ path: 'plain-file/sub' }).test(signal());
     expect(notDir).toMatchObject({ ok: false, error_kind: 'config' });
     expect(notDir.detail).not.toContain(root);
     if (process.getuid?.() !== 0) {
-      await mkdir(path.join(root, 'ro'));
-      await chmod(path.join(root, 'ro'), 0o500);
+      await mkdir(org('ro'));
+      await chmod(org('ro'), 0o500);
       expect(await open({ path: 'ro' }).test(signal())).toMatchObject({ ok: false, error_kind: 'config' });
     }
   });
@@ -172,5 +159,76 @@ describe('file sink', () => {
     expect((err as DeliveryError).kind).toBe('timeout');
     await sink.send(sinkBatch(ocsfEvents(1)), signal());
     expect(await linesOf('abort', await files('abort'))).toHaveLength(1);
+  });
+
+  it("keeps each organization's files in its own directory: two organizations naming the same path and prefix never share a file", async () => {
+    const config = { path: 'siem', prefix: 'events', fsync: false };
+    const one = open(config, 'dest-a', { organizationId: 1 });
+    const two = open(config, 'dest-b', { organizationId: 2 });
+    const global = open(config, 'dest-g', { organizationId: null });
+    const [a, b, g] = [sinkBatch(ocsfEvents(2)), sinkBatch(ocsfEvents(3)), sinkBatch(ocsfEvents(1))];
+    await Promise.all([one.send(a, signal()), two.send(b, signal()), global.send(g, signal())]);
+    await Promise.all([one.close(), two.close(), global.close()]);
+    expect((await readdir(root)).sort()).toEqual(['global', 'org-1', 'org-2']);
+    const read = async (owner: string) => {
+      const dir = path.join(root, owner, 'siem');
+      const names = await readdir(dir);
+      expect(names.every((n) => n.endsWith('.ndjson'))).toBe(true);
+      return (await Promise.all(names.map((n) => readFile(path.join(dir, n), 'utf8')))).join('').trimEnd().split('\n');
+    };
+    expect(await read('org-1')).toEqual(a.lines);
+    expect(await read('org-2')).toEqual(b.lines);
+    expect(await read('global')).toEqual(g.lines);
+  });
+
+  it("a symbolic link from one organization's directory into another's is refused", async () => {
+    await mkdir(path.join(root, 'org-2', 'theirs'), { recursive: true });
+    await mkdir(org(), { recursive: true });
+    await symlink(path.join(root, 'org-2', 'theirs'), org('shortcut'));
+    const err = await open({ path: 'shortcut' }).send(sinkBatch(ocsfEvents(1)), signal()).then(() => null, (e: unknown) => e);
+    expect((err as DeliveryError).kind).toBe('config');
+    expect((err as DeliveryError).message).toMatch(/outside the owner's directory/);
+    expect(await readdir(path.join(root, 'org-2', 'theirs'))).toEqual([]);
+  });
+
+  it('says in words what a path and a prefix may be', () => {
+    expect(fileConfigProblem({ path: '../x' })).toBe(
+      'path must be a relative directory such as "siem/okta" or ".": names separated by "/", not starting with "/" or a drive letter (C:), without a ".." segment, a backslash or a NUL character',
+    );
+    expect(fileConfigProblem({ path: 'x', prefix: '-p' })).toBe('prefix must be 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or a digit');
+    const props = (FileConfigSchema as unknown as { properties: Record<string, { errorMessage?: unknown; default?: unknown }> }).properties;
+    expect(props.path!.errorMessage).toEqual({ pattern: expect.stringMatching(/^must be a relative directory/) });
+    expect(props.idle_seconds!.default).toBe(60);
+  });
+
+  it('finishes files that writers of other processes left in its directory while it runs', async () => {
+    await mkdir(org('out'), { recursive: true });
+    const left = org('out', 'dest-1-4242-abcdef.ndjson.current');
+    await writeFile(left, '{"a":1}\n{"a":2');
+    const old = (Date.now() - 10_000) / 1000;
+    await utimes(left, old, old);
+    open({ path: 'out' }, 'dest-1', { fileStaleMs: 200 });
+    for (let i = 0; i < 100 && !(await files('out')).some((n) => n.endsWith('.ndjson')); i++) await new Promise((r) => setTimeout(r, 50));
+    const names = await files('out');
+    expect(names).toEqual([expect.stringMatching(/^dest-1-\d{8}T\d{6}\.\d{3}Z-4242-abcdef-recovered\.ndjson$/)]);
+    expect(await readFile(org('out', names[0]!), 'utf8')).toBe('{"a":1}\n');
+  });
+
+  it('at dispatcher start, finishes leftovers anywhere under the root and points at entries from before per-organization directories', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({ level: 'info', role: 'dispatcher', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
+    await mkdir(path.join(root, 'org-3', 'a'), { recursive: true });
+    await mkdir(path.join(root, 'legacy-path'), { recursive: true });
+    const old = (Date.now() - 10_000) / 1000;
+    for (const f of [path.join(root, 'org-3', 'a', 'p-1-000001.ndjson.current'), path.join(root, 'legacy-path', 'p-2-000002.ndjson.current')]) {
+      await writeFile(f, '{"a":1}\n');
+      await utimes(f, old, old);
+    }
+    const recovery = fileSink.recover!({ fileRoot: root, fileStaleMs: 5_000, logger });
+    await recovery.stop();
+    expect((await readdir(path.join(root, 'org-3', 'a')))[0]).toMatch(/-recovered\.ndjson$/);
+    expect((await readdir(path.join(root, 'legacy-path')))[0]).toMatch(/-recovered\.ndjson$/);
+    expect(lines.find((l) => /outside the org-<id>\/ and global\/ directories/.test(String(l.msg)))).toMatchObject({ entries: ['legacy-path'] });
+    expect(lines.filter((l) => l.msg === 'finished a file left by a stopped writer')).toHaveLength(2);
   });
 });

@@ -12,7 +12,7 @@ const HEADER_NAME = '^[!#$%&\'*+\\-.^_`|~0-9A-Za-z]+$';
 
 export const HttpConfigSchema = Type.Object(
   {
-    url: Type.String({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2048, description: 'Where batches are sent: an http:// or https:// URL (path and query kept)' }),
+    url: Type.String({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', errorMessage: { pattern: 'must be an http:// or https:// URL' }, maxLength: 2048, description: 'Where batches are sent: an http:// or https:// URL (path and query kept)' }),
     method: Type.Union([Type.Literal('POST'), Type.Literal('PUT')], { default: 'POST', description: 'HTTP method of each delivery' }),
     format: Type.Union([Type.Literal('ndjson'), Type.Literal('json')], {
       default: 'ndjson',
@@ -20,7 +20,7 @@ export const HttpConfigSchema = Type.Object(
     }),
     gzip: Type.Boolean({ default: false, description: 'Compress bodies with gzip (Content-Encoding: gzip)' }),
     headers: Type.Optional(
-      Type.Record(Type.String({ pattern: HEADER_NAME }), Type.String({ maxLength: 4096 }), {
+      Type.Record(Type.String({ pattern: HEADER_NAME, errorMessage: { pattern: 'must be an HTTP header name (letters, digits and !#$%&\'*+-.^_`|~)' } }), Type.String({ maxLength: 4096 }), {
         additionalProperties: false,
         description: 'Extra plain headers sent with every request (not secret: they are shown; put secret ones in the credential)',
       }),
@@ -45,7 +45,7 @@ export const HttpCredentialSchema = Type.Object(
       }),
     ),
     secret_headers: Type.Optional(
-      Type.Record(Type.String({ pattern: HEADER_NAME }), Type.String({ minLength: 1, maxLength: 8192 }), {
+      Type.Record(Type.String({ pattern: HEADER_NAME, errorMessage: { pattern: 'must be an HTTP header name (letters, digits and !#$%&\'*+-.^_`|~)' } }), Type.String({ minLength: 1, maxLength: 8192 }), {
         additionalProperties: false,
         maxProperties: 16,
         description:

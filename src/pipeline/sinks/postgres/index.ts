@@ -9,14 +9,16 @@ import { DeliveryError, type Sink, type SinkContext, type SinkResult, type SinkT
 import { createPgConnection, type PgConnection, type PgSettings } from './connection.js';
 import { createTableSql, hasNulEscape, IDENTIFIER, insertSql, rowsDocument } from './sql.js';
 
+const IDENTIFIER_RULE = { pattern: 'must be 1 to 63 letters, digits and "_", not starting with a digit' };
+
 export const PostgresConfigSchema = Type.Object(
   {
-    host: Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s/]+$', description: 'Host name or IP address of the PostgreSQL server' }),
+    host: Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s/]+$', errorMessage: { pattern: 'must be a host name or an IP address, without spaces or "/"' }, description: 'Host name or IP address of the PostgreSQL server' }),
     port: Type.Integer({ default: 5432, minimum: 1, maximum: 65_535, description: 'Server port' }),
     database: Type.String({ minLength: 1, maxLength: 63, description: 'Database to connect to' }),
     user: Type.String({ minLength: 1, maxLength: 63, description: 'Role to connect as (its password goes in the credential)' }),
-    schema: Type.String({ default: 'public', pattern: IDENTIFIER.source, description: 'Schema of the table (letters, digits, _)' }),
-    table: Type.String({ pattern: IDENTIFIER.source, description: 'Table receiving the events (letters, digits, _; at most 63). Columns: event_id text primary key, organization_id, integration_id, stream, class_uid, time timestamptz, event jsonb, inserted_at' }),
+    schema: Type.String({ default: 'public', pattern: IDENTIFIER.source, errorMessage: IDENTIFIER_RULE, description: 'Schema of the table (letters, digits, _)' }),
+    table: Type.String({ pattern: IDENTIFIER.source, errorMessage: IDENTIFIER_RULE, description: 'Table receiving the events (letters, digits, _; at most 63). Columns: event_id text primary key, organization_id, integration_id, stream, class_uid, time timestamptz, event jsonb, inserted_at' }),
     ssl: Type.Union([Type.Literal('disable'), Type.Literal('require'), Type.Literal('verify-full')], {
       default: 'require',
       description: 'disable: no TLS; require: TLS without checking the certificate (like libpq sslmode=require); verify-full: TLS with the certificate checked against ssl_ca (or the public authorities) and the host name',

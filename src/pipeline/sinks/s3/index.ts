@@ -12,17 +12,19 @@ const SecurityLakeSchema = Type.Object(
       minLength: 1,
       maxLength: 64,
       pattern: '^[A-Za-z0-9_.:{}-]+$',
+      errorMessage: { pattern: 'may hold only letters, digits, "_", ".", ":", "-" and the placeholders {class_name} and {class_uid}' },
       description:
         'Name of the custom source registered in Security Lake: objects go under ext/<source_name>/. Security Lake wants one OCSF class per custom source: ' +
         'put {class_name} (e.g. authentication) or {class_uid} (e.g. 3002) in the name to send each class to its own source, e.g. "weir_{class_name}".',
     }),
     source_version: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9_.:-]+$', description: 'Version of the custom source, when it was registered with one (adds /<source_version>/ after the source name).' }),
+      Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9_.:-]+$', errorMessage: { pattern: 'may hold only letters, digits, "_", ".", ":" and "-"' }, description: 'Version of the custom source, when it was registered with one (adds /<source_version>/ after the source name).' }),
     ),
     account_id: Type.String({
       minLength: 2,
       maxLength: 128,
       pattern: '^[A-Za-z0-9_+=,.@:-]+$',
+      errorMessage: { pattern: 'may hold only letters, digits and "_", "+", "=", ",", ".", "@", ":", "-"' },
       description: 'Value of the accountId= partition: the AWS account id (or the external id) given as the source provider when the custom source was created.',
     }),
   },
@@ -31,11 +33,12 @@ const SecurityLakeSchema = Type.Object(
 
 export const S3ConfigSchema = Type.Object(
   {
-    bucket: Type.String({ pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$', description: 'Bucket name (for Security Lake: aws-security-data-lake-<region>-<id>).' }),
-    region: Type.String({ default: 'us-east-1', pattern: '^[a-z0-9-]{2,32}$', description: 'Region of the bucket (used to sign requests and, for Security Lake, in the region= partition).' }),
+    bucket: Type.String({ pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$', errorMessage: { pattern: 'must be an S3 bucket name: 3 to 63 lowercase letters, digits, "." and "-", starting and ending with a letter or a digit' }, description: 'Bucket name (for Security Lake: aws-security-data-lake-<region>-<id>).' }),
+    region: Type.String({ default: 'us-east-1', pattern: '^[a-z0-9-]{2,32}$', errorMessage: { pattern: 'must be a region name such as "us-east-1": 2 to 32 lowercase letters, digits and "-"' }, description: 'Region of the bucket (used to sign requests and, for Security Lake, in the region= partition).' }),
     endpoint: Type.Optional(
       Type.String({
         pattern: '^https?://[^\\s/?#]+/?$',
+        errorMessage: { pattern: 'must be http(s)://host[:port], without a path or query' },
         description: 'Endpoint of an S3-compatible store (MinIO, Ceph, Cloudflare R2...), e.g. https://minio.example.net:9000. Leave empty for Amazon S3.',
       }),
     ),

@@ -41,6 +41,7 @@ afterAll(async () => s3?.close());
 function sink(config: Record<string, unknown>, options: { credential?: Record<string, string> | null; net?: NetPolicy } = {}): Sink {
   const created = s3SinkType.create({
     destinationId: 'dest-s3',
+    organizationId: 1,
     config: { region: 'us-east-1', prefix: 'weir/', format: 'ndjson_gz', endpoint: s3.url, bucket: 'weir-logs', ...config },
     credential: options.credential === undefined ? KEY : options.credential,
     redact: destinationRedactor(s3SinkType, options.credential === undefined ? KEY : options.credential, config),

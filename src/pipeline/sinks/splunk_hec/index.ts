@@ -9,6 +9,7 @@ export const HecConfigSchema = Type.Object(
   {
     url: Type.String({
       pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+      errorMessage: { pattern: 'must be an http:// or https:// URL' },
       maxLength: 2048,
       description: 'Base URL of the collector, for example https://splunk.example.com:8088 (the /services/collector/event path is added)',
     }),

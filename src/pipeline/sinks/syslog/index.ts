@@ -12,10 +12,11 @@ import { createDatagramTransport, createStreamTransport, type Transport } from '
 /** Largest UDP payload over IPv4 (65535 − IP and UDP headers). */
 const UDP_MAX = 65_507;
 const PRINTABLE = '^[!-~]+$';
+const PRINTABLE_RULE = { pattern: 'may hold only printable ASCII characters, without spaces' };
 
 export const SyslogConfigSchema = Type.Object(
   {
-    host: Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s/]+$', description: 'Host name or IP address of the syslog receiver' }),
+    host: Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s/]+$', errorMessage: { pattern: 'must be a host name or an IP address, without spaces or "/"' }, description: 'Host name or IP address of the syslog receiver' }),
     port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_535, description: 'Receiver port (default 514 for tcp and udp, 6514 for tls)' })),
     protocol: Type.Union([Type.Literal('tcp'), Type.Literal('tls'), Type.Literal('udp')], {
       default: 'tcp',
@@ -30,9 +31,9 @@ export const SyslogConfigSchema = Type.Object(
       default: 'local0',
       description: 'Syslog facility, by name (local0…local7, auth, …) or number 0-23 (local0 = 16). PRI = facility × 8 + severity; severity comes from the OCSF severity_id: 1 Informational→6, 2 Low→5, 3 Medium→4, 4 High→3, 5 Critical→2, 6 Fatal→0, 0 Unknown / 99 Other / absent→6.',
     }),
-    app_name: Type.String({ default: 'weir', minLength: 1, maxLength: 48, pattern: PRINTABLE, description: 'APP-NAME of every message (printable ASCII, no spaces)' }),
-    hostname: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: PRINTABLE, description: 'HOSTNAME of every message (default: the name of the Weir host sending it)' })),
-    msg_id: Type.String({ default: 'ocsf', minLength: 1, maxLength: 32, pattern: PRINTABLE, description: 'MSGID of every message' }),
+    app_name: Type.String({ default: 'weir', minLength: 1, maxLength: 48, pattern: PRINTABLE, errorMessage: PRINTABLE_RULE, description: 'APP-NAME of every message (printable ASCII, no spaces)' }),
+    hostname: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: PRINTABLE, errorMessage: PRINTABLE_RULE, description: 'HOSTNAME of every message (default: the name of the Weir host sending it)' })),
+    msg_id: Type.String({ default: 'ocsf', minLength: 1, maxLength: 32, pattern: PRINTABLE, errorMessage: PRINTABLE_RULE, description: 'MSGID of every message' }),
     max_message_bytes: Type.Optional(
       Type.Integer({
         minimum: 480,
