@@ -351,6 +351,8 @@ export function createDestinationService(deps: DestinationServiceDeps) {
         });
       })();
       setAuditTarget({ details: { ok: result.ok, ...(result.error_kind ? { error_kind: result.error_kind } : {}), latency_ms: result.latency_ms } });
+      // Health reads it: a success after failures shows the destination working again (the detail is already redacted).
+      await store.recordTest(id, clock.now(), result.ok, result.ok ? null : `test: ${result.detail}`.slice(0, 1000));
       return result;
     },
 

@@ -7,6 +7,7 @@ import * as m0004 from './0004_audit_target_index.js';
 import * as m0005 from './0005_compressed_payloads.js';
 import * as m0006 from './0006_delivery.js';
 import * as m0007 from './0007_collection.js';
+import * as m0008 from './0008_destination_test_state.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005_compressed_payloads': m0005,
   '0006_delivery': m0006,
   '0007_collection': m0007,
+  '0008_destination_test_state': m0008,
 };
