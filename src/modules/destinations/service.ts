@@ -20,7 +20,7 @@ import { setAuditTarget } from '../audit/service.js';
 import type { AuditFilter, AuditRow } from '../audit/store.js';
 import type { LedgerDelta } from '../delivery/ledger.js';
 import { reencryptCredentials } from './rekey.js';
-import { checkDelivery, cleanName, CREDENTIAL_REVOKED, destinationNotFound, destinationOut, invalidCredential } from './rules.js';
+import { checkDelivery, cleanName, CREDENTIAL_REVOKED, destinationNotFound, destinationOut, invalidCredential, outboundWarnings } from './rules.js';
 import type { RegisteredSinkType, SinkTypeRegistry } from './sink-types.js';
 import type { DestinationFilter, DestinationPatch, DestinationRow, DestinationStore } from './store.js';
 import { testDestination } from './tester.js';
@@ -212,7 +212,7 @@ export function createDestinationService(deps: DestinationServiceDeps) {
         now,
       );
       setAuditTarget({ type: AUDIT_TARGET_TYPE, id, organizationId, details: { name, type: t.sinkType.type, has_credential: sealed !== null } });
-      return reread(id);
+      return { ...(await reread(id)), warnings: await outboundWarnings(t.sinkType, config, deps.net) };
     },
 
     async update(actor: Actor, id: string, input: UpdateInput) {
@@ -244,7 +244,8 @@ export function createDestinationService(deps: DestinationServiceDeps) {
         patch.disabled_reason = null;
       }
       await store.update(id, patch, clock.now());
-      return reread(id);
+      const warnings = patch.config ? await outboundWarnings(typeOf(row.type).sinkType, patch.config, deps.net) : [];
+      return { ...(await reread(id)), warnings };
     },
 
     async remove(actor: Actor, id: string): Promise<void> {

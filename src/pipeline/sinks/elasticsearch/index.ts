@@ -2,7 +2,7 @@
 // the envelope id as `_id`, so a redelivered event finds its earlier copy instead of doubling.
 import { Type } from 'typebox';
 import { TlsConfigFields } from '../http-common.js';
-import type { SinkType } from '../types.js';
+import { urlTarget, type SinkType } from '../types.js';
 import { createBulkSink } from './bulk.js';
 
 export const EsConfigSchema = Type.Object(
@@ -46,5 +46,6 @@ export const elasticsearchSink: SinkType = {
   configSchema: EsConfigSchema,
   credentialSchema: EsCredentialSchema,
   credentialRequired: false,
+  targets: (config) => urlTarget(config, 'url'),
   create: createBulkSink,
 };

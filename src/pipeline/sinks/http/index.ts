@@ -3,7 +3,7 @@
 // on. How a receiver verifies the signature: docs in the `hmac_secret` description below.
 import { Type } from 'typebox';
 import { TlsConfigFields } from '../http-common.js';
-import type { SinkType } from '../types.js';
+import { urlTarget, type SinkType } from '../types.js';
 import { createWebhookSink } from './webhook.js';
 
 const HEADER_NAME = '^[!#$%&\'*+\\-.^_`|~0-9A-Za-z]+$';
@@ -60,5 +60,6 @@ export const httpSink: SinkType = {
   configSchema: HttpConfigSchema,
   credentialSchema: HttpCredentialSchema,
   credentialRequired: false,
+  targets: (config) => urlTarget(config, 'url'),
   create: createWebhookSink,
 };

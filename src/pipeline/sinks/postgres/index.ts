@@ -3,7 +3,7 @@
 // twice). The sink talks to the address the SSRF guard resolved; TLS checks the host name.
 import { Type } from 'typebox';
 import { timedTest } from '../http-common.js';
-import { DeliveryError, type Sink, type SinkContext, type SinkResult, type SinkType } from '../types.js';
+import { DeliveryError, hostTarget, type Sink, type SinkContext, type SinkResult, type SinkType } from '../types.js';
 import { createPgConnection, type PgConnection, type PgSettings } from './connection.js';
 import { createTableSql, hasNulEscape, IDENTIFIER, insertSql, rowsDocument } from './sql.js';
 
@@ -120,5 +120,6 @@ export const postgresSink: SinkType = {
   configSchema: PostgresConfigSchema,
   credentialSchema: PostgresCredentialSchema,
   credentialRequired: false,
+  targets: (config) => hostTarget(config, 'host'),
   create: createPostgresSink,
 };

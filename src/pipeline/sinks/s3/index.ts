@@ -2,7 +2,7 @@
 // as gzipped NDJSON under hive-style time partitions, or as Parquet in the layout of Amazon
 // Security Lake custom sources. User guide: docs/destinations-s3.md.
 import { Type } from 'typebox';
-import type { SinkType } from '../types.js';
+import { urlTarget, type SinkType } from '../types.js';
 import { createS3Sink } from './sink.js';
 
 const SecurityLakeSchema = Type.Object(
@@ -87,5 +87,6 @@ export const s3SinkType: SinkType = {
   configSchema: S3ConfigSchema,
   credentialSchema: S3CredentialSchema,
   credentialRequired: true,
+  targets: (config) => urlTarget(config, 'endpoint'),
   create: createS3Sink,
 };

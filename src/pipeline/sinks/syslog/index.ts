@@ -4,7 +4,7 @@
 import { hostname as osHostname } from 'node:os';
 import { Type } from 'typebox';
 import { TlsConfigFields, timedTest } from '../http-common.js';
-import { DeliveryError, type Sink, type SinkContext, type SinkType } from '../types.js';
+import { DeliveryError, hostTarget, type Sink, type SinkContext, type SinkType } from '../types.js';
 import { encodeBatch, FACILITIES, facilityNumber, messageHeader, type Framing, type MessageHeader } from './format.js';
 import { createDatagramTransport, createStreamTransport, type Transport } from './transport.js';
 
@@ -126,5 +126,6 @@ export const syslogSink: SinkType = {
   configSchema: SyslogConfigSchema,
   credentialSchema: SyslogCredentialSchema,
   credentialRequired: false,
+  targets: (config) => hostTarget(config, 'host'),
   create: createSyslogSink,
 };
