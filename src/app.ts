@@ -9,7 +9,7 @@ import { Type } from 'typebox';
 import type { Container } from './container.js';
 import { accessHooks } from './platform/http/access.js';
 import { corsOptions } from './platform/http/cors.js';
-import { correlationHooks, correlationId, queryHooks, recordQueryShape, RouteTable } from './platform/http/conventions.js';
+import { correlationHooks, correlationId, loggableUrl, queryHooks, recordQueryShape, RouteTable } from './platform/http/conventions.js';
 import { clientErrorHandler, errorHandling, frameworkErrors } from './platform/http/errors.js';
 import { inputTextHook } from './platform/http/input.js';
 import { parseJsonBody } from './platform/http/json.js';
@@ -91,7 +91,7 @@ export async function buildApp(c: Container, options: BuildOptions = {}): Promis
 function requestLogging(app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      { method: request.method, url: loggableUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
       'request completed',
     );
     done();

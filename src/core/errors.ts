@@ -55,6 +55,8 @@ export const ERROR_CATALOG = {
   'ingest.integration_inactive': { status: 403, message: 'The integration is not active' },
   'ingest.no_events_accepted': { status: 400, message: 'No event in the body was accepted' },
   'ingest.unsupported_encoding': { status: 415, message: 'Unsupported Content-Encoding' },
+  'ingest.undeclared_gzip': { status: 400, message: 'The body is gzip data but Content-Encoding does not say so' },
+  'ingest.token_in_query': { status: 422, message: 'Ingestion tokens are not accepted in the URL' },
   'ingest.saturated': { status: 503, message: 'The pipeline is saturated; retry later' },
   'mapping.invalid_document': { status: 422, message: 'The mapping document is not valid' },
   'mapping.builtin_needs_platform_scope': { status: 403, message: 'Built-in mappings can be changed only with platform scope' },

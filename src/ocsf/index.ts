@@ -5,3 +5,4 @@ export { SUPPORTED_CLASSES, SUPPORTED_CLASS_UIDS } from './supported.js';
 export { observableTypes } from './observables.js';
 export type { OcsfDefinitions } from './format.js';
 export type * from './types.js';
+export { createFieldIndex, type FieldStep, type OcsfFieldIndex, type UnknownField } from './fields.js';

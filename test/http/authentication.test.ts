@@ -187,4 +187,27 @@ describe('token rate limit', () => {
     expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
     expect((await get('/api/fixtures/whoami', other.headers)).statusCode).toBe(200);
   });
+
+  it('says where the token stands on every answer, and on the 429 when it may go on (RateLimit-* fields)', async () => {
+    const p = await createPrincipal(t, { role: 'viewer', organizationId: orgA });
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push(await get('/api/fixtures/whoami', p.headers));
+    expect(answers.map((r) => r.headers['ratelimit-limit'])).toEqual(['5', '5', '5', '5', '5', '5']);
+    expect(answers.map((r) => r.headers['ratelimit-remaining'])).toEqual(['4', '3', '2', '1', '0', '0']);
+    expect(answers[0]!.headers['ratelimit-policy']).toBe('5;w=60');
+    for (const r of answers) {
+      const reset = Number(r.headers['ratelimit-reset']);
+      expect(reset >= 1 && reset <= 60, String(reset)).toBe(true);
+    }
+    const refused = answers[5]!;
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['ratelimit-reset']).toBe(refused.headers['retry-after']);
+    expect(refused.json().error.details).toMatchObject({ limit: 5, window_seconds: 60 });
+    // Error answers of a counted request carry them too; session and public requests are not counted.
+    const denied = await createPrincipal(t, { role: 'viewer', organizationId: orgA });
+    const forbidden = await t.app.inject({ method: 'GET', url: '/api/auth/users', headers: denied.headers });
+    expect(forbidden.statusCode).toBe(403);
+    expect(forbidden.headers['ratelimit-remaining']).toBe('4');
+    expect((await t.app.inject({ method: 'GET', url: '/livez' })).headers).not.toHaveProperty('ratelimit-limit');
+  });
 });

@@ -269,7 +269,7 @@ describe('CORS', () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/fixtures/pages/', headers: { origin: 'http://127.0.0.1:3000' } });
     expect(res.headers['access-control-allow-origin']).toBe('http://127.0.0.1:3000');
     const exposed = String(res.headers['access-control-expose-headers']).toLowerCase();
-    for (const h of ['x-total-count', 'x-page', 'x-size', 'x-correlation-id', 'retry-after']) expect(exposed).toContain(h);
+    for (const h of ['x-total-count', 'x-page', 'x-size', 'x-correlation-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy']) expect(exposed).toContain(h);
   });
 
   it('does not allow other origins by default', async () => {

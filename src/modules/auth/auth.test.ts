@@ -138,6 +138,7 @@ describe('login', () => {
     const res = await login('throttled', 'password-123');
     expect(res.statusCode).toBe(429);
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(res.headers).toMatchObject({ 'ratelimit-limit': '10', 'ratelimit-remaining': '0', 'ratelimit-reset': res.headers['retry-after'] });
     expect(typeof res.json().detail).toBe('string');
     expect(res.json().error.code).toBe('rate_limit.exceeded');
   });

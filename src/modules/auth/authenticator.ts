@@ -6,6 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../../core/actor.js';
 import { AppError } from '../../core/errors.js';
 import type { Authenticator } from '../../platform/http/access.js';
+import { rateLimited, rateLimitHeaders } from '../../platform/ratelimit/headers.js';
 import type { RateLimiterPort } from '../../platform/ratelimit/port.js';
 import { isWellFormed } from '../../platform/crypto/tokens.js';
 import { API_TOKEN_PREFIX, type TokenService } from '../tokens/service.js';
@@ -55,12 +56,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         if (verified.status === 'rejected') throw unauthorized(verified.reason);
         if (decision.status === 'rejected') throw decision.reason;
         const actor = verified.value;
-        if (!decision.value.allowed) {
-          throw new AppError('rate_limit.exceeded', {
-            detail: 'Token rate limit exceeded',
-            headers: { 'retry-after': String(Math.ceil(decision.value.retryAfterMs / 1000)) },
-          });
-        }
+        if (!decision.value.allowed) throw rateLimited(decision.value, () => 'Token rate limit exceeded');
+        request.rateLimitHeaders = rateLimitHeaders(decision.value);
         return actor;
       }
       const cookie = request.cookies?.[SESSION_COOKIE];

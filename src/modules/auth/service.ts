@@ -7,7 +7,8 @@ import type { Clock } from '../../core/clock.js';
 import { AppError } from '../../core/errors.js';
 import { ROLE_PERMISSIONS, ROLES, type RoleName } from '../../core/roles.js';
 import { scopeOf } from '../../core/scope.js';
-import type { RateLimiterPort } from '../../platform/ratelimit/port.js';
+import { rateLimited } from '../../platform/ratelimit/headers.js';
+import type { RateDecision, RateLimiterPort } from '../../platform/ratelimit/port.js';
 import { setAuditTarget } from '../audit/service.js';
 import { actorFor } from '../tokens/service.js';
 import { hashPassword, verifyPassword } from './passwords.js';
@@ -59,12 +60,8 @@ function usersOnly(actor: Actor): void {
   }
 }
 
-function throttled(retryAfterMs: number, what: string): AppError {
-  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return new AppError('rate_limit.exceeded', {
-    detail: `Too many ${what}; try again in ${seconds} seconds`,
-    headers: { 'retry-after': String(seconds) },
-  });
+function throttled(decision: RateDecision, what: string): AppError {
+  return rateLimited(decision, (seconds) => `Too many ${what}; try again in ${seconds} seconds`);
 }
 
 export function createAuthService(deps: AuthServiceDeps) {
@@ -120,9 +117,9 @@ export function createAuthService(deps: AuthServiceDeps) {
       const name = input.username.toLowerCase();
       setAuditTarget({ type: 'user', details: { username: input.username } });
       const byAddress = await rateLimiter.hit(`login:addr:${meta.ip ?? 'unknown'}`, limits.perAddress, limits.windowMs);
-      if (!byAddress.allowed) throw throttled(byAddress.retryAfterMs, 'sign-in attempts from this address');
+      if (!byAddress.allowed) throw throttled(byAddress, 'sign-in attempts from this address');
       const byName = await rateLimiter.hit(`login:user:${name}`, limits.perUsername, limits.windowMs);
-      if (!byName.allowed) throw throttled(byName.retryAfterMs, 'sign-in attempts for this user');
+      if (!byName.allowed) throw throttled(byName, 'sign-in attempts for this user');
 
       const row = await users.byUsername(name);
       const ok = await verifyPassword(row?.password_hash, input.password);
@@ -183,7 +180,7 @@ export function createAuthService(deps: AuthServiceDeps) {
     async changePassword(actor: Actor, sessionHash: string | undefined, input: { current_password: string; new_password: string }): Promise<number> {
       usersOnly(actor);
       const gate = await rateLimiter.hit(`password:user:${actor.id}`, PASSWORD_CHANGE_LIMIT.limit, PASSWORD_CHANGE_LIMIT.windowMs);
-      if (!gate.allowed) throw throttled(gate.retryAfterMs, 'password change attempts');
+      if (!gate.allowed) throw throttled(gate, 'password change attempts');
       const row = await userOf(actor);
       setAuditTarget({ type: 'user', id: row.id, organizationId: row.organization_id });
       if (!(await verifyPassword(row.password_hash, input.current_password))) {

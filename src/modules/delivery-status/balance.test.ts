@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { balanceLedger, destinationLedger, emptyCounts } from './balance.js';
-import { healthStatus } from './service.js';
+import { errorIsCurrent, healthStatus } from './service.js';
 
 const s1 = { organization_id: 1, integration_id: 10, stream: 'events' };
 const s2 = { organization_id: 2, integration_id: 20, stream: 'audit' };
@@ -119,15 +119,30 @@ describe('destinationLedger', () => {
 });
 
 describe('healthStatus', () => {
-  const quiet = { enabled: true, breaker_state: 'closed', recent_dead: 0, recent_failed: 0, recent_delivered: 0, pending: 0 };
-  it('says idle when nothing happened, unhealthy when disabled or open, degraded on failures, healthy otherwise', () => {
+  const quiet = { enabled: true, breaker_state: 'closed', failing: false, recent_delivered: 0, pending: 0 };
+  it('says idle when nothing happened, unhealthy when disabled or open, degraded while the latest outcome failed, healthy otherwise', () => {
     expect(healthStatus(quiet)).toBe('idle');
     expect(healthStatus({ ...quiet, pending: 3 })).toBe('healthy');
     expect(healthStatus({ ...quiet, recent_delivered: 3 })).toBe('healthy');
-    expect(healthStatus({ ...quiet, recent_delivered: 3, recent_dead: 1 })).toBe('degraded');
-    expect(healthStatus({ ...quiet, recent_failed: 1 })).toBe('degraded');
-    expect(healthStatus({ ...quiet, breaker_state: 'half_open' })).toBe('degraded');
+    expect(healthStatus({ ...quiet, recent_delivered: 3, failing: true })).toBe('degraded');
+    expect(healthStatus({ ...quiet, failing: true, breaker_state: 'half_open' })).toBe('degraded');
+    // Half-open waiting for an event to probe with, after a test that succeeded: nothing is failing.
+    expect(healthStatus({ ...quiet, breaker_state: 'half_open' })).toBe('idle');
     expect(healthStatus({ ...quiet, breaker_state: 'open', recent_delivered: 5 })).toBe('unhealthy');
     expect(healthStatus({ ...quiet, enabled: false })).toBe('unhealthy');
+  });
+});
+
+describe('errorIsCurrent', () => {
+  const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+  const none = { last_success_at: null, last_error_at: null, last_test_at: null, last_test_ok: null };
+  it('holds while nothing succeeded after the last error: neither a delivery nor a test', () => {
+    expect(errorIsCurrent(undefined)).toBe(false);
+    expect(errorIsCurrent(none)).toBe(false);
+    expect(errorIsCurrent({ ...none, last_error_at: at(10) })).toBe(true);
+    expect(errorIsCurrent({ ...none, last_error_at: at(10), last_success_at: at(5) })).toBe(true);
+    expect(errorIsCurrent({ ...none, last_error_at: at(10), last_success_at: at(11) })).toBe(false);
+    expect(errorIsCurrent({ ...none, last_error_at: at(10), last_test_at: at(12), last_test_ok: true })).toBe(false);
+    expect(errorIsCurrent({ ...none, last_error_at: at(10), last_test_at: at(12), last_test_ok: false })).toBe(true);
   });
 });

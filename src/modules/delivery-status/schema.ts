@@ -122,8 +122,8 @@ export const DestinationLedgerRow = Type.Object({
 
 export const HealthStatus = Type.Union([Type.Literal('healthy'), Type.Literal('degraded'), Type.Literal('unhealthy'), Type.Literal('idle')], {
   description:
-    'unhealthy: disabled or breaker open; degraded: dead letters or failed requests in the last hour, or breaker half-open; ' +
-    'idle: nothing delivered or pending in the last hour; healthy otherwise',
+    'unhealthy: disabled or breaker open; degraded: the latest outcome (delivery or test) was a failure (current_error); ' +
+    'idle: nothing delivered or pending in the last hour; healthy otherwise. A successful delivery or test after failures makes it healthy at once',
 });
 
 const healthFields = {
@@ -140,8 +140,13 @@ const healthFields = {
   oldest_pending_at: NullableTime(),
   lag_seconds: Count('Age of the oldest pending event; 0 when none'),
   last_success_at: NullableTime(),
-  last_error: Type.Union([Type.String(), Type.Null()]),
+  current_error: Type.Union([Type.String(), Type.Null()], {
+    description: 'The error of the latest outcome while it is a failure; null once a delivery or a test succeeded after it',
+  }),
+  last_error: Type.Union([Type.String(), Type.Null()], { description: 'The most recent error, kept as history (see last_error_at and current_error)' }),
   last_error_at: NullableTime(),
+  last_test_at: NullableTime('The last connection test (POST .../test)'),
+  last_test_ok: Type.Union([Type.Boolean(), Type.Null()], { description: 'Whether that test succeeded; null when never tested' }),
   delivered_last_hour: Type.Union([Count(), Type.Null()], {
     description: 'Events delivered in the current and previous clock hour; null on a global destination without platform scope (its statistics are not kept per organization)',
   }),

@@ -51,18 +51,37 @@ export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy' | 'idle';
 export interface HealthFacts {
   enabled: boolean;
   breaker_state: string;
-  recent_dead: number;
-  recent_failed: number;
+  /** The latest outcome (delivery or test) was a failure. */
+  failing: boolean;
   recent_delivered: number;
   pending: number;
 }
 
-/** The one-word health of a destination from what happened in the last hour. */
+/**
+ * The one-word health of a destination from where it stands now: its latest outcome, not
+ * the failures of the last hour, so a destination that delivered (or passed a test) after
+ * failing is healthy again at once. Half-open alone is not degraded: with nothing to send,
+ * a dispatcher's breaker waits half-open for its probe as long as no event comes.
+ */
 export function healthStatus(f: HealthFacts): HealthStatus {
   if (!f.enabled || f.breaker_state === 'open') return 'unhealthy';
-  if (f.recent_dead > 0 || f.recent_failed > 0 || f.breaker_state === 'half_open') return 'degraded';
+  if (f.failing) return 'degraded';
   if (f.recent_delivered === 0 && f.pending === 0) return 'idle';
   return 'healthy';
+}
+
+interface OutcomeTimes {
+  last_success_at: Date | null;
+  last_error_at: Date | null;
+  last_test_at: Date | null;
+  last_test_ok: boolean | null;
+}
+
+/** The last error is current when nothing succeeded after it: no delivery, no test. */
+export function errorIsCurrent(s: OutcomeTimes | undefined): boolean {
+  if (!s?.last_error_at) return false;
+  const good = [s.last_success_at, s.last_test_ok ? s.last_test_at : null].filter((d): d is Date => d !== null);
+  return !good.some((d) => d.getTime() >= s.last_error_at!.getTime());
 }
 
 const hourStart = (at: Date) => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
@@ -158,6 +177,7 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
       const st = stats.get(d.id) ?? { delivered: 0, failed: 0 };
       const breaker = state?.breaker_state ?? 'closed';
       const shared = d.organization_id === null && !scope.global;
+      const failing = errorIsCurrent(state);
       return {
         destination_id: d.id,
         name: d.name,
@@ -172,17 +192,13 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
         oldest_pending_at: p.oldest,
         lag_seconds: p.oldest ? Math.max(0, Math.floor((now.getTime() - p.oldest.getTime()) / 1000)) : 0,
         last_success_at: state?.last_success_at ?? null,
+        current_error: failing ? redacted(state?.last_error ?? null) : null,
         last_error: redacted(state?.last_error ?? null),
         last_error_at: state?.last_error_at ?? null,
+        last_test_at: state?.last_test_at ?? null,
+        last_test_ok: state?.last_test_ok ?? null,
         delivered_last_hour: shared ? null : st.delivered,
-        status: healthStatus({
-          enabled: d.enabled,
-          breaker_state: breaker,
-          recent_dead: dl.recent,
-          recent_failed: st.failed,
-          recent_delivered: st.delivered,
-          pending: p.events,
-        }),
+        status: healthStatus({ enabled: d.enabled, breaker_state: breaker, failing, recent_delivered: st.delivered, pending: p.events }),
       };
     });
   }

@@ -69,6 +69,7 @@ describe('GET /destinations/health (batch)', () => {
     const global = await destination(null, 'f-global');
     await destination(orgB, 'b-only');
     await db().insertInto('destination_state').values({ destination_id: open, breaker_state: 'open', consecutive_failures: 5, last_error: 'HTTP 503 password=hunter22', last_error_at: new Date(now - 1000) }).execute();
+    await db().insertInto('destination_state').values({ destination_id: failing, last_error: 'HTTP 400', last_error_at: new Date(now - 5000), last_success_at: new Date(now - 60_000) }).execute();
     await stats(busy, hourStart(now), { delivered: 40, requests: 2 });
     await stats(global, hourStart(now), { delivered: 7, requests: 1 });
     await outbox(busy, orgA, 5, new Date(now - 120_000));
@@ -105,8 +106,11 @@ describe('GET /destinations/health (batch)', () => {
       oldest_pending_at: null,
       lag_seconds: 0,
       last_success_at: null,
+      current_error: null,
       last_error: null,
       last_error_at: null,
+      last_test_at: null,
+      last_test_ok: null,
       delivered_last_hour: 0,
       status: 'idle',
     });
@@ -115,7 +119,7 @@ describe('GET /destinations/health (batch)', () => {
     // Shadow rows are not this destination's backlog.
     expect(byName.get('c-busy')).toMatchObject({ pending_events: 5, delivered_last_hour: 40, oldest_pending_at: expect.stringMatching(/Z$/) });
     expect(byName.get('c-busy')!.lag_seconds).toBeGreaterThanOrEqual(119);
-    expect(byName.get('d-failing')).toMatchObject({ dlq_count: 1 });
+    expect(byName.get('d-failing')).toMatchObject({ dlq_count: 1, current_error: 'HTTP 400', last_error: 'HTTP 400' });
     expect(byName.get('e-off')).toMatchObject({ enabled: false, disabled_reason: 'credential_revoked' });
     // A global destination's hourly statistics span every organization: withheld without platform scope.
     expect(byName.get('f-global')).toMatchObject({ organization_id: null, delivered_last_hour: null });

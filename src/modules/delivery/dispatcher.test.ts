@@ -93,4 +93,44 @@ describe('dispatcher role loop', () => {
       await Promise.all(running.map((r) => r.stop()));
     }
   });
+
+  it('shows a destination healthy again once it delivers after failing; the old error stays as history', async () => {
+    const org = await createOrganization(t, 'recovery');
+    const integration = await createIntegration(t, org);
+    const admin = await createPrincipal(t, { role: 'admin', organizationId: org });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/collectors/destinations',
+      headers: admin.headers,
+      // Fast retries and a breaker that stays closed: the failure and the recovery come from the receiver alone.
+      payload: { name: 'flaky', type: 'http', organization_id: org, config: { url: receiver.url }, delivery: { max_wait_ms: 0, backoff_base_ms: 50, backoff_max_ms: 200, breaker_threshold: 1000 } },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const destinationId = created.json<{ id: string }>().id;
+    await addRoute(t, org, { destinations: [destinationId] });
+    const health = async () => (await t.app.inject({ method: 'GET', url: `/api/collectors/destinations/${destinationId}/health`, headers: admin.headers })).json<Record<string, unknown>>();
+
+    const running = t.container.loops.filter((l) => l.role === 'dispatcher').map((l) => l.start());
+    try {
+      receiver.setFaults({ ratio: 1, modes: ['5xx'] });
+      await pendingBatch(t, org, integration, [{ class_uid: 1, n: 1001 }]);
+      const failing = await until(async () => {
+        const h = await health();
+        return h.current_error ? h : undefined;
+      }, 10_000);
+      expect(failing).toMatchObject({ status: 'degraded', current_error: expect.stringMatching(/HTTP 50[03]/) });
+
+      receiver.setFaults(null);
+      await receiver.waitForUnique(1, 10_000).catch(() => undefined);
+      const recovered = await until(async () => {
+        const h = await health();
+        return h.status === 'healthy' ? h : undefined;
+      }, 10_000);
+      expect(recovered).toMatchObject({ current_error: null, last_error: expect.stringMatching(/HTTP 50[03]/), last_error_at: expect.stringMatching(/Z$/) });
+      expect(Date.parse(String(recovered!.last_success_at))).toBeGreaterThanOrEqual(Date.parse(String(recovered!.last_error_at)));
+    } finally {
+      receiver.setFaults(null);
+      await Promise.all(running.map((r) => r.stop()));
+    }
+  });
 });

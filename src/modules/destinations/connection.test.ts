@@ -127,4 +127,21 @@ describe('POST /destinations/{id}/test', () => {
       expect(seen).toEqual([]);
     }
   });
+
+  it('records the outcome for health: a failed test is the current error, a later success clears it (kept as history)', async () => {
+    const id = await makeDestination(t, adminA, 'Recovering', baseUrl, 'stale-token-abcdef');
+    const health = async () => (await t.app.inject({ method: 'GET', url: `${BASE}/${id}/health`, headers: adminA.headers })).json<Json>();
+    expect((await probe(t, adminA, id)).json()).toMatchObject({ ok: false });
+    const failing = await health();
+    expect(failing).toMatchObject({ status: 'degraded', last_test_ok: false, current_error: expect.stringMatching(/^test: server answered 401/) });
+    expect(JSON.stringify(failing)).not.toContain('stale-token-abcdef');
+
+    const rotated = await t.app.inject({ method: 'POST', url: `${BASE}/${id}/credential/rotate`, headers: adminA.headers, payload: { credential: { token: SECRET } } });
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    expect((await probe(t, adminA, id)).json()).toMatchObject({ ok: true });
+    const recovered = await health();
+    // No event was delivered yet: idle rather than healthy, and nothing is failing.
+    expect(recovered).toMatchObject({ status: 'idle', current_error: null, last_test_ok: true, last_error: expect.stringMatching(/^test: /) });
+    expect(Date.parse(String(recovered.last_test_at))).toBeGreaterThanOrEqual(Date.parse(String(recovered.last_error_at)));
+  });
 });

@@ -9,6 +9,7 @@ import {
   CreateBody,
   CredentialAuditQuery,
   Destination,
+  DestinationWritten,
   DestinationPage,
   DestinationParams,
   DestinationTypeList,
@@ -51,9 +52,11 @@ export function destinationRoutes(app: Api, service: DestinationService): void {
       'credential against its credential_schema (422 destination.invalid_credential; a type with credential_required needs ' +
       'one). Without organization_id an organization caller gets its only organization; a platform caller without it (or ' +
       'with null) creates a global destination, usable by every organization\'s routes. Enabled, it receives events from ' +
-      'the next dispatch cycle once a route names it.',
+      'the next dispatch cycle once a route names it. warnings lists what the caller should know although the destination ' +
+      'was saved: a host the outbound address guard refuses (loopback, link-local, cloud metadata) unless ' +
+      'WEIR_OUTBOUND_ALLOW_CIDRS allows it, which would otherwise first show as blocked_address in the dead-letter queue.',
     access: { requires: 'user.manage' },
-    schema: { body: CreateBody, response: { 201: Destination, 409: ErrorBody } },
+    schema: { body: CreateBody, response: { 201: DestinationWritten, 409: ErrorBody } },
     handler: async (req, reply) => {
       const created = await service.create(req.actor!, req.body);
       reply.code(201);
@@ -89,9 +92,10 @@ export function destinationRoutes(app: Api, service: DestinationService): void {
     description:
       'Fields left out stay. delivery replaces the stored overrides (omitted keys take their defaults). The credential is ' +
       'not changed here (422): use credential/rotate. Enabling a destination whose credential was revoked, without a new ' +
-      'one, is 400 destination.no_credential. Global destinations need platform scope (403).',
+      'one, is 400 destination.no_credential. Global destinations need platform scope (403). A new config is checked ' +
+      'against the outbound address guard like at creation (warnings).',
     access: { requires: 'user.manage' },
-    schema: { params: DestinationParams, body: UpdateBody, response: { 200: Destination, 409: ErrorBody } },
+    schema: { params: DestinationParams, body: UpdateBody, response: { 200: DestinationWritten, 409: ErrorBody } },
     handler: async (req) => service.update(req.actor!, req.params.destination_id, req.body),
   });
 

@@ -52,6 +52,21 @@ export const Destination = Type.Object(
   { description: 'A destination: where routes deliver events. Never carries its credential.' },
 );
 
+export const DestinationWarning = Type.Object({
+  code: Type.Literal('outbound_address_refused', { description: 'A host of the config is one deliveries refuse (SSRF guard)' }),
+  field: Type.String({ description: 'The config field, as config/url' }),
+  message: Type.String({ description: 'What will happen and the setting that allows it (WEIR_OUTBOUND_ALLOW_CIDRS)' }),
+});
+
+/** A destination as created or changed: the destination, and what the caller should know about it. */
+export const DestinationWritten = Type.Object(
+  {
+    ...Destination.properties,
+    warnings: Type.Array(DestinationWarning, { description: 'Empty when there is nothing to say; the destination is saved either way' }),
+  },
+  { description: 'A destination as created or changed, with warnings. Never carries its credential.' },
+);
+
 export const DestinationPage = OffsetEnvelope(Destination);
 
 export const ListQuery = Type.Object({

@@ -21,7 +21,7 @@ import { setAuditTarget } from '../audit/service.js';
 import type { AuditFilter, AuditRow } from '../audit/store.js';
 import type { LedgerDelta } from '../delivery/ledger.js';
 import { reencryptCredentials } from './rekey.js';
-import { checkDelivery, cleanName, CREDENTIAL_REVOKED, destinationNotFound, destinationOut, invalidCredential } from './rules.js';
+import { checkDelivery, cleanName, CREDENTIAL_REVOKED, destinationNotFound, destinationOut, invalidCredential, outboundWarnings } from './rules.js';
 import type { RegisteredSinkType, SinkTypeRegistry } from './sink-types.js';
 import type { DestinationFilter, DestinationPatch, DestinationRow, DestinationStore } from './store.js';
 import { testDestination } from './tester.js';
@@ -213,7 +213,7 @@ export function createDestinationService(deps: DestinationServiceDeps) {
         now,
       );
       setAuditTarget({ type: AUDIT_TARGET_TYPE, id, organizationId, details: { name, type: t.sinkType.type, has_credential: sealed !== null } });
-      return reread(id);
+      return { ...(await reread(id)), warnings: await outboundWarnings(t.sinkType, config, deps.net) };
     },
 
     async update(actor: Actor, id: string, input: UpdateInput) {
@@ -245,7 +245,8 @@ export function createDestinationService(deps: DestinationServiceDeps) {
         patch.disabled_reason = null;
       }
       await store.update(id, patch, clock.now());
-      return reread(id);
+      const warnings = patch.config ? await outboundWarnings(typeOf(row.type).sinkType, patch.config, deps.net) : [];
+      return { ...(await reread(id)), warnings };
     },
 
     async remove(actor: Actor, id: string): Promise<void> {
@@ -353,6 +354,8 @@ export function createDestinationService(deps: DestinationServiceDeps) {
         });
       })();
       setAuditTarget({ details: { ok: result.ok, ...(result.error_kind ? { error_kind: result.error_kind } : {}), latency_ms: result.latency_ms } });
+      // Health reads it: a success after failures shows the destination working again (the detail is already redacted).
+      await store.recordTest(id, clock.now(), result.ok, result.ok ? null : `test: ${result.detail}`.slice(0, 1000));
       return result;
     },
 

@@ -244,6 +244,24 @@ export function createDestinationStore(db: Kysely<DB>) {
       return { dlqEvents: Number(dlq.numDeletedRows) };
     },
 
+    /**
+     * The outcome of a connection test, beside the deliveries' outcomes in destination_state
+     * (the breaker columns stay the dispatchers'). A failed test is the destination's latest
+     * error too. Nothing is written for a destination deleted meanwhile.
+     */
+    async recordTest(id: string, at: Date, ok: boolean, error: string | null): Promise<void> {
+      const failed = ok ? null : error;
+      await sql`
+        insert into destination_state (destination_id, last_test_at, last_test_ok, last_error, last_error_at)
+        select id, ${at}, ${ok}, ${failed}, ${failed === null ? null : at} from destinations where id = ${id}
+        on conflict (destination_id) do update set
+          last_test_at = excluded.last_test_at,
+          last_test_ok = excluded.last_test_ok,
+          last_error = coalesce(excluded.last_error, destination_state.last_error),
+          last_error_at = coalesce(excluded.last_error_at, destination_state.last_error_at),
+          updated_at = now()`.execute(q());
+    },
+
     async credentialOf(id: string): Promise<{ credential: string | null; credential_key_id: string | null } | undefined> {
       return q().selectFrom('destinations').select(['credential', 'credential_key_id']).where('id', '=', id).executeTakeFirst();
     },

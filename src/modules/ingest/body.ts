@@ -37,6 +37,54 @@ export function bodyEncoding(header: string | undefined): BodyEncoding {
   });
 }
 
+/**
+ * Media types a push may declare. The format is still decided from the content (one JSON
+ * document, else NDJSON); the type only has to say "JSON text". curl's default for
+ * -d/--data-binary (application/x-www-form-urlencoded) is accepted because most pushes
+ * written by hand send it unawares; the body is never form-decoded.
+ */
+export const ACCEPTED_MEDIA_TYPES = [
+  'application/json',
+  'application/x-ndjson',
+  'application/ndjson',
+  'application/jsonl',
+  'application/x-jsonlines',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+] as const;
+const ACCEPTED = new Set<string>(ACCEPTED_MEDIA_TYPES);
+/** Events are UTF-8 (RFC 8259); ASCII is a subset of it. */
+const UTF8_CHARSETS = new Set(['utf-8', 'utf8', 'us-ascii']);
+const GZIP_TYPES = new Set(['application/gzip', 'application/x-gzip']);
+const ACCEPTED_TEXT = `${ACCEPTED_MEDIA_TYPES.join(', ')} or any application/*+json type, optionally with charset=utf-8`;
+
+function unsupportedMedia(header: string, reason: string): AppError {
+  return new AppError('request.unsupported_media_type', {
+    detail: `Content-Type "${header.slice(0, 100)}" ${reason}; send one of ${ACCEPTED_TEXT} (or no Content-Type)`,
+    details: { content_type: header.slice(0, 100), accepted: [...ACCEPTED_MEDIA_TYPES, 'application/*+json'] },
+  });
+}
+
+/** 415 unless the declared Content-Type (case and parameters aside) is one a push may carry. */
+export function checkMediaType(header: string | undefined): void {
+  if (header === undefined || header.trim() === '') return;
+  const [essence = '', ...params] = header.split(';');
+  const type = essence.trim().toLowerCase();
+  if (GZIP_TYPES.has(type)) throw unsupportedMedia(header, 'names a compressed file: declare the events\' type and send the compression as Content-Encoding: gzip');
+  if (!ACCEPTED.has(type) && !/^application\/[a-z0-9!#$&^_.+-]+\+json$/.test(type)) throw unsupportedMedia(header, 'is not accepted for events');
+  for (const param of params) {
+    const [name = '', value = ''] = param.split('=');
+    if (name.trim().toLowerCase() !== 'charset') continue;
+    const charset = value.trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (!UTF8_CHARSETS.has(charset)) throw unsupportedMedia(header, 'declares a character set other than UTF-8, which events must be in');
+  }
+}
+
+/** The gzip magic number (RFC 1952): a compressed body whose Content-Encoding was not declared. */
+export function looksLikeGzip(body: Buffer): boolean {
+  return body.length >= 2 && body[0] === 0x1f && body[1] === 0x8b;
+}
+
 // The rest of an oversized body is not read: the connection closes after the answer.
 const tooLarge = (what: 'body' | 'decompressed body', limit: number) =>
   new AppError('request.body_too_large', {

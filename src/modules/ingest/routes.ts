@@ -3,9 +3,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Type } from 'typebox';
 import { scopeOf } from '../../core/scope.js';
+import { SESSION_COOKIE } from '../auth/sessions.js';
 import { route, type Api } from '../../platform/http/routes.js';
 import { ErrorBody } from '../../platform/http/schemas.js';
-import { CreatedToken, IngestStatus, IntegrationParams, PushBody, PushResult, StreamParams } from './schema.js';
+import { ACCEPTED_MEDIA_TYPES } from './body.js';
+import { CreatedToken, IngestStatus, IntegrationParams, PushBody, PushQuery, PushResult, StreamParams } from './schema.js';
+import type { PushFormatChoice } from '../../pipeline/sources/push.js';
 import type { IngestService } from './service.js';
 
 /** X-Ingest-Token wins (it can only mean an ingestion token); else Bearer, scheme in any case. */
@@ -16,6 +19,9 @@ export function presentedToken(headers: IncomingHttpHeaders): string | undefined
   const m = /^\s*bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
   return m?.[1];
 }
+
+/** The declared Content-Type, kept before the framework sees it (see the push scope below). */
+const declaredType = new WeakMap<object, string | undefined>();
 
 function contentLength(headers: IncomingHttpHeaders): number | undefined {
   const v = headers['content-length'];
@@ -68,9 +74,11 @@ export function ingestRoutes(app: Api, service: IngestService): void {
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
-    // The format is decided from the content: even a malformed Content-Type ("json") must
-    // not be refused by the framework's media-type check before the body is looked at.
+    // The service judges the Content-Type itself, after the token (415 with the accepted
+    // types): the framework's own media-type check would refuse a malformed one first, with
+    // neither, so the header is set aside before it runs.
     scope.addHook('onRequest', async (request) => {
+      declaredType.set(request.raw, request.raw.headers['content-type']);
       delete request.raw.headers['content-type'];
     });
     route(scope.withTypeProvider<TypeBoxTypeProvider>(), {
@@ -82,28 +90,43 @@ export function ingestRoutes(app: Api, service: IngestService): void {
         'Authenticated by the ingestion token (Authorization: Bearer <svcik_...>, scheme in any case, or X-Ingest-Token), ' +
         'not by a management token. 200 when every event was accepted, 207 with per-line errors when some were, 400 when ' +
         'none was. Answered only after the accepted events are durably enqueued. 429 (in-flight byte budget) and 503 ' +
-        '(pipeline saturated or unavailable) carry Retry-After.',
+        '(pipeline saturated or unavailable) carry Retry-After. ' +
+        `Content-Type: none, ${ACCEPTED_MEDIA_TYPES.join(', ')} or application/*+json (charset utf-8 if any); others get 415. ` +
+        'A gzip body needs Content-Encoding: gzip (400 ingest.undeclared_gzip otherwise). ' +
+        'Query parameters: format (auto, json, ndjson) is honoured; a token in the URL (token, access_token, api_key, ...) ' +
+        'is refused with 422 ingest.token_in_query; any other parameter is ignored and named in ignored_parameters.',
       access: { requires: 'public' },
+      // Senders add their own parameters (cache busters, source tags): unknown ones are ignored
+      // and reported, not refused (docs/decisions, ingestion query parameters).
+      query: 'open',
       // One audit entry per push would cost a transaction per request: pushes are data, not administration.
       audit: false,
       schema: {
         params: StreamParams,
+        querystring: PushQuery,
         body: PushBody,
         consumes: ['application/json', 'application/x-ndjson', 'text/plain'],
         response: {
           200: PushResult,
           207: PushResult,
+          400: ErrorBody,
           401: ErrorBody,
           403: ErrorBody,
           415: ErrorBody,
+          422: ErrorBody,
           429: ErrorBody,
           503: ErrorBody,
         },
       },
       handler: async (req, reply) => {
+        const { format, ...others } = req.query as Record<string, unknown> & { format?: PushFormatChoice };
         const { status, ...result } = await service.push({
           token: presentedToken(req.headers),
+          session: Boolean(req.cookies?.[SESSION_COOKIE]),
           stream: req.params.stream,
+          ...(format ? { format } : {}),
+          queryParameters: Object.keys(others),
+          contentType: declaredType.get(req.raw),
           contentEncoding: req.headers['content-encoding'],
           contentLength: contentLength(req.headers),
           body: req.body as Readable | undefined,

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { STREAM_NAME_PATTERN, STREAM_NAME_RULE } from '../../pipeline/sources/push.js';
+import { PUSH_FORMAT_CHOICES, STREAM_NAME_PATTERN, STREAM_NAME_RULE } from '../../pipeline/sources/push.js';
 import { Timestamp } from '../../platform/http/schemas.js';
 
 const Id = () => Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
@@ -10,6 +10,22 @@ export const IntegrationParams = Type.Object({ integration_id: Id() });
 export const StreamParams = Type.Object({
   stream: Type.String({ pattern: STREAM_NAME_PATTERN, errorMessage: STREAM_NAME_RULE, description: 'Stream name: letters, digits, `_`, `.`, `-`; up to 64 characters; not starting with `_`, `.` or `-`' }),
 });
+
+export const PushQuery = Type.Object(
+  {
+    format: Type.Optional(
+      Type.Union(
+        PUSH_FORMAT_CHOICES.map((f) => Type.Literal(f)),
+        {
+          description:
+            'auto (default): one JSON document when the body is one, else NDJSON; json: the body must be one JSON document ' +
+            '(object or array, 400 otherwise); ndjson: every non-blank line is one event, even when the body would read as one document',
+        },
+      ),
+    ),
+  },
+  { description: 'Other parameters are ignored and named in ignored_parameters; a token in the URL is refused (422)' },
+);
 
 export const CreatedToken = Type.Object({
   token: Type.String({ description: 'The ingestion token (svcik_...). Shown only here: store it now' }),
@@ -66,11 +82,12 @@ export const PushResult = Type.Object({
   rejected: Type.Integer(),
   ...ErrorsFields,
   batch_ids: Type.Array(Type.String(), { description: 'Ids of the queue batches holding the accepted events' }),
+  ignored_parameters: Type.Optional(Type.Array(Type.String(), { description: 'Query parameters of the push that mean nothing here and were ignored (absent when none)' })),
 });
 
 export const PushBody = Type.Unknown({
   description:
     'Events as one JSON object, a JSON array of objects, or NDJSON (one object per line). The format is decided from the ' +
     'content, not from Content-Type: a body that is one JSON document (indented or not) is read as such, anything else as ' +
-    'NDJSON. Content-Encoding: gzip is accepted.',
+    'NDJSON (the format query parameter can insist on one). Content-Encoding: gzip is accepted.',
 });

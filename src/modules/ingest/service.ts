@@ -11,11 +11,11 @@ import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Scope } from '../../core/scope.js';
 import { NORMALIZE_QUEUE, type AcceptBatch, type IngestBatch } from '../../pipeline/envelope.js';
-import { chunkEvents, isStreamName, parsePushBody, STREAM_NAME_RULE, type ParsedPush, type PushLineError } from '../../pipeline/sources/push.js';
+import { chunkEvents, isStreamName, parsePushBody, STREAM_NAME_RULE, type ParsedPush, type PushFormatChoice, type PushLineError } from '../../pipeline/sources/push.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import { setAuditTarget } from '../audit/service.js';
 import { InflightBudget, pendingGauge, saturated } from './backpressure.js';
-import { bodyEncoding, readBody } from './body.js';
+import { bodyEncoding, checkMediaType, looksLikeGzip, readBody } from './body.js';
 import type { IngestStore } from './store.js';
 import type { IngestTokens, PushTarget } from './tokens.js';
 
@@ -54,7 +54,14 @@ export interface IngestServiceDeps {
 export interface PushRequest {
   /** The presented ingestion token (from Authorization: Bearer or X-Ingest-Token). */
   token: string | undefined;
+  /** A console session cookie came with the push (only to say why it is not enough). */
+  session?: boolean;
   stream: string;
+  /** The `format` query parameter: auto (default) decides from the content. */
+  format?: PushFormatChoice;
+  /** Names of the query parameters other than format (values are never passed: one may be a secret). */
+  queryParameters?: string[];
+  contentType?: string | undefined;
   contentEncoding: string | undefined;
   contentLength: number | undefined;
   body: Readable | undefined;
@@ -67,10 +74,31 @@ export interface PushOutcome {
   errors: PushLineError[];
   errors_omitted: number;
   batch_ids: string[];
+  ignored_parameters?: string[];
 }
 
 function reported(list: PushLineError[]): { errors: PushLineError[]; errors_omitted: number } {
   return { errors: list.slice(0, MAX_REPORTED_ERRORS), errors_omitted: Math.max(0, list.length - MAX_REPORTED_ERRORS) };
+}
+
+/**
+ * Names that carry a credential in senders' URL conventions. A token in a URL lands in proxy
+ * and access logs, so it is refused (before the token check: the sender learns why its push
+ * is not authenticated) rather than honoured or ignored.
+ */
+const CREDENTIAL_PARAMETERS = new Set(['token', 'access_token', 'ingest_token', 'x-ingest-token', 'api_key', 'apikey', 'api-key', 'key', 'auth', 'authorization', 'password', 'secret']);
+const MAX_IGNORED_LISTED = 20;
+
+/** The push's other query parameters, ignored (listed in the answer); 422 for a credential. */
+function ignoredParameters(names: readonly string[]): string[] {
+  const credential = names.find((n) => CREDENTIAL_PARAMETERS.has(n.toLowerCase()));
+  if (credential !== undefined) {
+    throw new AppError('ingest.token_in_query', {
+      detail: `Query parameter '${credential.slice(0, 64)}' would put a credential in the URL, where logs keep it; send the ingestion token as Authorization: Bearer <token> or X-Ingest-Token`,
+      details: { parameter: credential.slice(0, 64) },
+    });
+  }
+  return names.slice(0, MAX_IGNORED_LISTED).map((n) => n.slice(0, 64));
 }
 
 function utcDay(d: Date): string {
@@ -138,10 +166,12 @@ export function createIngestService(deps: IngestServiceDeps) {
   return {
     /** Verifies the token, reads and parses the body, and accepts it in batches. */
     async push(req: PushRequest): Promise<PushOutcome> {
-      const target = await tokens.verify(req.token);
+      const ignored = ignoredParameters(req.queryParameters ?? []);
+      const target = await tokens.verify({ token: req.token, session: req.session ?? false });
       if (!isStreamName(req.stream)) {
         throw errors.validation(`The stream name ${STREAM_NAME_RULE.pattern}`, { errors: [{ location: 'params/stream', message: STREAM_NAME_RULE.pattern }] });
       }
+      checkMediaType(req.contentType);
       const encoding = bodyEncoding(req.contentEncoding);
       const waiting = await pending.current();
       if (waiting > limits.maxPendingBatches) throw saturated(waiting, limits.maxPendingBatches);
@@ -149,7 +179,19 @@ export function createIngestService(deps: IngestServiceDeps) {
       const lease = budget.open();
       try {
         const body = await readBody(req.body, { ...limits, encoding, contentLength: req.contentLength, admit: lease.grow });
-        const parsed = parsePushBody(body, { maxDepth: deps.jsonMaxDepth });
+        // Compressed data read as text would fail line by line with "invalid JSON": name the cause.
+        if (encoding === 'identity' && looksLikeGzip(body)) {
+          throw new AppError('ingest.undeclared_gzip', {
+            detail: 'The body looks like gzip data (it starts with the gzip magic bytes 1f 8b) but Content-Encoding does not say so: send the header Content-Encoding: gzip',
+          });
+        }
+        const parsed = parsePushBody(body, { maxDepth: deps.jsonMaxDepth, format: req.format ?? 'auto' });
+        if (parsed.format === 'not_a_document') {
+          throw new AppError('ingest.no_events_accepted', {
+            detail: 'format=json was given but the body is not one JSON document (an object or an array): send one, or use format=ndjson (or no format) for NDJSON',
+            details: { accepted: 0, rejected: 0, errors: [], errors_omitted: 0 },
+          });
+        }
         if (parsed.format === 'empty') throw errors.invalid('The body is empty: send a JSON object, a JSON array or NDJSON (one object per line)');
         if (parsed.events.length === 0) {
           throw new AppError('ingest.no_events_accepted', {
@@ -181,6 +223,7 @@ export function createIngestService(deps: IngestServiceDeps) {
           rejected: lineErrors.length,
           ...reported(lineErrors),
           batch_ids: sent.batchIds,
+          ...(ignored.length ? { ignored_parameters: ignored } : {}),
         };
       } finally {
         lease.release();

@@ -8,6 +8,7 @@ import { AppError } from '../../core/errors.js';
 import type { CachePort } from '../../platform/cache/port.js';
 import { afterCommit } from '../../platform/db/ambient.js';
 import { generateToken, isWellFormed, safeEqual, tokenHash, tokenPrefix } from '../../platform/crypto/tokens.js';
+import { API_TOKEN_PREFIX } from '../tokens/service.js';
 import type { IngestStore, IngestTokenRow, TokenTarget } from './store.js';
 
 export const INGEST_TOKEN_PREFIX = 'svcik_';
@@ -40,6 +41,33 @@ export interface IngestTokenDeps {
 
 export function invalidToken(detail = 'Invalid or missing ingestion token'): AppError {
   return new AppError('ingest.invalid_token', { detail, headers: { 'www-authenticate': WWW_AUTHENTICATE } });
+}
+
+/** Where an ingestion token comes from, for answers that send the caller to get one. */
+export const TOKEN_OPERATION = 'POST /api/ingest/integrations/{integration_id}/token';
+
+/** What the caller presented besides (or instead of) a token, judged from its shape only. */
+export interface PresentedCredential {
+  token: string | undefined;
+  /** A console session cookie came with the push. */
+  session?: boolean;
+}
+
+/**
+ * The 401 for a credential that is not an ingestion token. Judged from the shape alone (an
+ * API token's prefix, a session cookie), never from a lookup: the answer says nothing about
+ * whether any token exists.
+ */
+function wrongCredential(presented: PresentedCredential): AppError | undefined {
+  const get = `create one with ${TOKEN_OPERATION} (an administrator's API token or session), then send Authorization: Bearer <svcik_...> or X-Ingest-Token`;
+  if (presented.token?.startsWith(API_TOKEN_PREFIX)) {
+    return invalidToken(`This endpoint takes an integration's ingestion token (svcik_...), not an API token (${API_TOKEN_PREFIX}...): ${get}`);
+  }
+  if (presented.token === undefined && presented.session) {
+    return invalidToken(`This endpoint takes an integration's ingestion token, not a console session: ${get}`);
+  }
+  if (presented.token === undefined) return invalidToken(`Missing ingestion token: send Authorization: Bearer <token> or X-Ingest-Token; ${get}`);
+  return undefined;
 }
 
 export function createIngestTokens(deps: IngestTokenDeps) {
@@ -107,9 +135,11 @@ export function createIngestTokens(deps: IngestTokenDeps) {
       if (row) await forget(row.token_hash);
     },
 
-    /** The integration behind a presented token: 401 when unknown, 403 when inactive. */
-    async verify(presented: string | undefined): Promise<PushTarget> {
-      if (!presented) throw invalidToken('Missing ingestion token: send Authorization: Bearer <token> or X-Ingest-Token');
+    /** The integration behind a presented token: 401 when unknown or not an ingestion token, 403 when inactive. */
+    async verify(credential: PresentedCredential): Promise<PushTarget> {
+      const wrong = wrongCredential(credential);
+      if (wrong) throw wrong;
+      const presented = credential.token as string;
       if (!isWellFormed(presented, INGEST_TOKEN_PREFIX)) throw invalidToken();
       const hash = tokenHash(hmacKey, presented);
       const target = await targetOf(hash);

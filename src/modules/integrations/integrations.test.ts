@@ -413,6 +413,7 @@ describe('DELETE /api/integrations/{id}', () => {
     expect(limited.json().error.code).toBe('rate_limit.exceeded');
     const retry = Number(limited.headers['retry-after']);
     expect(Number.isInteger(retry) && retry >= 1 && retry <= 60).toBe(true);
+    expect(limited.headers).toMatchObject({ 'ratelimit-limit': '5', 'ratelimit-remaining': '0', 'ratelimit-policy': '5;w=60' });
     expect((await call(adminA, 'GET', `/api/integrations/${String(ids[5])}`)).statusCode).toBe(200);
     // Per user: another admin still may.
     expect((await call(await admin(), 'DELETE', `/api/integrations/${String(ids[5])}`)).statusCode).toBe(204);

@@ -7,6 +7,7 @@ import type { Clock } from '../../core/clock.js';
 import { AppError, errors } from '../../core/errors.js';
 import type { OffsetPage } from '../../core/paging.js';
 import { inScope, scopeOf, type Scope } from '../../core/scope.js';
+import { rateLimited } from '../../platform/ratelimit/headers.js';
 import type { RateLimiterPort } from '../../platform/ratelimit/port.js';
 import { setAuditTarget } from '../audit/service.js';
 import { keepSecrets, maskSecrets, type Platform, type PlatformRegistry } from './platforms.js';
@@ -214,14 +215,7 @@ export function createIntegrationService(deps: IntegrationDeps) {
 
     async remove(actor: Actor, id: number, cascade: boolean): Promise<void> {
       const decision = await rateLimiter.hit(`integration-delete:${actor.kind}:${actor.id}`, DELETE_LIMIT, DELETE_WINDOW_MS);
-      if (!decision.allowed) {
-        const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-        throw new AppError('rate_limit.exceeded', {
-          detail: `Integration deletion is limited to ${DELETE_LIMIT} per minute; retry in ${seconds} s`,
-          details: { limit: DELETE_LIMIT, window_seconds: DELETE_WINDOW_MS / 1000, retry_after_seconds: seconds },
-          headers: { 'retry-after': String(seconds) },
-        });
-      }
+      if (!decision.allowed) throw rateLimited(decision, (seconds) => `Integration deletion is limited to ${DELETE_LIMIT} per minute; retry in ${seconds} s`);
       const row = await store.get(scopeOf(actor), id, 'update');
       if (!row) throw notFound();
       const children = await store.children(id);

@@ -8,9 +8,8 @@ import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { scopeOf } from '../../core/scope.js';
 import type { NormalizedRecord } from '../../pipeline/envelope.js';
-import { compileRoutes, RouteCompileError } from '../../pipeline/route/compile.js';
-import { compileCondition, type RouteProblem } from '../../pipeline/route/conditions.js';
-import { compileTransforms } from '../../pipeline/route/transforms.js';
+import { compileRoutes, RouteCompileError, validateRouteParts } from '../../pipeline/route/compile.js';
+import type { RouteProblem } from '../../pipeline/route/conditions.js';
 import type { FilterReason, RouteSpec } from '../../pipeline/route/types.js';
 import { assertValidParts, targetOrganization } from './service.js';
 import type { RoutingStore } from './store.js';
@@ -69,8 +68,7 @@ function draftSpecs(drafts: DraftRoute[], organizationId: number): RouteSpec[] {
     const id = d.id ?? `draft-${i + 1}`;
     if (ids.has(id)) problems.push({ path: `routes[${i}].id`, message: `route id ${id} is used twice` });
     ids.add(id);
-    compileCondition(d.condition ?? null, problems, `routes[${i}].condition`);
-    compileTransforms(d.transforms ?? [], problems, `routes[${i}].transforms`);
+    problems.push(...validateRouteParts(d.condition ?? null, d.transforms ?? [], { at: `routes[${i}]` }));
     return {
       id,
       organization_id: organizationId,

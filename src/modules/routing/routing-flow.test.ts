@@ -127,7 +127,7 @@ describe('dry run', () => {
     expect(body.results.map((r) => r.filtered)).toEqual(['destination_disabled', 'dropped_by_route']);
     expect(body.totals.filtered).toEqual({ no_route: 0, sampled_out: 0, dropped_by_route: 1, destination_disabled: 1 });
 
-    const bad = await call(adminA, 'POST', `${BASE}/dry-run`, { events: [{}], routes: [{ id: 'ok' }, { condition: { field: 'x', op: 'cidr', value: 'nope' } }] });
+    const bad = await call(adminA, 'POST', `${BASE}/dry-run`, { events: [{}], routes: [{ id: 'ok' }, { condition: { field: 'src_endpoint.ip', op: 'cidr', value: 'nope' } }] });
     expect(bad.statusCode).toBe(422);
     expect(bad.json<{ error: { code: string; details: { errors: { path: string }[] } } }>().error.details.errors[0]!.path).toBe('routes[1].condition.value');
     const badEvent = await call(adminA, 'POST', `${BASE}/dry-run`, { events: [{ ocsf: {}, stream: 5 }] });

@@ -119,7 +119,7 @@ describe('create, read, list', () => {
     const res = await call(adminA, 'POST', BASE, {
       name: 'bad',
       destination_ids: [destA, destA],
-      condition: { all: [{ field: 'class_uid', op: 'eq', value: 1 }, { field: 'x', op: 'regex', value: '(a' }] },
+      condition: { all: [{ field: 'class_uid', op: 'eq', value: 1 }, { field: 'message', op: 'regex', value: '(a' }] },
       transforms: [{ type: 'sample', rate: 0 }],
     });
     expect(res.statusCode).toBe(422);

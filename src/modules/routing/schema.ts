@@ -20,7 +20,8 @@ const Condition = Type.Unknown({
   description:
     'null (every event) or a condition tree: {field, op, value}, {all: [...]}, {any: [...]}, {not: {...}}. Ops: eq, ne, in, ' +
     'not_in, prefix, suffix, contains, regex (RE2), exists, not_exists, cidr, gt, gte, lt, lte. Fields: OCSF paths ' +
-    '(actor.user.name, observables[*].value) or envelope.organization_id / integration_id / stream / valid. docs/routing.md',
+    '(actor.user.name, observables[*].value) or envelope.organization_id / integration_id / stream / valid. A path no ' +
+    'supported OCSF class has is refused (422, with the closest known field); anything under unmapped is allowed. docs/routing.md',
 });
 const Transforms = Type.Unknown({
   description:

@@ -10,7 +10,7 @@ import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
 import { inScope, scopeOf, type Scope } from '../../core/scope.js';
-import { validateRouteParts, type RouteProblem } from '../../pipeline/route/compile.js';
+import { validateRouteParts, type RouteProblem, type ValidateOptions } from '../../pipeline/route/compile.js';
 import { setAuditTarget } from '../audit/service.js';
 import type { AuditFilter, AuditRow } from '../audit/store.js';
 import { routeNameTaken, type RouteDefinition, type RouteRow, type RoutingStore } from './store.js';
@@ -88,8 +88,8 @@ function cleanName(name: string): string {
 }
 
 /** Every problem of a definition: condition, transforms, and destinations listed twice. */
-function problemsOf(d: RouteDefinition): RouteProblem[] {
-  const problems = validateRouteParts(d.condition, d.transforms);
+function problemsOf(d: RouteDefinition, fields?: ValidateOptions['fields']): RouteProblem[] {
+  const problems = validateRouteParts(d.condition, d.transforms, fields ? { fields } : {});
   const seen = new Set<string>();
   d.destination_ids.forEach((id, i) => {
     if (seen.has(id)) problems.push({ path: `destination_ids[${i}]`, message: `destination ${id} is listed twice` });
@@ -203,7 +203,8 @@ export function createRoutingService(deps: RoutingServiceDeps) {
       if (input.transforms !== undefined) next.transforms = (input.transforms ?? []) as unknown[];
       if (input.destination_ids !== undefined) next.destination_ids = input.destination_ids;
       if (input.final !== undefined) next.final = input.final;
-      assertValidParts(problemsOf(next));
+      // Field paths are held to the OCSF rule only in the parts this edit writes.
+      assertValidParts(problemsOf(next, { condition: input.condition !== undefined ? 'ocsf' : 'any', transforms: input.transforms !== undefined ? 'ocsf' : 'any' }));
       const changed = DEFINITION_FIELDS.filter((f) => canonicalJson(before[f]) !== canonicalJson(next[f]));
       if (changed.includes('destination_ids')) await checkDestinations(current.organization_id, next.destination_ids);
       if (changed.includes('name')) await checkName(current.organization_id, next.name, id);
@@ -248,8 +249,9 @@ export function createRoutingService(deps: RoutingServiceDeps) {
           details: { version: current.version, requested: target.version },
         });
       }
-      // The rules or the destinations may have changed since that version was written.
-      assertValidParts(problemsOf(definition));
+      // The rules or the destinations may have changed since that version was written; its
+      // field paths were accepted then, and returning to it is the point of a rollback.
+      assertValidParts(problemsOf(definition, { condition: 'any', transforms: 'any' }));
       await checkDestinations(current.organization_id, definition.destination_ids);
       if (definition.name.toLowerCase() !== current.name.toLowerCase()) await checkName(current.organization_id, definition.name, id);
       const version = current.version + 1;

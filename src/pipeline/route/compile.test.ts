@@ -169,8 +169,8 @@ describe('compileRoutes', () => {
 
   it('validateRouteParts reports condition and transform problems together', () => {
     expect(validateRouteParts(null, [])).toEqual([]);
-    expect(validateRouteParts({ field: 'a', op: 'exists' }, [{ type: 'mask' }])).toEqual([]);
-    const problems = validateRouteParts({ any: [{ field: 'a', op: 'gt', value: 'x' }] }, [{ type: 'sample' }]);
+    expect(validateRouteParts({ field: 'message', op: 'exists' }, [{ type: 'mask' }])).toEqual([]);
+    const problems = validateRouteParts({ any: [{ field: 'severity_id', op: 'gt', value: 'x' }] }, [{ type: 'sample' }]);
     expect(problems.map((p) => p.path)).toEqual(['condition.any[0].value', 'transforms[0].rate']);
     expect(validateRouteParts(undefined, undefined)).toEqual([]);
   });
@@ -187,5 +187,26 @@ describe('compileRoutes', () => {
     for (let n = 0; n < 20; n++) routes.plan(records, lines);
     const perBatch = (performance.now() - start) / 20;
     expect(perBatch).toBeLessThan(100); // typically 2-3 ms; generous for a loaded CI machine
+  });
+});
+
+describe('field paths held to OCSF', () => {
+  it('refuses, in conditions and transforms, a path no supported class has, with the closest', () => {
+    const problems = validateRouteParts({ all: [{ field: 'clas_uid', op: 'eq', value: 3002 }, { field: 'unmapped.vendor_flag', op: 'exists' }] }, [{ type: 'keep_fields', fields: ['actor.usr', 'time'] }]);
+    expect(problems).toEqual([
+      expect.objectContaining({ path: 'condition.all[0].field', closest: 'class_uid' }),
+      expect.objectContaining({ path: 'transforms[0].fields[0]', closest: 'actor.user' }),
+    ]);
+    expect(problems[0]!.message).toMatch(/^unknown field: .*'clas_uid'.*closest known field: 'class_uid'/);
+  });
+
+  it('accepts envelope fields, and any path under the any rule (stored parts)', () => {
+    expect(validateRouteParts({ field: 'envelope.stream', op: 'eq', value: 's' }, [])).toEqual([]);
+    expect(validateRouteParts({ field: 'clas_uid', op: 'exists' }, [{ type: 'drop_fields', fields: ['nope'] }], { fields: { condition: 'any', transforms: 'any' } })).toEqual([]);
+  });
+
+  it('still compiles a stored route with such a path: dispatch never breaks on a rule that came later', () => {
+    const plan = compileRoutes([route('legacy', { condition: { field: 'clas_uid', op: 'eq', value: 3002 }, destination_ids: ['D'] })]).plan([rec({ class_uid: 3002 })]);
+    expect(plan.filtered.no_route).toBe(1);
   });
 });

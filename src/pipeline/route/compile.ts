@@ -5,10 +5,11 @@
 // an untransformed copy is cut from the stored line instead of serialized again.
 import type { NormalizedRecord } from '../envelope.js';
 import { compileCondition, type RecordPredicate, type RouteProblem } from './conditions.js';
+import type { FieldRule } from './paths.js';
 import { compileTransforms, hashId, keptBySample, type EventEdit } from './transforms.js';
 import type { CompiledRoutes, Copy, FilterReason, RouteSpec, RoutingPlan } from './types.js';
 
-export type { RouteProblem };
+export type { FieldRule, RouteProblem };
 
 /** A stored route that does not compile (it was valid when written; the rules changed since, or the row was edited by hand). */
 export class RouteCompileError extends Error {
@@ -21,11 +22,25 @@ export class RouteCompileError extends Error {
   }
 }
 
+export interface ValidateOptions {
+  /**
+   * Per part, whether its field paths must exist in OCSF (FieldRule). Default `ocsf` for
+   * both: a definition written by a user now. A part kept as stored (an edit that leaves it
+   * unchanged, a rollback) takes `any`, so a route written before a path became refused
+   * can still be renamed, disabled or rolled back.
+   */
+  fields?: { condition: FieldRule; transforms: FieldRule };
+  /** Prefix of the problems' locations (dry-run drafts: `routes[2]`). */
+  at?: string;
+}
+
 /** Every problem of a route's condition and transforms, each with its location (`condition.all[2].value`); empty when valid. */
-export function validateRouteParts(condition: unknown, transforms: unknown): RouteProblem[] {
+export function validateRouteParts(condition: unknown, transforms: unknown, options: ValidateOptions = {}): RouteProblem[] {
   const problems: RouteProblem[] = [];
-  compileCondition(condition, problems);
-  compileTransforms(transforms, problems);
+  const fields = options.fields ?? { condition: 'ocsf', transforms: 'ocsf' };
+  const prefix = options.at ? `${options.at}.` : '';
+  compileCondition(condition, problems, `${prefix}condition`, fields.condition);
+  compileTransforms(transforms, problems, `${prefix}transforms`, fields.transforms);
   return problems;
 }
 

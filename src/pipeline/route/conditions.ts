@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { RE2JS } from 're2js';
 import type { NormalizedRecord } from '../envelope.js';
-import { compileField, PathSyntaxError } from './paths.js';
+import { compileField, PathSyntaxError, UnknownFieldError, type FieldRule } from './paths.js';
 import { CONDITION_OPS, type ConditionOp } from './types.js';
 
 export type RecordPredicate = (r: NormalizedRecord) => boolean;
@@ -18,6 +18,14 @@ export interface RouteProblem {
   /** Where in the definition: `condition.all[2].value`, `transforms[0].rate`. */
   path: string;
   message: string;
+  /** For a field no supported OCSF class has: the closest known field path. */
+  closest?: string;
+}
+
+/** The problem of a field path that does not compile (syntax, or unknown under the `ocsf` rule). */
+export function fieldProblem(path: string, e: unknown): RouteProblem {
+  if (e instanceof UnknownFieldError) return { path, message: e.message, closest: e.unknown.closest };
+  return { path, message: e instanceof PathSyntaxError ? `invalid field path: ${e.message}` : 'invalid field path' };
 }
 
 export const CONDITION_LIMITS = { depth: 16, nodes: 200, listValues: 1_000, regexLength: 512, stringLength: 4_096 } as const;
@@ -32,6 +40,7 @@ type ValueTest = (v: unknown) => boolean;
 interface Ctx {
   problems: RouteProblem[];
   nodes: number;
+  fields: FieldRule;
 }
 
 const POSITIVE: Partial<Record<ConditionOp, ConditionOp>> = { ne: 'eq', not_in: 'in', not_exists: 'exists' };
@@ -179,9 +188,9 @@ function compileLeaf(cond: Record<string, unknown>, ctx: Ctx, at: string): Recor
     ok = false;
   } else {
     try {
-      access = compileField(cond.field);
+      access = compileField(cond.field, ctx.fields);
     } catch (e) {
-      ctx.problems.push({ path: `${at}.field`, message: e instanceof PathSyntaxError ? `invalid field path: ${e.message}` : 'invalid field path' });
+      ctx.problems.push(fieldProblem(`${at}.field`, e));
       ok = false;
     }
   }
@@ -269,11 +278,11 @@ const ALWAYS: RecordPredicate = () => true;
 /**
  * Compiles a condition (null or undefined: every event matches). Problems go to `problems`
  * with their location under `at`, every one of them (not only the first), and the result
- * is then undefined.
+ * is then undefined. `fields`: whether field paths must exist in OCSF (paths.ts, FieldRule).
  */
-export function compileCondition(cond: unknown, problems: RouteProblem[], at = 'condition'): RecordPredicate | undefined {
+export function compileCondition(cond: unknown, problems: RouteProblem[], at = 'condition', fields: FieldRule = 'any'): RecordPredicate | undefined {
   if (cond === null || cond === undefined) return ALWAYS;
-  const ctx: Ctx = { problems, nodes: 0 };
+  const ctx: Ctx = { problems, nodes: 0, fields };
   const before = problems.length;
   const pred = compileNode(cond, ctx, at, 1);
   return problems.length > before ? undefined : pred;

@@ -3,6 +3,7 @@
 // `unmapped["x.y"]`), indexes (`observables[0].value`, conditions only) and `[*]` (every
 // element). Paths are parsed once at compile time; reading a field per event is a few
 // property loads.
+import { createFieldIndex, ocsfCatalog, type OcsfFieldIndex, type UnknownField } from '../../ocsf/index.js';
 import type { NormalizedRecord } from '../envelope.js';
 import { collects, compileSegments, parsePath, PathSyntaxError, type PathSegment } from '../normalize/paths.js';
 
@@ -16,6 +17,35 @@ const ENVELOPE_FIELDS: Record<string, (r: NormalizedRecord) => unknown> = {
   'envelope.valid': (r) => r.valid,
 };
 export const ENVELOPE_FIELD_NAMES = Object.keys(ENVELOPE_FIELDS);
+
+/**
+ * How paths written by a user are checked against what a normalized event can hold: `ocsf`
+ * refuses a path no supported OCSF class has (routes being created, edited or tried);
+ * `any` checks the syntax only (stored routes, which must keep compiling whatever the
+ * rules became, and collection filters, whose paths name raw vendor fields).
+ */
+export type FieldRule = 'ocsf' | 'any';
+
+let index: OcsfFieldIndex | undefined;
+function ocsfFields(): OcsfFieldIndex {
+  index ??= createFieldIndex(ocsfCatalog(), ENVELOPE_FIELD_NAMES);
+  return index;
+}
+
+/** A path no supported OCSF class can have, with the closest known one. */
+export class UnknownFieldError extends PathSyntaxError {
+  constructor(readonly unknown: UnknownField) {
+    super(unknown.message);
+    this.name = 'UnknownFieldError';
+  }
+}
+
+/** Throws UnknownFieldError when the rule is `ocsf` and no supported class has the path. */
+export function checkKnownField(segs: readonly PathSegment[], rule: FieldRule): void {
+  if (rule === 'any') return;
+  const unknown = ocsfFields().check(segs);
+  if (unknown) throw new UnknownFieldError(unknown);
+}
 
 export type RecordGetter = (r: NormalizedRecord) => unknown;
 
@@ -41,13 +71,14 @@ export function parseRoutePath(path: string, opts: { indexes: boolean }): PathSe
  * Compiles a condition's field: an envelope field or an OCSF path read from `record.ocsf`.
  * `envelope.` is reserved: OCSF has no top-level attribute of that name.
  */
-export function compileField(field: string): FieldAccess {
+export function compileField(field: string, rule: FieldRule = 'any'): FieldAccess {
   const envelope = ENVELOPE_FIELDS[field];
   if (envelope && Object.hasOwn(ENVELOPE_FIELDS, field)) return { get: envelope, many: false };
   if (field === 'envelope' || field.startsWith('envelope.') || field.startsWith('envelope[')) {
     throw new PathSyntaxError(`unknown envelope field (known: ${ENVELOPE_FIELD_NAMES.join(', ')})`);
   }
   const segs = parseRoutePath(field, { indexes: true });
+  checkKnownField(segs, rule);
   const get = compileSegments(segs);
   return { get: (r) => get(r.ocsf), many: collects(segs) };
 }

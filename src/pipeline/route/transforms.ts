@@ -5,8 +5,8 @@
 // the event id, whatever its position in the list, so a redelivered batch samples the
 // same events and an event sampled out costs no copy.
 import { maskCopies, maskEvent, maskValue } from '../mask.js';
-import { parseRoutePath, PathSyntaxError, type PathSegment } from './paths.js';
-import type { RouteProblem } from './conditions.js';
+import { checkKnownField, parseRoutePath, PathSyntaxError, type FieldRule, type PathSegment } from './paths.js';
+import { fieldProblem, type RouteProblem } from './conditions.js';
 
 export const TRANSFORM_TYPES = ['drop_fields', 'keep_fields', 'sample', 'mask'] as const;
 export const TRANSFORM_LIMITS = { transforms: 20, fields: 200 } as const;
@@ -125,7 +125,7 @@ function maskNamedEverywhere(o: Record<string, unknown>, tree: PathNode): Record
   return seen.length === 0 ? masked : (maskCopies(masked, seen) as Record<string, unknown>);
 }
 
-function compileFields(raw: unknown, problems: RouteProblem[], at: string, optional: boolean): PathNode | null | undefined {
+function compileFields(raw: unknown, problems: RouteProblem[], at: string, optional: boolean, rule: FieldRule): PathNode | null | undefined {
   if (raw === undefined && optional) return null;
   if (!Array.isArray(raw) || raw.length === 0) {
     problems.push({ path: at, message: 'fields needs a non-empty list of field paths' });
@@ -142,9 +142,10 @@ function compileFields(raw: unknown, problems: RouteProblem[], at: string, optio
       if (typeof f !== 'string') throw new PathSyntaxError('a field path is a string');
       const segs = parseRoutePath(f, { indexes: false });
       if (segs.length === 0 || segs[segs.length - 1]!.t !== 'key') throw new PathSyntaxError('a field path ends with a field name');
+      checkKnownField(segs, rule);
       addPath(root, segs);
     } catch (e) {
-      problems.push({ path: `${at}[${i}]`, message: e instanceof PathSyntaxError ? `invalid field path: ${e.message}` : 'invalid field path' });
+      problems.push(fieldProblem(`${at}[${i}]`, e));
       ok = false;
     }
   });
@@ -158,8 +159,8 @@ const ALLOWED_KEYS: Record<(typeof TRANSFORM_TYPES)[number], string[]> = {
   mask: ['type', 'fields'],
 };
 
-/** Compiles a transform list; problems (every one) go to `problems` and the result is then undefined. */
-export function compileTransforms(list: unknown, problems: RouteProblem[], at = 'transforms'): CompiledTransforms | undefined {
+/** Compiles a transform list; problems (every one) go to `problems` and the result is then undefined. `fields` as in compileCondition. */
+export function compileTransforms(list: unknown, problems: RouteProblem[], at = 'transforms', fields: FieldRule = 'any'): CompiledTransforms | undefined {
   if (list === null || list === undefined) return { rate: 1, apply: null };
   if (!Array.isArray(list)) {
     problems.push({ path: at, message: 'transforms is a list' });
@@ -194,7 +195,7 @@ export function compileTransforms(list: unknown, problems: RouteProblem[], at = 
       rate = t.rate;
       return;
     }
-    const tree = compileFields(t.fields, problems, `${here}.fields`, type === 'mask');
+    const tree = compileFields(t.fields, problems, `${here}.fields`, type === 'mask', fields);
     if (tree === undefined) return;
     if (type === 'drop_fields') edits.push((o) => edit(o, tree!, removeField) as Record<string, unknown>);
     else if (type === 'keep_fields') edits.push((o) => (project(o, tree!) as Record<string, unknown> | undefined) ?? {});

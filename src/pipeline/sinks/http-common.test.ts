@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkHeaders, parseHttpUrl, parseRetryAfter, statusError, transportError } from './http-common.js';
+import { checkHeaders, parseHttpUrl, parseRetryAfter, probeVerdict, statusError, transportError } from './http-common.js';
 import { createRedactor, redactPatterns } from '../../core/redaction.js';
 import { DeliveryError } from './types.js';
 
@@ -48,5 +48,22 @@ describe('http-common', () => {
     expect(checkHeaders({ 'X-A': 'b' }, 'headers')).toEqual({ 'x-a': 'b' });
     expect(() => checkHeaders({ Host: 'evil' }, 'headers')).toThrow(DeliveryError);
     expect(() => checkHeaders(['x'], 'headers')).toThrow(DeliveryError);
+  });
+});
+
+describe('answers to a connection test', () => {
+  const answer = (status: number, headers: Record<string, string> = {}, text = '') => ({ status, headers, text });
+  it('is ok on 2xx only, or 405/501 (the address takes other methods)', () => {
+    expect(probeVerdict(answer(204), 'HEAD u', createRedactor([]))).toEqual({ ok: true, detail: 'HEAD u answered 204 No Content' });
+    expect(probeVerdict(answer(501), 'GET u', createRedactor([])).ok).toBe(true);
+    expect(probeVerdict(answer(400, {}, 'bad'), 'GET u', createRedactor([]))).toEqual({ ok: false, detail: 'GET u answered 400 Bad Request (bad)', error_kind: 'http_4xx' });
+    expect(probeVerdict(answer(403), 'GET u', createRedactor([]))).toMatchObject({ ok: false, error_kind: 'auth' });
+    expect(probeVerdict(answer(502), 'GET u', createRedactor([]))).toMatchObject({ ok: false, error_kind: 'http_5xx' });
+  });
+
+  it('names a redirect target without its query or user info, redacted', () => {
+    const v = probeVerdict(answer(301, { location: 'https://user:pw@other.example/path-with-tok123456?key=tok123456' }), 'HEAD u', createRedactor(['tok123456']));
+    expect(v).toMatchObject({ ok: false, error_kind: 'config' });
+    expect(v.detail).toBe('HEAD u answered 301 Moved Permanently (redirect to https://other.example/path-with-[redacted]): deliveries do not follow redirects; set the final URL');
   });
 });

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { gzip as gzipCb, constants as zlibConstants } from 'node:zlib';
 import { Type } from 'typebox';
 import { buildConnector, Pool } from 'undici';
-import type { IncomingHttpHeaders } from 'node:http';
+import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import { redactAndCut, type Redactor } from '../../core/redaction.js';
 import { DeliveryError, type SinkContext, type TestResult } from './types.js';
 
@@ -180,6 +180,29 @@ export function shortAnswer(text: string, redact: Redactor): string {
   return redactAndCut((t) => redact(t).replace(/\s+/g, ' ').trim(), text, 201);
 }
 
+/** `302 Found`: the status with its reason phrase, as a person reads it. */
+export function statusLine(status: number): string {
+  const reason = STATUS_CODES[status];
+  return reason ? `${status} ${reason}` : String(status);
+}
+
+/**
+ * Where a redirect points, for a message: the Location without its query (which may carry a
+ * token) and redacted, or undefined when the answer has none.
+ */
+export function redirectTarget(headers: IncomingHttpHeaders, redact: Redactor): string | undefined {
+  const raw = Array.isArray(headers.location) ? headers.location[0] : headers.location;
+  if (!raw) return undefined;
+  const bare = raw.split(/[?#]/)[0]!.replace(/\/\/[^/@]*@/, '//');
+  return redactAndCut(redact, bare, 200);
+}
+
+/** "answered 302 Found (redirect to https://...): deliveries do not follow redirects; set the final URL". */
+export function redirectMessage(answer: HttpAnswer, redact: Redactor): string {
+  const target = redirectTarget(answer.headers, redact);
+  return `${statusLine(answer.status)}${target ? ` (redirect to ${target})` : ''}: deliveries do not follow redirects; set the final URL`;
+}
+
 /** The DeliveryError for a non-2xx answer (the brief's mapping, shared by every HTTP sink). */
 export function statusError(answer: HttpAnswer, redact: Redactor, what = 'HTTP'): DeliveryError {
   const { status } = answer;
@@ -192,8 +215,28 @@ export function statusError(answer: HttpAnswer, redact: Redactor, what = 'HTTP')
   if (status >= 500) return new DeliveryError('http_5xx', message, { statusCode: status, retryAfterMs });
   if (status >= 400) return new DeliveryError('http_4xx', message, { statusCode: status });
   // Redirects are not followed: a delivery must reach the configured address, not wherever it points.
-  if (status >= 300) return new DeliveryError('config', `${what} ${status}: redirects are not followed, set the final URL`, { statusCode: status });
+  if (status >= 300) return new DeliveryError('config', `${what} ${redirectMessage(answer, redact)}`, { statusCode: status });
   return new DeliveryError('protocol', message, { statusCode: status });
+}
+
+/**
+ * The verdict on a connection test's answer to a safe request (HEAD, OPTIONS or GET) to the
+ * delivery URL. A delivery succeeds on 2xx only, so the test does too, with two readings of
+ * what a safe request can prove: 405 and 501 say the resource exists and takes other
+ * methods (deliveries POST or PUT), so they count as reachable; any redirect, auth refusal,
+ * other 4xx or 5xx is a failure that says what the server answered.
+ */
+export function probeVerdict(answer: HttpAnswer, request: string, redact: Redactor): { ok: boolean; detail: string; error_kind?: TestResult['error_kind'] } {
+  const { status } = answer;
+  const said = `${request} answered ${statusLine(status)}`;
+  if (status >= 200 && status < 300) return { ok: true, detail: said };
+  if (status === 405 || status === 501) return { ok: true, detail: `${said}: the address exists and takes other methods (deliveries use POST or PUT)` };
+  if (status >= 300 && status < 400) return { ok: false, detail: `${request} answered ${redirectMessage(answer, redact)}`, error_kind: 'config' };
+  if (status === 401 || status === 403) return { ok: false, detail: `${said}: the credential was not accepted`, error_kind: 'auth' };
+  const e = statusError(answer, redact);
+  const server = shortAnswer(answer.text, redact);
+  const hint = status === 404 ? ': nothing at this path (check the URL)' : '';
+  return { ok: false, detail: `${said}${hint}${server ? ` (${server})` : ''}`, error_kind: e.kind };
 }
 
 /** gzip at a low level: delivery is throughput-bound, and levels 1-3 keep most of the gain. */

@@ -130,6 +130,12 @@ export interface SinkType {
    * a Basic header). Default: every string of the credential.
    */
   secretValues?(credential: Credential, config: Record<string, unknown>): (string | SecretValue)[];
+  /**
+   * The hosts deliveries connect to, read from a valid config, each with the config field
+   * that names it (`url`); absent or empty for types that connect nowhere (file). Lets the
+   * API say at creation that the SSRF guard will refuse one, instead of the DLQ saying it later.
+   */
+  targets?(config: Record<string, unknown>): SinkTarget[];
   create(ctx: SinkContext): Sink;
   /**
    * Finishes what processes killed earlier left behind (the file type's open files), when a
@@ -137,6 +143,30 @@ export interface SinkType {
    */
   recover?(host: SinkHost): { stop(): Promise<void> };
 }
+
+export interface SinkTarget {
+  host: string;
+  field: string;
+}
+
+/** The target of a URL config field; none when the field is absent or not a URL. */
+export function urlTarget(config: Record<string, unknown>, field: string): SinkTarget[] {
+  const raw = config[field];
+  if (typeof raw !== 'string') return [];
+  try {
+    const host = new URL(raw).hostname;
+    return host ? [{ host: host.startsWith('[') ? host.slice(1, -1) : host, field }] : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The target of a host config field. */
+export function hostTarget(config: Record<string, unknown>, field: string): SinkTarget[] {
+  const raw = config[field];
+  return typeof raw === 'string' && raw !== '' ? [{ host: raw, field }] : [];
+}
+
 
 /**
  * A text with these secret values (in any encoding, cut or whole) and anything that looks like

@@ -206,3 +206,21 @@ describe('isStreamName', () => {
     for (const bad of ['', '_x', '.hidden', 'a/b', 'a b', 'x'.repeat(65), 'é']) expect(isStreamName(bad)).toBe(false);
   });
 });
+
+describe('parsePushBody with a declared format', () => {
+  const opts = { maxDepth: 32 };
+  it('ndjson reads every line even when the body is one document', () => {
+    const body = Buffer.from('{"a":1,\n"b":2}');
+    expect(parsePushBody(body, opts).events).toHaveLength(1);
+    const lines = parsePushBody(body, { ...opts, format: 'ndjson' });
+    expect(lines.format).toBe('ndjson');
+    expect(lines.events).toHaveLength(0);
+    expect(lines.errors.map((e) => e.line)).toEqual([1, 2]);
+  });
+
+  it('json parses nothing when the body is not one document', () => {
+    const out = parsePushBody(Buffer.from('{"a":1}\n{"a":2}\n'), { ...opts, format: 'json' });
+    expect(out).toMatchObject({ format: 'not_a_document', events: [], errors: [] });
+    expect(parsePushBody(Buffer.from('[{"a":1}]'), { ...opts, format: 'json' }).events).toHaveLength(1);
+  });
+});

@@ -4,7 +4,8 @@
 // silently: when the body (after leading whitespace) is ONE balanced JSON object or array
 // with nothing after it, it is one document (an object is one event; an array's elements
 // are events). Anything else is NDJSON: each non-blank line is one JSON value. Indented
-// (pretty-printed) JSON is therefore one document, not a series of broken lines.
+// (pretty-printed) JSON is therefore one document, not a series of broken lines. A sender
+// may insist on one reading (format json or ndjson, PushFormatChoice).
 //
 // Every event must be a JSON object. Each one that is not is reported as {line, reason}
 // (line: the 1-based physical line of NDJSON, or the 1-based element index of an array);
@@ -21,7 +22,16 @@ export interface PushLineError {
   reason: string;
 }
 
-export type PushFormat = 'empty' | 'object' | 'array' | 'ndjson';
+/** `not_a_document`: format json was asked for and the body is not one JSON document (nothing parsed). */
+export type PushFormat = 'empty' | 'object' | 'array' | 'ndjson' | 'not_a_document';
+
+/**
+ * What the sender declared (the `format` query parameter). auto: one document when the body
+ * is one, else NDJSON; json: the body must be one document; ndjson: every line is an event,
+ * even when the whole body would also read as one document.
+ */
+export type PushFormatChoice = 'auto' | 'json' | 'ndjson';
+export const PUSH_FORMAT_CHOICES: readonly PushFormatChoice[] = ['auto', 'json', 'ndjson'];
 
 export interface ParsedPush {
   format: PushFormat;
@@ -36,6 +46,8 @@ export interface ParsedPush {
 export interface PushParseOptions {
   /** Deepest nesting of one event (the API's JSON depth limit). */
   maxDepth: number;
+  /** Default auto. */
+  format?: PushFormatChoice;
 }
 
 /** Safe stream names: they become queue payload fields, mapping keys and metric labels. */
@@ -224,12 +236,17 @@ export function parsePushBody(buf: Buffer, options: PushParseOptions): ParsedPus
 
   let spans: Span[] | undefined;
   const first = buf[start];
-  if (first === OPEN_BRACE || first === OPEN_BRACKET) {
+  const choice = options.format ?? 'auto';
+  if (choice !== 'ndjson' && (first === OPEN_BRACE || first === OPEN_BRACKET)) {
     const doc = scanDocument(buf, start);
     if (doc && onlySpaceFrom(buf, doc.end)) {
       out.format = first === OPEN_BRACE ? 'object' : 'array';
       spans = first === OPEN_BRACE ? [{ start, end: doc.end, depth: doc.depth, line: 1 }] : doc.elements;
     }
+  }
+  if (!spans && choice === 'json') {
+    out.format = 'not_a_document';
+    return out;
   }
   if (!spans) {
     out.format = 'ndjson';

@@ -424,6 +424,9 @@ export interface DestinationStateTable {
   last_success_at: Timestamp | null;
   last_error: string | null;
   last_error_at: Timestamp | null;
+  /** The last connection test (POST .../test) and whether it succeeded. */
+  last_test_at: Timestamp | null;
+  last_test_ok: boolean | null;
   updated_at: CreatedAt;
 }
 

@@ -14,10 +14,24 @@ export interface Authenticator {
   authenticate(request: FastifyRequest): Promise<Actor | null>;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** RateLimit-* headers of the limit the caller's credential was counted against (set by the authenticator). */
+    rateLimitHeaders?: Record<string, string>;
+  }
+}
+
 /** Until an identity module is wired, nobody can authenticate: only public routes answer. */
 export const noAuthentication: Authenticator = { authenticate: async () => null };
 
 export function accessHooks(app: FastifyInstance, authenticator: Authenticator): void {
+  // Every answer to a counted request says where the caller stands, errors included; a
+  // limit the answer itself reports (a 429 of another limit) keeps its own values.
+  app.addHook('onSend', async (request, reply) => {
+    const headers = request.rateLimitHeaders;
+    if (!headers) return;
+    for (const [name, value] of Object.entries(headers)) if (!reply.hasHeader(name)) reply.header(name, value);
+  });
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access;
     if (!access) return; // not a declared route: the not-found handler answers

@@ -1,8 +1,9 @@
 // CORS per the contract: local development origins by default, a setting otherwise, and
 // the custom headers exposed so scripts on an allowed origin can read them.
 import type { FastifyCorsOptions } from '@fastify/cors';
+import { RATE_LIMIT_HEADER_NAMES } from '../ratelimit/headers.js';
 
-export const EXPOSED_HEADERS = ['X-Total-Count', 'X-Page', 'X-Size', 'X-Correlation-Id', 'Retry-After', 'WWW-Authenticate'];
+export const EXPOSED_HEADERS = ['X-Total-Count', 'X-Page', 'X-Size', 'X-Correlation-Id', 'Retry-After', 'WWW-Authenticate', ...RATE_LIMIT_HEADER_NAMES];
 
 /** `http://localhost:*` matches any port; `*` matches any origin. */
 export function originMatcher(patterns: readonly string[]): (origin: string) => boolean {

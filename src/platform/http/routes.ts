@@ -29,6 +29,8 @@ declare module 'fastify' {
     access?: AccessDeclaration;
     operationId?: string;
     audit?: AuditMode;
+    /** Query parameters the route does not declare are left to its handler instead of refused. */
+    openQuery?: boolean;
   }
   interface FastifyRequest {
     /** The authenticated caller; undefined on public routes without credentials. */
@@ -65,6 +67,12 @@ export interface RouteDefinition<S extends FastifySchema> {
   /** params/querystring/body/headers and `response` with every success status. */
   schema: S & { response: Record<number, unknown> };
   bodyLimit?: number;
+  /**
+   * strict (default): an undeclared query parameter is a 422 (contract: no silently ignored
+   * filter). open: the handler receives undeclared ones and decides (only for endpoints whose
+   * callers add parameters of their own, such as push ingestion); declared ones are still typed.
+   */
+  query?: 'strict' | 'open';
   /** Hidden from the OpenAPI document (documentation infrastructure only). */
   hidden?: boolean;
   /**
@@ -115,7 +123,7 @@ export function route<S extends FastifySchema>(app: Api, def: RouteDefinition<S>
     method: def.method,
     url: def.url,
     bodyLimit: def.bodyLimit,
-    config: { access: def.access, operationId: def.operationId, audit: op.audit },
+    config: { access: def.access, operationId: def.operationId, audit: op.audit, ...(def.query === 'open' ? { openQuery: true } : {}) },
     schema: {
       ...boundedInput(def.schema),
       operationId: def.operationId,

@@ -12,4 +12,18 @@ export interface NetPolicy {
   resolve(host: string): Promise<{ address: string; family: 4 | 6 }>;
   /** Throws DeliveryError('blocked_address') for a literal address outside the policy. */
   checkAddress(address: string): void;
+  /**
+   * Whether connections to `host` would be refused, judged now (a name is resolved as a
+   * delivery would, within timeoutMs): the address and why, or null when allowed or when
+   * the name does not resolve in time (nothing to say yet).
+   */
+  refusal(host: string, timeoutMs?: number): Promise<NetRefusal | null>;
+}
+
+export interface NetRefusal {
+  address: string;
+  /** `loopback address`, `linkLocal address`, `unspecified address`, `metadata address`. */
+  reason: string;
+  /** The setting that allows a refused range. */
+  setting: string;
 }

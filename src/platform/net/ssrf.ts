@@ -6,7 +6,9 @@ import { lookup as dnsLookup } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { DeliveryError } from '../../pipeline/sinks/types.js';
-import type { NetPolicy } from './policy.js';
+import type { NetPolicy, NetRefusal } from './policy.js';
+
+export const ALLOW_SETTING = 'WEIR_OUTBOUND_ALLOW_CIDRS';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -48,20 +50,22 @@ export function createNetPolicy(options: { allowCidrs: readonly string[] }): Net
 
   function checkAddress(address: string): void {
     const reason = blockedReason(address, allowed);
-    if (reason) throw new DeliveryError('blocked_address', `refused to connect to ${address}: ${reason} (allow it with WEIR_OUTBOUND_ALLOW_CIDRS)`);
+    if (reason) throw new DeliveryError('blocked_address', `refused to connect to ${address}: ${reason} (allow it with ${ALLOW_SETTING})`);
+  }
+
+  /** The address a connection to `host` would use (a literal one as is), unchecked. */
+  async function addressOf(host: string): Promise<{ address: string; family: 4 | 6 }> {
+    const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+    if (isIP(bare)) return { address: bare, family: isIP(bare) as 4 | 6 };
+    return new Promise((ok, fail) =>
+      dnsLookup(bare, { all: false }, (err, address, family) => (err ? fail(new DeliveryError('dns', `cannot resolve ${bare}: ${err.code ?? err.message}`)) : ok({ address, family: family as 4 | 6 }))),
+    );
   }
 
   async function resolve(host: string): Promise<{ address: string; family: 4 | 6 }> {
-    const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-    if (isIP(bare)) {
-      checkAddress(bare);
-      return { address: bare, family: isIP(bare) as 4 | 6 };
-    }
-    const found = await new Promise<{ address: string; family: number }>((ok, fail) =>
-      dnsLookup(bare, { all: false }, (err, address, family) => (err ? fail(new DeliveryError('dns', `cannot resolve ${bare}: ${err.code ?? err.message}`)) : ok({ address, family }))),
-    );
+    const found = await addressOf(host);
     checkAddress(found.address);
-    return { address: found.address, family: found.family as 4 | 6 };
+    return found;
   }
 
   const lookup: LookupFunction = (hostname, opts, callback) => {
@@ -74,5 +78,19 @@ export function createNetPolicy(options: { allowCidrs: readonly string[] }): Net
     );
   };
 
-  return { lookup, resolve, checkAddress };
+  async function refusal(host: string, timeoutMs = 2_000): Promise<NetRefusal | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((ok) => (timer = setTimeout(() => ok(null), timeoutMs)));
+    try {
+      const found = await Promise.race([addressOf(host), late]);
+      const reason = found ? blockedReason(found.address, allowed) : null;
+      return found && reason ? { address: found.address, reason, setting: ALLOW_SETTING } : null;
+    } catch {
+      return null; // does not resolve (here, now): the test and the deliveries will say so
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return { lookup, resolve, checkAddress, refusal };
 }

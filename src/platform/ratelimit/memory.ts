@@ -39,10 +39,12 @@ export class MemoryRateLimiter implements RateLimiterPort {
     const count = times.length - log.head;
     if (count >= limit) {
       const oldest = times[log.head] ?? now;
-      return { allowed: false, remaining: 0, retryAfterMs: Math.max(1, oldest + windowMs - now) };
+      const wait = Math.max(1, oldest + windowMs - now);
+      return { allowed: false, limit, windowMs, remaining: 0, retryAfterMs: wait, resetMs: wait };
     }
     times.push(now);
-    return { allowed: true, remaining: limit - count - 1, retryAfterMs: 0 };
+    const oldest = times[log.head] ?? now;
+    return { allowed: true, limit, windowMs, remaining: limit - count - 1, retryAfterMs: 0, resetMs: Math.max(0, oldest + windowMs - now) };
   }
 
   async reset(key: string): Promise<void> {

@@ -3,10 +3,18 @@
 
 export interface RateDecision {
   allowed: boolean;
+  /** The limit the hit was counted against, and its window: what RateLimit-* headers state. */
+  limit: number;
+  windowMs: number;
   /** Hits left in the window after this one (0 when refused). */
   remaining: number;
   /** When refused: ms until a hit would be allowed again. */
   retryAfterMs: number;
+  /**
+   * Ms until the oldest hit counted leaves the window, freeing one more (0 when none is
+   * counted). When refused, equal to retryAfterMs.
+   */
+  resetMs: number;
 }
 
 export interface RateLimiterPort {

@@ -36,6 +36,21 @@ describe.each(fixtures)('rate limit contract: $title', (fx) => {
     expect(decisions[3]?.retryAfterMs).toBeLessThanOrEqual(10_000);
   });
 
+  it('states the limit, its window and when the oldest counted hit leaves it (RateLimit-* fields)', async () => {
+    const k = key();
+    const first = await rl.hit(k, 2, 10_000);
+    expect(first).toMatchObject({ allowed: true, limit: 2, windowMs: 10_000, remaining: 1 });
+    expect(first.resetMs).toBeGreaterThan(9_000);
+    expect(first.resetMs).toBeLessThanOrEqual(10_000);
+    await sleep(50);
+    const second = await rl.hit(k, 2, 10_000);
+    // Still the first hit's departure: it frees the next request, not the second's.
+    expect(second.resetMs).toBeLessThanOrEqual(first.resetMs - 40);
+    const refused = await rl.hit(k, 2, 10_000);
+    expect(refused).toMatchObject({ allowed: false, limit: 2, windowMs: 10_000, remaining: 0 });
+    expect(refused.resetMs).toBe(refused.retryAfterMs);
+  });
+
   it('slides: a hit leaves the window after windowMs, refused hits do not count', async () => {
     const k = key();
     expect((await rl.hit(k, 2, 300)).allowed).toBe(true);

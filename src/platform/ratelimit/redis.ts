@@ -11,13 +11,15 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 local n = redis.call('ZCARD', KEYS[1])
+local allowed = 0
 if n < tonumber(ARGV[1]) then
   redis.call('ZADD', KEYS[1], now, ARGV[3])
   redis.call('PEXPIRE', KEYS[1], window)
-  return {1, tonumber(ARGV[1]) - n - 1, 0}
+  allowed = 1
+  n = n + 1
 end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-return {0, 0, tonumber(oldest[2]) + window - now}
+return {allowed, tonumber(ARGV[1]) - n, tonumber(oldest[2]) + window - now}
 `;
 
 export class RedisRateLimiter implements RateLimiterPort {
@@ -32,12 +34,14 @@ export class RedisRateLimiter implements RateLimiterPort {
   }
 
   async hit(key: string, limit: number, windowMs: number): Promise<RateDecision> {
-    const [allowed, remaining, retry] = (await this.#redis.eval(HIT, 1, this.#prefix + key, limit, windowMs, randomUUID())) as [
+    const [allowed, remaining, untilOldestLeaves] = (await this.#redis.eval(HIT, 1, this.#prefix + key, limit, windowMs, randomUUID())) as [
       number,
       number,
       number,
     ];
-    return { allowed: allowed === 1, remaining, retryAfterMs: allowed === 1 ? 0 : Math.max(1, retry) };
+    if (allowed === 1) return { allowed: true, limit, windowMs, remaining: Math.max(0, remaining), retryAfterMs: 0, resetMs: Math.max(0, untilOldestLeaves) };
+    const wait = Math.max(1, untilOldestLeaves);
+    return { allowed: false, limit, windowMs, remaining: 0, retryAfterMs: wait, resetMs: wait };
   }
 
   async reset(key: string): Promise<void> {

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { credentialStrings } from '../../../core/credentials.js';
 import { TlsConfigFields } from '../http-common.js';
 import { basicPair } from '../secrets.js';
-import type { SinkType } from '../types.js';
+import { urlTarget, type SinkType } from '../types.js';
 import { apiKeyParts, createBulkSink } from './bulk.js';
 
 export const EsConfigSchema = Type.Object(
@@ -49,5 +49,6 @@ export const elasticsearchSink: SinkType = {
   credentialSchema: EsCredentialSchema,
   credentialRequired: false,
   secretValues: (c) => [...credentialStrings(c, ['username']), ...basicPair(c.username, c.password), ...apiKeyParts(c.api_key)],
+  targets: (config) => urlTarget(config, 'url'),
   create: createBulkSink,
 };

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { credentialStrings } from '../../../core/credentials.js';
 import { TlsConfigFields } from '../http-common.js';
 import { basicPair } from '../secrets.js';
-import type { SinkType } from '../types.js';
+import { urlTarget, type SinkType } from '../types.js';
 import { createWebhookSink } from './webhook.js';
 
 const HEADER_NAME = '^[!#$%&\'*+\\-.^_`|~0-9A-Za-z]+$';
@@ -65,5 +65,6 @@ export const httpSink: SinkType = {
   credentialSchema: HttpCredentialSchema,
   credentialRequired: false,
   secretValues: (c) => [...credentialStrings(c, ['basic_username']), ...basicPair(c.basic_username, c.basic_password)],
+  targets: (config) => urlTarget(config, 'url'),
   create: createWebhookSink,
 };

@@ -189,9 +189,10 @@ describe('http (webhook) sink', () => {
     expect(bad).toMatchObject({ ok: false, error_kind: 'auth' });
     expect(bad.detail).not.toContain('bad-token');
 
-    // A 404 still proves a server answers at that address; a 503 does not count as reachable.
+    // Deliveries succeed on 2xx only: a 404 is a failure that says what the server answered.
     const notFound = await sink({ url: await fixedServer(404) }).test(AbortSignal.timeout(5000));
-    expect(notFound.ok).toBe(true);
+    expect(notFound).toMatchObject({ ok: false, error_kind: 'http_4xx' });
+    expect(notFound.detail).toMatch(/HEAD .* answered 404 Not Found: nothing at this path/);
     const down = await sink({ url: await fixedServer(503) }).test(AbortSignal.timeout(5000));
     expect(down).toMatchObject({ ok: false, error_kind: 'http_5xx' });
     const refused = await sink({ url: 'http://127.0.0.1:1/' }).test(AbortSignal.timeout(5000));
@@ -199,6 +200,30 @@ describe('http (webhook) sink', () => {
     const badUrl = await sink({ url: 'http://user:pw@example.com/' }).test(AbortSignal.timeout(5000));
     expect(badUrl).toMatchObject({ ok: false, error_kind: 'config' });
     expect(badUrl.detail).not.toContain('pw@');
+  });
+
+  it('test() fails on any redirect, saying where it points and that deliveries do not follow it', async () => {
+    for (const status of [301, 302, 307, 308]) {
+      const url = await fixedServer(status, { location: 'https://login.example.com/sso?ticket=secret-ticket' });
+      const t = await sink({ url }).test(AbortSignal.timeout(5000));
+      expect(t, String(status)).toMatchObject({ ok: false, error_kind: 'config' });
+      expect(t.detail).toContain(`answered ${status} `);
+      expect(t.detail).toContain('(redirect to https://login.example.com/sso)');
+      expect(t.detail).toContain('deliveries do not follow redirects');
+      expect(t.detail).not.toContain('secret-ticket');
+    }
+    const found = await sink({ url: await fixedServer(302, { location: 'https://x.example/' }) }).test(AbortSignal.timeout(5000));
+    expect(found.detail).toMatch(/answered 302 Found \(redirect to https:\/\/x\.example\/\)/);
+    // Delivery says the same.
+    const err = await failure(sink({ url: await fixedServer(302, { location: '/elsewhere' }) }).send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000)));
+    expect(err).toMatchObject({ kind: 'config', retryable: false });
+    expect(err.message).toBe('HTTP 302 Found (redirect to /elsewhere): deliveries do not follow redirects; set the final URL');
+  });
+
+  it('test() counts 405 on every safe method as reachable: the address only takes POST', async () => {
+    const t = await sink({ url: await fixedServer(405) }).test(AbortSignal.timeout(5000));
+    expect(t).toMatchObject({ ok: true });
+    expect(t.detail).toMatch(/GET .* answered 405 Method Not Allowed: the address exists/);
   });
 
   it('falls back to OPTIONS then GET when HEAD is not allowed', async () => {

@@ -8,6 +8,7 @@ import {
   httpRequest,
   lazy,
   parseHttpUrl,
+  probeVerdict,
   statusError,
   timedTest,
   type HttpAnswer,
@@ -105,11 +106,7 @@ export function createWebhookSink(ctx: SinkContext): Sink {
             answer = await httpRequest(p.pool, { method: m, path: p.path, headers: signedHeaders(p, '', {}), signal, maxBytes: 4096 });
             if (answer.status !== 405 && answer.status !== 501) break;
           }
-          const status = (answer as HttpAnswer).status;
-          const detail = `${method} ${p.display} answered ${status}`;
-          if (status === 401 || status === 403) return { ok: false, detail: `${detail}: the credential was not accepted`, error_kind: 'auth' };
-          if (status >= 500) return { ok: false, detail, error_kind: 'http_5xx' };
-          return { ok: true, detail };
+          return probeVerdict(answer as HttpAnswer, `${method} ${p.display}`, ctx.redact);
         },
         signal,
         ctx.redact,

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { credentialString } from '../../../core/credentials.js';
 import { timedTest } from '../http-common.js';
 import { basicPair } from '../secrets.js';
-import { DeliveryError, type Sink, type SinkContext, type SinkResult, type SinkType } from '../types.js';
+import { DeliveryError, hostTarget, type Sink, type SinkContext, type SinkResult, type SinkType } from '../types.js';
 import { createPgConnection, type PgConnection, type PgSettings } from './connection.js';
 import { createTableSql, hasNulEscape, IDENTIFIER, insertSql, rowsDocument } from './sql.js';
 
@@ -125,5 +125,6 @@ export const postgresSink: SinkType = {
   credentialRequired: false,
   // The password, and the user:password of a connection URL (its URL-encoded form included).
   secretValues: (c, config) => [...(credentialString(c, 'password') ? [credentialString(c, 'password')!] : []), ...basicPair(config.user, c.password)],
+  targets: (config) => hostTarget(config, 'host'),
   create: createPostgresSink,
 };

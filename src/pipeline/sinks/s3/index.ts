@@ -3,7 +3,7 @@
 // Security Lake custom sources. User guide: docs/destinations-s3.md.
 import { Type } from 'typebox';
 import { credentialStrings } from '../../../core/credentials.js';
-import type { SinkType } from '../types.js';
+import { urlTarget, type SinkType } from '../types.js';
 import { createS3Sink } from './sink.js';
 
 const SecurityLakeSchema = Type.Object(
@@ -93,5 +93,6 @@ export const s3SinkType: SinkType = {
   credentialRequired: true,
   // The access key id names the key and shows in the store's own error messages; it is not secret.
   secretValues: (c) => credentialStrings(c, ['access_key_id']),
+  targets: (config) => urlTarget(config, 'endpoint'),
   create: createS3Sink,
 };

@@ -146,7 +146,8 @@ export function createHecSink(ctx: SinkContext): Sink {
           }
           if (health.status !== 200) {
             const e = statusError(health, redact, 'HEC health');
-            return { ok: false, detail: hecMessage(health, h, redact), error_kind: e.kind };
+            const redirected = health.status >= 300 && health.status < 400;
+            return { ok: false, detail: redirected ? e.message : hecMessage(health, h, redact), error_kind: e.kind };
           }
           // An empty authenticated request: a valid token gets 400 "No data" (code 5), an invalid one 401/403.
           const probe = await httpRequest(p.pool, { method: 'POST', path: p.eventPath, headers: p.headers, body: '', signal });

@@ -2,7 +2,7 @@
 // Each OCSF event becomes one HEC event object; a batch is one request of concatenated objects.
 import { Type } from 'typebox';
 import { TlsConfigFields } from '../http-common.js';
-import type { SinkType } from '../types.js';
+import { urlTarget, type SinkType } from '../types.js';
 import { createHecSink } from './hec.js';
 
 export const HecConfigSchema = Type.Object(
@@ -41,5 +41,6 @@ export const splunkHecSink: SinkType = {
   configSchema: HecConfigSchema,
   credentialSchema: HecCredentialSchema,
   credentialRequired: true,
+  targets: (config) => urlTarget(config, 'url'),
   create: createHecSink,
 };

@@ -5,7 +5,7 @@ import { hostname as osHostname } from 'node:os';
 import { Type } from 'typebox';
 import { credentialString, credentialStrings } from '../../../core/credentials.js';
 import { TlsConfigFields, timedTest } from '../http-common.js';
-import { DeliveryError, type Sink, type SinkContext, type SinkType } from '../types.js';
+import { DeliveryError, hostTarget, type Sink, type SinkContext, type SinkType } from '../types.js';
 import { encodeBatch, FACILITIES, facilityNumber, messageHeader, type Framing, type MessageHeader } from './format.js';
 import { createDatagramTransport, createStreamTransport, type Transport } from './transport.js';
 
@@ -130,5 +130,6 @@ export const syslogSink: SinkType = {
   credentialRequired: false,
   // The client certificate is public; its key is the secret.
   secretValues: (c) => credentialStrings(c, ['client_cert']),
+  targets: (config) => hostTarget(config, 'host'),
   create: createSyslogSink,
 };
