@@ -6,7 +6,7 @@
 // normalization stage must have counted each exactly once, on both deployments: embedded
 // (`weir all` on PGlite, killed and restarted) and distributed (PostgreSQL + Redis: api,
 // beat and dispatcher processes, and a worker that is killed and replaced).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -16,13 +16,12 @@ import { openDatabase } from '../../src/platform/db/index.js';
 import { freshPostgresDatabase } from '../support/db.js';
 import { createDestination, createRoute, waitFor } from '../support/delivery-api.js';
 import { http, processedEvents, setUpIngestion, type IngestSetup } from '../support/ingest.js';
-import { spawnWeir, type WeirProcess } from '../support/process.js';
+import { createFleet, weirStarted, type WeirProcess } from '../support/process.js';
 import { deletePrefix, uniquePrefix } from '../support/redis.js';
 import { startOktaSimulator, type OktaSimulator } from '../support/vendors/okta.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const distributed = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
-const started = (l: Record<string, unknown>) => l.msg === 'weir started';
 /** Four pages of 1000 (the Okta connector's page size), each answered after PAGE_LATENCY_MS. */
 const EVENTS = 4000;
 const PAGES = 4;
@@ -35,33 +34,16 @@ const COMMON = {
   WEIR_COLLECT_LOCK_TTL_MS: '10000',
 };
 
-const running: WeirProcess[] = [];
-const dirs: string[] = [];
-const closers: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const p of running) if (p.proc.exitCode === null) p.kill('SIGKILL');
-  await Promise.all(running.map((p) => p.exited));
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  await Promise.all(closers.map((close) => close()));
-});
-
-function start(role: string, env: Record<string, string | undefined>): WeirProcess {
-  const p = spawnWeir(role, { ...COMMON, ...env });
-  running.push(p);
-  return p;
-}
-
-async function startApi(role: string, env: Record<string, string | undefined>): Promise<{ p: WeirProcess; url: string }> {
-  const p = start(role, { ...env, PORT: '0', LOG_LEVEL: 'info' });
-  const line = await p.waitFor(started, 90_000);
-  return { p, url: String(line.address) };
-}
+const fleet = createFleet(COMMON);
+afterAll(() => fleet.cleanup());
+const { start, startApi } = fleet;
 
 async function vendorAndReceiver(): Promise<{ sim: OktaSimulator; ids: string[]; receiver: WebhookReceiver }> {
   const sim = await startOktaSimulator({ latencyMs: PAGE_LATENCY_MS });
   // The OCSF events carry the Okta uuid as metadata.uid, the receiver's default key.
   const receiver = await startWebhookReceiver();
-  closers.push(() => sim.close(), () => receiver.close());
+  fleet.onCleanup(() => sim.close());
+  fleet.onCleanup(() => receiver.close());
   return { sim, ids: sim.addEvents('system_log', EVENTS), receiver };
 }
 
@@ -135,7 +117,7 @@ describe('SIGKILL of a worker in the middle of a collection cycle', () => {
   // Embedded processes do not depend on the pass's adapters: the embedded pass runs this.
   it.skipIf(distributed)('embedded: a restarted `weir all` resumes from the cursor; every vendor event is delivered once', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'weir-ckill-'));
-    dirs.push(dataDir);
+    fleet.keepDir(dataDir);
     const env = { WEIR_DATA_DIR: dataDir };
     const { sim, ids, receiver } = await vendorAndReceiver();
     const first = await startApi('all', env);
@@ -164,12 +146,12 @@ describe('SIGKILL of a worker in the middle of a collection cycle', () => {
       const beat = start('beat', env);
       const dispatcher = start('dispatcher', env);
       const worker = start('worker', env);
-      await Promise.all([beat.waitFor(started, 90_000), dispatcher.waitFor(started, 90_000), worker.waitFor(started, 90_000)]);
+      await Promise.all([beat.waitFor(weirStarted, 90_000), dispatcher.waitFor(weirStarted, 90_000), worker.waitFor(weirStarted, 90_000)]);
       const { setup, integrationId } = await configure(api.url, sim, receiver);
       await killMidCycle(worker, sim, receiver);
 
       const replacement = start('worker', env);
-      await replacement.waitFor(started, 90_000);
+      await replacement.waitFor(weirStarted, 90_000);
       await expectExactlyOnce(api.url, setup, integrationId, ids, sim, receiver);
       for (const p of [api.p, beat, dispatcher, replacement]) p.kill('SIGTERM');
       await Promise.all([api.p.exited, beat.exited, dispatcher.exited, replacement.exited]);

@@ -3,52 +3,33 @@
 // (at least once; duplicates are counted and reported) and the ledger balances, on both
 // deployments: embedded (`weir all` on PGlite) and distributed (PostgreSQL + Redis, the API,
 // the worker and the dispatcher as separate processes).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase } from '../support/db.js';
 import { createDestination, createRoute, ledgerTotals, seqOf, waitFor, type LedgerTotals } from '../support/delivery-api.js';
 import { setUpIngestion, type IngestSetup } from '../support/ingest.js';
-import { spawnWeir, type WeirProcess } from '../support/process.js';
+import { createFleet, weirStarted } from '../support/process.js';
 import { deletePrefix, uniquePrefix } from '../support/redis.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const distributed = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
-const started = (l: Record<string, unknown>) => l.msg === 'weir started';
 const BATCHES = 16;
 const BATCH_SIZE = 500;
 const TOTAL = BATCHES * BATCH_SIZE;
 const COMMON = { WEIR_DISPATCH_LEASE_MS: '3000', WEIR_QUEUE_LEASE_MS: '3000', WEIR_DISPATCH_POLL_MS: '100', WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8' };
 
-const running: WeirProcess[] = [];
-const dirs: string[] = [];
-const receivers: WebhookReceiver[] = [];
-afterAll(async () => {
-  for (const p of running) if (p.proc.exitCode === null) p.kill('SIGKILL');
-  await Promise.all(running.map((p) => p.exited));
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  await Promise.all(receivers.map((r) => r.close()));
-});
-
-function start(role: string, env: Record<string, string | undefined>): WeirProcess {
-  const p = spawnWeir(role, { ...COMMON, ...env });
-  running.push(p);
-  return p;
-}
-
-async function startApi(role: string, env: Record<string, string | undefined>): Promise<{ p: WeirProcess; url: string }> {
-  const p = start(role, { ...env, PORT: '0', LOG_LEVEL: 'info' });
-  const line = await p.waitFor(started, 90_000);
-  return { p, url: String(line.address) };
-}
+const fleet = createFleet(COMMON);
+afterAll(() => fleet.cleanup());
+const { start, startApi } = fleet;
 
 const oktaFixtures = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Record<string, unknown>[];
 
 /** A slow receiver, so that a kill lands while requests are in flight. */
 async function slowReceiver(): Promise<WebhookReceiver> {
   const r = await startWebhookReceiver({ keyOf: (event) => seqOf(event), responseDelayMs: 150 });
-  receivers.push(r);
+  fleet.onCleanup(() => r.close());
   return r;
 }
 
@@ -105,7 +86,7 @@ describe('SIGKILL of the dispatcher in the middle of delivery', () => {
   // Embedded processes do not depend on the pass's adapters: the embedded pass runs this.
   it.skipIf(distributed)('embedded: a restarted `weir all` delivers every acknowledged event and the ledger balances', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'weir-dkill-'));
-    dirs.push(dataDir);
+    fleet.keepDir(dataDir);
     const env = { WEIR_DATA_DIR: dataDir };
     const receiver = await slowReceiver();
     const first = await startApi('all', env);
@@ -135,7 +116,7 @@ describe('SIGKILL of the dispatcher in the middle of delivery', () => {
       const api = await startApi('api', env);
       const worker = start('worker', env);
       const dispatcher = start('dispatcher', env);
-      await Promise.all([worker.waitFor(started, 90_000), dispatcher.waitFor(started, 90_000)]);
+      await Promise.all([worker.waitFor(weirStarted, 90_000), dispatcher.waitFor(weirStarted, 90_000)]);
       const setup = await setUpIngestion(api.url, ['okta']);
       await configure(api.url, setup, receiver);
       const acknowledged = await pushAll(api.url, setup);
@@ -145,7 +126,7 @@ describe('SIGKILL of the dispatcher in the middle of delivery', () => {
       expect(receiver.received.size).toBeLessThan(TOTAL);
 
       const replacement = start('dispatcher', env);
-      await replacement.waitFor(started, 90_000);
+      await replacement.waitFor(weirStarted, 90_000);
       await waitFor('every event delivered', async () => (receiver.received.size >= TOTAL ? true : undefined), 120_000, 200);
       const totals = await settledLedger(api.url, setup);
       expectAllDelivered(acknowledged, receiver, totals);

@@ -4,43 +4,26 @@
 // once the stream has drained and gone quiet, every line of every file is whole JSON, and
 // the ledger balances. Embedded (`weir all` on PGlite) and distributed (PostgreSQL + Redis,
 // the dispatcher a separate process replaced after the kill).
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase } from '../support/db.js';
 import { createDestination, createRoute, ledgerTotals, seqOf, waitFor } from '../support/delivery-api.js';
 import { setUpIngestion, type IngestSetup } from '../support/ingest.js';
-import { spawnWeir, type WeirProcess } from '../support/process.js';
+import { createFleet, weirStarted, type WeirProcess } from '../support/process.js';
 import { deletePrefix, uniquePrefix } from '../support/redis.js';
 
 const distributed = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
-const started = (l: Record<string, unknown>) => l.msg === 'weir started';
 const BATCHES = 16;
 const BATCH_SIZE = 500;
 // Short periods so that the test waits seconds, not minutes: a writer's file is finished
 // after 1 s without a batch, a dead writer's file 2 s after its last write.
 const COMMON = { WEIR_DISPATCH_LEASE_MS: '3000', WEIR_QUEUE_LEASE_MS: '3000', WEIR_DISPATCH_POLL_MS: '100', WEIR_FILE_SINK_STALE_SECONDS: '2' };
 
-const running: WeirProcess[] = [];
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const p of running) if (p.proc.exitCode === null) p.kill('SIGKILL');
-  await Promise.all(running.map((p) => p.exited));
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function start(role: string, env: Record<string, string | undefined>): WeirProcess {
-  const p = spawnWeir(role, { ...COMMON, ...env });
-  running.push(p);
-  return p;
-}
-
-async function startApi(role: string, env: Record<string, string | undefined>): Promise<{ p: WeirProcess; url: string }> {
-  const p = start(role, { ...env, PORT: '0', LOG_LEVEL: 'info' });
-  const line = await p.waitFor(started, 90_000);
-  return { p, url: String(line.address) };
-}
+const fleet = createFleet(COMMON);
+afterAll(() => fleet.cleanup());
+const { start, startApi } = fleet;
 
 const oktaFixtures = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Record<string, unknown>[];
 
@@ -172,7 +155,7 @@ describe('SIGKILL of a file destination writer in the middle of delivery', () =>
   // Embedded processes do not depend on the pass's adapters: the embedded pass runs this.
   it.skipIf(distributed)('embedded: after a restart every acknowledged event is in a finished *.ndjson file, no torn line, nothing left open', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'weir-fkill-'));
-    dirs.push(dataDir);
+    fleet.keepDir(dataDir);
     const env = { WEIR_DATA_DIR: dataDir, WEIR_FILE_SINK_ROOT: path.join(dataDir, 'files') };
     const first = await startApi('all', env);
     const setup = await setUpIngestion(first.url, ['okta']);
@@ -192,13 +175,13 @@ describe('SIGKILL of a file destination writer in the middle of delivery', () =>
     const db = await freshPostgresDatabase();
     const prefix = uniquePrefix();
     const root = mkdtempSync(path.join(tmpdir(), 'weir-fkill-'));
-    dirs.push(root);
+    fleet.keepDir(root);
     try {
       const env = { DATABASE_URL: db.url, REDIS_URL: process.env.REDIS_URL, WEIR_REDIS_PREFIX: prefix, WEIR_SECRET_KEY: 'ef'.repeat(32), WEIR_FILE_SINK_ROOT: root };
       const api = await startApi('api', env);
       const worker = start('worker', env);
       const dispatcher = start('dispatcher', env);
-      await Promise.all([worker.waitFor(started, 90_000), dispatcher.waitFor(started, 90_000)]);
+      await Promise.all([worker.waitFor(weirStarted, 90_000), dispatcher.waitFor(weirStarted, 90_000)]);
       const setup = await setUpIngestion(api.url, ['okta']);
       const dir = path.join(root, `org-${setup.organizationId}`, 'siem', 'okta');
       await configure(api.url, setup);
@@ -208,7 +191,7 @@ describe('SIGKILL of a file destination writer in the middle of delivery', () =>
       expect(linesAtKill).toBeLessThan(acknowledged.size);
 
       const replacement = start('dispatcher', env);
-      await replacement.waitFor(started, 90_000);
+      await replacement.waitFor(weirStarted, 90_000);
       await expectEverythingFinished(api.url, setup, dir, acknowledged, leftAtKill, replacement);
       for (const p of [api.p, worker, replacement]) p.kill('SIGTERM');
       await Promise.all([api.p.exited, worker.exited, replacement.exited]);

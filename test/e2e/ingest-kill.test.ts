@@ -7,7 +7,7 @@
 // and balances. On both deployments:
 // embedded (`weir all` on PGlite, the database queue) and distributed (PostgreSQL + Redis,
 // BullMQ, the API and the worker as separate processes).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -16,41 +16,20 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/platform/db/index.js';
 import { freshPostgresDatabase } from '../support/db.js';
 import { setUpIngestion, processedEvents, type IngestSetup } from '../support/ingest.js';
-import { spawnWeir, type WeirProcess } from '../support/process.js';
+import { createFleet, weirStarted } from '../support/process.js';
 import { deletePrefix, uniquePrefix } from '../support/redis.js';
 import { createDestination, createRoute, ledgerTotals, seqOf, waitFor, type LedgerTotals } from '../support/delivery-api.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const distributed = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
-const started = (l: Record<string, unknown>) => l.msg === 'weir started';
 const BATCHES = 36;
 const BATCH_SIZE = 500;
 const LEASE_MS = '3000';
 
-const running: WeirProcess[] = [];
-const dirs: string[] = [];
-const receivers: WebhookReceiver[] = [];
-afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  for (const p of running) if (p.proc.exitCode === null) p.kill('SIGKILL');
-  await Promise.all(running.map((p) => p.exited));
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
 const ALLOW_LOOPBACK = { WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', WEIR_DISPATCH_POLL_MS: '100' };
-
-function start(role: string, env: Record<string, string | undefined>): WeirProcess {
-  const p = spawnWeir(role, { ...ALLOW_LOOPBACK, ...env });
-  running.push(p);
-  return p;
-}
-
-async function startApi(role: string, env: Record<string, string | undefined>): Promise<{ p: WeirProcess; url: string }> {
-  const p = spawnWeir(role, { ...ALLOW_LOOPBACK, ...env, PORT: '0', LOG_LEVEL: 'info' });
-  running.push(p);
-  const line = await p.waitFor(started, 90_000);
-  return { p, url: String(line.address) };
-}
+const fleet = createFleet(ALLOW_LOOPBACK);
+afterAll(() => fleet.cleanup());
+const { start, startApi } = fleet;
 
 const oktaFixtures = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Record<string, unknown>[];
 
@@ -92,7 +71,7 @@ async function pushAll(url: string, setup: IngestSetup, onAccepted: (n: number) 
 /** A catch-all route from the organization to a webhook receiver in this process. */
 async function routeToReceiver(url: string, setup: IngestSetup): Promise<WebhookReceiver> {
   const receiver = await startWebhookReceiver({ keyOf: (event) => seqOf(event) });
-  receivers.push(receiver);
+  fleet.onCleanup(() => receiver.close());
   const headers = { cookie: setup.cookie };
   const destination = await createDestination(url, headers, { name: 'receiver', type: 'http', organization_id: setup.organizationId, config: { url: receiver.url }, delivery: { max_wait_ms: 50, timeout_ms: 2000 } });
   await createRoute(url, headers, { name: 'everything', organization_id: setup.organizationId, destination_ids: [destination] });
@@ -153,7 +132,7 @@ describe('SIGKILL in the middle of a large ingest', () => {
   // Embedded processes do not depend on the pass's adapters: the embedded pass runs this.
   it.skipIf(distributed)('embedded: every acknowledged event is normalized or quarantined exactly once after a restart', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'weir-kill-'));
-    dirs.push(dataDir);
+    fleet.keepDir(dataDir);
     const env = { WEIR_DATA_DIR: dataDir, WEIR_QUEUE_LEASE_MS: LEASE_MS };
     const first = await startApi('all', env);
     const setup = await setUpIngestion(first.url, ['okta', 'custom']);
@@ -188,9 +167,9 @@ describe('SIGKILL in the middle of a large ingest', () => {
       const env = { DATABASE_URL: db.url, REDIS_URL: process.env.REDIS_URL, WEIR_REDIS_PREFIX: prefix, WEIR_SECRET_KEY: 'ab'.repeat(32), WEIR_QUEUE_LEASE_MS: LEASE_MS };
       const api = await startApi('api', env);
       const worker = start('worker', env);
-      await worker.waitFor(started, 90_000);
+      await worker.waitFor(weirStarted, 90_000);
       const dispatcher = start('dispatcher', env);
-      await dispatcher.waitFor(started, 90_000);
+      await dispatcher.waitFor(weirStarted, 90_000);
       const setup = await setUpIngestion(api.url, ['okta', 'custom']);
       const receiver = await routeToReceiver(api.url, setup);
       let killed = false;
@@ -212,7 +191,7 @@ describe('SIGKILL in the middle of a large ingest', () => {
       expect(whileDead.pending).toBeGreaterThanOrEqual(waiting);
 
       const replacement = start('worker', env);
-      await replacement.waitFor(started, 90_000);
+      await replacement.waitFor(weirStarted, 90_000);
       const polls: LedgerTotals[] = [whileDead];
       await waitProcessed(api.url, setup, acknowledged.size, 180_000, polls);
       expectLedgerHeld(polls, acknowledged.size);

@@ -1,6 +1,7 @@
 // Weir roles as real child processes (end-to-end tier): started from the TypeScript
 // sources with tsx, their JSON log lines collected for assertions.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -76,6 +77,55 @@ export function spawnWeir(role: string | undefined, env: Record<string, string |
         waiters.add(check);
         check();
       });
+    },
+  };
+}
+
+/** The log line every role writes once it serves. */
+export const weirStarted = (l: Record<string, unknown>) => l.msg === 'weir started';
+
+export interface Fleet {
+  /** Starts `weir <role>` with the fleet's common environment under `env`. */
+  start(role: string, env: Record<string, string | undefined>): WeirProcess;
+  /** Starts a role that serves HTTP on a free port and resolves with its address once it serves. */
+  startApi(role: string, env: Record<string, string | undefined>): Promise<{ p: WeirProcess; url: string }>;
+  /** A directory to remove at cleanup (a data directory, a sink root). */
+  keepDir(dir: string): string;
+  /** Something else to close at cleanup (a simulator, a receiver). */
+  onCleanup(close: () => Promise<void>): void;
+  /** SIGKILLs what still runs, waits for every exit, removes the directories, closes the rest. */
+  cleanup(): Promise<void>;
+}
+
+/** The processes of one end-to-end file, with what they leave behind, all undone by cleanup(). */
+export function createFleet(common: Record<string, string | undefined> = {}): Fleet {
+  const running: WeirProcess[] = [];
+  const dirs: string[] = [];
+  const closers: (() => Promise<void>)[] = [];
+  const start = (role: string, env: Record<string, string | undefined>) => {
+    const p = spawnWeir(role, { ...common, ...env });
+    running.push(p);
+    return p;
+  };
+  return {
+    start,
+    async startApi(role, env) {
+      const p = start(role, { ...env, PORT: '0', LOG_LEVEL: 'info' });
+      const line = await p.waitFor(weirStarted, 90_000);
+      return { p, url: String(line.address) };
+    },
+    keepDir(dir) {
+      dirs.push(dir);
+      return dir;
+    },
+    onCleanup(close) {
+      closers.push(close);
+    },
+    async cleanup() {
+      for (const p of running) if (p.proc.exitCode === null) p.kill('SIGKILL');
+      await Promise.all(running.map((p) => p.exited));
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+      await Promise.all(closers.map((close) => close()));
     },
   };
 }

@@ -49,7 +49,7 @@ describe('unknown route fields', () => {
     const id = newId();
     await t.container.database.db
       .insertInto('routes')
-      .values({ id, organization_id: org, name: 'legacy', description: '', position: 99, enabled: true, condition: JSON.stringify({ field: 'clas_uid', op: 'eq', value: 1 }), transforms: '[]', destination_ids: [], final: true, version: 1, created_by: null } as never)
+      .values({ id, organization_id: org, name: 'legacy', description: '', position: 99, enabled: true, condition: JSON.stringify({ field: 'clas_uid', op: 'eq', value: 1 }), transforms: '[]', destination_ids: '[]', final: true, version: 1, created_by: null } as never)
       .execute();
     expect((await call('GET', `${BASE}/${id}`)).statusCode).toBe(200);
     const renamed = await call('PUT', `${BASE}/${id}`, { name: 'legacy (off)', enabled: false });
