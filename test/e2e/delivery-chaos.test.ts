@@ -123,8 +123,9 @@ describe.skipIf(skipChaos)('delivery under chaos', () => {
     expect(f.faults.reset ?? 0).toBeGreaterThan(0);
     expect(f.faults.timeout ?? 0).toBeGreaterThan(0);
     // At-least-once: on a starved machine a batch the healthy receiver acknowledged after the
-    // client's 5 s timeout is sent again. That is counted and reported, never more than a batch.
-    expect(h.duplicates).toBeLessThanOrEqual(retry.max_events);
+    // client's timeout is sent again. That is counted and reported; each request in flight can
+    // time out so, never more than the lane's concurrency in batches.
+    expect(h.duplicates).toBeLessThanOrEqual(retry.concurrency * retry.max_events);
     console.log(
       JSON.stringify({
         events: EVENTS,
