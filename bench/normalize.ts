@@ -121,7 +121,7 @@ function stage(c: Case): { normalized: number; quarantined: Map<string, number>;
   const res = normalizeBatch(batch, ctx);
   const quarantined = new Map<string, number>();
   for (const q of res.quarantined) quarantined.set(q.error_kind, (quarantined.get(q.error_kind) ?? 0) + 1);
-  return { normalized: res.normalized, quarantined, bytes: res.ndjson.length };
+  return { normalized: res.normalized, quarantined, bytes: res.texts.reduce((n, t) => n + t.length, 0) };
 }
 
 const pick = (o: unknown, path: string): unknown => path.split('.').reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), o);

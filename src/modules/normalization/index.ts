@@ -13,10 +13,12 @@ import type { OrgDataStep } from '../organizations/jobs.js';
 import { createAggregates } from './aggregates.js';
 import { housekeeping, housekeepingJobs, housekeepingTasks, normalizeJobs } from './jobs.js';
 import { createMappingRegistry } from './registry.js';
-import { createNormalizationService } from './service.js';
+import { createNormalizationService, type PassRouting } from './service.js';
+import { inlinePassRunner } from '../../pipeline/pass/inline.js';
+import type { PassRunner } from '../../pipeline/pass/pass.js';
 import { createNormalizationStore, ORG_TABLES } from './store.js';
 
-export type { NormalizationService, ReprocessItem, ReprocessOutcome } from './service.js';
+export type { NormalizationService, PassRouting, ReprocessItem, ReprocessOutcome } from './service.js';
 
 export interface NormalizationWiring {
   db: Kysely<DB>;
@@ -35,6 +37,10 @@ export interface NormalizationWiring {
   dedupWindowMs: () => Promise<number>;
   /** Live capture of raw events (collector-config). */
   capture?: { record(batch: IngestBatch): Promise<void> };
+  /** Routing and delivery as the one pass needs them (the delivery module's passRouting). */
+  routing: PassRouting;
+  /** Where the pass runs; default on the calling thread. */
+  runPass?: PassRunner;
 }
 
 const DELETE_CHUNK = 10_000;
@@ -57,7 +63,8 @@ export function wireNormalization(deps: NormalizationWiring) {
     store,
     registry,
     aggregates,
-    validate: (event) => validator.validate(event),
+    routing: deps.routing,
+    runPass: deps.runPass ?? inlinePassRunner((event) => validator.validate(event)),
     transaction: (fn) => inTransaction(db, fn),
     afterCommit,
     countQuarantined: (orgId, integrationId, kind, n) =>

@@ -9,13 +9,13 @@ import { newId } from '../../core/ids.js';
 import { encodeRecords } from '../batch-codec.js';
 import type { NormalizedRecord } from '../envelope.js';
 import type { Copy, RoutingPlan } from '../route/types.js';
-import type { LedgerEntry, LineageCopyRow, LineageEventRow, NewDelivery, PendingBatch, RoutingWrite } from './engine-port.js';
+import type { EngineStore, LedgerEntry, LineageCopyRow, LineageEventRow, NewDelivery, PendingBatch, RoutingWrite } from './engine-port.js';
 import type { DestinationRuntime } from './ports.js';
 
 export const CREDENTIAL_REVOKED = 'credential_revoked';
 
 /** Whether an organization's routes may write copies for the destination now. */
-export function usableBy(dest: DestinationRuntime | undefined, organizationId: number): boolean {
+export function usableBy(dest: RoutableDestination | undefined, organizationId: number): boolean {
   if (!dest) return false;
   if (dest.organization_id !== null && dest.organization_id !== organizationId) return false;
   return dest.enabled || dest.disabled_reason === CREDENTIAL_REVOKED;
@@ -27,13 +27,20 @@ interface Outgoing {
   copies: Copy[];
 }
 
-export async function buildRoutingWrite(
-  batch: PendingBatch,
+/** What buildRoutingWrite reads of a destination (a clone of it crosses to the pass's threads). */
+export type RoutableDestination = Pick<DestinationRuntime, 'organization_id' | 'enabled' | 'disabled_reason' | 'shadow_destination_id'>;
+
+/**
+ * The outbox rows, ledger, statistics and lineage of one planned batch. Each row's `events`
+ * is the NDJSON of its copies, not yet encoded for storage (encodeDeliveries).
+ */
+export function buildRoutingWrite(
+  batch: Pick<PendingBatch, 'id' | 'organization_id' | 'integration_id' | 'stream'>,
   records: NormalizedRecord[],
   plan: RoutingPlan,
-  destinations: ReadonlyMap<string, DestinationRuntime>,
+  destinations: ReadonlyMap<string, RoutableDestination>,
   lineage: boolean,
-): Promise<RoutingWrite> {
+): RoutingWrite {
   const n = records.length;
   const org = batch.organization_id;
   const copied = new Uint8Array(n);
@@ -64,18 +71,11 @@ export async function buildRoutingWrite(
   for (const [destinationId, copies] of shadows) outgoing.push({ destinationId, kind: 'shadow', copies });
 
   const origin = { organization_id: org, integration_id: batch.integration_id, stream: batch.stream };
-  // Copies that went through no transform share their text: compress each distinct body once.
-  const encoded = new Map<string, Promise<string>>();
   const deliveries: NewDelivery[] = [];
   const lineageCopies: LineageCopyRow[] = [];
   const ledger: LedgerEntry[] = [];
   for (const out of outgoing) {
     const ndjson = out.copies.map((c) => c.line).join('\n');
-    let events = encoded.get(ndjson);
-    if (!events) {
-      events = encodeRecords(ndjson);
-      encoded.set(ndjson, events);
-    }
     const id = newId();
     deliveries.push({
       id,
@@ -86,7 +86,7 @@ export async function buildRoutingWrite(
       event_count: out.copies.length,
       bytes: Buffer.byteLength(ndjson) - (out.copies.length - 1),
       event_ids: out.copies.map((c) => records[c.index]!.id).join(','),
-      events: await events,
+      events: ndjson,
     });
     if (out.kind === 'primary') ledger.push({ ...origin, outcome: 'copies', destination_id: out.destinationId, count: out.copies.length });
     if (lineage) {
@@ -127,4 +127,35 @@ export async function buildRoutingWrite(
     }
   }
   return { batchId: batch.id, deliveries, ledger, routeStats, lineageEvents, lineageCopies };
+}
+
+/**
+ * The rows' NDJSON in their stored form (pipeline/batch-codec.ts), each distinct body encoded
+ * once: a destination and its shadow, or several routes without transforms, share one text.
+ */
+export async function encodeDeliveries(rows: NewDelivery[], encode: (ndjson: string) => Promise<string> = encodeRecords): Promise<void> {
+  const encoded = new Map<string, Promise<string>>();
+  for (const row of rows) {
+    let events = encoded.get(row.events);
+    if (!events) {
+      events = encode(row.events);
+      encoded.set(row.events, events);
+    }
+    row.events = await events;
+  }
+}
+
+const HOUR = 3_600_000;
+
+/** Writes a routing write (rows already encoded); joins the caller's transaction. */
+export async function storeRoutingWrite(
+  store: Pick<EngineStore, 'insertDeliveries' | 'addLedger' | 'addRouteStats' | 'insertLineage'>,
+  write: RoutingWrite,
+  at: Date,
+  lineage: boolean,
+): Promise<void> {
+  await store.insertDeliveries(write.deliveries);
+  await store.addLedger(write.ledger, at);
+  await store.addRouteStats(write.routeStats, new Date(Math.floor(at.getTime() / HOUR) * HOUR));
+  if (lineage) await store.insertLineage(write.lineageEvents, write.lineageCopies);
 }
