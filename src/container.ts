@@ -26,6 +26,7 @@ import { wireCollectorConfig } from './modules/collector-config/index.js';
 import { wirePipelineHealth } from './modules/pipeline-health/index.js';
 import { wireMappings } from './modules/mappings/index.js';
 import { wireNormalization, type Normalization } from './modules/normalization/index.js';
+import { defaultPassThreads } from './pipeline/pass/pool.js';
 import { wireOcsfPolicies } from './modules/ocsf-policies/index.js';
 import { wireOrganizations, type Organizations } from './modules/organizations/index.js';
 import { wireProcesses } from './modules/processes/index.js';
@@ -227,6 +228,8 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     dedupWindowMs: async () => (await collectorSettings.current()).dedup_hours * 3_600_000,
     capture: collectorConfig.recorder,
     routing: delivery.passRouting,
+    // The pass runs where batches are consumed; the api role (quarantine reprocessing) runs it inline.
+    passThreads: role === 'all' || role === 'worker' ? (config.normalize.passThreads ?? (role === 'all' ? defaultPassThreads() : 0)) : 0,
   });
   const quarantine = wireQuarantine({ db: database.db, clock, reprocessor: normalization.service });
   const deliveryStatus = wireDeliveryStatus({ db: database.db, clock, lineageEnabled: config.delivery.lineageEnabled, onError });

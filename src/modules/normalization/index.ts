@@ -15,7 +15,7 @@ import { housekeeping, housekeepingJobs, housekeepingTasks, normalizeJobs } from
 import { createMappingRegistry } from './registry.js';
 import { createNormalizationService, type PassRouting } from './service.js';
 import { inlinePassRunner } from '../../pipeline/pass/inline.js';
-import type { PassRunner } from '../../pipeline/pass/pass.js';
+import { createPassPool } from '../../pipeline/pass/pool.js';
 import { createNormalizationStore, ORG_TABLES } from './store.js';
 
 export type { NormalizationService, PassRouting, ReprocessItem, ReprocessOutcome } from './service.js';
@@ -39,8 +39,8 @@ export interface NormalizationWiring {
   capture?: { record(batch: IngestBatch): Promise<void> };
   /** Routing and delivery as the one pass needs them (the delivery module's passRouting). */
   routing: PassRouting;
-  /** Where the pass runs; default on the calling thread. */
-  runPass?: PassRunner;
+  /** Worker threads of the pass (pipeline/pass/pool.ts); 0 or absent: on the calling thread. */
+  passThreads?: number;
 }
 
 const DELETE_CHUNK = 10_000;
@@ -58,13 +58,14 @@ export function wireNormalization(deps: NormalizationWiring) {
     now: () => clock.now(),
   });
   const aggregates = createAggregates({ store, logger });
+  const pool = deps.passThreads ? createPassPool(deps.passThreads) : undefined;
   const quarantineCounter = telemetry.meter.createCounter('collector_quarantine_total', { description: 'Events quarantined' });
   const service = createNormalizationService({
     store,
     registry,
     aggregates,
     routing: deps.routing,
-    runPass: deps.runPass ?? inlinePassRunner((event) => validator.validate(event)),
+    runPass: pool?.run ?? inlinePassRunner((event) => validator.validate(event)),
     transaction: (fn) => inTransaction(db, fn),
     afterCommit,
     countQuarantined: (orgId, integrationId, kind, n) =>
@@ -107,6 +108,7 @@ export function wireNormalization(deps: NormalizationWiring) {
     async close(): Promise<void> {
       clearInterval(flushTimer);
       await aggregates.flush(clock.now());
+      await pool?.close();
     },
   };
 }
