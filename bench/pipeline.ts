@@ -542,7 +542,13 @@ async function single(mode: string): Promise<void> {
         console.log(`\n${formatSummary(summarise(mine, windows, 12), `profile of the ${role.name} process (its CPU in those runs: ${roleCpu.toFixed(1)} s)`)}`);
       }
     }
-    rmSync(profileDir, { recursive: true, force: true });
+    // One profile per JavaScript thread (the main thread and the pass's worker threads).
+    const threads = files.filter((f) => f.pid === d.weir[0]!.proc.pid);
+    if (d.weir.length === 1 && threads.length > 1) {
+      for (const f of threads) console.log(`\n${formatSummary(summarise([f.profile], windows, 12), `profile of one thread of ${d.weir[0]!.name}: ${path.basename(f.file)}`)}`);
+    }
+    if (process.env.WEIR_BENCH_KEEP_PROFILE) console.log(`profiles kept in ${profileDir}`);
+    else rmSync(profileDir, { recursive: true, force: true });
   }
 }
 

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization } from '../../../test/support/identity.js';
-import { catchAll, createIntegration, ingestBatch, outputs, publishMapping, runJob, runNormalize } from '../../../test/support/normalization.js';
+import { catchAll, createIntegration, ingestBatch, outputs, publishMapping, runJob, runNormalize, sleep } from '../../../test/support/normalization.js';
 import { newId } from '../../core/ids.js';
 import { NORMALIZATION_HOUSEKEEPING_QUEUE, PURGE_BATCHES_JOB, PURGE_QUARANTINE_JOB, TRIM_SAMPLES_JOB } from './jobs.js';
 import { ORG_TABLES } from './store.js';
@@ -142,6 +142,8 @@ describe('reprocessing quarantined events', () => {
     const org = await createOrganization(t, 'reprocess');
     const integration = await createIntegration(t, org);
     await catchAll(t, org);
+    // A destination created a moment ago is seen once the worker's snapshot may refresh (a poll).
+    await sleep(300);
     const batch = ingestBatch(org, integration, 's', [{ name: 'a' }, { other: 1 }]);
     await runNormalize(t, batch);
     const before = await db().selectFrom('stream_counters').selectAll().where('integration_id', '=', integration).executeTakeFirstOrThrow();

@@ -6,7 +6,7 @@
 // is filtered `destination_disabled`. A destination stopped by a revoked credential keeps
 // receiving copies: they wait in the outbox for a new credential.
 import { newId } from '../../core/ids.js';
-import { encodeRecords } from '../batch-codec.js';
+import { encodeLines } from '../batch-codec.js';
 import type { NormalizedRecord } from '../envelope.js';
 import type { Copy, RoutingPlan } from '../route/types.js';
 import type { EngineStore, LedgerEntry, LineageCopyRow, LineageEventRow, NewDelivery, PendingBatch, RoutingWrite } from './engine-port.js';
@@ -31,8 +31,8 @@ interface Outgoing {
 export type RoutableDestination = Pick<DestinationRuntime, 'organization_id' | 'enabled' | 'disabled_reason' | 'shadow_destination_id'>;
 
 /**
- * The outbox rows, ledger, statistics and lineage of one planned batch. Each row's `events`
- * is the NDJSON of its copies, not yet encoded for storage (encodeDeliveries).
+ * The outbox rows, ledger, statistics and lineage of one planned batch. Each row's lines are
+ * in `bodies`; encodeDeliveries stores them in the row's `events`.
  */
 export function buildRoutingWrite(
   batch: Pick<PendingBatch, 'id' | 'organization_id' | 'integration_id' | 'stream'>,
@@ -46,7 +46,7 @@ export function buildRoutingWrite(
   const copied = new Uint8Array(n);
   const planned = new Uint8Array(n);
   const outgoing: Outgoing[] = [];
-  const shadows = new Map<string, Copy[]>();
+  const shadows = new Map<string, Copy[][]>();
   const routeCopies = new Map<string, number>();
   for (const [destinationId, copies] of plan.copies) {
     if (copies.length === 0) continue;
@@ -64,18 +64,28 @@ export function buildRoutingWrite(
     if (shadowId && shadowId !== destinationId && usableBy(destinations.get(shadowId), org)) {
       // Several destinations mirrored into one: its shadow row carries all their copies.
       const list = shadows.get(shadowId);
-      if (list) list.push(...copies);
-      else shadows.set(shadowId, [...copies]);
+      if (list) list.push(copies);
+      else shadows.set(shadowId, [copies]);
     }
   }
-  for (const [destinationId, copies] of shadows) outgoing.push({ destinationId, kind: 'shadow', copies });
+  // A shadow of one destination shares that destination's copies (and body); of several, their union.
+  for (const [destinationId, lists] of shadows) outgoing.push({ destinationId, kind: 'shadow', copies: lists.length === 1 ? lists[0]! : lists.flat() });
 
   const origin = { organization_id: org, integration_id: batch.integration_id, stream: batch.stream };
   const deliveries: NewDelivery[] = [];
+  const bodies: string[][] = [];
+  const bodyOf = new Map<Copy[], string[]>();
   const lineageCopies: LineageCopyRow[] = [];
   const ledger: LedgerEntry[] = [];
   for (const out of outgoing) {
-    const ndjson = out.copies.map((c) => c.line).join('\n');
+    let lines = bodyOf.get(out.copies);
+    if (!lines) {
+      lines = out.copies.map((c) => c.line);
+      bodyOf.set(out.copies, lines);
+    }
+    let bytes = 0;
+    for (const line of lines) bytes += Buffer.byteLength(line);
+    bodies.push(lines);
     const id = newId();
     deliveries.push({
       id,
@@ -84,9 +94,9 @@ export function buildRoutingWrite(
       source_batch_id: batch.id,
       kind: out.kind,
       event_count: out.copies.length,
-      bytes: Buffer.byteLength(ndjson) - (out.copies.length - 1),
+      bytes,
       event_ids: out.copies.map((c) => records[c.index]!.id).join(','),
-      events: ndjson,
+      events: '',
     });
     if (out.kind === 'primary') ledger.push({ ...origin, outcome: 'copies', destination_id: out.destinationId, count: out.copies.length });
     if (lineage) {
@@ -126,23 +136,21 @@ export function buildRoutingWrite(
       });
     }
   }
-  return { batchId: batch.id, deliveries, ledger, routeStats, lineageEvents, lineageCopies };
+  return { batchId: batch.id, deliveries, bodies, ledger, routeStats, lineageEvents, lineageCopies };
 }
 
 /**
- * The rows' NDJSON in their stored form (pipeline/batch-codec.ts), each distinct body encoded
- * once: a destination and its shadow, or several routes without transforms, share one text.
+ * Stores each row's lines in `events` in their stored form (pipeline/batch-codec.ts), each
+ * distinct body encoded once: a destination and its shadow share one.
  */
-export async function encodeDeliveries(rows: NewDelivery[], encode: (ndjson: string) => Promise<string> = encodeRecords): Promise<void> {
-  const encoded = new Map<string, Promise<string>>();
-  for (const row of rows) {
-    let events = encoded.get(row.events);
-    if (!events) {
-      events = encode(row.events);
-      encoded.set(row.events, events);
-    }
-    row.events = await events;
-  }
+export async function encodeDeliveries(write: Pick<RoutingWrite, 'deliveries' | 'bodies'>, encode: (lines: readonly string[]) => Promise<string> | string = encodeLines): Promise<void> {
+  const encoded = new Map<string[], Promise<string> | string>();
+  write.deliveries.forEach((row, i) => {
+    const lines = write.bodies[i]!;
+    if (!encoded.has(lines)) encoded.set(lines, encode(lines));
+  });
+  for (let i = 0; i < write.deliveries.length; i++) write.deliveries[i]!.events = await encoded.get(write.bodies[i]!)!;
+  write.bodies = [];
 }
 
 const HOUR = 3_600_000;

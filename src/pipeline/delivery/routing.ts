@@ -6,7 +6,7 @@
 // nothing. A killed dispatcher's batches come back when their lease expires.
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../platform/logger.js';
-import { decodeRecords } from '../batch-codec.js';
+import { decodeLines } from '../batch-codec.js';
 import type { NormalizedRecord } from '../envelope.js';
 import { ocsfText } from '../route/compile.js';
 import type { CompiledRoutes, RouteSpec } from '../route/types.js';
@@ -40,15 +40,14 @@ export function createRoutingStage(deps: RoutingStageDeps) {
 
   async function route(batch: PendingBatch): Promise<boolean> {
     const compiled = (await routes.get(batch.organization_id)).compiled();
-    const ndjson = await decodeRecords(batch.events);
-    const lines = ndjson === '' ? [] : ndjson.split('\n');
+    const lines = await decodeLines(batch.events);
     const records = lines.map((l) => JSON.parse(l) as NormalizedRecord);
     const plan = compiled.plan(records, lines.map((l, i) => ocsfText(l) ?? JSON.stringify(records[i]!.ocsf)));
     let destinations = await deps.destinations(false);
     // A route saved a moment ago may name a destination created a moment ago.
     if ([...plan.copies.keys()].some((id) => !destinations.has(id))) destinations = await deps.destinations(true);
     const write = buildRoutingWrite(batch, records, plan, destinations, deps.lineage);
-    await encodeDeliveries(write.deliveries);
+    await encodeDeliveries(write);
     const at = clock.now();
     return deps.transact(async () => {
       if (!(await store.markRouted(batch.id))) return false;

@@ -16,7 +16,7 @@ export function inlinePassRunner(validate: (event: Record<string, unknown>) => r
       destinations: job.destinations,
       lineage: job.lineage,
     });
-    await encodeDeliveries(result.write.deliveries);
+    await encodeDeliveries(result.write);
     return result;
   };
 }

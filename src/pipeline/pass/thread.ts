@@ -2,14 +2,14 @@
 // mappings (by version id) and compiled routes (by organization and fingerprint), runs the
 // pass over the batches the main thread hands it and compresses their outbox rows here, so
 // that the main thread is left with HTTP and the database.
-import { gzipSync } from 'node:zlib';
 import { createValidator, ocsfCatalog } from '../../ocsf/index.js';
-import { ZLIB_CHUNK } from '../batch-codec.js';
+import { encodeLinesSync } from '../batch-codec.js';
 import { compileMapping } from '../normalize/compile.js';
 import type { CompiledMapping, MappingDocument } from '../normalize/types.js';
 import { compileRoutes } from '../route/compile.js';
 import type { CompiledRoutes } from '../route/types.js';
 import { runPass, type PassResult } from './pass.js';
+import { encodeDeliveries } from '../delivery/router.js';
 import type { PassTask } from './pool.js';
 
 const catalog = ocsfCatalog();
@@ -34,7 +34,7 @@ function bounded<V>() {
 const mappings = bounded<CompiledMapping | null>();
 const routes = bounded<CompiledRoutes>();
 
-export default function pass(task: PassTask): PassResult {
+export default async function pass(task: PassTask): Promise<PassResult> {
   const compiled = task.mapping
     ? mappings(task.mapping.versionId, () => {
         try {
@@ -53,15 +53,8 @@ export default function pass(task: PassTask): PassResult {
     destinations: new Map(task.destinations),
     lineage: task.lineage,
   });
-  // Stored form of the outbox rows (pipeline/batch-codec.ts), each distinct body once.
-  const encoded = new Map<string, string>();
-  for (const row of result.write.deliveries) {
-    let events = encoded.get(row.events);
-    if (events === undefined) {
-      events = row.events === '' ? '' : gzipSync(row.events, { level: 1, chunkSize: ZLIB_CHUNK }).toString('base64');
-      encoded.set(row.events, events);
-    }
-    row.events = events;
-  }
+  // Stored form of the outbox rows, compressed here (this thread's core), each distinct body once.
+  await encodeDeliveries(result.write, encodeLinesSync);
   return result;
 }
+

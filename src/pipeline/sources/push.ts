@@ -293,7 +293,8 @@ function parseSpan(buf: Buffer, span: Span, maxDepth: number, body: BodyChecks, 
     return forbidden ? 'forbidden key (__proto__ or constructor.prototype)' : 'invalid JSON';
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return `not a JSON object (${kindOf(value)})`;
-  out.texts.push(text);
+  // A line break in valid JSON is whitespace (strings cannot hold one raw): one line per event queues without escaping.
+  out.texts.push(text.includes('\n') || text.includes('\r') ? text.replace(/[\r\n]+/g, ' ') : text);
   out.lines.push(span.line);
   out.sizes.push(span.end - span.start);
   return undefined;
