@@ -54,6 +54,7 @@ import { createDestination, createRoute, ledgerTotals, waitFor } from '../test/s
 import { http, setUpIngestion, type IngestSetup } from '../test/support/ingest.js';
 import { FIREWALL_MAPPING, FIREWALL_PLATFORM, FIREWALL_STREAM, firewallLines } from './fixtures/firewall.js';
 import { formatSummary, readProfileFiles, summarise, type Window } from './profile-summary.js';
+import { cpuOf, statusKb } from './proc.js';
 
 const { values } = parseArgs({
   options: {
@@ -86,7 +87,6 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const mib = (kb: number) => (kb / 1024).toFixed(0);
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
 function fail(message: string): never {
   throw new Error(message);
@@ -105,10 +105,13 @@ interface Role {
   started: Promise<string | undefined>;
 }
 
+/** WEIR_PASS_THREADS of the benchmark's environment reaches Weir (the pass on the main thread: 0). */
+const passThreads = process.env.WEIR_PASS_THREADS !== undefined ? { WEIR_PASS_THREADS: process.env.WEIR_PASS_THREADS } : {};
+
 function startRole(build: Build, role: string, env: Record<string, string>, profileDir?: string): Role {
   const extra = values['node-options'].split(' ').filter(Boolean);
   const args = [...extra, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'dist/src/main.js', role];
-  const proc = spawn(process.execPath, args, { cwd: build.root, env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, args, { cwd: build.root, env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...passThreads, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const started = new Promise<string | undefined>((resolve, reject) => {
     let buf = '';
     const onData = (c: Buffer) => {
@@ -127,22 +130,6 @@ function startRole(build: Build, role: string, env: Record<string, string>, prof
   return { name: role, proc, started };
 }
 
-/** CPU seconds (user + system, every thread) of a process so far. */
-function cpuOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
-
-/** A field of /proc/<pid>/status in kB (VmRSS, VmHWM); 0 when the process is gone. */
-function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
 
 /** The largest VmRSS of each process, sampled every 100 ms between start() and stop(). */
 class RssSampler {

@@ -34,6 +34,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createValidator, ocsfCatalog } from '../src/ocsf/index.js';
 import { FIREWALL_EPOCH_MS, firewallEvent, firewallLines, firewallReferenceMap } from './fixtures/firewall.js';
+import { cpuOf, statusKb } from './proc.js';
 
 const { values } = parseArgs({
   options: {
@@ -46,26 +47,11 @@ const events = Number(values.events);
 const runs = Number(values.runs);
 const connections = Number(values.connections);
 const CONF = path.resolve(import.meta.dirname, 'syslog-ng/weir-compare.conf');
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const mib = (kb: number) => (kb / 1024).toFixed(1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function cpuOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
-
-function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
 
 /** A free TCP port on the loopback (bound and released: syslog-ng binds it right after). */
 async function freePort(): Promise<number> {
