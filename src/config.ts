@@ -38,6 +38,11 @@ export interface NormalizeConfig {
   concurrency: number;
   /** How often a worker checks for newly published mappings and changed OCSF policies. */
   mappingRefreshMs: number;
+  /**
+   * WEIR_PASS_THREADS: worker threads that run the one pass. undefined: the role decides
+   * (`all`: every core but one, at least 1; `worker`: 0); 0: on the consumer's own thread.
+   */
+  passThreads: number | undefined;
 }
 
 /** Routing and delivery (dispatcher role). */
@@ -229,6 +234,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       concurrency: int(env, 'WEIR_NORMALIZE_CONCURRENCY', 2, 1, 64),
       // At most 30 s: a published mapping must be live everywhere within that (spec).
       mappingRefreshMs: int(env, 'WEIR_MAPPING_REFRESH_MS', 5_000, 100, 30_000),
+      passThreads: env.WEIR_PASS_THREADS === undefined || env.WEIR_PASS_THREADS === '' ? undefined : int(env, 'WEIR_PASS_THREADS', 0, 0, 16),
     },
     delivery: {
       pollMs: int(env, 'WEIR_DISPATCH_POLL_MS', 250, 10, 60_000),

@@ -26,6 +26,7 @@ import { wireCollectorConfig } from './modules/collector-config/index.js';
 import { wirePipelineHealth } from './modules/pipeline-health/index.js';
 import { wireMappings } from './modules/mappings/index.js';
 import { wireNormalization, type Normalization } from './modules/normalization/index.js';
+import { defaultPassThreads } from './pipeline/pass/pool.js';
 import { wireOcsfPolicies } from './modules/ocsf-policies/index.js';
 import { wireOrganizations, type Organizations } from './modules/organizations/index.js';
 import { wireProcesses } from './modules/processes/index.js';
@@ -190,19 +191,6 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const maintenance = wireMaintenance({ queue, processes: processes.service, sessions: identity.sessions });
   const collectorConfig = wireCollectorConfig({ db: database.db, clock, logger, queue, settings: collectorSettings, platforms: integrations.platforms, dataDeletion: organizations.dataDeletion });
   const pipelineHealth = wirePipelineHealth({ db: database.db, cache, clock, settings: collectorSettings });
-  const normalization = wireNormalization({
-    db: database.db,
-    clock,
-    logger,
-    telemetry,
-    queue,
-    dataDeletion: organizations.dataDeletion,
-    mappingRefreshMs: config.normalize.mappingRefreshMs,
-    concurrency: config.normalize.concurrency,
-    dedupWindowMs: async () => (await collectorSettings.current()).dedup_hours * 3_600_000,
-    capture: collectorConfig.recorder,
-  });
-  const quarantine = wireQuarantine({ db: database.db, clock, reprocessor: normalization.service });
   const routing = wireRouting({ db: database.db, clock, audit: audit.service });
   const destinations = wireDestinations({
     db: database.db,
@@ -228,6 +216,22 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     sinkTypeOf: (type) => destinations.types.get(type)?.sinkType,
     stopTimeoutMs: Math.floor(config.shutdownTimeoutMs / 2),
   });
+  const normalization = wireNormalization({
+    db: database.db,
+    clock,
+    logger,
+    telemetry,
+    queue,
+    dataDeletion: organizations.dataDeletion,
+    mappingRefreshMs: config.normalize.mappingRefreshMs,
+    concurrency: config.normalize.concurrency,
+    dedupWindowMs: async () => (await collectorSettings.current()).dedup_hours * 3_600_000,
+    capture: collectorConfig.recorder,
+    routing: delivery.passRouting,
+    // The pass runs where batches are consumed; the api role (quarantine reprocessing) runs it inline.
+    passThreads: role === 'all' || role === 'worker' ? (config.normalize.passThreads ?? (role === 'all' ? defaultPassThreads() : 0)) : 0,
+  });
+  const quarantine = wireQuarantine({ db: database.db, clock, reprocessor: normalization.service });
   const deliveryStatus = wireDeliveryStatus({ db: database.db, clock, lineageEnabled: config.delivery.lineageEnabled, onError });
   const backfill = wireBackfill({
     db: database.db, clock, logger, queue, accept: ingest.accept, cache, lock, integrations: integrations.service, connectorFor, connectorRuntime, processes: processes.service, broker,

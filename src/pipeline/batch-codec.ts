@@ -3,7 +3,8 @@
 // of NDJSON; compressed it is about 15 times smaller, which the embedded database writes
 // several times faster and PostgreSQL logs and ships with less I/O (bench/README.md).
 import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
+import { gunzip, gzip, gzipSync } from 'node:zlib';
+import { bufferLines, ndjsonBytes } from '../core/lines.js';
 import type { NormalizedRecord } from './envelope.js';
 
 const gzipAsync = promisify(gzip);
@@ -16,9 +17,27 @@ export async function encodeRecords(ndjson: string): Promise<string> {
   return (await gzipAsync(ndjson, { level: 1, chunkSize: ZLIB_CHUNK })).toString('base64');
 }
 
+/** encodeRecords of the lines' NDJSON. */
+export async function encodeLines(lines: readonly string[]): Promise<string> {
+  if (lines.length === 0) return '';
+  return (await gzipAsync(ndjsonBytes(lines), { level: 1, chunkSize: ZLIB_CHUNK })).toString('base64');
+}
+
+/** encodeLines on the calling thread (a pass thread: its own core). */
+export function encodeLinesSync(lines: readonly string[]): string {
+  if (lines.length === 0) return '';
+  return gzipSync(ndjsonBytes(lines), { level: 1, chunkSize: ZLIB_CHUNK }).toString('base64');
+}
+
 export async function decodeRecords(stored: string): Promise<string> {
   if (stored === '') return '';
   return (await gunzipAsync(Buffer.from(stored, 'base64'), { chunkSize: ZLIB_CHUNK })).toString('utf8');
+}
+
+/** The lines of a stored body (encodeLines / encodeRecords). */
+export async function decodeLines(stored: string): Promise<string[]> {
+  if (stored === '') return [];
+  return bufferLines(await gunzipAsync(Buffer.from(stored, 'base64'), { chunkSize: ZLIB_CHUNK }));
 }
 
 /** The records of a stored batch. */

@@ -20,8 +20,11 @@ export interface IngestBatch {
   source: EventSource;
   /** Time-ordered UUIDs (v7), one per event. */
   ids: string[];
-  /** Raw events, each a JSON object. */
-  events: Record<string, unknown>[];
+  /**
+   * Raw events, each a JSON object: pushed events as the text they were accepted as
+   * (validated, never re-encoded: the one pass parses them), collected ones as objects.
+   */
+  events: (string | Record<string, unknown>)[];
   /** Bytes of the events as received (after decompression). */
   bytes: number;
   /**
@@ -49,7 +52,7 @@ export interface Envelope {
   received_at: string;
 }
 
-/** One line of a normalized batch (normalized_batches.events holds NDJSON of these, compressed: pipeline/batch-codec.ts). */
+/** One normalized event with its envelope, in memory during the one pass (pipeline/pass). */
 export interface NormalizedRecord extends Envelope {
   mapping_version_id: string;
   /** false: invalid OCSF delivered under a lenient policy; `issues` says why. */

@@ -3,6 +3,7 @@
 // the worker's job handlers called directly (test apps run no consumers).
 import { sql } from 'kysely';
 import { newId } from '../../src/core/ids.js';
+import { decodeRecords } from '../../src/pipeline/batch-codec.js';
 import { NORMALIZE_JOB, NORMALIZE_QUEUE, type IngestBatch } from '../../src/pipeline/envelope.js';
 import type { TestApp } from './app.js';
 
@@ -70,3 +71,28 @@ export async function runJob(t: TestApp, queue: string, name: string): Promise<v
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A destination of the organization and a catch-all route to it, written straight in the
+ * database: the one pass then writes every normalized event of the organization to its
+ * outbox, where outputs() reads them (test apps run no delivery lanes).
+ */
+export async function catchAll(t: TestApp, organizationId: number): Promise<string> {
+  const db = t.container.database.db;
+  const id = newId();
+  await db.insertInto('destinations').values({ id, organization_id: organizationId, name: `out-${id}`, type: 'file', config: JSON.stringify({ path: 'x' }), delivery: JSON.stringify({}), disabled_reason: null, credential: null, credential_key_id: null, credential_updated_at: null, shadow_destination_id: null, created_by: null }).execute();
+  await db.insertInto('routes').values({ id: newId(), organization_id: organizationId, name: `all-${id}`, position: 1, condition: null, transforms: JSON.stringify([]), destination_ids: JSON.stringify([id]), final: true }).execute();
+  return id;
+}
+
+/** The OCSF events the pass wrote to the outbox for one ingest batch, with their envelope ids, in batch order. */
+export async function outputs(t: TestApp, batchId: string): Promise<{ id: string; ocsf: Record<string, unknown> }[]> {
+  const rows = await t.container.database.db.selectFrom('delivery_batches').selectAll().where('source_batch_id', '=', batchId).where('kind', '=', 'primary').execute();
+  const out: { id: string; ocsf: Record<string, unknown> }[] = [];
+  for (const row of rows) {
+    const ndjson = await decodeRecords(row.events);
+    const ids = row.event_ids.split(',');
+    ndjson.split('\n').forEach((line, i) => out.push({ id: ids[i]!, ocsf: JSON.parse(line) as Record<string, unknown> }));
+  }
+  return out;
+}

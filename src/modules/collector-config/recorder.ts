@@ -86,8 +86,8 @@ export function createCaptureRecorder(deps: CaptureRecorderDeps): CaptureRecorde
       }
       const open = wanted.filter((s) => !ended.has(s.id));
       if (open.length > 0) {
-        // Serialized once per batch, shared by every session that takes the event.
-        const texts = batch.events.map((e) => JSON.stringify(e));
+        // Pushed events are the texts they were accepted as; collected ones are serialized once per batch, shared by every session.
+        const texts = batch.events.map((e) => (typeof e === 'string' ? e : JSON.stringify(e)));
         await inTransaction(deps.db, async () => {
           const rows: NewCaptureEvent[] = [];
           for (const session of open) {

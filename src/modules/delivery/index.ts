@@ -1,4 +1,5 @@
-// The dispatcher's wiring: the delivery engine (routing stage + lanes) as a role loop, its
+// The dispatcher's wiring: the delivery engine (lanes, and the routing stage of batches an
+// earlier version left pending) as a role loop; what the one pass needs of routing; its
 // metrics, housekeeping jobs and beat schedules, the organization data-deletion steps of the
 // delivery tables, and ledgerBalance (the accounting invariant, measured).
 import type { Kysely } from 'kysely';
@@ -10,7 +11,11 @@ import type { Logger } from '../../platform/logger.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import type { Telemetry } from '../../platform/telemetry/index.js';
+import { createDestinationsSnapshot } from '../../pipeline/delivery/destinations-snapshot.js';
 import { createDeliveryEngine } from '../../pipeline/delivery/engine.js';
+import type { RoutingWrite } from '../../pipeline/delivery/engine-port.js';
+import { storeRoutingWrite } from '../../pipeline/delivery/router.js';
+import { createRoutesCache } from '../../pipeline/delivery/routes-cache.js';
 import type { DestinationDirectory } from '../../pipeline/delivery/ports.js';
 import { compileRoutes } from '../../pipeline/route/compile.js';
 import type { CompiledRoutes, RouteSpec } from '../../pipeline/route/types.js';
@@ -83,6 +88,18 @@ export function wireDelivery(deps: DeliveryWiring) {
   });
   metrics.observe(engine);
 
+  // What the one pass (the normalization worker) needs of routing: the routes, the
+  // destinations snapshot and the writes of its transaction.
+  const routesCache = createRoutesCache({ store: store.engine, compile: deps.compile ?? compileRoutes, pollMs: config.pollMs });
+  const destinationsSnapshot = createDestinationsSnapshot(deps.directory, deps.directoryRefreshMs ?? Math.max(config.pollMs, 1_000), config.pollMs);
+  const passRouting = {
+    lineage: config.lineageEnabled,
+    routes: (organizationId: number) => routesCache.get(organizationId),
+    destinations: (refresh: boolean) => destinationsSnapshot.get(refresh),
+    write: (write: RoutingWrite, at: Date) => storeRoutingWrite(store.engine, write, at, config.lineageEnabled),
+    written: () => engine.wakeLanes(),
+  };
+
   // An organization's delivery data goes with it; bounded deletes, lineage children first.
   for (const { table, key } of ORG_DELIVERY_TABLES) {
     deps.dataDeletion.addStep({
@@ -124,6 +141,7 @@ export function wireDelivery(deps: DeliveryWiring) {
   return {
     engine,
     store,
+    passRouting,
     housekeeping,
     loops: [loop],
     jobs: [deliveryHousekeepingJobs(housekeeping)],

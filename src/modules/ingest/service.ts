@@ -146,7 +146,7 @@ export function createIngestService(deps: IngestServiceDeps) {
         received_at: receivedAt,
         source: 'push',
         ids: Array.from({ length: count }, newId),
-        events: chunks.length === 1 ? parsed.events : parsed.events.slice(chunk.start, chunk.end),
+        events: chunks.length === 1 ? parsed.texts : parsed.texts.slice(chunk.start, chunk.end),
         bytes: chunk.bytes,
         ...(trace ? { trace } : {}),
       };
@@ -193,7 +193,7 @@ export function createIngestService(deps: IngestServiceDeps) {
           });
         }
         if (parsed.format === 'empty') throw errors.invalid('The body is empty: send a JSON object, a JSON array or NDJSON (one object per line)');
-        if (parsed.events.length === 0) {
+        if (parsed.texts.length === 0) {
           throw new AppError('ingest.no_events_accepted', {
             detail: parsed.errors.length ? `No event was accepted: ${parsed.errors.length} rejected (first, line ${parsed.errors[0]?.line}: ${parsed.errors[0]?.reason})` : 'The body holds no events',
             details: { accepted: 0, rejected: parsed.errors.length, ...reported(parsed.errors) },

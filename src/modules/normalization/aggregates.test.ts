@@ -73,7 +73,7 @@ const batch = (events: Record<string, unknown>[]): IngestBatch => ({
   bytes: 0,
 });
 
-const result = (over: Partial<StageResult>): StageResult => ({ ndjson: '', normalized: 0, flagged: 0, quarantined: [], compliance: new Map(), mapped: 0, driftSample: [], ...over });
+const result = (over: Partial<StageResult>): StageResult => ({ records: [], texts: [], normalized: 0, flagged: 0, quarantined: [], compliance: new Map(), mapped: 0, driftSample: [], driftRaw: [], ...over });
 
 describe('aggregates', () => {
   it('sums drift estimates, compliance and samples across batches into one write', async () => {
@@ -82,8 +82,8 @@ describe('aggregates', () => {
     const events = [{ read: 1, email: 'jane@example.com' }, { read: 2 }];
     const t0 = new Date('2026-05-01T10:00:00Z');
     const t1 = new Date('2026-05-01T10:00:01Z');
-    agg.recordBatch(batch(events), result({ mapped: 32, driftSample: [0, 1], compliance: new Map([[3004, { valid: 30, invalid: 2, lastError: 'e1' }]]) }), new Set(['read']), t0);
-    agg.recordBatch(batch(events), result({ mapped: 1, driftSample: [0], compliance: new Map([[3004, { valid: 1, invalid: 0, lastError: null }]]) }), new Set(['read']), t1);
+    agg.recordBatch(batch(events), result({ mapped: 32, driftSample: [0, 1], driftRaw: [events[0]!, events[1]!], compliance: new Map([[3004, { valid: 30, invalid: 2, lastError: 'e1' }]]) }), new Set(['read']), t0);
+    agg.recordBatch(batch(events), result({ mapped: 1, driftSample: [0], driftRaw: [events[0]!], compliance: new Map([[3004, { valid: 1, invalid: 0, lastError: null }]]) }), new Set(['read']), t1);
     expect(agg.pending()).toEqual({ drift: 1, compliance: 1, samples: 2 });
     await agg.flush(t1);
     expect(agg.pending()).toEqual({ drift: 0, compliance: 0, samples: 0 });
@@ -104,7 +104,7 @@ describe('aggregates', () => {
     const agg = createAggregates({ store, logger: pino({ level: 'silent' }) });
     agg.recordBatch(batch([{ x: 1 }]), result({}), undefined, new Date());
     expect(agg.pending().drift).toBe(0);
-    agg.recordBatch(batch([{ x: 1 }]), result({ mapped: 1, driftSample: [0] }), new Set(), new Date());
+    agg.recordBatch(batch([{ x: 1 }]), result({ mapped: 1, driftSample: [0], driftRaw: [{ x: 1 }] }), new Set(), new Date());
     await expect(agg.flush()).resolves.toBeUndefined();
     expect(written.drift).toEqual([]);
     expect(agg.pending()).toEqual({ drift: 0, compliance: 0, samples: 0 });

@@ -8,7 +8,10 @@ import type { Logger } from '../../platform/logger.js';
 import type { IngestBatch } from '../../pipeline/envelope.js';
 import { maskValue } from '../../pipeline/mask.js';
 import { joinPathKey } from '../../pipeline/normalize/paths.js';
-import type { ClassCompliance, StageResult } from '../../pipeline/normalize/stage.js';
+import { parseRaw, type ClassCompliance, type StageResult } from '../../pipeline/normalize/stage.js';
+
+/** What the aggregates read of a batch's outcome. */
+type BatchOutcome = Pick<StageResult, 'driftSample' | 'driftRaw' | 'mapped' | 'compliance'>;
 import type { ComplianceRow, DriftRow, NormalizationStore, SampleRow } from './store.js';
 
 export const AGGREGATE_LIMITS = {
@@ -115,14 +118,15 @@ export function createAggregates(deps: { store: AggregateStore; logger: Logger }
   let droppedDrift = 0;
   let flushing: Promise<void> = Promise.resolve();
 
-  function recordDrift(batch: IngestBatch, result: StageResult, reads: ReadonlySet<string>, now: Date): void {
+  function recordDrift(batch: IngestBatch, result: BatchOutcome, reads: ReadonlySet<string>, now: Date): void {
     const sample = result.driftSample;
     if (sample.length === 0) return;
     // Each sampled event stands for mapped/sample events of the batch.
     const weight = result.mapped / sample.length;
     const seen = new Map<string, { n: number; last: number; value: unknown }>();
-    for (const index of sample) {
-      unreadLeaves(batch.events[index]!, reads, (path, value) => {
+    for (let k = 0; k < sample.length; k++) {
+      const index = sample[k]!;
+      unreadLeaves(result.driftRaw[k]!, reads, (path, value) => {
         const s = seen.get(path);
         if (!s) seen.set(path, { n: 1, last: index, value });
         else if (s.last !== index) {
@@ -165,7 +169,9 @@ export function createAggregates(deps: { store: AggregateStore; logger: Logger }
     if (last !== undefined && now.getTime() - last < AGGREGATE_LIMITS.sampleEveryMs) return;
     if (batch.events.length === 0) return;
     lastSample.set(key, now.getTime());
-    for (const raw of batch.events.slice(0, AGGREGATE_LIMITS.samplesPerWrite)) {
+    for (const event of batch.events.slice(0, AGGREGATE_LIMITS.samplesPerWrite)) {
+      const raw = parseRaw(event);
+      if (raw === undefined) continue;
       samples.push({
         id: newId(),
         organization_id: batch.organization_id,
@@ -226,7 +232,7 @@ export function createAggregates(deps: { store: AggregateStore; logger: Logger }
 
   return {
     /** After a batch committed: its drift sample (when a mapping applied), samples and compliance. */
-    recordBatch(batch: IngestBatch, result: StageResult, reads: ReadonlySet<string> | undefined, now: Date): void {
+    recordBatch(batch: IngestBatch, result: BatchOutcome, reads: ReadonlySet<string> | undefined, now: Date): void {
       if (reads) recordDrift(batch, result, reads, now);
       recordSamples(batch, now);
       recordCompliance(batch.organization_id, batch.integration_id, result.compliance, now);

@@ -13,10 +13,12 @@ import type { OrgDataStep } from '../organizations/jobs.js';
 import { createAggregates } from './aggregates.js';
 import { housekeeping, housekeepingJobs, housekeepingTasks, normalizeJobs } from './jobs.js';
 import { createMappingRegistry } from './registry.js';
-import { createNormalizationService } from './service.js';
+import { createNormalizationService, type PassRouting } from './service.js';
+import { inlinePassRunner } from '../../pipeline/pass/inline.js';
+import { createPassPool } from '../../pipeline/pass/pool.js';
 import { createNormalizationStore, ORG_TABLES } from './store.js';
 
-export type { NormalizationService, ReprocessItem, ReprocessOutcome } from './service.js';
+export type { NormalizationService, PassRouting, ReprocessItem, ReprocessOutcome } from './service.js';
 
 export interface NormalizationWiring {
   db: Kysely<DB>;
@@ -35,6 +37,10 @@ export interface NormalizationWiring {
   dedupWindowMs: () => Promise<number>;
   /** Live capture of raw events (collector-config). */
   capture?: { record(batch: IngestBatch): Promise<void> };
+  /** Routing and delivery as the one pass needs them (the delivery module's passRouting). */
+  routing: PassRouting;
+  /** Worker threads of the pass (pipeline/pass/pool.ts); 0 or absent: on the calling thread. */
+  passThreads?: number;
 }
 
 const DELETE_CHUNK = 10_000;
@@ -52,12 +58,14 @@ export function wireNormalization(deps: NormalizationWiring) {
     now: () => clock.now(),
   });
   const aggregates = createAggregates({ store, logger });
+  const pool = deps.passThreads ? createPassPool(deps.passThreads) : undefined;
   const quarantineCounter = telemetry.meter.createCounter('collector_quarantine_total', { description: 'Events quarantined' });
   const service = createNormalizationService({
     store,
     registry,
     aggregates,
-    validate: (event) => validator.validate(event),
+    routing: deps.routing,
+    runPass: pool?.run ?? inlinePassRunner((event) => validator.validate(event)),
     transaction: (fn) => inTransaction(db, fn),
     afterCommit,
     countQuarantined: (orgId, integrationId, kind, n) =>
@@ -100,6 +108,7 @@ export function wireNormalization(deps: NormalizationWiring) {
     async close(): Promise<void> {
       clearInterval(flushTimer);
       await aggregates.flush(clock.now());
+      await pool?.close();
     },
   };
 }

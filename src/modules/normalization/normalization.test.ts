@@ -1,18 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization } from '../../../test/support/identity.js';
-import { createIntegration, ingestBatch, publishMapping, runNormalize, sleep } from '../../../test/support/normalization.js';
-import { NORMALIZE_JOB, NORMALIZE_QUEUE, type NormalizedRecord } from '../../pipeline/envelope.js';
+import { catchAll, createIntegration, ingestBatch, outputs, publishMapping, runNormalize, sleep } from '../../../test/support/normalization.js';
+import { NORMALIZE_JOB, NORMALIZE_QUEUE } from '../../pipeline/envelope.js';
 import { startConsumers } from '../../roles/jobs.js';
-import { readRecords } from '../../pipeline/batch-codec.js';
 
 const REFRESH_MS = 100;
 
 let t: TestApp;
 let org: number;
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEIR_MAPPING_REFRESH_MS: String(REFRESH_MS) } });
+  // Lineage on: it keeps each event's envelope (mapping version, received_at) beside the outbox.
+  t = await createTestApp({ env: { WEIR_MAPPING_REFRESH_MS: String(REFRESH_MS), WEIR_LINEAGE_ENABLED: 'true' } });
   org = await createOrganization(t, 'acme');
+  await catchAll(t, org);
 });
 afterAll(async () => t?.close());
 
@@ -48,9 +49,14 @@ async function quarantine(integrationId: number) {
   return db().selectFrom('quarantine_events').selectAll().where('integration_id', '=', integrationId).orderBy('id').execute();
 }
 
-async function records(batchId: string): Promise<NormalizedRecord[]> {
-  const row = await db().selectFrom('normalized_batches').selectAll().where('id', '=', batchId).executeTakeFirstOrThrow();
-  return readRecords(row.events);
+/** What the one pass wrote for a batch: its outbox events (catch-all route) with their lineage envelope. */
+async function records(batchId: string) {
+  const lineage = await db().selectFrom('lineage_events').selectAll().where('normalized_batch_id', '=', batchId).execute();
+  const envelope = new Map(lineage.map((l) => [l.event_id, l]));
+  return (await outputs(t, batchId)).map(({ id, ocsf }) => {
+    const l = envelope.get(id)!;
+    return { id, organization_id: l.organization_id, integration_id: l.integration_id, stream: l.stream, received_at: new Date(l.received_at).toISOString(), mapping_version_id: l.mapping_version_id, ocsf };
+  });
 }
 
 describe('normalization worker', () => {
@@ -114,7 +120,6 @@ describe('normalization worker', () => {
       stream: 'users',
       received_at: batch.received_at,
       mapping_version_id: version,
-      valid: true,
       ocsf: { class_uid: 3004, activity_id: 1, entity: { name: 'p1', type: 'Policy' }, message: 'created' },
     });
     const q = await quarantine(integration);
@@ -128,7 +133,9 @@ describe('normalization worker', () => {
     expect(q[3]!.error_detail).toBe('invalid OCSF (1 issue): type at message');
     expect(await counters(integration, 'users')).toMatchObject({ events_in: 5, normalized: 1, flagged: 0, quarantined: 4, bytes_in: batch.bytes });
     const stored = await db().selectFrom('normalized_batches').selectAll().where('id', '=', batch.id).executeTakeFirstOrThrow();
-    expect(stored).toMatchObject({ event_count: 1, flagged_count: 0, quarantined_count: 4, route_state: 'pending', bytes: batch.bytes });
+    // The batch's mark of exactly-once: it holds no events, the pass routed them in its transaction.
+    expect(stored).toMatchObject({ event_count: 1, flagged_count: 0, quarantined_count: 4, route_state: 'done', events: '', bytes: batch.bytes });
+    expect(await db().selectFrom('delivery_batches').select('event_count').where('source_batch_id', '=', batch.id).execute()).toEqual([{ event_count: 1 }]);
   });
 
   it('drops pulled events whose vendor key it accepted before, within the deduplication period', async () => {
@@ -192,14 +199,17 @@ describe('normalization worker', () => {
     const lenientOrg = await createOrganization(t, 'lenient');
     const integration = await createIntegration(t, lenientOrg);
     await db().insertInto('ocsf_policies').values({ organization_id: lenientOrg, mode: 'lenient' }).execute();
+    await catchAll(t, lenientOrg);
     await publishMapping(t, lenientOrg, 'custom', 'users', entityDoc('Policy'));
     await sleep(REFRESH_MS + 20);
     const batch = ingestBatch(lenientOrg, integration, 'users', [{ name: 'p3', msg: 42 }, { msg: 'no name' }, { name: 'ok' }]);
     await runNormalize(t, batch);
 
     const recs = await records(batch.id);
-    expect(recs.map((r) => r.valid)).toEqual([false, true]);
-    expect(recs[0]!.issues).toEqual([{ path: 'message', kind: 'type', message: expect.any(String) }]);
+    expect(recs.map((r) => [r.id, r.ocsf.message])).toEqual([
+      [batch.ids[0], 42],
+      [batch.ids[2], undefined],
+    ]);
     expect((await quarantine(integration)).map((r) => r.error_kind)).toEqual(['missing_required']);
     expect(await counters(integration, 'users')).toMatchObject({ events_in: 3, normalized: 2, flagged: 1, quarantined: 1 });
     expect(await db().selectFrom('normalized_batches').select('flagged_count').where('id', '=', batch.id).executeTakeFirstOrThrow()).toEqual({ flagged_count: 1 });

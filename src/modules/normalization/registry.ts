@@ -12,6 +12,8 @@ import type { DefinitionEntry, NormalizationStore } from './store.js';
 
 export interface LiveMapping extends StageMapping {
   definitionId: string;
+  /** The version's document (what a pass thread compiles for itself). */
+  document: Record<string, unknown>;
 }
 
 export interface Resolution {
@@ -54,6 +56,7 @@ export function createMappingRegistry(deps: RegistryDeps) {
   const now = deps.now ?? (() => new Date());
   // Compiled once per version (documents never change); null: the document did not compile.
   const compiled = new Map<string, CompiledMapping | null>();
+  const documents = new Map<string, Record<string, unknown>>();
   const created = new Set<string>();
   let snapshot: Snapshot = { definitions: new Map(), policies: new Map() };
   let seen: { mappings?: string; policies?: string } = {};
@@ -82,14 +85,16 @@ export function createMappingRegistry(deps: RegistryDeps) {
       const c = compiled.has(doc.id) ? compiled.get(doc.id)! : compileVersion(doc.id, doc.document);
       local.set(doc.id, c);
       compiled.set(doc.id, c);
+      documents.set(doc.id, doc.document);
     }
     for (const id of compiled.keys()) if (!live.has(id)) compiled.delete(id);
+    for (const id of documents.keys()) if (!live.has(id)) documents.delete(id);
     const definitions = new Map<string, Entry>();
     for (const r of rows) {
       const c = r.live_version_id ? local.get(r.live_version_id) : undefined;
       definitions.set(keyOf(r.organization_id, r.platform, r.stream), {
         definitionId: r.id,
-        mapping: c && r.live_version_id ? { definitionId: r.id, versionId: r.live_version_id, compiled: c } : undefined,
+        mapping: c && r.live_version_id ? { definitionId: r.id, versionId: r.live_version_id, compiled: c, document: documents.get(r.live_version_id)! } : undefined,
       });
     }
     return definitions;

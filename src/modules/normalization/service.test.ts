@@ -3,9 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { manualClock } from '../../core/clock.js';
 import type { IngestBatch } from '../../pipeline/envelope.js';
 import type { CompiledMapping } from '../../pipeline/normalize/types.js';
+import { decodeRecords } from '../../pipeline/batch-codec.js';
+import { compileRoutes } from '../../pipeline/route/compile.js';
+import { inlinePassRunner } from '../../pipeline/pass/inline.js';
 import { createAggregates } from './aggregates.js';
 import type { MappingRegistry } from './registry.js';
-import { DuplicateKeysRace, createNormalizationService, type NormalizationDeps } from './service.js';
+import { DuplicateKeysRace, createNormalizationService, type NormalizationDeps, type PassRouting } from './service.js';
 
 const mapping: CompiledMapping = {
   reads: new Set(['ok']),
@@ -13,15 +16,26 @@ const mapping: CompiledMapping = {
   map: (raw) => (raw.ok ? { ok: true, event: { class_uid: 3004 } } : { ok: false, kind: 'no_matching_rule', detail: 'no rule' }),
 };
 
-function setup(options: { afterRead?: (keys: Map<string, Date>) => void } = {}) {
+interface Calls {
+  quarantine: number;
+  counters: number;
+  metrics: string[];
+  transactions: number;
+  duplicates: number;
+  eventsIn: number;
+  captured: string[];
+  ledger: string[];
+}
+
+function setup(options: { afterRead?: (keys: Map<string, Date>) => void; routing?: (calls: Calls) => PassRouting } = {}) {
   const clock = manualClock();
   const stored = new Set<string>();
-  const calls = { quarantine: 0, counters: 0, metrics: [] as string[], transactions: 0, duplicates: 0, eventsIn: 0, captured: [] as string[] };
+  const calls: Calls = { quarantine: 0, counters: 0, metrics: [], transactions: 0, duplicates: 0, eventsIn: 0, captured: [], ledger: [] };
   const keys = new Map<string, Date>();
   const registry = {
     refreshIfStale: async () => undefined,
     refresh: async () => undefined,
-    resolve: () => ({ known: true, mapping: { definitionId: 'd', versionId: 'v', compiled: mapping } }),
+    resolve: () => ({ known: true, mapping: { definitionId: 'd', versionId: 'v', compiled: mapping, document: {} } }),
     policy: () => 'strict' as const,
     ensureDefinition: async () => undefined,
   } satisfies MappingRegistry;
@@ -64,7 +78,15 @@ function setup(options: { afterRead?: (keys: Map<string, Date>) => void } = {}) 
     },
     registry,
     aggregates,
-    validate: () => [],
+    routing: options.routing?.(calls) ?? {
+      lineage: false,
+      routes: async () => ({ fingerprint: 'none', specs: [], compiled: () => compileRoutes([]) }),
+      destinations: async () => new Map(),
+      write: async (w) => {
+        calls.ledger.push(...w.ledger.map((e) => `${e.outcome}${e.reason ? `:${e.reason}` : ''}=${e.count}`));
+      },
+    },
+    runPass: inlinePassRunner(() => []),
     transaction: async (fn) => {
       calls.transactions++;
       return fn();
@@ -93,6 +115,32 @@ const batch: IngestBatch = {
 };
 
 describe('normalization service', () => {
+  it('routes the batch in the transaction that stores it: pushed texts in, outbox rows, ledger and counters out together', async () => {
+    const route = { id: 'r1', organization_id: 1, name: 'all', position: 1, enabled: true, condition: null, transforms: [], destination_ids: ['d1'], final: true, version: 1 };
+    const writes: { events: string[]; transactions: number }[] = [];
+    const { service, calls } = setup({
+      routing: (calls) => ({
+        lineage: false,
+        routes: async () => ({ fingerprint: 'f', specs: [route], compiled: () => compileRoutes([route]) }),
+        destinations: async () => new Map([['d1', { organization_id: 1, enabled: true, disabled_reason: null, shadow_destination_id: null }]]),
+        write: async (w) => {
+          writes.push({ events: w.deliveries.map((d) => d.events), transactions: calls.transactions });
+          calls.ledger.push(...w.ledger.map((e) => `${e.outcome}=${e.count}`));
+        },
+      }),
+    });
+    const pushed: IngestBatch = { ...batch, id: 't1', events: ['{"ok":true}', '{"ok":true}', '{"ok":false}'] };
+    expect(await service.normalize(pushed)).toEqual({ duplicate: false, normalized: 2, flagged: 0, quarantined: 1 });
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.transactions).toBe(1);
+    expect(await decodeRecords(writes[0]!.events[0]!)).toBe('{"class_uid":3004}\n{"class_uid":3004}');
+    expect(calls.ledger).toEqual(['copies=2', 'routed=2']);
+    expect(calls).toMatchObject({ counters: 1, quarantine: 1 });
+    // A redelivered job writes nothing again.
+    expect(await service.normalize(pushed)).toMatchObject({ duplicate: true });
+    expect(writes).toHaveLength(1);
+  });
+
   it('counts quarantined events per kind once, and nothing for a redelivered batch', async () => {
     const { service, calls, aggregates } = setup();
     expect(await service.normalize(batch)).toEqual({ duplicate: false, normalized: 1, flagged: 0, quarantined: 2 });

@@ -1,13 +1,17 @@
-// Normalization rules around the pure stage: which mapping and policy apply, how a batch's
-// outcome is stored (once, however often its job is delivered) and reprocessing of
-// quarantined events with the current live mapping.
+// The one pass around the pure code (pipeline/pass): which mapping, policy, routes and
+// destinations apply, and how a batch's whole outcome (outbox rows, quarantine, ledger,
+// counters, lineage) is stored in ONE transaction, once however often its job is delivered.
+// Quarantined events are reprocessed through the same pass with the current live mapping.
 import type { Clock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import type { Logger } from '../../platform/logger.js';
 import type { IngestBatch, QuarantineKind } from '../../pipeline/envelope.js';
-import { normalizeBatch, type StageContext, type StageResult } from '../../pipeline/normalize/stage.js';
+import type { RoutableDestination } from '../../pipeline/delivery/router.js';
+import type { RoutingWrite } from '../../pipeline/delivery/engine-port.js';
+import type { OrgRoutes } from '../../pipeline/delivery/routes-cache.js';
+import type { PassJob, PassResult, PassRunner, PassStage } from '../../pipeline/pass/pass.js';
+import type { LiveMapping } from './registry.js';
 import type { Aggregates } from './aggregates.js';
-import { encodeRecords } from '../../pipeline/batch-codec.js';
 import type { MappingRegistry } from './registry.js';
 import type { NormalizationStore } from './store.js';
 
@@ -37,11 +41,24 @@ export interface BatchOutcome {
   quarantined: number;
 }
 
+/** What the pass needs of routing and delivery (the delivery module's passRouting). */
+export interface PassRouting {
+  lineage: boolean;
+  routes(organizationId: number): Promise<OrgRoutes>;
+  /** The destinations snapshot; `refresh` asks for a fresh one (a route names an unknown destination). */
+  destinations(refresh: boolean): Promise<ReadonlyMap<string, RoutableDestination>>;
+  /** Writes the routing write (rows encoded) in the open transaction. */
+  write(write: RoutingWrite, at: Date): Promise<void>;
+  /** New outbox rows committed (this process's lanes look at once). */
+  written?(): void;
+}
+
 export interface NormalizationDeps {
   store: Pick<NormalizationStore, 'insertBatch' | 'settleAccepted' | 'insertQuarantine' | 'addCounters' | 'integrationPlatforms' | 'seenKeys' | 'rememberKeys'>;
   registry: MappingRegistry;
   aggregates: Aggregates;
-  validate: StageContext['validate'];
+  routing: PassRouting;
+  runPass: PassRunner;
   /** Runs fn in a transaction, or joins the caller's. */
   transaction: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Runs fn once the caller's transaction committed (at once outside one). */
@@ -90,17 +107,20 @@ async function withoutSeen(batch: IngestBatch, seenKeys: (keys: string[]) => Pro
 
 const utcDay = (iso: string | Date) => new Date(iso).toISOString().slice(0, 10);
 
-function countByKind(result: StageResult): Map<QuarantineKind, number> {
+function countByKind(result: PassStage): Map<QuarantineKind, number> {
   const byKind = new Map<QuarantineKind, number>();
   for (const q of result.quarantined) byKind.set(q.error_kind, (byKind.get(q.error_kind) ?? 0) + 1);
   return byKind;
 }
 
 export function createNormalizationService(deps: NormalizationDeps) {
-  const { store, registry, aggregates, validate, transaction, clock, logger } = deps;
+  const { store, registry, aggregates, transaction, clock, logger } = deps;
 
-  /** Normalized output to the next stage: routing reads batches whose route_state is 'pending'. */
-  async function batchRow(batch: IngestBatch, result: StageResult, source: string, bytes: number, now: Date) {
+  /**
+   * The batch's mark of exactly-once: its outcome is written with it, in the same
+   * transaction, and a redelivered job finds it. It holds no events (the pass routed them).
+   */
+  function batchMark(batch: IngestBatch, result: PassStage, source: string, bytes: number, now: Date) {
     return {
       id: batch.id,
       organization_id: batch.organization_id,
@@ -111,11 +131,27 @@ export function createNormalizationService(deps: NormalizationDeps) {
       flagged_count: result.flagged,
       quarantined_count: result.quarantined.length,
       bytes,
-      events: await encodeRecords(result.ndjson),
-      // Nothing to route: the row stays only as the batch's "done" marker.
-      route_state: result.normalized === 0 ? 'done' : 'pending',
+      events: '',
+      route_state: 'done',
       created_at: now,
     };
+  }
+
+  /** Runs the pass; a route naming a destination created a moment ago gets a fresh snapshot and a second run. */
+  async function pass(batch: IngestBatch, mapping: LiveMapping | undefined, receivedAt?: readonly string[]): Promise<PassResult> {
+    const routes = await deps.routing.routes(batch.organization_id);
+    const job = (destinations: ReadonlyMap<string, RoutableDestination>): PassJob => ({
+      batch,
+      mapping,
+      policy: registry.policy(batch.organization_id),
+      ...(receivedAt ? { receivedAt } : {}),
+      routes,
+      destinations,
+      lineage: deps.routing.lineage,
+    });
+    const first = await deps.runPass(job(await deps.routing.destinations(false)));
+    if (!first.missing) return first;
+    return deps.runPass(job(await deps.routing.destinations(true)));
   }
 
   async function normalize(received: IngestBatch): Promise<BatchOutcome> {
@@ -132,16 +168,15 @@ export function createNormalizationService(deps: NormalizationDeps) {
         logger.warn({ err, organization_id: batch.organization_id, platform: batch.platform, stream: batch.stream }, 'could not create a mapping definition for a new stream');
       });
     }
-    const result = normalizeBatch(batch, { mapping, validate, policy: registry.policy(batch.organization_id) });
+    const { stage: result, write } = await pass(batch, mapping);
     const now = clock.now();
     const quarantined = result.quarantined.length;
 
-    // The batch row, its quarantine and its counters commit together, and only if the row
-    // is new: a job redelivered after a crash finds it and counts nothing twice. The
-    // accepted row goes in the same transaction, so the ledger sees the batch's events
-    // either queued or counted in, never both and never neither.
-    // Compressed before the transaction opens: it takes a few ms on the thread pool.
-    const row = await batchRow(batch, result, batch.source, batch.bytes, now);
+    // The batch's mark, its outbox rows, quarantine, ledger, counters and lineage commit
+    // together, and only if the mark is new: a job redelivered after a crash finds it and
+    // writes or counts nothing twice. The accepted row goes in the same transaction, so the
+    // ledger sees the batch's events queued, or counted in and routed: never both, never neither.
+    const row = batchMark(batch, result, batch.source, batch.bytes, now);
     const stored = await transaction(async () => {
       await store.settleAccepted(batch);
       if (!(await store.insertBatch(row))) return false;
@@ -176,12 +211,14 @@ export function createNormalizationService(deps: NormalizationDeps) {
         quarantined,
         last_event_at: new Date(batch.received_at),
       });
+      await deps.routing.write(write, now);
       return true;
     });
     if (!stored) {
       logger.info({ batch_id: batch.id }, 'batch was normalized before (redelivered job); skipped');
       return { duplicate: true, normalized: 0, flagged: 0, quarantined: 0 };
     }
+    if (write.deliveries.length > 0) deps.routing.written?.();
     for (const [kind, n] of countByKind(result)) deps.countQuarantined(batch.organization_id, batch.integration_id, kind, n);
     if (duplicates > 0) logger.debug({ batch_id: batch.id, duplicates }, 'collected events seen before were dropped');
     aggregates.recordBatch(batch, result, mapping?.compiled.expected, now);
@@ -227,12 +264,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
         bytes: 0,
       };
       const { mapping } = registry.resolve(batch.organization_id, platform, batch.stream);
-      const result = normalizeBatch(batch, {
-        mapping,
-        validate,
-        policy: registry.policy(batch.organization_id),
-        receivedAt: group.map((i) => i.received_at.toISOString()),
-      });
+      const { stage: result, write } = await pass(batch, mapping, group.map((i) => i.received_at.toISOString()));
       const failed = new Set<number>();
       for (const q of result.quarantined) {
         failed.add(q.index);
@@ -244,9 +276,10 @@ export function createNormalizationService(deps: NormalizationDeps) {
       if (result.normalized === 0) continue;
       const bytes = group.reduce((n, i, index) => (failed.has(index) ? n : n + Buffer.byteLength(JSON.stringify(i.raw))), 0);
       // Inside the caller's transaction when there is one: the quarantine rows change with it.
-      const row = await batchRow(batch, { ...result, quarantined: [] }, 'reprocess', bytes, now);
+      const row = batchMark(batch, { ...result, quarantined: [] }, 'reprocess', bytes, now);
       await transaction(async () => {
         await store.insertBatch(row);
+        await deps.routing.write(write, now);
         // Events in were counted when the events first arrived; only the outcome is new.
         await store.addCounters({
           organization_id: batch.organization_id,
@@ -263,7 +296,10 @@ export function createNormalizationService(deps: NormalizationDeps) {
           last_event_at: null,
         });
       });
-      await deps.afterCommit(async () => aggregates.recordCompliance(batch.organization_id, batch.integration_id, result.compliance, now));
+      await deps.afterCommit(async () => {
+        aggregates.recordCompliance(batch.organization_id, batch.integration_id, result.compliance, now);
+        if (write.deliveries.length > 0) deps.routing.written?.();
+      });
     }
     return items.map((i) => outcomes.get(i.id)!);
   }

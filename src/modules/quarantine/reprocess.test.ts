@@ -4,7 +4,7 @@ import { createOrganization, createPrincipal, type Principal } from '../../../te
 import { integration, quarantine, stored } from '../../../test/support/quarantine.js';
 import { newId } from '../../core/ids.js';
 import type { ReprocessItem, ReprocessOutcome } from './service.js';
-import { readRecords } from '../../pipeline/batch-codec.js';
+import { catchAll, outputs } from '../../../test/support/normalization.js';
 
 let t: TestApp;
 let orgA: number;
@@ -151,6 +151,7 @@ describe('reprocess with the real normalization stage', () => {
   }
 
   it('events quarantined as no_mapping fail again without a mapping, then become reprocessed once a version is live', async () => {
+    await catchAll(t, orgA);
     const [good, bad] = await quarantine(t, [
       { organizationId: orgA, integrationId: intA, raw: { user: 'alice', op: 'GetObject', ip: '198.51.100.7' } },
       { organizationId: orgA, integrationId: intA, raw: { user: 'bob', op: 'PutObject', ip: 'not-an-ip' } },
@@ -169,11 +170,11 @@ describe('reprocess with the real normalization stage', () => {
     expect(await stored(t, good!)).toMatchObject({ status: 'reprocessed', attempts: 3, mapping_version_id: versionId, reprocessed_at: expect.any(Date) });
     expect(await stored(t, bad!)).toMatchObject({ status: 'quarantined', attempts: 3, error_kind: 'cast_failed', mapping_version_id: versionId });
 
-    // The success went on down the pipeline as a normalized batch.
+    // The success went on down the pipeline in the same pass: routed to the organization's outbox.
     const batches = await t.container.database.db.selectFrom('normalized_batches').selectAll().where('source', '=', 'reprocess').execute();
     expect(batches).toHaveLength(1);
-    expect(batches[0]).toMatchObject({ organization_id: orgA, integration_id: intA, stream: 'events', event_count: 1 });
-    const record = (await readRecords(batches[0]!.events))[0] as unknown as Json;
-    expect(record).toMatchObject({ id: good, mapping_version_id: versionId, valid: true, ocsf: { class_uid: 6003, actor: { user: { name: 'alice' } } } });
+    expect(batches[0]).toMatchObject({ organization_id: orgA, integration_id: intA, stream: 'events', event_count: 1, route_state: 'done' });
+    const [record] = await outputs(t, batches[0]!.id);
+    expect(record).toMatchObject({ id: good, ocsf: { class_uid: 6003, actor: { user: { name: 'alice' } } } });
   });
 });

@@ -72,7 +72,10 @@ export interface LineageCopyRow {
 /** Everything routing one normalized batch writes, in one transaction. */
 export interface RoutingWrite {
   batchId: string;
+  /** `events` is '' until encodeDeliveries stores `bodies[i]` (the lines of deliveries[i]) in it. */
   deliveries: NewDelivery[];
+  /** The lines of each delivery; rows with the same body share one array (encoded once). Emptied once encoded. */
+  bodies: string[][];
   ledger: LedgerEntry[];
   routeStats: RouteStatDelta[];
   lineageEvents: LineageEventRow[];

@@ -198,6 +198,10 @@ export function createDeliveryEngine(deps: EngineDeps) {
     wakeRouting(): void {
       routing.wake();
     },
+    /** New outbox rows were committed in this process (the one pass): idle lanes claim at once. */
+    wakeLanes(): void {
+      for (const lane of lanes.values()) lane.wake();
+    },
     /** Routes one pending batch now, outside the loop (tests, tools). */
     routeOnce: () => routing.routeOnce(),
     /** Routes a batch claimed elsewhere; false when someone else routed it meanwhile. */

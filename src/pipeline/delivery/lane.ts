@@ -39,6 +39,7 @@ const HOUR = 3_600_000;
 export class Lane {
   readonly breaker: Breaker;
   private readonly sleeper = new Sleeper();
+  private idle = false;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly hardStop = new AbortController();
   private taps: TapSession[] = [];
@@ -70,6 +71,11 @@ export class Lane {
   setTaps(sessions: TapSession[]): void {
     const mine = new Map(this.taps.map((t) => [t.id, t.remaining]));
     this.taps = sessions.map((s) => ({ ...s, remaining: Math.min(s.remaining, mine.get(s.id) ?? s.remaining) })).filter((s) => s.remaining > 0);
+  }
+
+  /** New rows were written in this process: an idle lane claims now instead of at its next poll. */
+  wake(): void {
+    if (this.idle) this.sleeper.wake();
   }
 
   /** Stops claiming, lets requests in flight finish (up to boundMs), then gives back every lease this lane holds. */
@@ -125,7 +131,9 @@ export class Lane {
         }
         const rows = await this.claim();
         if (rows.length === 0) {
+          this.idle = true;
           await this.sleeper.sleep(this.deps.pollMs);
+          this.idle = false;
           continue;
         }
         if (this.stopping || (!probe && this.breaker.state !== 'closed')) {

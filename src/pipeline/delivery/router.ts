@@ -6,16 +6,16 @@
 // is filtered `destination_disabled`. A destination stopped by a revoked credential keeps
 // receiving copies: they wait in the outbox for a new credential.
 import { newId } from '../../core/ids.js';
-import { encodeRecords } from '../batch-codec.js';
+import { encodeLines } from '../batch-codec.js';
 import type { NormalizedRecord } from '../envelope.js';
 import type { Copy, RoutingPlan } from '../route/types.js';
-import type { LedgerEntry, LineageCopyRow, LineageEventRow, NewDelivery, PendingBatch, RoutingWrite } from './engine-port.js';
+import type { EngineStore, LedgerEntry, LineageCopyRow, LineageEventRow, NewDelivery, PendingBatch, RoutingWrite } from './engine-port.js';
 import type { DestinationRuntime } from './ports.js';
 
 export const CREDENTIAL_REVOKED = 'credential_revoked';
 
 /** Whether an organization's routes may write copies for the destination now. */
-export function usableBy(dest: DestinationRuntime | undefined, organizationId: number): boolean {
+export function usableBy(dest: RoutableDestination | undefined, organizationId: number): boolean {
   if (!dest) return false;
   if (dest.organization_id !== null && dest.organization_id !== organizationId) return false;
   return dest.enabled || dest.disabled_reason === CREDENTIAL_REVOKED;
@@ -27,19 +27,26 @@ interface Outgoing {
   copies: Copy[];
 }
 
-export async function buildRoutingWrite(
-  batch: PendingBatch,
+/** What buildRoutingWrite reads of a destination (a clone of it crosses to the pass's threads). */
+export type RoutableDestination = Pick<DestinationRuntime, 'organization_id' | 'enabled' | 'disabled_reason' | 'shadow_destination_id'>;
+
+/**
+ * The outbox rows, ledger, statistics and lineage of one planned batch. Each row's lines are
+ * in `bodies`; encodeDeliveries stores them in the row's `events`.
+ */
+export function buildRoutingWrite(
+  batch: Pick<PendingBatch, 'id' | 'organization_id' | 'integration_id' | 'stream'>,
   records: NormalizedRecord[],
   plan: RoutingPlan,
-  destinations: ReadonlyMap<string, DestinationRuntime>,
+  destinations: ReadonlyMap<string, RoutableDestination>,
   lineage: boolean,
-): Promise<RoutingWrite> {
+): RoutingWrite {
   const n = records.length;
   const org = batch.organization_id;
   const copied = new Uint8Array(n);
   const planned = new Uint8Array(n);
   const outgoing: Outgoing[] = [];
-  const shadows = new Map<string, Copy[]>();
+  const shadows = new Map<string, Copy[][]>();
   const routeCopies = new Map<string, number>();
   for (const [destinationId, copies] of plan.copies) {
     if (copies.length === 0) continue;
@@ -57,25 +64,28 @@ export async function buildRoutingWrite(
     if (shadowId && shadowId !== destinationId && usableBy(destinations.get(shadowId), org)) {
       // Several destinations mirrored into one: its shadow row carries all their copies.
       const list = shadows.get(shadowId);
-      if (list) list.push(...copies);
-      else shadows.set(shadowId, [...copies]);
+      if (list) list.push(copies);
+      else shadows.set(shadowId, [copies]);
     }
   }
-  for (const [destinationId, copies] of shadows) outgoing.push({ destinationId, kind: 'shadow', copies });
+  // A shadow of one destination shares that destination's copies (and body); of several, their union.
+  for (const [destinationId, lists] of shadows) outgoing.push({ destinationId, kind: 'shadow', copies: lists.length === 1 ? lists[0]! : lists.flat() });
 
   const origin = { organization_id: org, integration_id: batch.integration_id, stream: batch.stream };
-  // Copies that went through no transform share their text: compress each distinct body once.
-  const encoded = new Map<string, Promise<string>>();
   const deliveries: NewDelivery[] = [];
+  const bodies: string[][] = [];
+  const bodyOf = new Map<Copy[], string[]>();
   const lineageCopies: LineageCopyRow[] = [];
   const ledger: LedgerEntry[] = [];
   for (const out of outgoing) {
-    const ndjson = out.copies.map((c) => c.line).join('\n');
-    let events = encoded.get(ndjson);
-    if (!events) {
-      events = encodeRecords(ndjson);
-      encoded.set(ndjson, events);
+    let lines = bodyOf.get(out.copies);
+    if (!lines) {
+      lines = out.copies.map((c) => c.line);
+      bodyOf.set(out.copies, lines);
     }
+    let bytes = 0;
+    for (const line of lines) bytes += Buffer.byteLength(line);
+    bodies.push(lines);
     const id = newId();
     deliveries.push({
       id,
@@ -84,9 +94,9 @@ export async function buildRoutingWrite(
       source_batch_id: batch.id,
       kind: out.kind,
       event_count: out.copies.length,
-      bytes: Buffer.byteLength(ndjson) - (out.copies.length - 1),
+      bytes,
       event_ids: out.copies.map((c) => records[c.index]!.id).join(','),
-      events: await events,
+      events: '',
     });
     if (out.kind === 'primary') ledger.push({ ...origin, outcome: 'copies', destination_id: out.destinationId, count: out.copies.length });
     if (lineage) {
@@ -126,5 +136,34 @@ export async function buildRoutingWrite(
       });
     }
   }
-  return { batchId: batch.id, deliveries, ledger, routeStats, lineageEvents, lineageCopies };
+  return { batchId: batch.id, deliveries, bodies, ledger, routeStats, lineageEvents, lineageCopies };
+}
+
+/**
+ * Stores each row's lines in `events` in their stored form (pipeline/batch-codec.ts), each
+ * distinct body encoded once: a destination and its shadow share one.
+ */
+export async function encodeDeliveries(write: Pick<RoutingWrite, 'deliveries' | 'bodies'>, encode: (lines: readonly string[]) => Promise<string> | string = encodeLines): Promise<void> {
+  const encoded = new Map<string[], Promise<string> | string>();
+  write.deliveries.forEach((row, i) => {
+    const lines = write.bodies[i]!;
+    if (!encoded.has(lines)) encoded.set(lines, encode(lines));
+  });
+  for (let i = 0; i < write.deliveries.length; i++) write.deliveries[i]!.events = await encoded.get(write.bodies[i]!)!;
+  write.bodies = [];
+}
+
+const HOUR = 3_600_000;
+
+/** Writes a routing write (rows already encoded); joins the caller's transaction. */
+export async function storeRoutingWrite(
+  store: Pick<EngineStore, 'insertDeliveries' | 'addLedger' | 'addRouteStats' | 'insertLineage'>,
+  write: RoutingWrite,
+  at: Date,
+  lineage: boolean,
+): Promise<void> {
+  await store.insertDeliveries(write.deliveries);
+  await store.addLedger(write.ledger, at);
+  await store.addRouteStats(write.routeStats, new Date(Math.floor(at.getTime() / HOUR) * HOUR));
+  if (lineage) await store.insertLineage(write.lineageEvents, write.lineageCopies);
 }

@@ -6,12 +6,14 @@
 // nothing. A killed dispatcher's batches come back when their lease expires.
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../platform/logger.js';
-import { decodeRecords } from '../batch-codec.js';
+import { decodeLines } from '../batch-codec.js';
 import type { NormalizedRecord } from '../envelope.js';
+import { ocsfText } from '../route/compile.js';
 import type { CompiledRoutes, RouteSpec } from '../route/types.js';
 import type { EngineStore, PendingBatch, Transact } from './engine-port.js';
 import type { DestinationRuntime } from './ports.js';
-import { buildRoutingWrite } from './router.js';
+import { buildRoutingWrite, encodeDeliveries, storeRoutingWrite } from './router.js';
+import { createRoutesCache } from './routes-cache.js';
 import { Sleeper } from './sleeper.js';
 
 export interface RoutingStageDeps {
@@ -28,60 +30,28 @@ export interface RoutingStageDeps {
   lineage: boolean;
 }
 
-interface CachedRoutes {
-  fingerprint: string;
-  checkedAt: number;
-  compiled: CompiledRoutes;
-}
-
-const HOUR = 3_600_000;
-
 export function createRoutingStage(deps: RoutingStageDeps) {
   const { store, clock, logger } = deps;
-  const cache = new Map<number, Promise<CachedRoutes>>();
+  const routes = createRoutesCache({ store, compile: deps.compile, pollMs: deps.pollMs });
   const sleeper = new Sleeper();
   const claimed = new Set<string>();
   let stopping = false;
   let workers: Promise<void>[] = [];
 
-  /** The organization's compiled routes; their fingerprint is checked at most every pollMs. */
-  async function routesFor(organizationId: number): Promise<CompiledRoutes> {
-    const now = Date.now();
-    const cached = cache.get(organizationId);
-    const current = cached ? await cached.catch(() => undefined) : undefined;
-    if (current && now - current.checkedAt < deps.pollMs) return current.compiled;
-    const loading = (async () => {
-      const fingerprint = await store.routesFingerprint(organizationId);
-      if (current && current.fingerprint === fingerprint) return { ...current, checkedAt: now };
-      const compiled = deps.compile(await store.enabledRoutes(organizationId));
-      return { fingerprint, checkedAt: now, compiled };
-    })();
-    cache.set(organizationId, loading);
-    try {
-      return (await loading).compiled;
-    } catch (err) {
-      cache.delete(organizationId);
-      throw err;
-    }
-  }
-
   async function route(batch: PendingBatch): Promise<boolean> {
-    const compiled = await routesFor(batch.organization_id);
-    const ndjson = await decodeRecords(batch.events);
-    const lines = ndjson === '' ? [] : ndjson.split('\n');
+    const compiled = (await routes.get(batch.organization_id)).compiled();
+    const lines = await decodeLines(batch.events);
     const records = lines.map((l) => JSON.parse(l) as NormalizedRecord);
-    const plan = compiled.plan(records, lines);
+    const plan = compiled.plan(records, lines.map((l, i) => ocsfText(l) ?? JSON.stringify(records[i]!.ocsf)));
     let destinations = await deps.destinations(false);
     // A route saved a moment ago may name a destination created a moment ago.
     if ([...plan.copies.keys()].some((id) => !destinations.has(id))) destinations = await deps.destinations(true);
-    const write = await buildRoutingWrite(batch, records, plan, destinations, deps.lineage);
+    const write = buildRoutingWrite(batch, records, plan, destinations, deps.lineage);
+    await encodeDeliveries(write);
     const at = clock.now();
     return deps.transact(async () => {
       if (!(await store.markRouted(batch.id))) return false;
-      await store.insertDeliveries(write.deliveries);
-      await store.addLedger(write.ledger, at);
-      await store.addRouteStats(write.routeStats, new Date(Math.floor(at.getTime() / HOUR) * HOUR));
-      if (deps.lineage) await store.insertLineage(write.lineageEvents, write.lineageCopies);
+      await storeRoutingWrite(store, write, at, deps.lineage);
       return true;
     });
   }

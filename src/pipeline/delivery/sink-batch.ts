@@ -1,7 +1,7 @@
 // The SinkBatch of one request, built from claimed outbox rows: each row's events are
 // decoded once, their ids split from event_ids, and one EventMeta object is shared by every
 // event of a row (no per-event allocation beyond the line itself).
-import { decodeRecords, encodeRecords } from '../batch-codec.js';
+import { decodeLines, encodeRecords } from '../batch-codec.js';
 import type { EventMeta, SinkBatch } from '../sinks/types.js';
 import type { OutboxRow } from './engine-port.js';
 
@@ -16,8 +16,7 @@ export interface Part {
 }
 
 export async function decodeRow(row: OutboxRow): Promise<{ lines: string[]; ids: string[] }> {
-  const ndjson = await decodeRecords(row.events);
-  const lines = ndjson === '' ? [] : ndjson.split('\n');
+  const lines = await decodeLines(row.events);
   const ids = row.event_ids === '' ? [] : row.event_ids.split(',');
   if (lines.length !== ids.length) throw new Error(`delivery batch ${row.id}: ${lines.length} events but ${ids.length} ids`);
   return { lines, ids };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { OcsfIssue } from '../../ocsf/types.js';
-import type { IngestBatch, NormalizedRecord } from '../envelope.js';
-import { DRIFT_EVERY, DRIFT_MAX_SAMPLE, normalizeBatch, oneLine, summarizeIssues, type StageContext } from './stage.js';
+import type { IngestBatch } from '../envelope.js';
+import { DRIFT_EVERY, DRIFT_MAX_SAMPLE, normalizeBatch, oneLine, recordsNdjson, summarizeIssues, type StageContext } from './stage.js';
 import type { CompiledMapping, MapResult } from './types.js';
 
 // A stand-in for a compiled mapping: the raw event says how mapping goes.
@@ -61,7 +61,6 @@ const ctx = (over: Partial<StageContext> = {}): StageContext => ({
   ...over,
 });
 
-const lines = (ndjson: string) => (ndjson === '' ? [] : ndjson.split('\n').map((l) => JSON.parse(l) as NormalizedRecord));
 
 describe('normalizeBatch', () => {
   it('writes one NDJSON line per valid event with the full envelope', () => {
@@ -69,8 +68,8 @@ describe('normalizeBatch', () => {
     expect(res.normalized).toBe(2);
     expect(res.flagged).toBe(0);
     expect(res.quarantined).toEqual([]);
-    expect(res.ndjson.split('\n')).toHaveLength(2);
-    expect(lines(res.ndjson)[0]).toEqual({
+    expect(recordsNdjson(res).split('\n')).toHaveLength(2);
+    expect(res.records[0]).toEqual({
       id: '0190d1c2-0000-7000-8000-000000000000',
       organization_id: 7,
       integration_id: 42,
@@ -80,7 +79,7 @@ describe('normalizeBatch', () => {
       valid: true,
       ocsf: { class_uid: 3002, activity_id: 1, time: Date.parse('2026-03-01T12:00:00.000Z'), user: 'a' },
     });
-    expect(lines(res.ndjson)[1]!.ocsf.class_uid).toBe(6003);
+    expect(res.records[1]!.ocsf.class_uid).toBe(6003);
     expect(res.compliance).toEqual(
       new Map([
         [3002, { valid: 1, invalid: 0, lastError: null }],
@@ -91,7 +90,7 @@ describe('normalizeBatch', () => {
 
   it('quarantines every event as no_mapping when there is no live mapping', () => {
     const res = normalizeBatch(batchOf([{ user: 'a' }, { user: 'b' }]), ctx({ mapping: undefined }));
-    expect(res.ndjson).toBe('');
+    expect(recordsNdjson(res)).toBe('');
     expect(res.normalized).toBe(0);
     expect(res.mapped).toBe(0);
     expect(res.quarantined.map((q) => [q.index, q.error_kind, q.mapping_version_id])).toEqual([
@@ -111,7 +110,7 @@ describe('normalizeBatch', () => {
       [3, 'mapping_error', expect.stringMatching(/^normalization failed: .*BigInt/), 'v-1'],
     ]);
     expect(res.normalized).toBe(1);
-    expect(lines(res.ndjson).map((r) => r.ocsf.user)).toEqual(['ok']);
+    expect(res.records.map((r) => r.ocsf.user)).toEqual(['ok']);
   });
 
   it('always quarantines missing required attributes, even when lenient', () => {
@@ -139,7 +138,7 @@ describe('normalizeBatch', () => {
     expect(res.quarantined).toEqual([]);
     expect(res.normalized).toBe(2);
     expect(res.flagged).toBe(1);
-    const [flagged, valid] = lines(res.ndjson);
+    const [flagged, valid] = res.records;
     expect(flagged).toMatchObject({ valid: false, mapping_version_id: 'v-1', ocsf: { user: 'bad' } });
     expect(flagged!.issues).toHaveLength(4);
     expect(flagged!.issues![0]).toEqual({ path: 'user', kind: 'type', message: 'expected an object, got "bad"' });
@@ -150,7 +149,7 @@ describe('normalizeBatch', () => {
   it('uses per-event received_at when given (reprocessing)', () => {
     const times = ['2026-02-01T00:00:00.000Z', '2026-02-02T00:00:00.000Z'];
     const res = normalizeBatch(batchOf([{ user: 'a' }, { kind: 'no_rule' }]), ctx({ receivedAt: times }));
-    const [rec] = lines(res.ndjson);
+    const [rec] = res.records;
     expect(rec!.received_at).toBe(times[0]);
     expect(rec!.ocsf.time).toBe(Date.parse(times[0]!));
     expect(res.quarantined[0]!.received_at).toBe(times[1]);
@@ -167,7 +166,7 @@ describe('normalizeBatch', () => {
 
   it('handles an empty batch', () => {
     const res = normalizeBatch(batchOf([]), ctx());
-    expect(res).toMatchObject({ ndjson: '', normalized: 0, flagged: 0, quarantined: [], mapped: 0, driftSample: [] });
+    expect(res).toMatchObject({ records: [], normalized: 0, flagged: 0, quarantined: [], mapped: 0, driftSample: [] });
   });
 });
 

@@ -1,10 +1,11 @@
-// The normalization stage: one ingest batch in, the NDJSON of its normalized records and
-// the events that must wait in quarantine out. Pure (no I/O, no clock): the worker job
-// and quarantine reprocessing both call it. This is the hot path (ARCHITECTURE.md,
-// habit 6): the envelope text shared by a batch is built once, each record is one string
-// concatenation around JSON.stringify of the mapped event.
+// The normalization stage: one ingest batch in, its normalized records (in memory, each
+// with the JSON text of its OCSF event) and the events that must wait in quarantine out.
+// Pure (no I/O, no clock): the one pass (pipeline/pass) and the mapping tools call it. This
+// is the hot path (ARCHITECTURE.md, habit 6): a raw event arrives as the text it was
+// accepted as and is parsed here, once; its OCSF event is serialized here, once, and that
+// text is what every untransformed copy carries to the outbox.
 import type { OcsfIssue } from '../../ocsf/types.js';
-import type { IngestBatch, QuarantineKind } from '../envelope.js';
+import type { IngestBatch, NormalizedRecord, QuarantineKind } from '../envelope.js';
 import type { CompiledMapping } from './types.js';
 
 export type OcsfPolicyMode = 'strict' | 'lenient';
@@ -43,9 +44,11 @@ export interface ClassCompliance {
 }
 
 export interface StageResult {
-  /** NDJSON of NormalizedRecord, one line per normalized event ('' when none). */
-  ndjson: string;
-  /** Lines in `ndjson`, flagged ones included. */
+  /** The normalized events, flagged ones included, in batch order. */
+  records: NormalizedRecord[];
+  /** `texts[i]` is the JSON text of `records[i].ocsf`. */
+  texts: string[];
+  /** Records, flagged ones included (records.length). */
   normalized: number;
   /** Records delivered with valid=false (lenient policy). */
   flagged: number;
@@ -56,6 +59,8 @@ export interface StageResult {
   mapped: number;
   /** Indices of a sample of the mapped events (for drift): the first and every DRIFT_EVERY-th. */
   driftSample: number[];
+  /** The parsed raw events of driftSample, in the same order. */
+  driftRaw: Record<string, unknown>[];
 }
 
 export const DRIFT_EVERY = 16;
@@ -88,22 +93,46 @@ function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** A raw event as it was accepted (JSON text) or as a collector produced it. */
+export type RawEvent = string | Record<string, unknown>;
+
+/** The object of a raw event; a text that does not parse as one (never accepted so) gives undefined. */
+export function parseRaw(raw: RawEvent): Record<string, unknown> | undefined {
+  if (typeof raw !== 'string') return raw;
+  try {
+    const value: unknown = JSON.parse(raw);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The NDJSON of normalized records with their envelope (the mapping tools' and tests' view). */
+export function recordsNdjson(result: Pick<StageResult, 'records'>): string {
+  return result.records.map((r) => JSON.stringify(r)).join('\n');
+}
+
 export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResult {
   const { events, ids } = batch;
   const quarantined: QuarantinedEvent[] = [];
   const compliance = new Map<number, ClassCompliance>();
   const driftSample: number[] = [];
-  const result: StageResult = { ndjson: '', normalized: 0, flagged: 0, quarantined, compliance, mapped: 0, driftSample };
+  const driftRaw: Record<string, unknown>[] = [];
+  const records: NormalizedRecord[] = [];
+  const texts: string[] = [];
+  const result: StageResult = { records, texts, normalized: 0, flagged: 0, quarantined, compliance, mapped: 0, driftSample, driftRaw };
   const perEventTime = ctx.receivedAt;
   const mapping = ctx.mapping;
   const versionId = mapping?.versionId ?? null;
 
-  const quarantine = (index: number, kind: QuarantineKind, detail: string) => {
+  const quarantine = (index: number, raw: Record<string, unknown> | undefined, kind: QuarantineKind, detail: string) => {
+    const event = events[index]!;
     quarantined.push({
       index,
       id: ids[index]!,
       received_at: perEventTime?.[index] ?? batch.received_at,
-      raw: events[index]!,
+      // A text that does not parse never passed acceptance; kept as text rather than lost.
+      raw: raw ?? (typeof event === 'string' ? { unparsed: event } : event),
       error_kind: kind,
       error_detail: detail,
       mapping_version_id: versionId,
@@ -111,68 +140,70 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
   };
 
   if (!mapping) {
-    const detail = `no live mapping for platform "${batch.platform}", stream "${batch.stream}"`;
-    for (let i = 0; i < events.length; i++) quarantine(i, 'no_mapping', oneLine(detail));
+    const detail = oneLine(`no live mapping for platform "${batch.platform}", stream "${batch.stream}"`);
+    for (let i = 0; i < events.length; i++) quarantine(i, parseRaw(events[i]!), 'no_mapping', detail);
     return result;
   }
 
-  // Every record of the batch shares its envelope but for id (and received_at when reprocessing).
-  const shared =
-    `,"organization_id":${JSON.stringify(batch.organization_id)},"integration_id":${JSON.stringify(batch.integration_id)}` +
-    `,"stream":${JSON.stringify(batch.stream)}`;
-  const batchTime = `,"received_at":${JSON.stringify(batch.received_at)}`;
-  const tail = `,"mapping_version_id":${JSON.stringify(mapping.versionId)}`;
-  const validTail = `${tail},"valid":true,"ocsf":`;
+  const { organization_id, integration_id, stream } = batch;
+  const mapping_version_id = mapping.versionId;
   const batchMs = Date.parse(batch.received_at);
   const mapCtx = { receivedAtMs: batchMs };
   const { compiled } = mapping;
   const { validate } = ctx;
   const lenient = ctx.policy === 'lenient';
-  let out = '';
 
   for (let i = 0; i < events.length; i++) {
     if (perEventTime) mapCtx.receivedAtMs = Date.parse(perEventTime[i]!);
-    let line: string;
+    const raw = parseRaw(events[i]!);
+    if (raw === undefined) {
+      quarantine(i, undefined, 'mapping_error', 'the event is not a JSON object');
+      continue;
+    }
     try {
-      const res = compiled.map(events[i]!, mapCtx);
+      const res = compiled.map(raw, mapCtx);
       if (!res.ok) {
-        quarantine(i, res.kind, oneLine(res.detail));
+        quarantine(i, raw, res.kind, oneLine(res.detail));
         continue;
       }
       const event = res.event;
-      if (result.mapped % DRIFT_EVERY === 0 && driftSample.length < DRIFT_MAX_SAMPLE) driftSample.push(i);
+      if (result.mapped % DRIFT_EVERY === 0 && driftSample.length < DRIFT_MAX_SAMPLE) {
+        driftSample.push(i);
+        driftRaw.push(raw);
+      }
       result.mapped++;
       const issues = validate(event);
       const classUid = typeof event.class_uid === 'number' ? event.class_uid : 0;
       let stats = compliance.get(classUid);
       if (!stats) compliance.set(classUid, (stats = { valid: 0, invalid: 0, lastError: null }));
-      const time = perEventTime ? `,"received_at":${JSON.stringify(perEventTime[i])}` : batchTime;
-      const head = `{"id":${JSON.stringify(ids[i])}${shared}${time}`;
+      const received_at = perEventTime ? perEventTime[i]! : batch.received_at;
+      let record: NormalizedRecord;
       if (issues.length === 0) {
         stats.valid++;
-        line = `${head}${validTail}${JSON.stringify(event)}}`;
+        record = { id: ids[i]!, organization_id, integration_id, stream, received_at, mapping_version_id, valid: true, ocsf: event };
       } else {
         stats.invalid++;
         const summary = summarizeIssues(issues);
         stats.lastError = summary;
         const missing = issues.some((x) => x.kind === 'missing_required');
         if (missing || !lenient) {
-          quarantine(i, missing ? 'missing_required' : 'invalid_ocsf', summary);
+          quarantine(i, raw, missing ? 'missing_required' : 'invalid_ocsf', summary);
           continue;
         }
         const listed = issues.map((x) => ({ path: x.path, kind: x.kind, message: x.message }));
-        line = `${head}${tail},"valid":false,"issues":${JSON.stringify(listed)},"ocsf":${JSON.stringify(event)}}`;
-        result.flagged++;
+        record = { id: ids[i]!, organization_id, integration_id, stream, received_at, mapping_version_id, valid: false, issues: listed, ocsf: event };
       }
+      // The one serialization of the event; it also proves the output is JSON (a BigInt is not).
+      texts.push(JSON.stringify(event));
+      records.push(record);
+      if (!record.valid) result.flagged++;
     } catch (err) {
       // map() promises never to throw and validate() should not either; a bug in either
       // (or an output JSON cannot hold, such as a BigInt) costs one event, not the batch.
-      quarantine(i, 'mapping_error', oneLine(`normalization failed: ${errorMessage(err)}`));
+      quarantine(i, raw, 'mapping_error', oneLine(`normalization failed: ${errorMessage(err)}`));
       continue;
     }
-    out = result.normalized === 0 ? line : `${out}\n${line}`;
     result.normalized++;
   }
-  result.ndjson = out;
   return result;
 }

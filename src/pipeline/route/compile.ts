@@ -93,7 +93,7 @@ export function compileRoutes(routes: RouteSpec[]): CompiledRoutes {
   }
   const routeCount = compiled.length;
 
-  function plan(records: NormalizedRecord[], lines?: string[]): RoutingPlan {
+  function plan(records: NormalizedRecord[], texts?: readonly string[]): RoutingPlan {
     const lists: Copy[][] = destinations.map(() => []);
     // lastGiven[d] = index of the last record that got a copy for destination d.
     const lastGiven = new Int32Array(destinations.length).fill(-1);
@@ -130,10 +130,7 @@ export function compileRoutes(routes: RouteSpec[]): CompiledRoutes {
           if (line === undefined) {
             if (route.edit) line = JSON.stringify(route.edit(record.ocsf));
             else {
-              if (plain === undefined) {
-                const stored = lines?.[i];
-                plain = (stored !== undefined ? ocsfText(stored) : undefined) ?? JSON.stringify(record.ocsf);
-              }
+              plain ??= texts?.[i] ?? JSON.stringify(record.ocsf);
               line = plain;
             }
           }

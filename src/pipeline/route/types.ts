@@ -83,7 +83,7 @@ export interface RoutingPlan {
   filtered: Record<FilterReason, number>;
 }
 
-/** An organization's enabled routes compiled in order. `lines[i]`, when given, is the stored NDJSON line of records[i] (lets untransformed copies reuse its OCSF text). */
+/** An organization's enabled routes compiled in order. `texts[i]`, when given, is the JSON text of records[i].ocsf (untransformed copies carry it as it is). */
 export interface CompiledRoutes {
-  plan(records: NormalizedRecord[], lines?: string[]): RoutingPlan;
+  plan(records: NormalizedRecord[], texts?: readonly string[]): RoutingPlan;
 }

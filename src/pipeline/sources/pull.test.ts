@@ -33,7 +33,7 @@ describe('acceptPulled', () => {
     expect(queue.batches.map((b) => b.keys)).toEqual([['u0', 'u1'], ['u2', 'u3'], ['u4']]);
     expect(queue.batches.every((b) => b.source === 'pull' && b.ids.length === b.events.length && b.trace === trace)).toBe(true);
     expect(accepted.bytes).toBe(queue.batches.reduce((n, b) => n + b.bytes, 0));
-    expect(queue.batches[0]!.events.map((e) => e.uuid)).toEqual(['u0', 'u1']);
+    expect(queue.batches[0]!.events.map((e) => (e as Record<string, unknown>).uuid)).toEqual(['u0', 'u1']);
   });
 
   it('throws when a batch is refused, so the caller keeps its cursor', async () => {

@@ -35,7 +35,8 @@ export const PUSH_FORMAT_CHOICES: readonly PushFormatChoice[] = ['auto', 'json',
 
 export interface ParsedPush {
   format: PushFormat;
-  events: Record<string, unknown>[];
+  /** The JSON text of each accepted event, as received: what is queued (the one pass parses it again, nothing re-encodes it). */
+  texts: string[];
   /** Line (NDJSON) or element index (array) of each accepted event, 1-based. */
   lines: number[];
   /** Bytes of each accepted event as received. */
@@ -230,7 +231,7 @@ function onlySpaceFrom(buf: Buffer, i: number): boolean {
 }
 
 export function parsePushBody(buf: Buffer, options: PushParseOptions): ParsedPush {
-  const out: ParsedPush = { format: 'empty', events: [], lines: [], sizes: [], errors: [] };
+  const out: ParsedPush = { format: 'empty', texts: [], lines: [], sizes: [], errors: [] };
   const start = contentStart(buf);
   if (start >= buf.length) return out;
 
@@ -284,15 +285,16 @@ function parseSpan(buf: Buffer, span: Span, maxDepth: number, body: BodyChecks, 
   if (!body.utf8 && !isUtf8(buf.subarray(span.start, span.end))) return 'not valid UTF-8';
   if (body.escapes && !storableEscapes(buf, span.start, span.end)) return 'contains \\u0000 or an unpaired surrogate escape, which cannot be stored';
   let value: unknown;
+  const text = buf.toString('utf8', span.start, span.end);
   try {
-    const text = buf.toString('utf8', span.start, span.end);
     value = body.poisonable ? sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }) : JSON.parse(text);
   } catch (err) {
     const forbidden = err instanceof Error && /forbidden/.test(err.message);
     return forbidden ? 'forbidden key (__proto__ or constructor.prototype)' : 'invalid JSON';
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return `not a JSON object (${kindOf(value)})`;
-  out.events.push(value as Record<string, unknown>);
+  // A line break in valid JSON is whitespace (strings cannot hold one raw): one line per event queues without escaping.
+  out.texts.push(text.includes('\n') || text.includes('\r') ? text.replace(/[\r\n]+/g, ' ') : text);
   out.lines.push(span.line);
   out.sizes.push(span.end - span.start);
   return undefined;

@@ -4,6 +4,7 @@
 // base64 text in about 4 ms (bench/README.md, ingest). Small payloads stay readable jsonb.
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
+import { bufferLines, ndjsonBytes } from '../../core/lines.js';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -20,7 +21,35 @@ export interface EncodedPayload {
   gz: string | null;
 }
 
+/** The header line of a lines payload names how many lines follow under this key. */
+const LINES_MARK = '__weir_lines';
+
+/**
+ * An object whose `events` is a large array of one-line strings (ingest batches: the texts
+ * of the accepted events) travels as lines: a JSON header without them, then each string
+ * as it is on its own line. No escaping on the way in, and each line decoded on its own on
+ * the way out: JSON.stringify and JSON.parse of such a payload, and decoding it as one
+ * 2 MB string, cost ~30 ms for 1,000 Okta events; this ~4 ms (bench/README.md, one pass).
+ */
+function linesOf(value: unknown): { meta: Record<string, unknown>; lines: string[] } | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const { events, ...meta } = value as Record<string, unknown>;
+  if (!Array.isArray(events) || events.length === 0) return undefined;
+  let length = 0;
+  for (const e of events) {
+    if (typeof e !== 'string' || e.includes('\n')) return undefined;
+    length += e.length;
+  }
+  return length >= COMPRESS_FROM_BYTES ? { meta, lines: events as string[] } : undefined;
+}
+
 export async function encodePayload(value: unknown): Promise<EncodedPayload> {
+  const lines = linesOf(value);
+  if (lines) {
+    const header = JSON.stringify({ ...lines.meta, [LINES_MARK]: lines.lines.length });
+    const gz = (await gzipAsync(ndjsonBytes([header, ...lines.lines]), { level: 1, chunkSize: ZLIB_CHUNK })).toString('base64');
+    return { json: 'null', gz };
+  }
   const json = JSON.stringify(value === undefined ? null : value);
   if (json.length < COMPRESS_FROM_BYTES) return { json, gz: null };
   const gz = (await gzipAsync(json, { level: 1, chunkSize: ZLIB_CHUNK })).toString('base64');
@@ -29,5 +58,15 @@ export async function encodePayload(value: unknown): Promise<EncodedPayload> {
 
 export async function decodePayload(payload: unknown, gz: string | null): Promise<unknown> {
   if (gz === null) return payload;
-  return JSON.parse((await gunzipAsync(Buffer.from(gz, 'base64'), { chunkSize: ZLIB_CHUNK })).toString('utf8')) as unknown;
+  const buf = await gunzipAsync(Buffer.from(gz, 'base64'), { chunkSize: ZLIB_CHUNK });
+  // JSON.stringify never writes a line break: a payload with one is in the lines form.
+  const lf = buf.indexOf(0x0a);
+  if (lf < 0) return JSON.parse(buf.toString('utf8')) as unknown;
+  const header = JSON.parse(buf.toString('utf8', 0, lf)) as Record<string, unknown>;
+  const count = header[LINES_MARK];
+  delete header[LINES_MARK];
+  const lines = bufferLines(buf, lf + 1);
+  if (lines.length !== count) throw new Error(`queue payload: ${lines.length} lines where its header says ${String(count)}`);
+  header.events = lines;
+  return header;
 }

@@ -8,6 +8,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Type } from 'typebox';
+import { ndjsonBytes } from '../../../core/lines.js';
 import { timedTest } from '../http-common.js';
 import { DeliveryError, type Sink, type SinkContext, type SinkHost, type SinkType } from '../types.js';
 import { DEFAULT_STALE_MS, isInside } from './disk.js';
@@ -130,7 +131,8 @@ export function createFileSink(ctx: SinkContext): Sink {
       if (batch.lines.length === 0) return {};
       // Once an append has started it runs to its end: stopping half way would cut a line.
       if (signal.aborted) throw new DeliveryError('timeout', 'file delivery timed out before writing');
-      await w.append(`${batch.lines.join('\n')}\n`);
+      // Written as bytes line by line: joining a batch into one string cost more than the write.
+      await w.append(ndjsonBytes([...batch.lines, '']));
       return {};
     },
     test(signal) {

@@ -42,7 +42,8 @@ export interface WriterOptions {
 export interface FileWriter {
   /** This writer's current file (absolute); changes when the writer has to start afresh. */
   readonly currentPath: string;
-  append(text: string): Promise<void>;
+  /** Appends complete lines (text or their UTF-8 bytes), each ending in a newline. */
+  append(text: string | Buffer): Promise<void>;
   /** Renames the current file to its final name now (nothing when it is empty). */
   rotate(): Promise<void>;
   /** Finishes an idle or old file and keeps an open one alive; runs on the writer's timer. */
@@ -202,7 +203,7 @@ export function createFileWriter(options: WriterOptions): FileWriter {
     append(text) {
       return serial(async () => {
         if (closed) throw new DeliveryError('connection', 'the file writer is closed', { retryable: true });
-        const length = Buffer.byteLength(text);
+        const length = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
         const t0 = now();
         if (handle && size > 0 && (size + length > options.rotateBytes || t0 - openedAt >= ageMs)) await rotateNow();
         if (handle && t0 - sureAt >= sureForMs && !(await stillMine(handle))) await abandon(handle);

@@ -1,0 +1,22 @@
+// The pass on the calling thread (a worker process without a pool, tests): the compiled
+// mapping and routes of the caller are used as they are; outbox rows are compressed on
+// libuv's thread pool.
+import type { OcsfIssue } from '../../ocsf/types.js';
+import { encodeDeliveries } from '../delivery/router.js';
+import { runPass, type PassRunner } from './pass.js';
+
+export function inlinePassRunner(validate: (event: Record<string, unknown>) => readonly OcsfIssue[]): PassRunner {
+  return async (job) => {
+    const result = runPass(job.batch, {
+      mapping: job.mapping,
+      validate,
+      policy: job.policy,
+      ...(job.receivedAt ? { receivedAt: job.receivedAt } : {}),
+      routes: job.routes.compiled(),
+      destinations: job.destinations,
+      lineage: job.lineage,
+    });
+    await encodeDeliveries(result.write);
+    return result;
+  };
+}

@@ -1,0 +1,56 @@
+// The one pass over an ingest batch (docs/architecture.md, An event): each raw event is
+// parsed once, mapped, validated, planned against the organization's routes on the
+// in-memory object, and serialized once per distinct output. Pure (no I/O, no clock): it
+// runs inline or on a worker thread (pool.ts); the caller writes what it returns in one
+// transaction (modules/normalization/service.ts).
+import { buildRoutingWrite, type RoutableDestination } from '../delivery/router.js';
+import type { RoutingWrite } from '../delivery/engine-port.js';
+import type { IngestBatch } from '../envelope.js';
+import { normalizeBatch, type OcsfPolicyMode, type StageContext, type StageMapping, type StageResult } from '../normalize/stage.js';
+import type { OrgRoutes } from '../delivery/routes-cache.js';
+import type { CompiledRoutes } from '../route/types.js';
+
+export interface PassContext extends StageContext {
+  routes: CompiledRoutes;
+  /** The destinations snapshot: copies for destinations missing from it are not made (see missing). */
+  destinations: ReadonlyMap<string, RoutableDestination>;
+  lineage: boolean;
+}
+
+/** The stage's outcome without its records (they stay in the pass). */
+export type PassStage = Omit<StageResult, 'records' | 'texts'>;
+
+export interface PassResult {
+  stage: PassStage;
+  write: RoutingWrite;
+  /** A route names a destination the snapshot does not know (created a moment ago): refresh it and run the pass again. */
+  missing: boolean;
+}
+
+export function runPass(batch: IngestBatch, ctx: PassContext): PassResult {
+  const { records, texts, ...stage } = normalizeBatch(batch, ctx);
+  const plan = ctx.routes.plan(records, texts);
+  let missing = false;
+  for (const id of plan.copies.keys()) if (!ctx.destinations.has(id)) missing = true;
+  const write = buildRoutingWrite(batch, records, plan, ctx.destinations, ctx.lineage);
+  return { stage, write, missing };
+}
+
+/** A live mapping version with its document (a pass thread compiles the document for itself). */
+export interface PassMapping extends StageMapping {
+  document: Record<string, unknown>;
+}
+
+/** Everything one pass over a batch needs, resolved by the caller. */
+export interface PassJob {
+  batch: IngestBatch;
+  mapping: PassMapping | undefined;
+  policy: OcsfPolicyMode;
+  receivedAt?: readonly string[];
+  routes: OrgRoutes;
+  destinations: ReadonlyMap<string, RoutableDestination>;
+  lineage: boolean;
+}
+
+/** Runs the pass (inline, or on a worker thread: pool.ts) and returns it with the outbox rows encoded. */
+export type PassRunner = (job: PassJob) => Promise<PassResult>;

@@ -1,0 +1,94 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createValidator, ocsfCatalog } from '../../ocsf/index.js';
+import { decodeRecords } from '../batch-codec.js';
+import type { IngestBatch } from '../envelope.js';
+import { compileMapping } from '../normalize/compile.js';
+import type { MappingDocument } from '../normalize/types.js';
+import { compileRoutes } from '../route/compile.js';
+import type { RouteSpec } from '../route/types.js';
+import { inlinePassRunner } from './inline.js';
+import type { PassJob } from './pass.js';
+import { createPassPool } from './pool.js';
+
+const document = {
+  product: { name: 'App', vendor_name: 'Acme' },
+  rules: [
+    {
+      name: 'all',
+      when: { path: 'name', exists: true },
+      class_uid: 3004,
+      activity_id: 1,
+      set: [
+        { target: 'entity.name', from: 'name' },
+        { target: 'message', from: 'msg' },
+      ],
+    },
+  ],
+} as unknown as MappingDocument;
+const catalog = ocsfCatalog();
+const validator = createValidator(catalog);
+
+const route = (id: string, over: Partial<RouteSpec>): RouteSpec => ({ id, organization_id: 1, name: id, position: 1, enabled: true, condition: null, transforms: [], destination_ids: [], final: true, version: 1, ...over });
+const specs = [
+  route('masked', { condition: { field: 'entity.name', op: 'prefix', value: 'p' }, transforms: [{ type: 'drop_fields', fields: ['message'] }], destination_ids: ['d2'], final: false }),
+  route('all', { destination_ids: ['d1'] }),
+];
+
+function job(batch: IngestBatch): PassJob {
+  return {
+    batch,
+    mapping: { versionId: 'v1', compiled: compileMapping(document, catalog), document: document as unknown as Record<string, unknown> },
+    policy: 'strict',
+    routes: { fingerprint: 'f1', specs, compiled: () => compileRoutes(specs) },
+    destinations: new Map([
+      ['d1', { organization_id: 1, enabled: true, disabled_reason: null, shadow_destination_id: null }],
+      ['d2', { organization_id: 1, enabled: true, disabled_reason: null, shadow_destination_id: null }],
+    ]),
+    lineage: true,
+  };
+}
+
+const batch: IngestBatch = {
+  id: 'b1',
+  organization_id: 1,
+  integration_id: 2,
+  platform: 'custom',
+  stream: 's',
+  received_at: '2026-11-24T00:00:00.000Z',
+  source: 'push',
+  ids: ['e1', 'e2', 'e3', 'e4'],
+  // Pushed texts and a collected object side by side; one event no rule takes.
+  events: ['{"name":"p1","msg":"hello"}', '{"name":"x2","msg":"there"}', { name: 'p3' }, '{"other":true}'],
+  bytes: 80,
+};
+
+const pool = createPassPool(1);
+afterAll(() => pool.close());
+
+async function decoded(result: Awaited<ReturnType<typeof pool.run>>) {
+  return Promise.all(result.write.deliveries.map(async (d) => ({ destination: d.destination_id, ids: d.event_ids, events: await decodeRecords(d.events) })));
+}
+
+describe('the pass on a worker thread', () => {
+  it('gives what the pass on the calling thread gives: outbox rows, ledger, lineage, quarantine', async () => {
+    const [threaded, inline] = await Promise.all([pool.run(job(batch)), inlinePassRunner((e) => validator.validate(e))(job(batch))]);
+    expect(await decoded(threaded)).toEqual(await decoded(inline));
+    expect(await decoded(threaded)).toEqual([
+      { destination: 'd2', ids: 'e1,e3', events: expect.not.stringContaining('hello') },
+      { destination: 'd1', ids: 'e1,e2,e3', events: expect.stringContaining('"message":"hello"') },
+    ]);
+    expect(threaded.write.ledger).toEqual(inline.write.ledger);
+    expect(threaded.write.lineageEvents).toEqual(inline.write.lineageEvents);
+    expect(threaded.write.routeStats).toEqual(inline.write.routeStats);
+    expect(threaded.stage).toEqual(inline.stage);
+    expect(threaded.stage.quarantined.map((q) => [q.id, q.error_kind, q.raw])).toEqual([['e4', 'no_matching_rule', { other: true }]]);
+    expect(threaded.missing).toBe(false);
+  });
+
+  it('says when a route names a destination the snapshot does not know', async () => {
+    const unknown = { ...job(batch), destinations: new Map() };
+    const result = await pool.run(unknown);
+    expect(result.missing).toBe(true);
+    expect(result.write.deliveries).toEqual([]);
+  });
+});

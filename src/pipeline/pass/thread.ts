@@ -1,0 +1,60 @@
+// A worker thread of the pass pool (pool.ts): it keeps its own OCSF validator, compiled
+// mappings (by version id) and compiled routes (by organization and fingerprint), runs the
+// pass over the batches the main thread hands it and compresses their outbox rows here, so
+// that the main thread is left with HTTP and the database.
+import { createValidator, ocsfCatalog } from '../../ocsf/index.js';
+import { encodeLinesSync } from '../batch-codec.js';
+import { compileMapping } from '../normalize/compile.js';
+import type { CompiledMapping, MappingDocument } from '../normalize/types.js';
+import { compileRoutes } from '../route/compile.js';
+import type { CompiledRoutes } from '../route/types.js';
+import { runPass, type PassResult } from './pass.js';
+import { encodeDeliveries } from '../delivery/router.js';
+import type { PassTask } from './pool.js';
+
+const catalog = ocsfCatalog();
+const validator = createValidator(catalog);
+const validate = (event: Record<string, unknown>) => validator.validate(event);
+const MAX_CACHED = 256;
+
+/** A small bounded cache: the oldest entry goes first (live versions and route sets are few). */
+function bounded<V>() {
+  const map = new Map<string, V>();
+  return (key: string, make: () => V): V => {
+    let value = map.get(key);
+    if (value === undefined) {
+      value = make();
+      if (map.size >= MAX_CACHED) map.delete(map.keys().next().value!);
+      map.set(key, value);
+    }
+    return value;
+  };
+}
+
+const mappings = bounded<CompiledMapping | null>();
+const routes = bounded<CompiledRoutes>();
+
+export default async function pass(task: PassTask): Promise<PassResult> {
+  const compiled = task.mapping
+    ? mappings(task.mapping.versionId, () => {
+        try {
+          return compileMapping(task.mapping!.document as unknown as MappingDocument, catalog);
+        } catch {
+          return null; // the main thread's registry compiled it: this does not happen; without it the events are quarantined no_mapping
+        }
+      })
+    : null;
+  const result = runPass(task.batch, {
+    mapping: compiled && task.mapping ? { versionId: task.mapping.versionId, compiled } : undefined,
+    validate,
+    policy: task.policy,
+    ...(task.receivedAt ? { receivedAt: task.receivedAt } : {}),
+    routes: routes(`${task.batch.organization_id}\u0000${task.routes.fingerprint}`, () => compileRoutes(task.routes.specs)),
+    destinations: new Map(task.destinations),
+    lineage: task.lineage,
+  });
+  // Stored form of the outbox rows, compressed here (this thread's core), each distinct body once.
+  await encodeDeliveries(result.write, encodeLinesSync);
+  return result;
+}
+
