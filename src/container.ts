@@ -203,13 +203,10 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   });
   await destinations.reencryptCredentials();
   await integrations.sealSecrets();
+  // What the data plane's modules share (delivery, normalization).
+  const plane = { db: database.db, clock, logger, telemetry, queue, dataDeletion: organizations.dataDeletion };
   const delivery = wireDelivery({
-    db: database.db,
-    clock,
-    logger,
-    telemetry,
-    queue,
-    dataDeletion: organizations.dataDeletion,
+    ...plane,
     config: config.delivery,
     directory: destinations.directory,
     net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
@@ -217,12 +214,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     stopTimeoutMs: Math.floor(config.shutdownTimeoutMs / 2),
   });
   const normalization = wireNormalization({
-    db: database.db,
-    clock,
-    logger,
-    telemetry,
-    queue,
-    dataDeletion: organizations.dataDeletion,
+    ...plane,
     mappingRefreshMs: config.normalize.mappingRefreshMs,
     concurrency: config.normalize.concurrency,
     dedupWindowMs: async () => (await collectorSettings.current()).dedup_hours * 3_600_000,

@@ -154,26 +154,27 @@ describe('answers Fastify and Node give before a route runs', () => {
   });
 });
 
+/** The audit entry of one answered request (by its correlation id). */
+function auditRowOf(res: { headers: Record<string, unknown> }) {
+  return t.container.database.db
+    .selectFrom('audit_log')
+    .selectAll()
+    .where('correlation_id', '=', String(res.headers['x-correlation-id']))
+    .executeTakeFirstOrThrow();
+}
+
 describe('the audit trail of an operation refused for its input', () => {
   it('records a failed entry with the offending value escaped', async () => {
     const res = await t.app.inject({ method: 'DELETE', url: '/api/collectors/routes/a%00b', headers: admin.headers });
     expect(res.statusCode).toBe(422);
-    const row = await t.container.database.db
-      .selectFrom('audit_log')
-      .selectAll()
-      .where('correlation_id', '=', String(res.headers['x-correlation-id']))
-      .executeTakeFirstOrThrow();
+    const row = await auditRowOf(res);
     expect(row).toMatchObject({ outcome: 'failed', status: 422, error_code: 'request.invalid_text', target_id: 'a\\u0000b' });
   });
 
   it('records a failed entry for a number past its column, without the organization it cannot hold', async () => {
     const res = await t.app.inject({ method: 'PUT', url: '/api/organizations/2147483648', headers: { ...admin.headers, ...JSON_TYPE }, payload: '{"name":"x"}' });
     expect(res.statusCode).toBe(422);
-    const row = await t.container.database.db
-      .selectFrom('audit_log')
-      .selectAll()
-      .where('correlation_id', '=', String(res.headers['x-correlation-id']))
-      .executeTakeFirstOrThrow();
+    const row = await auditRowOf(res);
     expect(row).toMatchObject({ outcome: 'failed', status: 422, error_code: 'request.validation_failed', target_id: '2147483648', organization_id: null });
     const chain = await sql<{ n: number }>`select count(*)::int as n from audit_log`.execute(t.container.database.db);
     expect(chain.rows[0]!.n).toBeGreaterThan(0);

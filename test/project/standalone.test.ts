@@ -21,7 +21,7 @@ function trackedFiles(): string[] {
 }
 
 const OUTSIDE = [
-  { pattern: /\.\.\/shared\b/, what: 'the reference directory beside the checkout (../shared)' },
+  { pattern: /\.\.\/shared\b/, what: 'the reference directory beside the checkout' },
   { pattern: /(^|[\s'"`(])\/work\//, what: 'an absolute path of the development machine (/work/...)' },
 ];
 
