@@ -33,6 +33,7 @@ import { wireProcesses } from './modules/processes/index.js';
 import { wireBackfill } from './modules/backfill/index.js';
 import { wireCollection, type Collection } from './modules/collection/index.js';
 import { wireQuarantine } from './modules/quarantine/index.js';
+import { wireEnrichment } from './modules/enrichment/index.js';
 import { wireRouting } from './modules/routing/index.js';
 import { wireServiceAccounts } from './modules/service-accounts/index.js';
 import { wireTokens } from './modules/tokens/index.js';
@@ -80,6 +81,8 @@ export interface Container {
   readonly normalization: Pick<Normalization, 'service' | 'aggregates'>;
   /** Destinations: directory (the dispatchers' port), service, credential cipher, destination types. */
   readonly destinations: Pick<Destinations, 'directory' | 'service' | 'cipher' | 'types'>;
+  /** Enrichment: the feed runner (the beat's tick runs it; tests call it). */
+  readonly enrichment: { feeds: { runDue(): Promise<number> } };
   /** The dispatcher's engine (routeOnce, breaker states, lag) and the ledger invariant, measured. */
   readonly delivery: Pick<Delivery, 'engine' | 'ledgerBalance'>;
   /** Opens connectors (decrypted config, SSRF-guarded vendor HTTP, token cache) for collection, backfill and tests. */
@@ -213,6 +216,19 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     sinkTypeOf: (type) => destinations.types.get(type)?.sinkType,
     stopTimeoutMs: Math.floor(config.shutdownTimeoutMs / 2),
   });
+  // Enrichment is read by the pass (normalization); its dry-run reads normalization's samples.
+  let recentEvents: (organizationId: number, limit: number) => Promise<Record<string, unknown>[]> = async () => [];
+  const enrichment = wireEnrichment({
+    db: database.db,
+    clock,
+    logger,
+    queue,
+    cipher: createCredentialCipher(keys.key('credentials'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')), 'enrichment-source'),
+    net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
+    editions: licenses.editions,
+    pollMs: config.normalize.mappingRefreshMs,
+    samples: (organizationId, limit) => recentEvents(organizationId, limit),
+  });
   const normalization = wireNormalization({
     ...plane,
     mappingRefreshMs: config.normalize.mappingRefreshMs,
@@ -222,7 +238,9 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     routing: delivery.passRouting,
     // The pass runs where batches are consumed; the api role (quarantine reprocessing) runs it inline.
     passThreads: role === 'all' || role === 'worker' ? (config.normalize.passThreads ?? (role === 'all' ? defaultPassThreads() : 0)) : 0,
+    enrichment: enrichment.pass,
   });
+  recentEvents = (organizationId, limit) => normalization.service.recentEvents(organizationId, limit);
   const quarantine = wireQuarantine({ db: database.db, clock, reprocessor: normalization.service });
   const deliveryStatus = wireDeliveryStatus({ db: database.db, clock, lineageEnabled: config.delivery.lineageEnabled, onError });
   const backfill = wireBackfill({
@@ -262,15 +280,16 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     ingest: { service: ingest.service, accept: ingest.accept },
     normalization: { service: normalization.service, aggregates: normalization.aggregates },
     destinations: { directory: destinations.directory, service: destinations.service, cipher: destinations.cipher, types: destinations.types },
+    enrichment: { feeds: enrichment.feeds },
     delivery: { engine: delivery.engine, ledgerBalance: delivery.ledgerBalance },
     connectorRuntime,
     collection: { engine: collection.engine, service: collection.service },
     authenticator: internal.authenticator,
     processes: processes.service,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes],
-    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs],
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes],
+    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs],
     loops: [...delivery.loops],
-    beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks],
+    beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks, ...enrichment.beatTasks],
     async close() {
       // Consumers first (they finish in-flight work), then what they write to.
       clearInterval(lastUseFlush);

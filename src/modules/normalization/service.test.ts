@@ -45,6 +45,7 @@ function setup(options: { afterRead?: (keys: Map<string, Date>) => void; routing
   });
   const deps: NormalizationDeps = {
     store: {
+      recentSamples: async () => [],
       insertBatch: async (row) => {
         if (stored.has(row.id)) return false;
         stored.add(row.id);

@@ -10,6 +10,8 @@ import type { RoutableDestination } from '../../pipeline/delivery/router.js';
 import type { RoutingWrite } from '../../pipeline/delivery/engine-port.js';
 import type { OrgRoutes } from '../../pipeline/delivery/routes-cache.js';
 import type { PassJob, PassResult, PassRunner, PassStage } from '../../pipeline/pass/pass.js';
+import type { EnrichmentJob } from '../../pipeline/enrich/live.js';
+import type { PolicyCounters } from '../../pipeline/enrich/policy.js';
 import type { LiveMapping } from './registry.js';
 import type { Aggregates } from './aggregates.js';
 import type { MappingRegistry } from './registry.js';
@@ -54,7 +56,7 @@ export interface PassRouting {
 }
 
 export interface NormalizationDeps {
-  store: Pick<NormalizationStore, 'insertBatch' | 'settleAccepted' | 'insertQuarantine' | 'addCounters' | 'integrationPlatforms' | 'seenKeys' | 'rememberKeys'>;
+  store: Pick<NormalizationStore, 'insertBatch' | 'settleAccepted' | 'insertQuarantine' | 'addCounters' | 'integrationPlatforms' | 'seenKeys' | 'rememberKeys' | 'recentSamples'>;
   registry: MappingRegistry;
   aggregates: Aggregates;
   routing: PassRouting;
@@ -71,6 +73,17 @@ export interface NormalizationDeps {
   dedupWindowMs: () => Promise<number>;
   /** Live capture: sees every stored batch (push and pull) after it committed. */
   capture?: { record(batch: IngestBatch): Promise<void> };
+  /** Enrichment (the enrichment module's pass): the live policies, the live series, background lookups. */
+  enrichment?: PassEnrichment;
+}
+
+/** What the pass needs of enrichment (the enrichment module's pass). */
+export interface PassEnrichment {
+  job(organizationId: number): Promise<EnrichmentJob | undefined>;
+  /** Adds a batch's counters to the live series, in the open transaction. */
+  record(organizationId: number, counters: readonly PolicyCounters[], at: Date): Promise<void>;
+  /** Keys of external sources the pass could not answer from the cache: fetched in the background. */
+  wanted(list: readonly [string, string[]][]): void;
 }
 
 /** Another worker stored some of this batch's keys meanwhile: the job is retried, and the retry drops them. */
@@ -140,6 +153,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
   /** Runs the pass; a route naming a destination created a moment ago gets a fresh snapshot and a second run. */
   async function pass(batch: IngestBatch, mapping: LiveMapping | undefined, receivedAt?: readonly string[]): Promise<PassResult> {
     const routes = await deps.routing.routes(batch.organization_id);
+    const enrichment = await deps.enrichment?.job(batch.organization_id);
     const job = (destinations: ReadonlyMap<string, RoutableDestination>): PassJob => ({
       batch,
       mapping,
@@ -148,10 +162,12 @@ export function createNormalizationService(deps: NormalizationDeps) {
       routes,
       destinations,
       lineage: deps.routing.lineage,
+      ...(enrichment ? { enrichment } : {}),
     });
-    const first = await deps.runPass(job(await deps.routing.destinations(false)));
-    if (!first.missing) return first;
-    return deps.runPass(job(await deps.routing.destinations(true)));
+    let result = await deps.runPass(job(await deps.routing.destinations(false)));
+    if (result.missing) result = await deps.runPass(job(await deps.routing.destinations(true)));
+    if (result.wanted && deps.enrichment) deps.enrichment.wanted(result.wanted);
+    return result;
   }
 
   async function normalize(received: IngestBatch): Promise<BatchOutcome> {
@@ -212,6 +228,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
         last_event_at: new Date(batch.received_at),
       });
       await deps.routing.write(write, now);
+      if (result.enrichment && deps.enrichment) await deps.enrichment.record(batch.organization_id, result.enrichment, now);
       return true;
     });
     if (!stored) {
@@ -280,6 +297,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
       await transaction(async () => {
         await store.insertBatch(row);
         await deps.routing.write(write, now);
+        if (result.enrichment && deps.enrichment) await deps.enrichment.record(batch.organization_id, result.enrichment, now);
         // Events in were counted when the events first arrived; only the outcome is new.
         await store.addCounters({
           organization_id: batch.organization_id,
@@ -304,7 +322,21 @@ export function createNormalizationService(deps: NormalizationDeps) {
     return items.map((i) => outcomes.get(i.id)!);
   }
 
-  return { normalize, reprocess };
+  /** The organization's recent raw samples mapped by the live mappings (enrichment dry-runs); unmapped ones are left out. */
+  async function recentEvents(organizationId: number, limit: number): Promise<Record<string, unknown>[]> {
+    await registry.refreshIfStale();
+    const out: Record<string, unknown>[] = [];
+    for (const s of await store.recentSamples(organizationId, limit)) {
+      const { mapping } = registry.resolve(organizationId, s.platform, s.stream);
+      const raw = s.raw as Record<string, unknown>;
+      if (!mapping || typeof raw !== 'object' || raw === null) continue;
+      const res = mapping.compiled.map(raw, { receivedAtMs: new Date(s.received_at).getTime() });
+      if (res.ok) out.push(res.event);
+    }
+    return out;
+  }
+
+  return { normalize, reprocess, recentEvents };
 }
 
 export type NormalizationService = ReturnType<typeof createNormalizationService>;

@@ -182,6 +182,18 @@ export function createNormalizationStore(db: Kysely<DB>) {
       return new Map(rows.map((r) => [r.id, r.platform]));
     },
 
+    /** The organization's most recent raw samples with their integration's platform (enrichment dry-runs). */
+    async recentSamples(organizationId: number, limit: number) {
+      return q()
+        .selectFrom('raw_samples as s')
+        .innerJoin('integrations as i', 'i.id', 's.integration_id')
+        .select(['s.integration_id', 's.stream', 's.received_at', 's.raw', 'i.platform'])
+        .where('s.organization_id', '=', organizationId)
+        .orderBy('s.received_at', 'desc')
+        .limit(limit)
+        .execute();
+    },
+
     /** False when the batch was stored before (a redelivered job): the caller then writes nothing else. */
     async insertBatch(row: BatchRow): Promise<boolean> {
       const res = await q().insertInto('normalized_batches').values(row).onConflict((oc) => oc.column('id').doNothing()).returning('id').executeTakeFirst();

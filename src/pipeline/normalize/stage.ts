@@ -6,6 +6,7 @@
 // text is what every untransformed copy carries to the outbox.
 import type { OcsfIssue } from '../../ocsf/types.js';
 import type { IngestBatch, NormalizedRecord, QuarantineKind } from '../envelope.js';
+import type { PolicyCounters } from '../enrich/policy.js';
 import type { CompiledMapping } from './types.js';
 
 export type OcsfPolicyMode = 'strict' | 'lenient';
@@ -23,6 +24,8 @@ export interface StageContext {
   policy: OcsfPolicyMode;
   /** Per-event received_at (reprocessing old events); by default the batch's for all. */
   receivedAt?: readonly string[];
+  /** Enriches the mapped records in place before they are serialized; the counters of each policy. */
+  enrich?: (records: NormalizedRecord[]) => PolicyCounters[];
 }
 
 export interface QuarantinedEvent {
@@ -61,6 +64,8 @@ export interface StageResult {
   driftSample: number[];
   /** The parsed raw events of driftSample, in the same order. */
   driftRaw: Record<string, unknown>[];
+  /** Per enrichment policy that ran: events seen, hits, misses, errors, unanswered, time. */
+  enrichment?: PolicyCounters[];
 }
 
 export const DRIFT_EVERY = 16;
@@ -119,6 +124,8 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
   const driftSample: number[] = [];
   const driftRaw: Record<string, unknown>[] = [];
   const records: NormalizedRecord[] = [];
+  /** Per record: its index in the batch and its parsed raw event (pairs), for a late quarantine. */
+  const recordRaw: unknown[] = [];
   const texts: string[] = [];
   const result: StageResult = { records, texts, normalized: 0, flagged: 0, quarantined, compliance, mapped: 0, driftSample, driftRaw };
   const perEventTime = ctx.receivedAt;
@@ -193,17 +200,34 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
         const listed = issues.map((x) => ({ path: x.path, kind: x.kind, message: x.message }));
         record = { id: ids[i]!, organization_id, integration_id, stream, received_at, mapping_version_id, valid: false, issues: listed, ocsf: event };
       }
-      // The one serialization of the event; it also proves the output is JSON (a BigInt is not).
-      texts.push(JSON.stringify(event));
       records.push(record);
-      if (!record.valid) result.flagged++;
+      recordRaw.push(i, raw);
     } catch (err) {
       // map() promises never to throw and validate() should not either; a bug in either
       // (or an output JSON cannot hold, such as a BigInt) costs one event, not the batch.
       quarantine(i, raw, 'mapping_error', oneLine(`normalization failed: ${errorMessage(err)}`));
       continue;
     }
-    result.normalized++;
   }
+  // Enrichment (pipeline/enrich) adds to the mapped events before their one serialization.
+  const counters = ctx.enrich && records.length > 0 ? ctx.enrich(records) : undefined;
+  if (counters) result.enrichment = counters;
+  let kept = 0;
+  for (let r = 0; r < records.length; r++) {
+    const record = records[r]!;
+    try {
+      // The one serialization of the event; it also proves the output is JSON (a BigInt is not).
+      texts.push(JSON.stringify(record.ocsf));
+    } catch (err) {
+      // An output JSON cannot hold costs one event, not the batch.
+      quarantine(recordRaw[2 * r] as number, recordRaw[2 * r + 1] as Record<string, unknown>, 'mapping_error', oneLine(`normalization failed: ${errorMessage(err)}`));
+      continue;
+    }
+    records[kept++] = record;
+    if (!record.valid) result.flagged++;
+  }
+  records.length = kept;
+  result.normalized = kept;
+  if (kept !== recordRaw.length / 2) quarantined.sort((a, b) => a.index - b.index);
   return result;
 }

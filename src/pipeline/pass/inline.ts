@@ -3,6 +3,7 @@
 // libuv's thread pool.
 import type { OcsfIssue } from '../../ocsf/types.js';
 import { encodeDeliveries } from '../delivery/router.js';
+import { enrichHook } from '../enrich/live.js';
 import { runPass, type PassRunner } from './pass.js';
 
 export function inlinePassRunner(validate: (event: Record<string, unknown>) => readonly OcsfIssue[]): PassRunner {
@@ -15,6 +16,7 @@ export function inlinePassRunner(validate: (event: Record<string, unknown>) => r
       routes: job.routes.compiled(),
       destinations: job.destinations,
       lineage: job.lineage,
+      enrich: enrichHook(job.batch.organization_id, job.enrichment),
     });
     await encodeDeliveries(result.write);
     return result;

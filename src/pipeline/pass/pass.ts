@@ -9,6 +9,7 @@ import type { IngestBatch } from '../envelope.js';
 import { normalizeBatch, type OcsfPolicyMode, type StageContext, type StageMapping, type StageResult } from '../normalize/stage.js';
 import type { OrgRoutes } from '../delivery/routes-cache.js';
 import type { CompiledRoutes } from '../route/types.js';
+import { drainWanted, type EnrichmentJob } from '../enrich/live.js';
 
 export interface PassContext extends StageContext {
   routes: CompiledRoutes;
@@ -25,6 +26,8 @@ export interface PassResult {
   write: RoutingWrite;
   /** A route names a destination the snapshot does not know (created a moment ago): refresh it and run the pass again. */
   missing: boolean;
+  /** External enrichment keys the cache could not answer, by source id (fetched after the pass). */
+  wanted?: [string, string[]][];
 }
 
 export function runPass(batch: IngestBatch, ctx: PassContext): PassResult {
@@ -33,7 +36,8 @@ export function runPass(batch: IngestBatch, ctx: PassContext): PassResult {
   let missing = false;
   for (const id of plan.copies.keys()) if (!ctx.destinations.has(id)) missing = true;
   const write = buildRoutingWrite(batch, records, plan, ctx.destinations, ctx.lineage);
-  return { stage, write, missing };
+  const wanted = ctx.enrich ? drainWanted() : [];
+  return wanted.length > 0 ? { stage, write, missing, wanted } : { stage, write, missing };
 }
 
 /** A live mapping version with its document (a pass thread compiles the document for itself). */
@@ -50,6 +54,8 @@ export interface PassJob {
   routes: OrgRoutes;
   destinations: ReadonlyMap<string, RoutableDestination>;
   lineage: boolean;
+  /** The organization's live enrichment; absent when it has none. */
+  enrichment?: EnrichmentJob;
 }
 
 /** Runs the pass (inline, or on a worker thread: pool.ts) and returns it with the outbox rows encoded. */

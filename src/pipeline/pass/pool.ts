@@ -8,6 +8,7 @@ import type { RoutableDestination } from '../delivery/router.js';
 import type { RouteSpec } from '../route/types.js';
 import type { IngestBatch } from '../envelope.js';
 import type { OcsfPolicyMode } from '../normalize/stage.js';
+import type { EnrichmentJob } from '../enrich/live.js';
 import type { PassResult, PassRunner } from './pass.js';
 
 /** What crosses to a thread (structured clone). */
@@ -19,6 +20,8 @@ export interface PassTask {
   routes: { fingerprint: string; specs: RouteSpec[] };
   destinations: [string, RoutableDestination][];
   lineage: boolean;
+  /** Policies and resource refs as they are; table bytes are shared memory (not copied). */
+  enrichment?: EnrichmentJob;
 }
 
 /** Threads by default for the embedded process: every core but the main thread's, at least one. */
@@ -51,6 +54,7 @@ export function createPassPool(threads: number): { run: PassRunner; close(): Pro
         routes: { fingerprint: job.routes.fingerprint, specs: job.routes.specs },
         destinations: [...job.destinations].map(([id, d]) => [id, { organization_id: d.organization_id, enabled: d.enabled, disabled_reason: d.disabled_reason, shadow_destination_id: d.shadow_destination_id }]),
         lineage: job.lineage,
+        ...(job.enrichment ? { enrichment: job.enrichment } : {}),
       }),
     close: () => pool.destroy(),
   };

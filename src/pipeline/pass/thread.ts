@@ -8,6 +8,7 @@ import { compileMapping } from '../normalize/compile.js';
 import type { CompiledMapping, MappingDocument } from '../normalize/types.js';
 import { compileRoutes } from '../route/compile.js';
 import type { CompiledRoutes } from '../route/types.js';
+import { enrichHook } from '../enrich/live.js';
 import { runPass, type PassResult } from './pass.js';
 import { encodeDeliveries } from '../delivery/router.js';
 import type { PassTask } from './pool.js';
@@ -52,6 +53,7 @@ export default async function pass(task: PassTask): Promise<PassResult> {
     routes: routes(`${task.batch.organization_id}\u0000${task.routes.fingerprint}`, () => compileRoutes(task.routes.specs)),
     destinations: new Map(task.destinations),
     lineage: task.lineage,
+    enrich: enrichHook(task.batch.organization_id, task.enrichment),
   });
   // Stored form of the outbox rows, compressed here (this thread's core), each distinct body once.
   await encodeDeliveries(result.write, encodeLinesSync);

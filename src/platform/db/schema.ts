@@ -565,6 +565,13 @@ export interface DB {
   collector_settings: CollectorSettingsTable;
   capture_sessions: CaptureSessionsTable;
   capture_events: CaptureEventsTable;
+  enrichment_tables: EnrichmentTablesTable;
+  enrichment_table_versions: EnrichmentTableVersionsTable;
+  enrichment_sources: EnrichmentSourcesTable;
+  enrichment_policies: EnrichmentPoliciesTable;
+  enrichment_policy_versions: EnrichmentPolicyVersionsTable;
+  enrichment_metrics: EnrichmentMetricsTable;
+  enrichment_activity: EnrichmentActivityTable;
 }
 
 // Collection (0007): collector state, dedup keys, runs, usage, backfill, tenants, checks,
@@ -722,4 +729,102 @@ export interface CaptureEventsTable {
   raw: Json<Record<string, unknown>>;
   bytes: number;
   captured_at: Timestamp;
+}
+
+// Enrichment (0010): tables, sources, policies, the live series, activity. docs/enrichment.md.
+export interface EnrichmentTablesTable {
+  id: string;
+  organization_id: number;
+  name: string;
+  description: Generated<string>;
+  key_column: string;
+  match: string;
+  version: Generated<number>;
+  live_version_id: string | null;
+  row_count: Generated<number>;
+  created_by: number | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface EnrichmentTableVersionsTable {
+  id: string;
+  table_id: string;
+  version: number;
+  kind: string;
+  row_count: number;
+  columns: Json<string[]>;
+  /** base64(gzip(encoded table)). */
+  data: string;
+  checksum: string;
+  comment: Generated<string>;
+  created_by: number | null;
+  created_at: CreatedAt;
+}
+
+export interface EnrichmentSourcesTable {
+  id: string;
+  organization_id: number;
+  name: string;
+  description: Generated<string>;
+  kind: string;
+  config: Json<Record<string, unknown>>;
+  credential: string | null;
+  credential_key_id: string | null;
+  shared: Generated<boolean>;
+  enabled: Generated<boolean>;
+  blob: string | null;
+  blob_info: Json<Record<string, unknown>> | null;
+  table_id: string | null;
+  status: Json<Record<string, unknown>>;
+  next_fetch_at: Timestamp | null;
+  version: Generated<number>;
+  created_by: number | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface EnrichmentPoliciesTable {
+  id: string;
+  organization_id: number;
+  name: string;
+  enabled: Generated<boolean>;
+  version: Generated<number>;
+  definition: Json<Record<string, unknown>>;
+  created_by: number | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface EnrichmentPolicyVersionsTable {
+  id: string;
+  policy_id: string;
+  version: number;
+  definition: Json<Record<string, unknown>>;
+  comment: Generated<string>;
+  created_by: number | null;
+  created_at: CreatedAt;
+}
+
+export interface EnrichmentMetricsTable {
+  policy_id: string;
+  minute: Timestamp;
+  organization_id: number;
+  seen: BigCount;
+  hits: BigCount;
+  misses: BigCount;
+  errors: BigCount;
+  unanswered: BigCount;
+  micros: BigCount;
+}
+
+export interface EnrichmentActivityTable {
+  id: string;
+  organization_id: number;
+  at: Timestamp;
+  kind: string;
+  subject_type: string;
+  subject_id: string;
+  message: string;
+  actor_id: number | null;
 }

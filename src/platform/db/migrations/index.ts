@@ -9,6 +9,7 @@ import * as m0006 from './0006_delivery.js';
 import * as m0007 from './0007_collection.js';
 import * as m0008 from './0008_accepted_batches.js';
 import * as m0009 from './0009_destination_test_state.js';
+import * as m0010 from './0010_enrichment.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007_collection': m0007,
   '0008_accepted_batches': m0008,
   '0009_destination_test_state': m0009,
+  '0010_enrichment': m0010,
 };
