@@ -1,6 +1,8 @@
-// A local HTTP server for the enrichment tests (node:http on 127.0.0.1, a free port).
+// For the enrichment tests: a local HTTP server (node:http on 127.0.0.1, a free port), the SSRF
+// guard with and without loopback, and a worker thread holding its own answer cache.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { createNetPolicy } from '../../src/platform/net/ssrf.js';
 
 export interface SeenRequest {
@@ -50,3 +52,30 @@ export function json(res: ServerResponse, status: number, body: unknown): void {
 export const loopbackAllowed = createNetPolicy({ allowCidrs: ['127.0.0.0/8'] });
 /** The SSRF guard as shipped: loopback refused. */
 export const guarded = createNetPolicy({ allowCidrs: [] });
+
+/** A worker thread holding its own httpCache(), answering what it has for a key. */
+export function cacheWorker(): { ask(sourceId: string, key: string): Promise<unknown>; ready: Promise<void>; close(): Promise<number> } {
+  const url = new URL('../../src/pipeline/enrich/http-cache.ts', import.meta.url).href;
+  const code = `
+    const { parentPort } = require('node:worker_threads');
+    // An eval worker does not get the --import hooks: register tsx here to load the TypeScript source.
+    import('tsx/esm/api').then(({ register }) => register()).then(() => import(${JSON.stringify(url)})).then(({ httpCache }) => {
+      const cache = httpCache();
+      parentPort.on('message', (m) => parentPort.postMessage({ answer: cache.get(m.sourceId, m.key) ?? null }));
+      parentPort.postMessage('ready');
+    });`;
+  const worker = new Worker(code, { eval: true });
+  const ready = new Promise<void>((ok, fail) => {
+    worker.once('error', fail);
+    worker.once('message', () => ok());
+  });
+  return {
+    ready,
+    ask: (sourceId, key) =>
+      new Promise((ok) => {
+        worker.once('message', (m: { answer: unknown }) => ok(m.answer));
+        worker.postMessage({ sourceId, key });
+      }),
+    close: () => worker.terminate(),
+  };
+}

@@ -1,6 +1,6 @@
-import { Worker } from 'node:worker_threads';
 import { BroadcastChannel } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cacheWorker } from '../../../test/support/enrich-server.js';
 import { createHttpCache, httpCache, HTTP_ANSWER_CHANNEL, MAX_WANTED_PER_SOURCE } from './http-cache.js';
 
 describe('http answer cache', () => {
@@ -64,33 +64,6 @@ describe('http answer cache', () => {
     }
   });
 });
-
-/** A worker thread holding its own httpCache(), answering what it has for a key. */
-function cacheWorker(): { ask(sourceId: string, key: string): Promise<unknown>; ready: Promise<void>; close(): Promise<number> } {
-  const url = new URL('./http-cache.ts', import.meta.url).href;
-  const code = `
-    const { parentPort } = require('node:worker_threads');
-    // An eval worker does not get the --import hooks: register tsx here to load the TypeScript source.
-    import('tsx/esm/api').then(({ register }) => register()).then(() => import(${JSON.stringify(url)})).then(({ httpCache }) => {
-      const cache = httpCache();
-      parentPort.on('message', (m) => parentPort.postMessage({ answer: cache.get(m.sourceId, m.key) ?? null }));
-      parentPort.postMessage('ready');
-    });`;
-  const worker = new Worker(code, { eval: true });
-  const ready = new Promise<void>((ok, fail) => {
-    worker.once('error', fail);
-    worker.once('message', () => ok());
-  });
-  return {
-    ready,
-    ask: (sourceId, key) =>
-      new Promise((ok) => {
-        worker.once('message', (m: { answer: unknown }) => ok(m.answer));
-        worker.postMessage({ sourceId, key });
-      }),
-    close: () => worker.terminate(),
-  };
-}
 
 describe('http answer cache across a worker thread', () => {
   const worker = cacheWorker();
