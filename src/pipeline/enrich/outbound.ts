@@ -98,7 +98,7 @@ export interface Fetched {
 
 /**
  * One request with a deadline; the body is read up to maxBytes and the request aborted past
- * it (DeliveryError 'protocol' naming the cap). Transport failures come back as DeliveryError
+ * it (TooLargeError). Transport failures come back as DeliveryError
  * with messages that name no secret.
  */
 export async function fetchCapped(
@@ -133,8 +133,15 @@ export async function fetchCapped(
   }
 }
 
+/** The answer passed the byte cap; the download was aborted there. */
+export class TooLargeError extends DeliveryError {
+  constructor(readonly maxBytes: number) {
+    super('protocol', `the answer is larger than the limit of ${maxBytes} bytes`);
+  }
+}
+
 function tooLarge(maxBytes: number): DeliveryError {
-  return new DeliveryError('protocol', `the answer is larger than ${maxBytes} bytes (the limit)`);
+  return new TooLargeError(maxBytes);
 }
 
 /** A failure as one line that names no secret: transport errors are built from codes only. */
