@@ -161,6 +161,10 @@ describe('http fetcher', () => {
     await fetcher.request(s, ['f-1']);
     await fetcher.request({ ...s, credential: { header: 'X-Api-Key', value: 'other' } }, ['f-2']);
     expect(fetcher.stats(s.id)).toMatchObject({ requests: 1 });
+    expect(cache.get(s.id, 'f-1')).toBeDefined(); // a rotated credential keeps the answers
+    await fetcher.request({ ...s, config: { ...s.config, result_path: 'data.geo' } }, ['f-3']);
+    expect(cache.get(s.id, 'f-1')).toBeUndefined(); // another result_path: other rows
+    expect(cache.get(s.id, 'f-3')).toEqual({ hit: { country: 'NL' } });
     await fetcher.forget(s.id);
     expect(fetcher.stats(s.id)).toBeUndefined();
     expect(cache.get(s.id, 'f-1')).toBeUndefined();

@@ -56,13 +56,17 @@ export interface HttpFetcher {
   /** Fetches the keys not cached nor in flight; resolves when they are answered. Never rejects. */
   request(source: HttpSource, keys: readonly string[]): Promise<void>;
   stats(sourceId: string): HttpSourceStats | undefined;
-  /** Drops a source's state, its connections and its answers in every thread. */
+  /**
+   * Drops a source's state, its connections and its answers in every thread. A request with
+   * a changed config does the same by itself (a changed credential keeps the answers).
+   */
   forget(sourceId: string): Promise<void>;
   close(): Promise<void>;
 }
 
 interface SourceState {
   fingerprint: string;
+  source: HttpSource['config'];
   config: ResolvedHttpSourceConfig;
   credential: HeaderCredential | null;
   pool: Pool;
@@ -91,7 +95,11 @@ export function createHttpFetcher(deps: HttpFetcherDeps): HttpFetcher {
     const fingerprint = JSON.stringify([source.config, source.credential?.header ?? null, source.credential?.value ?? null]);
     const known = states.get(source.id);
     if (known && known.fingerprint === fingerprint) return known;
-    if (known) retire(source.id, known);
+    if (known) {
+      retire(source.id, known);
+      // Answers read with another URL or result_path would be rows of another shape; a rotated credential keeps them.
+      if (JSON.stringify(known.source) !== JSON.stringify(source.config)) cache().forget(source.id);
+    }
     const issues = validateHttpSourceConfig(source.config).concat(credentialIssues(source.credential));
     if (issues.length) {
       deps.logger?.warn({ source_id: source.id, issues }, 'enrichment HTTP source has an invalid config; its keys are not fetched');
@@ -100,6 +108,7 @@ export function createHttpFetcher(deps: HttpFetcherDeps): HttpFetcher {
     const config = resolveHttpSourceConfig(source.config);
     const state: SourceState = {
       fingerprint,
+      source: source.config,
       config,
       credential: source.credential ?? null,
       pool: guardedPool(sourceOrigin(config), deps, config.concurrency),
