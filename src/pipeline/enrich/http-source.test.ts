@@ -37,6 +37,8 @@ describe('validateHttpSourceConfig', () => {
 describe('buildCall', () => {
   it('URL-encodes the key in the path and JSON-escapes it in the body', () => {
     expect(buildCall(base, 'a b/../c?d').path).toBe('/v1/ip/a%20b%2F..%2Fc%3Fd?full=1');
+    expect(buildCall({ ...base, url_template: 'https://API.Example.com:443/v1/{key}' }, 'k').path).toBe('/v1/k');
+    expect(buildCall({ ...base, url_template: 'https://api.example.com?ip={key}' }, '1.2.3.4').path).toBe('/?ip=1.2.3.4');
     const post = buildCall({ ...base, method: 'POST', body_template: '{"q":"{key}"}' }, 'x"y\\z');
     expect(JSON.parse(post.body!)).toEqual({ q: 'x"y\\z' });
   });

@@ -128,8 +128,11 @@ export function askableKey(key: string): boolean {
 /** Path and body of the call for one key. The path is built as text: no URL normalization may drop a segment. */
 export function buildCall(config: HttpSourceConfig, key: string): { path: string; body?: string } {
   const url = config.url_template.replaceAll(KEY, encodeURIComponent(key));
-  const origin = sourceOrigin(config);
-  const path = url.slice(origin.length) || '/';
+  // Cut after the authority of the text itself: the parsed origin may differ in length
+  // (a default port dropped, a host lower-cased or punycoded).
+  const rest = url.slice(url.indexOf('//') + 2);
+  const cut = rest.search(/[/?]/);
+  const path = cut < 0 ? '/' : rest[cut] === '?' ? `/${rest.slice(cut)}` : rest.slice(cut);
   if (config.method !== 'POST') return { path };
   const body = config.body_template === undefined ? undefined : config.body_template.replaceAll(KEY, JSON.stringify(key).slice(1, -1));
   return { path, body };
