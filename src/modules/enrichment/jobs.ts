@@ -6,7 +6,8 @@ import type { Logger } from '../../platform/logger.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import { fetchFeed, parseFeed, type FeedConfig } from '../../pipeline/enrich/feeds.js';
-import { createHttpFetcher, type HttpSourceConfig } from '../../pipeline/enrich/http-source.js';
+import { createHttpFetcher } from '../../pipeline/enrich/http-fetcher.js';
+import type { HttpSourceConfig } from '../../pipeline/enrich/http-source.js';
 import type { BeatTask } from '../../roles/beat.js';
 import type { JobRegistration } from '../../roles/jobs.js';
 import type { Activity } from './common.js';
@@ -43,12 +44,15 @@ export function createFeedRunner(deps: {
     const status: Record<string, unknown> = { ...source.status, last_fetch_at: started.toISOString() };
     let next = new Date(started.getTime() + interval);
     try {
-      const fetched = await fetchFeed(config, deps.sources.credentialOf(source), {
-        lookup: deps.net.lookup,
-        now: () => clock.now(),
-        ...(typeof source.status.etag === 'string' ? { etag: source.status.etag } : {}),
-        ...(typeof source.status.last_modified === 'string' ? { lastModified: source.status.last_modified } : {}),
-      });
+      const fetched = await fetchFeed(
+        config,
+        deps.sources.credentialOf(source),
+        { lookup: deps.net.lookup, now: () => clock.now().getTime() },
+        {
+          ...(typeof source.status.etag === 'string' ? { etag: source.status.etag } : {}),
+          ...(typeof source.status.last_modified === 'string' ? { last_modified: source.status.last_modified } : {}),
+        },
+      );
       if (!fetched.ok) throw new Error(fetched.error + (fetched.status ? ` (HTTP ${fetched.status})` : ''));
       status.last_fetch_status = 'ok';
       status.last_error = null;

@@ -187,7 +187,7 @@ export function createOperations(deps: OperationsDeps) {
       }
       if (source.kind === 'feed') {
         const started = performance.now();
-        const fetched = await fetchFeed({ ...(source.config as unknown as FeedConfig) }, credential, { lookup: deps.net.lookup, now: deps.now });
+        const fetched = await fetchFeed({ ...(source.config as unknown as FeedConfig) }, credential, { lookup: deps.net.lookup, now: () => deps.now().getTime() });
         if (!fetched.ok) return { ok: false, kind: 'feed', error: fetched.error, ...(fetched.status ? { status: fetched.status } : {}), latency_ms: Math.round(performance.now() - started) };
         if (!('text' in fetched) || fetched.text === undefined) return { ok: true, kind: 'feed', not_modified: true, latency_ms: Math.round(performance.now() - started) };
         const parsed = parseFeed(fetched.text, source.config as unknown as FeedConfig);

@@ -4,7 +4,7 @@
 // bytes the main thread shares with every thread without copying them).
 import { ocsfCatalog } from '../../ocsf/index.js';
 import type { NormalizedRecord } from '../envelope.js';
-import { httpCache } from './http-source.js';
+import { httpCache } from './http-cache.js';
 import { openMmdb } from './mmdb.js';
 import { defaultGeoip } from './geoip.js';
 import { compileEnrichment, type CompiledEnrichment, type PolicyCounters, type PolicyLookup, type PolicySpec } from './policy.js';

@@ -9,6 +9,8 @@ import type { RouteSpec } from '../route/types.js';
 import { inlinePassRunner } from './inline.js';
 import type { PassJob } from './pass.js';
 import { createPassPool } from './pool.js';
+import { encodeTable } from '../enrich/table.js';
+import type { EnrichmentJob } from '../enrich/live.js';
 
 const document = {
   product: { name: 'App', vendor_name: 'Acme' },
@@ -90,5 +92,23 @@ describe('the pass on a worker thread', () => {
     const result = await pool.run(unknown);
     expect(result.missing).toBe(true);
     expect(result.write.deliveries).toEqual([]);
+  });
+
+  it('enriches on the thread from a table whose bytes are shared, not copied, and counts per policy', async () => {
+    const bytes = encodeTable({ key_column: 'name', match: 'exact', columns: ['name', 'team'], rows: [{ name: 'p1', team: 'red' }, { name: 'x2', team: 'blue' }] });
+    const shared = new Uint8Array(new SharedArrayBuffer(bytes.length));
+    shared.set(bytes);
+    const enrichment: EnrichmentJob = {
+      fingerprint: 'e1',
+      policies: [{ id: 'pol', version: 1, definition: { name: 'team', order: 1, condition: null, key: 'entity.name', lookup: { table_id: 't' }, output: { enrichment: { name: 'team' } }, on_miss: 'continue' } }],
+      refs: { pol: { kind: 'table', blob: 'tv1' } },
+      blobs: { tv1: shared },
+    };
+    const enriched = { ...job(batch), enrichment };
+    const [threaded, inline] = await Promise.all([pool.run(enriched), inlinePassRunner((e) => validator.validate(e))(enriched)]);
+    expect(await decoded(threaded)).toEqual(await decoded(inline));
+    const d1 = (await decoded(threaded)).find((d) => d.destination === 'd1')!;
+    expect(d1.events).toContain('"enrichments":[{"name":"team","value":"p1","data":{"name":"p1","team":"red"}}]');
+    expect(threaded.stage.enrichment).toEqual([expect.objectContaining({ policy_id: 'pol', seen: 3, hits: 2, misses: 1, errors: 0 })]);
   });
 });
