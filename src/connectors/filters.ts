@@ -2,10 +2,10 @@
 // vendor events never cost queue space, normalization or storage. Stored in
 // integrations.collection_filters as {streams?: string[] | null, exclude?: Condition[]}:
 // streams null or absent = every stream; an event matching ANY exclude condition is dropped
-// (the caller counts it in collector_usage.filtered). Conditions are the route condition
-// language (pipeline/route/conditions.ts), evaluated against the RAW vendor event: the event
-// stands in the record's `ocsf`, so a field path addresses the vendor's own fields
-// (`eventType`, `actor.alternateId`, `client.ipAddress`).
+// (the caller counts it in collector_usage.filtered). Conditions are the one condition
+// language (docs/conditions.md, compiled by pipeline/route/conditions.ts), evaluated
+// against the RAW vendor event: the event stands in the record's `ocsf`, so a field path
+// addresses the vendor's own fields (`eventType`, `actor.alternateId`, `client.ipAddress`).
 import type { NormalizedRecord } from '../pipeline/envelope.js';
 import { compileCondition, type RecordPredicate, type RouteProblem } from '../pipeline/route/conditions.js';
 

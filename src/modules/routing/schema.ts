@@ -18,10 +18,10 @@ export const RouteParams = Type.Object({ route_id: Type.String({ minLength: 1, m
 // route.invalid_definition then names where in the tree each problem is.
 const Condition = Type.Unknown({
   description:
-    'null (every event) or a condition tree: {field, op, value}, {all: [...]}, {any: [...]}, {not: {...}}. Ops: eq, ne, in, ' +
+    'null (every event) or a condition in the one condition language shared with mappings (docs/conditions.md): {field, op, value}, {all: [...]}, {any: [...]}, {not: {...}}. Ops: eq, ne, in, ' +
     'not_in, prefix, suffix, contains, regex (RE2), exists, not_exists, cidr, gt, gte, lt, lte. Fields: OCSF paths ' +
     '(actor.user.name, observables[*].value) or envelope.organization_id / integration_id / stream / valid. A path no ' +
-    'supported OCSF class has is refused (422, with the closest known field); anything under unmapped is allowed. docs/routing.md',
+    'supported OCSF class has is refused (422, with the closest known field); anything under unmapped is allowed.',
 });
 const Transforms = Type.Unknown({
   description:

@@ -124,3 +124,23 @@ describe('conditions', () => {
     expect(performance.now() - started).toBeLessThan(1000);
   });
 });
+
+describe('conditions in the one form (docs/conditions.md)', () => {
+  it.each([
+    [{ field: 'type', op: 'prefix', value: 'user.session.' }, true],
+    [{ field: 'codeText', op: 'gte', value: 4624 }, true],
+    [{ field: 'hops[*].ip', op: 'cidr', value: '198.51.100.0/24' }, true],
+    [{ field: 'hops[?ip=192.0.2.1].ip', op: 'exists' }, true],
+    [{ field: 'tags', op: 'contains', value: 'vpn' }, true],
+    [{ field: 'empty', op: 'not_exists' }, true],
+    [{ all: [{ path: 'code', eq: 4624 }, { field: 'type', op: 'regex', value: '^user\\.' }] }, true],
+  ])('%j -> %s', (cond, expected) => {
+    expect(holds(cond)).toBe(expected);
+  });
+
+  it('reports at the keys of the one form', () => {
+    const { problems } = compile({ any: [{ field: 'a..b', op: 'eq', value: [1] }, { field: 'a', op: 'matches', value: 'x' }] });
+    expect(problems.map((p) => p.at)).toEqual(['/when/any/0/field', '/when/any/0/value', '/when/any/1/op']);
+    expect(problems[0]!.message).toContain('invalid path');
+  });
+});

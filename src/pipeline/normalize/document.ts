@@ -26,8 +26,10 @@ const FromPaths = Type.Union([SourcePath, Type.Array(SourcePath, { minItems: 1, 
 
 const Condition = Type.Record(Type.String(), Type.Unknown(), {
   description:
-    'A condition: {path, <op>: arg} with op one of eq, ne, in, prefix, suffix, contains, matches (RE2 regular expression), ' +
-    'exists, gt, gte, lt, lte; or {all: [conditions]}, {any: [conditions]}, {not: condition}. See docs/mappings.md.',
+    'A condition in the one condition language (docs/conditions.md, as routes): {field, op, value} with field a source path ' +
+    'and op one of eq, ne, in, not_in, prefix, suffix, contains, regex (RE2), exists, not_exists, cidr, gt, gte, lt, lte; or ' +
+    '{all: [conditions]}, {any: [conditions]}, {not: condition}. The old form {path, <op>: arg} (matches for regex, ' +
+    'exists: true|false) is still read.',
 });
 
 const Lookup = Type.Object(

@@ -2,6 +2,7 @@
 // one platform/stream's raw events into OCSF. compileMapping() (compile.ts) turns a
 // document into a CompiledMapping once; nothing in a document is ever evaluated as code.
 // docs/mappings.md is the user's guide with worked examples.
+import type { FieldCondition as OneCondition } from '../conditions/types.js';
 import type { QuarantineKind } from '../envelope.js';
 
 /**
@@ -11,23 +12,27 @@ import type { QuarantineKind } from '../envelope.js';
  */
 export type SourcePath = string;
 
-export type Condition =
+/**
+ * A condition over the raw event: the one condition language (docs/conditions.md), whose
+ * fields here are source paths; or, still read, the old leaf form `{path, <op>: arg}`.
+ */
+export type Condition = OneCondition | OldCondition | { all: Condition[] } | { any: Condition[] } | { not: Condition };
+
+/** The first mapping form, translated on compile: path -> field, matches -> regex, exists: false -> not_exists. */
+export type OldCondition =
   | { path: SourcePath; eq: unknown }
   | { path: SourcePath; ne: unknown }
   | { path: SourcePath; in: unknown[] }
   | { path: SourcePath; prefix: string }
   | { path: SourcePath; suffix: string }
   | { path: SourcePath; contains: string }
-  /** A regular expression (RE2-like subset is not enforced; compiled once with `u`). */
+  /** An RE2 regular expression, unanchored. */
   | { path: SourcePath; matches: string }
   | { path: SourcePath; exists: boolean }
   | { path: SourcePath; gt: number }
   | { path: SourcePath; gte: number }
   | { path: SourcePath; lt: number }
-  | { path: SourcePath; lte: number }
-  | { all: Condition[] }
-  | { any: Condition[] }
-  | { not: Condition };
+  | { path: SourcePath; lte: number };
 
 /** Names served by GET /api/mappings/normalize/type-casts. */
 export type CastName =

@@ -85,11 +85,14 @@ describe('route conditions: operators', () => {
     expect(problemsOf({ field: 'message', op: 'regex', value: '(a)\\1' })[0]!.path).toBe('condition.value');
   });
 
-  it('exists and not_exists (null counts as absent)', () => {
+  it('exists and not_exists (null, "" and [] count as absent)', () => {
     expect(check({ field: 'actor.user.name', op: 'exists' })).toBe(true);
     expect(check({ field: 'nothing', op: 'exists' })).toBe(false);
     expect(check({ field: 'actor.user.uid', op: 'not_exists' })).toBe(true);
     expect(check({ field: 'actor.user.name', op: 'not_exists', value: null })).toBe(false);
+    expect(check({ field: 'e', op: 'exists' }, { e: '' })).toBe(false);
+    expect(check({ field: 'e', op: 'not_exists' }, { e: [] })).toBe(true);
+    expect(check({ field: 'e', op: 'exists' }, { e: 0 })).toBe(true);
   });
 
   it('cidr: one range, a list, IPv6, a bare address, non-IP values', () => {
@@ -102,12 +105,15 @@ describe('route conditions: operators', () => {
     expect(check({ field: 'ip', op: 'cidr', value: '127.0.0.0/8' }, { ip: '127.1' })).toBe(false);
   });
 
-  it('gt, gte, lt, lte compare numbers only', () => {
+  it('gt, gte, lt, lte compare numbers and numeric text (one rule with mappings, docs/conditions.md)', () => {
     expect(check({ field: 'severity_id', op: 'gt', value: 3 })).toBe(true);
     expect(check({ field: 'severity_id', op: 'gte', value: 4 })).toBe(true);
     expect(check({ field: 'severity_id', op: 'lt', value: 4 })).toBe(false);
     expect(check({ field: 'severity_id', op: 'lte', value: 4 })).toBe(true);
-    expect(check({ field: 's', op: 'gt', value: 1 }, { s: '5' })).toBe(false);
+    expect(check({ field: 's', op: 'gt', value: 1 }, { s: '5' })).toBe(true);
+    expect(check({ field: 's', op: 'gt', value: 1 }, { s: 'five' })).toBe(false);
+    expect(check({ field: 's', op: 'lt', value: 1 }, { s: '' })).toBe(false);
+    expect(check({ field: 's', op: 'eq', value: 5 }, { s: '5' })).toBe(false);
   });
 
   it('[n] and [*] paths: any element matches; negatives hold when none does', () => {

@@ -1,39 +1,11 @@
 // Routes as the routing stage sees them, and what routing a batch produces. The condition
-// and transform languages are documented in docs/routing.md; compile.ts turns an
-// organization's ordered routes into one plan function, compiled once per change.
+// language is docs/conditions.md (pipeline/conditions), the transforms docs/routing.md;
+// compile.ts turns an organization's ordered routes into one plan function, compiled once
+// per change.
+import type { Condition } from '../conditions/types.js';
 import type { NormalizedRecord } from '../envelope.js';
 
-export const CONDITION_OPS = [
-  'eq',
-  'ne',
-  'in',
-  'not_in',
-  'prefix',
-  'suffix',
-  'contains',
-  'regex',
-  'exists',
-  'not_exists',
-  'cidr',
-  'gt',
-  'gte',
-  'lt',
-  'lte',
-] as const;
-export type ConditionOp = (typeof CONDITION_OPS)[number];
-
-/**
- * `field` is an OCSF path (`class_uid`, `actor.user.name`, `src_endpoint.ip`,
- * `observables[*].value`) or an envelope field: `envelope.organization_id`,
- * `envelope.integration_id`, `envelope.stream`, `envelope.valid`.
- */
-export interface FieldCondition {
-  field: string;
-  op: ConditionOp;
-  value?: unknown;
-}
-
-export type Condition = { all: Condition[] } | { any: Condition[] } | { not: Condition } | FieldCondition;
+export { CONDITION_OPS, type Condition, type ConditionOp, type FieldCondition } from '../conditions/types.js';
 
 export type Transform =
   | { type: 'drop_fields'; fields: string[] }
