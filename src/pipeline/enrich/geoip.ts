@@ -226,9 +226,9 @@ class DefaultGeoip implements Lookup {
       asn = this.asn.v4Asn;
       orgOf = this.asn.v4Org;
     } else {
-      const p = a.parts.map(BigInt);
-      const high = (p[0]! << 48n) | (p[1]! << 32n) | (p[2]! << 16n) | p[3]!;
-      const low = (p[4]! << 48n) | (p[5]! << 32n) | (p[6]! << 16n) | p[7]!;
+      const p = a.parts;
+      const high = (BigInt(p[0]! * 65536 + p[1]!) << 32n) | BigInt(p[2]! * 65536 + p[3]!);
+      const low = (BigInt(p[4]! * 65536 + p[5]!) << 32n) | BigInt(p[6]! * 65536 + p[7]!);
       i = findV6(this.asn, high, low);
       text = key;
       asn = this.asn.v6Asn;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseIPv4, parseNetwork, networkText } from './ip.js';
+import ipaddr from 'ipaddr.js';
+import { isReserved, parseAddress, parseIPv4, parseIPv6, parseNetwork, networkText } from './ip.js';
 import { buildTable, tableFromJson } from './table.js';
 import type { MatchKind } from './types.js';
 import { globMatch } from './wildcard-index.js';
@@ -86,6 +87,22 @@ describe('address parsing', () => {
     expect(parseIPv4('255.255.255.255')).toBe(0xffffffff);
     expect(parseIPv4('1.2.3.4')).toBe(0x01020304);
     for (const s of ['1.2.3', '1.2.3.4.5', '1..2.3', '01.2.3.4', '1.2.3.256', ' 1.2.3.4', '1.2.3.4x']) expect(parseIPv4(s), s).toBe(-1);
+  });
+
+  it('reads IPv6 as ipaddr.js does', () => {
+    const forms = ['::', '::1', '1::', '2001:db8::1', '2001:DB8:0:0:0:0:0:1', '1:2:3:4:5:6:7:8', '1::8', '1:2:3:4:5:6:7::', '::2:3:4:5:6:7:8',
+      '::ffff:1.2.3.4', '1:2:3:4:5:6:1.2.3.4', '64:ff9b::192.0.2.33', 'fe80::1%eth0', 'ff02::1:ff00:0'];
+    for (const s of forms) expect(parseIPv6(s), s).toEqual(ipaddr.IPv6.parse(s.replace(/%.*/, '')).parts);
+    // IPv4-compatible (RFC 4291 2.5.5.1, deprecated), where ipaddr.js reads IPv4-mapped.
+    expect(parseIPv6('::1.2.3.4')).toEqual([0, 0, 0, 0, 0, 0, 0x0102, 0x0304]);
+    for (const s of ['', ':', '1:2:3:4:5:6:7:8:9', '1::2::3', '12345::', 'g::', '::1.2.3', '1.2.3.4', '::ffff:01.2.3.4']) expect(parseIPv6(s), s).toBeUndefined();
+  });
+
+  it('tells public addresses from reserved ones', () => {
+    const reserved = (s: string) => isReserved(parseAddress(s)!);
+    for (const s of ['8.8.8.8', '1.1.1.1', '2001:4860:4860::8888', '2a00:1450::1', '2606:4700::1111', '::ffff:8.8.8.8']) expect(reserved(s), s).toBe(false);
+    for (const s of ['10.1.1.1', '172.31.0.1', '192.168.0.1', '127.0.0.1', '0.1.2.3', '100.64.0.1', '239.1.1.1', '::', '::1', 'fe80::1', 'fc00::1', 'ff02::1',
+      '2001::1', '2001:db8::1', '2002:c000:204::1', '3fff::1', '64:ff9b::1', '::ffff:10.0.0.1']) expect(reserved(s), s).toBe(true);
   });
 
   it('normalizes networks', () => {

@@ -11,7 +11,8 @@ interface Pattern {
   text: string; // lower-cased
   literal: number; // characters other than * and ?
   stars: number;
-  prefix: string; // the literal text before the first wildcard, a cheap first test
+  prefix: string; // the literal text before the first wildcard and after the last one:
+  suffix: string; // cheap tests that turn most patterns down before globMatch
   row: Row;
 }
 
@@ -97,7 +98,8 @@ export class WildcardIndex {
       else if (c !== 63) literal++;
     }
     const first = Math.min(...['*', '?'].map((w) => text.indexOf(w)).filter((x) => x >= 0));
-    this.byText.set(text, { text, literal, stars, prefix: text.slice(0, first), row });
+    const last = Math.max(text.lastIndexOf('*'), text.lastIndexOf('?'));
+    this.byText.set(text, { text, literal, stars, prefix: text.slice(0, first), suffix: text.slice(last + 1), row });
   }
 
   seal(): this {
@@ -129,6 +131,7 @@ export class WildcardIndex {
     for (const p of this.patterns) {
       if (p.literal > lower.length) continue;
       if (p.prefix.length > 0 && !lower.startsWith(p.prefix)) continue;
+      if (p.suffix.length > 0 && !lower.endsWith(p.suffix)) continue;
       if (globMatch(p.text, lower)) return p.row;
     }
     return MISS;
