@@ -55,8 +55,10 @@ export class CidrIndex {
     if (net.v === 4) {
       let m = this.v4.get(net.len);
       if (!m) this.v4.set(net.len, (m = new Map()));
-      if (!m.has(net.n)) this.count++;
-      m.set(net.n, row);
+      // Signed 32-bit keys: small integers to V8, where values above 2^31 would be boxed numbers.
+      const k = net.n | 0;
+      if (!m.has(k)) this.count++;
+      m.set(k, row);
       return;
     }
     const [w0, w1, w2, w3] = words(net.parts);
@@ -96,7 +98,7 @@ export class CidrIndex {
     const maps = this.v4Maps;
     const masks = this.v4Masks;
     for (let i = 0; i < maps.length; i++) {
-      const row = maps[i]!.get((n & masks[i]!) >>> 0);
+      const row = maps[i]!.get(n & masks[i]!);
       if (row !== undefined) return row;
     }
     return undefined;

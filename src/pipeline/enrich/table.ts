@@ -1,7 +1,7 @@
 // Lookup tables: reading an upload (CSV or JSON rows), checking it, patching a version into the
 // next one, and building the in-memory index the one pass asks per event.
 //
-// Decisions (docs/enrichment.md refers here):
+// Decisions:
 // - CSV cells stay strings, verbatim (an empty cell is ""): CSV has no types, and a guess turns
 //   ZIP code "02134" or account "0012" into a number. JSON rows keep their scalar types.
 // - Duplicate keys are not an error: the last row of a key wins, in a table as in a patch.
