@@ -1,6 +1,7 @@
 // The API's operations read from its own OpenAPI document, and one object of an organization
 // per kind of id the operations take: what suites that call every operation generically
 // (the route-table security suite, the boundary sweep) start from.
+import { storeTableData } from '../../src/modules/enrichment/common.js';
 import { newId } from '../../src/core/ids.js';
 import type { TestApp } from './app.js';
 import { createPrincipal } from './identity.js';
@@ -115,5 +116,23 @@ export async function seedObjects(t: TestApp, org: number): Promise<Record<strin
     .values({ id: job, organization_id: org, integration_id: integration.id, streams: '["stream-a"]', from_ts: new Date(), to_ts: new Date(), status: 'queued', events: 0, created_at: new Date(), updated_at: new Date() })
     .execute();
   ids.job_id = job;
+  // Enrichment: a table with its version, an HTTP source, a policy with its version.
+  const table = newId();
+  const tableVersion = newId();
+  await db.insertInto('enrichment_tables').values({ id: table, organization_id: org, name: `table-${org}`, key_column: 'k', match: 'exact', live_version_id: tableVersion, created_by: null }).execute();
+  const stored = await storeTableData({ key_column: 'k', match: 'exact', columns: ['k'], rows: [{ k: 'seeded' }] });
+  await db.insertInto('enrichment_table_versions').values({ id: tableVersion, table_id: table, version: 1, kind: 'create', row_count: 1, columns: JSON.stringify(['k']), ...stored, created_by: null }).execute();
+  ids.table_id = table;
+  const source = newId();
+  await db
+    .insertInto('enrichment_sources')
+    .values({ id: source, organization_id: org, name: `source-${org}`, kind: 'http', config: JSON.stringify({ url_template: 'https://intel.example.test/{key}', method: 'GET' }), credential: null, credential_key_id: null, blob: null, blob_info: null, table_id: null, status: '{}', next_fetch_at: null, created_by: null })
+    .execute();
+  ids.source_id = source;
+  const policy = newId();
+  const policyDefinition = JSON.stringify({ name: `policy-${org}`, order: 1, condition: null, key: 'src_endpoint.ip', lookup: { source_id: 'builtin-geoip' }, output: { enrichment: { name: 'geo' } }, on_miss: 'continue' });
+  await db.insertInto('enrichment_policies').values({ id: policy, organization_id: org, name: `policy-${org}`, definition: policyDefinition, created_by: null }).execute();
+  await db.insertInto('enrichment_policy_versions').values({ id: newId(), policy_id: policy, version: 1, definition: policyDefinition, created_by: null }).execute();
+  ids.policy_id = policy;
   return ids;
 }

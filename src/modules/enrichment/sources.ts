@@ -93,6 +93,13 @@ function decodeMmdb(b64: string): { bytes: Uint8Array; info: Record<string, unkn
   }
 }
 
+/** What a configuration may leave out: an HTTP source's method (GET), a feed's format (auto). */
+function withDefaults(kind: string, config: Record<string, unknown>): Record<string, unknown> {
+  if (kind === 'http') return { method: 'GET', ...config };
+  if (kind === 'feed') return { format: 'auto', ...config };
+  return config;
+}
+
 function configProblems(kind: string, config: unknown): Problem[] {
   const found = kind === 'http' ? validateHttpSourceConfig(config) : kind === 'feed' ? validateFeedConfig(config) : [];
   return found.map((p) => ({ path: `config${p.at ? `.${p.at.replace(/^\/?/, '')}` : ''}`, message: p.message }));
@@ -151,7 +158,7 @@ export function createSourcesService(deps: SourcesDeps) {
       const organizationId = await targetOrganization(store, scopeOf(actor), input.organization_id);
       await store.lockOrganization(organizationId);
       const name = cleanName(input.name);
-      const config = input.config ?? {};
+      const config = withDefaults(input.kind, input.config ?? {});
       const problems = configProblems(input.kind, config);
       if (input.kind === 'mmdb' && !input.mmdb_base64) problems.push({ path: 'mmdb_base64', message: 'an mmdb source needs the database file (base64)' });
       if (input.kind !== 'mmdb' && input.mmdb_base64) problems.push({ path: 'mmdb_base64', message: `a ${input.kind} source takes no database file` });
@@ -191,6 +198,7 @@ export function createSourcesService(deps: SourcesDeps) {
     async update(actor: Actor, id: string, patch: SourcePatch) {
       const row = await owned(actor, id);
       await store.lockOrganization(row.organization_id);
+      if (patch.config !== undefined) patch = { ...patch, config: withDefaults(row.kind, patch.config) };
       const problems = patch.config !== undefined ? configProblems(row.kind, patch.config) : [];
       if (patch.mmdb_base64 !== undefined && row.kind !== 'mmdb') problems.push({ path: 'mmdb_base64', message: `a ${row.kind} source takes no database file` });
       if (patch.credential && row.kind === 'mmdb') problems.push({ path: 'credential', message: 'an mmdb source takes no credential' });
