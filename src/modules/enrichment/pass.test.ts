@@ -23,8 +23,7 @@ let server: Server;
 let serverUrl: string;
 /** How the fake intel API answers: ok, down (500), hang (never). */
 let mode: 'ok' | 'down' | 'hang' = 'ok';
-let calls = 0;
-let feedBody = '# bad hosts\n203.0.113.7\n198.51.100.0/24 ; a range\nnot-an-indicator!\n';
+const feedBody = '# bad hosts\n203.0.113.7\n198.51.100.0/24 ; a range\nnot-an-indicator!\n';
 
 function login(ip: string, user: string) {
   return { type: 'login', ts: '2026-11-20T10:00:00Z', user: { name: user }, client: { ip }, host: 'vpn.example.com' };
@@ -49,7 +48,6 @@ async function push(events: Json[]) {
 
 beforeAll(async () => {
   server = createServer((req, res) => {
-    calls++;
     if (req.url?.startsWith('/feed')) {
       res.writeHead(200, { 'content-type': 'text/plain' }).end(feedBody);
       return;

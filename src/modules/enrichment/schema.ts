@@ -102,7 +102,7 @@ export const TableQuery = Type.Object({
 });
 
 const Credential = Type.Object(
-  { header: Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$' }), value: Type.String({ minLength: 1, maxLength: 8192, writeOnly: true }) },
+  { header: Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$', errorMessage: { pattern: 'must be an HTTP header name (letters, digits and !#$%&\'*+.^_`|~-)' } }), value: Type.String({ minLength: 1, maxLength: 8192, writeOnly: true }) },
   { additionalProperties: false, description: 'A secret header sent with each call (Authorization: Bearer …, X-Api-Key: …); sealed at rest, never returned' },
 );
 const SourceKind = Type.Union([Type.Literal('mmdb'), Type.Literal('http'), Type.Literal('feed')]);
