@@ -227,6 +227,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
     editions: licenses.editions,
     pollMs: config.normalize.mappingRefreshMs,
+    dataDeletion: organizations.dataDeletion,
     samples: (organizationId, limit) => recentEvents(organizationId, limit),
   });
   const normalization = wireNormalization({

@@ -9,6 +9,7 @@ import type { Logger } from '../../platform/logger.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import type { PolicyCounters } from '../../pipeline/enrich/policy.js';
+import type { OrgDataStep } from '../organizations/jobs.js';
 import { activityWriter } from './common.js';
 import { createEnrichmentCache } from './live.js';
 import { createExternalLookups, createFeedRunner, enrichmentBeatTasks, enrichmentJobs } from './jobs.js';
@@ -29,6 +30,7 @@ export interface EnrichmentWiring {
   editions: { isEnterprise(): Promise<boolean> };
   /** How stale a process's view of policies and tables may get (the mappings' refresh). */
   pollMs: number;
+  dataDeletion?: { addStep(step: OrgDataStep): void };
   /** The organization's recent events, mapped by its live mappings (normalization). */
   samples(organizationId: number, limit: number): Promise<Record<string, unknown>[]>;
 }
@@ -69,6 +71,7 @@ export function wireEnrichment(deps: EnrichmentWiring) {
   const feeds = createFeedRunner({ store, tables, sources, activity, clock, net: deps.net, transaction: (fn) => inTransaction(db, fn), logger });
   const external = createExternalLookups({ store, sources, activity, net: deps.net, clock, logger });
   const live = createEnrichmentCache({ store, pollMs: deps.pollMs });
+  deps.dataDeletion?.addStep({ name: 'enrichment', run: async (organizationId) => ({ rows: await store.deleteOrganization(organizationId) }) });
 
   return {
     tables,

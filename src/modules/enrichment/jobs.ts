@@ -22,6 +22,8 @@ const MINUTE = 60_000;
 export const METRICS_KEEP_MS = 180 * MINUTE;
 /** A failed fetch is tried again after this long, or the feed's interval if shorter. */
 const RETRY_MS = 15 * MINUTE;
+/** An HTTP source's call figures are written to its status at most this often (per process). */
+const STATUS_EVERY_MS = 10_000;
 /** Notable source errors go to the activity list at most this often per source. */
 const ERROR_ACTIVITY_EVERY_MS = 10 * MINUTE;
 
@@ -107,11 +109,26 @@ export function createExternalLookups(deps: { store: EnrichmentStore; sources: S
     return row;
   }
 
+  const written = new Map<string, { at: number; errors: number; circuit: string }>();
+
+  /**
+   * The fetcher's figures go to the source's status (what GET sources shows, from any
+   * process): at once (within a second) when errors or the circuit changed, else at most
+   * every STATUS_EVERY_MS.
+   */
   async function report(source: SourceRow): Promise<void> {
     const stats = fetcher.stats(source.id);
-    if (!stats?.last_error) return;
-    const last = reported.get(source.id) ?? 0;
-    if (Date.now() - last < ERROR_ACTIVITY_EVERY_MS) return;
+    if (!stats) return;
+    const last = written.get(source.id);
+    const since = Date.now() - (last?.at ?? 0);
+    const changed = !last || last.errors !== stats.errors || last.circuit !== stats.circuit;
+    if (since >= STATUS_EVERY_MS || (changed && since >= 1_000)) {
+      written.set(source.id, { at: Date.now(), errors: stats.errors, circuit: stats.circuit });
+      const status = { ...source.status, calls: { ...stats, at: deps.clock.now().toISOString() } };
+      await deps.store.updateSource(source.id, { status }, deps.clock.now());
+    }
+    if (!stats.last_error) return;
+    if (Date.now() - (reported.get(source.id) ?? 0) < ERROR_ACTIVITY_EVERY_MS) return;
     reported.set(source.id, Date.now());
     await deps.activity({ organization_id: source.organization_id, kind: 'source.error', subject_type: 'source', subject_id: source.id, message: `source "${source.name}": ${stats.last_error}` });
   }

@@ -145,6 +145,11 @@ describe('enrichment in the one pass', () => {
     expect(later[0]!.enrichments).toEqual([expect.objectContaining({ name: 'intel', type: 'reputation', value: '8.8.4.4', data: { verdict: 'benign', score: 90 } })]);
     const metrics = await t.app.inject({ method: 'GET', url: `${BASE}/metrics?policy_id=${await policyId('intel')}`, headers: admin.headers });
     expect(metrics.json().policies[0].unanswered).toBeGreaterThanOrEqual(3);
+    // The source's health: its calls and last error, as any process sees them.
+    const listed = await t.app.inject({ method: 'GET', url: `${BASE}/sources`, headers: admin.headers });
+    const intel = (listed.json() as Json[]).find((x) => x.id === source.id)!;
+    expect(intel.status).toMatchObject({ calls: { requests: expect.any(Number) } });
+    expect(((intel.status as Json).calls as Json).errors).toBeGreaterThanOrEqual(1);
   });
 
   it('an indicator feed is fetched into a table version a policy uses; a failed fetch shows in status and activity', async () => {

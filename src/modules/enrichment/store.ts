@@ -124,6 +124,16 @@ export function createEnrichmentStore(db: Kysely<DB>) {
       return rows.map((r) => r.document);
     },
 
+    /** Everything of an organization's enrichment (its data deletion); rows deleted. */
+    async deleteOrganization(organizationId: number): Promise<number> {
+      let rows = 0;
+      for (const table of ['enrichment_policies', 'enrichment_sources', 'enrichment_tables', 'enrichment_metrics', 'enrichment_activity'] as const) {
+        const res = await q().deleteFrom(table).where('organization_id', '=', organizationId).executeTakeFirst();
+        rows += Number(res.numDeletedRows);
+      }
+      return rows;
+    },
+
     // Tables.
     async listTables(scope: Scope, organizationId?: number): Promise<TableRow[]> {
       let base = q().selectFrom('enrichment_tables').select([...TABLE_COLUMNS]).where(scoped(scope, 'organization_id'));
