@@ -289,7 +289,8 @@ export function compileEnrichment(specs: readonly PolicySpec[], lookupOf: (spec:
       }
     }
     if (p.enrichment) {
-      const entry: Obj = { name: p.enrichment.name, value: keyValue, data: { ...row } };
+      // The row is shared, not copied: rows are never modified (route transforms copy what they change).
+      const entry: Obj = { name: p.enrichment.name, value: keyValue, data: row };
       if (p.enrichment.type) entry.type = p.enrichment.type;
       if (p.enrichment.provider) entry.provider = p.enrichment.provider;
       const list = event.enrichments;
