@@ -31,6 +31,13 @@ export function createEnrichmentCache(deps: { store: Pick<EnrichmentStore, 'orgP
     return found;
   }
 
+  /** Drops the bytes no organization's current job holds (old table versions): memory follows what is live. */
+  function forgetUnused(): void {
+    const used = new Set<string>();
+    for (const { job } of cache.values()) for (const key of Object.keys(job?.blobs ?? {})) used.add(key);
+    for (const key of blobs.keys()) if (!used.has(key.slice(key.indexOf(':') + 1))) blobs.delete(key);
+  }
+
   async function tableRef(organizationId: number, tableId: string, job: EnrichmentJob): Promise<ResourceRef> {
     const table = (await store.tablesOf(organizationId, [tableId]))[0];
     if (!table?.live_version_id) return { kind: 'none' };
@@ -88,6 +95,7 @@ export function createEnrichmentCache(deps: { store: Pick<EnrichmentStore, 'orgP
       // Same fingerprint: keep the old object (threads key their compiled form by it anyway).
       const kept = cached?.job && job && cached.job.fingerprint === job.fingerprint ? cached.job : job;
       cache.set(organizationId, { checkedAt: now, job: kept });
+      if (kept !== cached?.job) forgetUnused();
       return kept;
     },
   };

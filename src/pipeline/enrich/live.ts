@@ -35,10 +35,11 @@ export interface EnrichmentJob {
   blobs: Record<string, Uint8Array>;
 }
 
-const MAX_COMPILED = 64;
+const MAX_ORGANIZATIONS = 256;
 const MAX_LOOKUPS = 32;
 
-const compiled = new Map<string, CompiledEnrichment>();
+/** Per organization, its current compiled enrichment only: an older one (and the table indexes it holds) goes when the fingerprint moves. */
+const compiled = new Map<number, { fingerprint: string; enrichment: CompiledEnrichment; uses: string[] }>();
 const lookups = new Map<string, Lookup>();
 
 function remember<V>(map: Map<string, V>, max: number, key: string, make: () => V): V {
@@ -55,6 +56,8 @@ function remember<V>(map: Map<string, V>, max: number, key: string, make: () => 
   return value;
 }
 
+const lookupKey = (ref: { kind: string; blob: string }) => `${ref.kind}:${ref.blob}`;
+
 function resolve(ref: ResourceRef | undefined, blobs: Record<string, Uint8Array>): PolicyLookup | undefined {
   if (!ref) return undefined;
   switch (ref.kind) {
@@ -63,7 +66,7 @@ function resolve(ref: ResourceRef | undefined, blobs: Record<string, Uint8Array>
       const bytes = blobs[ref.blob];
       if (!bytes) return undefined;
       const make = ref.kind === 'table' ? () => buildTable(decodeTable(bytes)) : () => openMmdb(bytes);
-      return remember(lookups, MAX_LOOKUPS, `${ref.kind}:${ref.blob}`, make);
+      return remember(lookups, MAX_LOOKUPS, lookupKey(ref), make);
     }
     case 'geoip':
       return defaultGeoip();
@@ -84,11 +87,19 @@ function resolve(ref: ResourceRef | undefined, blobs: Record<string, Uint8Array>
   }
 }
 
-/** The compiled enrichment of a job (cached by organization and fingerprint). */
+/** The compiled enrichment of a job (cached per organization while its fingerprint holds). */
 export function compiledEnrichment(organizationId: number, job: EnrichmentJob): CompiledEnrichment {
-  return remember(compiled, MAX_COMPILED, `${organizationId}\u0000${job.fingerprint}`, () =>
-    compileEnrichment(job.policies, (spec) => resolve(job.refs[spec.id], job.blobs), ocsfCatalog()),
-  );
+  const current = compiled.get(organizationId);
+  if (current && current.fingerprint === job.fingerprint) return current.enrichment;
+  const enrichment = compileEnrichment(job.policies, (spec) => resolve(job.refs[spec.id], job.blobs), ocsfCatalog());
+  compiled.delete(organizationId);
+  if (compiled.size >= MAX_ORGANIZATIONS) compiled.delete(compiled.keys().next().value!);
+  const uses = Object.values(job.refs).flatMap((r) => (r.kind === 'table' || r.kind === 'mmdb' ? [lookupKey(r)] : []));
+  compiled.set(organizationId, { fingerprint: job.fingerprint, enrichment, uses });
+  // Table indexes no organization's current enrichment uses (older versions) are let go.
+  const used = new Set([...compiled.values()].flatMap((c) => c.uses));
+  for (const key of lookups.keys()) if (!used.has(key)) lookups.delete(key);
+  return enrichment;
 }
 
 /** The stage's enrich hook for a job, or undefined when the organization has no live policy. */
