@@ -10,6 +10,9 @@ import { createOrganization, createPrincipal, type Principal } from '../../../te
 import { loginDocument } from '../../../test/support/mappings.js';
 import { catchAll, createIntegration, ingestBatch, outputs, publishMapping, runNormalize, sleep } from '../../../test/support/normalization.js';
 import { newId } from '../../core/ids.js';
+import { decodeRecords } from '../../pipeline/batch-codec.js';
+import type { Consumer } from '../../platform/queue/port.js';
+import { startConsumers } from '../../roles/jobs.js';
 
 type Json = Record<string, unknown>;
 const BASE = '/api/collectors/enrichment';
@@ -66,7 +69,9 @@ beforeAll(async () => {
   await publishMapping(t, org, 'custom', 'auth', loginDocument());
   await catchAll(t, org);
 });
+const consumers: Consumer[] = [];
 afterAll(async () => {
+  await Promise.all(consumers.map((c) => c.close()));
   await t?.close();
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
@@ -176,3 +181,27 @@ async function policyId(name: string): Promise<string> {
   const row = await t.container.database.db.selectFrom('enrichment_policies').select('id').where('organization_id', '=', org).where('name', '=', name).executeTakeFirstOrThrow();
   return row.id;
 }
+
+describe('end to end from push', () => {
+  it('events pushed over HTTP reach the destination with the shipped GeoIP\'s country and autonomous system', async () => {
+    const token = await post(`/api/ingest/integrations/${integration}/token`, {});
+    const lines = [login('8.8.8.8', 'push-1'), login('2001:4860:4860::8888', 'push-2'), login('193.0.6.139', 'push-3')].map((e) => JSON.stringify(e));
+    const since = new Date();
+    const res = await t.app.inject({ method: 'POST', url: '/api/ingest/auth', headers: { authorization: `Bearer ${String(token.token)}` }, payload: lines.join('\n') });
+    expect(res.statusCode, res.body).toBe(200);
+    consumers.push(...startConsumers(t.container.queue, t.container.jobs.filter((j) => j.role === 'worker'), t.container.logger));
+    const db = t.container.database.db;
+    let events: Json[] = [];
+    for (let i = 0; i < 100 && events.length < 3; i++) {
+      await sleep(100);
+      const rows = await db.selectFrom('delivery_batches').select('events').where('organization_id', '=', org).where('created_at', '>=', since).execute();
+      events = (await Promise.all(rows.map(async (r) => (await decodeRecords(r.events)).split('\n').map((l) => JSON.parse(l) as Json)))).flat();
+      events = events.filter((e) => String((e.user as Json | undefined)?.name ?? '').startsWith('push-'));
+      events = events.filter((e, j) => events.findIndex((x) => (x.user as Json).name === (e.user as Json).name) === j);
+    }
+    const byUser = new Map(events.map((e) => [(e.user as Json).name, e.src_endpoint as Json]));
+    expect(byUser.get('push-1')).toMatchObject({ location: { country: 'US' }, autonomous_system: { number: 15169 } });
+    expect(byUser.get('push-2')).toMatchObject({ location: { country: 'US' }, autonomous_system: { number: 15169 } });
+    expect(byUser.get('push-3')).toMatchObject({ location: { country: 'NL' }, autonomous_system: { number: 3333 } });
+  });
+});
