@@ -6,7 +6,6 @@ import { gunzip, gzip } from 'node:zlib';
 import type { Actor } from '../../core/actor.js';
 import { AppError, errors, type ErrorCode } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { inScope, type Scope } from '../../core/scope.js';
 import { decodeTable, encodeTable } from '../../pipeline/enrich/table.js';
 import type { TableData } from '../../pipeline/enrich/types.js';
 import type { EnrichmentStore } from './store.js';
@@ -36,17 +35,7 @@ export function cleanName(name: string): string {
   return trimmed;
 }
 
-/** The organization a new table, source or policy is for: the one given (404 outside scope), else the caller's only one. */
-export async function targetOrganization(store: Pick<EnrichmentStore, 'organizationExists'>, scope: Scope, requested: number | undefined): Promise<number> {
-  if (requested !== undefined) {
-    if (!inScope(scope, requested) || !(await store.organizationExists(requested))) throw errors.notFound('Organization');
-    return requested;
-  }
-  const only = scope.organizationIds[0];
-  if (!scope.global && scope.organizationIds.length === 1 && only !== undefined) return only;
-  const message = scope.global ? 'organization_id is required with platform scope' : 'organization_id is required: you belong to several organizations';
-  throw errors.validation(message, { errors: [{ location: 'body/organization_id', message: 'is required' }] });
-}
+export { targetOrganization } from '../../core/scope.js';
 
 export const createdBy = (actor: Actor) => (actor.kind === 'user' ? actor.id : null);
 

@@ -9,7 +9,7 @@ import type { Clock } from '../../core/clock.js';
 import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
-import { inScope, scopeOf, type Scope } from '../../core/scope.js';
+import { inScope, scopeOf, targetOrganization, type Scope } from '../../core/scope.js';
 import { validateRouteParts, type RouteProblem, type ValidateOptions } from '../../pipeline/route/compile.js';
 import { setAuditTarget } from '../audit/service.js';
 import type { AuditFilter, AuditRow } from '../audit/store.js';
@@ -98,20 +98,8 @@ function problemsOf(d: RouteDefinition, fields?: ValidateOptions['fields']): Rou
   return problems;
 }
 
-/**
- * The organization a new route (or a dry run) is for: the one given (404 outside scope),
- * else the caller's only organization; a platform caller or one with several must say.
- */
-export async function targetOrganization(store: Pick<RoutingStore, 'organizationExists'>, scope: Scope, requested: number | undefined): Promise<number> {
-  if (requested !== undefined) {
-    if (!inScope(scope, requested) || !(await store.organizationExists(requested))) throw errors.notFound('Organization');
-    return requested;
-  }
-  const only = scope.organizationIds[0];
-  if (!scope.global && scope.organizationIds.length === 1 && only !== undefined) return only;
-  const message = scope.global ? 'organization_id is required with platform scope' : 'organization_id is required: you belong to several organizations';
-  throw errors.validation(message, { errors: [{ location: 'body/organization_id', message: 'is required' }] });
-}
+/** The organization a new route or a dry run is for (core/scope.ts). */
+export { targetOrganization };
 
 export function createRoutingService(deps: RoutingServiceDeps) {
   const { store, clock, audit } = deps;
