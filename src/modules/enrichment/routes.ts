@@ -148,7 +148,8 @@ export function enrichmentRoutes(app: Api, api: EnrichmentApi): void {
     description: 'Enabling checks the rule again (what it looks up in may be gone): 422 enrichment.invalid_rule.',
     access,
     schema: { params: PolicyParams, body: EnableBody, response: { 200: Policy } },
-    handler: async (req) => policies.enable(req.actor!, req.params.policy_id, req.body?.enabled ?? true),
+    optionalBody: true,
+    handler: async (req) => policies.enable(req.actor!, req.params.policy_id, req.body.enabled ?? true),
   });
 
   route(app, {
@@ -261,8 +262,9 @@ export function enrichmentRoutes(app: Api, api: EnrichmentApi): void {
     description: 'Answers 200 with ok: false when the source fails; the credential never appears.',
     access,
     audit: false,
-    schema: { params: SourceParams, body: Type.Optional(TestBody), response: { 200: TestResult } },
-    handler: async (req) => operations.test(req.actor!, req.params.source_id, req.body?.key),
+    schema: { params: SourceParams, body: TestBody, response: { 200: TestResult } },
+    optionalBody: true,
+    handler: async (req) => operations.test(req.actor!, req.params.source_id, req.body.key),
   });
 
   route(app, {

@@ -235,9 +235,13 @@ export function createSourcesService(deps: SourcesDeps) {
       await store.lockOrganization(row.organization_id);
       const users = await store.policiesUsing(row.shared ? 'all' : [row.organization_id], { source_id: id });
       if (users.length > 0) {
+        // Policies of organizations the caller cannot see are counted, never named.
+        const visible = users.filter((p) => inScope(scopeOf(actor), p.organization_id));
+        const others = users.length - visible.length;
+        const names = [...visible.map((p) => `policy "${p.name}"`), ...(others > 0 ? [`${others} polic${others > 1 ? 'ies' : 'y'} of other organizations`] : [])];
         throw new AppError('enrichment.in_use', {
-          detail: `The source is used by ${users.map((p) => `policy "${p.name}"`).join(', ')}: disable ${users.length > 1 ? 'them' : 'it'} or publish a version that looks elsewhere first`,
-          details: { policies: users.filter((p) => inScope(scopeOf(actor), p.organization_id)).map((p) => ({ id: p.id, name: p.name })) },
+          detail: `The source is used by ${names.join(', ')}: disable ${users.length > 1 ? 'them' : 'it'} or publish a version that looks elsewhere first`,
+          details: { policies: visible.map((p) => ({ id: p.id, name: p.name })), other_organizations_policies: others },
         });
       }
       await store.deleteSource(id);

@@ -75,6 +75,8 @@ export interface RouteDefinition<S extends FastifySchema> {
   query?: 'strict' | 'open';
   /** Hidden from the OpenAPI document (documentation infrastructure only). */
   hidden?: boolean;
+  /** The body (an object whose every field is optional) may be left out: it is read as {}. */
+  optionalBody?: boolean;
   /**
    * How the operation is audited. Default: mutating methods in one transaction with their
    * changes; `separate` for operations that must not hold a transaction (outbound calls);
@@ -123,6 +125,14 @@ export function route<S extends FastifySchema>(app: Api, def: RouteDefinition<S>
     method: def.method,
     url: def.url,
     bodyLimit: def.bodyLimit,
+    ...(def.optionalBody
+      ? {
+          preValidation: (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+            if (req.body === undefined || req.body === null) req.body = {};
+            done();
+          },
+        }
+      : {}),
     config: { access: def.access, operationId: def.operationId, audit: op.audit, ...(def.query === 'open' ? { openQuery: true } : {}) },
     schema: {
       ...boundedInput(def.schema),
