@@ -210,8 +210,13 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
     }
   }
   // Enrichment (pipeline/enrich) adds to the mapped events before their one serialization.
-  const counters = ctx.enrich && records.length > 0 ? ctx.enrich(records) : undefined;
-  if (counters) result.enrichment = counters;
+  if (ctx.enrich && records.length > 0) {
+    try {
+      result.enrichment = ctx.enrich(records);
+    } catch {
+      // A fault of enrichment (it catches lookups' own) costs the batch its enrichment, never its events.
+    }
+  }
   let kept = 0;
   for (let r = 0; r < records.length; r++) {
     const record = records[r]!;
