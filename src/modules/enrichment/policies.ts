@@ -92,7 +92,7 @@ export function createPoliciesService(deps: { store: EnrichmentStore; clock: Clo
     const lookup = def.lookup;
     if (lookup && 'table_id' in lookup && typeof lookup.table_id === 'string') {
       const table = (await store.tablesOf(organizationId, [lookup.table_id]))[0];
-      const version = table && (await store.tableVersions(table.id)).find((v) => v.version === table.version);
+      const version = table && (await store.liveVersionMeta(table.id));
       return () => version?.columns;
     }
     if (lookup && 'source_id' in lookup && typeof lookup.source_id === 'string') {
@@ -102,7 +102,7 @@ export function createPoliciesService(deps: { store: EnrichmentStore; clock: Clo
       if (source.kind === 'http') return () => null;
       if (source.kind === 'feed') {
         const table = source.table_id ? (await store.tablesOf(source.organization_id, [source.table_id]))[0] : undefined;
-        const version = table && (await store.tableVersions(table.id)).find((v) => v.version === table.version);
+        const version = table && (await store.liveVersionMeta(table.id));
         return () => version?.columns ?? ['indicator', 'type'];
       }
       return () => GEO_COLUMNS;

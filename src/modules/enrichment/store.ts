@@ -167,6 +167,15 @@ export function createEnrichmentStore(db: Kysely<DB>) {
     async tableVersions(tableId: string): Promise<TableVersionMeta[]> {
       return (await q().selectFrom('enrichment_table_versions').select([...VERSION_META]).where('table_id', '=', tableId).orderBy('version', 'desc').execute()) as TableVersionMeta[];
     },
+    /** The live version's metadata (without its data). */
+    async liveVersionMeta(tableId: string): Promise<TableVersionMeta | undefined> {
+      return (await q()
+        .selectFrom('enrichment_table_versions as v')
+        .innerJoin('enrichment_tables as t', 't.live_version_id', 'v.id')
+        .select(VERSION_META.map((c) => `v.${c}` as const))
+        .where('t.id', '=', tableId)
+        .executeTakeFirst()) as TableVersionMeta | undefined;
+    },
     async maxTableVersion(tableId: string): Promise<number> {
       const row = await q().selectFrom('enrichment_table_versions').select((e) => e.fn.max('version').as('v')).where('table_id', '=', tableId).executeTakeFirst();
       return num(row?.v);

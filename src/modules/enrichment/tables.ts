@@ -138,7 +138,7 @@ export function createTablesService(deps: { store: EnrichmentStore; clock: Clock
       const table = await visible(scope, id);
       const data = await liveData(table);
       const rows = data.rows.slice(page.offset, page.offset + page.limit);
-      const live = (await store.tableVersions(id)).find((v) => v.version === table.version);
+      const live = await store.liveVersionMeta(id);
       return { ...tableOut(table), columns: data.columns, live_version: live ? versionOut(live) : null, rows, limit: page.limit, offset: page.offset };
     },
 
