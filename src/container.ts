@@ -35,6 +35,7 @@ import { wireCollection, type Collection } from './modules/collection/index.js';
 import { wireQuarantine } from './modules/quarantine/index.js';
 import { wireEnrichment } from './modules/enrichment/index.js';
 import { wireRouting } from './modules/routing/index.js';
+import { wireSso } from './modules/identity/index.js';
 import { wireServiceAccounts } from './modules/service-accounts/index.js';
 import { wireTokens } from './modules/tokens/index.js';
 import type { ProcessService } from './modules/processes/service.js';
@@ -179,7 +180,12 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     void ingest.service.flushLastUsed().catch(onError);
   }, 30_000);
   lastUseFlush.unref();
-  const auth = wireAuth({ db: database.db, identity, rateLimiter, clock });
+  const sso = wireSso({
+    db: database.db, clock, queue, audit: audit.service, identity,
+    cipher: createCredentialCipher(keys.key('credentials'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')), 'identity'),
+    net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
+  });
+  const auth = wireAuth({ db: database.db, identity, rateLimiter, clock, sso: sso.policy });
   const apiTokens = wireTokens({ tokens: identity.tokens, users: identity.users });
   const serviceAccounts = wireServiceAccounts({ db: database.db, tokens: identity.tokens, clock });
   const licenses = wireLicenses({ db: database.db, cache, clock, trustTestLicenses: config.trustTestLicenses });
@@ -287,8 +293,8 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     collection: { engine: collection.engine, service: collection.service },
     authenticator: internal.authenticator,
     processes: processes.service,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes],
-    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs],
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, sso.routes],
+    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs, ...sso.jobs],
     loops: [...delivery.loops],
     beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks, ...enrichment.beatTasks],
     async close() {
@@ -298,6 +304,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
       await normalization.close();
       await delivery.close();
       await identity.tokens.flushLastUsed().catch(onError);
+      await sso.close();
       await ingest.service.flushLastUsed().catch(onError);
       await Promise.allSettled([cache.close(), lock.close(), rateLimiter.close()]);
       // An injected database belongs to whoever injected it.

@@ -9,7 +9,7 @@ import { createAuthenticator } from './authenticator.js';
 import { createSessionService } from './sessions.js';
 import type { Api } from '../../platform/http/routes.js';
 import { authRoutes } from './routes.js';
-import { createAuthService, type LoginLimits } from './service.js';
+import { createAuthService, type LoginLimits, type SsoPolicy } from './service.js';
 import { createDirectoryStore, createSessionStore, createUserStore } from './store.js';
 import { createUserAdmin } from './users.js';
 
@@ -34,10 +34,10 @@ export function wireIdentity(deps: IdentityDeps) {
 export type Identity = ReturnType<typeof wireIdentity>;
 
 /** The auth API family: bootstrap, login, the caller's own account, user administration. */
-export function wireAuth(deps: { db: Kysely<DB>; identity: Identity; rateLimiter: RateLimiterPort; clock: Clock; loginLimits?: LoginLimits }) {
+export function wireAuth(deps: { db: Kysely<DB>; identity: Identity; rateLimiter: RateLimiterPort; clock: Clock; loginLimits?: LoginLimits; sso?: SsoPolicy }) {
   const { identity, clock } = deps;
   const directory = createDirectoryStore(deps.db);
-  const service = createAuthService({ users: identity.users, directory, sessions: identity.sessions, rateLimiter: deps.rateLimiter, clock, ...(deps.loginLimits ? { loginLimits: deps.loginLimits } : {}) });
+  const service = createAuthService({ users: identity.users, directory, sessions: identity.sessions, rateLimiter: deps.rateLimiter, clock, ...(deps.sso ? { sso: deps.sso } : {}), ...(deps.loginLimits ? { loginLimits: deps.loginLimits } : {}) });
   const admin = createUserAdmin({ users: identity.users, directory, sessions: identity.sessions, tokens: identity.tokens, clock });
   return { service, admin, routes: (app: Api) => authRoutes(app, service, admin) };
 }

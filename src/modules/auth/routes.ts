@@ -30,7 +30,8 @@ import type { UserAdmin } from './users.js';
 const NoContent = Type.Null({ description: 'No content' });
 const me = (req: FastifyRequest): Actor => req.actor as Actor;
 
-function setSessionCookie(req: FastifyRequest, reply: FastifyReply, cookie: { value: string; maxAgeMs: number; expiresAt: Date }): void {
+/** The session cookie of a sign-in (password or single sign-on): one set of attributes. */
+export function setSessionCookie(req: FastifyRequest, reply: FastifyReply, cookie: { value: string; maxAgeMs: number; expiresAt: Date }): void {
   reply.setCookie(SESSION_COOKIE, cookie.value, {
     httpOnly: true,
     sameSite: 'lax',
@@ -74,7 +75,7 @@ export function authRoutes(app: Api, auth: AuthService, admin: UserAdmin): void 
     summary: 'Sign in with username and password; sets the HttpOnly session cookie',
     description: `Sets the \`${SESSION_COOKIE}\` cookie (HttpOnly, SameSite=Lax). Attempts are limited per username and per client address (429 with Retry-After). For the console; automation uses API tokens.`,
     access: { requires: 'public' },
-    schema: { body: LoginBody, response: { 200: User, 401: ErrorBody, 429: ErrorBody } },
+    schema: { body: LoginBody, response: { 200: User, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody } },
     handler: async (req, reply) => {
       const result = await auth.login(req.body, { ip: req.ip ?? null, userAgent: req.headers['user-agent'] ?? null });
       // The audit entry of the sign-in names who signed in.

@@ -32,6 +32,13 @@ export interface AuthServiceDeps {
   rateLimiter: RateLimiterPort;
   clock: Clock;
   loginLimits?: LoginLimits;
+  /** Single sign-on's say on password login (modules/identity); absent: password only. */
+  sso?: SsoPolicy;
+}
+
+export interface SsoPolicy {
+  status(): Promise<{ enabled: boolean }>;
+  passwordLoginAllowed(user: { id: number; sso_subject: string | null }): Promise<boolean>;
 }
 
 /** The user as the API shows it: never the password hash. */
@@ -92,7 +99,8 @@ export function createAuthService(deps: AuthServiceDeps) {
 
   return {
     async status() {
-      return { bootstrapped: (await users.count()) > 0, login_methods: ['password'], sso_enabled: false };
+      const sso = (await deps.sso?.status())?.enabled ?? false;
+      return { bootstrapped: (await users.count()) > 0, login_methods: sso ? ['password', 'sso'] : ['password'], sso_enabled: sso };
     },
 
     /** Creates the first platform administrator; 409 once any user exists. */
@@ -126,6 +134,9 @@ export function createAuthService(deps: AuthServiceDeps) {
       if (!row || !ok) throw new AppError('auth.invalid_credentials', { detail: 'Invalid username or password' });
       // Said only to someone who knows the password, so it reveals nothing to a guesser.
       if (!row.is_active) throw new AppError('auth.user_inactive', { detail: 'User is inactive' });
+      if (deps.sso && !(await deps.sso.passwordLoginAllowed(row))) {
+        throw new AppError('auth.password_login_disabled', { detail: 'Password login is turned off for single sign-on users: sign in through the identity provider (GET /api/auth/sso/login)' });
+      }
       if (row.organization_id !== null && (await directory.organization(row.organization_id))?.is_active === false) {
         throw new AppError('auth.organization_inactive', { detail: 'Organization is inactive' });
       }

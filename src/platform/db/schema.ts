@@ -77,6 +77,10 @@ export interface UsersTable {
   last_login_at: Timestamp | null;
   created_at: CreatedAt;
   updated_at: CreatedAt;
+  /** SSO users (0011): the identity provider's issuer and subject, the claims of the last login. */
+  sso_issuer: Generated<string | null>;
+  sso_subject: Generated<string | null>;
+  sso_claims: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface SessionsTable {
@@ -572,6 +576,9 @@ export interface DB {
   enrichment_policy_versions: EnrichmentPolicyVersionsTable;
   enrichment_metrics: EnrichmentMetricsTable;
   enrichment_activity: EnrichmentActivityTable;
+  identity_config: IdentityConfigTable;
+  sso_login_states: SsoLoginStatesTable;
+  identity_sync_runs: IdentitySyncRunsTable;
 }
 
 // Collection (0007): collector state, dedup keys, runs, usage, backfill, tenants, checks,
@@ -827,4 +834,47 @@ export interface EnrichmentActivityTable {
   subject_id: string;
   message: string;
   actor_id: number | null;
+}
+
+// Single sign-on (0011). docs/sso.md.
+export interface IdentityConfigTable {
+  id: number;
+  enabled: Generated<boolean>;
+  issuer: string;
+  client_id: string;
+  client_secret: string | null;
+  client_secret_key_id: string | null;
+  scopes: Json;
+  redirect_uri: string;
+  username_claim: string;
+  rules: Json;
+  password_login_for_sso_users: Generated<boolean>;
+  scim_base_url: string | null;
+  scim_token: string | null;
+  scim_token_key_id: string | null;
+  updated_by: number | null;
+  updated_at: CreatedAt;
+}
+
+export interface SsoLoginStatesTable {
+  state_hash: string;
+  nonce: string;
+  code_verifier: string;
+  return_to: string;
+  expires_at: Timestamp;
+  created_at: CreatedAt;
+}
+
+export interface IdentitySyncRunsTable {
+  id: string;
+  status: string;
+  source: string;
+  seen: Generated<number>;
+  total: number | null;
+  result: Json | null;
+  error: string | null;
+  requested_by: number | null;
+  created_at: CreatedAt;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
 }
