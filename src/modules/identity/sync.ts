@@ -19,6 +19,8 @@ import type { IdentityStore, SsoUserRow, SyncRunRow } from './store.js';
 
 export const IDENTITY_QUEUE = 'identity';
 export const IDENTITY_SYNC_JOB = 'identity.sync';
+/** The operation id of the audit entries a run writes, one per user it changes. */
+export const SYNC_AUDIT_OPERATION = 'identity.sync_run';
 /** A run queued or running this long without finishing is taken as abandoned (its worker died). */
 const ABANDONED_MS = 30 * 60_000;
 const CLAIMS_NOTE = 'No SCIM endpoint is configured: the rules were applied to the claims of each user\'s last login; users deleted at the identity provider cannot be detected this way';
@@ -52,7 +54,7 @@ export function createSync(deps: {
   async function record(runId: string, user: SsoUserRow, change: string, details: Record<string, unknown>) {
     await deps.audit.record({
       actor: undefined,
-      operationId: IDENTITY_SYNC_JOB,
+      operationId: SYNC_AUDIT_OPERATION,
       method: 'JOB',
       path: '/api/identity/config/sync',
       outcome: 'success',
