@@ -13,7 +13,7 @@ let idp: OidcTestProvider;
 let admin: Principal;
 let org: number;
 
-const body = (overrides: Record<string, unknown> = {}) => ({
+const body = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
   enabled: true,
   issuer: idp.issuer,
   client_id: 'weir',

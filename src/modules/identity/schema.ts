@@ -39,7 +39,7 @@ export const IdentityConfigBody = Type.Object(
     issuer: Url,
     client_id: Type.String({ minLength: 1, maxLength: 255 }),
     client_secret: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 1024, description: 'Write-only. Omitted: the stored secret is kept; null: removed (a public client)' }))),
-    scopes: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100, pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$' }), { maxItems: 20, description: 'Default: openid, email, profile' })),
+    scopes: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100, pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$', errorMessage: { pattern: 'must be a scope name: printable characters without spaces, quotes or backslashes' } }), { maxItems: 20, description: 'Default: openid, email, profile' })),
     redirect_uri: Url,
     username_claim: Type.Optional(ClaimName),
     rules: Type.Array(Rule, { maxItems: 100 }),

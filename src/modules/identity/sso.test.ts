@@ -223,6 +223,26 @@ describe('single sign-on', () => {
     expect((await callback(resigned)).statusCode).toBe(302);
   });
 
+  it('answers odd query strings on both public routes with a 4xx and a string detail', async () => {
+    const urls = [
+      '/api/auth/sso/callback?state=%00%ff&code=%2F..%2F',
+      '/api/auth/sso/callback?state=a&state=b',
+      '/api/auth/sso/callback?code[]=x&state=y',
+      `/api/auth/sso/callback?state=${'s'.repeat(600)}`,
+      '/api/auth/sso/callback?error=%F0%9F%92%A5&state=x',
+      '/api/auth/sso/callback?unexpected=1&state=x&code=y',
+      '/api/auth/sso/login?return_to=%00',
+      '/api/auth/sso/login?return_to=/ok&extra=1',
+      `/api/auth/sso/login?return_to=/${'a'.repeat(3000)}`,
+    ];
+    for (const url of urls) {
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBeGreaterThanOrEqual(400);
+      expect(res.statusCode, url).toBeLessThan(500);
+      expect(typeof res.json().detail, url).toBe('string');
+    }
+  });
+
   it('accepts only a relative return path (no open redirect)', async () => {
     for (const bad of ['https://evil.example/', '//evil.example/', '/\\evil.example', 'javascript:alert(1)', 'evil']) {
       const res = await t.app.inject({ method: 'GET', url: '/api/auth/sso/login', query: { return_to: bad } });

@@ -24,12 +24,13 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex');
 const failed = (detail: string) => new AppError('sso.login_failed', { detail });
-const clip = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n)}…` : s).replace(/[\u0000-\u001f\u007f]/g, ' ');
+const isControl = (c: string) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f;
+const clip = (s: string, n = 300) => [...(s.length > n ? `${s.slice(0, n)}…` : s)].map((c) => (isControl(c) ? ' ' : c)).join('');
 
 /** A path on this service: absolute path, not protocol-relative, no scheme, no backslash tricks. */
 export function safeReturnPath(raw: string | undefined): string | null {
   if (raw === undefined || raw === '') return '/';
-  if (!raw.startsWith('/') || raw.startsWith('//') || raw.startsWith('/\\') || /[\u0000-\u001f\u007f\\]/.test(raw)) return null;
+  if (!raw.startsWith('/') || raw.startsWith('//') || raw.includes('\\') || [...raw].some(isControl)) return null;
   try {
     const u = new URL(raw, 'http://weir.invalid');
     return u.origin === 'http://weir.invalid' ? `${u.pathname}${u.search}${u.hash}` : null;
@@ -109,7 +110,8 @@ export function createSso(deps: SsoDeps) {
       try {
         cfg = await oidc.configuration(config);
       } catch (err) {
-        throw new AppError('dependency.unavailable', { status: 502, detail: `The identity provider could not be reached: ${reason(err)}` });
+        // A 4xx like every other failure of the sign-in: the detail says what to fix.
+        throw failed(`The identity provider could not be reached: ${reason(err)}`);
       }
       const state = client.randomState();
       const nonce = client.randomNonce();
