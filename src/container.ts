@@ -181,7 +181,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   }, 30_000);
   lastUseFlush.unref();
   const sso = wireSso({
-    db: database.db, clock, queue, audit: audit.service, identity,
+    db: database.db, clock, queue, audit: audit.service, identity, rateLimiter,
     cipher: createCredentialCipher(keys.key('credentials'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')), 'identity'),
     net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
   });

@@ -6,6 +6,7 @@ import type { DB } from '../../platform/db/index.js';
 import type { Api } from '../../platform/http/routes.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
 import type { QueuePort } from '../../platform/queue/port.js';
+import type { RateLimiterPort } from '../../platform/ratelimit/port.js';
 import type { AuditService } from '../audit/service.js';
 import type { Identity } from '../auth/index.js';
 import { createIdentityConfig } from './config.js';
@@ -18,7 +19,7 @@ import { createIdentityStore } from './store.js';
 import { createSync } from './sync.js';
 
 /** Single sign-on (OpenID Connect) and the identity configuration, its test and its sync. */
-export function wireSso(deps: { db: Kysely<DB>; clock: Clock; queue: QueuePort; cipher: CredentialCipher; net: NetPolicy; audit: AuditService; identity: Identity }) {
+export function wireSso(deps: { db: Kysely<DB>; clock: Clock; queue: QueuePort; cipher: CredentialCipher; net: NetPolicy; audit: AuditService; identity: Identity; rateLimiter: RateLimiterPort }) {
   const { db, clock } = deps;
   const store = createIdentityStore(db);
   const guarded = createGuardedFetch(deps.net);
@@ -26,7 +27,7 @@ export function wireSso(deps: { db: Kysely<DB>; clock: Clock; queue: QueuePort; 
   const oidc = createOidc({ fetch: guarded.fetch, clock });
   const transaction = <T>(fn: () => Promise<T>) => inTransaction(db, fn);
   const invalidateOwner = (owner: { kind: 'user'; id: number }) => deps.identity.tokens.invalidateOwner(owner);
-  const sso = createSso({ store, config, oidc, sessions: deps.identity.sessions, clock, transaction, invalidateOwner });
+  const sso = createSso({ store, config, oidc, sessions: deps.identity.sessions, clock, rateLimiter: deps.rateLimiter, transaction, invalidateOwner });
   const sync = createSync({
     store, config, queue: deps.queue, clock, fetch: guarded.fetch, audit: deps.audit, transaction, invalidateOwner,
     closeSessions: (userId) => deps.identity.sessions.closeOthers(userId, null),

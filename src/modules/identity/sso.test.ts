@@ -55,7 +55,7 @@ function sessionCookie(res: { headers: Record<string, unknown> }): string {
 }
 
 beforeAll(async () => {
-  t = await createTestApp({ clock });
+  t = await createTestApp({ clock, captureLogs: true });
   // The bootstrap administrator: the first user.
   const boot = await t.app.inject({ method: 'POST', url: '/api/auth/bootstrap', payload: { username: 'root', password: 'root-password-1', email: 'root@example.test' } });
   expect(boot.statusCode).toBe(201);
@@ -166,7 +166,8 @@ describe('single sign-on', () => {
     expect(res.json().detail).toMatch(/invalid_grant/);
 
     const rows = await t.container.database.db.selectFrom('audit_log').selectAll().where('operation_id', '=', 'auth.sso_callback').where('outcome', '=', 'failed').execute();
-    const text = JSON.stringify(rows);
+    const text = JSON.stringify([rows, t.logs]);
+    expect(t.logs.some((l) => String(l.url ?? '').startsWith('/api/auth/sso/callback'))).toBe(true);
     expect(text).not.toContain(code);
     expect(text).not.toContain(state);
   });
@@ -277,5 +278,13 @@ describe('single sign-on', () => {
     expect(res.statusCode).toBe(404);
     expect((await t.app.inject({ method: 'GET', url: '/api/auth/status' })).json()).toMatchObject({ sso_enabled: false, login_methods: ['password'] });
     expect((await t.app.inject({ method: 'PUT', url: '/api/identity/config', headers: admin.headers, payload: config() })).statusCode).toBe(200);
+  });
+
+  it('limits the sign-ins started per address (each stores a pending login)', async () => {
+    let last = await t.app.inject({ method: 'GET', url: '/api/auth/sso/login', remoteAddress: '192.0.2.7' });
+    for (let i = 0; i < 60 && last.statusCode === 302; i++) last = await t.app.inject({ method: 'GET', url: '/api/auth/sso/login', remoteAddress: '192.0.2.7' });
+    expect(last.statusCode).toBe(429);
+    expect(last.headers['retry-after']).toBeDefined();
+    expect((await t.app.inject({ method: 'GET', url: '/api/auth/sso/login', remoteAddress: '192.0.2.8' })).statusCode).toBe(302);
   });
 });

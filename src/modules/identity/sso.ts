@@ -8,6 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import { AppError } from '../../core/errors.js';
+import { rateLimited } from '../../platform/ratelimit/headers.js';
+import type { RateLimiterPort } from '../../platform/ratelimit/port.js';
 import { setAuditTarget } from '../audit/service.js';
 import { SESSION_MAX_AGE_MS, type SessionService } from '../auth/sessions.js';
 import { toUser } from '../auth/service.js';
@@ -19,6 +21,8 @@ import { firstMatch, type Claims } from './rules.js';
 import type { IdentityStore } from './store.js';
 
 const STATE_TTL_MS = 10 * 60_000;
+/** Sign-ins started per client address and minute: each one stores a pending login. */
+const STARTS_PER_MINUTE = 60;
 const USERNAME = /^[A-Za-z0-9._@+-]{1,150}$/;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
@@ -45,6 +49,7 @@ export interface SsoDeps {
   oidc: Oidc;
   sessions: SessionService;
   clock: Clock;
+  rateLimiter: RateLimiterPort;
   transaction: <T>(fn: () => Promise<T>) => Promise<T>;
   /** A changed role or deactivation takes effect on the user's API tokens at once. */
   invalidateOwner: (owner: { kind: 'user'; id: number }) => Promise<void>;
@@ -102,10 +107,12 @@ export function createSso(deps: SsoDeps) {
     },
 
     /** The provider's authorization URL for a new pending login. */
-    async login(returnTo: string | undefined): Promise<string> {
+    async login(returnTo: string | undefined, ip: string | null): Promise<string> {
       const path = safeReturnPath(returnTo);
       if (path === null) throw new AppError('request.invalid', { detail: 'return_to must be a path on this service, such as /dashboards' });
       const config = await enabledConfig();
+      const gate = await deps.rateLimiter.hit(`sso:start:${ip ?? 'unknown'}`, STARTS_PER_MINUTE, 60_000);
+      if (!gate.allowed) throw rateLimited(gate, (seconds) => `Too many sign-ins started from this address; try again in ${seconds} seconds`);
       let cfg: client.Configuration;
       try {
         cfg = await oidc.configuration(config);

@@ -35,8 +35,11 @@ export function correlationHooks(app: FastifyInstance): void {
   });
 }
 
-/** Query parameter names whose values may be credentials (senders put tokens in URLs). */
-const SECRET_QUERY_NAME = /(token|key|secret|password|passwd|auth|signature|sig|session)/i;
+/**
+ * Query parameter names whose values may be credentials (senders put tokens in URLs), and the
+ * OAuth authorization response's code and state (the SSO callback).
+ */
+const SECRET_QUERY_NAME = /(token|key|secret|password|passwd|auth|signature|sig|session)|^(code|state)$/i;
 
 /** The URL for a log line: values of credential-like query parameters are censored. */
 export function loggableUrl(url: string): string {
