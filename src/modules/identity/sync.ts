@@ -6,6 +6,7 @@
 import type { Actor } from '../../core/actor.js';
 import type { Clock } from '../../core/clock.js';
 import { AppError } from '../../core/errors.js';
+import { afterCommit } from '../../platform/db/ambient.js';
 import { newId } from '../../core/ids.js';
 import type { AuditService } from '../audit/service.js';
 import type { JobRegistration } from '../../roles/jobs.js';
@@ -105,7 +106,9 @@ export function createSync(deps: {
 
   async function run(runId: string): Promise<void> {
     const runRow = await store.run(runId);
-    if (!runRow || (runRow.status !== 'queued' && runRow.status !== 'running')) return;
+    // Not there yet: the request's transaction has not committed (BullMQ takes jobs at once); the retry finds it.
+    if (!runRow) throw new Error(`sync run ${runId} not found`);
+    if (runRow.status !== 'queued' && runRow.status !== 'running') return;
     await store.updateRun(runId, { status: 'running', started_at: clock.now() });
     const result: SyncResult = { deactivated: 0, changed: 0, unchanged: 0, errors: [], note: null };
     try {
@@ -154,7 +157,10 @@ export function createSync(deps: {
       const id = newId();
       const row = await store.insertRun({ id, source: config.scimBaseUrl ? 'scim' : 'claims', requested_by: actor.kind === 'user' ? actor.id : null });
       if (!row) throw new AppError('identity.sync_running', { detail: 'A sync is already queued or running: follow it with GET /api/identity/config/sync-status' });
-      await deps.queue.enqueue(IDENTITY_QUEUE, IDENTITY_SYNC_JOB, { runId: id }, { jobId: `${IDENTITY_SYNC_JOB}-${id}`, attempts: 1 });
+      // The database queue's enqueue commits with the run row; BullMQ's is sent once the row has committed.
+      const enqueue = () => deps.queue.enqueue(IDENTITY_QUEUE, IDENTITY_SYNC_JOB, { runId: id }, { jobId: `${IDENTITY_SYNC_JOB}-${id}`, attempts: 3 }).then(() => undefined);
+      if (deps.queue.backend === 'bullmq') await afterCommit(enqueue);
+      else await enqueue();
       return { id, status: row.status };
     },
 
