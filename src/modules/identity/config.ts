@@ -62,8 +62,17 @@ const isLoopbackHost = (host: string) => host === 'localhost' || (isIP(host) !==
 export function createIdentityConfig(deps: { store: IdentityStore; cipher: CredentialCipher; net: NetPolicy }) {
   const { store, cipher, net } = deps;
   const seal = (field: 'client_secret' | 'scim_token', value: string) => cipher.seal(field, { value });
-  const open = (field: 'client_secret' | 'scim_token', ciphertext: string | null, keyId: string | null) =>
-    ciphertext === null ? null : (credentialString(cipher.open(field, { ciphertext, keyId }), 'value') ?? null);
+  function open(field: 'client_secret' | 'scim_token', ciphertext: string | null, keyId: string | null): string | null {
+    if (ciphertext === null) return null;
+    try {
+      return credentialString(cipher.open(field, { ciphertext, keyId }), 'value') ?? null;
+    } catch (err) {
+      // The message names the key, never the secret.
+      throw new AppError('identity.not_configured', {
+        detail: `The stored ${field === 'client_secret' ? 'client secret' : 'SCIM token'} cannot be decrypted (${(err as Error).message}): save the identity configuration again with it`,
+      });
+    }
+  }
 
   /**
    * An absolute URL; https unless the host is a loopback address, and then only when `fetched`

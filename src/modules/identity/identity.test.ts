@@ -133,6 +133,20 @@ describe('identity configuration', () => {
   });
 });
 
+describe('a secret that no longer decrypts', () => {
+  it('answers a clear 4xx from the test and the sign-in, never a 5xx', async () => {
+    await put(body());
+    await t.container.database.db.updateTable('identity_config').set({ client_secret_key_id: 'feedfacefeedface' }).execute();
+    const test = await t.app.inject({ method: 'POST', url: '/api/identity/config/test', headers: admin.headers });
+    expect(test.statusCode).toBe(409);
+    expect(test.json().detail).toMatch(/client secret cannot be decrypted.*save the identity configuration again/);
+    const login = await t.app.inject({ method: 'GET', url: '/api/auth/sso/login' });
+    expect(login.statusCode).toBe(409);
+    expect((await t.app.inject({ method: 'GET', url: '/api/auth/status' })).statusCode).toBe(200);
+    expect((await put(body())).statusCode).toBe(200);
+  });
+});
+
 describe('the SSRF guard', () => {
   it('refuses a loopback issuer when the outbound policy does not allow loopback', async () => {
     const strict = await createTestApp({ env: { WEIR_OUTBOUND_ALLOW_CIDRS: '' } });

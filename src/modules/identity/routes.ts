@@ -30,7 +30,7 @@ export function ssoRoutes(app: Api, sso: Sso): void {
     summary: 'Start single sign-on: redirects (302) to the identity provider',
     description: 'return_to is a path on this service (default /) where the browser lands after signing in; absolute URLs are refused.',
     access: { requires: 'public' },
-    schema: { querystring: SsoLoginQuery, response: { 302: Redirect, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
+    schema: { querystring: SsoLoginQuery, response: { 302: Redirect, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody } },
     handler: async (req, reply) => {
       const location = await sso.login(req.query.return_to, req.ip ?? null);
       reply.code(302).header('location', location).header('cache-control', 'no-store');
