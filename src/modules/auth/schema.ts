@@ -39,6 +39,7 @@ const userFields = {
   locale: Type.String(),
   created_at: Timestamp(),
   last_login_at: Nullable(Timestamp()),
+  sso: Type.Boolean({ description: 'Signs in through the identity provider (created by single sign-on; see /api/identity/config)' }),
 };
 
 export const User = Type.Object(userFields, { description: 'A person who signs in; never carries the password hash' });

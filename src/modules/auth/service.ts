@@ -54,6 +54,7 @@ export function toUser(row: UserRow) {
     locale: row.locale,
     created_at: row.created_at,
     last_login_at: row.last_login_at,
+    sso: row.sso_subject !== null,
   };
 }
 

@@ -63,7 +63,7 @@ describe('create', () => {
     expect(res.statusCode).toBe(201);
     const u = res.json();
     expect(u).toMatchObject({ role: 'operator', organization_id: orgA, is_active: true, display_name: null, locale: 'en', last_login_at: null });
-    expect(Object.keys(u).sort()).toEqual(['created_at', 'display_name', 'email', 'id', 'is_active', 'last_login_at', 'locale', 'organization_id', 'role', 'username']);
+    expect(Object.keys(u).sort()).toEqual(['created_at', 'display_name', 'email', 'id', 'is_active', 'last_login_at', 'locale', 'organization_id', 'role', 'sso', 'username']);
     expect(res.body).not.toMatch(/password|argon2/);
   });
 

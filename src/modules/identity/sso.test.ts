@@ -113,7 +113,7 @@ describe('single sign-on', () => {
     expect(cookie).toMatch(/SameSite=Lax/);
     const me = await t.app.inject({ method: 'GET', url: '/api/auth/me', headers: { cookie: cookie.split(';')[0]! } });
     expect(me.statusCode).toBe(200);
-    expect(me.json()).toMatchObject({ kind: 'user', username: 'alice', email: 'alice@example.test', role: 'operator', organization_id: orgA });
+    expect(me.json()).toMatchObject({ kind: 'user', username: 'alice', email: 'alice@example.test', role: 'operator', organization_id: orgA, sso: true });
     const row = await t.container.database.db.selectFrom('users').selectAll().where('username', '=', 'alice').executeTakeFirstOrThrow();
     expect(row.sso_issuer).toBe(idp.issuer);
     expect(row.sso_subject).toBe('alice');
