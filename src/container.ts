@@ -259,7 +259,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const integrationOps = wireIntegrationOperations({ db: database.db, clock, integrations: integrations.service, platforms: integrations.platforms, connectorFor, runtime: connectorRuntime, editions: licenses.editions });
   const providers = wireProviders({ connectors: allConnectors, platformOf: (name) => integrations.platforms.get(name), runtime: connectorRuntime, clock, maxRetryWaitMs: config.collection.maxRetryWaitMs });
   const email = wireEmail({
-    db: database.db, clock, logger, queue, audit: audit.service, config: config.email,
+    db: database.db, clock, logger, queue, audit: audit.service, config: config.email, dataDeletion: organizations.dataDeletion,
     cipher: createCredentialCipher(keys.key('credentials'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')), 'smtp'),
     net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
   });

@@ -250,6 +250,10 @@ describe('notify through the queue', () => {
     expect(result.deliveries.map((d) => d.status)).toEqual(['queued', 'queued']);
     const done = await waitForDeliveries(result.deliveries.map((d) => d.id));
     expect(done.every((d) => d.status === 'sent' && d.attempts === 1)).toBe(true);
+    // Once final, the record keeps subject and address, not the body.
+    const kept = await t.container.database.db.selectFrom('email_deliveries').select(['subject', 'text_body', 'html_body', 'message_id']).where('id', 'in', done.map((d) => d.id)).execute();
+    expect(kept.every((r) => r.subject === 'Org A report' && r.text_body === '' && r.html_body === null && r.message_id)).toBe(true);
+    expect(t.container.organizations.dataDeletion.steps()).toContain('email_deliveries');
     const arrived = (await starttls.waitFor(before + 2)).slice(before);
     const to = arrived.flatMap((m) => m.envelope.to).sort();
     expect(to).toEqual(['second-a@a.example.test', 'team-a@a.example.test']);

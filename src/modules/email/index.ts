@@ -8,6 +8,7 @@ import type { Logger } from '../../platform/logger.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import type { AuditService } from '../audit/service.js';
+import type { OrgDataStep } from '../organizations/jobs.js';
 import { createDeliveries, emailJobs, type EmailNotifier } from './jobs.js';
 import { emailRoutes } from './routes.js';
 import { createEmailService } from './service.js';
@@ -23,6 +24,7 @@ export interface EmailDeps {
   cipher: CredentialCipher;
   net: NetPolicy;
   config: EmailConfig;
+  dataDeletion?: { addStep(step: OrgDataStep): void };
 }
 
 export function wireEmail(deps: EmailDeps) {
@@ -40,6 +42,7 @@ export function wireEmail(deps: EmailDeps) {
     attempts: deps.config.attempts,
     backoffMs: deps.config.backoffMs,
   });
+  deps.dataDeletion?.addStep({ name: 'email_deliveries', run: async (organizationId) => ({ rows: await store.deleteDeliveries(organizationId) }) });
   const notifier: EmailNotifier = { notify: deliveries.notify };
   return {
     notifier,

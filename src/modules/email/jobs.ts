@@ -71,7 +71,7 @@ export function createDeliveries(deps: DeliveryDeps) {
 
   /** The final failure of a delivery: recorded on the row, logged, audited (no secret in any). */
   async function fail(d: DeliveryRow, attempts: number, error: string): Promise<void> {
-    await store.updateDelivery(d.id, { status: 'failed', attempts, last_error: error, now: clock.now() });
+    await store.updateDelivery(d.id, { status: 'failed', attempts, last_error: error, now: clock.now(), dropBody: true });
     logger.warn({ delivery_id: d.id, organization_id: d.organization_id, recipient_id: d.recipient_id, attempts, error }, 'e-mail delivery failed');
     try {
       await deps.audit.record({
@@ -126,7 +126,9 @@ export function createDeliveries(deps: DeliveryDeps) {
   /** One attempt of a send job; throws only to have the queue retry a transient failure. */
   async function deliver(deliveryId: string, attempt: number, maxAttempts: number): Promise<void> {
     const d = await store.getDelivery(deliveryId);
-    if (!d || !(PENDING as readonly string[]).includes(d.status)) return; // sent, failed or cancelled already
+    // BullMQ can start the job before the transaction that wrote the record commits: try again later.
+    if (!d && attempt < maxAttempts) throw new Error(`e-mail delivery ${deliveryId} is not recorded (yet)`);
+    if (!d || !(PENDING as readonly string[]).includes(d.status)) return; // sent, failed, cancelled, or its organization deleted
     let settings: SmtpSettings | undefined;
     try {
       settings = await deps.settings();
@@ -136,7 +138,7 @@ export function createDeliveries(deps: DeliveryDeps) {
     if (!settings) return fail(d, attempt, NOT_CONFIGURED);
     try {
       const { messageId } = await deps.send(settings, { to: d.address, subject: d.subject, text: d.text_body, html: d.html_body });
-      await store.updateDelivery(d.id, { status: 'sent', attempts: attempt, last_error: null, message_id: messageId.slice(0, 500), now: clock.now() });
+      await store.updateDelivery(d.id, { status: 'sent', attempts: attempt, last_error: null, message_id: messageId.slice(0, 500), now: clock.now(), dropBody: true });
     } catch (err) {
       const error = err instanceof SendError ? err.message : 'the message could not be sent';
       const permanent = err instanceof SendError && err.permanent;

@@ -123,11 +123,12 @@ export function createEmailStore(db: Kysely<DB>) {
       return q().selectFrom('email_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
     },
 
-    async updateDelivery(id: string, patch: { status: string; attempts?: number; last_error?: string | null; message_id?: string | null; now: Date }): Promise<void> {
-      const { now, ...rest } = patch;
+    /** dropBody: the message's body is not kept once the delivery is final (the record keeps subject and address). */
+    async updateDelivery(id: string, patch: { status: string; attempts?: number; last_error?: string | null; message_id?: string | null; now: Date; dropBody?: boolean }): Promise<void> {
+      const { now, dropBody, ...rest } = patch;
       await q()
         .updateTable('email_deliveries')
-        .set({ ...rest, updated_at: now })
+        .set({ ...rest, ...(dropBody ? { text_body: '', html_body: null } : {}), updated_at: now })
         .where('id', '=', id)
         .execute();
     },
@@ -136,11 +137,17 @@ export function createEmailStore(db: Kysely<DB>) {
     async cancelPending(recipientId: number, reason: string, now: Date): Promise<number> {
       const res = await q()
         .updateTable('email_deliveries')
-        .set({ status: 'cancelled', last_error: reason, updated_at: now })
+        .set({ status: 'cancelled', last_error: reason, text_body: '', html_body: null, updated_at: now })
         .where('recipient_id', '=', recipientId)
         .where('status', 'in', [...PENDING])
         .executeTakeFirst();
       return Number(res.numUpdatedRows);
+    },
+
+    /** An organization's delivery records (its data deletion); its recipients stay, as its users do. */
+    async deleteDeliveries(organizationId: number): Promise<number> {
+      const res = await q().deleteFrom('email_deliveries').where('organization_id', '=', organizationId).executeTakeFirst();
+      return Number(res.numDeletedRows);
     },
   };
 }
