@@ -263,6 +263,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     cipher: createCredentialCipher(keys.key('credentials'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')), 'smtp'),
     net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
   });
+  await email.resealPassword().catch((err: unknown) => logger.warn({ err }, 'the SMTP password could not be re-encrypted under the current key'));
   const health = wireHealth({
     probes: [
       { name: 'database', check: () => database.ping() },

@@ -6,10 +6,14 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { createOrganization, createPrincipal, TEST_SECRET_KEY, type Principal } from '../../../test/support/identity.js';
 import { OTHER_CA_PEM, startSmtpServer, TEST_CA_PEM, type TestSmtpServer } from '../../../test/support/smtp-server.js';
+import { createCredentialCipher } from '../../platform/crypto/credentials.js';
+import { decodeSecret, keyRing } from '../../platform/crypto/keys.js';
+import { createNetPolicy } from '../../platform/net/ssrf.js';
 import type { Consumer } from '../../platform/queue/port.js';
 import { startConsumers } from '../../roles/jobs.js';
+import { wireEmail } from './index.js';
 import { EMAIL_QUEUE } from './jobs.js';
 import { NOT_CONFIGURED } from './service.js';
 
@@ -335,6 +339,27 @@ describe('notify through the queue', () => {
 });
 
 describe('secrets', () => {
+  it('re-encrypts the password under a new master key, which only the new key opens', async () => {
+    await configure(authed.port, { username: 'relay-user', password: PASSWORD });
+    const db = t.container.database.db;
+    const before = await db.selectFrom('email_settings').select(['password', 'password_key_id']).executeTakeFirstOrThrow();
+    const oldKey = keyRing(decodeSecret(TEST_SECRET_KEY)).key('credentials');
+    const newKey = keyRing(decodeSecret('7a'.repeat(32))).key('credentials');
+    const wire = (current: Buffer, previous: Buffer[]) =>
+      wireEmail({ db, clock: t.container.clock, logger: t.container.logger, queue: t.container.queue, audit: t.container.audit, config: t.container.config.email, cipher: createCredentialCipher(current, previous, 'smtp'), net: createNetPolicy({ allowCidrs: ['127.0.0.0/8'] }) });
+    expect(await wire(newKey, [oldKey]).resealPassword()).toBe(true);
+    const after = await db.selectFrom('email_settings').select(['password', 'password_key_id']).executeTakeFirstOrThrow();
+    expect(after.password_key_id).not.toBe(before.password_key_id);
+    expect(after.password).not.toContain(PASSWORD);
+    expect(await wire(newKey, []).resealPassword()).toBe(false);
+    // The rotated password still authenticates (opened under the new key).
+    const rotated = createCredentialCipher(newKey, [], 'smtp').open('email-settings', { ciphertext: after.password!, keyId: after.password_key_id });
+    expect(rotated).toEqual({ password: PASSWORD });
+    expect(() => createCredentialCipher(oldKey, [], 'smtp').open('email-settings', { ciphertext: after.password!, keyId: after.password_key_id })).toThrow();
+    // Restore the key the test app runs with.
+    await db.updateTable('email_settings').set(before).execute();
+  });
+
   it('never shows the password in a response, the audit trail or the logs', async () => {
     expect(bodies.length).toBeGreaterThan(10);
     for (const b of bodies) expect(b).not.toContain(PASSWORD);

@@ -46,6 +46,8 @@ export function wireEmail(deps: EmailDeps) {
   const notifier: EmailNotifier = { notify: deliveries.notify };
   return {
     notifier,
+    /** Re-encrypts the SMTP password under the current master key (call at start). */
+    resealPassword: service.resealPassword,
     jobs: [emailJobs(deliveries)],
     routes: (app: Api) => emailRoutes(app, service, store.lastDeliveries),
   };

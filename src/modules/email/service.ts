@@ -119,6 +119,17 @@ export function createEmailService(deps: EmailServiceDeps) {
   return {
     smtpSettings,
 
+    /** After a master-key rotation: the password moves under the current key (at start). */
+    async resealPassword(): Promise<boolean> {
+      const row = await store.settings();
+      if (!row?.password || !cipher.isStale(row.password_key_id)) return false;
+      const password = passwordOf(row);
+      if (!password) return false;
+      const s = cipher.seal(SETTINGS_ROW, { password });
+      await store.saveSettings({ ...row, password: s.ciphertext, password_key_id: s.keyId });
+      return true;
+    },
+
     async getConfig() {
       return view(await store.settings());
     },
