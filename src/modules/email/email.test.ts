@@ -369,6 +369,11 @@ describe('secrets', () => {
     const put = audit.filter((a) => a.operation_id === 'emails.put_config' && a.outcome === 'success');
     expect(put.length).toBeGreaterThan(0);
     expect(put.map((a) => (a.details as { password?: string }).password)).toContain('set');
+    // Test sends are audited with their outcome, the failed ones with the reason.
+    const tests = audit.filter((a) => a.operation_id === 'emails.test' && a.status === 200).map((a) => a.details as { to: string; sent: boolean; error?: string });
+    expect(tests).toContainEqual({ to: 'kept@example.test', sent: true });
+    expect(tests).toContainEqual(expect.objectContaining({ sent: false, error: expect.stringMatching(/535|auth/i) }));
+    expect(audit.filter((a) => a.operation_id === 'emails.test' && a.status === 403)).toHaveLength(2);
     expect(JSON.stringify(t.logs)).not.toContain(PASSWORD);
   });
 });

@@ -96,15 +96,23 @@ export function createDeliveries(deps: DeliveryDeps) {
     if (!subject || subject.length > MAX_SUBJECT) throw errors.invalid(`subject must be 1-${MAX_SUBJECT} characters`);
     if (n.text.length > MAX_BODY || (n.html?.length ?? 0) > MAX_BODY) throw errors.invalid(`the body is larger than ${MAX_BODY} characters`);
     const recipients = await store.recipientsOf(n.organizationId);
-    const configured = recipients.length > 0 && (await deps.settings()) !== undefined;
+    // Why nothing can be sent now (recorded on every delivery), or null.
+    let unusable: string | null = null;
+    if (recipients.length > 0) {
+      try {
+        if ((await deps.settings()) === undefined) unusable = NOT_CONFIGURED;
+      } catch (err) {
+        unusable = `the SMTP settings cannot be read: ${(err as Error).message}`;
+      }
+    }
     const out: QueuedDelivery[] = [];
     for (const r of recipients) {
       const id = newId();
       const row = { id, organization_id: n.organizationId, recipient_id: r.id, address: r.address, subject, text_body: n.text, html_body: n.html ?? null };
-      if (!configured) {
-        await store.insertDelivery({ ...row, status: 'failed', last_error: NOT_CONFIGURED, now: clock.now() });
-        await fail({ ...row, status: 'failed', attempts: 0, last_error: NOT_CONFIGURED, message_id: null, created_at: clock.now(), updated_at: clock.now() }, 0, NOT_CONFIGURED);
-        out.push({ id, recipient_id: r.id, address: r.address, status: 'failed', error: NOT_CONFIGURED });
+      if (unusable) {
+        await store.insertDelivery({ ...row, status: 'failed', last_error: unusable, now: clock.now() });
+        await fail({ ...row, status: 'failed', attempts: 0, last_error: unusable, message_id: null, created_at: clock.now(), updated_at: clock.now() }, 0, unusable);
+        out.push({ id, recipient_id: r.id, address: r.address, status: 'failed', error: unusable });
         continue;
       }
       await store.insertDelivery({ ...row, status: 'queued', now: clock.now() });
