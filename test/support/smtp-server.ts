@@ -1,7 +1,9 @@
 // A real SMTP server for the e-mail tests (smtp-server on a loopback port): plaintext with
 // STARTTLS, or implicit TLS, with the test certificate of test/fixtures/smtp (signed by the
 // test CA there); optional AUTH with one user; every message that arrives parsed by
-// mailparser. Addresses listed in `reject` get a permanent 550 at RCPT TO.
+// mailparser. The name-only certificate (localhost, no address) shows that certificates are
+// checked against the configured name although Weir connects to the address it resolved and
+// checked. Addresses listed in `reject` get a permanent 550 at RCPT TO.
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -14,6 +16,8 @@ const fixture = (name: string) => readFileSync(path.join(FIXTURES, name), 'utf8'
 
 /** The CA that signed the server's certificate (trust it through ca_pem). */
 export const TEST_CA_PEM = fixture('ca.pem');
+/** The CA of the name-only certificate (DNS:localhost, no IP address in it). */
+export const NAME_CA_PEM = fixture('name-ca.pem');
 /** A CA that signed nothing the server presents. */
 export const OTHER_CA_PEM = fixture('other-ca.pem');
 
@@ -42,6 +46,10 @@ export interface TestSmtpOptions {
   auth?: { user: string; password: string };
   /** Recipients refused with 550. */
   reject?: string[];
+  /** Present the certificate naming only localhost (signed by NAME_CA_PEM) instead of the default one (localhost and 127.0.0.1). */
+  nameOnlyCertificate?: boolean;
+  /** Default 127.0.0.1. */
+  listenAddress?: string;
 }
 
 export async function startSmtpServer(options: TestSmtpOptions = {}): Promise<TestSmtpServer> {
@@ -52,8 +60,8 @@ export async function startSmtpServer(options: TestSmtpOptions = {}): Promise<Te
 
   const server = new SMTPServer({
     secure: Boolean(options.implicitTls),
-    key: fixture('server-key.pem'),
-    cert: fixture('server.pem'),
+    key: fixture(options.nameOnlyCertificate ? 'name-only-key.pem' : 'server-key.pem'),
+    cert: fixture(options.nameOnlyCertificate ? 'name-only.pem' : 'server.pem'),
     logger: false,
     // AUTH over plaintext is refused by default; the tests always authenticate after TLS.
     authOptional: !options.auth,
@@ -101,7 +109,7 @@ export async function startSmtpServer(options: TestSmtpOptions = {}): Promise<Te
   });
 
   const port = await new Promise<number>((resolve, fail) => {
-    const net = server.listen(0, '127.0.0.1', () => resolve((net.address() as AddressInfo).port));
+    const net = server.listen(0, options.listenAddress ?? '127.0.0.1', () => resolve((net.address() as AddressInfo).port));
     net.once('error', fail);
   });
 

@@ -7,7 +7,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, TEST_SECRET_KEY, type Principal } from '../../../test/support/identity.js';
-import { OTHER_CA_PEM, startSmtpServer, TEST_CA_PEM, type TestSmtpServer } from '../../../test/support/smtp-server.js';
+import { lookup } from 'node:dns/promises';
+import { NAME_CA_PEM, OTHER_CA_PEM, startSmtpServer, TEST_CA_PEM, type TestSmtpServer } from '../../../test/support/smtp-server.js';
 import { createCredentialCipher } from '../../platform/crypto/credentials.js';
 import { decodeSecret, keyRing } from '../../platform/crypto/keys.js';
 import { createNetPolicy } from '../../platform/net/ssrf.js';
@@ -171,6 +172,24 @@ describe('POST /api/emails/test', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ sent: false, error: expect.stringMatching(/certificate/i) });
     expect(starttls.received.length).toBe(before);
+  });
+
+  it('verifies the certificate against the configured name, though it connects to the checked address', async () => {
+    // The certificate names localhost only: it verifies for host "localhost" (the TLS server
+    // name), not for the address Weir actually connects to.
+    const { address } = await lookup('localhost');
+    const named = await startSmtpServer({ nameOnlyCertificate: true, listenAddress: address });
+    try {
+      await configure(named.port, { host: 'localhost', ca_pem: NAME_CA_PEM });
+      expect((await call('POST', '/api/emails/test', platform, { to: 'named@example.test' })).json()).toMatchObject({ sent: true });
+      expect((await named.waitFor(1))[0]!.envelope.to).toEqual(['named@example.test']);
+      await configure(named.port, { host: address, ca_pem: NAME_CA_PEM });
+      const byAddress = await call('POST', '/api/emails/test', platform, { to: 'named@example.test' });
+      expect(byAddress.json()).toMatchObject({ sent: false, error: expect.stringMatching(/altnames|certificate|host/i) });
+      expect(named.received).toHaveLength(1);
+    } finally {
+      await named.close();
+    }
   });
 
   it('delivers over implicit TLS', async () => {

@@ -4,6 +4,7 @@
 // the TLS server name, so certificates are verified against it. Plaintext (`none`) is
 // allowed only to loopback and private addresses, checked on the resolved address.
 import { isIP } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import ipaddr from 'ipaddr.js';
 import nodemailer from 'nodemailer';
 import type { NetPolicy } from '../../platform/net/policy.js';
@@ -118,28 +119,30 @@ export function createSmtpSender(deps: { net: NetPolicy; timeoutMs: number }): S
       throw new SendError(`security "none" (plaintext) is allowed only to loopback or private addresses; ${settings.host} is ${address}`, true);
     }
     const servername = isIP(settings.host) ? undefined : settings.host;
-    const transport = nodemailer.createTransport({
-      host: address,
-      port: settings.port,
-      secure: settings.security === 'tls',
-      requireTLS: settings.security === 'starttls',
-      ignoreTLS: settings.security === 'none',
-      ...(settings.username ? { auth: { user: settings.username, pass: settings.password ?? '' } } : {}),
-      tls: {
-        rejectUnauthorized: true,
-        minVersion: 'TLSv1.2',
-        ...(servername ? { servername } : {}),
-        ...(settings.caPem ? { ca: settings.caPem } : {}),
-      },
-      ...(servername ? { servername } : {}),
-      connectionTimeout: timeoutMs,
-      greetingTimeout: timeoutMs,
-      socketTimeout: timeoutMs,
-      dnsTimeout: timeoutMs,
-      disableFileAccess: true,
-      disableUrlAccess: true,
-    } as Parameters<typeof nodemailer.createTransport>[0]);
+    let transport: ReturnType<typeof nodemailer.createTransport> | undefined;
     try {
+      transport = nodemailer.createTransport({
+        host: address,
+        port: settings.port,
+        secure: settings.security === 'tls',
+        requireTLS: settings.security === 'starttls',
+        ignoreTLS: settings.security === 'none',
+        ...(settings.username ? { auth: { user: settings.username, pass: settings.password ?? '' } } : {}),
+        tls: {
+          rejectUnauthorized: true,
+          minVersion: 'TLSv1.2',
+          ...(servername ? { servername } : {}),
+          // `ca` replaces Node's roots: the relay's CA is trusted besides them, not instead.
+          ...(settings.caPem ? { ca: [...rootCertificates, settings.caPem] } : {}),
+        },
+        ...(servername ? { servername } : {}),
+        connectionTimeout: timeoutMs,
+        greetingTimeout: timeoutMs,
+        socketTimeout: timeoutMs,
+        dnsTimeout: timeoutMs,
+        disableFileAccess: true,
+        disableUrlAccess: true,
+      } as Parameters<typeof nodemailer.createTransport>[0]);
       const info = (await withTimeout(
         transport.sendMail({
           from: settings.from,
@@ -159,7 +162,7 @@ export function createSmtpSender(deps: { net: NetPolicy; timeoutMs: number }): S
       const e = err as MailerError;
       throw new SendError(safeMessage(e.message ?? String(err), settings.password), isPermanent(e), e.responseCode);
     } finally {
-      transport.close();
+      transport?.close();
     }
   };
 }
