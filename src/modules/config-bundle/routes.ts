@@ -1,11 +1,12 @@
 import { ErrorBody } from '../../platform/http/schemas.js';
 import { route, type Api } from '../../platform/http/routes.js';
-import { BUNDLE_SCHEMA_ID, ConfigBundle, ExportQuery, ImportBody, ImportResult, MAX_BODY_BYTES } from './schema.js';
+import { publishSchema } from '../../platform/http/openapi.js';
+import { BUNDLE_SCHEMA_ID, bundleJsonSchema, ConfigBundle, ExportQuery, ImportBody, ImportResult, MAX_BODY_BYTES } from './schema.js';
 import type { BundleService } from './service.js';
 
 export function configBundleRoutes(app: Api, service: BundleService): void {
   // A named component of the OpenAPI document (#/components/schemas/ConfigBundle).
-  app.addSchema({ ...ConfigBundle, $id: BUNDLE_SCHEMA_ID });
+  publishSchema(BUNDLE_SCHEMA_ID, bundleJsonSchema());
 
   route(app, {
     method: 'GET',
@@ -18,7 +19,7 @@ export function configBundleRoutes(app: Api, service: BundleService): void {
       '{"$secret": "<kind>:<name>:<field>"}, which the import\'s `secrets` fills. docs/config-bundle.md',
     access: { requires: 'user.manage' },
     audit: 'transaction',
-    schema: { querystring: ExportQuery, response: { 200: { $ref: `${BUNDLE_SCHEMA_ID}#` } } },
+    schema: { querystring: ExportQuery, response: { 200: ConfigBundle } },
     handler: async (req) => service.export(req.actor!, req.query.organization_id),
   });
 

@@ -140,6 +140,11 @@ export const ConfigBundle = Type.Object(
 );
 export type ConfigBundle = Static<typeof ConfigBundle>;
 
+/** The document's JSON Schema as plain JSON (TypeBox's own markers left out). */
+export function bundleJsonSchema(): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(ConfigBundle, (k, v: unknown) => (k.startsWith('~') ? undefined : v))) as Record<string, unknown>;
+}
+
 export const ExportQuery = Type.Object({
   organization_id: Type.Optional(Type.Integer({ minimum: 1, description: 'Required with platform scope or several organizations' })),
 });

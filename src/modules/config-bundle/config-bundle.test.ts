@@ -1,0 +1,172 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../../test/support/app.js';
+import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { defineMapping, loginDocument } from '../../../test/support/mappings.js';
+import { BUNDLE_SCHEMA_ID } from './schema.js';
+
+type Json = Record<string, unknown>;
+let t: TestApp;
+let orgA: number;
+let orgB: number;
+let orgC: number;
+let root: Principal;
+let adminA: Principal;
+let adminB: Principal;
+const SECRET = 'Bearer-SECRET-zz-4242';
+
+function call(who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) {
+  return t.app.inject({ method, url, headers: who.headers, ...(payload !== undefined ? { payload: payload as Json } : {}) });
+}
+async function ok(who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown, status = 200): Promise<Json> {
+  const res = await call(who, method, url, payload);
+  expect(res.statusCode, res.body).toBe(status);
+  return res.json<Json>();
+}
+const exportOf = (who: Principal, org?: number) => ok(who, 'GET', `/api/collectors/config/export${org ? `?organization_id=${org}` : ''}`);
+const importTo = (who: Principal, body: Json, org?: number) => call(who, 'POST', `/api/collectors/config/import${org ? `?organization_id=${org}` : ''}`, body);
+const count = async (table: 'routes' | 'destinations' | 'enrichment_tables' | 'enrichment_policies' | 'integrations', org: number) =>
+  (await t.container.database.db.selectFrom(table).select('id').where('organization_id', '=', org).execute()).length;
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000' } });
+  orgA = await createOrganization(t, 'Org A');
+  orgB = await createOrganization(t, 'Org B');
+  orgC = await createOrganization(t, 'Org C');
+  root = await createPrincipal(t, { role: 'admin' });
+  adminA = await createPrincipal(t, { role: 'admin', organizationId: orgA });
+  adminB = await createPrincipal(t, { role: 'admin', organizationId: orgB });
+  // Org A's configuration, made through the API.
+  await ok(adminA, 'POST', '/api/integrations/', { name: 'app', platform: 'custom', organization_id: orgA }, 201);
+  const dest = await ok(adminA, 'POST', '/api/collectors/destinations', { name: 'siem', type: 'http', config: { url: 'http://127.0.0.1:9/in' }, credential: { bearer_token: SECRET } }, 201);
+  await ok(adminA, 'POST', '/api/collectors/routes', { name: 'logins', condition: { field: 'class_uid', op: 'eq', value: 3002 }, destination_ids: [dest.id] }, 201);
+  const def = await defineMapping(t, orgA, 'custom', 'auth');
+  await ok(adminA, 'POST', `/api/mappings/${def}/versions`, { document: loginDocument() }, 201);
+  const table = await ok(adminA, 'POST', '/api/collectors/enrichment/tables', { name: 'assets', key_column: 'host', match: 'exact', format: 'json', rows: [{ host: 'db1', owner: 'ops' }] }, 201);
+  await ok(adminA, 'POST', '/api/collectors/enrichment/policies', { name: 'owner', key: 'dst_endpoint.hostname', lookup: { table_id: table.id }, output: { 'unmapped.owner': 'owner' } }, 201).catch(() => undefined);
+});
+afterAll(async () => t?.close());
+
+describe('configuration bundle', () => {
+  it('exports by name with secrets as markers, never values, and audits the read', async () => {
+    const doc = await exportOf(adminA);
+    expect(doc).toMatchObject({ format: 'weir.config-bundle', version: 1, organization: { name: 'Org A' } });
+    expect(JSON.stringify(doc)).not.toContain(SECRET);
+    const dest = (doc.destinations as Json[])[0]!;
+    expect(dest.credential).toEqual({ bearer_token: { $secret: 'destination:siem:bearer_token' } });
+    expect((doc.routes as Json[])[0]).toMatchObject({ name: 'logins', destinations: ['siem'] });
+    expect((doc.mappings as Json[])[0]).toMatchObject({ platform: 'custom', stream: 'auth', version: 1 });
+    expect((doc.enrichment_tables as Json[])[0]).toMatchObject({ name: 'assets', rows: [{ host: 'db1', owner: 'ops' }] });
+    const audit = await t.container.database.db.selectFrom('audit_log').selectAll().where('operation_id', '=', 'config_bundle.export').execute();
+    expect(audit.length).toBeGreaterThan(0);
+  });
+
+  it('another organization is 404; a platform caller must name one', async () => {
+    expect((await call(adminB, 'GET', `/api/collectors/config/export?organization_id=${orgA}`)).statusCode).toBe(404);
+    expect((await call(root, 'GET', '/api/collectors/config/export')).statusCode).toBe(422);
+  });
+
+  it('dry run into an empty organization: everything is create, a missing secret a conflict, nothing written', async () => {
+    const doc = await exportOf(adminA);
+    const res = await importTo(adminB, { document: doc, dry_run: true });
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json<Json>();
+    expect(body).toMatchObject({ dry_run: true, applied: false });
+    const siem = (body.items as Json[]).find((i) => i.kind === 'destination')!;
+    expect(siem).toMatchObject({ action: 'conflict' });
+    expect(String(siem.reason)).toContain('destination:siem:bearer_token');
+    expect(await count('destinations', orgB)).toBe(0);
+  });
+
+  it('an apply with a conflict is 409 with the diff and applies nothing', async () => {
+    const doc = await exportOf(adminA);
+    const res = await importTo(adminB, { document: doc });
+    expect(res.statusCode, res.body).toBe(409);
+    const body = res.json<{ error: { code: string; details: Json } }>();
+    expect(body.error.code).toBe('config_bundle.conflict');
+    expect(body.error.details.summary).toMatchObject({ conflict: 1 });
+    expect(await count('integrations', orgB)).toBe(0);
+  });
+
+  it('an item refused half-way (its own validator) rolls the whole import back', async () => {
+    const doc = await exportOf(adminA);
+    // A route condition its validator refuses, after destinations, integrations and mappings were written.
+    (doc.routes as Json[])[0]!.condition = { field: 'class_uid', op: 'no_such_op', value: 1 };
+    const res = await importTo(adminB, { document: doc, secrets: { 'destination:siem:bearer_token': 'x-token' } });
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json<{ detail: string }>().detail).toContain('route "logins"');
+    for (const table of ['integrations', 'destinations', 'routes', 'enrichment_tables'] as const) expect(await count(table, orgB)).toBe(0);
+    const defs = await t.container.database.db.selectFrom('mapping_definitions').select('id').where('organization_id', '=', orgB).execute();
+    expect(defs).toHaveLength(0);
+  });
+
+  it('round trip: export, import into an empty organization, export again gives the same configuration', async () => {
+    const doc = await exportOf(adminA);
+    const res = await importTo(adminB, { document: doc, secrets: { 'destination:siem:bearer_token': 'other-token' } });
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json<Json>();
+    expect(body).toMatchObject({ applied: true, summary: { conflict: 0, update: 0 } });
+    for (const item of (body.items as Json[]).filter((i) => i.kind !== 'collector_settings')) expect(item.id).toBeDefined();
+    const again = await exportOf(adminB);
+    const strip = (d: Json) => ({ ...d, exported_at: null, organization: null });
+    expect(strip(again)).toEqual(strip(doc));
+    // A second import is all unchanged.
+    const second = (await importTo(adminB, { document: doc, dry_run: true })).json<Json>();
+    expect(second.summary).toMatchObject({ create: 0, update: 0, conflict: 0 });
+    const audit = await t.container.database.db.selectFrom('audit_log').selectAll().where('operation_id', '=', 'config_bundle.import').execute();
+    expect(JSON.stringify(audit)).not.toContain('other-token');
+  });
+
+  it('a change is an update with a new version; a type clash a conflict; an unknown destination a conflict', async () => {
+    const doc = await exportOf(adminA);
+    (doc.routes as Json[])[0]!.description = 'edited';
+    const res = await importTo(adminB, { document: doc });
+    expect(res.statusCode, res.body).toBe(200);
+    const route = (res.json<Json>().items as Json[]).find((i) => i.kind === 'route')!;
+    expect(route).toMatchObject({ action: 'update', changes: ['description'] });
+    const row = await t.container.database.db.selectFrom('routes').select(['version', 'description']).where('organization_id', '=', orgB).executeTakeFirstOrThrow();
+    expect(row).toEqual({ version: 2, description: 'edited' });
+
+    (doc.destinations as Json[])[0]!.type = 'file';
+    (doc.routes as Json[])[0]!.destinations = ['nowhere'];
+    const dry = (await importTo(adminB, { document: doc, dry_run: true })).json<Json>();
+    const actions = Object.fromEntries((dry.items as Json[]).map((i) => [`${String(i.kind)}:${String(i.name)}`, i.action]));
+    expect(actions['destination:siem']).toBe('conflict');
+    expect(actions['route:logins']).toBe('conflict');
+  });
+
+  it('refuses a newer format version, a malformed document and a deep one with 422', async () => {
+    const doc = await exportOf(adminA);
+    const newer = await importTo(adminA, { document: { ...doc, version: 2 } });
+    expect(newer.statusCode).toBe(422);
+    expect(newer.json<{ detail: string }>().detail).toContain('newer');
+    const bad = await importTo(adminA, { document: { ...doc, routes: [{ name: 1 }] } });
+    expect(bad.statusCode).toBe(422);
+    expect(JSON.stringify(bad.json())).toContain('body/document/routes/0');
+    let deep: Json = {};
+    for (let i = 0; i < 40; i++) deep = { a: deep };
+    // Too deep for the JSON parser (400 request.json_too_deep) or for the bundle (422): refused, never a 5xx.
+    expect([400, 422]).toContain((await importTo(adminA, { document: { ...doc, collector_settings: deep } })).statusCode);
+    expect((await importTo(adminA, { document: { format: 'other' } })).statusCode).toBe(422);
+  });
+
+  it('collector settings are changed only with platform scope', async () => {
+    const doc = await exportOf(adminA);
+    const settings = { ...(doc.collector_settings as Json), dedup_hours: 48 };
+    const res = await importTo(adminA, { document: { ...doc, collector_settings: settings }, dry_run: true });
+    expect((res.json<Json>().items as Json[]).find((i) => i.kind === 'collector_settings')).toMatchObject({ action: 'conflict' });
+    const applied = await importTo(root, { document: { ...doc, collector_settings: settings } }, orgC);
+    expect(applied.statusCode, applied.body).toBe(409); // siem's secret is needed in org C
+    const withSecret = await importTo(root, { document: { ...doc, collector_settings: settings }, secrets: { 'destination:siem:bearer_token': 't' } }, orgC);
+    expect(withSecret.statusCode, withSecret.body).toBe(200);
+    expect(((await exportOf(root, orgC)).collector_settings as Json).dedup_hours).toBe(48);
+  });
+
+  it('the document schema is a named component of the API document and equals docs/config-bundle.schema.json', async () => {
+    const api = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json<{ components: { schemas: Record<string, Json> } }>();
+    const served = api.components.schemas[BUNDLE_SCHEMA_ID];
+    expect(served).toBeDefined();
+    const file = JSON.parse(readFileSync(new URL('../../../docs/config-bundle.schema.json', import.meta.url), 'utf8')) as Json;
+    expect(file).toEqual(served);
+  });
+});
