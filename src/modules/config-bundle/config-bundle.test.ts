@@ -43,7 +43,7 @@ beforeAll(async () => {
   const def = await defineMapping(t, orgA, 'custom', 'auth');
   await ok(adminA, 'POST', `/api/mappings/${def}/versions`, { document: loginDocument() }, 201);
   const table = await ok(adminA, 'POST', '/api/collectors/enrichment/tables', { name: 'assets', key_column: 'host', match: 'exact', format: 'json', rows: [{ host: 'db1', owner: 'ops' }] }, 201);
-  await ok(adminA, 'POST', '/api/collectors/enrichment/policies', { name: 'owner', key: 'dst_endpoint.hostname', lookup: { table_id: table.id }, output: { 'unmapped.owner': 'owner' } }, 201).catch(() => undefined);
+  await ok(adminA, 'POST', '/api/collectors/enrichment/policies', { name: 'owner', condition: { field: 'class_uid', op: 'eq', value: 3002 }, key: 'dst_endpoint.hostname', lookup: { table_id: table.id }, output: { fields: { 'dst_endpoint.owner.name': 'owner' } } }, 201);
 });
 afterAll(async () => t?.close());
 

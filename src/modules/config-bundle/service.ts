@@ -12,7 +12,7 @@ import { AppError, isAppError } from '../../core/errors.js';
 import { scopeOf, targetOrganization } from '../../core/scope.js';
 import { setAuditTarget } from '../audit/service.js';
 import { BUNDLE_FORMAT, BUNDLE_VERSION, ConfigBundle, MAX_DEPTH, type ImportItem, type ImportResult } from './schema.js';
-import { secretRef, setPath, snapshot, type BundlePorts, type Current } from './snapshot.js';
+import { setPath, snapshot, type BundlePorts, type Current } from './snapshot.js';
 
 type Json = Record<string, unknown>;
 type Kind = ImportItem['kind'];
