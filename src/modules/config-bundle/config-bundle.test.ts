@@ -162,6 +162,53 @@ describe('configuration bundle', () => {
     expect(((await exportOf(root, orgC)).collector_settings as Json).dedup_hours).toBe(48);
   });
 
+  it('mapping definitions travel with their versions: created in order with the live one live; an existing one only gets a new version', async () => {
+    const orgD = await createOrganization(t, 'Org D');
+    const orgE = await createOrganization(t, 'Org E');
+    const adminD = await createPrincipal(t, { role: 'admin', organizationId: orgD });
+    const adminE = await createPrincipal(t, { role: 'admin', organizationId: orgE });
+    const def = await defineMapping(t, orgD, 'custom', 'vpn');
+    const docs = [loginDocument(), loginDocument([{ target: 'status_id', value: 1 }]), loginDocument([{ target: 'status_id', value: 2 }])];
+    for (const [i, document] of docs.entries()) await ok(adminD, 'POST', `/api/mappings/${def}/versions`, { document, comment: `v${i + 1}` }, 201);
+    await ok(adminD, 'POST', `/api/mappings/${def}/rollback`, { version: 2 });
+
+    const doc = await exportOf(adminD);
+    const mapping = (doc.mappings as Json[])[0]!;
+    expect(mapping).toMatchObject({ stream: 'vpn', version: 2, document: docs[1] });
+    expect(mapping.versions).toEqual(docs.map((document, i) => ({ version: i + 1, comment: `v${i + 1}`, document })));
+
+    const res = await importTo(adminE, { document: doc });
+    expect(res.statusCode, res.body).toBe(200);
+    const id = (res.json<{ items: Json[] }>().items.find((i) => i.kind === 'mapping')!).id as string;
+    const versions = (await ok(adminE, 'GET', `/api/mappings/${id}/versions?limit=50`)) as { items: Json[] };
+    expect(versions.items.map((v) => [v.version, v.comment, v.is_live])).toEqual([[3, 'v3', false], [2, 'v2', true], [1, 'v1', false]]);
+    for (const v of versions.items) {
+      const full = await ok(adminE, 'GET', `/api/mappings/${id}/versions/${String(v.id)}`);
+      expect(full.document).toEqual(docs[Number(v.version) - 1]);
+    }
+    const again = await exportOf(adminE);
+    expect(again.mappings).toEqual(doc.mappings);
+
+    // Into the existing definition: unchanged history is unchanged; another live document is one new version.
+    expect((await importTo(adminE, { document: doc, dry_run: true })).json<Json>().summary).toMatchObject({ create: 0, update: 0 });
+    const edited = structuredClone(doc);
+    const m = (edited.mappings as Json[])[0]!;
+    m.document = docs[2];
+    m.version = 3;
+    const applied = await importTo(adminE, { document: edited });
+    expect(applied.statusCode, applied.body).toBe(200);
+    expect(applied.json<{ items: Json[] }>().items.find((i) => i.kind === 'mapping')).toMatchObject({ action: 'update', changes: ['document'] });
+    const after = (await ok(adminE, 'GET', `/api/mappings/${id}/versions?limit=50`)) as { items: Json[] };
+    expect(after.items.map((v) => [v.version, v.is_live])).toEqual([[4, true], [3, false], [2, false], [1, false]]);
+
+    // A live version that is not among the versions, or whose document differs, is refused.
+    const wrong = structuredClone(doc);
+    (wrong.mappings as Json[])[0]!.version = 7;
+    const refused = await importTo(adminE, { document: wrong, dry_run: true });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json<{ detail: string }>().detail).toContain('mappings/0/version');
+  });
+
   it('the document schema is a named component of the API document and equals docs/config-bundle.schema.json', async () => {
     const api = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json<{ components: { schemas: Record<string, Json> } }>();
     const served = api.components.schemas[BUNDLE_SCHEMA_ID];

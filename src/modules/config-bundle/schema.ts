@@ -13,6 +13,7 @@ export const BUNDLE_SCHEMA_ID = 'ConfigBundle';
 export const MAX_OBJECTS = 500;
 export const MAX_TABLE_ROWS = 50_000;
 export const MAX_DEPTH = 32;
+export const MAX_MAPPING_VERSIONS = 1_000;
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -44,6 +45,24 @@ const Mapping = Type.Object(
     description: Text,
     version: Version,
     document: Type.Union([Free('The live version\'s mapping document'), Type.Null()]),
+    versions: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            version: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
+            comment: Type.String({ maxLength: 1000 }),
+            document: Free('This version\'s mapping document'),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          maxItems: MAX_MAPPING_VERSIONS,
+          description:
+            'Every version, oldest first; the live one is the one numbered `version` (its document equals `document`). ' +
+            'Import into an organization without the definition creates them in order and makes that one live; an existing definition only gets a new version when `document` differs',
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

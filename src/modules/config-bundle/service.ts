@@ -71,6 +71,14 @@ export function checkDocument(doc: Json): ConfigBundle {
       seen.add(k);
     });
   }
+  bundle.mappings.forEach((m, i) => {
+    if (!m.versions?.length) return;
+    const numbers = m.versions.map((v) => v.version);
+    if (numbers.some((n, j) => j > 0 && n <= numbers[j - 1]!)) problems.push({ location: `body/document/mappings/${i}/versions`, message: 'must be in increasing version order' });
+    const live = m.versions.find((v) => v.version === m.version);
+    if (!live) problems.push({ location: `body/document/mappings/${i}/version`, message: 'must be the number of one of its versions (the live one)' });
+    else if (canonicalJson(live.document) !== canonicalJson(m.document)) problems.push({ location: `body/document/mappings/${i}/document`, message: `must equal version ${live.version}'s document (the live one)` });
+  });
   if (problems.length) throw invalid(problems);
   return bundle;
 }
@@ -185,11 +193,28 @@ export function createBundleService(deps: BundleDeps) {
       const other = cur.mappings.find((x) => x.name !== m.name && x.platform === m.platform && x.stream === m.stream);
       if (other) { step('mapping', m.name, 'conflict', { reason: `${m.platform} / ${m.stream} is already mapped by "${other.name}"` }); continue; }
       if (existing && (existing.platform !== m.platform || existing.stream !== m.stream)) { step('mapping', m.name, 'conflict', { reason: `exists for ${existing.platform} / ${existing.stream}` }); continue; }
-      const changes = existing ? changed(m, existing) : [];
+      // An existing definition keeps its history: a new version when the live document differs.
+      const changes = existing ? changed(m, existing, ['version', 'versions']) : [];
       if (existing && !changes.length) { step('mapping', m.name, 'unchanged', { id: current.ids.mapping.get(m.name)! }); continue; }
-      step('mapping', m.name, existing ? 'update' : 'create', existing ? { changes, id: current.ids.mapping.get(m.name)! } : {}, async () => {
+      if (existing) {
+        step('mapping', m.name, 'update', { changes, id: current.ids.mapping.get(m.name)! }, async () => {
+          const id = await deps.mappings.ensureOwn(organizationId, { platform: m.platform, stream: m.stream, name: m.name, description: m.description });
+          if (m.document && changes.includes('document')) await deps.mappings.publish(actor, id, { document: m.document, comment: 'configuration import' });
+          return id;
+        });
+        continue;
+      }
+      // A missing definition gets the exported history: each version in order, then the live one made live again.
+      const history = m.versions?.length ? m.versions : m.document ? [{ version: m.version ?? 1, comment: 'configuration import', document: m.document }] : [];
+      step('mapping', m.name, 'create', {}, async () => {
         const id = await deps.mappings.ensureOwn(organizationId, { platform: m.platform, stream: m.stream, name: m.name, description: m.description });
-        if (m.document && (!existing || changes.includes('document'))) await deps.mappings.publish(actor, id, { document: m.document, comment: 'configuration import' });
+        let liveId: string | undefined;
+        let lastId: string | undefined;
+        for (const v of history) {
+          lastId = (await deps.mappings.publish(actor, id, { document: v.document, comment: v.comment })).id;
+          if (v.version === m.version) liveId = lastId;
+        }
+        if (liveId !== undefined && liveId !== lastId) await deps.mappings.rollback(actor, id, { version_id: liveId });
         return id;
       });
     }

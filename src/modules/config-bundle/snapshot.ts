@@ -9,7 +9,7 @@ import type { TablesService } from '../enrichment/tables.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { MappingService } from '../mappings/service.js';
 import type { RoutingService } from '../routing/service.js';
-import type { ConfigBundle } from './schema.js';
+import { MAX_MAPPING_VERSIONS, type ConfigBundle } from './schema.js';
 
 type Json = Record<string, unknown>;
 type Bundle = ConfigBundle;
@@ -18,7 +18,7 @@ type Bundle = ConfigBundle;
 export interface BundlePorts {
   integrations: Pick<IntegrationService, 'list' | 'get' | 'create' | 'update'>;
   secretFieldsOf(platform: string): string[];
-  mappings: Pick<MappingService, 'list' | 'get' | 'ensureOwn' | 'publish'>;
+  mappings: Pick<MappingService, 'list' | 'get' | 'versions' | 'version' | 'ensureOwn' | 'publish' | 'rollback'>;
   destinations: Pick<DestinationService, 'list' | 'credentialFields' | 'create' | 'update' | 'patchCredential'>;
   routes: Pick<RoutingService, 'list' | 'create' | 'update'>;
   tables: Pick<TablesService, 'list' | 'get' | 'create' | 'addVersion'>;
@@ -110,10 +110,24 @@ export async function snapshot(ports: BundlePorts, scope: Scope, organizationId:
   const mappingRows = await Promise.all(
     (await all((p) => ports.mappings.list(scope, { organizationId, builtin: false }, p))).map((r) => ports.mappings.get(scope, r.id)),
   );
-  const mappings = mappingRows.map((m) => {
+  const mappings: Bundle['mappings'] = [];
+  for (const m of mappingRows) {
     ids.mapping.set(m.name, m.id);
-    return { name: m.name, platform: m.platform, stream: m.stream, description: m.description, version: m.live_version?.version ?? null, document: (m.document as Json | null) ?? null };
-  });
+    // Every version, oldest first, with its document (the live one is numbered `version`).
+    let summaries = (await all((p) => ports.mappings.versions(scope, m.id, p))).sort((a, b) => a.version - b.version);
+    if (summaries.length > MAX_MAPPING_VERSIONS) {
+      // The newest ones, and the live one when it is older.
+      const live = summaries.find((v) => v.is_live);
+      summaries = summaries.slice(-MAX_MAPPING_VERSIONS);
+      if (live && !summaries.includes(live)) summaries = [live, ...summaries.slice(1)];
+    }
+    const versions = [];
+    for (const v of summaries) {
+      const full = await ports.mappings.version(scope, m.id, v.id);
+      versions.push({ version: full.version, comment: full.comment, document: full.document as Json });
+    }
+    mappings.push({ name: m.name, platform: m.platform, stream: m.stream, description: m.description, version: m.live_version?.version ?? null, document: (m.document as Json | null) ?? null, versions });
+  }
 
   const destinationName = new Map<string, string>();
   const destinations: Bundle['destinations'] = [];
