@@ -1,4 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
@@ -207,6 +210,91 @@ describe('configuration bundle', () => {
     const refused = await importTo(adminE, { document: wrong, dry_run: true });
     expect(refused.statusCode).toBe(422);
     expect(refused.json<{ detail: string }>().detail).toContain('mappings/0/version');
+  });
+
+  it('enrichment sources: the organization\'s own by name, the credential\'s value a marker, a small database carried and a large one marked; policies remapped', async () => {
+    const SRC_SECRET = 'sk-src-Hq3Lw8Rt5Yp1';
+    const heard: string[] = [];
+    const api = createServer((req, res) => {
+      heard.push(String(req.headers['x-api-key']));
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"verdict":"benign"}');
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+    try {
+      const orgG = await createOrganization(t, 'Org G');
+      const orgH = await createOrganization(t, 'Org H');
+      const orgI = await createOrganization(t, 'Org I');
+      const adminG = await createPrincipal(t, { role: 'admin', organizationId: orgG });
+      const adminH = await createPrincipal(t, { role: 'admin', organizationId: orgH });
+      const adminI = await createPrincipal(t, { role: 'admin', organizationId: orgI });
+      const S = '/api/collectors/enrichment/sources';
+      const dir = createRequire(import.meta.url).resolve('@ip-location-db/geo-whois-asn-country-mmdb/package.json').replace(/package\.json$/, '');
+      const small = readFileSync(`${dir}geo-whois-asn-country-ipv4.mmdb`).toString('base64');
+      const intel = await ok(adminG, 'POST', S, { name: 'intel', kind: 'http', config: { url_template: `${apiUrl}/{key}` }, credential: { header: 'X-Api-Key', value: SRC_SECRET } }, 201);
+      const feed = await ok(adminG, 'POST', S, { name: 'bad-hosts', kind: 'feed', config: { url: `${apiUrl}/feed`, format: 'lines', interval_minutes: 60 } }, 201);
+      const geo = await ok(adminG, 'POST', S, { name: 'small-geo', kind: 'mmdb', mmdb_base64: small }, 201);
+      const P = '/api/collectors/enrichment/policies';
+      await ok(adminG, 'POST', P, { name: 'intel-check', order: 1, key: 'src_endpoint.ip', lookup: { source_id: intel.id }, output: { enrichment: { name: 'intel', type: 'reputation' } } }, 201);
+      await ok(adminG, 'POST', P, { name: 'blocked', order: 2, key: 'src_endpoint.ip', lookup: { source_id: feed.id }, output: { enrichment: { name: 'blocklist', type: 'indicator' } } }, 201);
+      await ok(adminG, 'POST', P, { name: 'geo', order: 3, key: 'src_endpoint.ip', lookup: { source_id: geo.id }, output: { fields: { 'src_endpoint.location.country': 'country_code' } } }, 201);
+      await ok(adminG, 'POST', P, { name: 'builtin', order: 4, key: 'src_endpoint.ip', lookup: { source_id: 'builtin-geoip' }, output: { fields: { 'src_endpoint.location.region': 'country_code' } } }, 201);
+
+      const doc = await exportOf(adminG);
+      expect(JSON.stringify(doc)).not.toContain(SRC_SECRET);
+      const sources = doc.enrichment_sources as Json[];
+      expect(sources.map((x) => x.name).sort()).toEqual(['bad-hosts', 'intel', 'small-geo']); // not the built-in GeoIP
+      expect(sources.find((x) => x.name === 'intel')).toMatchObject({ kind: 'http', shared: false, credential: { header: 'X-Api-Key', value: { $secret: 'enrichment_source:intel:credential' } } });
+      expect(sources.find((x) => x.name === 'bad-hosts')).toMatchObject({ kind: 'feed', credential: null, table: 'bad-hosts (feed)' });
+      expect(sources.find((x) => x.name === 'small-geo')!.mmdb_base64).toBe(small);
+      expect((doc.enrichment_tables as Json[]).map((x) => x.name)).not.toContain('bad-hosts (feed)'); // the feed fills it
+      expect((doc.enrichment_policies as Json[]).map((p) => p.lookup)).toEqual(expect.arrayContaining([{ source: 'intel' }, { source: 'bad-hosts' }, { source: 'small-geo' }, { source: 'GeoIP (built in)' }]));
+
+      // Into an empty organization: the credential's value is needed; then everything is created, policies on the new sources.
+      const dry = (await importTo(adminH, { document: doc, dry_run: true })).json<{ items: Json[] }>();
+      expect(dry.items.find((i) => i.kind === 'enrichment_source' && i.name === 'intel')).toMatchObject({ action: 'conflict', reason: 'secret needed: enrichment_source:intel:credential' });
+      const applied = await importTo(adminH, { document: doc, secrets: { 'enrichment_source:intel:credential': `${SRC_SECRET}-H` } });
+      expect(applied.statusCode, applied.body).toBe(200);
+      const strip = (d: Json) => ({ ...d, exported_at: null, organization: null });
+      expect(strip(await exportOf(adminH))).toEqual(strip(doc));
+      const hSources = (await ok(adminH, 'GET', S)) as unknown as Json[];
+      const hIntel = hSources.find((x) => x.name === 'intel' && x.organization_id === orgH)!;
+      const hPolicies = (await ok(adminH, 'GET', P)) as unknown as Json[];
+      expect(hPolicies.find((p) => p.name === 'intel-check')!.lookup).toEqual({ source_id: hIntel.id });
+      expect(hSources.find((x) => x.name === 'bad-hosts' && x.organization_id === orgH)!.table_id).toEqual(expect.any(String));
+      // H's source calls with H's secret.
+      expect((await ok(adminH, 'POST', `${S}/${String(hIntel.id)}/test`, { key: '8.8.8.8' })).ok).toBe(true);
+      expect(heard.at(-1)).toBe(`${SRC_SECRET}-H`);
+      // Again: unchanged; a changed header without its value is a conflict.
+      expect((await importTo(adminH, { document: doc, dry_run: true })).json<Json>().summary).toMatchObject({ create: 0, update: 0, conflict: 0 });
+      const header = structuredClone(doc);
+      ((header.enrichment_sources as Json[]).find((x) => x.name === 'intel')!.credential as Json).header = 'X-Other-Key';
+      const h = (await importTo(adminH, { document: header, dry_run: true })).json<{ items: Json[] }>();
+      expect(h.items.find((i) => i.kind === 'enrichment_source' && i.name === 'intel')).toMatchObject({ action: 'conflict', changes: ['credential'] });
+
+      // Sharing needs Enterprise where it is imported: refused, naming the source, nothing written.
+      const shared = structuredClone(doc);
+      (shared.enrichment_sources as Json[]).find((x) => x.name === 'intel')!.shared = true;
+      const refused = await importTo(adminI, { document: shared, secrets: { 'enrichment_source:intel:credential': 'x-value' } });
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json<{ detail: string; error: { code: string } }>()).toMatchObject({ error: { code: 'enrichment.source_sharing_requires_enterprise' } });
+      expect(refused.json<{ detail: string }>().detail).toContain('enrichment_source "intel"');
+      expect((await t.container.database.db.selectFrom('enrichment_sources').select('id').where('organization_id', '=', orgI).execute())).toHaveLength(0);
+
+      // A database too large to carry is marked (null): a new source needs its upload first.
+      const large = readFileSync(`${dir}geo-whois-asn-country.mmdb`).toString('base64');
+      await ok(adminG, 'POST', S, { name: 'big-geo', kind: 'mmdb', mmdb_base64: large }, 201);
+      const withLarge = await exportOf(adminG);
+      expect((withLarge.enrichment_sources as Json[]).find((x) => x.name === 'big-geo')).toMatchObject({ kind: 'mmdb', mmdb_base64: null });
+      const needs = (await importTo(adminH, { document: withLarge, dry_run: true })).json<{ items: Json[] }>();
+      expect(needs.items.find((i) => i.name === 'big-geo')).toMatchObject({ action: 'conflict', reason: expect.stringContaining('upload') });
+      // Once uploaded there, the import keeps the stored database.
+      await ok(adminH, 'POST', S, { name: 'big-geo', kind: 'mmdb', mmdb_base64: large }, 201);
+      expect((await importTo(adminH, { document: withLarge, dry_run: true })).json<{ items: Json[] }>().items.find((i) => i.name === 'big-geo')).toMatchObject({ action: 'unchanged' });
+    } finally {
+      api.closeAllConnections();
+      await new Promise((resolve) => api.close(resolve));
+    }
   });
 
   it('the document schema is a named component of the API document and equals docs/config-bundle.schema.json', async () => {

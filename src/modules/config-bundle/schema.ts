@@ -14,6 +14,8 @@ export const MAX_OBJECTS = 500;
 export const MAX_TABLE_ROWS = 50_000;
 export const MAX_DEPTH = 32;
 export const MAX_MAPPING_VERSIONS = 1_000;
+/** An uploaded MaxMind database travels in the document up to this size (base64); a larger one must be uploaded. */
+export const MAX_MMDB_BASE64 = 8 * 1024 * 1024;
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -111,6 +113,28 @@ const Table = Type.Object(
   { additionalProperties: false },
 );
 
+const Source = Type.Object(
+  {
+    name: Name,
+    description: Text,
+    kind: Type.Union([Type.Literal('mmdb'), Type.Literal('http'), Type.Literal('feed')]),
+    config: Free('The kind\'s config (GET /api/collectors/enrichment/enrichers)'),
+    enabled: Type.Boolean(),
+    shared: Type.Boolean({ description: 'Shared with every organization (needs the Enterprise edition where it is imported)' }),
+    credential: Type.Union(
+      [Type.Object({ header: Type.String({ minLength: 1, maxLength: 256 }), value: SecretMarker }, { additionalProperties: false }), Type.Null()],
+      { description: 'http and feed: the secret header sent with each call; its value is {"$secret": "enrichment_source:<name>:credential"}' },
+    ),
+    table: Type.Optional(Type.Union([Name, Type.Null()], { description: 'feed: the table the feed fills (created with the source; policies may name it)' })),
+    mmdb_base64: Type.Optional(
+      Type.Union([Type.String({ maxLength: MAX_MMDB_BASE64 }), Type.Null()], {
+        description: `mmdb: the database file, base64, when at most ${MAX_MMDB_BASE64} characters; null when larger (upload it to the source, then import)`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 const Lookup = Type.Union([
   Type.Object({ table: Name }, { additionalProperties: false }),
   Type.Object({ source: Name }, { additionalProperties: false }),
@@ -152,6 +176,7 @@ export const ConfigBundle = Type.Object(
     destinations: List(Destination),
     routes: List(Route),
     enrichment_tables: List(Table),
+    enrichment_sources: Type.Optional(List(Source)),
     enrichment_policies: List(Policy),
     collector_settings: Type.Optional(CollectorSettings),
   },

@@ -63,9 +63,9 @@ export function checkDocument(doc: Json): ConfigBundle {
   }
   const bundle = doc as unknown as ConfigBundle;
   const problems: { location: string; message: string }[] = [];
-  for (const key of ['integrations', 'mappings', 'destinations', 'routes', 'enrichment_tables', 'enrichment_policies'] as const) {
+  for (const key of ['integrations', 'mappings', 'destinations', 'routes', 'enrichment_tables', 'enrichment_sources', 'enrichment_policies'] as const) {
     const seen = new Set<string>();
-    bundle[key].forEach((o, i) => {
+    (bundle[key] ?? []).forEach((o, i) => {
       const k = key === 'integrations' ? o.name.toLowerCase() : o.name;
       if (seen.has(k)) problems.push({ location: `body/document/${key}/${i}/name`, message: `"${o.name}" is listed twice` });
       seen.add(k);
@@ -241,6 +241,47 @@ export function createBundleService(deps: BundleDeps) {
       });
     }
 
+    // Sources (the organization's own): kind fixed; the credential's value a secret; a feed
+    // creates the table it fills, which policies may name.
+    const sourceIds = new Map(current.ids.source);
+    const feedTables = new Map<string, string>(); // table name → the feed that fills it (document)
+    for (const src of doc.enrichment_sources ?? []) {
+      if (src.kind === 'feed' && src.table) feedTables.set(src.table, src.name);
+      const existing = (cur.enrichment_sources ?? []).find((x) => x.name === src.name);
+      const ref = src.credential?.value.$secret;
+      const credential = () => (src.credential && ref !== undefined && given(ref) ? { header: src.credential.header, value: secrets[ref]! } : undefined);
+      const body = { description: src.description, config: src.config, enabled: src.enabled, shared: src.shared };
+      if (!existing) {
+        if (current.ids.source.has(src.name)) { step('enrichment_source', src.name, 'conflict', { reason: 'the name is taken by a shared source of another organization or the built-in one' }); continue; }
+        if (ref !== undefined && !given(ref)) { step('enrichment_source', src.name, 'conflict', { reason: `secret needed: ${ref}` }); continue; }
+        if (src.kind === 'mmdb' && !src.mmdb_base64) { step('enrichment_source', src.name, 'conflict', { reason: 'the database is not in the document (larger than the bundle carries): create the source with its upload first, then import' }); continue; }
+        step('enrichment_source', src.name, 'create', {}, async () => {
+          const created = await deps.sources.create(actor, { ...body, organization_id: organizationId, name: src.name, kind: src.kind, ...(credential() ? { credential: credential()! } : {}), ...(src.kind === 'mmdb' ? { mmdb_base64: src.mmdb_base64! } : {}) });
+          sourceIds.set(src.name, created.id);
+          if (src.table && created.table_id) tableIds.set(src.table, created.table_id);
+          return created.id;
+        });
+        continue;
+      }
+      if (existing.kind !== src.kind) { step('enrichment_source', src.name, 'conflict', { reason: `exists with kind ${existing.kind}, not ${src.kind}` }); continue; }
+      const id = current.ids.ownSource.get(src.name)!;
+      const changes = changed(body, { description: existing.description, config: existing.config, enabled: existing.enabled, shared: existing.shared });
+      const header = (c: typeof src.credential) => c?.header ?? null;
+      if (header(src.credential) !== header(existing.credential) || credential()) changes.push('credential');
+      // A database left out (too large to carry) keeps the stored one.
+      if (src.kind === 'mmdb' && src.mmdb_base64 && src.mmdb_base64 !== existing.mmdb_base64) changes.push('database');
+      if (!changes.length) { step('enrichment_source', src.name, 'unchanged', { id }); continue; }
+      if (changes.includes('credential') && src.credential && !credential()) { step('enrichment_source', src.name, 'conflict', { changes, reason: `secret needed to change the credential's header: ${ref}` }); continue; }
+      step('enrichment_source', src.name, 'update', { changes, id }, async () => {
+        await deps.sources.update(actor, id, {
+          ...Object.fromEntries(changes.filter((c) => c in body).map((c) => [c, (body as Json)[c]])),
+          ...(changes.includes('credential') ? { credential: credential() ?? null } : {}),
+          ...(changes.includes('database') ? { mmdb_base64: src.mmdb_base64! } : {}),
+        });
+        return id;
+      });
+    }
+
     // Routes: destinations by name (the document's, the organization's, or global ones).
     for (const r of [...doc.routes].sort((a, b) => a.position - b.position)) {
       const unknown = r.destinations.filter((n) => !destNames.has(n));
@@ -266,14 +307,17 @@ export function createBundleService(deps: BundleDeps) {
     for (const p of doc.enrichment_policies) {
       const tableName = 'table' in p.lookup ? p.lookup.table : undefined;
       const sourceName = 'source' in p.lookup ? p.lookup.source : undefined;
-      if (tableName !== undefined && !doc.enrichment_tables.some((t) => t.name === tableName) && !current.ids.table.has(tableName)) {
+      if (tableName !== undefined && !doc.enrichment_tables.some((t) => t.name === tableName) && !feedTables.has(tableName) && !current.ids.table.has(tableName)) {
         step('enrichment_policy', p.name, 'conflict', { reason: `table "${tableName}" is neither in the document nor in the organization` });
         continue;
       }
-      if (sourceName !== undefined && !current.ids.source.has(sourceName)) { step('enrichment_policy', p.name, 'conflict', { reason: `source "${sourceName}" is not in the organization` }); continue; }
+      if (sourceName !== undefined && !(doc.enrichment_sources ?? []).some((x) => x.name === sourceName) && !current.ids.source.has(sourceName)) {
+        step('enrichment_policy', p.name, 'conflict', { reason: `source "${sourceName}" is neither in the document nor in the organization` });
+        continue;
+      }
       const input = () => {
         const { version: _v, enabled: _e, lookup: _l, ...rest } = p;
-        return { ...rest, lookup: tableName !== undefined ? { table_id: tableIds.get(tableName)! } : { source_id: current.ids.source.get(sourceName!)! }, comment: 'configuration import' } as never;
+        return { ...rest, lookup: tableName !== undefined ? { table_id: tableIds.get(tableName)! } : { source_id: sourceIds.get(sourceName!)! }, comment: 'configuration import' } as never;
       };
       const existing = cur.enrichment_policies.find((x) => x.name === p.name);
       if (!existing) {

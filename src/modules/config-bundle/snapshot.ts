@@ -9,7 +9,7 @@ import type { TablesService } from '../enrichment/tables.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { MappingService } from '../mappings/service.js';
 import type { RoutingService } from '../routing/service.js';
-import { MAX_MAPPING_VERSIONS, type ConfigBundle } from './schema.js';
+import { MAX_MAPPING_VERSIONS, MAX_MMDB_BASE64, type ConfigBundle } from './schema.js';
 
 type Json = Record<string, unknown>;
 type Bundle = ConfigBundle;
@@ -22,7 +22,7 @@ export interface BundlePorts {
   destinations: Pick<DestinationService, 'list' | 'credentialFields' | 'create' | 'update' | 'patchCredential'>;
   routes: Pick<RoutingService, 'list' | 'create' | 'update'>;
   tables: Pick<TablesService, 'list' | 'get' | 'create' | 'addVersion'>;
-  sources: Pick<SourcesService, 'list'>;
+  sources: Pick<SourcesService, 'list' | 'exportable' | 'create' | 'update'>;
   policies: Pick<PoliciesService, 'list' | 'create' | 'addVersion' | 'enable'>;
   collectorSettings: Pick<CollectorConfigService, 'config' | 'updateConfig'>;
   organizationName(id: number): Promise<string>;
@@ -40,7 +40,10 @@ export interface Current {
     globalDestination: Map<string, string>;
     route: Map<string, string>;
     table: Map<string, string>;
+    /** Sources a policy may name: the organization's own, shared ones, the built-in GeoIP. */
     source: Map<string, string>;
+    /** The organization's own sources. */
+    ownSource: Map<string, string>;
     policy: Map<string, string>;
   };
 }
@@ -96,7 +99,7 @@ function credentialMarkers(name: string, shape: Record<string, string[] | null> 
 export async function snapshot(ports: BundlePorts, scope: Scope, organizationId: number): Promise<Current> {
   const ids: Current['ids'] = {
     integration: new Map(), mapping: new Map(), destination: new Map(), globalDestination: new Map(),
-    route: new Map(), table: new Map(), source: new Map(), policy: new Map(),
+    route: new Map(), table: new Map(), source: new Map(), ownSource: new Map(), policy: new Map(),
   };
   const integrationRows = await Promise.all(
     (await all((p) => ports.integrations.list(scope, { organizationId }, p))).map((r) => ports.integrations.get(scope, r.id)),
@@ -151,18 +154,37 @@ export async function snapshot(ports: BundlePorts, scope: Scope, organizationId:
     };
   });
 
+  // Sources first: a feed's table is filled by the feed, so it travels with its source, not as a table.
+  const sourceRows = await ports.sources.list(scope, organizationId);
+  const feedTables = new Set(sourceRows.filter((s) => s.organization_id === organizationId && s.table_id !== null).map((s) => s.table_id!));
   const tableName = new Map<string, string>();
   const enrichment_tables: Bundle['enrichment_tables'] = [];
   for (const t of await ports.tables.list(scope, organizationId)) {
+    tableName.set(t.id, t.name);
+    if (feedTables.has(t.id)) {
+      ids.table.set(t.name, t.id);
+      continue;
+    }
     const full = await ports.tables.get(scope, t.id, { limit: 1_000_000, offset: 0 });
     ids.table.set(full.name, full.id);
     tableName.set(full.id, full.name);
     enrichment_tables.push({ name: full.name, description: full.description, key_column: full.key_column, match: full.match, version: full.version, rows: full.rows as Json[] });
   }
   const sourceName = new Map<string, string>();
-  for (const s of await ports.sources.list(scope, organizationId)) {
+  const enrichment_sources: NonNullable<Bundle['enrichment_sources']> = [];
+  for (const s of sourceRows) {
     sourceName.set(s.id, s.name);
     ids.source.set(s.name, s.id);
+    // Only the organization's own: not the built-in GeoIP, not another organization's shared source.
+    if (s.organization_id !== organizationId) continue;
+    ids.ownSource.set(s.name, s.id);
+    const extra = await ports.sources.exportable(scope, s.id);
+    enrichment_sources.push({
+      name: s.name, description: s.description, kind: s.kind as 'mmdb' | 'http' | 'feed', config: s.config, enabled: s.enabled, shared: s.shared,
+      credential: extra.credentialHeader === null ? null : { header: extra.credentialHeader, value: marker(secretRef('enrichment_source', s.name, 'credential')) },
+      ...(s.kind === 'feed' ? { table: s.table_id === null ? null : (tableName.get(s.table_id) ?? null) } : {}),
+      ...(s.kind === 'mmdb' ? { mmdb_base64: extra.mmdbBase64 !== null && extra.mmdbBase64.length <= MAX_MMDB_BASE64 ? extra.mmdbBase64 : null } : {}),
+    });
   }
   const enrichment_policies = (await ports.policies.list(scope, organizationId)).map((p) => {
     ids.policy.set(p.name, p.id);
@@ -184,6 +206,7 @@ export async function snapshot(ports: BundlePorts, scope: Scope, organizationId:
     destinations,
     routes,
     enrichment_tables,
+    enrichment_sources,
     enrichment_policies,
     collector_settings: (await ports.collectorSettings.config()).settings as Record<string, number | boolean>,
   };
