@@ -14,7 +14,7 @@ export function configBundleRoutes(app: Api, service: BundleService): void {
     operationId: 'config_bundle.export',
     summary: 'One organization\'s configuration as one versioned JSON document (secrets as markers)',
     description:
-      'Integrations, mappings (live documents), destinations, routes, enrichment tables (with their rows) and policies, ' +
+      'Integrations, mappings (with their versions), destinations, routes, enrichment tables (with their rows), sources and policies, ' +
       'and the collector settings, keyed by name; references by name. Secrets are never exported: each is ' +
       '{"$secret": "<kind>:<name>:<field>"}, which the import\'s `secrets` fills. docs/config-bundle.md',
     access: { requires: 'user.manage' },
