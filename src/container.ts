@@ -23,6 +23,7 @@ import type { Editions } from './modules/licenses/service.js';
 import { wireMaintenance } from './modules/maintenance/index.js';
 import { createSettingsReader } from './modules/collector-config/settings.js';
 import { wireCollectorConfig } from './modules/collector-config/index.js';
+import { wireConfigBundle } from './modules/config-bundle/index.js';
 import { wirePipelineHealth } from './modules/pipeline-health/index.js';
 import { wireMappings } from './modules/mappings/index.js';
 import { wireNormalization, type Normalization } from './modules/normalization/index.js';
@@ -264,6 +265,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
   });
   await email.resealPassword().catch((err: unknown) => logger.warn({ err }, 'the SMTP password could not be re-encrypted under the current key'));
+  const configBundle = wireConfigBundle({ db: database.db, clock, modules: { integrations: integrations.service, secretFieldsOf: (p) => integrations.platforms.get(p)?.secretFields ?? [], mappings: mappings.service, destinations: destinations.service, routes: routing.service, tables: enrichment.tables, sources: enrichment.sources, policies: enrichment.policies, collectorSettings: collectorConfig.service } });
   const health = wireHealth({
     probes: [
       { name: 'database', check: () => database.ping() },
@@ -298,7 +300,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     authenticator: internal.authenticator,
     processes: processes.service,
     email: email.notifier,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, email.routes],
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, email.routes, configBundle.routes],
     jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs, ...email.jobs],
     loops: [...delivery.loops],
     beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks, ...enrichment.beatTasks],
