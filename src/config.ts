@@ -121,6 +121,17 @@ export interface Config {
   normalize: NormalizeConfig;
   delivery: DeliveryConfig;
   collection: CollectionConfig;
+  email: EmailConfig;
+}
+
+/** Sending e-mail (docs/email.md): the queue's retries and the SMTP timeouts. */
+export interface EmailConfig {
+  /** Attempts of a send job, the first included (transient failures only). */
+  attempts: number;
+  /** Base of the exponential backoff between attempts: base * 2^(attempt-1). */
+  backoffMs: number;
+  /** Connection, greeting and socket timeout of one SMTP session (the test send included). */
+  timeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -255,12 +266,18 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       concurrency: int(env, 'WEIR_COLLECT_CONCURRENCY', 4, 1, 64),
       outboundAllowCidrs: Object.freeze(list(env, 'WEIR_OUTBOUND_ALLOW_CIDRS')),
     },
+    email: {
+      attempts: int(env, 'WEIR_EMAIL_ATTEMPTS', 6, 1, 20),
+      backoffMs: int(env, 'WEIR_EMAIL_BACKOFF_MS', 30_000, 10, 3_600_000),
+      timeoutMs: int(env, 'WEIR_EMAIL_TIMEOUT_MS', 15_000, 500, 120_000),
+    },
   };
   config.telemetry = Object.freeze(config.telemetry);
   config.collection = Object.freeze(config.collection);
   config.delivery = Object.freeze(config.delivery);
   config.ingest = Object.freeze(config.ingest);
   config.normalize = Object.freeze(config.normalize);
+  config.email = Object.freeze(config.email);
   return Object.freeze(config);
 }
 

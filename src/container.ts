@@ -23,6 +23,7 @@ import type { Editions } from './modules/licenses/service.js';
 import { wireMaintenance } from './modules/maintenance/index.js';
 import { createSettingsReader } from './modules/collector-config/settings.js';
 import { wireCollectorConfig } from './modules/collector-config/index.js';
+import { wireConfigBundle } from './modules/config-bundle/index.js';
 import { wirePipelineHealth } from './modules/pipeline-health/index.js';
 import { wireMappings } from './modules/mappings/index.js';
 import { wireNormalization, type Normalization } from './modules/normalization/index.js';
@@ -34,6 +35,8 @@ import { wireBackfill } from './modules/backfill/index.js';
 import { wireCollection, type Collection } from './modules/collection/index.js';
 import { wireQuarantine } from './modules/quarantine/index.js';
 import { wireEnrichment } from './modules/enrichment/index.js';
+import { wireEmail } from './modules/email/index.js';
+import type { EmailNotifier } from './modules/email/jobs.js';
 import { wireRouting } from './modules/routing/index.js';
 import { wireSso } from './modules/identity/index.js';
 import { wireServiceAccounts } from './modules/service-accounts/index.js';
@@ -92,6 +95,8 @@ export interface Container {
   readonly collection: Pick<Collection, 'engine' | 'service'>;
   readonly authenticator: Authenticator;
   readonly processes: ProcessService;
+  /** E-mail: notify({organizationId, subject, text, html?}) queues one message per recipient of that organization. */
+  readonly email: EmailNotifier;
   /** Every module's routes, registered by buildApp in this order. */
   readonly routes: RouteModule[];
   /** Queue handlers, run by the worker and dispatcher roles. */
@@ -260,6 +265,13 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   });
   const integrationOps = wireIntegrationOperations({ db: database.db, clock, integrations: integrations.service, platforms: integrations.platforms, connectorFor, runtime: connectorRuntime, editions: licenses.editions });
   const providers = wireProviders({ connectors: allConnectors, platformOf: (name) => integrations.platforms.get(name), runtime: connectorRuntime, clock, maxRetryWaitMs: config.collection.maxRetryWaitMs });
+  const email = wireEmail({
+    db: database.db, clock, logger, queue, audit: audit.service, config: config.email, dataDeletion: organizations.dataDeletion,
+    cipher: createCredentialCipher(keys.key('credentials'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')), 'smtp'),
+    net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
+  });
+  await email.resealPassword().catch((err: unknown) => logger.warn({ err }, 'the SMTP password could not be re-encrypted under the current key'));
+  const configBundle = wireConfigBundle({ db: database.db, clock, modules: { integrations: integrations.service, secretFieldsOf: (p) => integrations.platforms.get(p)?.secretFields ?? [], mappings: mappings.service, destinations: destinations.service, routes: routing.service, tables: enrichment.tables, sources: enrichment.sources, policies: enrichment.policies, collectorSettings: collectorConfig.service } });
   const health = wireHealth({
     probes: [
       { name: 'database', check: () => database.ping() },
@@ -293,8 +305,9 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     collection: { engine: collection.engine, service: collection.service },
     authenticator: internal.authenticator,
     processes: processes.service,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, sso.routes],
-    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs, ...sso.jobs],
+    email: email.notifier,
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, email.routes, configBundle.routes, sso.routes],
+    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs, ...email.jobs, ...sso.jobs],
     loops: [...delivery.loops],
     beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks, ...enrichment.beatTasks],
     async close() {

@@ -134,5 +134,8 @@ export async function seedObjects(t: TestApp, org: number): Promise<Record<strin
   await db.insertInto('enrichment_policies').values({ id: policy, organization_id: org, name: `policy-${org}`, definition: policyDefinition, created_by: null }).execute();
   await db.insertInto('enrichment_policy_versions').values({ id: newId(), policy_id: policy, version: 1, definition: policyDefinition, created_by: null }).execute();
   ids.policy_id = policy;
+  // An e-mail recipient.
+  const recipient = await db.insertInto('email_recipients').values({ organization_id: org, address: `recipient-${org}@example.test`, name: null }).returning('id').executeTakeFirstOrThrow();
+  ids.email_id = String(recipient.id);
   return ids;
 }

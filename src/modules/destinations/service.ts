@@ -7,7 +7,7 @@
 // which is what the dispatchers poll to rebuild their sinks.
 import type { Actor } from '../../core/actor.js';
 import type { Clock } from '../../core/clock.js';
-import type { Credential } from '../../core/credentials.js';
+import type { Credential, CredentialValue } from '../../core/credentials.js';
 import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
@@ -300,6 +300,30 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       );
       setAuditTarget({ details: { had_credential: row.has_credential, re_enabled: revoked } });
       return reread(id);
+    },
+
+    /**
+     * The shape of the stored credential (field names; a map field's keys), never a value:
+     * what a configuration export names as secrets to give. null when there is none.
+     */
+    async credentialFields(scope: Scope, id: string): Promise<Record<string, string[] | null> | null> {
+      const row = await visible(scope, id);
+      const sealed = row.has_credential ? await store.credentialOf(row.id) : undefined;
+      if (!sealed?.credential) return null;
+      const credential = cipher.open(row.id, { ciphertext: sealed.credential, keyId: sealed.credential_key_id });
+      return Object.fromEntries(Object.entries(credential).map(([f, v]) => [f, typeof v === 'string' ? null : Object.keys(v)]));
+    },
+
+    /** Rotates to the stored credential with the given fields replaced (a map field merged key by key). */
+    async patchCredential(actor: Actor, id: string, patch: Record<string, CredentialValue>) {
+      const row = await visible(scopeOf(actor), id);
+      const sealed = row.has_credential ? await store.credentialOf(row.id) : undefined;
+      const stored: Record<string, CredentialValue> = sealed?.credential ? { ...cipher.open(row.id, { ciphertext: sealed.credential, keyId: sealed.credential_key_id }) } : {};
+      for (const [field, value] of Object.entries(patch)) {
+        const before = stored[field];
+        stored[field] = typeof value === 'string' || typeof before !== 'object' ? value : { ...before, ...value };
+      }
+      return this.rotate(actor, id, stored);
     },
 
     async revoke(actor: Actor, id: string) {

@@ -139,14 +139,27 @@ export function createSourcesService(deps: SourcesDeps) {
     return { credential: sealed.ciphertext, credential_key_id: sealed.keyId };
   }
 
+  function credentialOf(row: SourceRow): { header: string; value: string } | undefined {
+    if (!row.credential) return undefined;
+    const c: Credential = cipher.open(row.id, { ciphertext: row.credential, keyId: row.credential_key_id });
+    return typeof c.header === 'string' && typeof c.value === 'string' ? { header: c.header, value: c.value } : undefined;
+  }
+
   return {
     owned,
 
     /** The credential of a source, opened (for calls; never returned). */
-    credentialOf(row: SourceRow): { header: string; value: string } | undefined {
-      if (!row.credential) return undefined;
-      const c: Credential = cipher.open(row.id, { ciphertext: row.credential, keyId: row.credential_key_id });
-      return typeof c.header === 'string' && typeof c.value === 'string' ? { header: c.header, value: c.value } : undefined;
+    credentialOf,
+
+    /**
+     * What the configuration export needs of an owned source beyond its listing: the name of
+     * its credential's header (never the value) and an mmdb source's file (base64).
+     */
+    async exportable(scope: Scope, id: string): Promise<{ credentialHeader: string | null; mmdbBase64: string | null }> {
+      // Not owned(): a read, so the request's audit target stays the export's.
+      const row = await store.getSource(id);
+      if (!row || !inScope(scope, row.organization_id)) throw sourceNotFound();
+      return { credentialHeader: credentialOf(row)?.header ?? null, mmdbBase64: row.kind === 'mmdb' ? ((await store.sourceBlob(id)) ?? null) : null };
     },
 
     async list(scope: Scope, organizationId?: number) {

@@ -176,6 +176,16 @@ export function createMappingService(deps: MappingServiceDeps) {
       return versionOut(row, row.id);
     },
 
+    /**
+     * The organization's own definition of (platform, stream), created when missing, with
+     * this name and description (configuration import); its id.
+     */
+    async ensureOwn(organizationId: number, values: { platform: string; stream: string; name: string; description: string }): Promise<string> {
+      const def = await store.ensureDefinition({ id: newId(), organization_id: organizationId, builtin: false, ...values }, clock.now());
+      if (def.name !== values.name || def.description !== values.description) await store.describeDefinition(def.id, values.name, values.description);
+      return def.id;
+    },
+
     async rollback(actor: Actor, id: string, input: RollbackInput) {
       const scope = scopeOf(actor);
       const def = await changeable(scope, id);

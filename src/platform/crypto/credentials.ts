@@ -41,7 +41,7 @@ export function credentialKeyId(key: Buffer): string {
 }
 
 /** What a cipher seals for: the row kind is part of the associated data, so a destination's ciphertext never opens as an integration's. */
-export type SealedFor = 'destination' | 'integration' | 'enrichment-source' | 'identity';
+export type SealedFor = 'destination' | 'integration' | 'enrichment-source' | 'smtp' | 'identity';
 
 /** current: the 32-byte credentials key; previous: the same subkey of earlier master secrets. */
 export function createCredentialCipher(current: Buffer, previous: readonly Buffer[] = [], sealedFor: SealedFor = 'destination'): CredentialCipher {

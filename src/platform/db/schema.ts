@@ -576,6 +576,9 @@ export interface DB {
   enrichment_policy_versions: EnrichmentPolicyVersionsTable;
   enrichment_metrics: EnrichmentMetricsTable;
   enrichment_activity: EnrichmentActivityTable;
+  email_settings: EmailSettingsTable;
+  email_recipients: EmailRecipientsTable;
+  email_deliveries: EmailDeliveriesTable;
   identity_config: IdentityConfigTable;
   sso_login_states: SsoLoginStatesTable;
   identity_sync_runs: IdentitySyncRunsTable;
@@ -834,6 +837,47 @@ export interface EnrichmentActivityTable {
   subject_id: string;
   message: string;
   actor_id: number | null;
+}
+
+// E-mail (0012): SMTP settings (one row), recipients per organization, delivery records.
+// docs/email.md.
+export interface EmailSettingsTable {
+  id: number;
+  host: string;
+  port: number;
+  security: string;
+  username: string | null;
+  /** Sealed by the credential cipher; never returned. */
+  password: string | null;
+  password_key_id: string | null;
+  from_address: string;
+  ca_pem: string | null;
+  updated_by: number | null;
+  updated_at: CreatedAt;
+}
+
+export interface EmailRecipientsTable {
+  id: Generated<number>;
+  organization_id: number;
+  address: string;
+  name: string | null;
+  created_at: CreatedAt;
+}
+
+export interface EmailDeliveriesTable {
+  id: string;
+  organization_id: number;
+  recipient_id: number | null;
+  address: string;
+  subject: string;
+  text_body: string;
+  html_body: string | null;
+  status: string;
+  attempts: Generated<number>;
+  last_error: string | null;
+  message_id: string | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
 }
 
 // Single sign-on (0011). docs/sso.md.

@@ -6,6 +6,12 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 
 export const OPENAPI_PATH = '/api/openapi.json';
 
+/** Schemas published as named components (#/components/schemas/<name>) for readers outside the API (files kept in Git). */
+const namedSchemas = new Map<string, Record<string, unknown>>();
+export function publishSchema(name: string, schema: Record<string, unknown>): void {
+  namedSchemas.set(name, schema);
+}
+
 export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -25,6 +31,11 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       },
     },
     hideUntagged: true,
+    transformObject: (doc) => {
+      const openapi = (doc as { openapiObject: { components?: { schemas?: Record<string, unknown> } } }).openapiObject;
+      openapi.components = { ...openapi.components, schemas: { ...openapi.components?.schemas, ...Object.fromEntries(namedSchemas) } };
+      return openapi as never;
+    },
     transform: ({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) => {
       const access = route.config?.access;
       if (!access || !schema) return { schema, url };

@@ -11,6 +11,7 @@ import * as m0008 from './0008_accepted_batches.js';
 import * as m0009 from './0009_destination_test_state.js';
 import * as m0010 from './0010_enrichment.js';
 import * as m0011 from './0011_identity_sso.js';
+import * as m0012 from './0012_email.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_destination_test_state': m0009,
   '0010_enrichment': m0010,
   '0011_identity_sso': m0011,
+  '0012_email': m0012,
 };
