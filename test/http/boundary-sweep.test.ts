@@ -56,6 +56,7 @@ const BASELINES: Record<string, () => Record<string, unknown>> = {
   'destinations.create': () => ({ type: 'http', organization_id: Number(ids.organization_id), config: { url: 'http://127.0.0.1:9/' } }),
   'destinations.dlq_reprocess': () => ({ all: true }),
   'collector_config.update': () => ({ max_pages_per_cycle: 10 }),
+  'identity.update_config': () => ({ issuer: 'https://127.0.0.1:9/', redirect_uri: 'https://weir.example.test/api/auth/sso/callback', rules: [], scopes: ['openid'], scim_base_url: null }),
 };
 
 function wrongType(schema: JsonSchema | undefined): unknown {

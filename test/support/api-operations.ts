@@ -137,5 +137,12 @@ export async function seedObjects(t: TestApp, org: number): Promise<Record<strin
   // An e-mail recipient.
   const recipient = await db.insertInto('email_recipients').values({ organization_id: org, address: `recipient-${org}@example.test`, name: null }).returning('id').executeTakeFirstOrThrow();
   ids.email_id = String(recipient.id);
+  // An identity provider configuration (SSO off; the issuer refuses connections at once), so
+  // that the identity operations (test, sync) reach past "not configured".
+  await db
+    .insertInto('identity_config')
+    .values({ id: 1, enabled: false, issuer: 'https://127.0.0.1:9/', client_id: 'weir', scopes: JSON.stringify(['openid']), redirect_uri: 'https://weir.example.test/api/auth/sso/callback', username_claim: 'preferred_username', rules: '[]' })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
   return ids;
 }
