@@ -12,6 +12,7 @@ import { wireAuth, wireIdentity, type Identity } from './modules/auth/index.js';
 import { wireDelivery, type Delivery } from './modules/delivery/index.js';
 import { wireDeliveryStatus } from './modules/delivery-status/index.js';
 import { wireDestinations, type Destinations } from './modules/destinations/index.js';
+import { wireDashboard } from './modules/dashboard/index.js';
 import { wireDrift } from './modules/drift/index.js';
 import { wireHealth } from './modules/health/index.js';
 import { wireIngest, type Ingest } from './modules/ingest/index.js';
@@ -254,6 +255,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   });
   const integrationOps = wireIntegrationOperations({ db: database.db, clock, integrations: integrations.service, platforms: integrations.platforms, connectorFor, runtime: connectorRuntime, editions: licenses.editions });
   const providers = wireProviders({ connectors: allConnectors, platformOf: (name) => integrations.platforms.get(name), runtime: connectorRuntime, clock, maxRetryWaitMs: config.collection.maxRetryWaitMs });
+  const dashboard = wireDashboard({ db: database.db, clock, editions: licenses.editions, isPull: (platform) => Boolean(connectorFor(platform)) });
   const health = wireHealth({
     probes: [
       { name: 'database', check: () => database.ping() },
@@ -287,7 +289,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     collection: { engine: collection.engine, service: collection.service },
     authenticator: internal.authenticator,
     processes: processes.service,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes],
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, dashboard.routes],
     jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs],
     loops: [...delivery.loops],
     beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks, ...enrichment.beatTasks],
