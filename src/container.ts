@@ -12,6 +12,7 @@ import { wireAuth, wireIdentity, type Identity } from './modules/auth/index.js';
 import { wireDelivery, type Delivery } from './modules/delivery/index.js';
 import { wireDeliveryStatus } from './modules/delivery-status/index.js';
 import { wireDestinations, type Destinations } from './modules/destinations/index.js';
+import { wireCaseManagement } from './modules/case/index.js';
 import { wireDashboard } from './modules/dashboard/index.js';
 import { wireDrift } from './modules/drift/index.js';
 import { wireHealth } from './modules/health/index.js';
@@ -184,12 +185,14 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const apiTokens = wireTokens({ tokens: identity.tokens, users: identity.users });
   const serviceAccounts = wireServiceAccounts({ db: database.db, tokens: identity.tokens, clock });
   const licenses = wireLicenses({ db: database.db, cache, clock, trustTestLicenses: config.trustTestLicenses });
+  const caseManagement = wireCaseManagement({ config: config.caseManagement, net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }), cache, clock });
   const organizations = wireOrganizations({
     db: database.db,
     clock,
     queue,
     editions: licenses.editions,
     invalidateOwner: (owner) => identity.tokens.invalidateOwner(owner),
+    caseCustomers: caseManagement.service,
   });
   const internal = wireInternal({ tenants: organizations.service.tenants, authenticator: identity.authenticator, internalKey: config.internalKey });
   const maintenance = wireMaintenance({ queue, processes: processes.service, sessions: identity.sessions });
@@ -289,7 +292,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     collection: { engine: collection.engine, service: collection.service },
     authenticator: internal.authenticator,
     processes: processes.service,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, dashboard.routes],
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, dashboard.routes, caseManagement.routes],
     jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs],
     loops: [...delivery.loops],
     beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks, ...enrichment.beatTasks],

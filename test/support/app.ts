@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import { buildApp, type RouteModule } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createContainer, type Container } from '../../src/container.js';
+import type { Clock } from '../../src/core/clock.js';
 import type { Api } from '../../src/platform/http/routes.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { TEST_SECRET_KEY } from './identity.js';
@@ -25,6 +26,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   extraRoutes?: RouteModule[];
   captureLogs?: boolean;
+  /** The container's clock (default: the system clock). */
+  clock?: Clock;
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -54,7 +57,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   let container: Container | undefined;
   let app: Api;
   try {
-    container = await createContainer(config, { role: 'api', database: tdb.database, logger });
+    container = await createContainer(config, { role: 'api', database: tdb.database, logger, ...(options.clock ? { clock: options.clock } : {}) });
     app = await buildApp(container, { extraRoutes: options.extraRoutes });
   } catch (err) {
     await container?.close();
