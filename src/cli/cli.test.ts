@@ -1,7 +1,6 @@
 // The `weir` commands as a user runs them: `node --import tsx src/main.ts ...` as a child
-// process. `tap` and the API errors against a real test app on a loopback port; the config
-// commands against a small HTTP server answering the import/export contract (the real
-// operations are built separately), which records what it was sent.
+// process (what `npx tsx src/main.ts` runs). --help, and `tap` with the API's errors against
+// a real test app on a loopback port. The config commands: config-commands.test.ts.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
