@@ -111,13 +111,14 @@ export function createDashboardStore(db: Kysely<DB>) {
           coalesce(st.delivered, 0)::bigint as recent_delivered, coalesce(p.events, 0)::bigint as pending
         from destinations d
         left join destination_state s on s.destination_id = d.id
-        left join (
-          select destination_id, sum(delivered) as delivered from destination_stats where hour >= ${statsFrom} group by destination_id
-        ) st on st.destination_id = d.id
-        left join (
-          select destination_id, sum(event_count) as events from delivery_batches
-          where kind in ('primary', 'reprocess') and ${scoped(scope, 'delivery_batches.organization_id')} group by destination_id
-        ) p on p.destination_id = d.id
+        -- Per destination, by its keys (destination_stats pk, delivery_batches_due): the cost follows the scope's destinations.
+        left join lateral (
+          select sum(delivered) as delivered from destination_stats where destination_id = d.id and hour >= ${statsFrom}
+        ) st on true
+        left join lateral (
+          select sum(event_count) as events from delivery_batches
+          where destination_id = d.id and kind in ('primary', 'reprocess') and ${scoped(scope, 'delivery_batches.organization_id')}
+        ) p on true
         where ${withGlobal ? sql`(d.organization_id is null or ${own})` : sql`(d.organization_id is not null and ${own})`}`.execute(q());
       const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
       return rows.map((r) => ({

@@ -10,6 +10,7 @@ import * as m0007 from './0007_collection.js';
 import * as m0008 from './0008_accepted_batches.js';
 import * as m0009 from './0009_destination_test_state.js';
 import * as m0010 from './0010_enrichment.js';
+import * as m0013 from './0013_dashboard_day_indexes.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0008_accepted_batches': m0008,
   '0009_destination_test_state': m0009,
   '0010_enrichment': m0010,
+  '0013_dashboard_day_indexes': m0013,
 };
