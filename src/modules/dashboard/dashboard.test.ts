@@ -84,8 +84,12 @@ describe('GET /api/dashboard/summary', () => {
   it('counts what organization A pushed, delivered and quarantined, and nothing of B', async () => {
     const res = await summary(adminA);
     expect(res.status).toBe(200);
-    const today = (res.json.traffic as Json).today as Json;
-    expect(today).toMatchObject({ events_in: 45, delivered: 40, quarantined: 5, filtered: 0, dead_lettered: 0 });
+    const traffic = res.json.traffic as Json;
+    const counted = { events_in: 45, delivered: 40, quarantined: 5, filtered: 0, dead_lettered: 0, dlq_reprocessed: 0 };
+    expect(traffic.today).toMatchObject(counted);
+    // The hourly ledger is written in the same statements as the day's: the same numbers.
+    expect(traffic.last_hour).toMatchObject({ resolution: 'hour', ...counted });
+    expect(traffic.last_24_hours).toMatchObject({ resolution: 'hour', ...counted });
     expect((res.json.traffic as Json).pending).toMatchObject({ total: 0 });
     expect(res.json).toMatchObject({
       organizations: 1,
@@ -105,6 +109,7 @@ describe('GET /api/dashboard/summary', () => {
     const res = await summary(adminB);
     expect(res.status).toBe(200);
     expect((res.json.traffic as Json).today).toMatchObject({ events_in: 7, delivered: 0, filtered: 7, quarantined: 0 });
+    expect((res.json.traffic as Json).last_hour).toMatchObject({ events_in: 7, delivered: 0, filtered: 7, quarantined: 0 });
     expect(res.json).toMatchObject({ organizations: 1, destinations: { total: 0 }, quarantine: { open: 0 } });
   });
 
@@ -118,11 +123,13 @@ describe('GET /api/dashboard/summary', () => {
     const all = await summary(root);
     expect(all.status).toBe(200);
     expect((all.json.traffic as Json).today).toMatchObject({ events_in: 52, delivered: 40, filtered: 7, quarantined: 5 });
+    expect((all.json.traffic as Json).last_24_hours).toMatchObject({ events_in: 52, delivered: 40, filtered: 7, quarantined: 5 });
     expect(all.json.organizations).toBe(2);
     const onlyB = await summary(root, `?organization_id=${orgB}`);
     expect(onlyB.status).toBe(200);
     expect(onlyB.json).toMatchObject({ organization_id: orgB, organizations: 1 });
     expect((onlyB.json.traffic as Json).today).toMatchObject({ events_in: 7 });
+    expect((onlyB.json.traffic as Json).last_hour).toMatchObject({ events_in: 7, filtered: 7 });
   });
 
   it('answers 404 for another organization, and for one that does not exist', async () => {
@@ -135,9 +142,9 @@ describe('GET /api/dashboard/summary', () => {
 
   it('shows yesterday as its own UTC day', async () => {
     const res = await summary(adminA);
-    const traffic = res.json.traffic as { resolution: string; today: Json; yesterday: Json };
-    expect(traffic.resolution).toBe('utc_day');
-    expect(traffic.yesterday).toMatchObject({ events_in: 0, delivered: 0 });
+    const traffic = res.json.traffic as { today: Json; yesterday: Json };
+    expect(traffic.today.resolution).toBe('utc_day');
+    expect(traffic.yesterday).toMatchObject({ resolution: 'utc_day', events_in: 0, delivered: 0 });
     expect(Date.parse(String(traffic.yesterday.to))).toBe(Date.parse(String(traffic.today.from)));
   });
 });

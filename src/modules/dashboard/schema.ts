@@ -7,16 +7,35 @@ export const SummaryQuery = Type.Object({
   organization_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Only this organization (alias: org_id); another organization answers 404' })),
 });
 
-const Window = Type.Object({
+const Terms = {
+  delivered: Count('Copies delivered (ledger outcome delivered)'),
+  filtered: Count('Events filtered: no route, sampled out, dropped by a route, destination disabled'),
+  quarantined: Type.Integer({
+    description: 'Events quarantined by normalization, net of those a reprocess released in the same window (negative when a reprocess released more than were quarantined in it)',
+  }),
+  dead_lettered: Count('Copies dead-lettered in the window (before any DLQ reprocess)'),
+  dlq_reprocessed: Count('Dead letters sent back to delivery in the window'),
+};
+
+const hourWindow = (description: string) =>
+  Type.Object(
+    {
+      resolution: Type.Literal('hour', { description: 'Summed from hourly buckets (UTC hours)' }),
+      from: Timestamp({ description: 'The start of the first hourly bucket summed (always the start of a UTC hour)' }),
+      to: Timestamp({ description: 'Now (generated_at): the current hour counts so far' }),
+      events_in: Count('Events accepted in the buckets (by the hour the batch was received), plus events accepted since from and not yet normalized'),
+      ...Terms,
+    },
+    { description: `${description}. Whole hourly buckets: events in and quarantined count in the hour a batch was received, the other terms in the hour the outcome was written` },
+  );
+
+const DayWindow = Type.Object({
+  resolution: Type.Literal('utc_day', { description: 'Summed from the UTC day counters' }),
   day: Type.String({ description: 'The UTC day (YYYY-MM-DD)' }),
   from: Timestamp(),
   to: Timestamp(),
   events_in: Count('Events accepted (stream_counters.events_in; today also the events accepted and not yet normalized)'),
-  delivered: Count('Copies delivered (ledger outcome delivered)'),
-  filtered: Count('Events filtered: no route, sampled out, dropped by a route, destination disabled'),
-  quarantined: Count('Events quarantined by normalization, net of those a reprocess released'),
-  dead_lettered: Count('Copies dead-lettered this day (before any DLQ reprocess)'),
-  dlq_reprocessed: Count('Dead letters sent back to delivery this day'),
+  ...Terms,
 });
 
 export const DashboardSummary = Type.Object({
@@ -25,9 +44,10 @@ export const DashboardSummary = Type.Object({
   organizations: Count('Organizations the summary covers'),
   traffic: Type.Object(
     {
-      resolution: Type.Literal('utc_day', { description: 'The ledger is kept per UTC day: windows are UTC days' }),
-      today: Window,
-      yesterday: Window,
+      last_hour: hourWindow('The current UTC hour so far plus the whole hour before it: 60 to 120 minutes, from the start of the previous hour to now'),
+      last_24_hours: hourWindow('The current UTC hour so far plus the 24 whole hours before it: 24 to 25 hours, from the start of the hour 24 hours before the current one to now'),
+      today: DayWindow,
+      yesterday: DayWindow,
       pending: Type.Object(
         { total: Count(), normalization: Count('Accepted, not normalized yet'), routing: Count('Normalized, not routed yet'), outbox: Count('Copies waiting for delivery') },
         { description: 'Measured now, not per day' },

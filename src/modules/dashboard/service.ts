@@ -2,15 +2,18 @@
 // organizations (or one of them). Every part is a grouped statement over the whole scope,
 // and the parts run in parallel: the cost grows with rows, not with organizations.
 //
-// Traffic uses the ledger's own terms (docs/delivery.md, The ledger). The ledger and the
-// stream counters are kept per UTC day, so the windows are UTC days: today so far and
-// yesterday. An hour window would need an hourly ledger (docs/decisions/0034).
+// Traffic uses the ledger's own terms (docs/delivery.md, The ledger), in two resolutions:
+// hourly buckets (ledger_hours, written in the same statements as the ledger and the stream
+// counters) for the last hour and the last 24 hours, whole UTC days (ledger, stream_counters)
+// for today and yesterday. An hourly window is made of whole buckets: it starts at the
+// start of an hour and ends now, so "the last hour" is the current hour so far plus the
+// whole hour before it (60 to 120 minutes; from/to say which). docs/decisions/0034.
 import type { Clock } from '../../core/clock.js';
 import { errors } from '../../core/errors.js';
 import { inScope, type Scope } from '../../core/scope.js';
 import type { EditionState } from '../licenses/service.js';
 import { errorIsCurrent, healthStatus, type HealthStatus } from '../delivery-status/service.js';
-import type { DashboardStore, DayTerms, IntegrationGroup } from './store.js';
+import type { DashboardStore, DayTerms, HourTerms, IntegrationGroup } from './store.js';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -28,8 +31,26 @@ export type CollectionState = 'collecting' | 'failing' | 'never_run' | 'push' | 
 const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 const dayStart = (day: string) => new Date(`${day}T00:00:00.000Z`);
 
+/** Whole hourly buckets before the current one that the hourly windows add to it. */
+export const HOUR_WINDOWS = { last_hour: 1, last_24_hours: 24 } as const;
+
+function hourWindowOf(from: Date, to: Date, terms: HourTerms | undefined) {
+  return {
+    resolution: 'hour' as const,
+    from,
+    to,
+    events_in: (terms?.events_in ?? 0) + (terms?.pending_normalization ?? 0),
+    delivered: terms?.delivered ?? 0,
+    filtered: terms?.filtered ?? 0,
+    quarantined: terms?.quarantined ?? 0,
+    dead_lettered: terms?.dead_lettered ?? 0,
+    dlq_reprocessed: terms?.dlq_reprocessed ?? 0,
+  };
+}
+
 function windowOf(day: string, terms: DayTerms | undefined, to: Date, pendingNormalization: number) {
   return {
+    resolution: 'utc_day' as const,
     day,
     from: dayStart(day),
     to,
@@ -67,11 +88,17 @@ export function createDashboardService(deps: DashboardDeps) {
       const scope = await narrowed(callerScope, organizationId);
       const today = utcDay(now);
       const yesterday = utcDay(new Date(now.getTime() - DAY_MS));
-      const statsFrom = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS - HOUR_MS);
+      const currentHour = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS;
+      const statsFrom = new Date(currentHour - HOUR_MS);
+      const hourFrom = {
+        last_hour: new Date(currentHour - HOUR_WINDOWS.last_hour * HOUR_MS),
+        last_24_hours: new Date(currentHour - HOUR_WINDOWS.last_24_hours * HOUR_MS),
+      };
       // Global destinations serve every organization: counted for a platform caller looking at everything.
       const withGlobal = callerScope.global && organizationId === undefined;
-      const [organizations, days, pending, destinations, integrations, open, edition] = await Promise.all([
+      const [organizations, hours, days, pending, destinations, integrations, open, edition] = await Promise.all([
         store.organizations(scope),
+        store.ledgerHours(scope, Object.entries(hourFrom).map(([name, from]) => ({ name, from }))),
         store.ledgerDays(scope, [today, yesterday]),
         store.pending(scope),
         store.destinations(scope, withGlobal, statsFrom),
@@ -105,7 +132,8 @@ export function createDashboardService(deps: DashboardDeps) {
         organization_id: organizationId ?? null,
         organizations,
         traffic: {
-          resolution: 'utc_day' as const,
+          last_hour: hourWindowOf(hourFrom.last_hour, now, hours.get('last_hour')),
+          last_24_hours: hourWindowOf(hourFrom.last_24_hours, now, hours.get('last_24_hours')),
           today: windowOf(today, byDay.get(today), now, pending.normalization),
           yesterday: windowOf(yesterday, byDay.get(yesterday), dayStart(today), 0),
           pending: { total: pending.normalization + pending.routing + pending.outbox, normalization: pending.normalization, routing: pending.routing, outbox: pending.outbox },

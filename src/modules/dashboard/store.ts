@@ -19,6 +19,24 @@ export interface DayTerms {
   dlq_reprocessed: number;
 }
 
+/** The ledger's terms summed over the hourly buckets of one window (ledger_hours). */
+export interface HourTerms {
+  events_in: number;
+  quarantined: number;
+  filtered: number;
+  delivered: number;
+  dead_lettered: number;
+  dlq_reprocessed: number;
+  /** Accepted batches not normalized yet, accepted at or after the window's start. */
+  pending_normalization: number;
+}
+
+export interface HourWindowSpec {
+  name: string;
+  /** The start of the window's first hourly bucket. */
+  from: Date;
+}
+
 export interface DestinationFacts {
   id: string;
   organization_id: number | null;
@@ -86,6 +104,40 @@ export function createDashboardStore(db: Kysely<DB>) {
         dead_lettered: n(r.dead_lettered),
         dlq_reprocessed: n(r.dlq_reprocessed),
       }));
+    },
+
+    /**
+     * The ledger's terms per window from the hourly ledger: every bucket whose hour is at or
+     * after the window's start, summed in one statement for all the windows (they nest), plus
+     * the accepted events not yet normalized that were accepted in the window.
+     */
+    async ledgerHours(scope: Scope, windows: HourWindowSpec[]): Promise<Map<string, HourTerms>> {
+      const out = new Map<string, HourTerms>();
+      for (const w of windows) out.set(w.name, { events_in: 0, quarantined: 0, filtered: 0, delivered: 0, dead_lettered: 0, dlq_reprocessed: 0, pending_normalization: 0 });
+      if (windows.length === 0) return out;
+      const earliest = new Date(Math.min(...windows.map((w) => w.from.getTime())));
+      const { rows } = await sql<{ name: string; term: string; n: string }>`
+        with w(name, since) as (values ${sql.join(windows.map((x) => sql`(${x.name}::text, ${x.from}::timestamptz)`))}),
+        h as (
+          select w.name, lh.term, sum(lh.count)::bigint as n
+          from ledger_hours lh join w on lh.hour >= w.since
+          where ${scoped(scope, 'lh.organization_id')} and lh.hour >= ${earliest}::timestamptz
+          group by w.name, lh.term
+        ), a as (
+          select w.name, 'pending_normalization'::text as term, sum(ab.event_count)::bigint as n
+          from accepted_batches ab join w on ab.accepted_at >= w.since
+          where ab.event_count > 0 and ${scoped(scope, 'ab.organization_id')} and ab.accepted_at >= ${earliest}::timestamptz
+          group by w.name
+        )
+        select name, term, n from h union all select name, term, n from a`.execute(q());
+      for (const r of rows) {
+        const terms = out.get(r.name);
+        if (!terms) continue;
+        const v = n(r.n);
+        if (r.term === 'quarantine_released') terms.quarantined -= v;
+        else if (r.term in terms) terms[r.term as keyof HourTerms] += v;
+      }
+      return out;
     },
 
     /** The measured pending terms now: accepted and not normalized, normalized and not routed, in the outbox. */

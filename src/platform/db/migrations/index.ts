@@ -11,6 +11,7 @@ import * as m0008 from './0008_accepted_batches.js';
 import * as m0009 from './0009_destination_test_state.js';
 import * as m0010 from './0010_enrichment.js';
 import * as m0013 from './0013_dashboard_day_indexes.js';
+import * as m0014 from './0014_ledger_hours.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_destination_test_state': m0009,
   '0010_enrichment': m0010,
   '0013_dashboard_day_indexes': m0013,
+  '0014_ledger_hours': m0014,
 };
