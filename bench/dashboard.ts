@@ -4,8 +4,10 @@
 // Seeds N organizations, each with 3 integrations (a collecting okta one with collector
 // state, a push one, an inactive one), 2 destinations (state, hourly stats, outbox rows),
 // stream counters and ledger rows for today and yesterday (2 streams), 5 quarantined events
-// and 3 new drift fields; --days of ledger history (default 30, as retention keeps it); then times the summary, runs after a warm-up, and prints medians.
-//   npx tsx bench/dashboard.ts [--mode embedded|postgres|both] [--orgs 1000] [--runs 15] [--days 30]
+// and 3 new drift fields; --days of ledger history (default 30, as retention keeps it) and
+// --hours of hourly-ledger history (default 48, as retention keeps it: 5 terms per stream and
+// hour); then times the summary, runs after a warm-up, and prints medians.
+//   npx tsx bench/dashboard.ts [--mode embedded|postgres|both] [--orgs 1000] [--runs 15] [--days 30] [--hours 48]
 // postgres: a fresh database created next to BENCH_DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/test) and dropped at the end.
 import { randomBytes } from 'node:crypto';
@@ -19,11 +21,13 @@ import { createDashboardStore } from '../src/modules/dashboard/store.js';
 import { evaluate } from '../src/modules/licenses/service.js';
 import { migrate, openDatabase, type Database, type DB } from '../src/platform/db/index.js';
 
-const { values } = parseArgs({ options: { mode: { type: 'string', default: 'both' }, orgs: { type: 'string', default: '1000' }, runs: { type: 'string', default: '15' }, days: { type: 'string', default: '30' }, 'drop-day-indexes': { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { mode: { type: 'string', default: 'both' }, orgs: { type: 'string', default: '1000' }, runs: { type: 'string', default: '15' }, days: { type: 'string', default: '30' }, hours: { type: 'string', default: '48' }, 'drop-day-indexes': { type: 'boolean', default: false } } });
 const ORGS = Number(values.orgs);
 const RUNS = Number(values.runs);
 /** UTC days of ledger and counter history kept (retention): the summary reads two of them. */
 const DAYS = Number(values.days);
+/** Hours of hourly-ledger history kept (retention): the summary reads the last 25. */
+const HOURS = Number(values.hours);
 
 async function seed(db: Kysely<DB>): Promise<void> {
   const days = Array.from({ length: Math.max(2, DAYS) }, (_, i) => new Date(Date.now() - i * 86_400_000).toISOString().slice(0, 10));
@@ -50,6 +54,11 @@ async function seed(db: Kysely<DB>): Promise<void> {
       case when o.outcome = 'filtered' then 'no_route' when o.outcome = 'dead_lettered' then 'http_4xx' else '' end, o.n
     from integrations i cross join (values ('a'), ('b')) s(s) cross join unnest(${days}::text[]) d(d)
       cross join (values ('routed', 900), ('copies', 900), ('delivered', 890), ('dead_lettered', 10), ('filtered', 95)) o(outcome, n)`.execute(db);
+  await sql`
+    insert into ledger_hours (organization_id, integration_id, stream, hour, term, count)
+    select i.organization_id, i.id, s, date_trunc('hour', now()) - make_interval(hours => h), t.term, t.n
+    from integrations i cross join (values ('a'), ('b')) s(s) cross join generate_series(0, ${Math.max(1, HOURS) - 1}) h
+      cross join (values ('events_in', 42), ('quarantined', 1), ('filtered', 4), ('delivered', 37), ('dead_lettered', 1)) t(term, n)`.execute(db);
   await sql`
     insert into quarantine_events (id, organization_id, integration_id, stream, received_at, raw, error_kind, error_detail)
     select gen_random_uuid()::text, i.organization_id, i.id, 'a', now(), '{}'::jsonb, 'no_mapping', 'none'
@@ -85,8 +94,8 @@ async function measure(label: string, database: Database): Promise<void> {
     ['organization caller (1 of N)', () => service.summary({ global: false, organizationIds: [one] } satisfies Scope)],
     ['platform caller, organization_id=one', () => service.summary(GLOBAL_SCOPE, one)],
   ];
-  const check = (await service.summary(GLOBAL_SCOPE)) as { organizations: number; traffic: { today: { events_in: number } } };
-  console.log(`\n${label}: ${ORGS} organizations seeded in ${(seeded / 1000).toFixed(1)} s; summary counts ${check.organizations} orgs, ${check.traffic.today.events_in} events in today`);
+  const check = (await service.summary(GLOBAL_SCOPE)) as { organizations: number; traffic: { today: { events_in: number }; last_24_hours: { events_in: number } } };
+  console.log(`\n${label}: ${ORGS} organizations seeded in ${(seeded / 1000).toFixed(1)} s; summary counts ${check.organizations} orgs, ${check.traffic.today.events_in} events in today, ${check.traffic.last_24_hours.events_in} in the last 24 hours`);
   for (const [name, fn] of cases) {
     for (let i = 0; i < 3; i++) await fn();
     const times: number[] = [];
