@@ -108,35 +108,34 @@ export function createDashboardStore(db: Kysely<DB>) {
 
     /**
      * The ledger's terms per window from the hourly ledger: every bucket whose hour is at or
-     * after the window's start, summed in one statement for all the windows (they nest), plus
-     * the accepted events not yet normalized that were accepted in the window.
+     * after the window's start, plus the accepted events not yet normalized that were
+     * accepted in the window. One pass over the earliest window's rows for all the windows
+     * (they nest): a filtered sum per window and term, no join.
      */
     async ledgerHours(scope: Scope, windows: HourWindowSpec[]): Promise<Map<string, HourTerms>> {
       const out = new Map<string, HourTerms>();
-      for (const w of windows) out.set(w.name, { events_in: 0, quarantined: 0, filtered: 0, delivered: 0, dead_lettered: 0, dlq_reprocessed: 0, pending_normalization: 0 });
       if (windows.length === 0) return out;
       const earliest = new Date(Math.min(...windows.map((w) => w.from.getTime())));
-      const { rows } = await sql<{ name: string; term: string; n: string }>`
-        with w(name, since) as (values ${sql.join(windows.map((x) => sql`(${x.name}::text, ${x.from}::timestamptz)`))}),
-        h as (
-          select w.name, lh.term, sum(lh.count)::bigint as n
-          from ledger_hours lh join w on lh.hour >= w.since
-          where ${scoped(scope, 'lh.organization_id')} and lh.hour >= ${earliest}::timestamptz
-          group by w.name, lh.term
-        ), a as (
-          select w.name, 'pending_normalization'::text as term, sum(ab.event_count)::bigint as n
-          from accepted_batches ab join w on ab.accepted_at >= w.since
-          where ab.event_count > 0 and ${scoped(scope, 'ab.organization_id')} and ab.accepted_at >= ${earliest}::timestamptz
-          group by w.name
-        )
-        select name, term, n from h union all select name, term, n from a`.execute(q());
-      for (const r of rows) {
-        const terms = out.get(r.name);
-        if (!terms) continue;
-        const v = n(r.n);
-        if (r.term === 'quarantine_released') terms.quarantined -= v;
-        else if (r.term in terms) terms[r.term as keyof HourTerms] += v;
-      }
+      const sums = (column: string, time: string) =>
+        sql.join(windows.map((w, i) => sql`coalesce(sum(${sql.ref(column)}) filter (where ${sql.ref(time)} >= ${w.from}::timestamptz), 0)::bigint as ${sql.ref(`w${i}`)}`));
+      const [hours, accepted] = await Promise.all([
+        sql<Record<string, string>>`
+          select term, ${sums('count', 'hour')} from ledger_hours
+          where ${scoped(scope, 'ledger_hours.organization_id')} and hour >= ${earliest}::timestamptz
+          group by term`.execute(q()),
+        sql<Record<string, string>>`
+          select ${sums('event_count', 'accepted_at')} from accepted_batches
+          where event_count > 0 and ${scoped(scope, 'accepted_batches.organization_id')} and accepted_at >= ${earliest}::timestamptz`.execute(q()),
+      ]);
+      windows.forEach((w, i) => {
+        const terms: HourTerms = { events_in: 0, quarantined: 0, filtered: 0, delivered: 0, dead_lettered: 0, dlq_reprocessed: 0, pending_normalization: n(accepted.rows[0]?.[`w${i}`]) };
+        for (const r of hours.rows) {
+          const v = n(r[`w${i}`]);
+          if (r.term === 'quarantine_released') terms.quarantined -= v;
+          else if (r.term !== undefined && r.term in terms) terms[r.term as keyof HourTerms] += v;
+        }
+        out.set(w.name, terms);
+      });
       return out;
     },
 
