@@ -63,8 +63,10 @@ export function mergeDeltas(deltas: LedgerDelta[]): LedgerDelta[] {
  * Adds the deltas to the ledger and, in the same statement, the dashboard's outcomes to
  * the hourly ledger (ledger_hours) for `at`'s hour: the hour and the day are written
  * together or not at all. Joins the ambient transaction when there is one. Rows are taken
- * in key order in both tables (the ledger's first: an unreferenced data-modifying WITH
- * runs after the main insert), so concurrent writers lock them in the same order.
+ * in key order in both tables. Which table goes first is not documented (PostgreSQL says
+ * the parts of a statement run "concurrently"); its executor finishes the main insert and
+ * then runs an unreferenced data-modifying WITH, the same way for every writer, so
+ * concurrent writers lock the rows in the same order.
  */
 export async function addLedger(db: Kysely<DB>, deltas: LedgerDelta[], at: Date): Promise<void> {
   const rows = mergeDeltas(deltas);

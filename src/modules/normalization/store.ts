@@ -256,9 +256,9 @@ export function createNormalizationStore(db: Kysely<DB>) {
     /**
      * Adds to the day's counters of a stream and, in the same statement, the dashboard's
      * terms (events_in, quarantined, quarantine_released) to the hourly ledger for the
-     * hour of `at`: the hour and the day are written together or not at all. The counters'
-     * row is locked first (an unreferenced data-modifying WITH runs after the main insert),
-     * then the hour's rows in term order, as every writer does.
+     * hour of `at`: the hour and the day are written together or not at all. The hour's
+     * rows go in term order; PostgreSQL's executor runs the unreferenced WITH after the
+     * main insert (counters' row, then hour rows), the same way for every writer.
      */
     async addCounters(d: CounterDelta): Promise<void> {
       const terms = (
