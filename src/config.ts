@@ -2,6 +2,7 @@
 // documented in README.md ("Configuration"). Invalid values stop the process with a
 // message naming the variable, never a half-configured service.
 
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export type Role = 'all' | 'api' | 'worker' | 'dispatcher' | 'beat' | 'migrate';
@@ -89,6 +90,16 @@ export interface CollectionConfig {
   outboundAllowCidrs: readonly string[];
 }
 
+/** The case-management system (DFIR-IRIS): unset URL = not configured, a valid state. */
+export interface CaseManagementConfig {
+  /** WEIR_CASE_URL: base URL of the DFIR-IRIS instance. */
+  url: string | undefined;
+  /** WEIR_CASE_API_KEY, or the first line of the file WEIR_CASE_API_KEY_FILE names. */
+  apiKey: string | undefined;
+  /** WEIR_CASE_TIMEOUT_MS: per request (default 5 s). */
+  timeoutMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -122,6 +133,7 @@ export interface Config {
   delivery: DeliveryConfig;
   collection: CollectionConfig;
   email: EmailConfig;
+  caseManagement: CaseManagementConfig;
 }
 
 /** Sending e-mail (docs/email.md): the queue's retries and the SMTP timeouts. */
@@ -189,6 +201,30 @@ function url(env: Env, name: string, schemes: string[]): string | undefined {
   return v;
 }
 
+/** A secret given inline (NAME) or in a file (NAME_FILE), never both; the file's content is trimmed. */
+function secret(env: Env, name: string): string | undefined {
+  const inline = optional(env, name);
+  const file = optional(env, `${name}_FILE`);
+  if (inline !== undefined && file !== undefined) throw new ConfigError(`set ${name} or ${name}_FILE, not both`);
+  if (file === undefined) return inline;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${name}_FILE cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  const value = text.trim();
+  if (!value) throw new ConfigError(`${name}_FILE is empty`);
+  return value;
+}
+
+function caseManagement(env: Env): CaseManagementConfig {
+  const caseUrl = url(env, 'WEIR_CASE_URL', ['http:', 'https:']);
+  const apiKey = secret(env, 'WEIR_CASE_API_KEY');
+  if (caseUrl !== undefined && apiKey === undefined) throw new ConfigError('WEIR_CASE_URL needs WEIR_CASE_API_KEY or WEIR_CASE_API_KEY_FILE');
+  return Object.freeze({ url: caseUrl, apiKey, timeoutMs: int(env, 'WEIR_CASE_TIMEOUT_MS', 5_000, 100, 60_000) });
+}
+
 function list(env: Env, name: string): string[] {
   const v = optional(env, name);
   return v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [];
@@ -223,6 +259,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     tokenRateLimit: int(env, 'WEIR_TOKEN_RATE_LIMIT', 60, 1, 1_000_000),
     trustTestLicenses: env.NODE_ENV === 'test',
     internalKey: optional(env, 'WEIR_INTERNAL_KEY'),
+    caseManagement: caseManagement(env),
     telemetry: {
       enabled: bool(env, 'OTEL_ENABLED', false),
       // Validated when telemetry starts: a value without a scheme disables telemetry with

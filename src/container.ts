@@ -12,6 +12,8 @@ import { wireAuth, wireIdentity, type Identity } from './modules/auth/index.js';
 import { wireDelivery, type Delivery } from './modules/delivery/index.js';
 import { wireDeliveryStatus } from './modules/delivery-status/index.js';
 import { wireDestinations, type Destinations } from './modules/destinations/index.js';
+import { wireCaseManagement } from './modules/case/index.js';
+import { wireDashboard } from './modules/dashboard/index.js';
 import { wireDrift } from './modules/drift/index.js';
 import { wireHealth } from './modules/health/index.js';
 import { wireIngest, type Ingest } from './modules/ingest/index.js';
@@ -194,12 +196,14 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const apiTokens = wireTokens({ tokens: identity.tokens, users: identity.users });
   const serviceAccounts = wireServiceAccounts({ db: database.db, tokens: identity.tokens, clock });
   const licenses = wireLicenses({ db: database.db, cache, clock, trustTestLicenses: config.trustTestLicenses });
+  const caseManagement = wireCaseManagement({ config: config.caseManagement, net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }), cache, clock });
   const organizations = wireOrganizations({
     db: database.db,
     clock,
     queue,
     editions: licenses.editions,
     invalidateOwner: (owner) => identity.tokens.invalidateOwner(owner),
+    caseCustomers: caseManagement.service,
   });
   const internal = wireInternal({ tenants: organizations.service.tenants, authenticator: identity.authenticator, internalKey: config.internalKey });
   const maintenance = wireMaintenance({ queue, processes: processes.service, sessions: identity.sessions });
@@ -272,6 +276,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   });
   await email.resealPassword().catch((err: unknown) => logger.warn({ err }, 'the SMTP password could not be re-encrypted under the current key'));
   const configBundle = wireConfigBundle({ db: database.db, clock, modules: { integrations: integrations.service, secretFieldsOf: (p) => integrations.platforms.get(p)?.secretFields ?? [], mappings: mappings.service, destinations: destinations.service, routes: routing.service, tables: enrichment.tables, sources: enrichment.sources, policies: enrichment.policies, collectorSettings: collectorConfig.service } });
+  const dashboard = wireDashboard({ db: database.db, clock, editions: licenses.editions, isPull: (platform) => Boolean(connectorFor(platform)) });
   const health = wireHealth({
     probes: [
       { name: 'database', check: () => database.ping() },
@@ -306,7 +311,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     authenticator: internal.authenticator,
     processes: processes.service,
     email: email.notifier,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, email.routes, configBundle.routes, sso.routes],
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, email.routes, configBundle.routes, sso.routes, dashboard.routes, caseManagement.routes],
     jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs, ...email.jobs, ...sso.jobs],
     loops: [...delivery.loops],
     beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks, ...enrichment.beatTasks],

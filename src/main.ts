@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// CLI entry: `weir all|api|worker|dispatcher|beat|migrate`. Parses the role, loads the
+// CLI entry: `weir all|api|worker|dispatcher|beat|migrate`, and the commands that talk to a
+// running Weir over its API (`weir config ...`, `weir tap ...`: src/cli). Parses the role, loads the
 // configuration once, builds the container, starts the role, and stops it cleanly on
 // SIGTERM/SIGINT after in-flight work has finished. Without a role it only prints the
 // usage: a bare `weir` must never start a server by accident.
+import { commandsUsage, isCommand, runCommand } from './cli/index.js';
 import { ConfigError, isDistributed, loadConfig, ROLES, type Config, type Role } from './config.js';
 import { createContainer } from './container.js';
 import { DataDirLockedError, lockDataDir, type DataDirLock } from './platform/data-dir-lock.js';
@@ -21,7 +23,7 @@ const ROLE_SUMMARY: Record<Role, string> = {
 
 function usageText(): string {
   const width = Math.max(...ROLES.map((r) => r.length));
-  return `usage: weir <role>\n\nroles:\n${ROLES.map((r) => `  ${r.padEnd(width)}  ${ROLE_SUMMARY[r]}`).join('\n')}\n`;
+  return `usage: weir <role> | weir <command> [options]\n\nroles:\n${ROLES.map((r) => `  ${r.padEnd(width)}  ${ROLE_SUMMARY[r]}`).join('\n')}\n\n${commandsUsage()}`;
 }
 
 function usage(): never {
@@ -49,6 +51,10 @@ async function main(): Promise<void> {
   const arg = process.argv[2];
   if (arg === '--help' || arg === '-h') {
     process.stdout.write(usageText());
+    return;
+  }
+  if (isCommand(arg)) {
+    process.exitCode = await runCommand(process.argv.slice(2));
     return;
   }
   if (arg === undefined || !ROLES.includes(arg as Role)) usage();

@@ -108,6 +108,7 @@ export const ERROR_CATALOG = {
   'integration.not_collectable': { status: 422, message: 'The platform has no vendor connector' },
   'capture.not_active': { status: 409, message: 'The capture session is not active' },
   'capture.limit_exceeded': { status: 422, message: 'The capture session exceeds the configured limits' },
+  'case.unavailable': { status: 502, message: 'The case-management system did not answer usefully' },
   'dependency.unavailable': { status: 503, message: 'A dependency is unavailable' },
   'internal.error': { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, CatalogEntry>;

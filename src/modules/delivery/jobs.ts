@@ -1,7 +1,8 @@
 // Delivery housekeeping, scheduled by the beat and run by a worker (like normalization's):
 // dead-lettered events past WEIR_DLQ_DAYS, lineage past WEIR_LINEAGE_DAYS, tap sessions
 // and samples ten minutes after they expired, route and destination statistics past 30
-// days. Bounded deletes: a backlog drains over several runs.
+// days, the hourly ledger (ledger_hours, the dashboard's hours) past 48 hours. Bounded
+// deletes: a backlog drains over several runs.
 import type { Clock } from '../../core/clock.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import type { BeatTask } from '../../roles/beat.js';
@@ -17,6 +18,8 @@ export const PURGE_STATS_JOB = 'delivery.purge_stats';
 export const DELIVERY_HOUSEKEEPING = {
   tapGraceMs: 10 * 60_000,
   statsDays: 30,
+  /** Hours of the hourly ledger kept: the dashboard reads the last 25 (purged every 6 hours, so 48 to 54 are there). */
+  ledgerHours: 48,
   deleteChunk: 10_000,
   maxChunksPerRun: 10,
 } as const;
@@ -36,7 +39,7 @@ async function drain(deleteChunk: () => Promise<number>): Promise<number> {
 }
 
 export function deliveryHousekeeping(
-  store: Pick<DeliveryStore, 'purgeDlq' | 'purgeLineage' | 'purgeTaps' | 'purgeStats'>,
+  store: Pick<DeliveryStore, 'purgeDlq' | 'purgeLineage' | 'purgeTaps' | 'purgeStats' | 'purgeLedgerHours'>,
   clock: Clock,
   retention: { dlqDays: number; lineageDays: number },
 ) {
@@ -46,7 +49,9 @@ export function deliveryHousekeeping(
     purgeDlq: () => drain(() => store.purgeDlq(ago(retention.dlqDays * DAY), chunk)),
     purgeLineage: () => drain(() => store.purgeLineage(ago(retention.lineageDays * DAY), chunk)),
     purgeTaps: () => drain(() => store.purgeTaps(ago(DELIVERY_HOUSEKEEPING.tapGraceMs), chunk)),
-    purgeStats: () => drain(() => store.purgeStats(ago(DELIVERY_HOUSEKEEPING.statsDays * DAY), chunk)),
+    purgeStats: async () =>
+      (await drain(() => store.purgeStats(ago(DELIVERY_HOUSEKEEPING.statsDays * DAY), chunk))) +
+      (await drain(() => store.purgeLedgerHours(ago(DELIVERY_HOUSEKEEPING.ledgerHours * HOUR), chunk))),
   };
 }
 

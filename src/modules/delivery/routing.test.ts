@@ -204,13 +204,14 @@ describe('organization deletion', () => {
     const orgEvents = (await db().selectFrom('lineage_events').select('event_id').where('organization_id', '=', org).execute()).map((r) => r.event_id);
     const copiesOf = async (ids: string[]) => db().selectFrom('lineage_copies').select('delivery_batch_id').where('event_id', 'in', ids).execute();
     expect(await copiesOf(orgEvents)).toHaveLength(2);
-    expect(steps.map((s) => s.name)).toEqual(['lineage_attempts', 'lineage_copies', 'lineage_events', 'delivery_batches', 'dlq_events', 'ledger', 'route_stats']);
+    expect(steps.map((s) => s.name)).toEqual(['lineage_attempts', 'lineage_copies', 'lineage_events', 'delivery_batches', 'dlq_events', 'ledger', 'ledger_hours', 'route_stats']);
     for (const step of steps) await step.run(org);
-    const count = async (table: 'delivery_batches' | 'dlq_events' | 'ledger' | 'route_stats' | 'lineage_events', o: number) =>
+    const count = async (table: 'delivery_batches' | 'dlq_events' | 'ledger' | 'ledger_hours' | 'route_stats' | 'lineage_events', o: number) =>
       (await db().selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', o).executeTakeFirstOrThrow()).n;
-    for (const table of ['delivery_batches', 'dlq_events', 'ledger', 'route_stats', 'lineage_events'] as const) {
+    for (const table of ['delivery_batches', 'dlq_events', 'ledger', 'ledger_hours', 'route_stats', 'lineage_events'] as const) {
       expect(Number(await count(table, org)), table).toBe(0);
     }
+    // (Routing both events writes no hourly term: the hours' deletion is tested in dashboard/hours.test.ts.)
     for (const table of ['delivery_batches', 'ledger', 'route_stats', 'lineage_events'] as const) {
       expect(Number(await count(table, keep)), table).toBeGreaterThan(0);
     }

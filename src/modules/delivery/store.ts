@@ -20,6 +20,7 @@ export const ORG_DELIVERY_TABLES = [
   { table: 'delivery_batches', key: 'id' },
   { table: 'dlq_events', key: 'id' },
   { table: 'ledger', key: 'ctid' },
+  { table: 'ledger_hours', key: 'ctid' },
   { table: 'route_stats', key: 'ctid' },
 ] as const;
 export type OrgDeliveryTable = (typeof ORG_DELIVERY_TABLES)[number]['table'];
@@ -301,6 +302,8 @@ export function createDeliveryStore(db: Kysely<DB>) {
       (await purgeOlder('tap_samples', 'at', 'id', before, limit)) + (await purgeOlder('tap_sessions', 'expires_at', 'id', before, limit)),
     purgeStats: async (before: Date, limit: number) =>
       (await purgeOlder('route_stats', 'hour', 'ctid', before, limit)) + (await purgeOlder('destination_stats', 'hour', 'ctid', before, limit)),
+    /** The hourly ledger's rows of hours before `before` (ledger_hours_hour index). */
+    purgeLedgerHours: (before: Date, limit: number) => purgeOlder('ledger_hours', 'hour', 'ctid', before, limit),
 
     /** Deletes up to `limit` rows of an organization from one table; returns how many. */
     async deleteOrgRows(table: OrgDeliveryTable, key: string, organizationId: number, limit: number): Promise<number> {

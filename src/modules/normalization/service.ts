@@ -118,8 +118,6 @@ async function withoutSeen(batch: IngestBatch, seenKeys: (keys: string[]) => Pro
   };
 }
 
-const utcDay = (iso: string | Date) => new Date(iso).toISOString().slice(0, 10);
-
 function countByKind(result: PassStage): Map<QuarantineKind, number> {
   const byKind = new Map<QuarantineKind, number>();
   for (const q of result.quarantined) byKind.set(q.error_kind, (byKind.get(q.error_kind) ?? 0) + 1);
@@ -218,7 +216,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
         organization_id: batch.organization_id,
         integration_id: batch.integration_id,
         stream: batch.stream,
-        day: utcDay(batch.received_at),
+        at: new Date(batch.received_at),
         events_in: batch.events.length,
         bytes_in: batch.bytes,
         duplicates,
@@ -294,16 +292,16 @@ export function createNormalizationService(deps: NormalizationDeps) {
       const bytes = group.reduce((n, i, index) => (failed.has(index) ? n : n + Buffer.byteLength(JSON.stringify(i.raw))), 0);
       // Inside the caller's transaction when there is one: the quarantine rows change with it.
       const row = batchMark(batch, { ...result, quarantined: [] }, 'reprocess', bytes, now);
+      // Counters before the routing write, as a first pass does: every transaction locks the
+      // stream's counters (and their hour) before its ledger rows, so none waits on another crosswise.
       await transaction(async () => {
         await store.insertBatch(row);
-        await deps.routing.write(write, now);
-        if (result.enrichment && deps.enrichment) await deps.enrichment.record(batch.organization_id, result.enrichment, now);
         // Events in were counted when the events first arrived; only the outcome is new.
         await store.addCounters({
           organization_id: batch.organization_id,
           integration_id: batch.integration_id,
           stream: batch.stream,
-          day: utcDay(now),
+          at: now,
           events_in: 0,
           bytes_in: 0,
           duplicates: 0,
@@ -313,6 +311,8 @@ export function createNormalizationService(deps: NormalizationDeps) {
           quarantine_released: result.normalized,
           last_event_at: null,
         });
+        await deps.routing.write(write, now);
+        if (result.enrichment && deps.enrichment) await deps.enrichment.record(batch.organization_id, result.enrichment, now);
       });
       await deps.afterCommit(async () => {
         aggregates.recordCompliance(batch.organization_id, batch.integration_id, result.compliance, now);

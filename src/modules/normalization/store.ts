@@ -5,6 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import { executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
+import { ledgerDay, ledgerHour } from '../delivery/ledger.js';
 
 export interface DefinitionEntry {
   id: string;
@@ -50,7 +51,8 @@ export interface CounterDelta {
   organization_id: number;
   integration_id: number;
   stream: string;
-  day: string;
+  /** The moment counted: its UTC day keys stream_counters, its UTC hour the hourly ledger. */
+  at: Date;
   events_in: number;
   bytes_in: number;
   normalized: number;
@@ -251,25 +253,46 @@ export function createNormalizationStore(db: Kysely<DB>) {
       return res.rows.length;
     },
 
-    /** Adds to the day's counters of a stream. */
+    /**
+     * Adds to the day's counters of a stream and, in the same statement, the dashboard's
+     * terms (events_in, quarantined, quarantine_released) to the hourly ledger for the
+     * hour of `at`: the hour and the day are written together or not at all. The hour's
+     * rows go in term order; PostgreSQL's executor runs the unreferenced WITH after the
+     * main insert (counters' row, then hour rows), the same way for every writer.
+     */
     async addCounters(d: CounterDelta): Promise<void> {
-      await q()
-        .insertInto('stream_counters')
-        .values(d)
-        .onConflict((oc) =>
-          oc.columns(['integration_id', 'stream', 'day']).doUpdateSet({
-            events_in: sql`stream_counters.events_in + excluded.events_in`,
-            bytes_in: sql`stream_counters.bytes_in + excluded.bytes_in`,
-            normalized: sql`stream_counters.normalized + excluded.normalized`,
-            flagged: sql`stream_counters.flagged + excluded.flagged`,
-            quarantined: sql`stream_counters.quarantined + excluded.quarantined`,
-            quarantine_released: sql`stream_counters.quarantine_released + excluded.quarantine_released`,
-            duplicates: sql`stream_counters.duplicates + excluded.duplicates`,
-            // greatest() ignores nulls: a delta without events keeps the last time.
-            last_event_at: sql`greatest(stream_counters.last_event_at, excluded.last_event_at)`,
-          }),
-        )
-        .execute();
+      const terms = (
+        [
+          ['events_in', d.events_in],
+          ['quarantine_released', d.quarantine_released ?? 0],
+          ['quarantined', d.quarantined],
+        ] as const
+      ).filter(([, n]) => n !== 0);
+      const hours =
+        terms.length === 0
+          ? sql``
+          : sql`with hours as (
+              insert into ledger_hours (organization_id, integration_id, stream, hour, term, count)
+              select ${d.organization_id}, ${d.integration_id}, ${d.stream}, ${ledgerHour(d.at)}::timestamptz, t.term, t.count
+              from (values ${sql.join(terms.map(([term, n]) => sql`(${term}::text, ${n}::bigint)`))}) as t(term, count)
+              order by t.term collate "C"
+              on conflict (integration_id, stream, hour, term)
+              do update set count = ledger_hours.count + excluded.count
+            )`;
+      await sql`${hours}
+        insert into stream_counters (organization_id, integration_id, stream, day, events_in, bytes_in, normalized, flagged, quarantined, quarantine_released, duplicates, last_event_at)
+        values (${d.organization_id}, ${d.integration_id}, ${d.stream}, ${ledgerDay(d.at)}, ${d.events_in}, ${d.bytes_in}, ${d.normalized}, ${d.flagged},
+          ${d.quarantined}, ${d.quarantine_released ?? 0}, ${d.duplicates ?? 0}, ${d.last_event_at}::timestamptz)
+        on conflict (integration_id, stream, day) do update set
+          events_in = stream_counters.events_in + excluded.events_in,
+          bytes_in = stream_counters.bytes_in + excluded.bytes_in,
+          normalized = stream_counters.normalized + excluded.normalized,
+          flagged = stream_counters.flagged + excluded.flagged,
+          quarantined = stream_counters.quarantined + excluded.quarantined,
+          quarantine_released = stream_counters.quarantine_released + excluded.quarantine_released,
+          duplicates = stream_counters.duplicates + excluded.duplicates,
+          -- greatest() ignores nulls: a delta without events keeps the last time.
+          last_event_at = greatest(stream_counters.last_event_at, excluded.last_event_at)`.execute(q());
     },
 
     /** New fields start 'new'; a known one adds to its count and refreshes type and example, its status unchanged. */

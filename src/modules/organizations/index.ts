@@ -6,7 +6,7 @@ import type { QueuePort } from '../../platform/queue/port.js';
 import type { EditionState } from '../licenses/service.js';
 import { createDataDeletion, enqueueDeletion, organizationJobs } from './jobs.js';
 import { organizationRoutes } from './routes.js';
-import { createOrganizationService } from './service.js';
+import { createOrganizationService, type OrganizationServiceDeps } from './service.js';
 import { createOrganizationStore } from './store.js';
 
 export interface OrganizationsDeps {
@@ -15,6 +15,7 @@ export interface OrganizationsDeps {
   queue: QueuePort;
   editions: { current(): Promise<EditionState> };
   invalidateOwner(owner: { kind: 'user' | 'service_account'; id: number }): Promise<void>;
+  caseCustomers?: OrganizationServiceDeps['caseCustomers'];
 }
 
 export function wireOrganizations(deps: OrganizationsDeps) {
@@ -26,6 +27,7 @@ export function wireOrganizations(deps: OrganizationsDeps) {
     editions: deps.editions,
     enqueueDeletion: (id) => enqueueDeletion(deps.queue, id),
     invalidateOwner: deps.invalidateOwner,
+    ...(deps.caseCustomers ? { caseCustomers: deps.caseCustomers } : {}),
   });
   return {
     service,

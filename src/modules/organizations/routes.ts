@@ -151,11 +151,14 @@ export function organizationRoutes(app: Api, service: OrganizationService): void
     url: '/api/organizations/:org_id/sync-case-customer',
     operationId: 'organizations.sync_case_customer',
     summary: 'Synchronise the organization with its case-management customer',
-    description: 'Without a configured case-management system the answer is 200 {synced: false, reason}: a valid state, not an error.',
+    description:
+      'Finds the organization\'s customer in DFIR-IRIS (by its stored case_customer_id, else by name), creates it when missing, and stores its id; ' +
+      'action says which. Without a configured case-management system the answer is 200 {synced: false, reason}: a valid state, not an error. ' +
+      'When the system is down or refuses the key the answer is 502 with the reason.',
     access: { requires: 'org.manage' },
-    // Changes nothing today; becomes 'separate' when it calls the case-management system.
-    audit: false,
-    schema: { params: OrgParams, response: { 200: SyncResult } },
+    // Separate: the outbound call never holds a database transaction open.
+    audit: 'separate',
+    schema: { params: OrgParams, response: { 200: SyncResult, 502: ErrorBody } },
     handler: async (req) => service.syncCaseCustomer(scopeOf(req.actor!), req.params.org_id),
   });
 }

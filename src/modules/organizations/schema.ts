@@ -79,7 +79,14 @@ export const CustomerMappings = Type.Object({
 });
 
 export const SyncResult = Type.Object({
-  synced: Type.Boolean(),
-  reason: Type.Optional(Type.String()),
+  synced: Type.Boolean({ description: 'false: no case-management system is configured (reason says so)' }),
+  reason: Type.Optional(Type.String({ description: 'Why nothing was synced, or why the stored customer id was replaced' })),
+  action: Type.Optional(
+    Type.Union([Type.Literal('verified'), Type.Literal('found_by_name'), Type.Literal('created')], {
+      description: 'verified: the stored id names a customer; found_by_name: a customer with the organization\'s name exists; created: it was created',
+    }),
+  ),
+  system: Type.Optional(Type.Literal('dfir-iris')),
   case_customer_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  customer_name: Type.Optional(Type.String()),
 });

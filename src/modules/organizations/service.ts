@@ -21,6 +21,12 @@ export interface OrganizationServiceDeps {
   enqueueDeletion(deletionId: string): Promise<void>;
   /** Drops cached credentials of a principal whose organization is going away. */
   invalidateOwner(owner: { kind: 'user' | 'service_account'; id: number }): Promise<void>;
+  /** The case-management system's customer of an organization; undefined when none is configured. */
+  caseCustomers?: {
+    resolveCustomer(org: { id: number; name: string; case_customer_id: string | null }): Promise<
+      { action: 'verified' | 'found_by_name' | 'created'; customer: { id: string; name: string }; replaced?: string } | undefined
+    >;
+  };
 }
 
 export function confirmationText(name: string): string {
@@ -173,10 +179,30 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       return { organization_id: org.id, case_customer_id: org.case_customer_id, partner_tenant_ids: org.partner_tenant_ids };
     },
 
-    /** No case-management system is wired yet: an unconfigured state is valid, not an error. */
+    /**
+     * Resolves the organization's customer in the case-management system (by its stored id,
+     * else by name, else created) and stores its id. Not configured: 200 {synced: false}.
+     */
     async syncCaseCustomer(scope: Scope, id: number) {
       const org = await mustGet(scope, id);
-      return { synced: false, reason: CASE_MANAGEMENT_NOT_CONFIGURED, case_customer_id: org.case_customer_id };
+      const resolved = await deps.caseCustomers?.resolveCustomer(org);
+      if (!resolved) return { synced: false, reason: CASE_MANAGEMENT_NOT_CONFIGURED, case_customer_id: org.case_customer_id };
+      const previous = org.case_customer_id;
+      if (resolved.customer.id !== previous) await store.update(id, { case_customer_id: resolved.customer.id, updated_at: clock.now() });
+      setAuditTarget({
+        type: 'organization',
+        id,
+        organizationId: id,
+        details: { case_customer_id: { from: previous, to: resolved.customer.id }, action: resolved.action, system: 'dfir-iris' },
+      });
+      return {
+        synced: true,
+        action: resolved.action,
+        system: 'dfir-iris' as const,
+        case_customer_id: resolved.customer.id,
+        customer_name: resolved.customer.name,
+        ...(resolved.replaced ? { reason: resolved.replaced } : {}),
+      };
     },
 
     /** Tenant lookups of the internal endpoints. */

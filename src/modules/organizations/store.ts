@@ -15,6 +15,7 @@ export interface OrganizationPatch {
   name?: string;
   is_active?: boolean;
   retention_days?: number;
+  case_customer_id?: string | null;
   updated_at: Date;
 }
 

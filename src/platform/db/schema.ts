@@ -446,6 +446,18 @@ export interface LedgerTable {
   count: BigCount;
 }
 
+/** The dashboard's traffic terms per stream and UTC hour (0014), written with the ledger and the counters. */
+export interface LedgerHoursTable {
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  /** Truncated to the UTC hour. */
+  hour: Timestamp;
+  /** events_in | quarantined | quarantine_released | filtered | delivered | dead_lettered | dlq_reprocessed */
+  term: string;
+  count: BigCount;
+}
+
 export interface RouteStatsTable {
   route_id: string;
   organization_id: number;
@@ -551,6 +563,7 @@ export interface DB {
   dlq_events: DlqEventsTable;
   destination_state: DestinationStateTable;
   ledger: LedgerTable;
+  ledger_hours: LedgerHoursTable;
   route_stats: RouteStatsTable;
   destination_stats: DestinationStatsTable;
   lineage_events: LineageEventsTable;

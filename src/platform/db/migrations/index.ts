@@ -12,6 +12,8 @@ import * as m0009 from './0009_destination_test_state.js';
 import * as m0010 from './0010_enrichment.js';
 import * as m0011 from './0011_identity_sso.js';
 import * as m0012 from './0012_email.js';
+import * as m0013 from './0013_dashboard_day_indexes.js';
+import * as m0014 from './0014_ledger_hours.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -26,4 +28,6 @@ export const migrations: Record<string, Migration> = {
   '0010_enrichment': m0010,
   '0011_identity_sso': m0011,
   '0012_email': m0012,
+  '0013_dashboard_day_indexes': m0013,
+  '0014_ledger_hours': m0014,
 };

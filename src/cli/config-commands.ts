@@ -1,0 +1,118 @@
+// `weir config export|diff|import`: the configuration bundle of an organization through
+// GET /api/collectors/config/export and POST /api/collectors/config/import.
+//   diff   exit 0: nothing would change; 1: changes (or conflicts); 2: error
+//   import exit 0: applied;              1: conflicts or secrets needed (nothing applied); 2: error
+import { readFileSync, writeFileSync } from 'node:fs';
+import { CliError, detailOf, jsonRequest, type Connection } from './api.js';
+
+export interface ImportItem {
+  kind: string;
+  name: string;
+  action: string;
+  changes?: unknown;
+  reason?: string;
+  id?: unknown;
+}
+
+export interface ImportAnswer {
+  dry_run?: boolean;
+  applied?: boolean;
+  summary?: Record<string, number>;
+  items?: ImportItem[];
+  detail?: string;
+}
+
+function readJson(file: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 2);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`${what} ${file} is not JSON: ${(err as Error).message}`, 2);
+  }
+}
+
+const query = (organization: string | undefined) => (organization === undefined ? '' : `?organization_id=${encodeURIComponent(organization)}`);
+
+export function checkOrganization(value: string | undefined): string | undefined {
+  if (value !== undefined && !/^\d{1,10}$/.test(value)) throw new CliError(`--organization must be an organization id (a number), got "${value}"`, 2);
+  return value;
+}
+
+/** One line per item: action, kind, name; then its reason and changes, indented. */
+export function formatItems(items: ImportItem[]): string[] {
+  const lines: string[] = [];
+  const w = { action: 9, kind: 4 };
+  for (const i of items) {
+    w.action = Math.max(w.action, String(i.action).length);
+    w.kind = Math.max(w.kind, String(i.kind).length);
+  }
+  for (const i of items) {
+    lines.push(`${String(i.action).padEnd(w.action)}  ${String(i.kind).padEnd(w.kind)}  ${i.name}`);
+    if (i.reason) lines.push(`    reason: ${i.reason}`);
+    const changes = i.changes;
+    if (Array.isArray(changes)) for (const c of changes) lines.push(`    ${typeof c === 'string' ? c : JSON.stringify(c)}`);
+    else if (changes && typeof changes === 'object') for (const [k, v] of Object.entries(changes)) lines.push(`    ${k}: ${JSON.stringify(v)}`);
+    else if (changes !== undefined && changes !== null) lines.push(`    ${JSON.stringify(changes)}`);
+  }
+  return lines;
+}
+
+export function formatSummary(s: Record<string, number> | undefined): string {
+  const v = (k: string) => s?.[k] ?? 0;
+  return `create ${v('create')}, update ${v('update')}, unchanged ${v('unchanged')}, conflict ${v('conflict')}`;
+}
+
+type Out = (line: string) => void;
+
+export async function configExport(c: Connection, opts: { organization?: string; out?: string }, out: Out): Promise<number> {
+  const answer = await jsonRequest(c, 'GET', `/api/collectors/config/export${query(checkOrganization(opts.organization))}`);
+  if (answer.status !== 200) throw new CliError(detailOf(answer), answer.status === 422 || answer.status === 400 ? 2 : 1);
+  const text = `${JSON.stringify(answer.json, null, 2)}\n`;
+  if (opts.out) {
+    writeFileSync(opts.out, text);
+    out(`wrote ${opts.out}`);
+  } else process.stdout.write(text);
+  return 0;
+}
+
+export async function configDiff(c: Connection, file: string, opts: { organization?: string }, out: Out): Promise<number> {
+  const document = readJson(file, 'document');
+  const answer = await jsonRequest(c, 'POST', `/api/collectors/config/import${query(checkOrganization(opts.organization))}`, { document, dry_run: true });
+  const body = (answer.json ?? {}) as ImportAnswer;
+  if (answer.status !== 200 && !(answer.status === 409 && Array.isArray(body.items))) throw new CliError(detailOf(answer), 2);
+  const items = body.items ?? [];
+  for (const line of formatItems(items)) out(line);
+  out(`summary: ${formatSummary(body.summary)}`);
+  if (answer.status === 409 && body.detail) out(`note: ${body.detail}`);
+  return items.some((i) => i.action !== 'unchanged') ? 1 : 0;
+}
+
+export async function configImport(c: Connection, file: string, opts: { organization?: string; secrets?: string }, out: Out): Promise<number> {
+  const document = readJson(file, 'document');
+  let secrets: unknown;
+  if (opts.secrets) {
+    secrets = readJson(opts.secrets, 'secrets file');
+    if (typeof secrets !== 'object' || secrets === null || Array.isArray(secrets) || !Object.values(secrets).every((v) => typeof v === 'string')) {
+      throw new CliError(`secrets file ${opts.secrets} must be a JSON object of {"ref": "value"} strings`, 2);
+    }
+  }
+  const answer = await jsonRequest(c, 'POST', `/api/collectors/config/import${query(checkOrganization(opts.organization))}`, {
+    document,
+    dry_run: false,
+    ...(secrets !== undefined ? { secrets } : {}),
+  });
+  const body = (answer.json ?? {}) as ImportAnswer;
+  if (answer.status === 409 && Array.isArray(body.items)) {
+    for (const line of formatItems(body.items.filter((i) => i.action !== 'unchanged'))) out(line);
+    throw new CliError(`nothing applied: ${detailOf(answer)}`, 1);
+  }
+  if (answer.status !== 200) throw new CliError(detailOf(answer), 2);
+  for (const line of formatItems((body.items ?? []).filter((i) => i.action !== 'unchanged'))) out(line);
+  out(`${body.applied === false ? 'not applied' : 'applied'}: ${formatSummary(body.summary)}`);
+  return 0;
+}
