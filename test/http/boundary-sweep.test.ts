@@ -56,6 +56,10 @@ const BASELINES: Record<string, () => Record<string, unknown>> = {
   'destinations.create': () => ({ type: 'http', organization_id: Number(ids.organization_id), config: { url: 'http://127.0.0.1:9/' } }),
   'destinations.dlq_reprocess': () => ({ all: true }),
   'collector_config.update': () => ({ max_pages_per_cycle: 10 }),
+  'config_bundle.import': () => ({
+    dry_run: true,
+    document: { format: 'weir.config-bundle', version: 1, weir_version: '0.1.0', exported_at: '2026-01-01T00:00:00Z', organization: { name: 'Sweep' }, integrations: [], mappings: [], destinations: [], routes: [], enrichment_tables: [], enrichment_policies: [] },
+  }),
   'identity.update_config': () => ({ issuer: 'https://127.0.0.1:9/', redirect_uri: 'https://weir.example.test/api/auth/sso/callback', rules: [], scopes: ['openid'], scim_base_url: null }),
 };
 
@@ -136,7 +140,9 @@ function queryFor(op: ApiOperation, override?: { name: string; url: string }): s
   const parts: string[] = [];
   for (const p of op.parameters.filter((x) => x.in === 'query')) {
     if (override?.name === p.name) parts.push(`${p.name}=${override.url}`);
-    else if (p.required) parts.push(`${p.name}=${encodeURIComponent(String(baseline(p.schema, p.name)))}`);
+    // An optional parameter that names a seeded object (organization_id above all) is given too:
+    // a platform caller must say which organization most organization-scoped operations act on.
+    else if (p.required || p.name in ids) parts.push(`${p.name}=${encodeURIComponent(String(baseline(p.schema, p.name)))}`);
   }
   return parts.length ? `?${parts.join('&')}` : '';
 }
