@@ -2,7 +2,8 @@
 // process (what `npx tsx src/main.ts` runs). --help, and `tap` with the API's errors against
 // a real test app on a loopback port. The config commands: config-commands.test.ts.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../test/support/app.js';
@@ -151,4 +152,56 @@ describe('weir tap', () => {
     expect(result.stderr).toMatch(/^weir: .*not found.*\(HTTP 404\)/i);
     expect(result.stderr).not.toContain(admin.token);
   }, 60_000);
+});
+
+describe('weir config against the real operations', () => {
+  let t: TestApp;
+  let base: string;
+  let platform: Principal;
+  let orgA: number;
+  let orgB: number;
+  let dir: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000' } });
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    orgA = await createOrganization(t, 'CLI source');
+    orgB = await createOrganization(t, 'CLI target');
+    platform = await createPrincipal(t, { role: 'admin' });
+    dir = mkdtempSync(path.join(tmpdir(), 'weir-cli-'));
+    await http(base, 'POST', '/api/integrations/', { name: 'vpn', platform: 'custom', organization_id: orgA }, platform.headers);
+    await createDestination(base, platform.headers, { name: 'siem', type: 'http', organization_id: orgA, config: { url: 'http://127.0.0.1:9/in' }, credential: { bearer_token: 'cli-secret-A' } });
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('exports, finds nothing to change in the source, a change in an empty organization, and imports it with its secrets', async () => {
+    const env = { WEIR_URL: base, WEIR_TOKEN: platform.token };
+    const file = path.join(dir, 'bundle.json');
+    const exported = await weir(['config', 'export', '--organization', String(orgA), '--out', file], env);
+    expect(exported.code, exported.stderr).toBe(0);
+    const doc = JSON.parse(readFileSync(file, 'utf8')) as { destinations: { name: string }[] };
+    expect(doc.destinations.map((d) => d.name)).toEqual(['siem']);
+    expect(readFileSync(file, 'utf8')).not.toContain('cli-secret-A');
+
+    const same = await weir(['config', 'diff', file, '--organization', String(orgA)], env);
+    expect(same.code, same.stderr).toBe(0);
+
+    const into = await weir(['config', 'diff', file, '--organization', String(orgB)], env);
+    expect(into.code, into.stderr).toBe(1);
+    expect(into.stdout).toMatch(/siem/);
+
+    const refused = await weir(['config', 'import', file, '--organization', String(orgB)], env);
+    expect(refused.code, refused.stderr + refused.stdout).toBe(1);
+    const secrets = path.join(dir, 'secrets.json');
+    writeFileSync(secrets, JSON.stringify({ 'destination:siem:bearer_token': 'cli-secret-B' }));
+    const applied = await weir(['config', 'import', file, '--organization', String(orgB), '--secrets', secrets], env);
+    expect(applied.code, applied.stderr + applied.stdout).toBe(0);
+    const after = await weir(['config', 'diff', file, '--organization', String(orgB)], env);
+    expect(after.code, after.stdout).toBe(0);
+    for (const run of [exported, same, into, refused, applied, after]) expect(run.stdout + run.stderr).not.toContain(platform.token);
+  }, 120_000);
 });

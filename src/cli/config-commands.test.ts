@@ -1,7 +1,8 @@
 // `weir config export|diff|import` as a user runs them (child processes), against a small
 // HTTP server that answers the import/export contract the configuration bundle operations
 // follow: export 200 with the document; import {document, dry_run?, secrets?} answered 200
-// {dry_run, applied, summary, items}, 409 with the same fields beside detail, or 422. The
+// {dry_run, applied, summary, items}, 409 with those fields in the error body's details
+// ({detail, error: {code, message, details}}), or 422. The
 // server records the requests, so the tests check what the command sent.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -34,6 +35,11 @@ let server: Server;
 let url: string;
 const seen: Seen[] = [];
 
+/** The project's error body, the diff in its details (as config_bundle.conflict answers). */
+function conflictBody(detail: string, details: Json): Json {
+  return { detail, error: { code: 'config_bundle.conflict', message: detail, details } };
+}
+
 function answer(document: Json | undefined, dryRun: boolean, secrets: Json | undefined): { status: number; body: Json } {
   const name = (document as { organization?: unknown } | undefined)?.organization;
   if (typeof name !== 'string') return { status: 422, body: { detail: 'document.organization is required' } };
@@ -43,10 +49,10 @@ function answer(document: Json | undefined, dryRun: boolean, secrets: Json | und
   if (name === 'Clash') {
     const items = [{ kind: 'route', name: 'all', action: 'conflict', reason: 'changed on the server since the export' }];
     const summary = { create: 0, update: 0, unchanged: 0, conflict: 1 };
-    return dryRun ? { status: 200, body: { dry_run: true, applied: false, summary, items } } : { status: 409, body: { detail: 'the import has conflicts', dry_run: false, applied: false, summary, items } };
+    return dryRun ? { status: 200, body: { dry_run: true, applied: false, summary, items } } : { status: 409, body: conflictBody('the import has conflicts', { dry_run: false, applied: false, summary, items }) };
   }
   if (!dryRun && (secrets as { 'siem-token'?: unknown } | undefined)?.['siem-token'] === undefined) {
-    return { status: 409, body: { detail: 'secret siem-token is needed', dry_run: false, applied: false, summary: { create: 1, update: 1, unchanged: 1, conflict: 0 }, items: ITEMS_CHANGED } };
+    return { status: 409, body: conflictBody('secret siem-token is needed', { dry_run: false, applied: false, summary: { create: 1, update: 1, unchanged: 1, conflict: 0 }, items: ITEMS_CHANGED }) };
   }
   return { status: 200, body: { dry_run: dryRun, applied: !dryRun, summary: { create: 1, update: 1, unchanged: 1, conflict: 0 }, items: ITEMS_CHANGED.map((i) => ({ ...i, id: dryRun ? undefined : 7 })) } };
 }

@@ -80,10 +80,16 @@ export async function configExport(c: Connection, opts: { organization?: string;
   return 0;
 }
 
+/** The import's answer: a 409 carries the diff in the error body's details (the project's one error shape). */
+function importAnswer(answer: { status: number; json: unknown }): ImportAnswer {
+  const body = (answer.json ?? {}) as ImportAnswer & { error?: { details?: Partial<ImportAnswer> } };
+  return answer.status === 409 && body.error?.details && Array.isArray(body.error.details.items) ? { ...body.error.details, detail: body.detail } : body;
+}
+
 export async function configDiff(c: Connection, file: string, opts: { organization?: string }, out: Out): Promise<number> {
   const document = readJson(file, 'document');
   const answer = await jsonRequest(c, 'POST', `/api/collectors/config/import${query(checkOrganization(opts.organization))}`, { document, dry_run: true });
-  const body = (answer.json ?? {}) as ImportAnswer;
+  const body = importAnswer(answer);
   if (answer.status !== 200 && !(answer.status === 409 && Array.isArray(body.items))) throw new CliError(detailOf(answer), 2);
   const items = body.items ?? [];
   for (const line of formatItems(items)) out(line);
@@ -106,7 +112,7 @@ export async function configImport(c: Connection, file: string, opts: { organiza
     dry_run: false,
     ...(secrets !== undefined ? { secrets } : {}),
   });
-  const body = (answer.json ?? {}) as ImportAnswer;
+  const body = importAnswer(answer);
   if (answer.status === 409 && Array.isArray(body.items)) {
     for (const line of formatItems(body.items.filter((i) => i.action !== 'unchanged'))) out(line);
     throw new CliError(`nothing applied: ${detailOf(answer)}`, 1);
