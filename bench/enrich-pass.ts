@@ -67,7 +67,7 @@ const catalog = ocsfCatalog();
 const validator = createValidator(catalog);
 const mapping = { versionId: 'v1', compiled: compileMapping(FIREWALL_MAPPING, catalog) };
 const routes = compileRoutes([{ id: 'all', organization_id: 1, name: 'all', position: 1, enabled: true, condition: null, transforms: [], destination_ids: ['d1'], final: true, version: 1 }]);
-const destinations = new Map([['d1', { organization_id: 1, enabled: true, disabled_reason: null, shadow_destination_id: null }]]);
+const destinations = new Map([['d1', { organization_id: 1, enabled: true, disabled_reason: null, shadow_destination_id: null, type: 'file' }]]);
 const batches: IngestBatch[] = [];
 for (let start = 0; start < total; start += batchSize) {
   const events = firewallLines(start, Math.min(batchSize, total - start));

@@ -13,7 +13,7 @@ import type { QueuePort } from '../../platform/queue/port.js';
 import type { Telemetry } from '../../platform/telemetry/index.js';
 import { createDestinationsSnapshot } from '../../pipeline/delivery/destinations-snapshot.js';
 import { createDeliveryEngine } from '../../pipeline/delivery/engine.js';
-import type { RoutingWrite } from '../../pipeline/delivery/engine-port.js';
+import type { InlineStore, RoutingWrite } from '../../pipeline/delivery/engine-port.js';
 import { storeRoutingWrite } from '../../pipeline/delivery/router.js';
 import { createRoutesCache } from '../../pipeline/delivery/routes-cache.js';
 import type { DestinationDirectory } from '../../pipeline/delivery/ports.js';
@@ -55,6 +55,8 @@ export interface DeliveryWiring {
   /** How long stopping lets requests in flight finish (default 10 s). */
   stopTimeoutMs?: number;
   random?: () => number;
+  /** Where the pass writes inline copies (the event store: modules/search). */
+  inlineStore?: InlineStore;
 }
 
 const DELETE_CHUNK = 10_000;
@@ -96,7 +98,10 @@ export function wireDelivery(deps: DeliveryWiring) {
     lineage: config.lineageEnabled,
     routes: (organizationId: number) => routesCache.get(organizationId),
     destinations: (refresh: boolean) => destinationsSnapshot.get(refresh),
-    write: (write: RoutingWrite, at: Date) => storeRoutingWrite(store.engine, write, at, config.lineageEnabled),
+    prepare: async (write: RoutingWrite) => {
+      if (write.stored.length > 0) await deps.inlineStore?.prepare(write.stored);
+    },
+    write: (write: RoutingWrite, at: Date) => storeRoutingWrite(store.engine, write, at, config.lineageEnabled, deps.inlineStore),
     written: () => engine.wakeLanes(),
   };
 

@@ -9,6 +9,7 @@ import type { Actor } from '../../core/actor.js';
 import type { Clock } from '../../core/clock.js';
 import type { Credential, CredentialValue } from '../../core/credentials.js';
 import { AppError, errors } from '../../core/errors.js';
+import { EVENT_STORE_TYPE } from '../../pipeline/sinks/event_store/index.js';
 import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
 import { scopeOf, type Scope } from '../../core/scope.js';
@@ -159,6 +160,16 @@ export function createDestinationService(deps: DestinationServiceDeps) {
     }
   }
 
+  /** One event store per organization (docs/search.md); none global. */
+  async function checkEventStore(organizationId: number | null): Promise<void> {
+    if (organizationId === null) {
+      throw new AppError('destination.event_store_needs_organization', { detail: 'An event store belongs to one organization: give organization_id', details: { field: 'organization_id' } });
+    }
+    if (await store.typeExists(organizationId, EVENT_STORE_TYPE)) {
+      throw new AppError('destination.event_store_exists', { detail: 'The organization already has an event store (every organization gets one when it is created)', details: { organization_id: organizationId } });
+    }
+  }
+
   return {
     types: () =>
       types.list().map(({ sinkType: t }) => ({
@@ -192,6 +203,7 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       const delivery = checkDelivery(input.delivery ?? {});
       const name = cleanName(input.name);
       await ensureNameFree(organizationId, name);
+      if (t.sinkType.type === EVENT_STORE_TYPE) await checkEventStore(organizationId);
       const id = newId();
       const now = clock.now();
       const sealed = credential ? cipher.seal(id, credential) : null;

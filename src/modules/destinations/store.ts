@@ -167,6 +167,11 @@ export function createDestinationStore(db: Kysely<DB>) {
       return (await query.executeTakeFirst()) !== undefined;
     },
 
+    /** Whether the organization has a destination of the type. */
+    async typeExists(organizationId: number, type: string): Promise<boolean> {
+      return (await q().selectFrom('destinations').select('id').where('organization_id', '=', organizationId).where('type', '=', type).executeTakeFirst()) !== undefined;
+    },
+
     async insert(row: NewDestination, now: Date): Promise<void> {
       try {
         await q()

@@ -123,7 +123,7 @@ describe('normalization service', () => {
       routing: (calls) => ({
         lineage: false,
         routes: async () => ({ fingerprint: 'f', specs: [route], compiled: () => compileRoutes([route]) }),
-        destinations: async () => new Map([['d1', { organization_id: 1, enabled: true, disabled_reason: null, shadow_destination_id: null }]]),
+        destinations: async () => new Map([['d1', { organization_id: 1, enabled: true, disabled_reason: null, shadow_destination_id: null, type: 'file' }]]),
         write: async (w) => {
           writes.push({ events: w.deliveries.map((d) => d.events), transactions: calls.transactions });
           calls.ledger.push(...w.ledger.map((e) => `${e.outcome}=${e.count}`));

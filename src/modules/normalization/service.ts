@@ -49,6 +49,8 @@ export interface PassRouting {
   routes(organizationId: number): Promise<OrgRoutes>;
   /** The destinations snapshot; `refresh` asks for a fresh one (a route names an unknown destination). */
   destinations(refresh: boolean): Promise<ReadonlyMap<string, RoutableDestination>>;
+  /** What the write needs before its transaction (the event store's partitions). */
+  prepare?(write: RoutingWrite): Promise<void>;
   /** Writes the routing write (rows encoded) in the open transaction. */
   write(write: RoutingWrite, at: Date): Promise<void>;
   /** New outbox rows committed (this process's lanes look at once). */
@@ -191,6 +193,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
     // writes or counts nothing twice. The accepted row goes in the same transaction, so the
     // ledger sees the batch's events queued, or counted in and routed: never both, never neither.
     const row = batchMark(batch, result, batch.source, batch.bytes, now);
+    await deps.routing.prepare?.(write);
     const stored = await transaction(async () => {
       await store.settleAccepted(batch);
       if (!(await store.insertBatch(row))) return false;
@@ -292,6 +295,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
       const bytes = group.reduce((n, i, index) => (failed.has(index) ? n : n + Buffer.byteLength(JSON.stringify(i.raw))), 0);
       // Inside the caller's transaction when there is one: the quarantine rows change with it.
       const row = batchMark(batch, { ...result, quarantined: [] }, 'reprocess', bytes, now);
+      await deps.routing.prepare?.(write);
       // Counters before the routing write, as a first pass does: every transaction locks the
       // stream's counters (and their hour) before its ledger rows, so none waits on another crosswise.
       await transaction(async () => {

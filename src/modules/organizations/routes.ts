@@ -42,11 +42,12 @@ export function organizationRoutes(app: Api, service: OrganizationService): void
     url: '/api/organizations/',
     operationId: 'organizations.create',
     summary: 'Create an organization within the edition\'s ceiling',
-    description: `Beyond the ceiling (Community: ${COMMUNITY_ORG_LIMIT}; Enterprise: the license's org_limit) the answer is 403 edition.org_limit_reached.`,
+    description: `The organization starts with an event store (destination type event_store) and a first route "Everything to the event store" that sends it every event (final: false), so nothing pushed before routes are configured is out of reach; edit, disable or delete them like any other. Beyond the ceiling (Community: ${COMMUNITY_ORG_LIMIT}; Enterprise: the license's org_limit) the answer is 403 edition.org_limit_reached.`,
     access: { requires: 'user.manage', globalScope: true },
     schema: { body: CreateBody, response: { 201: Organization, 409: ErrorBody } },
     handler: async (req, reply) => {
-      const created = await service.create(req.body);
+      const actor = req.actor!;
+      const created = await service.create(req.body, actor.kind === 'user' ? actor.id : null);
       reply.code(201);
       return created;
     },

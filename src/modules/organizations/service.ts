@@ -29,12 +29,16 @@ export interface OrganizationServiceDeps {
   };
 }
 
+/** What a module sets up in every new organization (the event store and its route); returns what to audit. */
+export type OrganizationProvisioner = (org: { id: number; name: string }, createdBy: number | null) => Promise<Record<string, unknown>>;
+
 export function confirmationText(name: string): string {
   return `DELETE ${name}`;
 }
 
 export function createOrganizationService(deps: OrganizationServiceDeps) {
   const { store, clock } = deps;
+  const provisioners: OrganizationProvisioner[] = [];
 
   /** Drops the cached token verifications of an organization's users and service accounts. */
   async function dropCredentials(id: number): Promise<{ users: number[]; serviceAccounts: number[] }> {
@@ -74,7 +78,12 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
 
     get: mustGet,
 
-    async create(input: { name: string }): Promise<OrganizationRow> {
+    /** Adds what every new organization gets (call at wiring time); runs in the creation's transaction. */
+    addProvisioner(p: OrganizationProvisioner): void {
+      provisioners.push(p);
+    },
+
+    async create(input: { name: string }, createdBy: number | null = null): Promise<OrganizationRow> {
       const name = cleanName(input.name);
       await store.lockCreation();
       if (await store.nameExists(name)) throw nameTaken(name);
@@ -87,7 +96,11 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
           details: { edition: edition.edition, org_limit: edition.orgLimit, organizations: count },
         });
       }
-      return guardName(name, () => store.insert(name, clock.now()));
+      const org = await guardName(name, () => store.insert(name, clock.now()));
+      const provisioned: Record<string, unknown> = {};
+      for (const p of provisioners) Object.assign(provisioned, await p(org, createdBy));
+      if (provisioners.length > 0) setAuditTarget({ type: 'organization', id: org.id, organizationId: org.id, details: { name: org.name, ...provisioned } });
+      return org;
     },
 
     async update(scope: Scope, id: number, patch: { name?: string; is_active?: boolean }): Promise<OrganizationRow> {

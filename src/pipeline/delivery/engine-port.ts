@@ -80,6 +80,37 @@ export interface RoutingWrite {
   routeStats: RouteStatDelta[];
   lineageEvents: LineageEventRow[];
   lineageCopies: LineageCopyRow[];
+  /** Copies for destinations the pass writes itself (the event store), in the batch's transaction. */
+  stored: StoredCopies[];
+}
+
+/**
+ * One batch's copies for an inline destination (the event store: docs/search.md): written in
+ * the batch's own transaction, so they count delivered at once. The columns queries filter on
+ * most are read from the in-memory event by the pass; `lines` are the copies' JSON texts.
+ */
+export interface StoredCopies {
+  destination_id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  ids: string[];
+  lines: string[];
+  /** Each event's time, epoch ms (its receipt time when the event's own is missing or absurd). */
+  times: number[];
+  class_uid: (number | null)[];
+  category_uid: (number | null)[];
+  activity_id: (number | null)[];
+  severity_id: (number | null)[];
+  bytes: number;
+}
+
+/** Where inline copies go (the search module's event store). */
+export interface InlineStore {
+  /** Makes sure the storage the copies need exists (partitions); outside the batch's transaction when possible. */
+  prepare(stored: readonly StoredCopies[]): Promise<void>;
+  /** Writes the copies; joins the open transaction. */
+  write(stored: readonly StoredCopies[]): Promise<void>;
 }
 
 /** An outbox row claimed by a lane. */

@@ -9,7 +9,7 @@ import { newId } from '../../core/ids.js';
 import { encodeLines } from '../batch-codec.js';
 import type { NormalizedRecord } from '../envelope.js';
 import type { Copy, RoutingPlan } from '../route/types.js';
-import type { EngineStore, LedgerEntry, LineageCopyRow, LineageEventRow, NewDelivery, PendingBatch, RoutingWrite } from './engine-port.js';
+import type { EngineStore, InlineStore, LedgerEntry, LineageCopyRow, LineageEventRow, NewDelivery, PendingBatch, RoutingWrite, StoredCopies } from './engine-port.js';
 import type { DestinationRuntime } from './ports.js';
 
 export const CREDENTIAL_REVOKED = 'credential_revoked';
@@ -28,7 +28,49 @@ interface Outgoing {
 }
 
 /** What buildRoutingWrite reads of a destination (a clone of it crosses to the pass's threads). */
-export type RoutableDestination = Pick<DestinationRuntime, 'organization_id' | 'enabled' | 'disabled_reason' | 'shadow_destination_id'>;
+export type RoutableDestination = Pick<DestinationRuntime, 'organization_id' | 'enabled' | 'disabled_reason' | 'shadow_destination_id' | 'type'>;
+
+/**
+ * Destination types whose copies the pass writes itself, in the batch's transaction, instead
+ * of an outbox row a lane sends later: the event store (docs/search.md), which lives in
+ * Weir's own database.
+ */
+export const INLINE_TYPES: ReadonlySet<string> = new Set(['event_store']);
+
+const DAY_MS = 86_400_000;
+/** An event time further from its receipt than this is not believed (stored under its receipt time). */
+const TIME_PAST_MS = 3650 * DAY_MS;
+const TIME_FUTURE_MS = DAY_MS;
+
+function intOrNull(v: unknown): number | null {
+  return typeof v === 'number' && Number.isInteger(v) && Math.abs(v) <= 2_147_483_647 ? v : null;
+}
+
+/**
+ * The event store's rows of copies: the filter columns read from the in-memory events
+ * (`event(i)`, with its id and receipt time), `lines[i]` its stored text.
+ */
+export function storedCopies(
+  destinationId: string,
+  origin: { organization_id: number; integration_id: number; stream: string },
+  lines: string[],
+  event: (i: number) => { id: string; received: number; ocsf: Record<string, unknown> },
+): StoredCopies {
+  const n = lines.length;
+  const out: StoredCopies = { destination_id: destinationId, ...origin, ids: new Array<string>(n), lines, times: new Array<number>(n), class_uid: new Array<number | null>(n), category_uid: new Array<number | null>(n), activity_id: new Array<number | null>(n), severity_id: new Array<number | null>(n), bytes: 0 };
+  for (let i = 0; i < n; i++) {
+    const { id, received, ocsf: e } = event(i);
+    const t = e.time;
+    out.ids[i] = id;
+    out.times[i] = typeof t === 'number' && Number.isFinite(t) && t >= received - TIME_PAST_MS && t <= received + TIME_FUTURE_MS ? t : received;
+    out.class_uid[i] = intOrNull(e.class_uid);
+    out.category_uid[i] = intOrNull(e.category_uid);
+    out.activity_id[i] = intOrNull(e.activity_id);
+    out.severity_id[i] = intOrNull(e.severity_id);
+    out.bytes += Buffer.byteLength(lines[i]!);
+  }
+  return out;
+}
 
 /**
  * The outbox rows, ledger, statistics and lineage of one planned batch. Each row's lines are
@@ -40,6 +82,8 @@ export function buildRoutingWrite(
   plan: RoutingPlan,
   destinations: ReadonlyMap<string, RoutableDestination>,
   lineage: boolean,
+  /** Whether the caller writes inline copies (the pass does; the dispatcher's routing stage leaves them to the store's lane). */
+  inline = true,
 ): RoutingWrite {
   const n = records.length;
   const org = batch.organization_id;
@@ -77,11 +121,27 @@ export function buildRoutingWrite(
   const bodyOf = new Map<Copy[], string[]>();
   const lineageCopies: LineageCopyRow[] = [];
   const ledger: LedgerEntry[] = [];
+  const stored: StoredCopies[] = [];
   for (const out of outgoing) {
     let lines = bodyOf.get(out.copies);
     if (!lines) {
       lines = out.copies.map((c) => c.line);
       bodyOf.set(out.copies, lines);
+    }
+    if (inline && out.kind === 'primary' && INLINE_TYPES.has(destinations.get(out.destinationId)!.type)) {
+      // Written with the batch: copied and delivered in the same transaction.
+      const copies = out.copies;
+      const rows = storedCopies(out.destinationId, origin, lines, (i) => {
+        const r = records[copies[i]!.index]!;
+        return { id: r.id, received: Date.parse(r.received_at), ocsf: r.ocsf };
+      });
+      stored.push(rows);
+      ledger.push({ ...origin, outcome: 'copies', destination_id: out.destinationId, count: rows.ids.length });
+      ledger.push({ ...origin, outcome: 'delivered', destination_id: out.destinationId, count: rows.ids.length });
+      if (lineage) {
+        for (const c of out.copies) lineageCopies.push({ event_id: records[c.index]!.id, destination_id: out.destinationId, delivery_batch_id: batch.id, route_id: c.routeId, kind: 'primary' });
+      }
+      continue;
     }
     let bytes = 0;
     for (const line of lines) bytes += Buffer.byteLength(line);
@@ -136,7 +196,7 @@ export function buildRoutingWrite(
       });
     }
   }
-  return { batchId: batch.id, deliveries, bodies, ledger, routeStats, lineageEvents, lineageCopies };
+  return { batchId: batch.id, deliveries, bodies, ledger, routeStats, lineageEvents, lineageCopies, stored };
 }
 
 /**
@@ -157,13 +217,22 @@ const HOUR = 3_600_000;
 
 /** Writes a routing write (rows already encoded); joins the caller's transaction. */
 export async function storeRoutingWrite(
-  store: Pick<EngineStore, 'insertDeliveries' | 'addLedger' | 'addRouteStats' | 'insertLineage'>,
+  store: Pick<EngineStore, 'insertDeliveries' | 'addLedger' | 'addRouteStats' | 'insertLineage' | 'addDestinationStats'>,
   write: RoutingWrite,
   at: Date,
   lineage: boolean,
+  inline?: InlineStore,
 ): Promise<void> {
+  const hour = new Date(Math.floor(at.getTime() / HOUR) * HOUR);
   await store.insertDeliveries(write.deliveries);
+  if (write.stored.length > 0) {
+    if (!inline) throw new Error('copies for the event store, but no event store is wired');
+    await inline.write(write.stored);
+    for (const s of write.stored) {
+      await store.addDestinationStats({ destination_id: s.destination_id, delivered: s.ids.length, bytes: s.bytes, requests: 1, failed_requests: 0, dead_lettered: 0, shadow_delivered: 0, latency_ms: 0 }, hour);
+    }
+  }
   await store.addLedger(write.ledger, at);
-  await store.addRouteStats(write.routeStats, new Date(Math.floor(at.getTime() / HOUR) * HOUR));
+  await store.addRouteStats(write.routeStats, hour);
   if (lineage) await store.insertLineage(write.lineageEvents, write.lineageCopies);
 }

@@ -46,7 +46,8 @@ export function createRoutingStage(deps: RoutingStageDeps) {
     let destinations = await deps.destinations(false);
     // A route saved a moment ago may name a destination created a moment ago.
     if ([...plan.copies.keys()].some((id) => !destinations.has(id))) destinations = await deps.destinations(true);
-    const write = buildRoutingWrite(batch, records, plan, destinations, deps.lineage);
+    // Inline copies (the event store) go to the outbox here: the store's own lane writes them.
+    const write = buildRoutingWrite(batch, records, plan, destinations, deps.lineage, false);
     await encodeDeliveries(write);
     const at = clock.now();
     return deps.transact(async () => {

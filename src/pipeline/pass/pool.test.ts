@@ -43,8 +43,8 @@ function job(batch: IngestBatch): PassJob {
     policy: 'strict',
     routes: { fingerprint: 'f1', specs, compiled: () => compileRoutes(specs) },
     destinations: new Map([
-      ['d1', { organization_id: 1, enabled: true, disabled_reason: null, shadow_destination_id: null }],
-      ['d2', { organization_id: 1, enabled: true, disabled_reason: null, shadow_destination_id: null }],
+      ['d1', { organization_id: 1, enabled: true, disabled_reason: null, shadow_destination_id: null, type: 'file' }],
+      ['d2', { organization_id: 1, enabled: true, disabled_reason: null, shadow_destination_id: null, type: 'file' }],
     ]),
     lineage: true,
   };

@@ -11,6 +11,7 @@ export { collects, type PathSegment };
 
 /** The envelope fields a condition can test, and how each is read from a record. */
 const ENVELOPE_FIELDS: Record<string, (r: NormalizedRecord) => unknown> = {
+  'envelope.id': (r) => r.id,
   'envelope.organization_id': (r) => r.organization_id,
   'envelope.integration_id': (r) => r.integration_id,
   'envelope.stream': (r) => r.stream,

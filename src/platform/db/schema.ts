@@ -595,6 +595,11 @@ export interface DB {
   identity_config: IdentityConfigTable;
   sso_login_states: SsoLoginStatesTable;
   identity_sync_runs: IdentitySyncRunsTable;
+  events: EventsTable;
+  saved_queries: SavedQueriesTable;
+  schedules: SchedulesTable;
+  search_runs: SearchRunsTable;
+  replays: ReplaysTable;
 }
 
 // Collection (0007): collector state, dedup keys, runs, usage, backfill, tenants, checks,
@@ -933,5 +938,97 @@ export interface IdentitySyncRunsTable {
   requested_by: number | null;
   created_at: CreatedAt;
   started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+}
+
+// Search (0015): the event store, saved queries, schedules, search history, replays.
+
+/** The event store: partitioned by range of time (UTC days); no primary key (see 0015). */
+export interface EventsTable {
+  time: Timestamp;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+  class_uid: number | null;
+  category_uid: number | null;
+  activity_id: number | null;
+  severity_id: number | null;
+  event_id: string;
+  event: Json<Record<string, unknown>>;
+}
+
+export interface SavedQueriesTable {
+  id: string;
+  organization_id: number;
+  name: string;
+  description: Generated<string>;
+  query: Json<Record<string, unknown>>;
+  created_by: number | null;
+  updated_by: number | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface SchedulesTable {
+  id: string;
+  organization_id: number;
+  name: string;
+  query_id: string;
+  cron: string | null;
+  timezone: Generated<string>;
+  interval_seconds: number | null;
+  notify: Json<Record<string, unknown>>;
+  enabled: Generated<boolean>;
+  last_slot: Timestamp | null;
+  next_run_at: Timestamp;
+  created_by: number | null;
+  created_at: CreatedAt;
+}
+
+export interface SearchRunsTable {
+  id: string;
+  organization_id: number;
+  user_id: number | null;
+  actor: string;
+  kind: 'interactive' | 'scheduled';
+  query_id: string | null;
+  schedule_id: string | null;
+  slot: Timestamp | null;
+  query: Json<Record<string, unknown>>;
+  state: 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+  progress: Generated<number>;
+  cancel_requested: Generated<boolean>;
+  matched: ColumnType<string | number | null, number | null | undefined, number | null>;
+  returned: number | null;
+  capped: boolean | null;
+  took_ms: number | null;
+  error: string | null;
+  /** base64(gzip(JSON)) of {rows, aggregations}; null once expired. */
+  result: string | null;
+  /** base64(gzip(CSV text)); null once expired (before the result). */
+  csv: string | null;
+  notified: Json<Record<string, unknown>> | null;
+  created_at: CreatedAt;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  result_expires_at: Timestamp | null;
+  csv_expires_at: Timestamp | null;
+}
+
+export interface ReplaysTable {
+  id: string;
+  organization_id: number;
+  destination_id: string;
+  query: Json<Record<string, unknown>>;
+  state: 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+  cancel_requested: Generated<boolean>;
+  total: ColumnType<string | number | null, number | null | undefined, number | null>;
+  replayed: ColumnType<string | number, number | undefined, number>;
+  cursor_time: Timestamp | null;
+  cursor_id: string | null;
+  error: string | null;
+  created_by: number | null;
+  actor: string;
+  created_at: CreatedAt;
   finished_at: Timestamp | null;
 }
