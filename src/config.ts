@@ -133,7 +133,26 @@ export interface Config {
   delivery: DeliveryConfig;
   collection: CollectionConfig;
   email: EmailConfig;
+  search: SearchConfig;
   caseManagement: CaseManagementConfig;
+}
+
+/** Search (docs/search.md): results, their expiry, and how long one statement may run. */
+export interface SearchConfig {
+  /** Most rows a result keeps (a query's limit is at most this). */
+  maxRows: number;
+  /** Hours a result stays readable. */
+  resultHours: number;
+  /** Hours its CSV stays downloadable (at most resultHours). */
+  csvHours: number;
+  /** Days a run stays in the search history. */
+  historyDays: number;
+  /** Longest one statement of a search may run. */
+  statementTimeoutMs: number;
+  /** Searches and replays one worker process runs at once. */
+  concurrency: number;
+  /** Base URL of the console and API as users reach it, for links in e-mails (none: no links). */
+  publicUrl: string | undefined;
 }
 
 /** Sending e-mail (docs/email.md): the queue's retries and the SMTP timeouts. */
@@ -225,6 +244,21 @@ function caseManagement(env: Env): CaseManagementConfig {
   return Object.freeze({ url: caseUrl, apiKey, timeoutMs: int(env, 'WEIR_CASE_TIMEOUT_MS', 5_000, 100, 60_000) });
 }
 
+function search(env: Env): SearchConfig {
+  const resultHours = int(env, 'WEIR_SEARCH_RESULT_HOURS', 168, 1, 24 * 3650);
+  const csvHours = int(env, 'WEIR_SEARCH_CSV_HOURS', 24, 1, 24 * 3650);
+  if (csvHours > resultHours) throw new ConfigError(`WEIR_SEARCH_CSV_HOURS (${csvHours}) must not exceed WEIR_SEARCH_RESULT_HOURS (${resultHours}): the CSV expires before the result`);
+  return Object.freeze({
+    maxRows: int(env, 'WEIR_SEARCH_MAX_ROWS', 10_000, 1, 1_000_000),
+    resultHours,
+    csvHours,
+    historyDays: int(env, 'WEIR_SEARCH_HISTORY_DAYS', 90, 1, 3650),
+    statementTimeoutMs: int(env, 'WEIR_SEARCH_STATEMENT_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    concurrency: int(env, 'WEIR_SEARCH_CONCURRENCY', 2, 1, 64),
+    publicUrl: url(env, 'WEIR_PUBLIC_URL', ['http:', 'https:']),
+  });
+}
+
 function list(env: Env, name: string): string[] {
   const v = optional(env, name);
   return v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [];
@@ -308,6 +342,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       backoffMs: int(env, 'WEIR_EMAIL_BACKOFF_MS', 30_000, 10, 3_600_000),
       timeoutMs: int(env, 'WEIR_EMAIL_TIMEOUT_MS', 15_000, 500, 120_000),
     },
+    search: search(env),
   };
   config.telemetry = Object.freeze(config.telemetry);
   config.collection = Object.freeze(config.collection);

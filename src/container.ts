@@ -41,6 +41,8 @@ import { wireEmail } from './modules/email/index.js';
 import type { EmailNotifier } from './modules/email/jobs.js';
 import { wireRouting } from './modules/routing/index.js';
 import { wireSso } from './modules/identity/index.js';
+import { wireEventStore, wireSearch } from './modules/search/index.js';
+import { createLiveQueries } from './modules/search/live.js';
 import { wireServiceAccounts } from './modules/service-accounts/index.js';
 import { wireTokens } from './modules/tokens/index.js';
 import type { ProcessService } from './modules/processes/service.js';
@@ -220,6 +222,9 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     fileRoot: config.delivery.fileRoot,
   });
   await destinations.reencryptCredentials();
+  // The event store: a destination type the one pass writes inline (modules/search).
+  const eventStore = wireEventStore(database.db);
+  destinations.types.register(eventStore.sinkType);
   await integrations.sealSecrets();
   // What the data plane's modules share (delivery, normalization).
   const plane = { db: database.db, clock, logger, telemetry, queue, dataDeletion: organizations.dataDeletion };
@@ -230,6 +235,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
     sinkTypeOf: (type) => destinations.types.get(type)?.sinkType,
     stopTimeoutMs: Math.floor(config.shutdownTimeoutMs / 2),
+    inlineStore: eventStore.inline,
   });
   // Enrichment is read by the pass (normalization); its dry-run reads normalization's samples.
   let recentEvents: (organizationId: number, limit: number) => Promise<Record<string, unknown>[]> = async () => [];
@@ -275,6 +281,18 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
   });
   await email.resealPassword().catch((err: unknown) => logger.warn({ err }, 'the SMTP password could not be re-encrypted under the current key'));
+  const search = wireSearch({
+    db: database.db, clock, logger, queue, config: config.search, events: eventStore.events, email: email.notifier,
+    dataDeletion: organizations.dataDeletion, organizations: organizations.service, destinations: destinations.service, routes: routing.service, outbox: delivery.outbox,
+    live: createLiveQueries({
+      requireEnterprise: (feature) => licenses.editions.requireEnterprise(feature),
+      integration: async (organizationId, id) => {
+        const found = await integrations.service.get({ global: false, organizationIds: [organizationId] }, id).catch(() => undefined);
+        return found ? { platform: found.platform } : undefined;
+      },
+      executor: () => undefined,
+    }),
+  });
   const configBundle = wireConfigBundle({ db: database.db, clock, modules: { integrations: integrations.service, secretFieldsOf: (p) => integrations.platforms.get(p)?.secretFields ?? [], mappings: mappings.service, destinations: destinations.service, routes: routing.service, tables: enrichment.tables, sources: enrichment.sources, policies: enrichment.policies, collectorSettings: collectorConfig.service } });
   const dashboard = wireDashboard({ db: database.db, clock, editions: licenses.editions, isPull: (platform) => Boolean(connectorFor(platform)) });
   const health = wireHealth({
@@ -311,10 +329,10 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     authenticator: internal.authenticator,
     processes: processes.service,
     email: email.notifier,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, email.routes, configBundle.routes, sso.routes, dashboard.routes, caseManagement.routes],
-    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs, ...email.jobs, ...sso.jobs],
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, email.routes, configBundle.routes, sso.routes, dashboard.routes, caseManagement.routes, search.routes],
+    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs, ...email.jobs, ...sso.jobs, ...search.jobs],
     loops: [...delivery.loops],
-    beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks, ...enrichment.beatTasks],
+    beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks, ...enrichment.beatTasks, ...search.beatTasks],
     async close() {
       // Consumers first (they finish in-flight work), then what they write to.
       clearInterval(lastUseFlush);

@@ -97,6 +97,8 @@ export const ERROR_CATALOG = {
   'search.store_unavailable': { status: 503, message: 'The event store cannot be searched now' },
   'search.result_expired': { status: 410, message: 'The result has expired' },
   'search.not_finished': { status: 409, message: 'The search has not finished' },
+  'search.query_in_use': { status: 409, message: 'Schedules run this query' },
+  'search.invalid_schedule': { status: 422, message: 'The schedule is not valid' },
   'search.live_unsupported': { status: 422, message: 'The integration cannot be queried live' },
   'search.destination_unusable': { status: 422, message: 'The destination cannot receive a replay' },
   'destination.event_store_exists': { status: 409, message: 'The organization already has an event store' },

@@ -60,6 +60,11 @@ const BASELINES: Record<string, () => Record<string, unknown>> = {
     dry_run: true,
     document: { format: 'weir.config-bundle', version: 1, weir_version: '0.1.0', exported_at: '2026-01-01T00:00:00Z', organization: { name: 'Sweep' }, integrations: [], mappings: [], destinations: [], routes: [], enrichment_tables: [], enrichment_policies: [] },
   }),
+  'search.run': () => ({ query: { organization_id: Number(ids.organization_id) } }),
+  'search.replay': () => ({ organization_id: Number(ids.organization_id), destination_id: ids.destination_id, time: { last: '1h' }, query: 'class_uid = 3002', where: undefined }),
+  'queries.create': () => ({ organization_id: Number(ids.organization_id), query: { query: 'class_uid = 3002' } }),
+  'queries.update': () => ({ query: { query: 'class_uid = 3002' } }),
+  'schedules.create': () => ({ query_id: ids.query_id, interval_seconds: 3600 }),
   'identity.update_config': () => ({ issuer: 'https://127.0.0.1:9/', redirect_uri: 'https://weir.example.test/api/auth/sso/callback', rules: [], scopes: ['openid'], scim_base_url: null }),
 };
 

@@ -2,6 +2,7 @@
 // per kind of id the operations take: what suites that call every operation generically
 // (the route-table security suite, the boundary sweep) start from.
 import { storeTableData } from '../../src/modules/enrichment/common.js';
+import { encodeRecords } from '../../src/pipeline/batch-codec.js';
 import { newId } from '../../src/core/ids.js';
 import type { TestApp } from './app.js';
 import { createPrincipal } from './identity.js';
@@ -137,6 +138,19 @@ export async function seedObjects(t: TestApp, org: number): Promise<Record<strin
   // An e-mail recipient.
   const recipient = await db.insertInto('email_recipients').values({ organization_id: org, address: `recipient-${org}@example.test`, name: null }).returning('id').executeTakeFirstOrThrow();
   ids.email_id = String(recipient.id);
+  // Search: a saved query, a schedule running it, a finished search and a replay.
+  const query = newId();
+  await db.insertInto('saved_queries').values({ id: query, organization_id: org, name: `query-${org}`, query: JSON.stringify({ query: 'class_uid = 3002' }), created_by: null, updated_by: null }).execute();
+  ids.query_id = query;
+  const schedule = newId();
+  await db.insertInto('schedules').values({ id: schedule, organization_id: org, name: `schedule-${org}`, query_id: query, cron: null, interval_seconds: 3600, notify: JSON.stringify({ email: false }), next_run_at: new Date(Date.now() + 3_600_000), created_by: null }).execute();
+  ids.sched_id = schedule;
+  const search = newId();
+  await db.insertInto('search_runs').values({ id: search, organization_id: org, user_id: null, actor: 'seed', kind: 'interactive', query_id: null, schedule_id: null, slot: null, query: JSON.stringify({ organization_id: org }), state: 'completed', matched: 0, returned: 0, capped: false, result: await encodeRecords('{"rows":[],"aggregations":[]}'), csv: await encodeRecords('event_id\r\n') }).execute();
+  ids.search_id = search;
+  const replay = newId();
+  await db.insertInto('replays').values({ id: replay, organization_id: org, destination_id: destination, query: JSON.stringify({ organization_id: org }), state: 'completed', created_by: null, actor: 'seed' }).execute();
+  ids.replay_id = replay;
   // An identity provider configuration (SSO off; the issuer refuses connections at once), so
   // that the identity operations (test, sync) reach past "not configured".
   await db

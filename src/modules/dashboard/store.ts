@@ -145,7 +145,7 @@ export function createDashboardStore(db: Kysely<DB>) {
         select
           (select coalesce(sum(event_count), 0) from accepted_batches where event_count > 0 and ${scoped(scope, 'accepted_batches.organization_id')})::bigint as normalization,
           (select coalesce(sum(event_count), 0) from normalized_batches where route_state = 'pending' and ${scoped(scope, 'normalized_batches.organization_id')})::bigint as routing,
-          (select coalesce(sum(event_count), 0) from delivery_batches where kind in ('primary', 'reprocess') and ${scoped(scope, 'delivery_batches.organization_id')})::bigint as outbox`.execute(q());
+          (select coalesce(sum(event_count), 0) from delivery_batches where kind in ('primary', 'reprocess', 'replay') and ${scoped(scope, 'delivery_batches.organization_id')})::bigint as outbox`.execute(q());
       const r = rows[0] ?? {};
       return { normalization: n(r.normalization), routing: n(r.routing), outbox: n(r.outbox) };
     },
@@ -168,7 +168,7 @@ export function createDashboardStore(db: Kysely<DB>) {
         ) st on true
         left join lateral (
           select sum(event_count) as events from delivery_batches
-          where destination_id = d.id and kind in ('primary', 'reprocess') and ${scoped(scope, 'delivery_batches.organization_id')}
+          where destination_id = d.id and kind in ('primary', 'reprocess', 'replay') and ${scoped(scope, 'delivery_batches.organization_id')}
         ) p on true
         where ${withGlobal ? sql`(d.organization_id is null or ${own})` : sql`(d.organization_id is not null and ${own})`}`.execute(q());
       const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));

@@ -192,7 +192,7 @@ export function createDeliveryStatusStore(db: Kysely<DB>) {
         .selectFrom('delivery_batches')
         .select(['destination_id', sql<string>`sum(event_count)::bigint`.as('events'), sql<Date | null>`min(created_at)`.as('oldest')])
         .where(idsIn('destination_id', ids))
-        .where('kind', 'in', ['primary', 'reprocess'])
+        .where('kind', 'in', ['primary', 'reprocess', 'replay'])
         .where(scoped(scope, 'delivery_batches.organization_id'))
         .groupBy('destination_id')
         .execute();
@@ -273,7 +273,7 @@ export function createDeliveryStatusStore(db: Kysely<DB>) {
     async pendingOutbox(scope: Scope, destinationId?: string): Promise<(StreamKey & { events: number })[]> {
       let base = q()
         .selectFrom('delivery_batches')
-        .where('kind', 'in', ['primary', 'reprocess'])
+        .where('kind', 'in', ['primary', 'reprocess', 'replay'])
         .where(scoped(scope, 'delivery_batches.organization_id'));
       if (destinationId !== undefined) base = base.where('destination_id', '=', destinationId);
       const rows = await base

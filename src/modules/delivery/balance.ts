@@ -1,8 +1,8 @@
 // The accounting invariant (docs/delivery.md, The ledger), measured: per organization,
 // integration and stream, over every day,
-//   events_in + copies_added = delivered + filtered + quarantined + (dead_lettered − dlq_reprocessed) + pending
+//   events_in + copies_added + replayed = delivered + filtered + quarantined + (dead_lettered − dlq_reprocessed) + pending
 // with pending measured (accepted batches not yet normalized, normalized batches still
-// pending routing, primary and reprocess rows in the outbox) and events_in counting the
+// pending routing, primary, reprocess and replay rows in the outbox) and events_in counting the
 // accepted ones not yet normalized too. One statement, so one snapshot. `unaccounted` is
 // the difference and is 0 at every consistent snapshot. quarantined is net of the events a quarantine reprocess later normalized
 // (stream_counters.quarantine_released). Used by the tests, the chaos and kill tests, and health.
@@ -26,6 +26,8 @@ export interface LedgerBalance {
   copies: number;
   /** copies − routed: what fan-out added. */
   copies_added: number;
+  /** Copies of stored events replayed to a destination (docs/search.md, Replay). */
+  replayed: number;
   delivered: number;
   dead_lettered: number;
   dlq_reprocessed: number;
@@ -56,6 +58,7 @@ export async function ledgerBalance(db: Kysely<DB>, filter: LedgerBalanceFilter 
         coalesce(sum(count) filter (where outcome = 'filtered'), 0)::bigint as filtered,
         coalesce(sum(count) filter (where outcome = 'routed'), 0)::bigint as routed,
         coalesce(sum(count) filter (where outcome = 'copies'), 0)::bigint as copies,
+        coalesce(sum(count) filter (where outcome = 'replayed'), 0)::bigint as replayed,
         coalesce(sum(count) filter (where outcome = 'delivered'), 0)::bigint as delivered,
         coalesce(sum(count) filter (where outcome = 'dead_lettered'), 0)::bigint as dead_lettered,
         coalesce(sum(count) filter (where outcome = 'dlq_reprocessed'), 0)::bigint as dlq_reprocessed
@@ -68,11 +71,11 @@ export async function ledgerBalance(db: Kysely<DB>, filter: LedgerBalanceFilter 
       from normalized_batches where route_state = 'pending' and ${where()} group by 1, 2, 3
     ), ob as (
       select organization_id, integration_id, stream, sum(event_count)::bigint as pending_outbox
-      from delivery_batches where kind in ('primary', 'reprocess') and ${where()} group by 1, 2, 3
+      from delivery_batches where kind in ('primary', 'reprocess', 'replay') and ${where()} group by 1, 2, 3
     )
     select organization_id, integration_id, stream,
       coalesce(events_in, 0) + coalesce(pending_normalization, 0) as events_in, coalesce(quarantined, 0) as quarantined,
-      coalesce(filtered, 0) as filtered, coalesce(routed, 0) as routed, coalesce(copies, 0) as copies,
+      coalesce(filtered, 0) as filtered, coalesce(routed, 0) as routed, coalesce(copies, 0) as copies, coalesce(replayed, 0) as replayed,
       coalesce(delivered, 0) as delivered, coalesce(dead_lettered, 0) as dead_lettered, coalesce(dlq_reprocessed, 0) as dlq_reprocessed,
       coalesce(pending_normalization, 0) as pending_normalization,
       coalesce(pending_routing, 0) as pending_routing, coalesce(pending_outbox, 0) as pending_outbox
@@ -87,6 +90,6 @@ export async function ledgerBalance(db: Kysely<DB>, filter: LedgerBalanceFilter 
     const copiesAdded = n.copies - n.routed;
     const pending = n.pending_normalization + n.pending_routing + n.pending_outbox;
     const accounted = n.delivered + n.filtered + n.quarantined + (n.dead_lettered - n.dlq_reprocessed) + pending;
-    return { ...n, copies_added: copiesAdded, pending, unaccounted: n.events_in + copiesAdded - accounted };
+    return { ...n, copies_added: copiesAdded, pending, unaccounted: n.events_in + copiesAdded + n.replayed - accounted };
   });
 }

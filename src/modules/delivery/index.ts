@@ -13,7 +13,7 @@ import type { QueuePort } from '../../platform/queue/port.js';
 import type { Telemetry } from '../../platform/telemetry/index.js';
 import { createDestinationsSnapshot } from '../../pipeline/delivery/destinations-snapshot.js';
 import { createDeliveryEngine } from '../../pipeline/delivery/engine.js';
-import type { InlineStore, RoutingWrite } from '../../pipeline/delivery/engine-port.js';
+import type { InlineStore, LedgerEntry, NewDelivery, RoutingWrite } from '../../pipeline/delivery/engine-port.js';
 import { storeRoutingWrite } from '../../pipeline/delivery/router.js';
 import { createRoutesCache } from '../../pipeline/delivery/routes-cache.js';
 import type { DestinationDirectory } from '../../pipeline/delivery/ports.js';
@@ -147,6 +147,14 @@ export function wireDelivery(deps: DeliveryWiring) {
     engine,
     store,
     passRouting,
+    /** Outbox rows written outside the pass (replays): rows (events encoded) and their ledger, in the caller's transaction; wake() after it committed. */
+    outbox: {
+      async write(rows: NewDelivery[], ledger: LedgerEntry[], at: Date): Promise<void> {
+        await store.engine.insertDeliveries(rows);
+        await store.engine.addLedger(ledger, at);
+      },
+      wake: () => engine.wakeLanes(),
+    },
     housekeeping,
     loops: [loop],
     jobs: [deliveryHousekeepingJobs(housekeeping)],

@@ -11,6 +11,7 @@ export const LEDGER_OUTCOMES = [
   'filtered',
   'routed',
   'copies',
+  'replayed',
   'delivered',
   'dead_lettered',
   'dlq_reprocessed',

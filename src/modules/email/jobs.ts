@@ -13,7 +13,7 @@ import type { QueuePort } from '../../platform/queue/port.js';
 import type { JobRegistration } from '../../roles/jobs.js';
 import type { AuditService } from '../audit/service.js';
 import { NOT_CONFIGURED } from './service.js';
-import { SendError, type SendMail, type SmtpSettings } from './smtp.js';
+import { SendError, type Attachment, type SendMail, type SmtpSettings } from './smtp.js';
 import { PENDING, type DeliveryRow, type EmailStore } from './store.js';
 
 export const EMAIL_QUEUE = 'email';
@@ -30,6 +30,8 @@ export interface Notification {
   subject: string;
   text: string;
   html?: string;
+  /** Text attachments, each at most 5 MB (a scheduled search's CSV). */
+  attachments?: Attachment[];
 }
 
 export interface QueuedDelivery {
@@ -65,6 +67,7 @@ export interface DeliveryDeps {
 
 const MAX_SUBJECT = 998;
 const MAX_BODY = 1_000_000;
+const MAX_ATTACHMENT = 5_000_000;
 
 export function createDeliveries(deps: DeliveryDeps) {
   const { store, clock, logger } = deps;
@@ -95,6 +98,8 @@ export function createDeliveries(deps: DeliveryDeps) {
     const subject = n.subject.replace(/[\r\n]+/g, ' ').trim();
     if (!subject || subject.length > MAX_SUBJECT) throw errors.invalid(`subject must be 1-${MAX_SUBJECT} characters`);
     if (n.text.length > MAX_BODY || (n.html?.length ?? 0) > MAX_BODY) throw errors.invalid(`the body is larger than ${MAX_BODY} characters`);
+    if (n.attachments?.some((a) => a.content.length > MAX_ATTACHMENT || !a.filename)) throw errors.invalid(`an attachment needs a name and at most ${MAX_ATTACHMENT} characters`);
+    const attachments = n.attachments?.length ? JSON.stringify(n.attachments) : null;
     const recipients = await store.recipientsOf(n.organizationId);
     // Why nothing can be sent now (recorded on every delivery), or null.
     let unusable: string | null = null;
@@ -108,7 +113,7 @@ export function createDeliveries(deps: DeliveryDeps) {
     const out: QueuedDelivery[] = [];
     for (const r of recipients) {
       const id = newId();
-      const row = { id, organization_id: n.organizationId, recipient_id: r.id, address: r.address, subject, text_body: n.text, html_body: n.html ?? null };
+      const row = { id, organization_id: n.organizationId, recipient_id: r.id, address: r.address, subject, text_body: n.text, html_body: n.html ?? null, attachments };
       if (unusable) {
         await store.insertDelivery({ ...row, status: 'failed', last_error: unusable, now: clock.now() });
         await fail({ ...row, status: 'failed', attempts: 0, last_error: unusable, message_id: null, created_at: clock.now(), updated_at: clock.now() }, 0, unusable);
@@ -145,7 +150,8 @@ export function createDeliveries(deps: DeliveryDeps) {
     }
     if (!settings) return fail(d, attempt, NOT_CONFIGURED);
     try {
-      const { messageId } = await deps.send(settings, { to: d.address, subject: d.subject, text: d.text_body, html: d.html_body });
+      const attachments = d.attachments ? (JSON.parse(d.attachments) as Attachment[]) : undefined;
+      const { messageId } = await deps.send(settings, { to: d.address, subject: d.subject, text: d.text_body, html: d.html_body, ...(attachments ? { attachments } : {}) });
       await store.updateDelivery(d.id, { status: 'sent', attempts: attempt, last_error: null, message_id: messageId.slice(0, 500), now: clock.now(), dropBody: true });
     } catch (err) {
       const error = err instanceof SendError ? err.message : 'the message could not be sent';

@@ -27,6 +27,14 @@ export interface OutgoingMessage {
   subject: string;
   text: string;
   html?: string | null;
+  attachments?: Attachment[];
+}
+
+/** A text attachment (a scheduled search's CSV). */
+export interface Attachment {
+  filename: string;
+  content_type: string;
+  content: string;
 }
 
 /** A send that did not succeed. permanent: trying again cannot help (5xx, auth, TLS, policy). */
@@ -150,6 +158,7 @@ export function createSmtpSender(deps: { net: NetPolicy; timeoutMs: number }): S
           subject: message.subject,
           text: message.text,
           ...(message.html ? { html: message.html } : {}),
+          ...(message.attachments?.length ? { attachments: message.attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.content_type })) } : {}),
           disableFileAccess: true,
           disableUrlAccess: true,
         }),

@@ -111,11 +111,11 @@ export function createEmailStore(db: Kysely<DB>) {
       return new Map(rows.map((r) => [r.recipient_id!, r as LastDelivery]));
     },
 
-    async insertDelivery(d: Omit<DeliveryRow, 'attempts' | 'last_error' | 'message_id' | 'created_at' | 'updated_at'> & { last_error?: string | null; now: Date }): Promise<void> {
+    async insertDelivery(d: Omit<DeliveryRow, 'attempts' | 'last_error' | 'message_id' | 'created_at' | 'updated_at' | 'attachments'> & { attachments?: string | null; last_error?: string | null; now: Date }): Promise<void> {
       const { now, ...row } = d;
       await q()
         .insertInto('email_deliveries')
-        .values({ ...row, last_error: d.last_error ?? null, created_at: now, updated_at: now })
+        .values({ ...row, attachments: d.attachments ?? null, last_error: d.last_error ?? null, created_at: now, updated_at: now })
         .execute();
     },
 
@@ -128,7 +128,7 @@ export function createEmailStore(db: Kysely<DB>) {
       const { now, dropBody, ...rest } = patch;
       await q()
         .updateTable('email_deliveries')
-        .set({ ...rest, ...(dropBody ? { text_body: '', html_body: null } : {}), updated_at: now })
+        .set({ ...rest, ...(dropBody ? { text_body: '', html_body: null, attachments: null } : {}), updated_at: now })
         .where('id', '=', id)
         .execute();
     },
@@ -137,7 +137,7 @@ export function createEmailStore(db: Kysely<DB>) {
     async cancelPending(recipientId: number, reason: string, now: Date): Promise<number> {
       const res = await q()
         .updateTable('email_deliveries')
-        .set({ status: 'cancelled', last_error: reason, text_body: '', html_body: null, updated_at: now })
+        .set({ status: 'cancelled', last_error: reason, text_body: '', html_body: null, attachments: null, updated_at: now })
         .where('recipient_id', '=', recipientId)
         .where('status', 'in', [...PENDING])
         .executeTakeFirst();

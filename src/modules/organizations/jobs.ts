@@ -41,14 +41,8 @@ const FINAL: readonly string[] = ['completed', 'partial', 'failed'];
 
 /** The steps every instance has today; later modules add theirs. */
 export function builtInSteps(store: OrganizationStore): OrgDataStep[] {
-  return [
-    { name: 'integrations', run: async (orgId) => ({ rows: await store.deleteIntegrations(orgId) }) },
-    {
-      name: 'search_index',
-      bestEffort: true,
-      run: async () => ({ skipped: 'no search index is configured' }),
-    },
-  ];
+  // The event store's step (search_index, best effort) is added by the search module.
+  return [{ name: 'integrations', run: async (orgId) => ({ rows: await store.deleteIntegrations(orgId) }) }];
 }
 
 export function createDataDeletion(deps: { store: OrganizationStore; clock: Clock }) {

@@ -46,8 +46,7 @@ export function organizationRoutes(app: Api, service: OrganizationService): void
     access: { requires: 'user.manage', globalScope: true },
     schema: { body: CreateBody, response: { 201: Organization, 409: ErrorBody } },
     handler: async (req, reply) => {
-      const actor = req.actor!;
-      const created = await service.create(req.body, actor.kind === 'user' ? actor.id : null);
+      const created = await service.create(req.body, req.actor!);
       reply.code(201);
       return created;
     },

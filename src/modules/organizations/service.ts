@@ -29,8 +29,8 @@ export interface OrganizationServiceDeps {
   };
 }
 
-/** What a module sets up in every new organization (the event store and its route); returns what to audit. */
-export type OrganizationProvisioner = (org: { id: number; name: string }, createdBy: number | null) => Promise<Record<string, unknown>>;
+/** What a module sets up in every new organization (the event store and its route), as the creator; returns what to audit. */
+export type OrganizationProvisioner = (org: { id: number; name: string }, actor: Actor) => Promise<Record<string, unknown>>;
 
 export function confirmationText(name: string): string {
   return `DELETE ${name}`;
@@ -83,7 +83,8 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       provisioners.push(p);
     },
 
-    async create(input: { name: string }, createdBy: number | null = null): Promise<OrganizationRow> {
+    /** Creates an organization; with the creator, what every organization starts with is set up too (provisioners). */
+    async create(input: { name: string }, actor?: Actor): Promise<OrganizationRow> {
       const name = cleanName(input.name);
       await store.lockCreation();
       if (await store.nameExists(name)) throw nameTaken(name);
@@ -98,8 +99,8 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       }
       const org = await guardName(name, () => store.insert(name, clock.now()));
       const provisioned: Record<string, unknown> = {};
-      for (const p of provisioners) Object.assign(provisioned, await p(org, createdBy));
-      if (provisioners.length > 0) setAuditTarget({ type: 'organization', id: org.id, organizationId: org.id, details: { name: org.name, ...provisioned } });
+      if (actor) for (const p of provisioners) Object.assign(provisioned, await p(org, actor));
+      if (Object.keys(provisioned).length > 0) setAuditTarget({ type: 'organization', id: org.id, organizationId: org.id, details: { name: org.name, ...provisioned } });
       return org;
     },
 

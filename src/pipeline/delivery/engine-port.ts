@@ -8,13 +8,14 @@ export interface LedgerEntry {
   organization_id: number;
   integration_id: number;
   stream: string;
-  outcome: 'filtered' | 'routed' | 'copies' | 'delivered' | 'dead_lettered' | 'shadow_delivered' | 'shadow_dropped';
+  outcome: 'filtered' | 'routed' | 'copies' | 'replayed' | 'delivered' | 'dead_lettered' | 'shadow_delivered' | 'shadow_dropped';
   destination_id?: string;
   reason?: string;
   count: number;
 }
 
-export type DeliveryKind = 'primary' | 'shadow' | 'reprocess';
+/** replay: stored events re-delivered from the event store (docs/search.md). */
+export type DeliveryKind = 'primary' | 'shadow' | 'reprocess' | 'replay';
 
 /** A normalized batch claimed for routing. */
 export interface PendingBatch {

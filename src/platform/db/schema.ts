@@ -388,7 +388,7 @@ export interface DeliveryBatchesTable {
   integration_id: number;
   stream: string;
   source_batch_id: string;
-  kind: 'primary' | 'shadow' | 'reprocess';
+  kind: 'primary' | 'shadow' | 'reprocess' | 'replay';
   event_count: number;
   bytes: number;
   event_ids: string;
@@ -890,6 +890,8 @@ export interface EmailDeliveriesTable {
   subject: string;
   text_body: string;
   html_body: string | null;
+  /** JSON [{filename, content_type, content}] of text attachments; null when none or dropped. */
+  attachments: string | null;
   status: string;
   attempts: Generated<number>;
   last_error: string | null;

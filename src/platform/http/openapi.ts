@@ -43,6 +43,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         'x-weir-requires': access.requires,
         'x-weir-global-scope': Boolean(access.globalScope),
         security: access.requires === 'public' ? [] : [{ bearer: [] }, { session: [] }],
+        ...(route.config?.addition ? { 'x-weir-addition': true } : {}),
       };
       return { schema: { ...schema, ...extra } as FastifySchema, url };
     },

@@ -31,6 +31,8 @@ declare module 'fastify' {
     audit?: AuditMode;
     /** Query parameters the route does not declare are left to its handler instead of refused. */
     openQuery?: boolean;
+    /** An operation Weir adds to the spec's (x-weir-addition in the API document). */
+    addition?: boolean;
   }
   interface FastifyRequest {
     /** The authenticated caller; undefined on public routes without credentials. */
@@ -75,6 +77,11 @@ export interface RouteDefinition<S extends FastifySchema> {
   query?: 'strict' | 'open';
   /** Hidden from the OpenAPI document (documentation infrastructure only). */
   hidden?: boolean;
+  /**
+   * An operation the spec does not list, which Weir adds (running a search, replay): marked
+   * x-weir-addition in the API document, and its description says so.
+   */
+  addition?: boolean;
   /** The body (an object whose every field is optional) may be left out: it is read as {}. */
   optionalBody?: boolean;
   /**
@@ -133,12 +140,12 @@ export function route<S extends FastifySchema>(app: Api, def: RouteDefinition<S>
           },
         }
       : {}),
-    config: { access: def.access, operationId: def.operationId, audit: op.audit, ...(def.query === 'open' ? { openQuery: true } : {}) },
+    config: { access: def.access, operationId: def.operationId, audit: op.audit, ...(def.query === 'open' ? { openQuery: true } : {}), ...(def.addition ? { addition: true } : {}) },
     schema: {
       ...boundedInput(def.schema),
       operationId: def.operationId,
       summary: def.summary,
-      ...(def.description ? { description: def.description } : {}),
+      ...(def.description || def.addition ? { description: `${def.addition ? 'Weir\'s addition to the service\'s interface. ' : ''}${def.description ?? ''}`.trim() } : {}),
       tags: [family],
       ...(def.hidden ? { hide: true } : {}),
       response: { ...errorResponses(def.access, def.schema), ...def.schema.response },

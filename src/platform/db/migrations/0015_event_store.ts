@@ -129,4 +129,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('finished_at', 'timestamptz')
     .execute();
   await sql`create index replays_org on replays (organization_id, created_at desc)`.execute(db);
+
+  // A scheduled search's CSV travels with its e-mail: JSON [{filename, content_type, content}]
+  // (text content), dropped with the body once the delivery is final.
+  await sql`alter table email_deliveries add column attachments text`.execute(db);
 }
