@@ -17,6 +17,8 @@ import { createTestDatabase } from './db.js';
 export interface TestApp {
   app: Api;
   container: Container;
+  /** The fresh PostgreSQL database's URL, on PostgreSQL (tests that open a second connection). */
+  databaseUrl: string | undefined;
   /** Log lines written so far (parsed JSON), when captureLogs was set. */
   logs: Record<string, unknown>[];
   close(): Promise<void>;
@@ -68,6 +70,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   return {
     app,
     container: built,
+    databaseUrl: tdb.url,
     logs,
     async close() {
       await app.close();
