@@ -35,12 +35,16 @@
 // alternating order (A B, B A, ...), each on a fresh deployment (fresh data directory or
 // database, its own warm-up) with the same events; medians of the --runs rounds side by
 // side with the ratio A/B.
+// --store off: the organization's event store route (every new organization gets one:
+// docs/search.md) is disabled, so events go to the files only. --store-ab: A/B of the same
+// build with the event store on (A) and off (B), rounds alternating as --ab's: what writing
+// the store costs the pass.
 // --profile: Weir runs with --cpu-prof; the samples of the measured runs are summarised by
 // category (bench/profile-summary.ts). Not with --ab.
 //
 //   npm run build && npx tsx bench/pipeline.ts [--mode embedded|postgres] [--events okta|firewall]
 //     [--count 100000] [--runs 3] [--batch 1000] [--inflight 4] [--workers 1] [--dispatchers 1]
-//     [--ab <dir>] [--profile] [--node-options="--max-semi-space-size=32"]
+//     [--ab <dir> | --store-ab] [--store on|off] [--profile] [--node-options="--max-semi-space-size=32"]
 //   (--events <number> is read as --count, the spelling before --events took a source)
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -67,6 +71,8 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '1' },
     dispatchers: { type: 'string', default: '1' },
     ab: { type: 'string' },
+    store: { type: 'string', default: 'on' },
+    'store-ab': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'node-options': { type: 'string', default: '' },
   },
@@ -96,6 +102,8 @@ function fail(message: string): never {
 interface Build {
   label: 'A' | 'B';
   root: string;
+  /** Whether the organization's event store route stays enabled (default: --store). */
+  store?: boolean;
 }
 
 interface Role {
@@ -298,6 +306,8 @@ interface Deployment {
   counter: LineCounter;
   /** Events pushed so far (probes and warm-up included); every one must become a line. */
   pushed: number;
+  /** Copies each event makes: the file's, and the event store's when on. */
+  copies: number;
   idle: number[];
   stop(): Promise<void>;
 }
@@ -337,10 +347,11 @@ async function run(d: Deployment, payloads: string[], events: number): Promise<R
   };
 }
 
-async function settledLedger(url: string, cookie: string, delivered: number): Promise<void> {
+async function settledLedger(d: Deployment): Promise<void> {
   const deadline = Date.now() + 30_000;
+  const delivered = d.pushed * d.copies;
   for (;;) {
-    const t = await ledgerTotals(url, { cookie });
+    const t = await ledgerTotals(d.url, { cookie: d.setup.cookie });
     if (t.delivered === delivered && t.pending === 0 && t.unaccounted === 0) return;
     if (Date.now() > deadline) throw new Error(`ledger does not balance (${delivered} pushed): ${JSON.stringify(t)}`);
     await sleep(200);
@@ -461,9 +472,11 @@ async function deploy(build: Build, mode: string, profileDir?: string): Promise<
       delivery: { max_events: 5000, max_wait_ms: 200, max_bytes: 64 * 1_048_576 },
     });
     await createRoute(url, headers, { name: 'everything to files', organization_id: setup.organizationId, destination_ids: [destination] });
+    const store = build.store ?? values.store !== 'off';
+    if (!store) await disableEventStoreRoute(url, headers, setup.organizationId);
     // Routes apply at the next dispatch cycle.
     await sleep(500);
-    const d: Deployment = { build, url, setup, weir, counter: new LineCounter(path.join(fileRoot, `org-${setup.organizationId}`, 'bench')), pushed: 0, idle, stop };
+    const d: Deployment = { build, url, setup, weir, counter: new LineCounter(path.join(fileRoot, `org-${setup.organizationId}`, 'bench')), pushed: 0, copies: store ? 2 : 1, idle, stop };
     if (source === 'firewall') d.pushed += await publishFirewallMapping(d);
     const warmup = Math.max(batchSize, Math.round(eventsPerRun / 10 / batchSize) * batchSize);
     await run(d, bodies(warmup), warmup);
@@ -511,7 +524,7 @@ async function single(mode: string): Promise<void> {
       results.push(r);
       printRun(`run ${i + 1}`, d, r);
     }
-    await settledLedger(d.url, d.setup.cookie, d.pushed);
+    await settledLedger(d);
     console.log(`\n${TABLE_HEAD}\n${tableRow(deploymentLabel(mode), 'this checkout', d, results)}`);
   } finally {
     await d.stop();
@@ -539,14 +552,33 @@ async function single(mode: string): Promise<void> {
   }
 }
 
+/** Turns off the route every new organization gets to its event store (docs/search.md). */
+async function disableEventStoreRoute(url: string, headers: Record<string, string>, organizationId: number): Promise<void> {
+  const routes = await http(url, 'GET', `/api/collectors/routes?organization_id=${organizationId}`, undefined, headers);
+  const list = routes.json as unknown as { id: string; name: string }[];
+  const route = list.find((r) => r.name === 'Everything to the event store');
+  if (!route) throw new Error('the organization has no event store route');
+  const res = await http(url, 'PUT', `/api/collectors/routes/${route.id}`, { enabled: false }, headers);
+  if (res.status !== 200) throw new Error(`disabling the event store route: ${res.status} ${JSON.stringify(res.json)}`);
+}
+
 /** --ab: every round runs both builds on fresh deployments with the same events, in alternating order. */
-async function ab(mode: string, other: string): Promise<void> {
-  const builds: Build[] = [
-    { label: 'A', root: ROOT },
-    { label: 'B', root: path.resolve(other) },
-  ];
+async function ab(mode: string, other: string | undefined): Promise<void> {
+  const builds: Build[] = other
+    ? [
+        { label: 'A', root: ROOT },
+        { label: 'B', root: path.resolve(other) },
+      ]
+    : [
+        { label: 'A', root: ROOT, store: true },
+        { label: 'B', root: ROOT, store: false },
+      ];
   for (const b of builds) if (!existsSync(path.join(b.root, 'dist/src/main.js'))) throw new Error(`${b.label}: no ${path.join(b.root, 'dist/src/main.js')} (npm ci && npm run build there first)`);
-  console.log(`A = ${builds[0]!.root} (${gitDescribe(builds[0]!.root)}), B = ${builds[1]!.root} (${gitDescribe(builds[1]!.root)})`);
+  console.log(
+    other
+      ? `A = ${builds[0]!.root} (${gitDescribe(builds[0]!.root)}), B = ${builds[1]!.root} (${gitDescribe(builds[1]!.root)})`
+      : `A = the event store on, B = off; both ${builds[0]!.root} (${gitDescribe(builds[0]!.root)})`,
+  );
   const results: Record<Build['label'], RunResult[]> = { A: [], B: [] };
   let last: Deployment | undefined;
   for (let round = 0; round < runs; round++) {
@@ -560,7 +592,7 @@ async function ab(mode: string, other: string): Promise<void> {
       try {
         payloads ??= bodies(eventsPerRun);
         const r = await run(d, payloads, eventsPerRun);
-        await settledLedger(d.url, d.setup.cookie, d.pushed);
+        await settledLedger(d);
         results[build.label].push(r);
         printRun(`round ${round + 1}, ${build.label}`, d, r);
         last = d;
@@ -602,8 +634,8 @@ async function main(): Promise<void> {
   console.log(
     `node ${process.version}; ${source} events (${PLATFORM}/${STREAM}); ${fmt(eventsPerRun)} events a run in requests of ${batchSize}, ${inflight} in flight; median of ${runs}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   );
-  if (values.ab) {
-    if (values.profile) throw new Error('--profile is not available with --ab');
+  if (values.ab || values['store-ab']) {
+    if (values.profile) throw new Error('--profile is not available with --ab or --store-ab');
     await ab(values.mode, values.ab);
   } else await single(values.mode);
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase } from '../support/db.js';
 import { createDestination, createRoute, ledgerTotals, seqOf, waitFor, type LedgerTotals } from '../support/delivery-api.js';
-import { setUpIngestion, type IngestSetup } from '../support/ingest.js';
+import { setUpIngestion, storedEvents, type IngestSetup } from '../support/ingest.js';
 import { createFleet, weirStarted } from '../support/process.js';
 import { deletePrefix, uniquePrefix } from '../support/redis.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -73,11 +73,14 @@ async function settledLedger(url: string, setup: IngestSetup): Promise<LedgerTot
   );
 }
 
-function expectAllDelivered(acknowledged: Set<string>, receiver: WebhookReceiver, totals: LedgerTotals): void {
+async function expectAllDelivered(url: string, setup: IngestSetup, acknowledged: Set<string>, receiver: WebhookReceiver, totals: LedgerTotals): Promise<void> {
   const missing = [...acknowledged].filter((s) => !receiver.received.has(s));
   expect(missing.slice(0, 5)).toEqual([]);
   expect(acknowledged.size).toBe(TOTAL);
-  expect(totals).toMatchObject({ events_in: TOTAL, delivered: TOTAL, dead_lettered: 0, filtered: 0, quarantined: 0, pending: 0, unaccounted: 0 });
+  // Each event twice: to the webhook and to the organization's event store.
+  expect(totals).toMatchObject({ events_in: TOTAL, delivered: 2 * TOTAL, dead_lettered: 0, filtered: 0, quarantined: 0, pending: 0, unaccounted: 0 });
+  // The store holds every event exactly once, the kill notwithstanding (written in the batch's transaction).
+  expect(await storedEvents(url, setup.cookie, setup.organizationId)).toEqual({ events: TOTAL, repeated: 0 });
   const stats = receiver.stats();
   console.log(JSON.stringify({ delivered_unique: stats.unique, duplicates: stats.duplicates, requests: stats.requests }));
 }
@@ -102,7 +105,7 @@ describe('SIGKILL of the dispatcher in the middle of delivery', () => {
     const second = await startApi('all', env);
     await waitFor('every event delivered', async () => (receiver.received.size >= TOTAL ? true : undefined), 120_000, 200);
     const totals = await settledLedger(second.url, setup);
-    expectAllDelivered(acknowledged, receiver, totals);
+    await expectAllDelivered(second.url, setup, acknowledged, receiver, totals);
     second.p.kill('SIGTERM');
     expect(await second.p.exited).toBe(0);
   }, 300_000);
@@ -129,7 +132,7 @@ describe('SIGKILL of the dispatcher in the middle of delivery', () => {
       await replacement.waitFor(weirStarted, 90_000);
       await waitFor('every event delivered', async () => (receiver.received.size >= TOTAL ? true : undefined), 120_000, 200);
       const totals = await settledLedger(api.url, setup);
-      expectAllDelivered(acknowledged, receiver, totals);
+      await expectAllDelivered(api.url, setup, acknowledged, receiver, totals);
       for (const p of [api.p, worker, replacement]) p.kill('SIGTERM');
       await Promise.all([api.p.exited, worker.exited, replacement.exited]);
     } finally {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase } from '../support/db.js';
 import { createDestination, createRoute, ledgerTotals, seqOf, waitFor } from '../support/delivery-api.js';
-import { setUpIngestion, type IngestSetup } from '../support/ingest.js';
+import { setUpIngestion, storedEvents, type IngestSetup } from '../support/ingest.js';
 import { createFleet, weirStarted, type WeirProcess } from '../support/process.js';
 import { deletePrefix, uniquePrefix } from '../support/redis.js';
 
@@ -137,7 +137,9 @@ async function expectEverythingFinished(url: string, setup: IngestSetup, dir: st
     300,
   );
   expect(totals).toMatchObject({ dead_lettered: 0, filtered: 0, quarantined: 0, pending: 0, unaccounted: 0 });
-  expect(totals.delivered).toBe(totals.events_in);
+  // Each event twice: to the files and to the organization's event store, which holds each exactly once.
+  expect(totals.delivered).toBe(2 * totals.events_in);
+  expect(await storedEvents(url, setup.cookie, setup.organizationId)).toEqual({ events: totals.events_in, repeated: 0 });
   // Idle finish (1 s) and recovery of the killed writer's file (stale after 2 s).
   const disk = await waitFor('every file finished', async () => {
     const d = onDisk(dir);

@@ -54,3 +54,15 @@ export async function processedEvents(base: string, cookie: string, integrationI
   const stats = res.json.stats as { events_in?: number } | undefined;
   return Number(stats?.events_in ?? 0);
 }
+
+/**
+ * The organization's event store (every organization made through the API has one, with a route
+ * sending it everything): how many events it holds (any time in the last ten years), and how many of them it
+ * holds more than once (0: exactly once).
+ */
+export async function storedEvents(base: string, cookie: string, organizationId: number): Promise<{ events: number; repeated: number }> {
+  const res = await http(base, 'POST', '/api/search', { query: { organization_id: organizationId, time: { last: '3650d' }, limit: 0, aggregations: [{ type: 'count' }, { type: 'top', field: 'envelope.id', size: 1 }] }, wait_ms: 60_000 }, { cookie });
+  if (res.status !== 200) throw new Error(`search: ${res.status} ${JSON.stringify(res.json)}`);
+  const [count, top] = res.json.aggregations as [{ value: number }, { values: { count: number }[] }];
+  return { events: count.value, repeated: Math.max(0, (top.values[0]?.count ?? 1) - 1) };
+}
