@@ -13,6 +13,7 @@ import { correlationHooks, correlationId, loggableUrl, queryHooks, recordQuerySh
 import { clientErrorHandler, errorHandling, frameworkErrors } from './platform/http/errors.js';
 import { inputTextHook } from './platform/http/input.js';
 import { parseJsonBody } from './platform/http/json.js';
+import { metricsRoute } from './platform/http/metrics.js';
 import { OPENAPI_PATH, registerOpenApi } from './platform/http/openapi.js';
 import { declareAccessGuard, route, type Api } from './platform/http/routes.js';
 import { auditRejections, createUnitOfWork } from './platform/http/unit-of-work.js';
@@ -81,6 +82,7 @@ export async function buildApp(c: Container, options: BuildOptions = {}): Promis
       handler: async () => app.swagger() as unknown as Record<string, unknown>,
     });
     for (const routes of c.routes) routes(typed);
+    if (c.telemetry.scrape) metricsRoute(c.telemetry.scrape)(typed);
     for (const routes of options.extraRoutes ?? []) routes(typed);
   });
 

@@ -15,6 +15,9 @@ export interface TelemetryConfig {
   metricExportIntervalMs: number;
   tracesSamplerRatio: number;
   logsEnabled: boolean;
+  /** Prometheus text format at /metrics (the API listener; other roles listen on prometheusPort). */
+  prometheusEnabled: boolean;
+  prometheusPort: number;
 }
 
 /** Push ingestion (POST /api/ingest/{stream}): body limits, batch sizes, backpressure. */
@@ -269,6 +272,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       metricExportIntervalMs: int(env, 'OTEL_METRIC_EXPORT_INTERVAL_MS', 60_000, 100, 86_400_000),
       tracesSamplerRatio: ratio(env, 'OTEL_TRACES_SAMPLER_RATIO', 1.0),
       logsEnabled: bool(env, 'OTEL_LOGS_ENABLED', false),
+      prometheusEnabled: bool(env, 'WEIR_PROMETHEUS_ENABLED', false),
+      prometheusPort: int(env, 'WEIR_PROMETHEUS_PORT', 9464, 1, 65535),
     },
     ingest: {
       maxBodyBytes: int(env, 'WEIR_INGEST_MAX_BODY_BYTES', 10 * MiB, 1024, GiB),
