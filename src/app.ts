@@ -8,6 +8,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { Type } from 'typebox';
 import type { Container } from './container.js';
 import { accessHooks } from './platform/http/access.js';
+import { CONSOLE_MISSING, isConsolePage, locateConsole, registerConsole, type ConsoleFallback } from './platform/http/console.js';
 import { corsOptions } from './platform/http/cors.js';
 import { correlationHooks, correlationId, loggableUrl, queryHooks, recordQueryShape, RouteTable } from './platform/http/conventions.js';
 import { clientErrorHandler, errorHandling, frameworkErrors } from './platform/http/errors.js';
@@ -54,13 +55,19 @@ export async function buildApp(c: Container, options: BuildOptions = {}): Promis
   });
 
   const table = new RouteTable();
+  const site = locateConsole(c.config.consoleDir);
+  if (site.missing) c.logger.warn({ dir: site.missing }, 'the console is not built there: `npm run build` builds it; the API is served without it');
   correlationHooks(app);
   requestLogging(app);
-  errorHandling(app, table);
+  // Filled in once the console's files are registered (after the error handling, which its
+  // routes must get like every other).
+  const fallback: ConsoleFallback = { isPage: isConsolePage, ...(site.site ? {} : { missing: CONSOLE_MISSING }) };
+  errorHandling(app, table, fallback);
   await app.register(cors, corsOptions(c.config.corsOrigins));
   await app.register(cookie);
   app.decorate('unitOfWork', createUnitOfWork({ db: c.database.db, audit: { record: (e) => c.audit.record(e), withTarget: withAuditTarget } }));
   await registerOpenApi(app, packageVersion());
+  if (site.site) fallback.page = (await registerConsole(app, site.site)).page;
 
   await app.register(async (api) => {
     declareAccessGuard(api);

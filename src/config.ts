@@ -4,6 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export type Role = 'all' | 'api' | 'worker' | 'dispatcher' | 'beat' | 'migrate';
 export const ROLES: readonly Role[] = ['all', 'api', 'worker', 'dispatcher', 'beat', 'migrate'];
@@ -112,6 +113,8 @@ export interface Config {
   redisPrefix: string;
   logLevel: string;
   corsOrigins: readonly string[];
+  /** The built console (web/ -> dist/web); an empty value turns the console off. */
+  consoleDir: string | undefined;
   bodyLimitBytes: number;
   jsonMaxDepth: number;
   shutdownTimeoutMs: number;
@@ -156,6 +159,12 @@ type Env = Record<string, string | undefined>;
 function str(env: Env, name: string, fallback: string): string {
   const v = env[name];
   return v === undefined || v === '' ? fallback : v;
+}
+
+/** dist/web of this package, found from src/ (tsx) or dist/src/ (built) alike. */
+function defaultConsoleDir(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  return path.basename(path.dirname(here)) === 'dist' ? path.resolve(here, '..', 'web') : path.resolve(here, '..', 'dist', 'web');
 }
 
 function optional(env: Env, name: string): string | undefined {
@@ -250,6 +259,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     redisPrefix: str(env, 'WEIR_REDIS_PREFIX', 'weir'),
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     corsOrigins: Object.freeze(cors ? cors.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_CORS_ORIGINS),
+    consoleDir: env.WEIR_CONSOLE_DIR === undefined ? defaultConsoleDir() : env.WEIR_CONSOLE_DIR.trim() || undefined,
     bodyLimitBytes: int(env, 'WEIR_BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),
     jsonMaxDepth: int(env, 'WEIR_JSON_MAX_DEPTH', 32, 2, 1000),
     shutdownTimeoutMs: int(env, 'WEIR_SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),

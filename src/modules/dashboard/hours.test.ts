@@ -131,7 +131,7 @@ describe('the dashboard\'s hourly windows', () => {
   it('gives the terms per hour over the last 24 hours, summing to that window', async () => {
     clock.set(new Date('2026-11-25T10:20:00Z'));
     const w = await traffic(adminA);
-    const hourly = w.hourly as unknown as Record<string, number | string>[];
+    const hourly = (w as unknown as { hourly: Record<string, number | string>[] }).hourly;
     expect(hourly).toHaveLength(25);
     expect(at(String(hourly[0]?.hour))).toBe(at('2026-11-24T10:00:00Z'));
     expect(at(String(hourly[24]?.hour))).toBe(at('2026-11-25T10:00:00Z'));

@@ -1,0 +1,82 @@
+// Who the console is signed in as, learnt from the API (the session cookie is HttpOnly):
+// the profile names the caller's permissions, scope and organization. `can()` decides what
+// the console offers: an action the caller's role cannot take is not shown.
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { api, ApiError, call, onUnauthorized, type Ok } from './api/client';
+
+type Profile = Ok<'auth.profile'>;
+export type AuthStatus = Ok<'auth.status'>;
+
+async function loadProfile(): Promise<Profile> {
+  return call(api.GET('/api/auth/me/profile'));
+}
+
+export interface Session {
+  profile: Profile;
+  can(permission: string): boolean;
+  /** The organization the screens show: null means every organization in scope (global callers). */
+  organizationId: number | null;
+  setOrganizationId(id: number | null): void;
+  signOut(): Promise<void>;
+}
+
+const SessionContext = createContext<Session | undefined>(undefined);
+
+export function useSession(): Session {
+  const session = useContext(SessionContext);
+  if (!session) throw new Error('useSession outside SessionProvider');
+  return session;
+}
+
+/** `organization_id` for list calls: the selected organization, or nothing (every one in scope). */
+export function useOrgFilter(): { organization_id?: number } {
+  const { organizationId } = useSession();
+  return organizationId === null ? {} : { organization_id: organizationId };
+}
+
+export function SessionProvider({ children, signedOut }: { children: ReactNode; signedOut: (status: AuthStatus | undefined) => ReactNode }) {
+  const client = useQueryClient();
+  const profile = useQuery({ queryKey: ['profile'], queryFn: loadProfile, retry: false, staleTime: 60_000 });
+  const status = useQuery({ queryKey: ['auth-status'], queryFn: () => call(api.GET('/api/auth/status')), enabled: profile.isError, staleTime: 0 });
+  const [organizationId, setOrganizationId] = useState<number | null>(null);
+
+  useEffect(
+    () =>
+      onUnauthorized(() => {
+        client.setQueryData(['profile'], undefined);
+        void client.invalidateQueries({ queryKey: ['profile'] });
+      }),
+    [client],
+  );
+
+  const data = profile.data;
+  useEffect(() => {
+    // An organization user sees that organization; a global caller starts with all of them.
+    if (data && !data.global) setOrganizationId(data.organization_id);
+  }, [data]);
+
+  const session = useMemo<Session | undefined>(() => {
+    if (!data) return undefined;
+    const held = new Set(data.permissions);
+    return {
+      profile: data,
+      can: (permission) => held.has(permission),
+      organizationId,
+      setOrganizationId,
+      async signOut() {
+        await call(api.POST('/api/auth/logout')).catch(() => undefined);
+        client.clear();
+        window.location.assign('/');
+      },
+    };
+  }, [data, organizationId, client]);
+
+  if (profile.isPending) return <p className="boot" role="status">Loading…</p>;
+  if (!session) {
+    const unauthenticated = profile.error instanceof ApiError && profile.error.status === 401;
+    if (!unauthenticated && profile.error) return <p role="alert">{profile.error.message}</p>;
+    return <>{signedOut(status.data)}</>;
+  }
+  return <SessionContext.Provider value={session}>{children}</SessionContext.Provider>;
+}
