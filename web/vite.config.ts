@@ -9,14 +9,17 @@ import react from '@vitejs/plugin-react';
 import { defineConfig, type Plugin } from 'vite';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
-const outDir = fileURLToPath(new URL('../dist/web', import.meta.url));
 
 // Brotli and gzip variants beside each text file, served as they are (@fastify/static
 // preCompressed): the browser gets compressed bytes and the server spends no CPU on it.
 function precompress(): Plugin {
+  let outDir = '';
   return {
     name: 'weir-precompress',
     apply: 'build',
+    configResolved(config) {
+      outDir = path.resolve(config.root, config.build.outDir);
+    },
     closeBundle() {
       const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)]));
       for (const file of walk(outDir).filter((f) => /\.(js|css|html|svg|json)$/.test(f))) {
@@ -34,7 +37,7 @@ export default defineConfig({
   base: '/',
   plugins: [react(), precompress()],
   build: {
-    outDir,
+    outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),
     emptyOutDir: true,
     // No inline scripts or data: modules: the console's CSP allows 'self' only.
     assetsInlineLimit: 0,

@@ -38,7 +38,7 @@ export default function Organizations() {
     <>
       <PageHeader title="Organizations" />
       {manage && profile.global ? (
-        <form className="row panel" onSubmit={submit} aria-label="New organization">
+        <form className="row panel" onSubmit={submit} aria-label="Create an organization">
           <Field label="New organization">{(id) => <input id={id} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />}</Field>
           <button type="submit" className="primary" disabled={create.isPending}>
             Create organization
