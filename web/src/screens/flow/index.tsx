@@ -151,6 +151,7 @@ export default function FlowMap() {
             edges={edges}
             nodeTypes={nodeTypes}
             fitView
+            fitViewOptions={{ maxZoom: 1 }}
             nodesConnectable={false}
             nodesDraggable={false}
             onNodeClick={(_e, node) => {
