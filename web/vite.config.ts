@@ -43,6 +43,8 @@ export default defineConfig({
     assetsInlineLimit: 0,
     modulePreload: { polyfill: false },
     reportCompressedSize: false,
+    // The pre-compression step is slow on purpose (Brotli 11, once per build): no timing warning.
+    rolldownOptions: { checks: { bundlerTimings: false } },
     // elkjs alone is about 1.4 MB minified; it loads only with the data-flow map.
     chunkSizeWarningLimit: 1800,
   },

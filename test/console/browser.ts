@@ -41,13 +41,12 @@ export interface AxeViolation {
 
 /** axe-core on the page as it is (WCAG 2.1 A and AA); evaluated through DevTools, so the page's CSP stays whole. */
 export async function axe(page: Page): Promise<string[]> {
-  const loaded = await page.evaluate(() => typeof (window as unknown as { axe?: unknown }).axe === 'object');
-  if (!loaded) await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const run = (window as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: AxeViolation[] }> } }).axe.run;
-    const result = await run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-    return result.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
-  });
+  // Strings run in the page (this file is type-checked without the DOM library).
+  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(axeSource);
+  const violations = (await page.evaluate(
+    `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+       .then((r) => r.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))`,
+  )) as AxeViolation[];
   return violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join('; ')})`);
 }
 

@@ -262,5 +262,9 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
       await page.waitForLoadState('networkidle');
       await accessible(admin, name);
     }
+    // The check is not vacuous: an unlabelled field is reported.
+    await page.evaluate(`document.querySelector('main').insertAdjacentHTML('beforeend', '<input id="unlabelled">')`);
+    expect((await axe(page)).join()).toMatch(/^label: /);
+    await page.evaluate(`document.getElementById('unlabelled').remove()`);
   });
 });
