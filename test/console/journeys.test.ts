@@ -184,9 +184,18 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await heading(page, 'files');
     await expect.poll(async () => (await page.reload(), await page.getByRole('heading', { name: 'Last 24 hours' }).locator('..').textContent()), { timeout: 20_000, interval: 500 }).toContain('Delivered 3');
     await accessible(admin, 'destination-detail');
+
     const dir = path.join(weir.sinkRoot, 'org-1', 'app');
     const lines = readdirSync(dir).flatMap((f) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean));
     expect(lines.map((l) => (JSON.parse(l) as { user: { name: string } }).user.name).sort()).toEqual(['alice', 'bob', 'carol']);
+    // The live tap: what the destination receives from now on, masked, as it arrives.
+    await page.getByRole('button', { name: 'Watch for 60 s' }).click();
+    await page.getByRole('button', { name: 'Stop' }).waitFor();
+    const tap = page.getByTestId('tap');
+    await expect.poll(async () => (await push('app', [{ user: 'dave', action: 'login', ts: '2026-11-26T10:09:00Z' }]), await tap.textContent()), { timeout: 20_000, interval: 1_000 }).toContain('"service":{"name":"app"}');
+    expect(await tap.textContent()).not.toContain('dave');
+    await shot(page, 'destination-tap');
+    await page.getByRole('button', { name: 'Stop' }).click();
   });
 
   it('offers a viewer no write action', async () => {

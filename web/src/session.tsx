@@ -2,10 +2,11 @@
 // the profile names the caller's permissions, scope and organization. `can()` decides what
 // the console offers: an action the caller's role cannot take is not shown.
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { api, ApiError, call, onUnauthorized, type Ok } from './api/client';
 
 type Profile = Ok<'auth.profile'>;
+const ORG_KEY = 'weir.organization';
 export type AuthStatus = Ok<'auth.status'>;
 
 async function loadProfile(): Promise<Profile> {
@@ -39,7 +40,16 @@ export function SessionProvider({ children, signedOut }: { children: ReactNode; 
   const client = useQueryClient();
   const profile = useQuery({ queryKey: ['profile'], queryFn: loadProfile, retry: false, staleTime: 60_000 });
   const status = useQuery({ queryKey: ['auth-status'], queryFn: () => call(api.GET('/api/auth/status')), enabled: profile.isError, staleTime: 0 });
-  const [organizationId, setOrganizationId] = useState<number | null>(null);
+  // A platform caller's choice survives reloads and new tabs (kept per browser, not per user).
+  const [organizationId, setOrganizationIdState] = useState<number | null>(() => {
+    const stored = Number(localStorage.getItem(ORG_KEY));
+    return Number.isInteger(stored) && stored > 0 ? stored : null;
+  });
+  const setOrganizationId = useCallback((id: number | null) => {
+    if (id === null) localStorage.removeItem(ORG_KEY);
+    else localStorage.setItem(ORG_KEY, String(id));
+    setOrganizationIdState(id);
+  }, []);
 
   useEffect(
     () =>
@@ -53,7 +63,7 @@ export function SessionProvider({ children, signedOut }: { children: ReactNode; 
   const data = profile.data;
   useEffect(() => {
     // An organization user sees that organization; a global caller starts with all of them.
-    if (data && !data.global) setOrganizationId(data.organization_id);
+    if (data && !data.global) setOrganizationIdState(data.organization_id);
   }, [data]);
 
   const session = useMemo<Session | undefined>(() => {
@@ -67,10 +77,11 @@ export function SessionProvider({ children, signedOut }: { children: ReactNode; 
       async signOut() {
         await call(api.POST('/api/auth/logout')).catch(() => undefined);
         client.clear();
+        localStorage.removeItem(ORG_KEY);
         window.location.assign('/');
       },
     };
-  }, [data, organizationId, client]);
+  }, [data, organizationId, setOrganizationId, client]);
 
   if (profile.isPending) return <p className="boot" role="status">Loading…</p>;
   if (!session) {
