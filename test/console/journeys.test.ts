@@ -276,4 +276,25 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     expect((await axe(page)).join()).toMatch(/^label: /);
     await page.evaluate(`document.getElementById('unlabelled').remove()`);
   });
+
+  it('offers single sign-on on the sign-in screen once identity is configured', async () => {
+    const { page } = admin;
+    await nav(page, 'Identity', 'Identity (single sign-on)');
+    const form = page.getByRole('form', { name: 'Identity provider' });
+    await form.getByLabel('Single sign-on enabled').check();
+    await form.getByLabel('Issuer URL').fill('https://idp.example.com');
+    await form.getByLabel('Client id').fill('weir-console');
+    await form.getByLabel('Client secret').fill('a client secret');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved.').waitFor();
+    expect(await page.getByLabel('Stored configuration (secrets as set or not)').textContent()).not.toContain('a client secret');
+
+    const visitor = await openPage(browser);
+    await visitor.page.goto(`${weir.url}/routes`);
+    const sso = visitor.page.getByRole('link', { name: 'Sign in with single sign-on' });
+    await sso.waitFor();
+    expect(await sso.getAttribute('href')).toBe('/api/auth/sso/login?return_to=%2Froutes');
+    await accessible(visitor, 'sign-in-with-sso');
+    await visitor.page.context().close();
+  });
 });
