@@ -58,7 +58,8 @@ const LOGINS = ['alice', 'bob', 'carol'].map((user, i) => ({ user, action: 'logi
 const DRAFT = { product: { name: 'App', vendor_name: 'Acme' }, rules: [{ name: 'logins', class_uid: 3002, activity_id: 1, set: [{ target: 'time', from: 'ts', cast: 'timestamp' }, { target: 'user.name', from: 'user' }] }] };
 const FIXED = { ...DRAFT, rules: [{ ...DRAFT.rules[0], set: [...(DRAFT.rules[0]?.set ?? []), { target: 'service.name', value: 'app' }] }] };
 
-describe.skipIf(!hasChromium)('the console in a real browser', () => {
+// Journeys run beside other test files on 2 shared cores: generous per-test time, never a timed assertion.
+describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     const dir = await buildConsole();
     [weir, browser] = await Promise.all([startWeir(dir), launch()]);
