@@ -145,6 +145,13 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     const form = page.getByRole('dialog', { name: 'New route' });
     await form.getByLabel('Name').fill('everything');
     await form.getByLabel('files (file)').check();
+    // The condition editor checks as you type: an unknown OCSF field is refused with its detail.
+    const condition = form.getByLabel('Condition');
+    await condition.fill('{"field": "actor.usr.name", "op": "eq", "value": "alice"}');
+    await expect.poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 }).toContain('actor.user.name');
+    await condition.fill('{"field": "actor.user.name", "op": "eq", "value": "alice"}');
+    await expect.poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 }).toBe('Condition accepted.');
+    await condition.fill('');
     await accessible(admin, 'routes-new');
     await form.getByRole('button', { name: 'Create route' }).click();
     await page.getByRole('list', { name: 'Routes in order' }).getByText('everything').waitFor();

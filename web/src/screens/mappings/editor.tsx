@@ -7,6 +7,7 @@ import { useParams } from 'wouter';
 import type { ApiError} from '../../api/client';
 import { api, call, type Ok } from '../../api/client';
 import { useSession } from '../../session';
+import { useDebounced } from '../../ui/debounce';
 import { Badge, ErrorNote, Field, Json, Notice, PageHeader } from '../../ui/kit';
 import { Versions } from './versions';
 
@@ -14,15 +15,6 @@ const TEMPLATE = {
   product: { name: 'My source', vendor_name: 'My vendor' },
   rules: [{ name: 'everything', class_uid: 1001, activity_id: 99, set: [] }],
 };
-
-function useDebounced<T>(value: T, ms: number): T {
-  const [v, set] = useState(value);
-  useEffect(() => {
-    const t = setTimeout(() => set(value), ms);
-    return () => clearTimeout(t);
-  }, [value, ms]);
-  return v;
-}
 
 type DryRun = Ok<'mappings.dry_run'>;
 
