@@ -279,6 +279,12 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
       await page.waitForLoadState('networkidle');
       await accessible(admin, name);
     }
+    for (const tab of ['Sources', 'Policies']) {
+      await nav(page, 'Enrichment');
+      await page.getByRole('tab', { name: tab }).click();
+      await page.waitForLoadState('networkidle');
+      await accessible(admin, `enrichment-${tab.toLowerCase()}`);
+    }
     // The check is not vacuous: an unlabelled field is reported.
     await page.evaluate(`document.querySelector('main').insertAdjacentHTML('beforeend', '<input id="unlabelled">')`);
     expect((await axe(page)).join()).toMatch(/^label: /);

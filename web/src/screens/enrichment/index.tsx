@@ -22,6 +22,18 @@ export default function Enrichment() {
     queryFn: () => call(api.GET('/api/collectors/enrichment/policies/{policy_id}/versions', { params: { path: { policy_id: showPolicy ?? '' } } })),
     enabled: showPolicy !== undefined,
   });
+  const client = useQueryClient();
+  const enable = useMutation({
+    mutationFn: (p: { id: string; enabled: boolean }) => call(api.POST('/api/collectors/enrichment/policies/{policy_id}/enable', { params: { path: { policy_id: p.id } }, body: { enabled: !p.enabled } })),
+    onSuccess: () => client.invalidateQueries({ queryKey: ['enrichment-policies'] }),
+  });
+  const rollback = useMutation({
+    mutationFn: (version: number) => call(api.POST('/api/collectors/enrichment/policies/{policy_id}/rollback', { params: { path: { policy_id: showPolicy ?? '' } }, body: { version } })),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: ['policy-versions', showPolicy] });
+      void client.invalidateQueries({ queryKey: ['enrichment-policies'] });
+    },
+  });
   const tabs: [Tab, string][] = [
     ['tables', 'Tables'],
     ['sources', 'Sources'],
@@ -44,7 +56,7 @@ export default function Enrichment() {
         ))}
       </div>
       <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
-        <ErrorNote error={tables.error ?? sources.error ?? policies.error} />
+        <ErrorNote error={tables.error ?? sources.error ?? policies.error ?? enable.error} />
         {tab === 'tables' ? (
           <DataTable
             caption="Lookup tables"
@@ -87,7 +99,19 @@ export default function Enrichment() {
               { header: 'Name', cell: (p) => p.name },
               { header: 'Enabled', cell: (p) => <Badge value={p.enabled ? 'enabled' : 'disabled'} /> },
               { header: 'Version', cell: (p) => `v${p.version}` },
-              { header: 'Versions', cell: (p) => <button type="button" onClick={() => setShowPolicy(p.id)}>Show</button> },
+              {
+                header: 'Actions',
+                cell: (p) => (
+                  <span className="row">
+                    <button type="button" onClick={() => enable.mutate(p)}>
+                      {p.enabled ? 'Disable' : 'Enable'} {p.name}
+                    </button>
+                    <button type="button" onClick={() => setShowPolicy(p.id)}>
+                      Versions of {p.name}
+                    </button>
+                  </span>
+                ),
+              },
             ]}
           />
         ) : null}
@@ -96,12 +120,15 @@ export default function Enrichment() {
         <CreateTable onDone={() => setCreating(false)} />
       </Dialog>
       <Dialog title="Policy versions" open={showPolicy !== undefined} onClose={() => setShowPolicy(undefined)}>
-        <ErrorNote error={versions.error} />
+        <ErrorNote error={versions.error ?? rollback.error} />
         {(versions.data ?? []).map((v) => (
           <article key={v.id}>
             <h3>
               v{v.version} <Time value={v.created_at} /> {v.comment ?? ''}
             </h3>
+            <button type="button" onClick={() => rollback.mutate(v.version)} disabled={rollback.isPending}>
+              Roll back to v{v.version}
+            </button>
             <Json label={`Version ${v.version} definition`} value={v.definition} />
           </article>
         ))}
