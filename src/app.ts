@@ -8,11 +8,13 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { Type } from 'typebox';
 import type { Container } from './container.js';
 import { accessHooks } from './platform/http/access.js';
+import { CONSOLE_MISSING, isConsolePage, locateConsole, registerConsole, type ConsoleFallback } from './platform/http/console.js';
 import { corsOptions } from './platform/http/cors.js';
 import { correlationHooks, correlationId, loggableUrl, queryHooks, recordQueryShape, RouteTable } from './platform/http/conventions.js';
 import { clientErrorHandler, errorHandling, frameworkErrors } from './platform/http/errors.js';
 import { inputTextHook } from './platform/http/input.js';
 import { parseJsonBody } from './platform/http/json.js';
+import { metricsRoute } from './platform/http/metrics.js';
 import { OPENAPI_PATH, registerOpenApi } from './platform/http/openapi.js';
 import { declareAccessGuard, route, type Api } from './platform/http/routes.js';
 import { auditRejections, createUnitOfWork } from './platform/http/unit-of-work.js';
@@ -53,13 +55,19 @@ export async function buildApp(c: Container, options: BuildOptions = {}): Promis
   });
 
   const table = new RouteTable();
+  const site = locateConsole(c.config.consoleDir);
+  if (site.missing) c.logger.warn({ dir: site.missing }, 'the console is not built there: `npm run build` builds it; the API is served without it');
   correlationHooks(app);
   requestLogging(app);
-  errorHandling(app, table);
+  // Filled in once the console's files are registered (after the error handling, which its
+  // routes must get like every other).
+  const fallback: ConsoleFallback = { isPage: isConsolePage, ...(site.site ? {} : { missing: CONSOLE_MISSING }) };
+  errorHandling(app, table, fallback);
   await app.register(cors, corsOptions(c.config.corsOrigins));
   await app.register(cookie);
   app.decorate('unitOfWork', createUnitOfWork({ db: c.database.db, audit: { record: (e) => c.audit.record(e), withTarget: withAuditTarget } }));
   await registerOpenApi(app, packageVersion());
+  if (site.site) fallback.page = (await registerConsole(app, site.site)).page;
 
   await app.register(async (api) => {
     declareAccessGuard(api);
@@ -81,6 +89,7 @@ export async function buildApp(c: Container, options: BuildOptions = {}): Promis
       handler: async () => app.swagger() as unknown as Record<string, unknown>,
     });
     for (const routes of c.routes) routes(typed);
+    if (c.telemetry.scrape) metricsRoute(c.telemetry.scrape)(typed);
     for (const routes of options.extraRoutes ?? []) routes(typed);
   });
 

@@ -4,6 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export type Role = 'all' | 'api' | 'worker' | 'dispatcher' | 'beat' | 'migrate';
 export const ROLES: readonly Role[] = ['all', 'api', 'worker', 'dispatcher', 'beat', 'migrate'];
@@ -15,6 +16,9 @@ export interface TelemetryConfig {
   metricExportIntervalMs: number;
   tracesSamplerRatio: number;
   logsEnabled: boolean;
+  /** Prometheus text format at /metrics (the API listener; other roles listen on prometheusPort). */
+  prometheusEnabled: boolean;
+  prometheusPort: number;
 }
 
 /** Push ingestion (POST /api/ingest/{stream}): body limits, batch sizes, backpressure. */
@@ -109,6 +113,8 @@ export interface Config {
   redisPrefix: string;
   logLevel: string;
   corsOrigins: readonly string[];
+  /** The built console (web/ -> dist/web); an empty value turns the console off. */
+  consoleDir: string | undefined;
   bodyLimitBytes: number;
   jsonMaxDepth: number;
   shutdownTimeoutMs: number;
@@ -172,6 +178,12 @@ type Env = Record<string, string | undefined>;
 function str(env: Env, name: string, fallback: string): string {
   const v = env[name];
   return v === undefined || v === '' ? fallback : v;
+}
+
+/** dist/web of this package, found from src/ (tsx) or dist/src/ (built) alike. */
+function defaultConsoleDir(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  return path.basename(path.dirname(here)) === 'dist' ? path.resolve(here, '..', 'web') : path.resolve(here, '..', 'dist', 'web');
 }
 
 function optional(env: Env, name: string): string | undefined {
@@ -281,6 +293,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     redisPrefix: str(env, 'WEIR_REDIS_PREFIX', 'weir'),
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     corsOrigins: Object.freeze(cors ? cors.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_CORS_ORIGINS),
+    consoleDir: env.WEIR_CONSOLE_DIR === undefined ? defaultConsoleDir() : env.WEIR_CONSOLE_DIR.trim() || undefined,
     bodyLimitBytes: int(env, 'WEIR_BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),
     jsonMaxDepth: int(env, 'WEIR_JSON_MAX_DEPTH', 32, 2, 1000),
     shutdownTimeoutMs: int(env, 'WEIR_SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
@@ -303,6 +316,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       metricExportIntervalMs: int(env, 'OTEL_METRIC_EXPORT_INTERVAL_MS', 60_000, 100, 86_400_000),
       tracesSamplerRatio: ratio(env, 'OTEL_TRACES_SAMPLER_RATIO', 1.0),
       logsEnabled: bool(env, 'OTEL_LOGS_ENABLED', false),
+      prometheusEnabled: bool(env, 'WEIR_PROMETHEUS_ENABLED', false),
+      prometheusPort: int(env, 'WEIR_PROMETHEUS_PORT', 9464, 1, 65535),
     },
     ingest: {
       maxBodyBytes: int(env, 'WEIR_INGEST_MAX_BODY_BYTES', 10 * MiB, 1024, GiB),

@@ -123,7 +123,7 @@ export interface ContainerOptions {
 export async function createContainer(config: Readonly<Config>, options: ContainerOptions): Promise<Container> {
   const { role } = options;
   const logger = options.logger ?? createLogger({ level: config.logLevel, role, mixin: traceLogMixin });
-  const telemetry = await startTelemetry(config.telemetry, { role, logger });
+  const telemetry = await startTelemetry(config.telemetry, { role, logger, prometheusHost: config.host });
   const database =
     options.database ??
     (await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite`, logger }));

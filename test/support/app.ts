@@ -45,6 +45,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     LOG_LEVEL: options.captureLogs ? 'info' : 'silent',
     // Test destinations listen on loopback; SSRF tests set this to ''.
     WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8,::1/128',
+    // The console is served only where a test asks for it (WEIR_CONSOLE_DIR).
+    WEIR_CONSOLE_DIR: '',
     ...options.env,
   };
   const config = loadConfig(env);

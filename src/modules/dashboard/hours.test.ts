@@ -128,6 +128,23 @@ describe('the dashboard\'s hourly windows', () => {
     expect(hourRows.map((r) => r.term)).not.toContain('routed');
   });
 
+  it('gives the terms per hour over the last 24 hours, summing to that window', async () => {
+    clock.set(new Date('2026-11-25T10:20:00Z'));
+    const w = await traffic(adminA);
+    const hourly = (w as unknown as { hourly: Record<string, number | string>[] }).hourly;
+    expect(hourly).toHaveLength(25);
+    expect(at(String(hourly[0]?.hour))).toBe(at('2026-11-24T10:00:00Z'));
+    expect(at(String(hourly[24]?.hour))).toBe(at('2026-11-25T10:00:00Z'));
+    const sum = (term: string) => hourly.reduce((n, p) => n + Number(p[term]), 0);
+    for (const term of ['delivered', 'filtered', 'quarantined', 'dead_lettered', 'dlq_reprocessed']) {
+      expect(sum(term), term).toBe((w.last_24_hours as Record<string, number>)[term]);
+    }
+    // The batch accepted at 10:15 and not normalized yet is in the window's events in, not in an hour.
+    expect(sum('events_in')).toBe(Number((w.last_24_hours as Record<string, number>).events_in) - 2);
+    expect(hourly[24]).toMatchObject({ events_in: 10, delivered: 8 + 1, quarantined: 2 - 1 });
+    expect(hourly[0]).toMatchObject({ events_in: 4, delivered: 4 });
+  });
+
   it('lets the previous hour go when the clock passes the next hour', async () => {
     clock.set(new Date('2026-11-25T11:05:00Z'));
     const w = await traffic(adminA);

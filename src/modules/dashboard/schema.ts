@@ -29,6 +29,12 @@ const hourWindow = (description: string) =>
     { description: `${description}. Whole hourly buckets: events in and quarantined count in the hour a batch was received, the other terms in the hour the outcome was written` },
   );
 
+const HourPoint = Type.Object({
+  hour: Timestamp({ description: 'Start of the UTC hour' }),
+  events_in: Count('Events accepted in batches received in the hour and normalized (the not yet normalized count in the windows, not here)'),
+  ...Terms,
+});
+
 const DayWindow = Type.Object({
   resolution: Type.Literal('utc_day', { description: 'Summed from the UTC day counters' }),
   day: Type.String({ description: 'The UTC day (YYYY-MM-DD)' }),
@@ -52,6 +58,9 @@ export const DashboardSummary = Type.Object({
         { total: Count(), normalization: Count('Accepted, not normalized yet'), routing: Count('Normalized, not routed yet'), outbox: Count('Copies waiting for delivery') },
         { description: 'Measured now, not per day' },
       ),
+      hourly: Type.Array(HourPoint, {
+        description: 'The ledger\'s terms per UTC hour over the last_24_hours window (25 points, oldest first, zeros included): the terms over time',
+      }),
     },
     { description: 'The ledger\'s terms (docs/delivery.md, The ledger)' },
   ),

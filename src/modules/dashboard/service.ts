@@ -48,6 +48,23 @@ function hourWindowOf(from: Date, to: Date, terms: HourTerms | undefined) {
   };
 }
 
+function hourlyPoints(from: number, currentHour: number, series: Map<number, Record<string, number>>) {
+  const points = [];
+  for (let hour = from; hour <= currentHour; hour += HOUR_MS) {
+    const t = series.get(hour) ?? {};
+    points.push({
+      hour: new Date(hour),
+      events_in: t.events_in ?? 0,
+      delivered: t.delivered ?? 0,
+      filtered: t.filtered ?? 0,
+      quarantined: (t.quarantined ?? 0) - (t.quarantine_released ?? 0),
+      dead_lettered: t.dead_lettered ?? 0,
+      dlq_reprocessed: t.dlq_reprocessed ?? 0,
+    });
+  }
+  return points;
+}
+
 function windowOf(day: string, terms: DayTerms | undefined, to: Date, pendingNormalization: number) {
   return {
     resolution: 'utc_day' as const,
@@ -96,9 +113,10 @@ export function createDashboardService(deps: DashboardDeps) {
       };
       // Global destinations serve every organization: counted for a platform caller looking at everything.
       const withGlobal = callerScope.global && organizationId === undefined;
-      const [organizations, hours, days, pending, destinations, integrations, open, edition] = await Promise.all([
+      const [organizations, hours, series, days, pending, destinations, integrations, open, edition] = await Promise.all([
         store.organizations(scope),
         store.ledgerHours(scope, Object.entries(hourFrom).map(([name, from]) => ({ name, from }))),
+        store.ledgerSeries(scope, hourFrom.last_24_hours),
         store.ledgerDays(scope, [today, yesterday]),
         store.pending(scope),
         store.destinations(scope, withGlobal, statsFrom),
@@ -137,6 +155,7 @@ export function createDashboardService(deps: DashboardDeps) {
           today: windowOf(today, byDay.get(today), now, pending.normalization),
           yesterday: windowOf(yesterday, byDay.get(yesterday), dayStart(today), 0),
           pending: { total: pending.normalization + pending.routing + pending.outbox, normalization: pending.normalization, routing: pending.routing, outbox: pending.outbox },
+          hourly: hourlyPoints(hourFrom.last_24_hours.getTime(), currentHour, series),
         },
         destinations: { total: destinations.length, by_health: destinationCounts },
         integrations: { total: integrationTotal, by_collection_state: integrationCounts },

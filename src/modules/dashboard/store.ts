@@ -139,6 +139,22 @@ export function createDashboardStore(db: Kysely<DB>) {
       return out;
     },
 
+    /** The ledger's terms per hourly bucket from `from` on (ledger_hours), oldest first; hours without rows are absent. */
+    async ledgerSeries(scope: Scope, from: Date): Promise<Map<number, Record<string, number>>> {
+      const { rows } = await sql<{ hour: Date | string; term: string; count: string }>`
+        select hour, term, sum(count)::bigint as count from ledger_hours
+        where ${scoped(scope, 'ledger_hours.organization_id')} and hour >= ${from}::timestamptz
+        group by hour, term`.execute(q());
+      const out = new Map<number, Record<string, number>>();
+      for (const r of rows) {
+        const hour = new Date(r.hour).getTime();
+        const terms = out.get(hour) ?? {};
+        terms[r.term] = (terms[r.term] ?? 0) + n(r.count);
+        out.set(hour, terms);
+      }
+      return out;
+    },
+
     /** The measured pending terms now: accepted and not normalized, normalized and not routed, in the outbox. */
     async pending(scope: Scope): Promise<{ normalization: number; routing: number; outbox: number }> {
       const { rows } = await sql<Record<string, string>>`

@@ -7,6 +7,7 @@ import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CATALOG, isAppError, type ErrorCode } from '../../core/errors.js';
 import { issueMessage } from '../validation-issues.js';
+import type { ConsoleFallback } from './console.js';
 import type { RouteTable } from './conventions.js';
 
 export interface ErrorBodyShape {
@@ -121,7 +122,7 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
   socket.destroy(err);
 }
 
-export function errorHandling(app: FastifyInstance, table: RouteTable): void {
+export function errorHandling(app: FastifyInstance, table: RouteTable, site?: ConsoleFallback): void {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(err);
     if (appError.status >= 500) {
@@ -148,6 +149,10 @@ export function errorHandling(app: FastifyInstance, table: RouteTable): void {
           headers: { allow: allowed.join(', ') },
         }),
       );
+    }
+    if (site?.isPage(request)) {
+      if (site.page) return site.page(reply);
+      if (site.missing) return send(reply, new AppError('route.not_found', { detail: site.missing }));
     }
     return send(reply, new AppError('route.not_found', { detail: `No route ${request.method} ${path}` }));
   });

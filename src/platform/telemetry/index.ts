@@ -1,6 +1,7 @@
-// OpenTelemetry for every role: metrics and traces pushed over OTLP/HTTP (spec, "Events").
-// Opt-in: with OTEL_ENABLED=false nothing but @opentelemetry/api is loaded and every
-// signal is the API's no-op. A dead collector only loses telemetry, never the process.
+// OpenTelemetry for every role: metrics and traces pushed over OTLP/HTTP (spec, "Events"),
+// and the same instruments scraped in the Prometheus text format at /metrics. Both opt-in:
+// with both off nothing but @opentelemetry/api is loaded and every signal is the API's
+// no-op. A dead collector only loses telemetry, never the process.
 import {
   context,
   createNoopMeter,
@@ -22,6 +23,8 @@ export interface Telemetry {
   readonly meter: Meter;
   /** No-op when disabled. */
   readonly tracer: Tracer;
+  /** The Prometheus text of every instrument, when WEIR_PROMETHEUS_ENABLED=true (served at /metrics). */
+  readonly scrape: (() => Promise<string>) | undefined;
   /** pino `mixin`: trace_id and span_id of the active span (empty object when none/disabled). */
   logMixin(): Record<string, string>;
   /** Flush and stop exporters, bounded by a timeout; safe to call twice. */
@@ -31,11 +34,15 @@ export interface Telemetry {
 export interface TelemetryOptions {
   role: Role | string;
   logger: Logger;
+  /** Address of the own /metrics listener of roles without the API (HOST). */
+  prometheusHost?: string;
   /** Upper bound of shutdown() so SIGTERM handling cannot hang on a dead collector. */
   shutdownTimeoutMs?: number;
 }
 
 export const ENDPOINT_VARIABLE = 'OTEL_EXPORTER_OTLP_ENDPOINT';
+/** Roles that serve /metrics on the API listener; the others listen on WEIR_PROMETHEUS_PORT. */
+const API_ROLES: readonly string[] = ['all', 'api'];
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5_000;
 const INSTRUMENTATION_SCOPE = 'weir';
 
@@ -77,6 +84,7 @@ export function disabledTelemetry(): Telemetry {
     // A private proxy provider never gets a delegate, so this tracer stays a no-op even
     // if some other code registers a global SDK later.
     tracer: new ProxyTracerProvider().getTracer(INSTRUMENTATION_SCOPE),
+    scrape: undefined,
     logMixin: () => ({}),
     shutdown: () => Promise.resolve(),
   };
@@ -95,32 +103,49 @@ export function validEndpoint(endpoint: string | undefined): string | undefined 
 }
 
 export async function startTelemetry(config: TelemetryConfig, options: TelemetryOptions): Promise<Telemetry> {
-  if (!config.enabled) return disabledTelemetry();
   const log = options.logger;
-  const endpoint = validEndpoint(config.endpoint);
-  if (!endpoint) {
+  const role = String(options.role);
+  const endpoint = config.enabled ? validEndpoint(config.endpoint) : undefined;
+  if (config.enabled && !endpoint) {
     // The value is not logged: a malformed URL may still carry credentials.
     log.warn(
       { variable: ENDPOINT_VARIABLE },
-      `${ENDPOINT_VARIABLE} must be an absolute http:// or https:// URL when OTEL_ENABLED=true; telemetry is disabled for this process`,
+      `${ENDPOINT_VARIABLE} must be an absolute http:// or https:// URL when OTEL_ENABLED=true; OTLP export is disabled for this process`,
     );
-    return disabledTelemetry();
   }
+  // `weir migrate` exits at once: nothing to scrape.
+  const prometheus = config.prometheusEnabled && role !== 'migrate';
+  if (!endpoint && !prometheus) return disabledTelemetry();
 
   let sdk: SdkHandle;
   try {
     const { startSdk } = await import('./sdk.js');
     sdkImported = true;
-    sdk = startSdk(config, endpoint, String(options.role));
+    const listen = API_ROLES.includes(role)
+      ? undefined
+      : {
+          host: options.prometheusHost ?? '127.0.0.1',
+          port: config.prometheusPort,
+          onError: (err: Error) => log.error({ err, port: config.prometheusPort }, 'the Prometheus /metrics listener did not start'),
+        };
+    sdk = startSdk(config, { ...(endpoint ? { otlpEndpoint: endpoint } : {}), ...(prometheus ? { prometheus: { listen } } : {}) }, role);
   } catch (err) {
     log.warn({ err }, 'OpenTelemetry SDK failed to start; telemetry is disabled for this process');
     return disabledTelemetry();
   }
-  log.info(
-    { endpoint: new URL(endpoint).origin, serviceName: config.serviceName, role: options.role },
-    'telemetry enabled (OTLP/HTTP metrics and traces)',
-  );
-  if (config.logsEnabled) {
+  if (endpoint) {
+    log.info(
+      { endpoint: new URL(endpoint).origin, serviceName: config.serviceName, role },
+      'telemetry enabled (OTLP/HTTP metrics and traces)',
+    );
+  }
+  if (prometheus) {
+    log.info(
+      API_ROLES.includes(role) ? { path: '/metrics' } : { port: config.prometheusPort, path: '/metrics' },
+      'Prometheus metrics enabled',
+    );
+  }
+  if (config.logsEnabled && endpoint) {
     // Not built yet: log lines carry trace_id/span_id (traceLogMixin) but stay on stdout.
     log.warn('OTEL_LOGS_ENABLED=true: this version does not export logs over OTLP; log lines stay on stdout and carry trace_id and span_id');
   }
@@ -131,6 +156,7 @@ export async function startTelemetry(config: TelemetryConfig, options: Telemetry
     enabled: true,
     meter: sdk.meter,
     tracer: sdk.tracer,
+    scrape: sdk.scrape,
     logMixin: traceLogMixin,
     shutdown() {
       stopped ??= withTimeout(sdk.shutdown(), timeoutMs).then((finished) => {

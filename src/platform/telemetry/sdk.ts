@@ -1,12 +1,14 @@
 // The OpenTelemetry SDK half of telemetry. Loaded only through a dynamic import() from
-// index.ts when OTEL_ENABLED=true and the endpoint is valid, so a disabled process never
-// loads the SDK, starts a timer or opens a socket.
+// index.ts when OTLP (OTEL_ENABLED=true with a valid endpoint) or Prometheus
+// (WEIR_PROMETHEUS_ENABLED=true) is on, so a disabled process never loads the SDK, starts
+// a timer or opens a socket. Both readers observe the same instruments of one MeterProvider.
 import { randomUUID } from 'node:crypto';
-import { context, propagation, trace, ValueType, type Meter, type Tracer } from '@opentelemetry/api';
+import { context, propagation, ProxyTracerProvider, trace, ValueType, type Meter, type Tracer } from '@opentelemetry/api';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
+import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
 import {
   BatchSpanProcessor,
   NodeTracerProvider,
@@ -25,9 +27,19 @@ const EXPORT_TIMEOUT_MS = 10_000;
 
 export interface SdkHandle {
   readonly meter: Meter;
+  /** A recording tracer with OTLP; the API's no-op tracer otherwise. */
   readonly tracer: Tracer;
+  /** The Prometheus text of every instrument now, when Prometheus is on. */
+  readonly scrape: (() => Promise<string>) | undefined;
   /** Flushes and stops both providers; never rejects. */
   shutdown(): Promise<void>;
+}
+
+export interface SdkOptions {
+  /** OTLP/HTTP collector: metrics and traces pushed to it. */
+  otlpEndpoint?: string;
+  /** Prometheus reader; with `listen`, it serves /metrics on its own port (roles without the API). */
+  prometheus?: { listen?: { host: string; port: number; onError(err: Error): void } };
 }
 
 /** `${endpoint}/v1/metrics`, tolerating trailing slashes on the configured endpoint. */
@@ -35,7 +47,7 @@ export function signalUrl(endpoint: string, signal: 'metrics' | 'traces'): strin
   return `${endpoint.replace(/\/+$/, '')}/v1/${signal}`;
 }
 
-export function startSdk(config: TelemetryConfig, endpoint: string, role: string): SdkHandle {
+export function startSdk(config: TelemetryConfig, options: SdkOptions, role: string): SdkHandle {
   const resource = defaultResource().merge(
     resourceFromAttributes({
       [ATTR_SERVICE_NAME]: config.serviceName,
@@ -46,32 +58,31 @@ export function startSdk(config: TelemetryConfig, endpoint: string, role: string
     }),
   );
 
-  const interval = config.metricExportIntervalMs;
-  const metricTimeout = Math.min(EXPORT_TIMEOUT_MS, interval);
-  const meterProvider = new MeterProvider({
-    resource,
-    readers: [
+  const readers: MetricReader[] = [];
+  const endpoint = options.otlpEndpoint;
+  if (endpoint) {
+    const interval = config.metricExportIntervalMs;
+    const metricTimeout = Math.min(EXPORT_TIMEOUT_MS, interval);
+    readers.push(
       new PeriodicExportingMetricReader({
         exporter: new OTLPMetricExporter({ url: signalUrl(endpoint, 'metrics'), timeoutMillis: metricTimeout }),
         exportIntervalMillis: interval,
         exportTimeoutMillis: metricTimeout,
       }),
-    ],
-  });
-
-  const tracerProvider = new NodeTracerProvider({
-    resource,
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.tracesSamplerRatio) }),
-    spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: signalUrl(endpoint, 'traces'), timeoutMillis: EXPORT_TIMEOUT_MS }), {
-        exportTimeoutMillis: EXPORT_TIMEOUT_MS,
-      }),
-    ],
-  });
-  // Global registration brings the AsyncLocalStorage context manager (active spans follow
-  // async work, logs can read them) and the W3C trace-context + baggage propagator that
-  // injectTraceContext/extractTraceContext use across the queue boundary.
-  tracerProvider.register();
+    );
+  }
+  let prometheus: PrometheusExporter | undefined;
+  if (options.prometheus) {
+    const listen = options.prometheus.listen;
+    // One instrumentation scope ('weir'): its otel_scope_name label on every series would
+    // only add noise to the spec's label sets. target_info keeps the resource (role, instance).
+    prometheus = listen
+      ? new PrometheusExporter({ host: listen.host, port: listen.port, withoutScopeInfo: true }, (err) => err && listen.onError(err))
+      : new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true });
+    readers.push(prometheus);
+  }
+  const meterProvider = new MeterProvider({ resource, readers });
+  const tracerProvider = endpoint ? startTracing(config, resource, endpoint) : undefined;
 
   const meter = meterProvider.getMeter(INSTRUMENTATION_SCOPE);
   meter
@@ -88,16 +99,44 @@ export function startSdk(config: TelemetryConfig, endpoint: string, role: string
   let stopping: Promise<void> | undefined;
   return {
     meter,
-    tracer: tracerProvider.getTracer(INSTRUMENTATION_SCOPE),
+    tracer: tracerProvider ? tracerProvider.getTracer(INSTRUMENTATION_SCOPE) : new ProxyTracerProvider().getTracer(INSTRUMENTATION_SCOPE),
+    scrape: prometheus ? prometheusText(prometheus) : undefined,
     shutdown() {
       // Detach from the API first and synchronously: a flush that outlives the caller's
       // deadline must not later unregister globals a newer start has set.
       if (!stopping) {
-        unregisterGlobals();
-        stopping = Promise.all([stopQuietly(meterProvider), stopQuietly(tracerProvider)]).then(() => undefined);
+        if (tracerProvider) unregisterGlobals();
+        stopping = Promise.all([stopQuietly(meterProvider), tracerProvider && stopQuietly(tracerProvider)]).then(() => undefined);
       }
       return stopping;
     },
+  };
+}
+
+function startTracing(config: TelemetryConfig, resource: Resource, endpoint: string): NodeTracerProvider {
+  const tracerProvider = new NodeTracerProvider({
+    resource,
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.tracesSamplerRatio) }),
+    spanProcessors: [
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: signalUrl(endpoint, 'traces'), timeoutMillis: EXPORT_TIMEOUT_MS }), {
+        exportTimeoutMillis: EXPORT_TIMEOUT_MS,
+      }),
+    ],
+  });
+  // Global registration brings the AsyncLocalStorage context manager (active spans follow
+  // async work, logs can read them) and the W3C trace-context + baggage propagator that
+  // injectTraceContext/extractTraceContext use across the queue boundary.
+  tracerProvider.register();
+  return tracerProvider;
+}
+
+// The exporter's own serializer over a collection made on demand: the same text its HTTP
+// handler writes, returned so that the API's listener can answer it as a Fastify reply.
+function prometheusText(exporter: PrometheusExporter): () => Promise<string> {
+  const serializer = new PrometheusSerializer(undefined, false, undefined, false, true);
+  return async () => {
+    const { resourceMetrics } = await exporter.collect();
+    return serializer.serialize(resourceMetrics);
   };
 }
 

@@ -59,6 +59,8 @@ function config(overrides: Partial<TelemetryConfig>): TelemetryConfig {
     metricExportIntervalMs: 200,
     tracesSamplerRatio: 1,
     logsEnabled: false,
+    prometheusEnabled: false,
+    prometheusPort: 9464,
     ...overrides,
   };
 }

@@ -1,0 +1,314 @@
+// The console in a real browser (Debian's Chromium through playwright-core), against a whole
+// Weir running in this process: the first-run journey, events seen on the dashboard and the
+// data-flow map, a file destination and a route that deliver, a quarantined stream fixed in
+// the mapping editor and reprocessed, and a viewer who is offered no write action. Every
+// screen passes axe-core and is captured under console-screenshots/.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axe, launch, openPage, shot, type Watched } from './browser.js';
+import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js';
+
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.log(`console browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set WEIR_CHROMIUM)`);
+
+const ADMIN = { username: 'admin', password: 'correct horse battery', email: 'admin@example.com' };
+const VIEWER = { username: 'vera', password: 'viewer password 1', email: 'vera@example.com' };
+
+let weir: RunningWeir;
+let browser: Browser;
+let admin: Watched;
+const ids: { integration?: string; destination?: string; mapping?: string; ingestToken?: string } = {};
+
+async function heading(page: Page, name: string | RegExp): Promise<void> {
+  await page.getByRole('heading', { level: 1, name }).waitFor();
+}
+
+/** Opens a screen by its navigation link, as a user would. */
+async function nav(page: Page, link: string, title: string | RegExp = link): Promise<void> {
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link, exact: true }).click();
+  await heading(page, title);
+}
+
+async function accessible(w: Watched, name: string): Promise<void> {
+  await shot(w.page, name);
+  expect(await axe(w.page), `axe on ${name}`).toEqual([]);
+  expect(w.problems, `CSP violations or page errors on ${name}`).toEqual([]);
+}
+
+async function push(stream: string, events: Record<string, unknown>[]): Promise<void> {
+  const res = await fetch(`${weir.url}/api/ingest/${stream}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ids.ingestToken}`, 'content-type': 'application/x-ndjson' },
+    body: events.map((e) => JSON.stringify(e)).join('\n'),
+  });
+  expect(res.status).toBe(200);
+}
+
+async function signIn(page: Page, who: { username: string; password: string }): Promise<void> {
+  await page.goto(`${weir.url}/`);
+  await page.getByLabel('Username').fill(who.username);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await heading(page, 'Dashboard');
+}
+
+const LOGINS = ['alice', 'bob', 'carol'].map((user, i) => ({ user, action: 'login', ts: `2026-11-26T10:0${i}:00Z` }));
+const DRAFT = { product: { name: 'App', vendor_name: 'Acme' }, rules: [{ name: 'logins', class_uid: 3002, activity_id: 1, set: [{ target: 'time', from: 'ts', cast: 'timestamp' }, { target: 'user.name', from: 'user' }] }] };
+const FIXED = { ...DRAFT, rules: [{ ...DRAFT.rules[0], set: [...(DRAFT.rules[0]?.set ?? []), { target: 'service.name', value: 'app' }] }] };
+
+// Journeys run beside other test files on 2 shared cores: generous per-test time, never a timed assertion.
+describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_000 }, () => {
+  beforeAll(async () => {
+    const dir = await buildConsole();
+    [weir, browser] = await Promise.all([startWeir(dir), launch()]);
+    admin = await openPage(browser);
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await weir?.stop();
+  });
+
+  it('first run: bootstrap, sign in, create an organization, an integration and a token', async () => {
+    const { page } = admin;
+    await page.goto(`${weir.url}/`);
+    await page.getByText('Create the first platform administrator.').waitFor();
+    await accessible(admin, 'sign-in-first-run');
+    await page.getByLabel('Username').fill(ADMIN.username);
+    await page.getByLabel('E-mail').fill(ADMIN.email);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Create and sign in' }).click();
+    await heading(page, 'Dashboard');
+
+    await nav(page, 'Organizations');
+    await page.getByLabel('New organization').fill('Acme');
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await page.getByRole('cell', { name: 'Acme', exact: true }).waitFor();
+    await page.getByRole('banner').getByLabel('Organization').selectOption({ label: 'Acme' });
+
+    await nav(page, 'Integrations');
+    await page.getByRole('button', { name: 'New integration' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New integration' });
+    await dialog.getByLabel('Name').fill('app');
+    await dialog.getByLabel('Platform').selectOption('custom');
+    await accessible(admin, 'integrations-new');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await heading(page, 'app');
+    ids.integration = page.url().split('/').pop();
+    await page.getByRole('button', { name: 'New ingestion token' }).click();
+    ids.ingestToken = (await page.getByTestId('ingestion-token').textContent()) ?? '';
+    expect(ids.ingestToken).toMatch(/^svcik_/);
+    await accessible(admin, 'integration-detail');
+
+    await nav(page, 'API tokens');
+    await page.getByLabel('Token name').fill('automation');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const token = (await page.getByTestId('new-token').textContent()) ?? '';
+    expect(token).toMatch(/^svcsk_/);
+    await page.getByRole('cell', { name: token.slice(0, 12) }).waitFor();
+    await accessible(admin, 'api-tokens');
+  });
+
+  it('shows pushed events on the dashboard and the data-flow map', async () => {
+    const { page } = admin;
+    await push('app', LOGINS);
+    await nav(page, 'Dashboard');
+    const eventsIn = page.getByTestId('last-hour').getByRole('definition').first();
+    await expect.poll(async () => (await page.reload(), await eventsIn.textContent()), { timeout: 20_000, interval: 300 }).toBe('3');
+    await accessible(admin, 'dashboard');
+
+    await nav(page, 'Data flow');
+    const node = page.getByTestId('flow-map').getByRole('group').filter({ hasText: 'integration' }).filter({ hasText: 'app' });
+    await expect.poll(async () => node.textContent(), { timeout: 10_000 }).toContain('events in 3');
+    await accessible(admin, 'data-flow');
+    await node.click();
+    await heading(page, 'app');
+  });
+
+  it('creates a file destination and a route', async () => {
+    const { page } = admin;
+    await nav(page, 'Destinations');
+    await page.getByRole('button', { name: 'New destination' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New destination' });
+    await dialog.getByLabel('Name').fill('files');
+    await dialog.getByLabel('Type').selectOption('file');
+    await dialog.getByLabel('Organization').selectOption({ label: 'Acme' });
+    await dialog.getByLabel('path (required)').fill('app');
+    await accessible(admin, 'destinations-new');
+    await dialog.getByRole('button', { name: 'Create destination' }).click();
+    await heading(page, 'files');
+    ids.destination = page.url().split('/').pop();
+
+    await nav(page, 'Routes');
+    await page.getByRole('button', { name: 'New route' }).click();
+    const form = page.getByRole('dialog', { name: 'New route' });
+    await form.getByLabel('Name').fill('everything');
+    await form.getByLabel('files (file)').check();
+    // The condition editor checks as you type: an unknown OCSF field is refused with its detail.
+    const condition = form.getByLabel('Condition');
+    await condition.fill('{"field": "actor.usr.name", "op": "eq", "value": "alice"}');
+    await expect.poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 }).toContain('actor.user.name');
+    await condition.fill('{"field": "actor.user.name", "op": "eq", "value": "alice"}');
+    await expect.poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 }).toBe('Condition accepted.');
+    await condition.fill('');
+    await accessible(admin, 'routes-new');
+    await form.getByRole('button', { name: 'Create route' }).click();
+    await page.getByRole('list', { name: 'Routes in order' }).getByText('everything').waitFor();
+    await accessible(admin, 'routes');
+  });
+
+  it('fixes a quarantined stream with the mapping editor\'s dry run, publishes and reprocesses, then delivers', async () => {
+    const { page } = admin;
+    await nav(page, 'Quarantine');
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'no mapping' }).count()).toBe(3);
+    await accessible(admin, 'quarantine');
+
+    await nav(page, 'Mappings');
+    await page.getByRole('link', { name: 'custom / app' }).click();
+    await heading(page, 'Mapping: custom / app');
+    ids.mapping = page.url().split('/').pop();
+    const editor = page.getByLabel('Mapping document (JSON)');
+    const validation = page.getByTestId('validation');
+    await editor.fill('{ "product": ');
+    await expect.poll(() => validation.textContent()).toContain('JSON:');
+    await editor.fill(JSON.stringify(DRAFT, null, 2));
+    await expect.poll(() => validation.textContent(), { timeout: 10_000 }).toContain('3 would be quarantined');
+    await page.getByText('authentication needs at least one of service, dst_endpoint').first().waitFor();
+    await editor.fill(JSON.stringify(FIXED, null, 2));
+    await expect.poll(() => validation.textContent(), { timeout: 10_000 }).toContain('Valid: 3 of 3 samples map cleanly');
+    await page.getByRole('article', { name: 'Sample 1' }).getByLabel('Sample 1 OCSF output').getByText('"service"').waitFor();
+    await accessible(admin, 'mapping-editor');
+    await page.getByLabel('Comment').fill('logins');
+    await page.getByRole('button', { name: 'Publish' }).click();
+    await page.getByText('Published v1').waitFor();
+
+    await nav(page, 'Quarantine');
+    await page.getByRole('button', { name: 'Reprocess all matching' }).click();
+    await page.getByText('Reprocessed 3 of 3.').waitFor();
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'no mapping' }).count()).toBe(0);
+
+    await page.goto(`${weir.url}/destinations/${ids.destination}`);
+    await heading(page, 'files');
+    await expect.poll(async () => (await page.reload(), await page.getByRole('heading', { name: 'Last 24 hours' }).locator('..').textContent()), { timeout: 20_000, interval: 500 }).toContain('Delivered 3');
+    await accessible(admin, 'destination-detail');
+
+    const dir = path.join(weir.sinkRoot, 'org-1', 'app');
+    const lines = readdirSync(dir).flatMap((f) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean));
+    expect(lines.map((l) => (JSON.parse(l) as { user: { name: string } }).user.name).sort()).toEqual(['alice', 'bob', 'carol']);
+    // The live tap: what the destination receives from now on, masked, as it arrives.
+    await page.getByRole('button', { name: 'Watch for 60 s' }).click();
+    await page.getByRole('button', { name: 'Stop' }).waitFor();
+    const tap = page.getByTestId('tap');
+    await expect.poll(async () => (await push('app', [{ user: 'dave', action: 'login', ts: '2026-11-26T10:09:00Z' }]), await tap.textContent()), { timeout: 20_000, interval: 1_000 }).toContain('"service":{"name":"app"}');
+    expect(await tap.textContent()).not.toContain('dave');
+    await shot(page, 'destination-tap');
+    await page.getByRole('button', { name: 'Stop' }).click();
+  });
+
+  it('offers a viewer no write action', async () => {
+    const { page } = admin;
+    await nav(page, 'Users');
+    await page.getByRole('button', { name: 'New user' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New user' });
+    await dialog.getByLabel('Username').fill(VIEWER.username);
+    await dialog.getByLabel('E-mail').fill(VIEWER.email);
+    await dialog.getByLabel('Password').fill(VIEWER.password);
+    await dialog.getByLabel('Role').selectOption('viewer');
+    await dialog.getByLabel('Organization').selectOption({ label: 'Acme' });
+    await dialog.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('cell', { name: VIEWER.username, exact: true }).waitFor();
+    await accessible(admin, 'users');
+
+    const viewer = await openPage(browser, { colorScheme: 'dark' });
+    const v = viewer.page;
+    await signIn(v, VIEWER);
+    const navigation = v.getByRole('navigation', { name: 'Console' });
+    for (const hidden of ['Quarantine', 'Enrichment', 'Users', 'Service accounts', 'Audit trail', 'Identity', 'E-mail', 'Configuration']) {
+      expect(await navigation.getByRole('link', { name: hidden, exact: true }).count(), hidden).toBe(0);
+    }
+    const writes = /^(New integration|New ingestion token|Test connection|Test|Reset cursor|Start backfill|Publish|Roll back.*|Edit|New route|Move .*|Try the saved routes|New destination|Rotate credential|Revoke credential|Reprocess.*|Watch for 60 s|Mark mapped.*|Ignore.*|Create organization|Deactivate.*|Activate)$/;
+    const screens: [string, string | RegExp, string][] = [
+      ['Dashboard', 'Dashboard', ''],
+      ['Data flow', 'Data flow', ''],
+      ['Integrations', 'Integrations', `/integrations/${ids.integration}`],
+      ['Drift', 'Drift', ''],
+      ['Mappings', 'Mappings', `/mappings/${ids.mapping}`],
+      ['Routes', 'Routes', ''],
+      ['Destinations', 'Destinations', `/destinations/${ids.destination}`],
+      ['Organizations', 'Organizations', ''],
+    ];
+    for (const [link, title, detail] of screens) {
+      await nav(v, link, title);
+      for (const where of detail ? ['', detail] : ['']) {
+        if (where) {
+          await v.goto(`${weir.url}${where}`);
+          await v.getByRole('heading', { level: 1 }).waitFor();
+          await v.waitForLoadState('networkidle');
+        }
+        const names = await v.getByRole('button').allInnerTexts();
+        expect(names.filter((n) => writes.test(n.trim())), `write actions offered to a viewer on ${link} ${where}`).toEqual([]);
+      }
+    }
+    await v.goto(`${weir.url}/mappings/${ids.mapping}`);
+    expect(await v.getByLabel('Mapping document (JSON)').getAttribute('readonly')).toBe('');
+    await accessible(viewer, 'viewer-mapping-dark');
+    await v.goto(`${weir.url}/`);
+    await heading(v, 'Dashboard');
+    await accessible(viewer, 'viewer-dashboard-dark');
+    await v.context().close();
+  });
+
+  it('passes axe on every other screen', async () => {
+    const { page } = admin;
+    for (const [link, title, name] of [
+      ['Drift', 'Drift', 'drift'],
+      ['Mappings', 'Mappings', 'mappings'],
+      ['Enrichment', 'Enrichment', 'enrichment'],
+      ['Integrations', 'Integrations', 'integrations'],
+      ['Destinations', 'Destinations', 'destinations'],
+      ['Organizations', 'Organizations', 'organizations'],
+      ['Service accounts', 'Service accounts', 'service-accounts'],
+      ['Audit trail', 'Audit trail', 'audit-trail'],
+      ['License', 'License', 'license'],
+      ['Identity', 'Identity (single sign-on)', 'identity'],
+      ['E-mail', 'E-mail', 'email'],
+      ['Configuration', 'Configuration export and import', 'configuration'],
+    ] as const) {
+      await nav(page, link, title);
+      await page.waitForLoadState('networkidle');
+      await accessible(admin, name);
+    }
+    for (const tab of ['Sources', 'Policies']) {
+      await nav(page, 'Enrichment');
+      await page.getByRole('tab', { name: tab }).click();
+      await page.waitForLoadState('networkidle');
+      await accessible(admin, `enrichment-${tab.toLowerCase()}`);
+    }
+    // The check is not vacuous: an unlabelled field is reported.
+    await page.evaluate(`document.querySelector('main').insertAdjacentHTML('beforeend', '<input id="unlabelled">')`);
+    expect((await axe(page)).join()).toMatch(/^label: /);
+    await page.evaluate(`document.getElementById('unlabelled').remove()`);
+  });
+
+  it('offers single sign-on on the sign-in screen once identity is configured', async () => {
+    const { page } = admin;
+    await nav(page, 'Identity', 'Identity (single sign-on)');
+    const form = page.getByRole('form', { name: 'Identity provider' });
+    await form.getByLabel('Single sign-on enabled').check();
+    await form.getByLabel('Issuer URL').fill('https://idp.example.com');
+    await form.getByLabel('Client id').fill('weir-console');
+    await form.getByLabel('Client secret').fill('a client secret');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved.').waitFor();
+    expect(await page.getByLabel('Stored configuration (secrets as set or not)').textContent()).not.toContain('a client secret');
+
+    const visitor = await openPage(browser);
+    await visitor.page.goto(`${weir.url}/routes`);
+    const sso = visitor.page.getByRole('link', { name: 'Sign in with single sign-on' });
+    await sso.waitFor();
+    expect(await sso.getAttribute('href')).toBe('/api/auth/sso/login?return_to=%2Froutes');
+    await accessible(visitor, 'sign-in-with-sso');
+    await visitor.page.context().close();
+  });
+});
