@@ -159,6 +159,8 @@ export interface SearchConfig {
   concurrency: number;
   /** Base URL of the console and API as users reach it, for links in e-mails (none: no links). */
   publicUrl: string | undefined;
+  /** Least time between two detection e-mails to one organization. */
+  detectionNotifyMs: number;
 }
 
 /** Sending e-mail (docs/email.md): the queue's retries and the SMTP timeouts. */
@@ -268,6 +270,7 @@ function search(env: Env): SearchConfig {
     statementTimeoutMs: int(env, 'WEIR_SEARCH_STATEMENT_TIMEOUT_MS', 60_000, 100, 3_600_000),
     concurrency: int(env, 'WEIR_SEARCH_CONCURRENCY', 2, 1, 64),
     publicUrl: url(env, 'WEIR_PUBLIC_URL', ['http:', 'https:']),
+    detectionNotifyMs: int(env, 'WEIR_DETECTION_NOTIFY_MINUTES', 15, 1, 1440) * 60_000,
   });
 }
 

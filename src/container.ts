@@ -42,6 +42,8 @@ import type { EmailNotifier } from './modules/email/jobs.js';
 import { wireRouting } from './modules/routing/index.js';
 import { wireSso } from './modules/identity/index.js';
 import { wireEventStore, wireSearch } from './modules/search/index.js';
+import { wireDetections } from './modules/detections/index.js';
+import { packageVersion } from './platform/version.js';
 import { createLiveQueries } from './modules/search/live.js';
 import { wireServiceAccounts } from './modules/service-accounts/index.js';
 import { wireTokens } from './modules/tokens/index.js';
@@ -251,6 +253,20 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     dataDeletion: organizations.dataDeletion,
     samples: (organizationId, limit) => recentEvents(organizationId, limit),
   });
+  const email = wireEmail({
+    db: database.db, clock, logger, queue, audit: audit.service, config: config.email, dataDeletion: organizations.dataDeletion,
+    cipher: createCredentialCipher(keys.key('credentials'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')), 'smtp'),
+    net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
+  });
+  await email.resealPassword().catch((err: unknown) => logger.warn({ err }, 'the SMTP password could not be re-encrypted under the current key'));
+  const detections = wireDetections({
+    db: database.db, clock, logger, queue, email: email.notifier, refreshMs: config.normalize.mappingRefreshMs, notifyIntervalMs: config.search.detectionNotifyMs,
+    publicUrl: config.search.publicUrl, weirVersion: packageVersion(), cases: caseManagement.service, dataDeletion: organizations.dataDeletion,
+    organization: async (id) => {
+      const org = await organizations.service.get({ global: true, organizationIds: [] }, id).catch(() => undefined);
+      return org ? { id: org.id, name: org.name, case_customer_id: org.case_customer_id ?? null } : undefined;
+    },
+  });
   const normalization = wireNormalization({
     ...plane,
     mappingRefreshMs: config.normalize.mappingRefreshMs,
@@ -261,6 +277,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     // The pass runs where batches are consumed; the api role (quarantine reprocessing) runs it inline.
     passThreads: role === 'all' || role === 'worker' ? (config.normalize.passThreads ?? (role === 'all' ? defaultPassThreads() : 0)) : 0,
     enrichment: enrichment.pass,
+    detection: detections.pass,
   });
   recentEvents = (organizationId, limit) => normalization.service.recentEvents(organizationId, limit);
   const quarantine = wireQuarantine({ db: database.db, clock, reprocessor: normalization.service });
@@ -275,14 +292,8 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   });
   const integrationOps = wireIntegrationOperations({ db: database.db, clock, integrations: integrations.service, platforms: integrations.platforms, connectorFor, runtime: connectorRuntime, editions: licenses.editions });
   const providers = wireProviders({ connectors: allConnectors, platformOf: (name) => integrations.platforms.get(name), runtime: connectorRuntime, clock, maxRetryWaitMs: config.collection.maxRetryWaitMs });
-  const email = wireEmail({
-    db: database.db, clock, logger, queue, audit: audit.service, config: config.email, dataDeletion: organizations.dataDeletion,
-    cipher: createCredentialCipher(keys.key('credentials'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')), 'smtp'),
-    net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
-  });
-  await email.resealPassword().catch((err: unknown) => logger.warn({ err }, 'the SMTP password could not be re-encrypted under the current key'));
   const search = wireSearch({
-    db: database.db, clock, logger, queue, config: config.search, events: eventStore.events, email: email.notifier,
+    db: database.db, clock, logger, queue, config: config.search, events: eventStore.events, email: email.notifier, alerts: detections.alerts,
     dataDeletion: organizations.dataDeletion, organizations: organizations.service, destinations: destinations.service, routes: routing.service, outbox: delivery.outbox,
     live: createLiveQueries({
       requireEnterprise: (feature) => licenses.editions.requireEnterprise(feature),
@@ -329,10 +340,10 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     authenticator: internal.authenticator,
     processes: processes.service,
     email: email.notifier,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, email.routes, configBundle.routes, sso.routes, dashboard.routes, caseManagement.routes, search.routes],
-    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs, ...email.jobs, ...sso.jobs, ...search.jobs],
+    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, email.routes, configBundle.routes, sso.routes, dashboard.routes, caseManagement.routes, search.routes, detections.routes],
+    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs, ...email.jobs, ...sso.jobs, ...search.jobs, ...detections.jobs],
     loops: [...delivery.loops],
-    beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks, ...enrichment.beatTasks, ...search.beatTasks],
+    beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks, ...enrichment.beatTasks, ...search.beatTasks, ...detections.beatTasks],
     async close() {
       // Consumers first (they finish in-flight work), then what they write to.
       clearInterval(lastUseFlush);

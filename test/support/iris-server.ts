@@ -8,6 +8,9 @@
 //   POST /manage/customers/add     -> body {customer_name, customer_description?, customer_sla?, custom_attributes?};
 //                                     data: the customer; a blank or taken name (case-insensitive) is 400 with
 //                                     data {customer_name: [reason]}
+//   POST /manage/cases/add         -> body {case_soc_id, case_customer (a customer id), case_name, case_description,
+//                                     custom_attributes?}; data: the case {case_id, case_uuid, case_name, ...};
+//                                     a missing field or an unknown customer is 400 with data {field: [reason]}
 // Switches for the tests: down() answers 503 to everything, hang() never answers.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -29,6 +32,8 @@ export interface IrisSimulator {
   /** Authorization headers received, to check what was sent. */
   readonly authorizations: string[];
   addCustomer(name: string): IrisCustomer;
+  /** Cases added through the API. */
+  readonly cases: { case_id: number; case_uuid: string; case_name: string; case_description: string; case_customer: number; case_soc_id: string }[];
   down(on?: boolean): void;
   hang(on?: boolean): void;
   close(): Promise<void>;
@@ -39,6 +44,7 @@ export const IRIS_VERSION = 'v2.4.20';
 export async function startIrisSimulator(options: { apiKey?: string } = {}): Promise<IrisSimulator> {
   const apiKey = options.apiKey ?? `iris-${randomUUID()}`;
   const customers: IrisCustomer[] = [];
+  const cases: IrisSimulator['cases'][number][] = [];
   const requests: string[] = [];
   const authorizations: string[] = [];
   let nextId = 1;
@@ -82,6 +88,17 @@ export async function startIrisSimulator(options: { apiKey?: string } = {}): Pro
         const c = customers.find((x) => x.customer_id === Number(one[1]));
         return c ? ok(res, c) : error(res, 'Invalid Customer ID');
       }
+      if (req.method === 'POST' && path === '/manage/cases/add') {
+        if (!String(req.headers['content-type'] ?? '').includes('application/json')) return error(res, 'Invalid request');
+        const b = ((await body(req)) ?? {}) as Record<string, unknown>;
+        const problems: Record<string, string[]> = {};
+        for (const f of ['case_soc_id', 'case_name', 'case_description']) if (typeof b[f] !== 'string' || !(b[f] as string).trim()) problems[f] = ['Missing data for required field.'];
+        if (!customers.some((c) => c.customer_id === b.case_customer)) problems.case_customer = ['Invalid customer ID'];
+        if (Object.keys(problems).length) return error(res, 'Data error', problems);
+        const made = { case_id: cases.length + 1, case_uuid: randomUUID(), case_name: `#${cases.length + 1} - ${String(b.case_name)}`, case_description: String(b.case_description), case_customer: b.case_customer as number, case_soc_id: String(b.case_soc_id) };
+        cases.push(made);
+        return ok(res, made, 'Case created');
+      }
       if (req.method === 'POST' && path === '/manage/customers/add') {
         if (!String(req.headers['content-type'] ?? '').includes('application/json')) return error(res, 'Invalid request');
         const b = (await body(req)) as { customer_name?: unknown; customer_description?: unknown } | undefined;
@@ -102,6 +119,7 @@ export async function startIrisSimulator(options: { apiKey?: string } = {}): Pro
     url: `http://127.0.0.1:${port}`,
     apiKey,
     customers,
+    cases,
     requests,
     authorizations,
     addCustomer: (name) => add(name),

@@ -131,6 +131,23 @@ export function createIrisClient(options: CaseClientOptions) {
       }
       return created;
     },
+
+    /** POST /manage/cases/add: a case for the customer; its id. */
+    async addCase(input: { customerId: string; name: string; description: string; socId: string }): Promise<{ id: string }> {
+      const { status, envelope } = await call(
+        'POST',
+        '/manage/cases/add',
+        { case_soc_id: input.socId, case_customer: Number(input.customerId), case_name: input.name, case_description: input.description, custom_attributes: {} },
+        [400],
+      );
+      const data = (envelope.data ?? {}) as Record<string, unknown>;
+      const id = data.case_id;
+      if (status === 400 || !success(envelope) || (typeof id !== 'number' && typeof id !== 'string')) {
+        const reason = typeof envelope.message === 'string' && envelope.message ? envelope.message.slice(0, 200) : `HTTP ${status}`;
+        throw new CaseSystemError(`${host}: IRIS refused to add the case: ${reason}`);
+      }
+      return { id: String(id) };
+    },
   };
 }
 

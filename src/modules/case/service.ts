@@ -112,6 +112,22 @@ export function createCaseService(deps: CaseDeps) {
         return unavailable(err);
       }
     },
+
+    /**
+     * Opens a case for the organization's customer (resolved as resolveCustomer does); the case id
+     * and the customer. undefined when case management is not configured.
+     */
+    async openCase(org: { id: number; name: string; case_customer_id: string | null }, input: { name: string; description: string; socId: string }): Promise<{ case_id: string; customer: IrisCustomer } | undefined> {
+      if (!client) return undefined;
+      const resolved = await this.resolveCustomer(org);
+      if (!resolved) return undefined;
+      try {
+        const made = await client.addCase({ customerId: resolved.customer.id, ...input });
+        return { case_id: made.id, customer: resolved.customer };
+      } catch (err) {
+        return unavailable(err);
+      }
+    },
   };
 }
 

@@ -97,7 +97,7 @@ describe('GET /api/dashboard/summary', () => {
       destinations: { total: 1, by_health: { healthy: 1, degraded: 0, unhealthy: 0, idle: 0 } },
       integrations: { total: 2, by_collection_state: { push: 1, never_run: 0 } },
       quarantine: { open: 5 },
-      detections: { open: 0, available: false },
+      detections: { open: 0, available: true },
       license: { edition: 'community', status: 'community' },
     });
     // The okta integration is pushed to, not collected (config.collect is off): not_collecting.

@@ -78,7 +78,7 @@ export const DashboardSummary = Type.Object({
   drift: Type.Object({ open: Count('New fields not mapped or ignored yet') }),
   quarantine: Type.Object({ open: Count('Events still quarantined') }),
   detections: Type.Object(
-    { open: Count(), available: Type.Boolean({ description: 'false: this version has no detections; open is 0 for that reason' }) },
+    { open: Count('Detections new or in progress'), available: Type.Boolean({ description: 'Always true since detections exist (kept for clients of earlier versions)' }) },
   ),
   license: Type.Object({
     edition: Type.Union([Type.Literal('community'), Type.Literal('enterprise')]),

@@ -161,7 +161,7 @@ export function createDashboardService(deps: DashboardDeps) {
         integrations: { total: integrationTotal, by_collection_state: integrationCounts },
         drift: { open: open.drift },
         quarantine: { open: open.quarantine },
-        detections: { open: 0, available: false },
+        detections: { open: open.detections, available: true },
         license: {
           edition: edition.edition,
           status: edition.status,

@@ -226,13 +226,14 @@ export function createDashboardStore(db: Kysely<DB>) {
     },
 
     /** New drift fields and events still quarantined. */
-    async openWork(scope: Scope): Promise<{ drift: number; quarantine: number }> {
+    async openWork(scope: Scope): Promise<{ drift: number; quarantine: number; detections: number }> {
       const { rows } = await sql<Record<string, string>>`
         select
           (select count(*) from drift_fields where status = 'new' and ${scoped(scope, 'drift_fields.organization_id')})::bigint as drift,
-          (select count(*) from quarantine_events where status = 'quarantined' and ${scoped(scope, 'quarantine_events.organization_id')})::bigint as quarantine`.execute(q());
+          (select count(*) from quarantine_events where status = 'quarantined' and ${scoped(scope, 'quarantine_events.organization_id')})::bigint as quarantine,
+          (select count(*) from detections where status in ('new', 'in_progress') and ${scoped(scope, 'detections.organization_id')})::bigint as detections`.execute(q());
       const r = rows[0] ?? {};
-      return { drift: n(r.drift), quarantine: n(r.quarantine) };
+      return { drift: n(r.drift), quarantine: n(r.quarantine), detections: n(r.detections) };
     },
   };
 }

@@ -13,12 +13,12 @@ import type { OrgDataStep } from '../organizations/jobs.js';
 import { createAggregates } from './aggregates.js';
 import { housekeeping, housekeepingJobs, housekeepingTasks, normalizeJobs } from './jobs.js';
 import { createMappingRegistry } from './registry.js';
-import { createNormalizationService, type PassEnrichment, type PassRouting } from './service.js';
+import { createNormalizationService, type PassDetection, type PassEnrichment, type PassRouting } from './service.js';
 import { inlinePassRunner } from '../../pipeline/pass/inline.js';
 import { createPassPool } from '../../pipeline/pass/pool.js';
 import { createNormalizationStore, ORG_TABLES } from './store.js';
 
-export type { NormalizationService, PassEnrichment, PassRouting, ReprocessItem, ReprocessOutcome } from './service.js';
+export type { NormalizationService, PassDetection, PassEnrichment, PassRouting, ReprocessItem, ReprocessOutcome } from './service.js';
 
 export interface NormalizationWiring {
   db: Kysely<DB>;
@@ -43,6 +43,8 @@ export interface NormalizationWiring {
   passThreads?: number;
   /** Enrichment in the pass (the enrichment module's pass). */
   enrichment?: PassEnrichment;
+  /** Detection rules in the pass (the detections module). */
+  detection?: PassDetection;
 }
 
 const DELETE_CHUNK = 10_000;
@@ -77,6 +79,7 @@ export function wireNormalization(deps: NormalizationWiring) {
     dedupWindowMs: deps.dedupWindowMs,
     ...(deps.capture ? { capture: deps.capture } : {}),
     ...(deps.enrichment ? { enrichment: deps.enrichment } : {}),
+    ...(deps.detection ? { detection: deps.detection } : {}),
   });
 
   // An organization's data goes with it; bounded deletes so no statement holds a huge transaction.

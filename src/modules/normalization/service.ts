@@ -13,6 +13,9 @@ import type { PassJob, PassResult, PassRunner, PassStage } from '../../pipeline/
 import type { EnrichmentJob } from '../../pipeline/enrich/live.js';
 import type { PolicyCounters } from '../../pipeline/enrich/policy.js';
 import type { LiveMapping } from './registry.js';
+import type { DetectionJob, DetectOutput } from '../../pipeline/detect/evaluate.js';
+import type { NormalizedRecord } from '../../pipeline/envelope.js';
+import { buildRoutingWrite, encodeDeliveries } from '../../pipeline/delivery/router.js';
 import type { Aggregates } from './aggregates.js';
 import type { MappingRegistry } from './registry.js';
 import type { NormalizationStore } from './store.js';
@@ -77,6 +80,26 @@ export interface NormalizationDeps {
   capture?: { record(batch: IngestBatch): Promise<void> };
   /** Enrichment (the enrichment module's pass): the live policies, the live series, background lookups. */
   enrichment?: PassEnrichment;
+  /** Detection (the detections module): the live rules, and settling what the pass found. */
+  detection?: PassDetection;
+}
+
+/** The batch a detection output came from. */
+export interface DetectedBatch {
+  id: string;
+  organization_id: number;
+  integration_id: number;
+  stream: string;
+}
+
+/** What the pass needs of detection (the detections module). */
+export interface PassDetection {
+  job(organizationId: number): Promise<DetectionJob | undefined>;
+  /**
+   * Settles what the pass found in the open transaction (windows, suppressions, detections);
+   * events it makes (findings) go to `emit`, which routes and counts them in the same transaction.
+   */
+  record(batch: DetectedBatch, detect: DetectOutput, job: DetectionJob | undefined, at: Date, emit: (batch: DetectedBatch, records: NormalizedRecord[], at: Date) => Promise<void>): Promise<unknown>;
 }
 
 /** What the pass needs of enrichment (the enrichment module's pass). */
@@ -151,9 +174,10 @@ export function createNormalizationService(deps: NormalizationDeps) {
   }
 
   /** Runs the pass; a route naming a destination created a moment ago gets a fresh snapshot and a second run. */
-  async function pass(batch: IngestBatch, mapping: LiveMapping | undefined, receivedAt?: readonly string[]): Promise<PassResult> {
+  async function pass(batch: IngestBatch, mapping: LiveMapping | undefined, receivedAt?: readonly string[]): Promise<PassResult & { detection?: DetectionJob }> {
     const routes = await deps.routing.routes(batch.organization_id);
     const enrichment = await deps.enrichment?.job(batch.organization_id);
+    const detection = await deps.detection?.job(batch.organization_id);
     const job = (destinations: ReadonlyMap<string, RoutableDestination>): PassJob => ({
       batch,
       mapping,
@@ -163,11 +187,36 @@ export function createNormalizationService(deps: NormalizationDeps) {
       destinations,
       lineage: deps.routing.lineage,
       ...(enrichment ? { enrichment } : {}),
+      ...(detection ? { detection } : {}),
     });
     let result = await deps.runPass(job(await deps.routing.destinations(false)));
     if (result.missing) result = await deps.runPass(job(await deps.routing.destinations(true)));
     if (result.wanted && deps.enrichment) deps.enrichment.wanted(result.wanted);
-    return result;
+    return detection ? { ...result, detection } : result;
+  }
+
+  /**
+   * Routes events Weir made from a batch (detection findings) and counts them in as events of
+   * their own stream, in the open transaction: the ledger balances with them.
+   */
+  async function emit(ref: DetectedBatch, records: NormalizedRecord[], at: Date): Promise<void> {
+    if (records.length === 0) return;
+    const routes = (await deps.routing.routes(ref.organization_id)).compiled();
+    const texts = records.map((r) => JSON.stringify(r.ocsf));
+    const plan = routes.plan(records, texts);
+    let destinations = await deps.routing.destinations(false);
+    if ([...plan.copies.keys()].some((id) => !destinations.has(id))) destinations = await deps.routing.destinations(true);
+    const write = buildRoutingWrite({ id: newId(), organization_id: ref.organization_id, integration_id: ref.integration_id, stream: ref.stream }, records, plan, destinations, deps.routing.lineage);
+    await encodeDeliveries(write);
+    await deps.routing.prepare?.(write);
+    const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
+    await store.addCounters({ organization_id: ref.organization_id, integration_id: ref.integration_id, stream: ref.stream, at, events_in: records.length, bytes_in: bytes, duplicates: 0, normalized: records.length, flagged: 0, quarantined: 0, last_event_at: at });
+    await deps.routing.write(write, at);
+  }
+
+  /** Detection's part of a batch's transaction. */
+  async function settleDetections(batch: DetectedBatch, out: PassResult & { detection?: DetectionJob }, at: Date): Promise<void> {
+    if (out.detect && deps.detection) await deps.detection.record(batch, out.detect, out.detection, at, emit);
   }
 
   async function normalize(received: IngestBatch): Promise<BatchOutcome> {
@@ -184,7 +233,8 @@ export function createNormalizationService(deps: NormalizationDeps) {
         logger.warn({ err, organization_id: batch.organization_id, platform: batch.platform, stream: batch.stream }, 'could not create a mapping definition for a new stream');
       });
     }
-    const { stage: result, write } = await pass(batch, mapping);
+    const passed = await pass(batch, mapping);
+    const { stage: result, write } = passed;
     const now = clock.now();
     const quarantined = result.quarantined.length;
 
@@ -230,6 +280,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
       });
       await deps.routing.write(write, now);
       if (result.enrichment && deps.enrichment) await deps.enrichment.record(batch.organization_id, result.enrichment, now);
+      await settleDetections(batch, passed, now);
       return true;
     });
     if (!stored) {
@@ -282,7 +333,8 @@ export function createNormalizationService(deps: NormalizationDeps) {
         bytes: 0,
       };
       const { mapping } = registry.resolve(batch.organization_id, platform, batch.stream);
-      const { stage: result, write } = await pass(batch, mapping, group.map((i) => i.received_at.toISOString()));
+      const passed = await pass(batch, mapping, group.map((i) => i.received_at.toISOString()));
+      const { stage: result, write } = passed;
       const failed = new Set<number>();
       for (const q of result.quarantined) {
         failed.add(q.index);
@@ -317,6 +369,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
         });
         await deps.routing.write(write, now);
         if (result.enrichment && deps.enrichment) await deps.enrichment.record(batch.organization_id, result.enrichment, now);
+        await settleDetections(batch, passed, now);
       });
       await deps.afterCommit(async () => {
         aggregates.recordCompliance(batch.organization_id, batch.integration_id, result.compliance, now);

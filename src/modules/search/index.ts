@@ -26,7 +26,7 @@ import { createRetention } from './retention.js';
 import { searchRoutes } from './routes.js';
 import { createRunner } from './runner.js';
 import { createRunsService, RUN_JOB, SEARCH_QUEUE } from './runs.js';
-import { createSchedulesService } from './schedules.js';
+import { createSchedulesService, type AlertSink } from './schedules.js';
 import { createSearchStore } from './store.js';
 import { createStoreQueries } from './store-query.js';
 
@@ -59,6 +59,8 @@ export interface SearchDeps {
   routes: { create(actor: Actor, input: { name: string; description?: string; organization_id?: number; destination_ids: string[]; final?: boolean; position?: number; comment?: string }): Promise<{ id: string }> };
   outbox: Pick<ReplayPorts, 'write' | 'wake'>;
   live: LiveQueries;
+  /** Schedules' alerts become detections (the detections module). */
+  alerts?: AlertSink;
 }
 
 export function wireSearch(deps: SearchDeps) {
@@ -75,7 +77,7 @@ export function wireSearch(deps: SearchDeps) {
   const enqueueReplay = (id: string) => enqueueAfterCommit(() => queue.enqueue(SEARCH_QUEUE, REPLAY_JOB, { replay_id: id }, { jobId: `${REPLAY_JOB}-${id}`, attempts: 5 }));
   const checkLive = (actor: Actor, organizationId: number, input: QueryInput) => deps.live.check(actor, organizationId, input);
 
-  const schedules = createSchedulesService({ store, clock, logger, email: deps.email, maxRows: config.maxRows, publicUrl: config.publicUrl, enqueue: enqueueRun, transaction });
+  const schedules = createSchedulesService({ ...(deps.alerts ? { alerts: deps.alerts } : {}), store, clock, logger, email: deps.email, maxRows: config.maxRows, publicUrl: config.publicUrl, enqueue: enqueueRun, transaction });
   const runner = createRunner({ store, queries, clock, logger, config, live: deps.live, finished: schedules.finished });
   const runs = createRunsService({
     store,

@@ -29,8 +29,10 @@ export interface NotifySettings {
   email?: boolean;
   /** Attach the CSV (default true; linked instead when over 5 MB). */
   attach_csv?: boolean;
-  /** On the number of matching events: send only when it holds (default: always). */
+  /** On the number of matching events: send (and alert) only when it holds (default: always). */
   condition?: ScheduleCondition | null;
+  /** Also raise a detection when the condition holds, with the run's result attached. */
+  alert?: { severity_id: number; title?: string; description?: string; mitre?: { tactics?: string[]; techniques?: string[] } } | null;
 }
 
 export interface ScheduleBody {
@@ -89,7 +91,13 @@ export function scheduleOut(r: ScheduleRow) {
   };
 }
 
+/** Where a schedule's alerts go (the detections module). */
+export interface AlertSink {
+  raise(a: { organization_id: number; schedule: { id: string; name: string }; alert: NonNullable<NotifySettings['alert']>; run: { id: string; matched: number; event_ids: string[]; from: Date; to: Date }; query: unknown }): Promise<string | undefined>;
+}
+
 export interface SchedulesDeps {
+  alerts?: AlertSink;
   store: SearchStore;
   clock: Clock;
   logger: Logger;
@@ -125,6 +133,8 @@ export function createSchedulesService(deps: SchedulesDeps) {
     }
     const c = body.notify?.condition;
     if (c && !Number.isFinite(c.value)) throw invalid('body/notify/condition/value', 'must be a number');
+    const a = body.notify?.alert;
+    if (a && !(Number.isInteger(a.severity_id) && a.severity_id >= 1 && a.severity_id <= 6)) throw invalid('body/notify/alert/severity_id', 'must be an OCSF severity_id from 1 to 6');
   }
 
   /** The e-mail of a completed scheduled run, when its condition holds; what happened, recorded on the run. */
@@ -240,6 +250,19 @@ export function createSchedulesService(deps: SchedulesDeps) {
       const schedule = await store.getSchedule({ global: true, organizationIds: [] }, run.schedule_id);
       if (!schedule) return;
       const notified = await notify(run, schedule);
+      const alert = (schedule.notify as NotifySettings).alert;
+      if (alert && deps.alerts && conditionHolds((schedule.notify as NotifySettings).condition, Number(run.matched ?? 0))) {
+        const rows = run.result ? (JSON.parse(await decodeRecords(run.result)) as { rows: { event_id: string }[] }).rows : [];
+        const q = run.query as QueryInput;
+        const detection = await deps.alerts.raise({
+          organization_id: schedule.organization_id,
+          schedule: { id: schedule.id, name: schedule.name },
+          alert,
+          run: { id: run.id, matched: Number(run.matched ?? 0), event_ids: rows.map((r) => r.event_id), from: new Date(q.time?.from ?? run.created_at), to: new Date(q.time?.to ?? run.created_at) },
+          query: q,
+        });
+        if (detection) notified.detection_id = detection;
+      }
       await store.updateRun(run.id, { notified });
       logger.info({ search_id: run.id, schedule_id: schedule.id, ...notified }, 'scheduled search finished');
     },

@@ -140,6 +140,19 @@ const Notify = Type.Object(
   {
     email: Type.Optional(Type.Boolean({ default: true, description: "E-mail the result to the organization's recipients (only them)" })),
     attach_csv: Type.Optional(Type.Boolean({ default: true, description: 'Attach the CSV (linked instead when over 5 MB)' })),
+    alert: Type.Optional(
+      Nullable(
+        Type.Object(
+          {
+            severity_id: Type.Integer({ minimum: 1, maximum: 6, description: 'OCSF severity_id of the detection' }),
+            title: Type.Optional(Type.String({ maxLength: 300 })),
+            description: Type.Optional(Type.String({ maxLength: 10_000 })),
+            mitre: Type.Optional(Type.Object({ tactics: Type.Optional(Type.Array(Type.String({ maxLength: 20 }), { maxItems: 50 })), techniques: Type.Optional(Type.Array(Type.String({ maxLength: 20 }), { maxItems: 50 })) }, { additionalProperties: false })),
+          },
+          { additionalProperties: false, description: 'Raise a detection (GET /api/detections) when the condition holds, with the run\'s result attached' },
+        ),
+      ),
+    ),
     condition: Type.Optional(
       Nullable(
         Type.Object(

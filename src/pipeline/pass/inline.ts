@@ -4,6 +4,7 @@
 import type { OcsfIssue } from '../../ocsf/types.js';
 import { encodeDeliveries } from '../delivery/router.js';
 import { enrichHook } from '../enrich/live.js';
+import { detectHook } from '../detect/live.js';
 import { runPass, type PassRunner } from './pass.js';
 
 export function inlinePassRunner(validate: (event: Record<string, unknown>) => readonly OcsfIssue[]): PassRunner {
@@ -17,6 +18,7 @@ export function inlinePassRunner(validate: (event: Record<string, unknown>) => r
       destinations: job.destinations,
       lineage: job.lineage,
       enrich: enrichHook(job.batch.organization_id, job.enrichment),
+      detect: detectHook(job.batch.organization_id, job.detection),
     });
     await encodeDeliveries(result.write);
     return result;

@@ -10,12 +10,15 @@ import { normalizeBatch, type OcsfPolicyMode, type StageContext, type StageMappi
 import type { OrgRoutes } from '../delivery/routes-cache.js';
 import type { CompiledRoutes } from '../route/types.js';
 import { drainWanted, type EnrichmentJob } from '../enrich/live.js';
+import type { CompiledDetection, DetectionJob, DetectOutput } from '../detect/evaluate.js';
 
 export interface PassContext extends StageContext {
   routes: CompiledRoutes;
   /** The destinations snapshot: copies for destinations missing from it are not made (see missing). */
   destinations: ReadonlyMap<string, RoutableDestination>;
   lineage: boolean;
+  /** The organization's compiled detection rules, when it has any. */
+  detect?: CompiledDetection;
 }
 
 /** The stage's outcome without its records (they stay in the pass). */
@@ -28,6 +31,8 @@ export interface PassResult {
   missing: boolean;
   /** External enrichment keys the cache could not answer, by source id (fetched after the pass). */
   wanted?: [string, string[]][];
+  /** Detection: rule hits and vendor findings (settled by the main thread in the batch's transaction). */
+  detect?: DetectOutput;
 }
 
 export function runPass(batch: IngestBatch, ctx: PassContext): PassResult {
@@ -37,7 +42,9 @@ export function runPass(batch: IngestBatch, ctx: PassContext): PassResult {
   for (const id of plan.copies.keys()) if (!ctx.destinations.has(id)) missing = true;
   const write = buildRoutingWrite(batch, records, plan, ctx.destinations, ctx.lineage);
   const wanted = ctx.enrich ? drainWanted() : [];
-  return wanted.length > 0 ? { stage, write, missing, wanted } : { stage, write, missing };
+  const detect = ctx.detect?.evaluate(records);
+  const found = detect && (detect.hits.length > 0 || detect.findings.length > 0) ? { detect } : {};
+  return wanted.length > 0 ? { stage, write, missing, wanted, ...found } : { stage, write, missing, ...found };
 }
 
 /** A live mapping version with its document (a pass thread compiles the document for itself). */
@@ -56,6 +63,8 @@ export interface PassJob {
   lineage: boolean;
   /** The organization's live enrichment; absent when it has none. */
   enrichment?: EnrichmentJob;
+  /** The organization's live detection rules; absent when it has none. */
+  detection?: DetectionJob;
 }
 
 /** Runs the pass (inline, or on a worker thread: pool.ts) and returns it with the outbox rows encoded. */

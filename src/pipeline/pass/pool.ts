@@ -9,6 +9,7 @@ import type { RouteSpec } from '../route/types.js';
 import type { IngestBatch } from '../envelope.js';
 import type { OcsfPolicyMode } from '../normalize/stage.js';
 import type { EnrichmentJob } from '../enrich/live.js';
+import type { DetectionJob } from '../detect/evaluate.js';
 import type { PassResult, PassRunner } from './pass.js';
 
 /** What crosses to a thread (structured clone). */
@@ -22,6 +23,8 @@ export interface PassTask {
   lineage: boolean;
   /** Policies and resource refs as they are; table bytes are shared memory (not copied). */
   enrichment?: EnrichmentJob;
+  /** The organization's live detection rules (compiled and cached by the thread per fingerprint). */
+  detection?: DetectionJob;
 }
 
 /** Threads by default for the embedded process: every core but the main thread's, at least one. */
@@ -55,6 +58,7 @@ export function createPassPool(threads: number): { run: PassRunner; close(): Pro
         destinations: [...job.destinations].map(([id, d]) => [id, { organization_id: d.organization_id, enabled: d.enabled, disabled_reason: d.disabled_reason, shadow_destination_id: d.shadow_destination_id, type: d.type }]),
         lineage: job.lineage,
         ...(job.enrichment ? { enrichment: job.enrichment } : {}),
+        ...(job.detection ? { detection: job.detection } : {}),
       }),
     close: () => pool.destroy(),
   };

@@ -9,6 +9,7 @@ import type { CompiledMapping, MappingDocument } from '../normalize/types.js';
 import { compileRoutes } from '../route/compile.js';
 import type { CompiledRoutes } from '../route/types.js';
 import { enrichHook } from '../enrich/live.js';
+import { detectHook } from '../detect/live.js';
 import { runPass, type PassResult } from './pass.js';
 import { encodeDeliveries } from '../delivery/router.js';
 import type { PassTask } from './pool.js';
@@ -54,6 +55,7 @@ export default async function pass(task: PassTask): Promise<PassResult> {
     destinations: new Map(task.destinations),
     lineage: task.lineage,
     enrich: enrichHook(task.batch.organization_id, task.enrichment),
+    detect: detectHook(task.batch.organization_id, task.detection),
   });
   // Stored form of the outbox rows, compressed here (this thread's core), each distinct body once.
   await encodeDeliveries(result.write, encodeLinesSync);

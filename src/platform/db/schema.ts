@@ -600,6 +600,12 @@ export interface DB {
   schedules: SchedulesTable;
   search_runs: SearchRunsTable;
   replays: ReplaysTable;
+  detection_rules: DetectionRulesTable;
+  detection_rule_versions: DetectionRuleVersionsTable;
+  detection_windows: DetectionWindowsTable;
+  detection_suppressions: DetectionSuppressionsTable;
+  detections: DetectionsTable;
+  detection_history: DetectionHistoryTable;
 }
 
 // Collection (0007): collector state, dedup keys, runs, usage, backfill, tenants, checks,
@@ -1033,4 +1039,82 @@ export interface ReplaysTable {
   actor: string;
   created_at: CreatedAt;
   finished_at: Timestamp | null;
+}
+
+// Detections (0016). docs/detections.md.
+export interface DetectionRulesTable {
+  id: string;
+  organization_id: number;
+  name: string;
+  enabled: Generated<boolean>;
+  live_version_id: string | null;
+  created_by: number | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface DetectionRuleVersionsTable {
+  id: string;
+  rule_id: string;
+  version: number;
+  definition: Json<Record<string, unknown>>;
+  comment: Generated<string>;
+  created_by: number | null;
+  created_at: CreatedAt;
+}
+
+export interface DetectionWindowsTable {
+  rule_id: string;
+  group_key: string;
+  window_start: Timestamp;
+  organization_id: number;
+  count: number;
+  event_ids: Json<string[]>;
+  fired_at: Timestamp | null;
+  updated_at: Timestamp;
+}
+
+export interface DetectionSuppressionsTable {
+  rule_id: string;
+  group_key: string;
+  organization_id: number;
+  until: Timestamp;
+}
+
+export interface DetectionsTable {
+  id: string;
+  organization_id: number;
+  source: 'vendor' | 'rule' | 'schedule';
+  uid: string;
+  rule_id: string | null;
+  rule_version: number | null;
+  schedule_id: string | null;
+  search_id: string | null;
+  integration_id: number | null;
+  stream: string | null;
+  title: string;
+  description: Generated<string>;
+  severity_id: number;
+  status: 'new' | 'in_progress' | 'resolved' | 'false_positive' | 'suppressed';
+  assignee_id: number | null;
+  mitre: Json<{ tactics: string[]; techniques: string[] }>;
+  event_ids: Json<string[]>;
+  event_count: number;
+  finding: Json<Record<string, unknown>>;
+  first_seen_at: Timestamp;
+  last_seen_at: Timestamp;
+  notified_at: Timestamp | null;
+  case_id: string | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface DetectionHistoryTable {
+  id: string;
+  detection_id: string;
+  at: Timestamp;
+  actor: string;
+  kind: 'created' | 'updated' | 'status' | 'assignee' | 'comment' | 'case' | 'notified';
+  change: Json<Record<string, unknown>>;
+  comment: string | null;
 }

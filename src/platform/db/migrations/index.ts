@@ -15,6 +15,7 @@ import * as m0012 from './0012_email.js';
 import * as m0013 from './0013_dashboard_day_indexes.js';
 import * as m0014 from './0014_ledger_hours.js';
 import * as m0015 from './0015_event_store.js';
+import * as m0016 from './0016_detections.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0013_dashboard_day_indexes': m0013,
   '0014_ledger_hours': m0014,
   '0015_event_store': m0015,
+  '0016_detections': m0016,
 };
