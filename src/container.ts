@@ -154,6 +154,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     hmacKey: keys.key('ingest-token-hmac'),
     limits: config.ingest,
     jsonMaxDepth: config.jsonMaxDepth,
+    platformTextStreams: (platform) => integrations.platforms.get(platform)?.text_streams,
     telemetry,
     onError: (err, message) => logger.warn({ err }, message),
   });

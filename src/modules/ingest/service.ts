@@ -12,6 +12,7 @@ import { newId } from '../../core/ids.js';
 import type { Scope } from '../../core/scope.js';
 import { NORMALIZE_QUEUE, type AcceptBatch, type IngestBatch } from '../../pipeline/envelope.js';
 import { chunkEvents, isStreamName, parsePushBody, STREAM_NAME_RULE, type ParsedPush, type PushFormatChoice, type PushLineError } from '../../pipeline/sources/push.js';
+import { parseTextBody } from '../../pipeline/sources/text.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import { setAuditTarget } from '../audit/service.js';
 import { InflightBudget, pendingGauge, saturated } from './backpressure.js';
@@ -45,6 +46,8 @@ export interface IngestServiceDeps {
   clock: Clock;
   limits: IngestLimits;
   jsonMaxDepth: number;
+  /** Whether a stream of the token's integration is declared as text (its platform's and its config's text_streams). */
+  isTextStream: (target: PushTarget, stream: string) => boolean;
   meter: Meter;
   /** W3C trace context of the current request for the batch (only when telemetry is on). */
   traceContext?: (() => Record<string, string>) | undefined;
@@ -171,6 +174,12 @@ export function createIngestService(deps: IngestServiceDeps) {
       if (!isStreamName(req.stream)) {
         throw errors.validation(`The stream name ${STREAM_NAME_RULE.pattern}`, { errors: [{ location: 'params/stream', message: STREAM_NAME_RULE.pattern }] });
       }
+      const text = deps.isTextStream(target, req.stream);
+      if (text && req.format !== undefined && req.format !== 'auto') {
+        throw errors.validation(`Stream "${req.stream}" is declared as text (each line is one event): format=${req.format} does not apply; leave format out`, {
+          errors: [{ location: 'querystring/format', message: 'does not apply to a text stream' }],
+        });
+      }
       checkMediaType(req.contentType);
       const encoding = bodyEncoding(req.contentEncoding);
       const waiting = await pending.current();
@@ -185,14 +194,14 @@ export function createIngestService(deps: IngestServiceDeps) {
             detail: 'The body looks like gzip data (it starts with the gzip magic bytes 1f 8b) but Content-Encoding does not say so: send the header Content-Encoding: gzip',
           });
         }
-        const parsed = parsePushBody(body, { maxDepth: deps.jsonMaxDepth, format: req.format ?? 'auto' });
+        const parsed = text ? parseTextBody(body) : parsePushBody(body, { maxDepth: deps.jsonMaxDepth, format: req.format ?? 'auto' });
         if (parsed.format === 'not_a_document') {
           throw new AppError('ingest.no_events_accepted', {
             detail: 'format=json was given but the body is not one JSON document (an object or an array): send one, or use format=ndjson (or no format) for NDJSON',
             details: { accepted: 0, rejected: 0, errors: [], errors_omitted: 0 },
           });
         }
-        if (parsed.format === 'empty') throw errors.invalid('The body is empty: send a JSON object, a JSON array or NDJSON (one object per line)');
+        if (parsed.format === 'empty') throw errors.invalid(text ? `The body is empty: stream "${req.stream}" is text, send one event per line` : 'The body is empty: send a JSON object, a JSON array or NDJSON (one object per line)');
         if (parsed.texts.length === 0) {
           throw new AppError('ingest.no_events_accepted', {
             detail: parsed.errors.length ? `No event was accepted: ${parsed.errors.length} rejected (first, line ${parsed.errors[0]?.line}: ${parsed.errors[0]?.reason})` : 'The body holds no events',
