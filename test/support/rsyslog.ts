@@ -71,7 +71,7 @@ async function hasGtls(): Promise<boolean> {
   return false;
 }
 
-async function freePort(kind: 'tcp' | 'udp'): Promise<number> {
+export async function freePort(kind: 'tcp' | 'udp'): Promise<number> {
   if (kind === 'udp') {
     const s = dgram.createSocket('udp4');
     await new Promise<void>((ok) => s.bind(0, '127.0.0.1', ok));
@@ -86,7 +86,7 @@ async function freePort(kind: 'tcp' | 'udp'): Promise<number> {
   return port;
 }
 
-async function makeCertificates(dir: string): Promise<void> {
+export async function makeCertificates(dir: string): Promise<void> {
   const o = (args: string[]) => run('openssl', args, { cwd: dir });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
   await o(['req', '-x509', ...ec, '-keyout', 'ca-key.pem', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=Weir test CA']);

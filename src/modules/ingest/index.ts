@@ -25,6 +25,7 @@ export function wireIngest(deps: {
   jsonMaxDepth: number;
   /** A platform's own text streams (modules/integrations/platforms.ts). */
   platformTextStreams: (platform: string) => readonly string[] | undefined;
+  syslogListeners: IngestServiceDeps['syslogListeners'];
   telemetry: { enabled: boolean; meter: Meter };
   onError: (err: unknown, message: string) => void;
 }) {
@@ -40,6 +41,7 @@ export function wireIngest(deps: {
     clock: deps.clock,
     limits: deps.limits,
     jsonMaxDepth: deps.jsonMaxDepth,
+    syslogListeners: deps.syslogListeners,
     isTextStream: (target, stream) => textStreamsOf({ text_streams: deps.platformTextStreams(target.platform) ?? [] }, target.textStreams).has(stream),
     meter: deps.telemetry.meter,
     traceContext: deps.telemetry.enabled ? () => injectTraceContext({}) : undefined,

@@ -48,10 +48,27 @@ export interface IngestServiceDeps {
   jsonMaxDepth: number;
   /** Whether a stream of the token's integration is declared as text (its platform's and its config's text_streams). */
   isTextStream: (target: PushTarget, stream: string) => boolean;
+  /** The listeners of a syslog integration as the processes running them last reported (modules/syslog). */
+  syslogListeners?: (integrationId: number) => Promise<SyslogListenerState[]>;
   meter: Meter;
   /** W3C trace context of the current request for the batch (only when telemetry is on). */
   traceContext?: (() => Record<string, string>) | undefined;
   onError: (err: unknown, message: string) => void;
+}
+
+export interface SyslogListenerState {
+  protocol: string;
+  port: number;
+  process: string;
+  state: string;
+  error: string | null;
+  received: number;
+  accepted: number;
+  dropped: number;
+  refused: number;
+  connections: number;
+  started_at: Date;
+  updated_at: Date;
 }
 
 export interface PushRequest {
@@ -257,7 +274,11 @@ export function createIngestService(deps: IngestServiceDeps) {
       const integration = await integrationInScope(scope, integrationId);
       const now = clock.now();
       const since = utcDay(new Date(now.getTime() - (STATS_DAYS - 1) * 86_400_000));
-      const [row, streams] = await Promise.all([store.tokenOf(integrationId), store.streamStats(integrationId, since)]);
+      const [row, streams, listeners] = await Promise.all([
+        store.tokenOf(integrationId),
+        store.streamStats(integrationId, since),
+        integration.platform === 'syslog' && deps.syslogListeners ? deps.syslogListeners(integrationId) : undefined,
+      ]);
       const unwritten = row ? tokens.unwrittenUse(row.token_hash) : undefined;
       const lastUsed = [row?.last_used_at, unwritten].filter((d): d is Date => d instanceof Date).sort((a, b) => b.getTime() - a.getTime())[0];
       const lastEvent = streams.map((s) => s.last_event_at).filter((d): d is Date => d !== null).sort((a, b) => b.getTime() - a.getTime())[0];
@@ -281,6 +302,7 @@ export function createIngestService(deps: IngestServiceDeps) {
           last_event_at: lastEvent ?? null,
           streams,
         },
+        ...(listeners ? { syslog: { listeners } } : {}),
       };
     },
 

@@ -14,6 +14,7 @@ import * as m0011 from './0011_identity_sso.js';
 import * as m0012 from './0012_email.js';
 import * as m0013 from './0013_dashboard_day_indexes.js';
 import * as m0014 from './0014_ledger_hours.js';
+import * as m0020 from './0020_syslog_listeners.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0012_email': m0012,
   '0013_dashboard_day_indexes': m0013,
   '0014_ledger_hours': m0014,
+  '0020_syslog_listeners': m0020,
 };
