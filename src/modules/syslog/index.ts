@@ -77,7 +77,15 @@ export function wireSyslog(deps: SyslogDeps) {
     /** The listeners of an integration as the processes running them last reported. */
     async listenerStates(integrationId: number): Promise<Omit<ListenerStateRow, 'integration_id'>[]> {
       const rows = await store.states(integrationId, new Date(deps.clock.now().getTime() - STATE_FRESH_MS));
-      return rows.map(({ integration_id: _id, ...r }) => r);
+      // One process per host can hold a port: a newer row of the same host is a restarted
+      // process, and the older one (a killed process's last word) is left out.
+      const newest = new Map<string, ListenerStateRow>();
+      for (const r of rows) {
+        const key = `${r.protocol}:${r.port}:${r.process.slice(0, r.process.lastIndexOf(':'))}`;
+        const seen = newest.get(key);
+        if (!seen || seen.updated_at < r.updated_at) newest.set(key, r);
+      }
+      return rows.filter((r) => newest.get(`${r.protocol}:${r.port}:${r.process.slice(0, r.process.lastIndexOf(':'))}`) === r).map(({ integration_id: _id, ...rest }) => rest);
     },
   };
 }
