@@ -203,7 +203,7 @@ function place(event: Fields, path: readonly string[], fields: Fields): void {
     putField(target, key, next, 'replace');
     target = next;
   }
-  for (const key of Object.keys(fields)) putField(target, key, fields[key], 'replace');
+  for (const key in fields) putField(target, key, fields[key], 'replace');
 }
 
 export function compileParseSteps(steps: readonly ParseStep[], problems: MappingProblem[], base = '/parse'): CompiledParse | undefined {

@@ -5,12 +5,25 @@
 //     analyst knows: `System.EventID`, `System.Provider.Name`, `System.TimeCreated.SystemTime`,
 //     and `EventData.<Name>` for each `<Data Name="...">` (unnamed Data elements in a list
 //     `EventData.Data`); `UserData` and `RenderingInfo` as generic.
-// Entities are expanded within bounds (20 declared, 64 KiB expanded) and an entity that names
-// another is not expanded again, so a "billion laughs" document stays its own size.
+// Only XML's predefined entities (&amp; &lt; &gt; &quot; &apos;) and character references are
+// decoded; entities a DOCTYPE declares are never expanded, so no document grows as it is read
+// ("billion laughs"), and the library's own entity pass (slower) is off.
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { ParseError, putField, type Fields } from './errors.js';
 
 export type XmlFormat = 'generic' | 'windows_event';
+
+const PREDEFINED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+const ENTITY = /&(?:#(\d{1,7})|#x([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos));/g;
+
+function codePoint(n: number): string {
+  return n > 0 && n <= 0x10ffff && (n < 0xd800 || n > 0xdfff) ? String.fromCodePoint(n) : '\ufffd';
+}
+
+function decode(v: string): string {
+  if (!v.includes('&')) return v;
+  return v.replace(ENTITY, (_m, dec: string | undefined, hex: string | undefined, name: string | undefined) => (dec ? codePoint(Number(dec)) : hex ? codePoint(parseInt(hex, 16)) : PREDEFINED[name!]!));
+}
 
 const parser = new XMLParser({
   ignoreAttributes: false,
@@ -20,7 +33,9 @@ const parser = new XMLParser({
   parseAttributeValue: false,
   ignoreDeclaration: true,
   ignorePiTags: true,
-  processEntities: { enabled: true, maxEntityCount: 20, maxExpandedLength: 65_536 },
+  processEntities: false,
+  tagValueProcessor: (_name, value) => decode(value),
+  attributeValueProcessor: (_name, value) => decode(value),
   trimValues: true,
 });
 
