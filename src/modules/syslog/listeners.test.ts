@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test/support/rsyslog.js';
 import type { ListenerSpec } from './config.js';
 import type { Intake } from './intake.js';
-import { startListener, type RunningListener } from './listeners.js';
+import { startListener, TCP_UNACCEPTED_BYTES, type RunningListener } from './listeners.js';
 
 function fakeIntake(overloaded: () => boolean) {
   const added: string[] = [];
@@ -60,13 +60,14 @@ describe('syslog listeners', () => {
     expect(listener.counters).toMatchObject({ received: 2, dropped: 1, accepted: 1 });
   });
 
-  it('TCP: stops reading a connection while its messages wait, and closes one whose octet count is broken', async () => {
+  it('TCP: stops reading a connection while 256 KiB of it wait, and closes one whose octet count is broken', async () => {
     const f = fakeIntake(() => false);
     const port = await freePort('tcp');
     listener = await startListener(spec('tcp', port), '127.0.0.1', f.intake, () => undefined);
     f.hold();
     const c = net.connect(port, '127.0.0.1');
-    c.write('<13>first\n');
+    const big = `<13>${'x'.repeat(TCP_UNACCEPTED_BYTES)}\n`;
+    c.write(big);
     await until(() => listener!.counters.received === 1);
     c.write('<13>second\n');
     await new Promise((r) => setTimeout(r, 100));

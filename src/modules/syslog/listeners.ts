@@ -1,7 +1,8 @@
 // The syslog listeners: sockets in, text events out through the intake (intake.ts).
 //   udp   one message per datagram; dropped (and counted) when the intake is overloaded
-//   tcp   RFC 6587 frames (framing.ts); the connection stops being read while what it sent is
-//         not yet durably accepted, so a slow pipeline slows the sender instead of filling memory
+//   tcp   RFC 6587 frames (syslog-frames.ts); the connection stops being read while more than
+//         256 KiB it sent wait for durable acceptance, so a slow pipeline slows the sender
+//         instead of filling memory
 //   tls   the same over TLS (a client certificate required when tls.client_ca is set)
 //   relp  rsyslog's RELP: each message answered `200 OK` only once durably accepted
 // What a kill -9 can lose on each is in docs/decisions/0040-syslog-receiver.md.
@@ -36,6 +37,12 @@ export interface RunningListener {
 
 /** RELP messages a connection may have unanswered before it is no longer read. */
 const RELP_WINDOW = 1024;
+/**
+ * Bytes a TCP or TLS connection may have read and not yet durably accepted before it is no
+ * longer read: enough to keep batches full, small enough to bound what a kill -9 loses of
+ * what was read (docs/decisions/0040-syslog-receiver.md).
+ */
+export const TCP_UNACCEPTED_BYTES = 256 * 1024;
 
 /** A peer address as people write it (IPv4-mapped IPv6 addresses as IPv4). */
 function peerIp(address: string | undefined): string {
@@ -121,14 +128,19 @@ function frameConnection(spec: ListenerSpec, socket: net.Socket, intake: Intake,
   const peer = peerIp(socket.remoteAddress);
   let inflight = Promise.resolve();
   let stopping = false;
+  let held = 0;
   const take = (messages: Buffer[]) => {
     if (messages.length === 0) return;
     counters.received += messages.length;
-    socket.pause();
+    let bytes = 0;
+    for (const m of messages) bytes += m.length;
+    held += bytes;
+    if (held >= TCP_UNACCEPTED_BYTES) socket.pause();
     const done = offer(spec, intake, messages, peer).then(
       () => {
         counters.accepted += messages.length;
-        if (!socket.destroyed && !stopping) socket.resume();
+        held -= bytes;
+        if (held < TCP_UNACCEPTED_BYTES && socket.isPaused() && !socket.destroyed && !stopping) socket.resume();
       },
       () => {
         socket.destroy();
