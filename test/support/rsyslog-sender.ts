@@ -5,11 +5,11 @@
 // away). Certificates come from the openssl CLI (rsyslog.ts). Skipped without rsyslogd (an
 // error under CI, which installs rsyslog, rsyslog-gnutls and rsyslog-relp).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { access, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { findRsyslogd, freePort, makeCertificates } from './rsyslog.js';
+import { findRsyslogd, freePort, makeCertificates, stopRsyslogd } from './rsyslog.js';
 
 export type Forward = 'udp' | 'tcp' | 'tcp_lf' | 'tls' | 'relp';
 
@@ -65,15 +65,7 @@ ${actions.join('\n')}
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-      await exited;
-      clearTimeout(timer);
-    }
-    await rm(dir, { recursive: true, force: true });
-  };
+  const stop = () => stopRsyslogd(child, exited, dir);
   const connect = (port: number) =>
     new Promise<net.Socket | undefined>((ok) => {
       const s = net.connect(port, '127.0.0.1', () => ok(s));

@@ -86,6 +86,17 @@ export async function freePort(kind: 'tcp' | 'udp'): Promise<number> {
   return port;
 }
 
+/** Stops a private rsyslogd (SIGTERM, SIGKILL after 3 s) and removes its directory. */
+export async function stopRsyslogd(child: ChildProcess, exited: Promise<void>, dir: string): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(timer);
+  }
+  await rm(dir, { recursive: true, force: true });
+}
+
 export async function makeCertificates(dir: string): Promise<void> {
   const o = (args: string[]) => run('openssl', args, { cwd: dir });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
@@ -154,15 +165,7 @@ export async function startRsyslog(): Promise<Rsyslog | { skip: string }> {
     });
   }
 
-  async function stop(): Promise<void> {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-      await exited;
-      clearTimeout(timer);
-    }
-    await rm(dir, { recursive: true, force: true });
-  }
+  const stop = () => stopRsyslogd(child, exited, dir);
 
   // Ready when TCP accepts and a UDP probe came through (imudp has no other sign of life).
   const udp = dgram.createSocket('udp4');

@@ -17,6 +17,7 @@ import type { QueuePort } from '../../platform/queue/port.js';
 import { setAuditTarget } from '../audit/service.js';
 import { InflightBudget, pendingGauge, saturated } from './backpressure.js';
 import { bodyEncoding, checkMediaType, looksLikeGzip, readBody } from './body.js';
+import type { ListenerStateRow } from '../syslog/store.js';
 import type { IngestStore } from './store.js';
 import type { IngestTokens, PushTarget } from './tokens.js';
 
@@ -56,20 +57,8 @@ export interface IngestServiceDeps {
   onError: (err: unknown, message: string) => void;
 }
 
-export interface SyslogListenerState {
-  protocol: string;
-  port: number;
-  process: string;
-  state: string;
-  error: string | null;
-  received: number;
-  accepted: number;
-  dropped: number;
-  refused: number;
-  connections: number;
-  started_at: Date;
-  updated_at: Date;
-}
+/** A syslog listener as its process last reported it (modules/syslog). */
+export type SyslogListenerState = Omit<ListenerStateRow, 'integration_id'>;
 
 export interface PushRequest {
   /** The presented ingestion token (from Authorization: Bearer or X-Ingest-Token). */

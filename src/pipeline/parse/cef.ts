@@ -68,14 +68,19 @@ export function parseCefExtension(text: string, offset: number, maxFields: numbe
   return out;
 }
 
+/** The fields object, with `prefix` when text (a forwarder's syslog header) precedes the header at `at`. */
+function prefixed(text: string, at: number): Fields {
+  const before = at > 0 ? text.slice(0, at).trim() : '';
+  return before === '' ? {} : { prefix: before };
+}
+
 export function parseCef(text: string, maxFields: number): Fields {
   const at = text.indexOf('CEF:');
   if (at < 0) throw new ParseError('no "CEF:" header');
   const h = header(text, at + 4, 7, true);
   const [version, vendor, product, deviceVersion, classId, name, severity] = h.fields as [string, string, string, string, string, string, string];
   if (!/^\d+$/.test(version)) throw new ParseError('the CEF version is not a number', at + 5);
-  const out: Fields = {};
-  if (at > 0 && text.slice(0, at).trim() !== '') out.prefix = text.slice(0, at).trim();
+  const out = prefixed(text, at);
   out.version = version;
   out.device_vendor = vendor;
   out.device_product = product;
@@ -109,8 +114,7 @@ export function parseLeef(text: string, maxFields: number, delimiter?: string): 
     if (delimiter === undefined) sep = leefDelimiter(d.fields[0]!, rest + 1);
     rest = d.rest;
   }
-  const out: Fields = {};
-  if (at > 0 && text.slice(0, at).trim() !== '') out.prefix = text.slice(0, at).trim();
+  const out = prefixed(text, at);
   out.version = version;
   out.vendor = vendor;
   out.product = product;
