@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type Role = 'all' | 'api' | 'worker' | 'dispatcher' | 'beat' | 'migrate';
-export const ROLES: readonly Role[] = ['all', 'api', 'worker', 'dispatcher', 'beat', 'migrate'];
+export type Role = 'all' | 'api' | 'worker' | 'dispatcher' | 'beat' | 'syslog' | 'migrate';
+export const ROLES: readonly Role[] = ['all', 'api', 'worker', 'dispatcher', 'beat', 'syslog', 'migrate'];
 
 export interface TelemetryConfig {
   enabled: boolean;
@@ -35,6 +35,20 @@ export interface IngestConfig {
   maxInflightBytes: number;
   /** Batches waiting in the normalize queue beyond which pushes get 503. */
   maxPendingBatches: number;
+}
+
+/** The syslog receiver (syslog role, and weir all): docs/decisions/0040-syslog-receiver.md. */
+export interface SyslogConfig {
+  /** Address the listeners bind to. */
+  host: string;
+  /** WEIR_SYSLOG_PORTS as written: the ports integrations may declare. */
+  ports: string;
+  /** How often the receiver applies changed syslog integrations. */
+  refreshMs: number;
+  /** How long a batch that is not full waits for more messages before it is accepted. */
+  lingerMs: number;
+  /** Messages held (received, not yet durably accepted) beyond which UDP datagrams are dropped and counted. */
+  maxPendingEvents: number;
 }
 
 /** The normalization stage (worker role). */
@@ -135,6 +149,7 @@ export interface Config {
   internalKey: string | undefined;
   telemetry: TelemetryConfig;
   ingest: IngestConfig;
+  syslog: SyslogConfig;
   normalize: NormalizeConfig;
   delivery: DeliveryConfig;
   collection: CollectionConfig;
@@ -200,6 +215,18 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+/** The ports syslog integrations may declare: `514,5140-5199` (checked here, read by modules/syslog/config.ts). */
+function syslogPorts(env: Env): string {
+  const v = str(env, 'WEIR_SYSLOG_PORTS', '514,601,1514,5140-5199,6514,20514');
+  for (const part of v.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const m = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(part);
+    const lo = Number(m?.[1]);
+    const hi = Number(m?.[2] ?? m?.[1]);
+    if (!m || lo < 1 || hi > 65535 || lo > hi) throw new ConfigError(`WEIR_SYSLOG_PORTS must list ports and ranges from 1 to 65535 (514,5140-5199), got "${part}"`);
+  }
+  return v;
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
@@ -330,6 +357,13 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxInflightBytes: int(env, 'WEIR_INGEST_MAX_INFLIGHT_BYTES', 256 * MiB, 1024, 16 * GiB),
       maxPendingBatches: int(env, 'WEIR_INGEST_MAX_PENDING_BATCHES', 5000, 1, 10_000_000),
     },
+    syslog: {
+      host: str(env, 'WEIR_SYSLOG_HOST', str(env, 'HOST', '127.0.0.1')),
+      ports: syslogPorts(env),
+      refreshMs: int(env, 'WEIR_SYSLOG_REFRESH_MS', 5_000, 100, 60_000),
+      lingerMs: int(env, 'WEIR_SYSLOG_LINGER_MS', 10, 1, 5_000),
+      maxPendingEvents: int(env, 'WEIR_SYSLOG_MAX_PENDING_EVENTS', 100_000, 1_000, 10_000_000),
+    },
     normalize: {
       concurrency: int(env, 'WEIR_NORMALIZE_CONCURRENCY', 2, 1, 64),
       // At most 30 s: a published mapping must be live everywhere within that (spec).
@@ -366,6 +400,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   config.collection = Object.freeze(config.collection);
   config.delivery = Object.freeze(config.delivery);
   config.ingest = Object.freeze(config.ingest);
+  config.syslog = Object.freeze(config.syslog);
   config.normalize = Object.freeze(config.normalize);
   config.email = Object.freeze(config.email);
   return Object.freeze(config);

@@ -45,6 +45,7 @@ import { wireEventStore, wireSearch } from './modules/search/index.js';
 import { wireDetections } from './modules/detections/index.js';
 import { packageVersion } from './platform/version.js';
 import { createLiveQueries } from './modules/search/live.js';
+import { SYSLOG_PLATFORM, wireSyslog, type Syslog } from './modules/syslog/index.js';
 import { wireServiceAccounts } from './modules/service-accounts/index.js';
 import { wireTokens } from './modules/tokens/index.js';
 import type { ProcessService } from './modules/processes/service.js';
@@ -87,6 +88,8 @@ export interface Container {
   readonly integrations: Integrations;
   /** Push ingestion: tokens (forgetIntegration for deactivations), last-use flush. */
   readonly ingest: Ingest;
+  /** The syslog receiver: receiver() makes one that tests drive (the syslog role runs its own). */
+  readonly syslog: Pick<Syslog, 'receiver'>;
   /** The normalization stage: its service reprocesses quarantined events; aggregates.flush() writes drift, compliance and samples now. */
   readonly normalization: Pick<Normalization, 'service' | 'aggregates'>;
   /** Destinations: directory (the dispatchers' port), service, credential cipher, destination types. */
@@ -149,6 +152,8 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     logger,
     cipher: createCredentialCipher(keys.key('integration-secrets'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('integration-secrets')), 'integration'),
   });
+  // The ingest status shows the syslog listeners of a syslog integration (wired below).
+  let listenerStates: Syslog['listenerStates'] = async () => [];
   const ingest = wireIngest({
     db: database.db,
     cache,
@@ -158,6 +163,8 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     hmacKey: keys.key('ingest-token-hmac'),
     limits: config.ingest,
     jsonMaxDepth: config.jsonMaxDepth,
+    platformTextStreams: (platform) => integrations.platforms.get(platform)?.text_streams,
+    syslogListeners: (integrationId) => listenerStates(integrationId),
     telemetry,
     onError: (err, message) => logger.warn({ err }, message),
   });
@@ -173,6 +180,20 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const mappings = wireMappings({ db: database.db, clock, audit: audit.service });
   await mappings.seedBuiltins();
   for (const platform of VENDOR_PLATFORMS) integrations.platforms.register(platform);
+  integrations.platforms.register(SYSLOG_PLATFORM);
+  const syslog = wireSyslog({
+    db: database.db,
+    clock,
+    logger,
+    meter: telemetry.meter,
+    queue,
+    accept: ingest.accept,
+    openConfig: async (row) => (await integrations.service.collectTarget(row)).config,
+    config: config.syslog,
+    batch: { maxEvents: config.ingest.batchMaxEvents, maxBytes: config.ingest.batchMaxBytes, maxPendingBatches: config.ingest.maxPendingBatches },
+    stopGraceMs: Math.floor(config.shutdownTimeoutMs / 2),
+  });
+  listenerStates = (integrationId) => syslog.listenerStates(integrationId);
   // Connectors without a built-in platform definition (registered by tests).
   for (const c of allConnectors()) {
     if (integrations.platforms.get(c.platform)) continue;
@@ -331,6 +352,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     organizations: { service: organizations.service, dataDeletion: organizations.dataDeletion },
     integrations: { service: integrations.service, platforms: integrations.platforms },
     ingest: { service: ingest.service, accept: ingest.accept },
+    syslog: { receiver: syslog.receiver },
     normalization: { service: normalization.service, aggregates: normalization.aggregates },
     destinations: { directory: destinations.directory, service: destinations.service, cipher: destinations.cipher, types: destinations.types },
     enrichment: { feeds: enrichment.feeds },
@@ -342,7 +364,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     email: email.notifier,
     routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, email.routes, configBundle.routes, sso.routes, dashboard.routes, caseManagement.routes, search.routes, detections.routes],
     jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs, ...email.jobs, ...sso.jobs, ...search.jobs, ...detections.jobs],
-    loops: [...delivery.loops],
+    loops: [...delivery.loops, ...syslog.loops],
     beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks, ...enrichment.beatTasks, ...search.beatTasks, ...detections.beatTasks],
     async close() {
       // Consumers first (they finish in-flight work), then what they write to.

@@ -18,6 +18,7 @@ const ROLE_SUMMARY: Record<Role, string> = {
   worker: 'normalization and collection jobs (distributed mode)',
   dispatcher: 'routing and delivery to destinations (distributed mode)',
   beat: 'the single scheduler, elected by a lock (distributed mode)',
+  syslog: 'the syslog receiver: the listeners syslog integrations declare (distributed mode)',
   migrate: 'applies database migrations and exits',
 };
 

@@ -1,19 +1,22 @@
 // The commands of `weir` that talk to a running Weir over its API (the roles start one):
 //   weir config export|diff|import ...   weir tap <destination_id>
+// and one that runs offline: weir test <dir> (mapping documents' test cases).
 // Flags: --url (WEIR_URL, default http://127.0.0.1:8080), --token (WEIR_TOKEN; never printed).
 // Errors print `weir: <the API's detail>` on stderr and exit non-zero.
 import { parseArgs } from 'node:util';
 import { CliError, connection, DEFAULT_URL } from './api.js';
 import { configDiff, configExport, configImport } from './config-commands.js';
 import { tap } from './tap-command.js';
+import { testMappings } from './test-command.js';
 
-export const COMMANDS = ['config', 'tap'] as const;
+export const COMMANDS = ['config', 'tap', 'test'] as const;
 
 export const COMMAND_SUMMARY: [string, string][] = [
   ['config export', 'write an organization\'s configuration bundle (JSON) to a file or stdout'],
   ['config diff <file>', 'show what importing the file would change (exit 0: nothing, 1: changes, 2: error)'],
   ['config import <file>', 'apply the file (exit 0: applied, 1: conflicts or secrets needed, 2: error)'],
   ['tap <destination_id>', 'follow what a destination receives, masked, one JSON line per event, until Ctrl-C'],
+  ['test <dir|file>...', 'run mapping documents\' test cases offline, for CI (exit 0: all pass, 1: a failure)'],
 ];
 
 const CONNECTION_HELP = `
@@ -28,11 +31,12 @@ const HELP: Record<string, string> = {
   'config export': `usage: weir config export [--organization N] [--out FILE]\n\nGET /api/collectors/config/export; writes the document, pretty-printed, to FILE or stdout.\n\n  --organization N  the organization (required with platform scope or several organizations)\n  --out FILE        write here instead of stdout\n${CONNECTION_HELP}`,
   'config diff': `usage: weir config diff <file> [--organization N]\n\nPOST /api/collectors/config/import with {"document": <file>, "dry_run": true}; prints one line per\nitem (action, kind, name) with its reason and changes, then the summary.\nExit status: 0 nothing would change, 1 changes or conflicts, 2 error.\n\n  --organization N  the organization\n${CONNECTION_HELP}`,
   'config import': `usage: weir config import <file> [--organization N] [--secrets FILE]\n\nPOST /api/collectors/config/import with {"document": <file>, "dry_run": false, "secrets": <FILE>};\nprints what was applied.\nExit status: 0 applied, 1 conflicts or secrets needed (nothing applied), 2 error.\n\n  --organization N  the organization\n  --secrets FILE    a JSON object {"<secret ref>": "<value>"} for the document's secret references\n${CONNECTION_HELP}`,
+  test: `usage: weir test <dir|file>... [--verbose]\n\nRuns the test cases (\`tests\`) of mapping documents offline, as publication runs them: every *.json file\nunder a directory is a mapping document; each is checked, then each case's input is mapped and validated\nas the pipeline would (strict OCSF policy) and compared with its output, expect or quarantine\n(docs/mappings.md, Test cases). Needs no server.\nExit status: 0 every document valid and every case passing, 1 otherwise, 2 usage error.\n\n  --verbose   list passing cases too\n  -h, --help  this help\n`,
   tap: `usage: weir tap <destination_id> [--seconds S] [--limit N] [--once]\n\nFollows GET /api/collectors/destinations/{id}/tap: prints each event the destination receives,\npersonal data masked, as one JSON line {"at", "event"}, until Ctrl-C (exit 0). A server session\nlasts S seconds; the next one opens when it ends.\n\n  --seconds S   length of each tap session, 1-60 (default 60)\n  --limit N     stop after N events\n  --once        one session only\n${CONNECTION_HELP}`,
 };
 
 export function commandsUsage(): string {
-  return `commands (talk to a running Weir over its API):\n${COMMAND_SUMMARY.map(([n, s]) => `  ${n.padEnd(22)}${s}`).join('\n')}\n\nweir <command> --help for its options.\n`;
+  return `commands (all but test talk to a running Weir over its API):\n${COMMAND_SUMMARY.map(([n, s]) => `  ${n.padEnd(22)}${s}`).join('\n')}\n\nweir <command> --help for its options.\n`;
 }
 
 export function isCommand(name: string | undefined): boolean {
@@ -64,6 +68,16 @@ export async function runCommand(argv: string[], env: NodeJS.ProcessEnv = proces
   const stdout = (line: string) => process.stdout.write(`${line}\n`);
   const [command, sub, ...rest] = argv;
   try {
+    if (command === 'test') {
+      let parsed;
+      try {
+        parsed = parseArgs({ args: argv.slice(1), options: { verbose: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+      } catch (err) {
+        throw new CliError((err as Error).message, 2);
+      }
+      if (parsed.values.help) return help('test');
+      return testMappings(parsed.positionals, { verbose: parsed.values.verbose ?? false }, stdout);
+    }
     if (command === 'tap') {
       const { values, positionals } = parse(argv.slice(1), { seconds: { type: 'string' }, limit: { type: 'string' }, once: { type: 'boolean' } });
       if (values.help) return help('tap');

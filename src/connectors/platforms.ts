@@ -2,7 +2,7 @@
 // (src/pipeline/normalize/builtin/), so its events can be pushed today by a forwarder with the
 // integration's ingestion token; the pull connectors (client, cursors, schedule) register
 // their collection settings on the same names.
-import type { PlatformDefinition } from '../modules/integrations/platforms.js';
+import { TEXT_STREAMS_PROPERTY, type PlatformDefinition } from '../modules/integrations/platforms.js';
 import { connectorFor } from './index.js';
 
 function vendor(name: string, display: string, streams: string[], docs: string): PlatformDefinition {
@@ -29,6 +29,7 @@ function vendor(name: string, display: string, streams: string[], docs: string):
       type: 'object',
       properties: {
         description: { type: 'string', maxLength: 1000, description: 'Free text about the source' },
+        text_streams: TEXT_STREAMS_PROPERTY,
       },
       additionalProperties: false,
     },

@@ -69,6 +69,7 @@ export const ERROR_CATALOG = {
   'ingest.token_in_query': { status: 422, message: 'Ingestion tokens are not accepted in the URL' },
   'ingest.saturated': { status: 503, message: 'The pipeline is saturated; retry later' },
   'mapping.invalid_document': { status: 422, message: 'The mapping document is not valid' },
+  'mapping.tests_failed': { status: 422, message: 'A test case of the mapping document fails' },
   'mapping.builtin_needs_platform_scope': { status: 403, message: 'Built-in mappings can be changed only with platform scope' },
   'mapping.already_live': { status: 409, message: 'This version is already live' },
   'quarantine.already_reprocessed': { status: 409, message: 'The event was already reprocessed' },

@@ -69,5 +69,7 @@ export const QUARANTINE_KINDS = [
   'missing_required',
   'invalid_ocsf',
   'mapping_error',
+  /** A `parse` step of the mapping could not read the event's text (the detail gives the step and the position). */
+  'parse_failed',
 ] as const;
 export type QuarantineKind = (typeof QUARANTINE_KINDS)[number];

@@ -14,12 +14,13 @@ export interface RunningRole {
   stop(): Promise<void>;
 }
 
-const COMPONENTS: Record<Exclude<Role, 'migrate'>, { api: boolean; worker: boolean; dispatcher: boolean; beat: boolean }> = {
-  all: { api: true, worker: true, dispatcher: true, beat: true },
-  api: { api: true, worker: false, dispatcher: false, beat: false },
-  worker: { api: false, worker: true, dispatcher: false, beat: false },
-  dispatcher: { api: false, worker: false, dispatcher: true, beat: false },
-  beat: { api: false, worker: false, dispatcher: false, beat: true },
+const COMPONENTS: Record<Exclude<Role, 'migrate'>, { api: boolean; worker: boolean; dispatcher: boolean; beat: boolean; syslog: boolean }> = {
+  all: { api: true, worker: true, dispatcher: true, beat: true, syslog: true },
+  api: { api: true, worker: false, dispatcher: false, beat: false, syslog: false },
+  worker: { api: false, worker: true, dispatcher: false, beat: false, syslog: false },
+  dispatcher: { api: false, worker: false, dispatcher: true, beat: false, syslog: false },
+  beat: { api: false, worker: false, dispatcher: false, beat: true, syslog: false },
+  syslog: { api: false, worker: false, dispatcher: false, beat: false, syslog: true },
 };
 
 export async function startRole(c: Container, role: Exclude<Role, 'migrate'>): Promise<RunningRole> {
@@ -33,7 +34,7 @@ export async function startRole(c: Container, role: Exclude<Role, 'migrate'>): P
   );
 
   const loops = c.loops
-    .filter((l) => (l.role === 'worker' && parts.worker) || (l.role === 'dispatcher' && parts.dispatcher))
+    .filter((l) => (l.role === 'worker' && parts.worker) || (l.role === 'dispatcher' && parts.dispatcher) || (l.role === 'syslog' && parts.syslog))
     .map((l) => l.start());
 
   let beat: Beat | undefined;

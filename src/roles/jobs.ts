@@ -37,7 +37,7 @@ export function startConsumers(queue: QueuePort, registrations: JobRegistration[
 /** A long-running component of a role that is not a queue consumer (the dispatcher's routing and delivery lanes). */
 export interface RoleLoop {
   name: string;
-  role: 'worker' | 'dispatcher';
+  role: 'worker' | 'dispatcher' | 'syslog';
   /** Starts the loop; stop() resolves once in-flight work has finished or been released. */
   start(): { stop(): Promise<void> };
 }

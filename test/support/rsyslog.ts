@@ -71,7 +71,7 @@ async function hasGtls(): Promise<boolean> {
   return false;
 }
 
-async function freePort(kind: 'tcp' | 'udp'): Promise<number> {
+export async function freePort(kind: 'tcp' | 'udp'): Promise<number> {
   if (kind === 'udp') {
     const s = dgram.createSocket('udp4');
     await new Promise<void>((ok) => s.bind(0, '127.0.0.1', ok));
@@ -86,7 +86,18 @@ async function freePort(kind: 'tcp' | 'udp'): Promise<number> {
   return port;
 }
 
-async function makeCertificates(dir: string): Promise<void> {
+/** Stops a private rsyslogd (SIGTERM, SIGKILL after 3 s) and removes its directory. */
+export async function stopRsyslogd(child: ChildProcess, exited: Promise<void>, dir: string): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(timer);
+  }
+  await rm(dir, { recursive: true, force: true });
+}
+
+export async function makeCertificates(dir: string): Promise<void> {
   const o = (args: string[]) => run('openssl', args, { cwd: dir });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
   await o(['req', '-x509', ...ec, '-keyout', 'ca-key.pem', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=Weir test CA']);
@@ -154,15 +165,7 @@ export async function startRsyslog(): Promise<Rsyslog | { skip: string }> {
     });
   }
 
-  async function stop(): Promise<void> {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-      await exited;
-      clearTimeout(timer);
-    }
-    await rm(dir, { recursive: true, force: true });
-  }
+  const stop = () => stopRsyslogd(child, exited, dir);
 
   // Ready when TCP accepts and a UDP probe came through (imudp has no other sign of life).
   const udp = dgram.createSocket('udp4');

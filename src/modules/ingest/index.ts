@@ -12,6 +12,7 @@ import { ingestRoutes } from './routes.js';
 import { createIngestService, type IngestLimits, type IngestServiceDeps } from './service.js';
 import { createIngestStore } from './store.js';
 import { createIngestTokens } from './tokens.js';
+import { textStreamsOf } from '../integrations/platforms.js';
 
 export function wireIngest(deps: {
   db: Kysely<DB>;
@@ -22,6 +23,9 @@ export function wireIngest(deps: {
   hmacKey: Buffer;
   limits: IngestLimits;
   jsonMaxDepth: number;
+  /** A platform's own text streams (modules/integrations/platforms.ts). */
+  platformTextStreams: (platform: string) => readonly string[] | undefined;
+  syslogListeners: IngestServiceDeps['syslogListeners'];
   telemetry: { enabled: boolean; meter: Meter };
   onError: (err: unknown, message: string) => void;
 }) {
@@ -37,6 +41,8 @@ export function wireIngest(deps: {
     clock: deps.clock,
     limits: deps.limits,
     jsonMaxDepth: deps.jsonMaxDepth,
+    syslogListeners: deps.syslogListeners,
+    isTextStream: (target, stream) => textStreamsOf({ text_streams: deps.platformTextStreams(target.platform) ?? [] }, target.textStreams).has(stream),
     meter: deps.telemetry.meter,
     traceContext: deps.telemetry.enabled ? () => injectTraceContext({}) : undefined,
     onError: deps.onError,

@@ -42,6 +42,21 @@ const StreamStats = Type.Object({
   last_event_at: Nullable(Timestamp()),
 });
 
+const SyslogListener = Type.Object({
+  protocol: Type.String({ description: 'udp, tcp, tls or relp' }),
+  port: Type.Integer(),
+  process: Type.String({ description: 'The process running it (hostname:pid)' }),
+  state: Type.String({ description: 'listening; error (see error: a port not allowed or in use, a missing certificate...); stopped' }),
+  error: Nullable(Type.String()),
+  received: Type.Integer({ description: 'Messages received since the listener started' }),
+  accepted: Type.Integer({ description: 'Messages durably accepted (queued for normalization)' }),
+  dropped: Type.Integer({ description: 'UDP datagrams dropped because the pipeline was saturated (UDP cannot wait)' }),
+  refused: Type.Integer({ description: 'Messages over 1 MiB and broken frames (their connection is closed)' }),
+  connections: Type.Integer({ description: 'Open connections (TCP, TLS, RELP)' }),
+  started_at: Timestamp(),
+  updated_at: Timestamp({ description: 'Written every few seconds by the process' }),
+});
+
 export const IngestStatus = Type.Object({
   integration_id: Type.Integer(),
   organization_id: Type.Integer(),
@@ -64,6 +79,12 @@ export const IngestStatus = Type.Object({
       streams: Type.Array(StreamStats, { description: 'The same counters per stream, by name' }),
     },
     { description: 'Events received and processed by the pipeline (counted by the workers), summed over the window' },
+  ),
+  syslog: Type.Optional(
+    Type.Object(
+      { listeners: Type.Array(SyslogListener, { description: 'One per listener and process, as reported in the last 5 minutes' }) },
+      { description: 'Integrations of the syslog platform only: the listeners their config declares' },
+    ),
   ),
 });
 

@@ -56,6 +56,7 @@ function setup(options: { failFrom?: number; trace?: boolean } = {}) {
     clock: manualClock(new Date('2026-03-01T12:00:00Z')),
     limits: { maxBodyBytes: 1 << 20, maxDecodedBytes: 1 << 20, batchMaxEvents: 2, batchMaxBytes: 1 << 20, maxInflightBytes: 1 << 20, maxPendingBatches: 100 },
     jsonMaxDepth: 32,
+    isTextStream: () => false,
     meter,
     traceContext: options.trace ? () => ({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }) : undefined,
     onError: () => undefined,

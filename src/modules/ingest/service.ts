@@ -12,10 +12,12 @@ import { newId } from '../../core/ids.js';
 import type { Scope } from '../../core/scope.js';
 import { NORMALIZE_QUEUE, type AcceptBatch, type IngestBatch } from '../../pipeline/envelope.js';
 import { chunkEvents, isStreamName, parsePushBody, STREAM_NAME_RULE, type ParsedPush, type PushFormatChoice, type PushLineError } from '../../pipeline/sources/push.js';
+import { parseTextBody } from '../../pipeline/sources/text.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import { setAuditTarget } from '../audit/service.js';
 import { InflightBudget, pendingGauge, saturated } from './backpressure.js';
 import { bodyEncoding, checkMediaType, looksLikeGzip, readBody } from './body.js';
+import type { ListenerStateRow } from '../syslog/store.js';
 import type { IngestStore } from './store.js';
 import type { IngestTokens, PushTarget } from './tokens.js';
 
@@ -45,11 +47,18 @@ export interface IngestServiceDeps {
   clock: Clock;
   limits: IngestLimits;
   jsonMaxDepth: number;
+  /** Whether a stream of the token's integration is declared as text (its platform's and its config's text_streams). */
+  isTextStream: (target: PushTarget, stream: string) => boolean;
+  /** The listeners of a syslog integration as the processes running them last reported (modules/syslog). */
+  syslogListeners?: (integrationId: number) => Promise<SyslogListenerState[]>;
   meter: Meter;
   /** W3C trace context of the current request for the batch (only when telemetry is on). */
   traceContext?: (() => Record<string, string>) | undefined;
   onError: (err: unknown, message: string) => void;
 }
+
+/** A syslog listener as its process last reported it (modules/syslog). */
+export type SyslogListenerState = Omit<ListenerStateRow, 'integration_id'>;
 
 export interface PushRequest {
   /** The presented ingestion token (from Authorization: Bearer or X-Ingest-Token). */
@@ -171,6 +180,12 @@ export function createIngestService(deps: IngestServiceDeps) {
       if (!isStreamName(req.stream)) {
         throw errors.validation(`The stream name ${STREAM_NAME_RULE.pattern}`, { errors: [{ location: 'params/stream', message: STREAM_NAME_RULE.pattern }] });
       }
+      const text = deps.isTextStream(target, req.stream);
+      if (text && req.format !== undefined && req.format !== 'auto') {
+        throw errors.validation(`Stream "${req.stream}" is declared as text (each line is one event): format=${req.format} does not apply; leave format out`, {
+          errors: [{ location: 'querystring/format', message: 'does not apply to a text stream' }],
+        });
+      }
       checkMediaType(req.contentType);
       const encoding = bodyEncoding(req.contentEncoding);
       const waiting = await pending.current();
@@ -185,14 +200,14 @@ export function createIngestService(deps: IngestServiceDeps) {
             detail: 'The body looks like gzip data (it starts with the gzip magic bytes 1f 8b) but Content-Encoding does not say so: send the header Content-Encoding: gzip',
           });
         }
-        const parsed = parsePushBody(body, { maxDepth: deps.jsonMaxDepth, format: req.format ?? 'auto' });
+        const parsed = text ? parseTextBody(body) : parsePushBody(body, { maxDepth: deps.jsonMaxDepth, format: req.format ?? 'auto' });
         if (parsed.format === 'not_a_document') {
           throw new AppError('ingest.no_events_accepted', {
             detail: 'format=json was given but the body is not one JSON document (an object or an array): send one, or use format=ndjson (or no format) for NDJSON',
             details: { accepted: 0, rejected: 0, errors: [], errors_omitted: 0 },
           });
         }
-        if (parsed.format === 'empty') throw errors.invalid('The body is empty: send a JSON object, a JSON array or NDJSON (one object per line)');
+        if (parsed.format === 'empty') throw errors.invalid(text ? `The body is empty: stream "${req.stream}" is text, send one event per line` : 'The body is empty: send a JSON object, a JSON array or NDJSON (one object per line)');
         if (parsed.texts.length === 0) {
           throw new AppError('ingest.no_events_accepted', {
             detail: parsed.errors.length ? `No event was accepted: ${parsed.errors.length} rejected (first, line ${parsed.errors[0]?.line}: ${parsed.errors[0]?.reason})` : 'The body holds no events',
@@ -248,7 +263,11 @@ export function createIngestService(deps: IngestServiceDeps) {
       const integration = await integrationInScope(scope, integrationId);
       const now = clock.now();
       const since = utcDay(new Date(now.getTime() - (STATS_DAYS - 1) * 86_400_000));
-      const [row, streams] = await Promise.all([store.tokenOf(integrationId), store.streamStats(integrationId, since)]);
+      const [row, streams, listeners] = await Promise.all([
+        store.tokenOf(integrationId),
+        store.streamStats(integrationId, since),
+        integration.platform === 'syslog' && deps.syslogListeners ? deps.syslogListeners(integrationId) : undefined,
+      ]);
       const unwritten = row ? tokens.unwrittenUse(row.token_hash) : undefined;
       const lastUsed = [row?.last_used_at, unwritten].filter((d): d is Date => d instanceof Date).sort((a, b) => b.getTime() - a.getTime())[0];
       const lastEvent = streams.map((s) => s.last_event_at).filter((d): d is Date => d !== null).sort((a, b) => b.getTime() - a.getTime())[0];
@@ -272,6 +291,7 @@ export function createIngestService(deps: IngestServiceDeps) {
           last_event_at: lastEvent ?? null,
           streams,
         },
+        ...(listeners ? { syslog: { listeners } } : {}),
       };
     },
 

@@ -15,6 +15,8 @@ export interface TokenTarget {
   platform: string;
   integration_active: boolean;
   organization_active: boolean;
+  /** The integration config's `text_streams` (JSON as stored; only that field of the config is read). */
+  text_streams: unknown;
 }
 
 export interface AcceptedRow {
@@ -49,6 +51,7 @@ export function createIngestStore(db: Kysely<DB>) {
           'i.platform',
           'i.is_active as integration_active',
           'o.is_active as organization_active',
+          sql<unknown>`i.config -> 'text_streams'`.as('text_streams'),
         ])
         .where('t.token_hash', '=', hash)
         .executeTakeFirst();

@@ -30,6 +30,8 @@ export interface PushTarget {
   integrationId: number;
   organizationId: number;
   platform: string;
+  /** The integration config's `text_streams` as stored. */
+  textStreams?: unknown;
 }
 
 export interface IngestTokenDeps {
@@ -151,7 +153,7 @@ export function createIngestTokens(deps: IngestTokenDeps) {
         throw new AppError('ingest.integration_inactive', { detail: 'The organization of this ingestion token is not active' });
       }
       lastUsed.set(hash, clock.now());
-      return { integrationId: target.integration_id, organizationId: target.organization_id, platform: target.platform };
+      return { integrationId: target.integration_id, organizationId: target.organization_id, platform: target.platform, textStreams: target.text_streams };
     },
 
     /** A use of the token by this process not yet written to the database. */

@@ -23,6 +23,26 @@ export interface PlatformDefinition {
   kind: PlatformKind;
   description: string;
   config_schema: ConfigSchema;
+  /** Streams of the platform whose events are text by nature (one per line), beside the integration's own `text_streams`. */
+  text_streams?: readonly string[];
+}
+
+/**
+ * The config field that declares streams as text: a push to one of them reads each line of
+ * the body as one event, the raw message a mapping's parse steps read (docs/mappings.md).
+ */
+export const TEXT_STREAMS_PROPERTY = {
+  type: 'array',
+  maxItems: 100,
+  uniqueItems: true,
+  items: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' },
+  description: 'Streams pushed as text: each non-blank line of a push is one event, {"message": "<line>"}, read by the mapping\'s parse steps',
+} as const;
+
+/** The text streams of an integration: its platform's and its config's. */
+export function textStreamsOf(platform: Pick<PlatformDefinition, 'text_streams'> | undefined, configured: unknown): Set<string> {
+  const own = Array.isArray(configured) ? configured.filter((s): s is string => typeof s === 'string') : [];
+  return new Set([...(platform?.text_streams ?? []), ...own]);
 }
 
 export interface ConfigIssue {
@@ -48,6 +68,7 @@ export const CUSTOM_PLATFORM: PlatformDefinition = {
     type: 'object',
     properties: {
       description: { type: 'string', maxLength: 1000, description: 'Free text about the source' },
+      text_streams: TEXT_STREAMS_PROPERTY,
     },
     additionalProperties: false,
   },

@@ -2,6 +2,7 @@
 // catalog and validator are built on first use (a process that never serves a mapping
 // tool never loads them), then shared for the life of the process.
 import { createValidator, ocsfCatalog, type OcsfValidator } from '../../ocsf/index.js';
+import { runCases } from '../../pipeline/normalize/cases.js';
 import { compileMapping, TYPE_CASTS, validateMappingDocument } from '../../pipeline/normalize/compile.js';
 import type { MappingDocument } from '../../pipeline/normalize/types.js';
 import type { MappingEngine } from './tools.js';
@@ -13,5 +14,12 @@ export function createMappingEngine(): MappingEngine {
     compile: (doc) => compileMapping(doc as unknown as MappingDocument, ocsfCatalog()),
     validate: (event) => (validator ??= createValidator(ocsfCatalog())).validate(event),
     typeCasts: () => TYPE_CASTS,
+    runTests(doc) {
+      const d = doc as unknown as MappingDocument;
+      if (!d.tests || d.tests.length === 0) return [];
+      validator ??= createValidator(ocsfCatalog());
+      const v = validator;
+      return runCases(d, compileMapping(d, ocsfCatalog()), (e) => v.validate(e));
+    },
   };
 }

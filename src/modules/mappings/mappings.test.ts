@@ -131,6 +131,29 @@ describe('publishing versions', () => {
     expect((await call(viewerA, 'GET', `/api/mappings/${defA}`)).json().versions_count).toBe(2);
   });
 
+  it('runs the document\'s test cases and refuses a version whose cases fail (422 mapping.tests_failed)', async () => {
+    const before = (await call(viewerA, 'GET', `/api/mappings/${defA}`)).json().versions_count as number;
+    const input = { type: 'login', ts: '2024-03-05T14:22:31Z', user: { name: 'ana' }, client: { ip: '10.0.0.7' }, host: 'app.example.com' };
+    const tests = [
+      { name: 'a login', input, expect: { class_uid: 3002, 'user.name': 'ana', 'src_endpoint.ip': '10.0.0.7' } },
+      { name: 'the user is wrong', input, expect: { 'user.name': 'bo' } },
+      { name: 'an unknown type', input: { type: 'other' }, quarantine: 'no_matching_rule' },
+    ];
+    const res = await call(adminA, 'POST', `/api/mappings/${defA}/versions`, { document: { ...loginDocument(), tests } });
+    expect(res.statusCode).toBe(422);
+    const body = res.json<{ detail: string; error: { code: string; details: Json } }>();
+    expect(body.error.code).toBe('mapping.tests_failed');
+    expect(body.detail).toBe('1 of 3 test cases fail; "the user is wrong" (/tests/1): user.name: expected "bo", got "ana"');
+    expect(body.error.details).toEqual({ passed: 2, failed: [{ index: 1, name: 'the user is wrong', at: '/tests/1', failures: ['user.name: expected "bo", got "ana"'] }] });
+    expect((await call(viewerA, 'GET', `/api/mappings/${defA}`)).json().versions_count).toBe(before);
+
+    // Fixed, the version is published and carries its cases.
+    tests[1]!.expect = { 'user.name': 'ana' };
+    const ok = await publish(adminA, defA, { ...loginDocument(), tests });
+    const stored = (await call(viewerA, 'GET', `/api/mappings/${defA}/versions/${ok.id as string}`)).json<{ document: Json }>();
+    expect(stored.document.tests).toEqual(tests);
+  });
+
   it('refuses a body without document, or with unknown fields (422)', async () => {
     expect((await call(adminA, 'POST', `/api/mappings/${defA}/versions`, { comment: 'x' })).statusCode).toBe(422);
     expect((await call(adminA, 'POST', `/api/mappings/${defA}/versions`, { document: loginDocument(), live: false })).statusCode).toBe(422);

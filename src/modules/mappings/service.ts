@@ -11,6 +11,7 @@ import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
 import { scopeOf, type Scope } from '../../core/scope.js';
+import type { CaseResult } from '../../pipeline/normalize/cases.js';
 import type { MappingProblem } from '../../pipeline/normalize/types.js';
 import { setAuditTarget } from '../audit/service.js';
 import type { AuditFilter, AuditRow } from '../audit/store.js';
@@ -35,6 +36,8 @@ export interface MappingServiceDeps {
   clock: Clock;
   /** Every problem of a document (shape and meaning); empty when it can be published. */
   checkDocument(doc: unknown): MappingProblem[];
+  /** Runs a valid document's test cases (docs/mappings.md, Test cases). */
+  runTests(doc: Record<string, unknown>): CaseResult[];
   audit: { list(scope: Scope, f: AuditFilter, page: OffsetPage): Promise<{ items: AuditRow[]; total: number }> };
 }
 
@@ -52,6 +55,18 @@ export function assertValidDocument(problems: MappingProblem[]): void {
   if (!first) return;
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})` : '';
   throw new AppError('mapping.invalid_document', { detail: `${first.at || '/'}: ${first.message}${more}`, details: { problems } });
+}
+
+/** Throws mapping.tests_failed (422) naming every failing case and why. */
+export function assertCasesPass(results: CaseResult[]): void {
+  const failed = results.filter((r) => !r.ok);
+  const first = failed[0];
+  if (!first) return;
+  const others = failed.length > 1 ? ` (and ${failed.length - 1} more failing case${failed.length > 2 ? 's' : ''})` : '';
+  throw new AppError('mapping.tests_failed', {
+    detail: `${failed.length} of ${results.length} test cases fail; "${first.name}" (/tests/${first.index}): ${first.failures[0] ?? 'failed'}${others}`,
+    details: { passed: results.length - failed.length, failed: failed.map((r) => ({ index: r.index, name: r.name, at: `/tests/${r.index}`, failures: r.failures })) },
+  });
 }
 
 export function definitionOut(r: DefinitionRow) {
@@ -88,7 +103,7 @@ export function versionOut(v: VersionSummary, liveVersionId: string | null) {
 }
 
 export function createMappingService(deps: MappingServiceDeps) {
-  const { store, clock, checkDocument, audit } = deps;
+  const { store, clock, checkDocument, runTests, audit } = deps;
 
   async function visible(scope: Scope, id: string): Promise<DefinitionRow> {
     const def = await store.getDefinition(scope, id);
@@ -157,6 +172,8 @@ export function createMappingService(deps: MappingServiceDeps) {
     async publish(actor: Actor, id: string, input: PublishInput) {
       const def = await changeable(scopeOf(actor), id);
       assertValidDocument(checkDocument(input.document));
+      // A version whose own test cases fail is not published: the cases are its contract.
+      assertCasesPass(runTests(input.document));
       const now = clock.now();
       const checksum = documentChecksum(input.document);
       const row = await store.insertVersion(

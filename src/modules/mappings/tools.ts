@@ -9,6 +9,7 @@ import { inScope, scopeOf, type Scope } from '../../core/scope.js';
 import type { OcsfIssue } from '../../ocsf/types.js';
 import { maskEvent, maskText } from '../../pipeline/mask.js';
 import type { TypeCast } from '../../pipeline/normalize/casts.js';
+import type { CaseResult } from '../../pipeline/normalize/cases.js';
 import { oneLine, summarizeIssues, type OcsfPolicyMode } from '../../pipeline/normalize/stage.js';
 import { MappingCompileError, type CompiledMapping, type MappingProblem } from '../../pipeline/normalize/types.js';
 import { discoverFields } from './fields.js';
@@ -22,6 +23,8 @@ export interface MappingEngine {
   compile(doc: Record<string, unknown>): CompiledMapping;
   validate(event: Record<string, unknown>): readonly OcsfIssue[];
   typeCasts(): readonly TypeCast[];
+  /** Runs a valid document's test cases (empty when it has none). */
+  runTests(doc: Record<string, unknown>): CaseResult[];
 }
 
 export type PolicyMode = OcsfPolicyMode;

@@ -72,7 +72,8 @@ export function sourceGetter(path: unknown, at: string, scope: Scope): Getter | 
   return compileSegments(segs);
 }
 
-function markRead(segs: PathSegment[], scope: Scope): void {
+/** Records a source path as read: it stays out of `unmapped` and drift. */
+export function markRead(segs: PathSegment[], scope: Scope): void {
   // A filter reads one element of a list: the other elements were not read, so the list
   // stays whole under `unmapped` (nothing is lost) and is not counted as read.
   if (segs.some((s) => s.t === 'find')) return;

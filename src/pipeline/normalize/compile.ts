@@ -1,7 +1,7 @@
 // compileMapping: a mapping document (types.ts, docs/mappings.md) -> a CompiledMapping whose
 // map() is a chain of closures built here once. Nothing in a document is evaluated as code.
 import type { OcsfCatalog, OcsfClassDef } from '../../ocsf/types.js';
-import { CastFailure, compileBlock, runBlock, sourceGetter, type BlockItem, type Scope } from './assign.js';
+import { CastFailure, compileBlock, markRead, runBlock, sourceGetter, type BlockItem, type Scope } from './assign.js';
 import { compileLookup, enumProblem } from './lookups.js';
 import { compileCondition, type Predicate } from './conditions.js';
 import { shapeProblems } from './document.js';
@@ -10,6 +10,9 @@ import { formatSegments, isAbsent, parsePathAt, type Getter } from './paths.js';
 import { MappingCompileError, type CompiledMapping, type MapContext, type MappingDocument, type MappingProblem, type MappingRule, type MapResult } from './types.js';
 import { ReadTree } from './unmapped.js';
 import { eventRoot } from './event-root.js';
+import { compileParseSteps, ParseFailure, type CompiledParse } from '../parse/steps.js';
+import type { PathSegment } from './paths.js';
+import { caseProblems } from './cases.js';
 
 export { MappingDocumentSchema } from './document.js';
 export { TYPE_CASTS } from './casts.js';
@@ -68,7 +71,7 @@ interface DefaultsTracker {
   seen: Map<number, string>;
 }
 
-function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, catalog: OcsfCatalog, problems: MappingProblem[], reads: Set<string>, defaults: DefaultsTracker): CompiledRule | undefined {
+function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, catalog: OcsfCatalog, problems: MappingProblem[], reads: Set<string>, defaults: DefaultsTracker, parsed: readonly PathSegment[][]): CompiledRule | undefined {
   const before = problems.length;
   const cls = catalog.classByUid(rule.class_uid);
   if (!cls) {
@@ -92,6 +95,8 @@ function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, ca
     readPrefix: [],
     depth: 0,
   };
+  // What the parse steps read was consumed by them: the text is not left under `unmapped`.
+  for (const segs of parsed) markRead(segs, scope);
   const when = rule.when === undefined ? undefined : compileCondition(rule.when, { problems }, `${ruleAt}/when`);
   const activity = activityOf(rule, cls, ruleAt, scope);
 
@@ -173,18 +178,28 @@ function knownFields(doc: MappingDocument, problems: MappingProblem[]): Set<stri
   return known;
 }
 
-function compileRules(doc: MappingDocument, catalog: OcsfCatalog): { problems: MappingProblem[]; rules: CompiledRule[]; reads: Set<string>; known: Set<string> } {
+interface CompiledRules {
+  problems: MappingProblem[];
+  rules: CompiledRule[];
+  reads: Set<string>;
+  known: Set<string>;
+  parse: CompiledParse | undefined;
+}
+
+function compileRules(doc: MappingDocument, catalog: OcsfCatalog): CompiledRules {
   const problems: MappingProblem[] = [];
   const reads = new Set<string>();
   const defaults: DefaultsTracker = { seen: new Map() };
   const rules: CompiledRule[] = [];
+  const parse = doc.parse && doc.parse.length > 0 ? compileParseSteps(doc.parse, problems) : undefined;
   doc.rules.forEach((rule, i) => {
-    const r = compileRule(doc, rule, `/rules/${i}`, catalog, problems, reads, defaults);
+    const r = compileRule(doc, rule, `/rules/${i}`, catalog, problems, reads, defaults, parse?.reads ?? []);
     if (r) rules.push(r);
   });
   for (const [i, reason] of defaults.seen) if (reason) problems.push({ at: `/defaults/${i}/target`, message: reason });
   const known = knownFields(doc, problems);
-  return { problems: dedupe(problems), rules, reads, known };
+  problems.push(...caseProblems(doc));
+  return { problems: dedupe(problems), rules, reads, known, parse };
 }
 
 /** Every problem of a document, each with its location: shape first, semantics once the shape is right. */
@@ -200,7 +215,7 @@ const NO_RULE: MapResult = Object.freeze({ ok: false, kind: 'no_matching_rule', 
 export function compileMapping(doc: MappingDocument, catalog: OcsfCatalog): CompiledMapping {
   const shape = shapeProblems(doc);
   if (shape.length > 0) throw new MappingCompileError(shape);
-  const { problems, rules, reads, known } = compileRules(doc, catalog);
+  const { problems, rules, reads, known, parse } = compileRules(doc, catalog);
   if (problems.length > 0) throw new MappingCompileError(problems);
   const n = rules.length;
   return {
@@ -208,12 +223,14 @@ export function compileMapping(doc: MappingDocument, catalog: OcsfCatalog): Comp
     expected: known.size === 0 ? reads : new Set([...reads, ...known]),
     map(raw: Record<string, unknown>, ctx: MapContext): MapResult {
       try {
+        const input = parse ? parse.run(raw) : raw;
         for (let i = 0; i < n; i++) {
           const r = rules[i]!;
-          if (r.when === undefined || r.when(raw)) return { ok: true, event: r.build(raw, ctx) };
+          if (r.when === undefined || r.when(input)) return parse ? { ok: true, event: r.build(input, ctx), input } : { ok: true, event: r.build(input, ctx) };
         }
         return NO_RULE;
       } catch (e) {
+        if (e instanceof ParseFailure) return { ok: false, kind: 'parse_failed', detail: e.message };
         if (e instanceof CastFailure) return { ok: false, kind: 'cast_failed', detail: e.message };
         return { ok: false, kind: 'mapping_error', detail: `mapping failed: ${e instanceof Error ? e.message : 'unknown error'}` };
       }

@@ -7,6 +7,9 @@ import { Settings } from 'typebox/system';
 import { Value } from 'typebox/value';
 import { TYPE_CASTS } from './casts.js';
 import type { MappingProblem } from './types.js';
+import { PARSE_LIMITS, PARSERS } from '../parse/steps.js';
+import { MAX_TEST_CASES } from './cases.js';
+import { QUARANTINE_KINDS } from '../envelope.js';
 
 /** How deep `each` may nest (an each inside an each's `set` is depth 2). */
 export const MAX_EACH_DEPTH = 3;
@@ -98,9 +101,49 @@ export const MappingRuleSchema = Type.Object(
   { additionalProperties: false, description: 'The first rule whose `when` holds maps the event' },
 );
 
+const Limit = (limit: { max: number }, description: string) => Type.Optional(Type.Integer({ minimum: 1, maximum: limit.max, description }));
+
+export const ParseStepSchema = Type.Object(
+  {
+    parser: Type.Enum([...PARSERS], { description: 'syslog (RFC 5424/3164 header), kv (key=value), csv, cef, leef, regex (named groups), xml, json' }),
+    from: Type.Optional(Str('The text to read (a source path); default message, where a text event\'s line is', 1000)),
+    into: Type.Optional(Str('Where the fields go: a dotted path of plain keys; default the top level of the event', 300)),
+    when: Type.Optional(Condition),
+    on_error: Type.Optional(Type.Enum(['fail', 'skip'], { description: 'fail (default): quarantine the event as parse_failed; skip: go on without this step\'s fields' })),
+    pattern: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'regex: an RE2 pattern with named groups (?P<name>...), unanchored' })),
+    pair_separator: Type.Optional(Type.String({ minLength: 1, maxLength: 8, description: 'kv: between pairs (default spaces and tabs)' })),
+    value_separator: Type.Optional(Type.String({ minLength: 1, maxLength: 8, description: 'kv: between a key and its value (default =)' })),
+    quotes: Type.Optional(Type.String({ maxLength: 4, description: 'kv: characters that may quote a value (default "\')' })),
+    columns: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { minItems: 1, maxItems: 1000, description: 'csv: the header, in order ("" or "_" skips a column)' })),
+    delimiter: Type.Optional(Type.String({ minLength: 1, maxLength: 8, description: 'csv (default ,) and leef (default tab, or the LEEF 2.0 header\'s)' })),
+    quote: Type.Optional(Type.String({ minLength: 1, maxLength: 1, description: 'csv: the quote character (default ")' })),
+    allow_extra: Type.Optional(Type.Boolean({ description: 'csv: ignore fields beyond the columns instead of failing' })),
+    format: Type.Optional(Type.Enum(['generic', 'windows_event'], { description: 'xml: generic (default) or windows_event (System.*, EventData.<Name>)' })),
+    max_length: Limit(PARSE_LIMITS.maxLength, `Longest text read, in characters (default ${PARSE_LIMITS.maxLength.default})`),
+    max_fields: Limit(PARSE_LIMITS.maxFields, `Most fields produced (default ${PARSE_LIMITS.maxFields.default})`),
+    max_depth: Limit(PARSE_LIMITS.maxDepth, `xml and json: deepest nesting (default ${PARSE_LIMITS.maxDepth.default})`),
+  },
+  { additionalProperties: false, description: 'One parser step, run before the rules (docs/mappings.md, Parsing text)' },
+);
+
+export const TestCaseSchema = Type.Object(
+  {
+    name: Str('Shown when the case fails', 200),
+    input: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'The raw event' })),
+    input_text: Type.Optional(Type.String({ maxLength: 1_048_576, description: 'A text event\'s line, read as {"message": <line>}' })),
+    received_at: Type.Optional(Type.String({ maxLength: 64, description: 'When the event was received (the time fallback); default 2024-01-01T00:00:00Z' })),
+    output: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'The whole OCSF event expected' })),
+    expect: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'OCSF path -> the value expected (null: absent)' })),
+    quarantine: Type.Optional(Type.Enum([...QUARANTINE_KINDS], { description: 'The event is expected to be quarantined, for this reason' })),
+  },
+  { additionalProperties: false, description: 'A test case: one input and one expectation (output, expect or quarantine)' },
+);
+
 export const MappingDocumentSchema = Type.Object(
   {
     format_version: Type.Optional(Type.Literal(1, { description: 'Document format (only 1 exists)' })),
+    parse: Type.Optional(Type.Array(ParseStepSchema, { maxItems: PARSE_LIMITS.steps, description: 'Parsers run in order before the rules, for text events' })),
+    tests: Type.Optional(Type.Array(TestCaseSchema, { maxItems: MAX_TEST_CASES, description: 'Test cases; publication refuses a version whose cases fail' })),
     platform: Type.Optional(Type.String({ maxLength: 64, description: 'Informational' })),
     stream: Type.Optional(Type.String({ maxLength: 128, description: 'Informational' })),
     description: Type.Optional(Type.String({ maxLength: 4000 })),

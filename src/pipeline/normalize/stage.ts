@@ -176,7 +176,8 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
       const event = res.event;
       if (result.mapped % DRIFT_EVERY === 0 && driftSample.length < DRIFT_MAX_SAMPLE) {
         driftSample.push(i);
-        driftRaw.push(raw);
+        // What the rules read: with parse steps, the fields they found (drift reports new ones).
+        driftRaw.push(res.input ?? raw);
       }
       result.mapped++;
       const issues = validate(event);

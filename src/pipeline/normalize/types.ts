@@ -4,6 +4,8 @@
 // docs/mappings.md is the user's guide with worked examples.
 import type { FieldCondition as OneCondition } from '../conditions/types.js';
 import type { QuarantineKind } from '../envelope.js';
+import type { ParseStep } from '../parse/steps.js';
+import type { MappingTestCase } from './cases.js';
 
 /**
  * A source path into the raw event: `a.b.c`, `a.list[0].id` (negative counts from the end),
@@ -122,6 +124,13 @@ export interface MappingRule {
 export interface MappingDocument {
   /** Document format; only 1 exists. */
   format_version?: 1;
+  /**
+   * Parsers run in order before the rules (syslog, kv, csv, cef, leef, regex, xml, json): each
+   * reads a text field (default `message`, a text event's line) and adds the fields it finds.
+   */
+  parse?: ParseStep[];
+  /** Test cases: raw events with the OCSF output expected; publication refuses a version whose cases fail. */
+  tests?: MappingTestCase[];
   /** Informational; the definition the version belongs to decides where it applies. */
   platform?: string;
   stream?: string;
@@ -163,8 +172,9 @@ export interface MapContext {
 }
 
 export type MapResult =
-  | { ok: true; event: Record<string, unknown> }
-  | { ok: false; kind: Extract<QuarantineKind, 'no_matching_rule' | 'cast_failed' | 'mapping_error'>; detail: string };
+  /** `input`: the event as the rules read it, when `parse` steps added fields to it (drift reads it). */
+  | { ok: true; event: Record<string, unknown>; input?: Record<string, unknown> }
+  | { ok: false; kind: Extract<QuarantineKind, 'no_matching_rule' | 'cast_failed' | 'mapping_error' | 'parse_failed'>; detail: string };
 
 export interface CompiledMapping {
   /**

@@ -23,7 +23,7 @@ export interface PushLineError {
 }
 
 /** `not_a_document`: format json was asked for and the body is not one JSON document (nothing parsed). */
-export type PushFormat = 'empty' | 'object' | 'array' | 'ndjson' | 'not_a_document';
+export type PushFormat = 'empty' | 'object' | 'array' | 'ndjson' | 'not_a_document' | 'text';
 
 /**
  * What the sender declared (the `format` query parameter). auto: one document when the body

@@ -447,6 +447,25 @@ export interface LedgerTable {
 }
 
 /** The dashboard's traffic terms per stream and UTC hour (0014), written with the ledger and the counters. */
+/** The syslog receiver's listeners, per process (0020). */
+export interface SyslogListenersTable {
+  integration_id: number;
+  protocol: string;
+  port: number;
+  /** hostname:pid */
+  process: string;
+  /** listening | error | stopped */
+  state: string;
+  error: string | null;
+  received: BigCount;
+  accepted: BigCount;
+  dropped: BigCount;
+  refused: BigCount;
+  connections: number;
+  started_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface LedgerHoursTable {
   organization_id: number;
   integration_id: number;
@@ -564,6 +583,7 @@ export interface DB {
   destination_state: DestinationStateTable;
   ledger: LedgerTable;
   ledger_hours: LedgerHoursTable;
+  syslog_listeners: SyslogListenersTable;
   route_stats: RouteStatsTable;
   destination_stats: DestinationStatsTable;
   lineage_events: LineageEventsTable;

@@ -16,6 +16,7 @@ import * as m0013 from './0013_dashboard_day_indexes.js';
 import * as m0014 from './0014_ledger_hours.js';
 import * as m0015 from './0015_event_store.js';
 import * as m0016 from './0016_detections.js';
+import * as m0020 from './0020_syslog_listeners.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0014_ledger_hours': m0014,
   '0015_event_store': m0015,
   '0016_detections': m0016,
+  '0020_syslog_listeners': m0020,
 };

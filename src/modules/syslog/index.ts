@@ -1,0 +1,93 @@
+// The syslog receiver (docs/decisions/0040-syslog-receiver.md): the `syslog` platform's
+// integrations declare listeners; the syslog role (and weir all) runs them. Its messages enter
+// through the same durable accept as push (ingest.accept) and are text events of their stream.
+import type { Kysely } from 'kysely';
+import type { Meter } from '@opentelemetry/api';
+import type { SyslogConfig } from '../../config.js';
+import type { Clock } from '../../core/clock.js';
+import { NORMALIZE_QUEUE, type AcceptBatch } from '../../pipeline/envelope.js';
+import type { DB } from '../../platform/db/index.js';
+import type { Logger } from '../../platform/logger.js';
+import type { QueuePort } from '../../platform/queue/port.js';
+import type { RoleLoop } from '../../roles/jobs.js';
+import type { IntegrationRow } from '../integrations/store.js';
+import { portRanges } from './config.js';
+import { createIntake } from './intake.js';
+import { createReceiver } from './receiver.js';
+import { createSyslogStore, type ListenerStateRow } from './store.js';
+
+export { SYSLOG_PLATFORM } from './config.js';
+
+/** Listener states older than this are of a process that is gone. */
+const STATE_FRESH_MS = 5 * 60_000;
+const DEPTH_CACHE_MS = 1000;
+
+export interface SyslogDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  logger: Logger;
+  meter: Meter;
+  queue: Pick<QueuePort, 'counts'>;
+  accept: AcceptBatch;
+  openConfig: (row: IntegrationRow) => Promise<Record<string, unknown>>;
+  config: SyslogConfig;
+  batch: { maxEvents: number; maxBytes: number; maxPendingBatches: number };
+  stopGraceMs: number;
+}
+
+export function wireSyslog(deps: SyslogDeps) {
+  const store = createSyslogStore(deps.db);
+  let depth = { value: 0, at: Number.NEGATIVE_INFINITY };
+  const queueDepth = async () => {
+    const now = Date.now();
+    if (now - depth.at >= DEPTH_CACHE_MS) {
+      const c = await deps.queue.counts(NORMALIZE_QUEUE);
+      depth = { value: c.waiting + c.delayed, at: now };
+    }
+    return depth.value;
+  };
+  const makeReceiver = () =>
+    createReceiver({
+      store,
+      openConfig: deps.openConfig,
+      intake: createIntake({
+        accept: deps.accept,
+        clock: deps.clock,
+        queueDepth,
+        limits: { batchMaxEvents: deps.batch.maxEvents, batchMaxBytes: deps.batch.maxBytes, lingerMs: deps.config.lingerMs, maxPendingEvents: deps.config.maxPendingEvents, maxPendingBatches: deps.batch.maxPendingBatches },
+        onError: (err, message) => deps.logger.warn({ err }, message),
+      }),
+      host: deps.config.host,
+      allowed: portRanges(deps.config.ports),
+      refreshMs: deps.config.refreshMs,
+      stopGraceMs: deps.stopGraceMs,
+      clock: deps.clock,
+      logger: deps.logger,
+      meter: deps.meter,
+    });
+  const loop: RoleLoop = {
+    name: 'syslog-receiver',
+    role: 'syslog',
+    start: () => makeReceiver().start(),
+  };
+  return {
+    loops: [loop],
+    /** A receiver not started by a role (tests drive reconcile() themselves). */
+    receiver: makeReceiver,
+    /** The listeners of an integration as the processes running them last reported. */
+    async listenerStates(integrationId: number): Promise<Omit<ListenerStateRow, 'integration_id'>[]> {
+      const rows = await store.states(integrationId, new Date(deps.clock.now().getTime() - STATE_FRESH_MS));
+      // One process per host can hold a port: a newer row of the same host is a restarted
+      // process, and the older one (a killed process's last word) is left out.
+      const newest = new Map<string, ListenerStateRow>();
+      for (const r of rows) {
+        const key = `${r.protocol}:${r.port}:${r.process.slice(0, r.process.lastIndexOf(':'))}`;
+        const seen = newest.get(key);
+        if (!seen || seen.updated_at < r.updated_at) newest.set(key, r);
+      }
+      return rows.filter((r) => newest.get(`${r.protocol}:${r.port}:${r.process.slice(0, r.process.lastIndexOf(':'))}`) === r).map(({ integration_id: _id, ...rest }) => rest);
+    },
+  };
+}
+
+export type Syslog = ReturnType<typeof wireSyslog>;
