@@ -154,7 +154,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await condition.fill('');
     await accessible(admin, 'routes-new');
     await form.getByRole('button', { name: 'Create route' }).click();
-    await page.getByRole('list', { name: 'Routes in order' }).getByText('everything').waitFor();
+    await page.getByRole('list', { name: 'Routes in order' }).getByText('everything', { exact: true }).waitFor();
     await accessible(admin, 'routes');
   });
 

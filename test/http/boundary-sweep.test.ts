@@ -65,6 +65,10 @@ const BASELINES: Record<string, () => Record<string, unknown>> = {
   'queries.create': () => ({ organization_id: Number(ids.organization_id), query: { query: 'class_uid = 3002' } }),
   'queries.update': () => ({ query: { query: 'class_uid = 3002' } }),
   'schedules.create': () => ({ query_id: ids.query_id, interval_seconds: 3600 }),
+  'detection_rules.create': () => ({ organization_id: Number(ids.organization_id), definition: { condition: { field: 'class_uid', op: 'eq', value: 3002 }, severity_id: 3 } }),
+  'detection_rules.update': () => ({ definition: { condition: { field: 'class_uid', op: 'eq', value: 3002 }, severity_id: 4 } }),
+  'detection_rules.rollback': () => ({ version: 1 }),
+  'detections.update': () => ({ status: 'in_progress' }),
   'identity.update_config': () => ({ issuer: 'https://127.0.0.1:9/', redirect_uri: 'https://weir.example.test/api/auth/sso/callback', rules: [], scopes: ['openid'], scim_base_url: null }),
 };
 

@@ -151,6 +151,19 @@ export async function seedObjects(t: TestApp, org: number): Promise<Record<strin
   const replay = newId();
   await db.insertInto('replays').values({ id: replay, organization_id: org, destination_id: destination, query: JSON.stringify({ organization_id: org }), state: 'completed', created_by: null, actor: 'seed' }).execute();
   ids.replay_id = replay;
+  // Detections: a rule with a live version, and a detection.
+  const rule = newId();
+  const ruleVersion = newId();
+  await db.insertInto('detection_rules').values({ id: rule, organization_id: org, name: `rule-${org}`, live_version_id: null, created_by: null }).execute();
+  await db.insertInto('detection_rule_versions').values({ id: ruleVersion, rule_id: rule, version: 1, definition: JSON.stringify({ condition: { field: 'class_uid', op: 'eq', value: 3002 }, severity_id: 3 }), created_by: null }).execute();
+  await db.updateTable('detection_rules').set({ live_version_id: ruleVersion }).where('id', '=', rule).execute();
+  ids.rule_id = rule;
+  const detection = newId();
+  await db
+    .insertInto('detections')
+    .values({ id: detection, organization_id: org, source: 'rule', uid: `seed-${detection}`, rule_id: rule, rule_version: 1, schedule_id: null, search_id: null, integration_id: integration.id, stream: 'stream-a', title: 'seeded', severity_id: 3, status: 'new', assignee_id: null, mitre: JSON.stringify({ tactics: [], techniques: [] }), event_ids: '[]', event_count: 1, finding: '{}', first_seen_at: new Date(), last_seen_at: new Date(), notified_at: null, case_id: null })
+    .execute();
+  ids.detection_id = detection;
   // An identity provider configuration (SSO off; the issuer refuses connections at once), so
   // that the identity operations (test, sync) reach past "not configured".
   await db
