@@ -179,6 +179,44 @@ describe('schedules', () => {
     expect((await call('DELETE', `/api/schedules/${scheduleId}`, operatorA)).statusCode).toBe(204);
     expect((await call('GET', '/api/search/history?scope=organization', adminA)).json<{ items: Json[] }>().items.filter((r) => r.schedule_id === scheduleId)).toHaveLength(2);
   });
+
+  it('with an alert, make one detection per slot when the condition holds, the run attached', async () => {
+    const created = await call('POST', '/api/schedules/', operatorA, {
+      name: 'Admin sign-ins alert',
+      query_id: queryId,
+      interval_seconds: 3600,
+      notify: { email: false, condition: { op: 'gt', value: 0 }, alert: { severity_id: 4, title: 'Admin signed in', mitre: { tactics: ['TA0004'], techniques: ['T1078'] } } },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const alertId = created.json<{ id: string }>().id;
+    const schedules = t.container.beatTasks.find((b) => b.name === 'search.schedules')!;
+    const runsOf = async () => (await call('GET', `/api/schedules/${alertId}/history`, viewerA)).json<{ items: Json[] }>().items;
+    const detectionsOf = async () => (await call('GET', `/api/detections?organization_id=${orgA}&source=schedule`, viewerA)).json<{ items: Json[] }>().items;
+    // First slot: nothing matches, no detection.
+    now += 3_600_000;
+    await schedules.run(clock.now());
+    for (let i = 0; i < 100 && !(await runsOf())[0]?.notified; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await detectionsOf()).toEqual([]);
+    // Second slot: an admin sign-in within the hour; two beats tick, one run, one detection.
+    now += 3_600_000;
+    await storeEvents(orgA, [{ user: 'admin', minutesAgo: 10 }]);
+    await Promise.all([schedules.run(clock.now()), schedules.run(clock.now())]);
+    let runs: Json[] = [];
+    for (let i = 0; i < 100; i++) {
+      runs = await runsOf();
+      if (runs.length === 2 && runs[0]!.notified) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const found = await detectionsOf();
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ source: 'schedule', title: 'Admin signed in', severity_id: 4, status: 'new', event_count: 1, mitre: { tactics: ['TA0004'], techniques: ['T1078'] } });
+    expect(found[0]!.event_ids).toHaveLength(1);
+    const detail = (await call('GET', `/api/detections/${String(found[0]!.id)}`, viewerA)).json<Json>();
+    expect(detail).toMatchObject({ schedule_id: alertId, search_id: runs[0]!.id });
+    // Another organization sees none of it.
+    expect((await call('GET', `/api/detections/${String(found[0]!.id)}`, adminB)).statusCode).toBe(404);
+    expect((await call('DELETE', `/api/schedules/${alertId}`, operatorA)).statusCode).toBe(204);
+  });
 });
 
 describe('slots and conditions', () => {
