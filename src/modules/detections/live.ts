@@ -6,11 +6,12 @@ import type { RuleDefinition } from '../../pipeline/detect/rules.js';
 import type { DetectionStore } from './store.js';
 
 export function createLiveRules(deps: { store: Pick<DetectionStore, 'liveRules'>; refreshMs: number }) {
-  const cache = new Map<number, { at: number; job: Promise<DetectionJob | undefined> }>();
+  const cache = new Map<number, { at: number; job: Promise<DetectionJob> }>();
 
-  async function load(organizationId: number): Promise<DetectionJob | undefined> {
+  // Always a job, with no rules too: the pass also picks out the findings vendors send (the
+  // events a mapping puts in a finding class), which become detections whatever the rules.
+  async function load(organizationId: number): Promise<DetectionJob> {
     const rules = await deps.store.liveRules(organizationId);
-    if (rules.length === 0) return undefined;
     return {
       fingerprint: rules.map((r) => `${r.id}:${r.version}`).join(','),
       rules: rules.map((r) => ({ id: r.id, name: r.name, version: r.version, definition: r.definition as unknown as RuleDefinition })),
@@ -18,7 +19,7 @@ export function createLiveRules(deps: { store: Pick<DetectionStore, 'liveRules'>
   }
 
   return {
-    job(organizationId: number): Promise<DetectionJob | undefined> {
+    job(organizationId: number): Promise<DetectionJob> {
       const hit = cache.get(organizationId);
       if (hit && Date.now() - hit.at < deps.refreshMs) return hit.job;
       const job = load(organizationId);

@@ -7,6 +7,7 @@ import { createValidator } from '../../ocsf/index.js';
 import type { NormalizedRecord } from '../envelope.js';
 import { compileDetection, MAX_FINDINGS_PER_RULE_BATCH, vendorFinding } from './evaluate.js';
 import { ruleFinding } from './finding.js';
+import { detectHook } from './live.js';
 import { checkRule, requiredClasses, type RuleSpec } from './rules.js';
 
 const T0 = Date.parse('2026-11-26T10:00:00Z');
@@ -81,6 +82,8 @@ describe('evaluating a batch', () => {
     expect(vendorFinding(rec({ class_uid: 2002, finding_info: { uid: 'v' } }))).toBeUndefined();
     const out = compileDetection({ fingerprint: 'f', rules: [] }).evaluate([rec({ class_uid: 2004, finding_info: { uid: 'x' } }), failedLogin('a', 0)]);
     expect(out.findings.map((x) => x.uid)).toEqual(['x']);
+    // An organization without rules still has its vendor findings picked out.
+    expect(detectHook(77, { fingerprint: '', rules: [] })?.evaluate([rec({ class_uid: 2004, finding_info: { uid: 'y' } })]).findings.map((x) => x.uid)).toEqual(['y']);
   });
 });
 

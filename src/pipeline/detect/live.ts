@@ -5,9 +5,9 @@ import { compileDetection, type CompiledDetection, type DetectionJob } from './e
 const MAX_ORGANIZATIONS = 256;
 const compiled = new Map<number, { fingerprint: string; detection: CompiledDetection }>();
 
-/** The organization's compiled rules, or undefined when it has none. */
+/** The organization's compiled rules (none: vendor findings only), or undefined without a job. */
 export function detectHook(organizationId: number, job: DetectionJob | undefined): CompiledDetection | undefined {
-  if (!job || job.rules.length === 0) return undefined;
+  if (!job) return undefined;
   const hit = compiled.get(organizationId);
   if (hit && hit.fingerprint === job.fingerprint) return hit.detection;
   const detection = compileDetection(job);
