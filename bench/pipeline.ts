@@ -39,12 +39,16 @@
 // docs/search.md) is disabled, so events go to the files only. --store-ab: A/B of the same
 // build with the event store on (A) and off (B), rounds alternating as --ab's: what writing
 // the store costs the pass.
+// --rules N: the organization gets N detection rules before the warm-up (bench/fixtures/
+// detection-rules.ts: mixed conditions over the events' fields, a tenth of them thresholds that
+// count every failed sign-in per user). --rules-ab N: A/B of the same build with N rules (A)
+// and none (B), rounds alternating as --ab's: what detection costs the pass.
 // --profile: Weir runs with --cpu-prof; the samples of the measured runs are summarised by
 // category (bench/profile-summary.ts). Not with --ab.
 //
 //   npm run build && npx tsx bench/pipeline.ts [--mode embedded|postgres] [--events okta|firewall]
 //     [--count 100000] [--runs 3] [--batch 1000] [--inflight 4] [--workers 1] [--dispatchers 1]
-//     [--ab <dir> | --store-ab] [--store on|off] [--profile] [--node-options="--max-semi-space-size=32"]
+//     [--ab <dir> | --store-ab | --rules-ab 100] [--store on|off] [--rules 0] [--profile] [--node-options="--max-semi-space-size=32"]
 //   (--events <number> is read as --count, the spelling before --events took a source)
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -56,6 +60,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createDestination, createRoute, ledgerTotals, waitFor } from '../test/support/delivery-api.js';
 import { http, setUpIngestion, type IngestSetup } from '../test/support/ingest.js';
+import { benchRules } from './fixtures/detection-rules.js';
 import { FIREWALL_MAPPING, FIREWALL_PLATFORM, FIREWALL_STREAM, firewallLines } from './fixtures/firewall.js';
 import { formatSummary, readProfileFiles, summarise, type Window } from './profile-summary.js';
 import { cpuOf, statusKb } from './proc.js';
@@ -73,6 +78,8 @@ const { values } = parseArgs({
     ab: { type: 'string' },
     store: { type: 'string', default: 'on' },
     'store-ab': { type: 'boolean', default: false },
+    rules: { type: 'string', default: '0' },
+    'rules-ab': { type: 'string' },
     profile: { type: 'boolean', default: false },
     'node-options': { type: 'string', default: '' },
   },
@@ -104,6 +111,8 @@ interface Build {
   root: string;
   /** Whether the organization's event store route stays enabled (default: --store). */
   store?: boolean;
+  /** Detection rules the organization gets (default: --rules). */
+  rules?: number;
 }
 
 interface Role {
@@ -474,6 +483,15 @@ async function deploy(build: Build, mode: string, profileDir?: string): Promise<
     await createRoute(url, headers, { name: 'everything to files', organization_id: setup.organizationId, destination_ids: [destination] });
     const store = build.store ?? values.store !== 'off';
     if (!store) await disableEventStoreRoute(url, headers, setup.organizationId);
+    const rules = build.rules ?? Number(values.rules);
+    if (rules > 0) {
+      for (const rule of benchRules(rules)) {
+        const res = await http(url, 'POST', '/api/detections/rules', { organization_id: setup.organizationId, ...rule }, headers);
+        if (res.status !== 201) throw new Error(`detection rule: ${res.status} ${JSON.stringify(res.json)}`);
+      }
+      // Workers read rules at their refresh.
+      await sleep(MAPPING_REFRESH_MS + 500);
+    }
     // Routes apply at the next dispatch cycle.
     await sleep(500);
     const d: Deployment = { build, url, setup, weir, counter: new LineCounter(path.join(fileRoot, `org-${setup.organizationId}`, 'bench')), pushed: 0, copies: store ? 2 : 1, idle, stop };
@@ -569,15 +587,22 @@ async function ab(mode: string, other: string | undefined): Promise<void> {
         { label: 'A', root: ROOT },
         { label: 'B', root: path.resolve(other) },
       ]
-    : [
-        { label: 'A', root: ROOT, store: true },
-        { label: 'B', root: ROOT, store: false },
-      ];
+    : values['rules-ab']
+      ? [
+          { label: 'A', root: ROOT, rules: Number(values['rules-ab']) },
+          { label: 'B', root: ROOT, rules: 0 },
+        ]
+      : [
+          { label: 'A', root: ROOT, store: true },
+          { label: 'B', root: ROOT, store: false },
+        ];
   for (const b of builds) if (!existsSync(path.join(b.root, 'dist/src/main.js'))) throw new Error(`${b.label}: no ${path.join(b.root, 'dist/src/main.js')} (npm ci && npm run build there first)`);
   console.log(
     other
       ? `A = ${builds[0]!.root} (${gitDescribe(builds[0]!.root)}), B = ${builds[1]!.root} (${gitDescribe(builds[1]!.root)})`
-      : `A = the event store on, B = off; both ${builds[0]!.root} (${gitDescribe(builds[0]!.root)})`,
+      : values['rules-ab']
+        ? `A = ${values['rules-ab']} detection rules, B = none; both ${builds[0]!.root} (${gitDescribe(builds[0]!.root)})`
+        : `A = the event store on, B = off; both ${builds[0]!.root} (${gitDescribe(builds[0]!.root)})`,
   );
   const results: Record<Build['label'], RunResult[]> = { A: [], B: [] };
   let last: Deployment | undefined;
@@ -634,8 +659,8 @@ async function main(): Promise<void> {
   console.log(
     `node ${process.version}; ${source} events (${PLATFORM}/${STREAM}); ${fmt(eventsPerRun)} events a run in requests of ${batchSize}, ${inflight} in flight; median of ${runs}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   );
-  if (values.ab || values['store-ab']) {
-    if (values.profile) throw new Error('--profile is not available with --ab or --store-ab');
+  if (values.ab || values['store-ab'] || values['rules-ab']) {
+    if (values.profile) throw new Error('--profile is not available with --ab, --store-ab or --rules-ab');
     await ab(values.mode, values.ab);
   } else await single(values.mode);
 }
