@@ -9,7 +9,7 @@ import { useSession } from './session';
 import { currentTheme, setTheme, type Theme } from './theme';
 import { timeZone } from './ui/format';
 
-const GROUPS: Screen['group'][] = ['Pipeline', 'Normalization', 'Delivery', 'Administration'];
+const GROUPS: Screen['group'][] = ['Pipeline', 'Investigation', 'Normalization', 'Delivery', 'Administration'];
 
 export function Shell() {
   const session = useSession();
