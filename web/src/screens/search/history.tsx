@@ -1,5 +1,5 @@
 // The search history (your runs, newest first, paged on the server) and the saved queries
-// of the organization: reopen a past result, put a past or saved query back in the form,
+// of the organization: reopen a past result, load a past or saved query into the form,
 // run a saved query.
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -50,7 +50,7 @@ export function SearchHistory({ onOpen, onEdit }: { onOpen: (id: string) => void
                   <span className="hint">result expired</span>
                 )}
                 <button type="button" onClick={() => onEdit(r.query)}>
-                  Edit query
+                  Load query
                 </button>
               </span>
             ),
@@ -89,8 +89,8 @@ export function SavedQueries({ onRun, onEdit }: { onRun: (queryId: string) => vo
                 <button type="button" onClick={() => onRun(q.id)} aria-label={`Run ${q.name}`}>
                   Run
                 </button>
-                <button type="button" onClick={() => onEdit(q.query)} aria-label={`Edit ${q.name}`}>
-                  Edit
+                <button type="button" onClick={() => onEdit(q.query)} aria-label={`Load ${q.name}`}>
+                  Load
                 </button>
               </span>
             ),

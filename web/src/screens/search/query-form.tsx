@@ -106,7 +106,7 @@ function QueryError({ id, error, text }: { id: string; error: ApiError; text: st
     <div id={id} className="error" role="alert">
       <p>{error.message}</p>
       {line !== undefined && problem?.column !== undefined ? (
-        <pre className="caret" aria-label={`Line ${problem.line}, column ${problem.column}`}>
+        <pre className="caret" aria-hidden="true" data-testid="query-caret">
           {line}
           {'\n'}
           {' '.repeat(Math.max(0, problem.column - 1))}^
@@ -122,7 +122,7 @@ export function QueryForm({ state, onChange, onRun, running, error }: { state: F
   return (
     <form
       className="panel"
-      aria-label="Query"
+      aria-label="Search query"
       onSubmit={(e) => {
         e.preventDefault();
         onRun();
