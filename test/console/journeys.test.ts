@@ -246,7 +246,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await page.getByLabel('Save as').fill('two users');
     await page.getByRole('button', { name: 'Save query' }).click();
     const saved = page.getByRole('table', { name: 'Saved queries' });
-    await saved.getByRole('cell', { name: 'two users' }).waitFor();
+    await saved.getByRole('cell', { name: 'two users', exact: true }).waitFor();
     // Another query, then the saved one run from its list.
     await query.fill('class_uid = 3002 and user.name = "carol"');
     await page.getByRole('button', { name: 'Run search' }).click();
@@ -257,7 +257,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     const history = page.getByRole('table', { name: 'Your searches' });
     await expect.poll(() => history.getByRole('row').filter({ hasText: 'completed' }).count()).toBeGreaterThanOrEqual(3);
     const carol = history.getByRole('row').filter({ hasText: '"carol"' }).first();
-    await carol.getByRole('button', { name: /^Open the result/ }).click();
+    await carol.getByRole('button', { name: /^Open result/ }).click();
     await expect.poll(() => matched.textContent(), { timeout: 15_000 }).toBe('1');
     await rows.getByRole('row').filter({ hasText: 'carol' }).waitFor();
     await query.fill('');
@@ -284,7 +284,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await accessible(admin, 'detection-rule-new');
     await form.getByRole('button', { name: 'Create rule' }).click();
     const rules = page.getByRole('table', { name: 'Detection rules' });
-    await rules.getByRole('cell', { name: 'eve signs in' }).waitFor();
+    await rules.getByRole('cell', { name: 'eve signs in', exact: true }).waitFor();
     await accessible(admin, 'detection-rules');
 
     // The rule is live within WEIR_MAPPING_REFRESH_MS (100 ms here).

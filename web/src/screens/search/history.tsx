@@ -43,7 +43,7 @@ export function SearchHistory({ onOpen, onEdit }: { onOpen: (id: string) => void
             cell: (r) => (
               <span className="row">
                 {r.result_available ? (
-                  <button type="button" onClick={() => onOpen(r.id)} aria-label={`Open the result of the search of ${new Date(r.created_at).toISOString()}`}>
+                  <button type="button" onClick={() => onOpen(r.id)} aria-label={`Open result of the search of ${new Date(r.created_at).toISOString()}`}>
                     Open result
                   </button>
                 ) : (
