@@ -22,6 +22,11 @@ type Aggregation =
 
 const text = (v: unknown) => (v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v));
 
+/** A count_by bucket's key: one value per field ({"user.name": "bob"} reads "bob"). */
+function bucketKey(key: unknown): string {
+  return key !== null && typeof key === 'object' && !Array.isArray(key) ? Object.values(key).map(text).join(', ') : text(key);
+}
+
 /** Counts as a list of labelled bars (native <meter>, so each reads as "label: n of max"). */
 function Bars({ label, items }: { label: string; items: { key: string; count: number; title?: string }[] }) {
   if (items.length === 0) return <p className="empty">No events.</p>;
@@ -64,7 +69,7 @@ function Aggregations({ items }: { items: Aggregation[] }) {
         const title = a.type === 'count_by' ? `Count by ${a.fields.join(', ')}` : a.type === 'top' ? `Top values of ${a.field}` : `Histogram per ${a.interval}`;
         const bars =
           a.type === 'count_by'
-            ? a.buckets.map((b) => ({ key: text(b.key), count: b.count }))
+            ? a.buckets.map((b) => ({ key: bucketKey(b.key), count: b.count }))
             : a.type === 'top'
               ? a.values.map((v) => ({ key: text(v.value), count: v.count }))
               : a.buckets.map((b) => ({ key: formatDate(b.start), title: b.start, count: b.count }));
