@@ -154,7 +154,7 @@ export default function DetectionDetail() {
               </ul>
             </section>
           </div>
-          <Triage key={d.updated_at} detection={d} />
+          <Triage key={d.id} detection={d} />
           <section className="panel" aria-labelledby="history">
             <h2 id="history">History</h2>
             <DataTable
