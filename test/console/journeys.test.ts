@@ -19,7 +19,7 @@ const VIEWER = { username: 'vera', password: 'viewer password 1', email: 'vera@e
 let weir: RunningWeir;
 let browser: Browser;
 let admin: Watched;
-const ids: { integration?: string; destination?: string; mapping?: string; ingestToken?: string } = {};
+const ids: { integration?: string; destination?: string; mapping?: string; ingestToken?: string; detection?: string } = {};
 
 async function heading(page: Page, name: string | RegExp): Promise<void> {
   await page.getByRole('heading', { level: 1, name }).waitFor();
@@ -206,6 +206,158 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await page.getByRole('button', { name: 'Stop' }).click();
   });
 
+  it('searches the pushed events: an error at its position, rows, aggregations, CSV, a saved query, the history', async () => {
+    const { page } = admin;
+    await nav(page, 'Search');
+    const query = page.getByLabel('Query', { exact: true });
+    await query.fill('class_uid = ');
+    await page.getByRole('button', { name: 'Run search' }).click();
+    const refusal = page.getByRole('form', { name: 'Search query' }).getByRole('alert');
+    await expect.poll(() => refusal.textContent()).toContain('expected a value, found the end of the query (line 1, column 13)');
+    expect(await page.getByTestId('query-caret').textContent()).toBe('class_uid = \n            ^');
+    expect(await query.getAttribute('aria-invalid')).toBe('true');
+
+    // The events carry their own times (LOGINS): an absolute range from that day on.
+    await page.getByLabel('Time range').selectOption({ label: 'Between two dates' });
+    await page.getByLabel('From', { exact: true }).fill('2026-11-26T00:00');
+    await query.fill('class_uid = 3002 and user.name in ("alice", "bob")');
+    await page.getByLabel('Count by').fill('user.name');
+    const result = page.getByTestId('search-result');
+    const matched = result.getByRole('definition').nth(1);
+    // The reprocessed events reach the event store with their delivery: search until they are there.
+    await expect
+      .poll(async () => (await page.getByRole('button', { name: 'Run search' }).click(), await result.getByText('completed').waitFor(), await matched.textContent()), { timeout: 20_000, interval: 1_000 })
+      .toBe('2');
+    const rows = result.getByRole('table', { name: 'Matching events' });
+    await rows.getByRole('row').filter({ hasText: 'alice' }).waitFor();
+    expect(await rows.getByRole('row').filter({ hasText: 'carol' }).count()).toBe(0);
+    expect(await result.getByRole('definition').nth(2).textContent()).toBe('2 of at most 100');
+    expect(await result.getByRole('definition').nth(3).textContent()).toMatch(/^\d[\d,]* ms$/);
+    const byUser = result.getByRole('region', { name: 'Count by user.name' });
+    expect(await byUser.getByRole('row').filter({ hasText: 'bob' }).getByRole('cell').nth(1).textContent()).toBe('1');
+    await accessible(admin, 'search');
+
+    const download = page.waitForEvent('download');
+    await result.getByRole('link', { name: 'Download CSV' }).click();
+    const csv = readFileSync((await (await download).path())!, 'utf8');
+    expect(csv).toContain('alice');
+    expect(csv).not.toContain('carol');
+
+    await page.getByLabel('Save as').fill('two users');
+    await page.getByRole('button', { name: 'Save query' }).click();
+    const saved = page.getByRole('table', { name: 'Saved queries' });
+    await saved.getByRole('cell', { name: 'two users', exact: true }).waitFor();
+    // Another query, then the saved one run from its list.
+    await query.fill('class_uid = 3002 and user.name = "carol"');
+    await page.getByRole('button', { name: 'Run search' }).click();
+    await expect.poll(() => matched.textContent(), { timeout: 15_000 }).toBe('1');
+    await saved.getByRole('button', { name: 'Run two users' }).click();
+    await expect.poll(() => matched.textContent(), { timeout: 15_000 }).toBe('2');
+    // The history, newest first: reopen the carol search's result and load its query back.
+    const history = page.getByRole('table', { name: 'Your searches' });
+    await expect.poll(() => history.getByRole('row').filter({ hasText: 'completed' }).count()).toBeGreaterThanOrEqual(3);
+    const carol = history.getByRole('row').filter({ hasText: '"carol"' }).first();
+    await carol.getByRole('button', { name: /^Open result/ }).click();
+    await expect.poll(() => matched.textContent(), { timeout: 15_000 }).toBe('1');
+    await rows.getByRole('row').filter({ hasText: 'carol' }).waitFor();
+    await query.fill('');
+    await carol.getByRole('button', { name: 'Load query' }).click();
+    expect(await query.inputValue()).toBe('class_uid = 3002 and user.name = "carol"');
+    await accessible(admin, 'search-history');
+  });
+
+  it('raises a detection from a new rule, triages it and keeps the history; rule versions roll back', async () => {
+    const { page } = admin;
+    await nav(page, 'Detection rules');
+    await page.getByRole('button', { name: 'New rule' }).click();
+    const form = page.getByRole('dialog', { name: 'New detection rule' });
+    await form.getByLabel('Name').fill('eve signs in');
+    const condition = form.getByLabel('Condition');
+    await condition.fill('{"field": "user.nam", "op": "eq", "value": "eve"}');
+    await expect.poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 }).toContain('user.nam');
+    expect(await form.getByTestId('condition-check').textContent()).not.toBe('Condition accepted.');
+    await condition.fill('{"all": [{"field": "class_uid", "op": "eq", "value": 3002}, {"field": "user.name", "op": "eq", "value": "eve"}]}');
+    await expect.poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 }).toBe('Condition accepted.');
+    await form.getByLabel('Severity').selectOption({ label: 'High' });
+    await form.getByLabel('MITRE tactics').fill('TA0006');
+    await form.getByLabel('MITRE techniques').fill('T1110');
+    await accessible(admin, 'detection-rule-new');
+    await form.getByRole('button', { name: 'Create rule' }).click();
+    const rules = page.getByRole('table', { name: 'Detection rules' });
+    await rules.getByRole('cell', { name: 'eve signs in', exact: true }).waitFor();
+    await accessible(admin, 'detection-rules');
+
+    // The rule is live within WEIR_MAPPING_REFRESH_MS (100 ms here).
+    await new Promise((r) => setTimeout(r, 1_000));
+    await push('app', [{ user: 'eve', action: 'login', ts: new Date().toISOString() }]);
+    await nav(page, 'Detections');
+    const detection = page.getByRole('link', { name: 'eve signs in' });
+    await expect.poll(async () => (await page.reload(), await heading(page, 'Detections'), await detection.count()), { timeout: 20_000, interval: 1_000 }).toBe(1);
+    await accessible(admin, 'detections');
+    await detection.click();
+    await heading(page, 'eve signs in');
+    ids.detection = page.url().split('/').pop();
+    expect(await page.getByRole('list', { name: 'Evidence events' }).getByRole('listitem').count()).toBe(1);
+    await page.getByRole('region', { name: 'MITRE ATT&CK' }).getByText('TA0006').waitFor();
+
+    await page.getByLabel('Status').selectOption('in_progress');
+    await page.getByLabel('Comment').fill('looking into it');
+    await page.getByRole('button', { name: 'Save triage' }).click();
+    await page.getByText('Saved.').waitFor();
+    const history = page.getByRole('table', { name: 'Detection history' });
+    await history.getByRole('row').filter({ hasText: 'new → in progress' }).waitFor();
+    await history.getByRole('row').filter({ hasText: 'looking into it' }).waitFor();
+    await accessible(admin, 'detection-detail');
+
+    // The evidence opens in Search with the event's id as the query.
+    await page.getByRole('list', { name: 'Evidence events' }).getByRole('link').click();
+    await heading(page, 'Search');
+    expect(await page.getByLabel('Query', { exact: true }).inputValue()).toMatch(/^envelope\.id = "[^"]+"$/);
+
+    await nav(page, 'Detections');
+    await page.getByLabel('Status').selectOption('resolved');
+    await page.getByText('No detection matches these filters.').waitFor();
+    await page.getByLabel('Status').selectOption('in_progress');
+    await page.getByRole('link', { name: 'eve signs in' }).waitFor();
+
+    await nav(page, 'Detection rules');
+    await rules.getByRole('button', { name: 'Edit eve signs in' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit eve signs in' });
+    await edit.getByLabel('Severity').selectOption({ label: 'Critical' });
+    await edit.getByLabel('Comment (kept with the version)').fill('critical');
+    await edit.getByRole('button', { name: 'Save rule' }).click();
+    await rules.getByRole('row').filter({ hasText: 'v2' }).filter({ hasText: 'critical' }).waitFor();
+    await rules.getByRole('button', { name: 'Versions of eve signs in' }).click();
+    const versions = page.getByRole('dialog', { name: 'Versions of eve signs in' });
+    await versions.getByRole('table', { name: 'Rule versions' }).getByRole('row').nth(2).waitFor();
+    page.once('dialog', (d) => void d.accept());
+    await versions.getByRole('button', { name: 'Roll back to v1' }).click();
+    await versions.getByText('Rolled back: v3 is live.').waitFor();
+    await accessible(admin, 'detection-rule-versions');
+    await versions.getByRole('button', { name: 'Close' }).click();
+    await rules.getByRole('row').filter({ hasText: 'v3' }).filter({ hasText: 'high' }).waitFor();
+  });
+
+  it('runs a mapping draft\'s test cases without publishing: pass or fail per case, with the diff', async () => {
+    const { page } = admin;
+    await page.goto(`${weir.url}/mappings/${ids.mapping}`);
+    await heading(page, 'Mapping: custom / app');
+    const tests = [
+      { name: 'alice signs in', input: { user: 'alice', action: 'login', ts: '2026-11-26T10:00:00Z' }, expect: { class_uid: 3002, 'user.name': 'alice', 'service.name': 'app' } },
+      { name: 'a wrong name', input: { user: 'bob', action: 'login', ts: '2026-11-26T10:01:00Z' }, expect: { 'user.name': 'robert' } },
+    ];
+    await page.getByLabel('Mapping document (JSON)').fill(JSON.stringify({ ...FIXED, tests }, null, 2));
+    await page.getByRole('button', { name: 'Run test cases' }).click();
+    const outcome = page.getByTestId('test-cases');
+    await expect.poll(() => outcome.getByRole('status').textContent(), { timeout: 10_000 }).toBe('1 of 2 test cases pass, 1 fail.');
+    const why = page.getByRole('list', { name: 'Why "a wrong name" fails' });
+    expect(await why.textContent()).toBe('user.name − expected "robert" + got "bob"');
+    expect(await page.getByRole('list', { name: 'Why "alice signs in" fails' }).count()).toBe(0);
+    await accessible(admin, 'mapping-test-cases');
+    // Nothing was published.
+    expect(await page.getByRole('table', { name: 'Mapping versions' }).getByRole('row').count()).toBe(2);
+  });
+
   it('offers a viewer no write action', async () => {
     const { page } = admin;
     await nav(page, 'Users');
@@ -227,7 +379,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     for (const hidden of ['Quarantine', 'Enrichment', 'Users', 'Service accounts', 'Audit trail', 'Identity', 'E-mail', 'Configuration']) {
       expect(await navigation.getByRole('link', { name: hidden, exact: true }).count(), hidden).toBe(0);
     }
-    const writes = /^(New integration|New ingestion token|Test connection|Test|Reset cursor|Start backfill|Publish|Roll back.*|Edit|New route|Move .*|Try the saved routes|New destination|Rotate credential|Revoke credential|Reprocess.*|Watch for 60 s|Mark mapped.*|Ignore.*|Create organization|Deactivate.*|Activate)$/;
+    const writes = /^(New integration|New ingestion token|Test connection|Test|Reset cursor|Start backfill|Publish|Roll back.*|Edit|New route|Move .*|Try the saved routes|New destination|Rotate credential|Revoke credential|Reprocess.*|Watch for 60 s|Mark mapped.*|Ignore.*|Create organization|Deactivate.*|Activate|New rule|Save triage|Save query|Replay)$/;
     const screens: [string, string | RegExp, string][] = [
       ['Dashboard', 'Dashboard', ''],
       ['Data flow', 'Data flow', ''],
@@ -237,6 +389,9 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
       ['Routes', 'Routes', ''],
       ['Destinations', 'Destinations', `/destinations/${ids.destination}`],
       ['Organizations', 'Organizations', ''],
+      ['Search', 'Search', ''],
+      ['Detections', 'Detections', `/detections/${ids.detection}`],
+      ['Detection rules', 'Detection rules', ''],
     ];
     for (const [link, title, detail] of screens) {
       await nav(v, link, title);

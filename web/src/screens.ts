@@ -8,7 +8,7 @@ export interface Screen {
   /** wouter pattern; nested paths (`/integrations/:id`) are separate entries with `nav: false`. */
   path: string;
   title: string;
-  group: 'Pipeline' | 'Normalization' | 'Delivery' | 'Administration';
+  group: 'Pipeline' | 'Investigation' | 'Normalization' | 'Delivery' | 'Administration';
   requires?: string;
   nav?: boolean;
   component: LazyExoticComponent<ComponentType>;
@@ -19,6 +19,10 @@ export const SCREENS: Screen[] = [
   { path: '/flow', title: 'Data flow', group: 'Pipeline', requires: 'route.read', component: lazy(() => import('./screens/flow')) },
   { path: '/integrations', title: 'Integrations', group: 'Pipeline', requires: 'integration.read', component: lazy(() => import('./screens/integrations')) },
   { path: '/integrations/:id', title: 'Integration', group: 'Pipeline', requires: 'integration.read', nav: false, component: lazy(() => import('./screens/integrations/detail')) },
+  { path: '/search', title: 'Search', group: 'Investigation', requires: 'mapping.read', component: lazy(() => import('./screens/search')) },
+  { path: '/detections', title: 'Detections', group: 'Investigation', component: lazy(() => import('./screens/detections')) },
+  { path: '/detections/rules', title: 'Detection rules', group: 'Investigation', requires: 'mapping.read', component: lazy(() => import('./screens/detections/rules')) },
+  { path: '/detections/:id', title: 'Detection', group: 'Investigation', nav: false, component: lazy(() => import('./screens/detections/detail')) },
   { path: '/quarantine', title: 'Quarantine', group: 'Normalization', requires: 'quarantine.read', component: lazy(() => import('./screens/quarantine')) },
   { path: '/drift', title: 'Drift', group: 'Normalization', requires: 'drift.read', component: lazy(() => import('./screens/drift')) },
   { path: '/mappings', title: 'Mappings', group: 'Normalization', requires: 'mapping.read', component: lazy(() => import('./screens/mappings')) },

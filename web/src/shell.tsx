@@ -9,12 +9,19 @@ import { useSession } from './session';
 import { currentTheme, setTheme, type Theme } from './theme';
 import { timeZone } from './ui/format';
 
-const GROUPS: Screen['group'][] = ['Pipeline', 'Normalization', 'Delivery', 'Administration'];
+const GROUPS: Screen['group'][] = ['Pipeline', 'Investigation', 'Normalization', 'Delivery', 'Administration'];
 
 export function Shell() {
   const session = useSession();
   const [location] = useLocation();
   const visible = SCREENS.filter((s) => !s.requires || session.can(s.requires));
+  // The menu entry of the page shown: the longest path that contains it (/detections/rules is
+  // Detection rules, not Detections; /integrations/3 is Integrations).
+  const contains = (p: string) => (p === '/' ? location === '/' : location === p || location.startsWith(`${p}/`));
+  const here = visible
+    .filter((s) => s.nav !== false && contains(s.path))
+    .map((s) => s.path)
+    .sort((a, b) => b.length - a.length)[0];
   return (
     <div className="shell">
       <a className="skip" href="#main">
@@ -45,7 +52,7 @@ export function Shell() {
               <h2>{group}</h2>
               <ul>
                 {items.map((s) => {
-                  const current = s.path === '/' ? location === '/' : location === s.path || location.startsWith(`${s.path}/`);
+                  const current = s.path === here;
                   return (
                     <li key={s.path}>
                       <Link href={s.path} aria-current={current ? 'page' : undefined}>

@@ -22,6 +22,8 @@ import {
   RollbackBody,
   SamplePage,
   SamplesQuery,
+  TestCasesBody,
+  TestCasesResult,
   TypeCastList,
   Version,
   VersionDetail,
@@ -64,6 +66,21 @@ export function mappingRoutes(app: Api, service: MappingService, tools: MappingT
     audit: false,
     schema: { body: DryRunBody, response: { 200: DryRunResult, 409: ErrorBody } },
     handler: async (req) => tools.dryRun(req.actor!, req.body),
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/api/mappings/test-cases',
+    operationId: 'mappings.test_cases',
+    summary: 'Run the test cases of a draft or stored version without publishing; pass or fail per case, with why',
+    description:
+      'Exactly one of document (a draft) / definition_id (its live version, or version_id). The cases run as publication runs ' +
+      'them (docs/mappings.md, Test cases): an invalid draft is a 422 mapping.invalid_document; failing cases are an answer, not an error.',
+    addition: true,
+    access: { requires: 'mapping.read' },
+    audit: false,
+    schema: { body: TestCasesBody, response: { 200: TestCasesResult, 409: ErrorBody } },
+    handler: async (req) => tools.testCases(req.actor!, req.body),
   });
 
   route(app, {

@@ -155,6 +155,30 @@ export const DryRunResult = Type.Object({
   }),
 });
 
+export const TestCasesBody = Type.Object(
+  {
+    document: Type.Optional(Json('A draft document whose tests to run (exclusive with definition_id)')),
+    definition_id: Type.Optional(Uuid('Run the tests of this definition\'s live version (or version_id)')),
+    version_id: Type.Optional(Uuid('With definition_id: this version instead of the live one')),
+  },
+  { additionalProperties: false, description: 'Exactly one of document / definition_id' },
+);
+
+export const TestCasesResult = Type.Object({
+  version: Nullable(Type.Object({ id: Type.String(), definition_id: Type.String(), version: Type.Integer() }, { description: 'null for a draft' })),
+  total: Type.Integer(),
+  passed: Type.Integer(),
+  failed: Type.Integer(),
+  results: Type.Array(
+    Type.Object({
+      index: Type.Integer({ description: 'The case\'s index in tests (/tests/<index>)' }),
+      name: Type.String(),
+      ok: Type.Boolean(),
+      failures: Type.Array(Type.String(), { description: 'Why it failed, one line each: path: expected X, got Y (empty when it passed)' }),
+    }),
+  ),
+});
+
 export const SamplesQuery = Type.Object({
   integration_id: Id(),
   stream: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),

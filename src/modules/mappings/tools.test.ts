@@ -206,6 +206,49 @@ describe('POST /api/mappings/dry-run', () => {
   });
 });
 
+describe('POST /api/mappings/test-cases', () => {
+  type Cases = { version: Json | null; total: number; passed: number; failed: number; results: { index: number; name: string; ok: boolean; failures: string[] }[] };
+  const withTests = (tests: Json[]) => ({ ...loginDocument(), tests });
+  const CASES = [
+    { name: 'a sign-in', input: GOOD, expect: { class_uid: 3002, 'user.name': 'ana', 'src_endpoint.ip': '10.1.2.3' } },
+    { name: 'the wrong user', input: GOOD, expect: { 'user.name': 'bob', 'dst_endpoint.hostname': null } },
+    { name: 'a logout', input: LOGOUT, quarantine: 'no_matching_rule' },
+  ];
+
+  it('runs a draft\'s cases without publishing: pass or fail per case, each failure with what was expected and what came', async () => {
+    const before = (await call(viewerA, 'GET', `/api/mappings/${defA}/versions`)).json<{ total: number }>().total;
+    const res = await call(viewerA, 'POST', '/api/mappings/test-cases', { document: withTests(CASES) });
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json<Cases>();
+    expect(body).toMatchObject({ version: null, total: 3, passed: 2, failed: 1 });
+    expect(body.results.map((r) => [r.name, r.ok])).toEqual([['a sign-in', true], ['the wrong user', false], ['a logout', true]]);
+    expect(body.results[1]!.failures).toEqual(['user.name: expected "bob", got "ana"', 'dst_endpoint.hostname: expected (absent), got "idp.example.com"']);
+    expect((await call(viewerA, 'GET', `/api/mappings/${defA}/versions`)).json<{ total: number }>().total).toBe(before);
+  });
+
+  it('runs a stored version\'s cases, the live one by default', async () => {
+    const passing = CASES.filter((c) => c.name !== 'the wrong user');
+    const published = (await call(adminA, 'POST', `/api/mappings/${defA}/versions`, { document: withTests(passing) })).json<Json>();
+    const body = (await call(viewerA, 'POST', '/api/mappings/test-cases', { definition_id: defA })).json<Cases>();
+    expect(body).toMatchObject({ version: { id: published.id, definition_id: defA }, total: 2, passed: 2, failed: 0 });
+    const old = (await call(viewerA, 'POST', '/api/mappings/test-cases', { definition_id: defA, version_id: v1.id })).json<Cases>();
+    expect(old).toMatchObject({ version: { id: v1.id, version: 1 }, total: 0, results: [] });
+  });
+
+  it('answers 422 for an invalid draft or the wrong mix of inputs, 404 outside the caller\'s scope', async () => {
+    const invalidDraft = await call(viewerA, 'POST', '/api/mappings/test-cases', { document: withTests([{ name: 'x', input: GOOD }]) });
+    expect(invalidDraft.statusCode).toBe(422);
+    expect(invalidDraft.json().error).toMatchObject({ code: 'mapping.invalid_document' });
+    for (const payload of [{}, { document: loginDocument(), definition_id: defA }, { document: loginDocument(), version_id: v1.id }]) {
+      const res = await call(viewerA, 'POST', '/api/mappings/test-cases', payload);
+      expect(res.statusCode).toBe(422);
+      expect(typeof res.json().detail).toBe('string');
+    }
+    const defB = await defineMapping(t, orgB, 'custom', 'tests');
+    expect((await call(adminA, 'POST', '/api/mappings/test-cases', { definition_id: defB })).statusCode).toBe(404);
+  });
+});
+
 describe('GET /api/mappings/{definition_id}/discover-fields', () => {
   it('reports the fields of the organization\'s samples with types, frequencies and whether the live version reads them', async () => {
     const res = await call(viewerA, 'GET', `/api/mappings/${defA}/discover-fields`);

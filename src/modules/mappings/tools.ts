@@ -208,6 +208,30 @@ export function createMappingTools(deps: { store: MappingStore; mappings: Mappin
       return discoverFields(samples.map((s) => s.raw), reads, maskEvent);
     },
 
+    /**
+     * Runs the test cases (docs/mappings.md, Test cases) of a draft, or of a stored version,
+     * without publishing: the answer publication would give, per case, so an author sees what
+     * passes and why each failure fails. An invalid draft is 422 as in a dry run.
+     */
+    async testCases(actor: Actor, input: { document?: Record<string, unknown>; definition_id?: string; version_id?: string }) {
+      if ((input.document === undefined) === (input.definition_id === undefined)) throw invalid('Give exactly one of document and definition_id');
+      if (input.version_id !== undefined && input.definition_id === undefined) throw invalid('version_id needs definition_id', 'body/version_id');
+      let document: Record<string, unknown>;
+      let version: { id: string; definition_id: string; version: number } | null = null;
+      if (input.document !== undefined) document = input.document;
+      else {
+        const scope = scopeOf(actor);
+        const def = await mappings.definition(scope, input.definition_id ?? '');
+        const v = await mappings.resolveVersion(scope, def.id, input.version_id);
+        document = v.document;
+        version = { id: v.id, definition_id: v.definition_id, version: v.version };
+      }
+      assertValidDocument(engine.checkDocument(document));
+      const results = engine.runTests(document);
+      const passed = results.filter((r) => r.ok).length;
+      return { version, total: results.length, passed, failed: results.length - passed, results };
+    },
+
     typeCasts: () => engine.typeCasts(),
   };
 }

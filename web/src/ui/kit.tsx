@@ -42,10 +42,13 @@ export function Time({ value }: { value: string | null | undefined }) {
 }
 
 const TONE: Record<string, string> = {
-  healthy: 'ok', ok: 'ok', closed: 'ok', active: 'ok', live: 'ok', succeeded: 'ok', completed: 'ok', mapped: 'ok', reprocessed: 'ok', enabled: 'ok',
+  healthy: 'ok', ok: 'ok', passed: 'ok', closed: 'ok', active: 'ok', live: 'ok', succeeded: 'ok', completed: 'ok', mapped: 'ok', reprocessed: 'ok', enabled: 'ok',
   degraded: 'warn', lagging: 'warn', half_open: 'warn', capped: 'warn', new: 'warn', running: 'warn', pending: 'warn', queued: 'warn', never_run: 'muted',
   unhealthy: 'bad', failing: 'bad', open: 'bad', failed: 'bad', quarantined: 'bad', error: 'bad', disabled: 'muted',
   idle: 'muted', ignored: 'muted', inactive: 'muted', cancelled: 'muted',
+  // Detections: triage statuses and OCSF severities.
+  in_progress: 'warn', resolved: 'ok', false_positive: 'muted', suppressed: 'muted',
+  informational: 'muted', low: 'muted', medium: 'warn', high: 'bad', critical: 'bad', fatal: 'bad',
 };
 
 export function Badge({ value }: { value: string | boolean | null | undefined }) {

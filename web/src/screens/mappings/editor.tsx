@@ -9,6 +9,7 @@ import { api, call, type Ok } from '../../api/client';
 import { useSession } from '../../session';
 import { useDebounced } from '../../ui/debounce';
 import { Badge, ErrorNote, Field, Json, Notice, PageHeader } from '../../ui/kit';
+import { TestCases } from './test-cases';
 import { Versions } from './versions';
 
 const TEMPLATE = {
@@ -107,6 +108,7 @@ export default function MappingEditor() {
           ) : null}
           <ErrorNote error={publish.error} />
           {publish.data ? <Notice>Published v{publish.data.version}: live within seconds.</Notice> : null}
+          <TestCases document={syntax ? undefined : parsed} />
         </section>
         <section className="panel" aria-labelledby="dry">
           <h2 id="dry">Dry run on recent samples</h2>

@@ -1,11 +1,10 @@
 // Create or edit a route: name, destinations, the condition (the one condition language, as
 // JSON; the API checks it and answers a 422 naming the problem), enabled and final.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ApiError } from '../../api/client';
 import { useState, type FormEvent } from 'react';
 import { api, call, type Ok } from '../../api/client';
 import { useOrgFilter } from '../../session';
-import { useDebounced } from '../../ui/debounce';
+import { ConditionStatus, useConditionCheck } from '../../ui/condition-check';
 import { ErrorNote, Field } from '../../ui/kit';
 import { OrgSelect } from '../../ui/org-select';
 
@@ -23,23 +22,10 @@ export function RouteForm({ route, onDone }: { route?: Route; onDone: () => void
   const [comment, setComment] = useState('');
   const available = useQuery({ queryKey: ['destinations', 'all', org], queryFn: () => call(api.GET('/api/collectors/destinations', { params: { query: { ...org, limit: 200 } } })) });
 
-  let parsed: unknown = null;
-  let syntax: string | undefined;
-  try {
-    parsed = condition.trim() === '' ? null : JSON.parse(condition);
-  } catch (err) {
-    syntax = `Condition JSON: ${(err as Error).message}`;
-  }
-
-  // The condition is checked as it is typed: a dry run of it as a draft route on an empty
-  // event; the API refuses an unknown field or operator with the detail shown here.
+  // The condition is checked as it is typed (ui/condition-check.tsx).
   const owner = route?.organization_id ?? organizationId ?? org.organization_id;
-  const draft = useDebounced(syntax ? undefined : parsed, 400);
-  const check = useQuery<unknown, ApiError>({
-    queryKey: ['route-condition', owner, JSON.stringify(draft)],
-    queryFn: () => call(api.POST('/api/collectors/routes/dry-run', { body: { events: [{}], routes: [{ condition: draft }], ...(owner ? { organization_id: owner } : {}) } })),
-    enabled: draft !== undefined && draft !== null,
-  });
+  const check = useConditionCheck(condition, owner);
+  const { parsed, syntax } = check;
 
   const save = useMutation({
     mutationFn: () => {
@@ -73,9 +59,7 @@ export function RouteForm({ route, onDone }: { route?: Route; onDone: () => void
       <Field label="Condition" hint='Empty: every event. Otherwise JSON, e.g. {"field": "class_uid", "op": "eq", "value": 3002}; see docs/conditions.md.'>
         {(id, hint) => <textarea id={id} aria-describedby={hint} rows={6} spellCheck={false} value={condition} onChange={(e) => setCondition(e.target.value)} />}
       </Field>
-      <div role="status" aria-live="polite" data-testid="condition-check">
-        {syntax ? <p className="error">{syntax}</p> : check.error ? <p className="error">{check.error.message}</p> : parsed !== null && check.isSuccess ? <p className="notice">Condition accepted.</p> : null}
-      </div>
+      <ConditionStatus check={check} />
       <div className="row">
         <label>
           <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} /> Enabled
