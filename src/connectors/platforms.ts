@@ -5,7 +5,7 @@
 import { TEXT_STREAMS_PROPERTY, type PlatformDefinition } from '../modules/integrations/platforms.js';
 import { connectorFor } from './index.js';
 
-function vendor(name: string, display: string, streams: string[], docs: string): PlatformDefinition {
+function vendor(name: string, display: string, streams: string[], docs: string, textStreams?: readonly string[]): PlatformDefinition {
   const connector = connectorFor(name);
   if (connector) {
     return {
@@ -33,6 +33,7 @@ function vendor(name: string, display: string, streams: string[], docs: string):
       },
       additionalProperties: false,
     },
+    ...(textStreams ? { text_streams: textStreams } : {}),
   };
 }
 
@@ -43,4 +44,5 @@ export const VENDOR_PLATFORMS: readonly PlatformDefinition[] = [
   vendor('github', 'GitHub', ['audit_log'], 'GitHub organization or enterprise audit log entries'),
   vendor('google_workspace', 'Google Workspace', ['login', 'admin'], 'Admin SDK Reports API activities'),
   vendor('crowdstrike_falcon', 'CrowdStrike Falcon', ['alerts'], 'Falcon Alerts API (v2) alert entities'),
+  vendor('windows_security', 'Windows Security event log', ['security'], 'Windows event XML (<Event>, one per line) or Winlogbeat JSON'),
 ];

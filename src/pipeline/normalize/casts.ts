@@ -44,6 +44,22 @@ function toText(v: unknown): unknown {
   return JSON.stringify(v);
 }
 
+const HEX_TEXT = /^(?:0[xX])?[0-9a-fA-F]{1,13}$/;
+
+// Windows writes process ids and access masks in hexadecimal ("0x1f4c"); 13 hex digits stay
+// below 2^53, so every accepted value is exact.
+function fromHex(s: string): unknown {
+  const t = s.trim();
+  return HEX_TEXT.test(t) ? parseInt(t.replace(/^0[xX]/, ''), 16) : CAST_FAILED;
+}
+
+// The last segment of a Windows or POSIX path: the file name a process or module path names.
+function basename(s: string): unknown {
+  const t = s.trim().replace(/[\\/]+$/, '');
+  const name = t.slice(Math.max(t.lastIndexOf('/'), t.lastIndexOf('\\')) + 1);
+  return name.length > 0 ? name : CAST_FAILED;
+}
+
 function textOnly(fn: (s: string) => unknown): CastFn {
   return (v) => (typeof v === 'string' ? fn(v) : typeof v === 'number' || typeof v === 'boolean' ? fn(String(v)) : CAST_FAILED);
 }
@@ -153,6 +169,13 @@ export function castFunction(name: CastName, format: TimestampFormat = 'auto'): 
       return textOnly((s) => s.trim());
     case 'array':
       return (v) => (Array.isArray(v) ? v : [v]);
+    case 'hex':
+      // A JSON number is already a number: reading its digits as hexadecimal would be a guess.
+      return (v) => (typeof v === 'string' ? fromHex(v) : CAST_FAILED);
+    case 'basename':
+      return textOnly(basename);
+    case 'words':
+      return textOnly((s) => s.split(/\s+/).filter((w) => w.length > 0));
   }
 }
 
@@ -187,6 +210,9 @@ export const TYPE_CASTS: readonly TypeCast[] = Object.freeze([
   { name: 'uppercase', description: 'Upper-cases text', input: 'string', output: 'string_t', example: { input: 'us-east-1', output: 'US-EAST-1' } },
   { name: 'trim', description: 'Removes leading and trailing white space', input: 'string', output: 'string_t', example: { input: '  admin ', output: 'admin' } },
   { name: 'array', description: 'Wraps a single value in a list; a list stays as it is', input: 'any', output: 'array', example: { input: 'admins', output: ['admins'] } },
+  { name: 'hex', description: 'Whole number from hexadecimal text, with or without 0x (up to 13 digits)', input: 'string', output: 'long_t', example: { input: '0x1f4c', output: 8012 } },
+  { name: 'basename', description: 'The last segment of a Windows or POSIX path', input: 'string', output: 'string_t', example: { input: 'C:\\Windows\\System32\\cmd.exe', output: 'cmd.exe' } },
+  { name: 'words', description: 'Splits text on white space into a list of words (empty words dropped)', input: 'string', output: 'array', example: { input: 'SeBackupPrivilege\n\t\tSeDebugPrivilege', output: ['SeBackupPrivilege', 'SeDebugPrivilege'] } },
 ] satisfies TypeCast[]);
 
 export const CAST_NAMES: ReadonlySet<string> = new Set(TYPE_CASTS.map((c) => c.name));

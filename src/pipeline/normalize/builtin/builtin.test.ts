@@ -33,6 +33,7 @@ describe('BUILTIN_MAPPINGS', () => {
       'google_workspace/login',
       'google_workspace/admin',
       'crowdstrike_falcon/alerts',
+      'windows_security/security',
     ]);
     for (const m of BUILTIN_MAPPINGS) {
       expect(m.document.platform).toBe(m.platform);

@@ -11,6 +11,7 @@ import graphDirectoryAudits from './microsoft_graph.directory_audits.json' with 
 import graphSecurityAlerts from './microsoft_graph.security_alerts.json' with { type: 'json' };
 import graphSignins from './microsoft_graph.signins.json' with { type: 'json' };
 import oktaSystemLog from './okta.system_log.json' with { type: 'json' };
+import windowsSecurity from './windows_security.security.json' with { type: 'json' };
 import type { MappingDocument } from '../types.js';
 
 export interface BuiltinMapping {
@@ -40,6 +41,7 @@ export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
   builtin('google_workspace', 'login', 'Google Workspace login audit', doc(googleLogin)),
   builtin('google_workspace', 'admin', 'Google Workspace admin audit', doc(googleAdmin)),
   builtin('crowdstrike_falcon', 'alerts', 'CrowdStrike Falcon alerts', doc(crowdstrikeAlerts)),
+  builtin('windows_security', 'security', 'Windows Security event log', doc(windowsSecurity)),
 ]);
 
 /** The built-in mapping of a platform's stream, if Weir ships one. */
