@@ -45,4 +45,6 @@ export const VENDOR_PLATFORMS: readonly PlatformDefinition[] = [
   vendor('google_workspace', 'Google Workspace', ['login', 'admin'], 'Admin SDK Reports API activities'),
   vendor('crowdstrike_falcon', 'CrowdStrike Falcon', ['alerts'], 'Falcon Alerts API (v2) alert entities'),
   vendor('windows_security', 'Windows Security event log', ['security'], 'Windows event XML (<Event>, one per line) or Winlogbeat JSON'),
+  vendor('sysmon', 'Sysinternals Sysmon', ['operational'], 'Sysmon event XML (<Event>, one per line) or Winlogbeat JSON'),
+  vendor('suricata', 'Suricata', ['eve'], 'EVE JSON records (eve.json), one object per event'),
 ];

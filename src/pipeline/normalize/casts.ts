@@ -89,8 +89,13 @@ function toMac(s: string): unknown {
 // The shape OCSF's email_t expects: something@label.tld, no spaces.
 const EMAIL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$/;
 
+// SMTP envelopes write <a@b> and message headers "Name" <a@b>: the address is what is inside.
+const ANGLE_ADDR = /<([^<>]*)>$/;
+
 function toEmail(s: string): unknown {
   let t = s.trim();
+  const angle = ANGLE_ADDR.exec(t);
+  if (angle) t = angle[1]!.trim();
   if (t.toLowerCase().startsWith('mailto:')) t = t.slice(7);
   if (t.length > 320 || !EMAIL.test(t)) return CAST_FAILED;
   const at = t.lastIndexOf('@');
@@ -202,7 +207,7 @@ export const TYPE_CASTS: readonly TypeCast[] = Object.freeze([
   { name: 'ip', description: 'IPv4 or IPv6 address (brackets removed, IPv6 lower-cased)', input: 'string', output: 'ip_t', example: { input: '[2001:DB8::1]', output: '2001:db8::1' } },
   { name: 'port', description: 'Integer from 0 to 65535', input: 'number | string', output: 'port_t', example: { input: '443', output: 443 } },
   { name: 'mac', description: 'MAC address from aa:bb:.., aa-bb-.., aabb.ccdd.eeff or 12 hex digits, as lower-case aa:bb:cc:dd:ee:ff', input: 'string', output: 'mac_t', example: { input: '00-1A-2B-3C-4D-5E', output: '00:1a:2b:3c:4d:5e' } },
-  { name: 'email', description: 'Email address (mailto: removed, domain lower-cased)', input: 'string', output: 'email_t', example: { input: 'Ana@Example.COM', output: 'Ana@example.com' } },
+  { name: 'email', description: 'Email address (mailto: and a display name with its <> removed, domain lower-cased)', input: 'string', output: 'email_t', example: { input: 'Ana@Example.COM', output: 'Ana@example.com' } },
   { name: 'hostname', description: 'Host name, lower-cased, trailing dot removed, labels checked', input: 'string', output: 'hostname_t', example: { input: 'WS-042.Corp.Example.com.', output: 'ws-042.corp.example.com' } },
   { name: 'url', description: 'Absolute URL (checked, kept as written)', input: 'string', output: 'url_t', example: { input: 'https://example.com/login?next=%2F', output: 'https://example.com/login?next=%2F' } },
   { name: 'json', description: 'Parses JSON text; a value that is not text is kept', input: 'string', output: 'json_t', example: { input: '{"mfa":true}', output: { mfa: true } } },

@@ -34,6 +34,8 @@ describe('BUILTIN_MAPPINGS', () => {
       'google_workspace/admin',
       'crowdstrike_falcon/alerts',
       'windows_security/security',
+      'sysmon/operational',
+      'suricata/eve',
     ]);
     for (const m of BUILTIN_MAPPINGS) {
       expect(m.document.platform).toBe(m.platform);

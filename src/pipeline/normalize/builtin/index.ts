@@ -12,6 +12,8 @@ import graphSecurityAlerts from './microsoft_graph.security_alerts.json' with { 
 import graphSignins from './microsoft_graph.signins.json' with { type: 'json' };
 import oktaSystemLog from './okta.system_log.json' with { type: 'json' };
 import windowsSecurity from './windows_security.security.json' with { type: 'json' };
+import sysmonOperational from './sysmon.operational.json' with { type: 'json' };
+import suricataEve from './suricata.eve.json' with { type: 'json' };
 import type { MappingDocument } from '../types.js';
 
 export interface BuiltinMapping {
@@ -42,6 +44,8 @@ export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
   builtin('google_workspace', 'admin', 'Google Workspace admin audit', doc(googleAdmin)),
   builtin('crowdstrike_falcon', 'alerts', 'CrowdStrike Falcon alerts', doc(crowdstrikeAlerts)),
   builtin('windows_security', 'security', 'Windows Security event log', doc(windowsSecurity)),
+  builtin('sysmon', 'operational', 'Sysmon (Microsoft-Windows-Sysmon/Operational)', doc(sysmonOperational)),
+  builtin('suricata', 'eve', 'Suricata EVE JSON', doc(suricataEve)),
 ]);
 
 /** The built-in mapping of a platform's stream, if Weir ships one. */
