@@ -47,4 +47,5 @@ export const VENDOR_PLATFORMS: readonly PlatformDefinition[] = [
   vendor('windows_security', 'Windows Security event log', ['security'], 'Windows event XML (<Event>, one per line) or Winlogbeat JSON'),
   vendor('sysmon', 'Sysinternals Sysmon', ['operational'], 'Sysmon event XML (<Event>, one per line) or Winlogbeat JSON'),
   vendor('suricata', 'Suricata', ['eve'], 'EVE JSON records (eve.json), one object per event'),
+  vendor('zeek', 'Zeek', ['logs'], 'Zeek JSON logs (LogAscii::use_json), one record per line, several logs in one stream'),
 ];

@@ -36,6 +36,7 @@ describe('BUILTIN_MAPPINGS', () => {
       'windows_security/security',
       'sysmon/operational',
       'suricata/eve',
+      'zeek/logs',
     ]);
     for (const m of BUILTIN_MAPPINGS) {
       expect(m.document.platform).toBe(m.platform);

@@ -14,6 +14,7 @@ import oktaSystemLog from './okta.system_log.json' with { type: 'json' };
 import windowsSecurity from './windows_security.security.json' with { type: 'json' };
 import sysmonOperational from './sysmon.operational.json' with { type: 'json' };
 import suricataEve from './suricata.eve.json' with { type: 'json' };
+import zeekLogs from './zeek.logs.json' with { type: 'json' };
 import type { MappingDocument } from '../types.js';
 
 export interface BuiltinMapping {
@@ -46,6 +47,7 @@ export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
   builtin('windows_security', 'security', 'Windows Security event log', doc(windowsSecurity)),
   builtin('sysmon', 'operational', 'Sysmon (Microsoft-Windows-Sysmon/Operational)', doc(sysmonOperational)),
   builtin('suricata', 'eve', 'Suricata EVE JSON', doc(suricataEve)),
+  builtin('zeek', 'logs', 'Zeek logs (JSON)', doc(zeekLogs)),
 ]);
 
 /** The built-in mapping of a platform's stream, if Weir ships one. */
