@@ -48,4 +48,5 @@ export const VENDOR_PLATFORMS: readonly PlatformDefinition[] = [
   vendor('sysmon', 'Sysinternals Sysmon', ['operational'], 'Sysmon event XML (<Event>, one per line) or Winlogbeat JSON'),
   vendor('suricata', 'Suricata', ['eve'], 'EVE JSON records (eve.json), one object per event'),
   vendor('zeek', 'Zeek', ['logs'], 'Zeek JSON logs (LogAscii::use_json), one record per line, several logs in one stream'),
+  vendor('fortinet_fortigate', 'Fortinet FortiGate', ['syslog'], 'FortiOS key=value logs over syslog, one per line', ['syslog']),
 ];

@@ -37,6 +37,7 @@ describe('BUILTIN_MAPPINGS', () => {
       'sysmon/operational',
       'suricata/eve',
       'zeek/logs',
+      'fortinet_fortigate/syslog',
     ]);
     for (const m of BUILTIN_MAPPINGS) {
       expect(m.document.platform).toBe(m.platform);

@@ -15,6 +15,7 @@ import windowsSecurity from './windows_security.security.json' with { type: 'jso
 import sysmonOperational from './sysmon.operational.json' with { type: 'json' };
 import suricataEve from './suricata.eve.json' with { type: 'json' };
 import zeekLogs from './zeek.logs.json' with { type: 'json' };
+import fortigateSyslog from './fortinet_fortigate.syslog.json' with { type: 'json' };
 import type { MappingDocument } from '../types.js';
 
 export interface BuiltinMapping {
@@ -48,6 +49,7 @@ export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
   builtin('sysmon', 'operational', 'Sysmon (Microsoft-Windows-Sysmon/Operational)', doc(sysmonOperational)),
   builtin('suricata', 'eve', 'Suricata EVE JSON', doc(suricataEve)),
   builtin('zeek', 'logs', 'Zeek logs (JSON)', doc(zeekLogs)),
+  builtin('fortinet_fortigate', 'syslog', 'FortiGate logs (syslog key=value)', doc(fortigateSyslog)),
 ]);
 
 /** The built-in mapping of a platform's stream, if Weir ships one. */
