@@ -49,4 +49,5 @@ export const VENDOR_PLATFORMS: readonly PlatformDefinition[] = [
   vendor('suricata', 'Suricata', ['eve'], 'EVE JSON records (eve.json), one object per event'),
   vendor('zeek', 'Zeek', ['logs'], 'Zeek JSON logs (LogAscii::use_json), one record per line, several logs in one stream'),
   vendor('fortinet_fortigate', 'Fortinet FortiGate', ['syslog'], 'FortiOS key=value logs over syslog, one per line', ['syslog']),
+  vendor('paloalto_ngfw', 'Palo Alto Networks NGFW', ['syslog'], 'PAN-OS CSV logs over syslog (TRAFFIC, THREAT, SYSTEM, GLOBALPROTECT), one per line', ['syslog']),
 ];

@@ -38,6 +38,7 @@ describe('BUILTIN_MAPPINGS', () => {
       'suricata/eve',
       'zeek/logs',
       'fortinet_fortigate/syslog',
+      'paloalto_ngfw/syslog',
     ]);
     for (const m of BUILTIN_MAPPINGS) {
       expect(m.document.platform).toBe(m.platform);

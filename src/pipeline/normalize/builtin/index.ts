@@ -16,6 +16,7 @@ import sysmonOperational from './sysmon.operational.json' with { type: 'json' };
 import suricataEve from './suricata.eve.json' with { type: 'json' };
 import zeekLogs from './zeek.logs.json' with { type: 'json' };
 import fortigateSyslog from './fortinet_fortigate.syslog.json' with { type: 'json' };
+import paloaltoSyslog from './paloalto_ngfw.syslog.json' with { type: 'json' };
 import type { MappingDocument } from '../types.js';
 
 export interface BuiltinMapping {
@@ -50,6 +51,7 @@ export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
   builtin('suricata', 'eve', 'Suricata EVE JSON', doc(suricataEve)),
   builtin('zeek', 'logs', 'Zeek logs (JSON)', doc(zeekLogs)),
   builtin('fortinet_fortigate', 'syslog', 'FortiGate logs (syslog key=value)', doc(fortigateSyslog)),
+  builtin('paloalto_ngfw', 'syslog', 'Palo Alto Networks NGFW logs (syslog CSV)', doc(paloaltoSyslog)),
 ]);
 
 /** The built-in mapping of a platform's stream, if Weir ships one. */
