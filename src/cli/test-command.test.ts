@@ -32,7 +32,8 @@ describe('weir test', () => {
     expect(res.stdout).toContain('src/pipeline/normalize/builtin/okta.system_log.json: 6 cases, all passed');
     expect(res.stdout).toMatch(/\d+ documents, \d+ cases: \d+ passed, 0 failed\n$/);
     expect(res.status).toBe(0);
-  });
+    // A child process compiles every built-in and runs its cases (over a hundred, XML among them).
+  }, 90_000);
 
   it('names each failing case with why, and each invalid document with its problems: exit 1', () => {
     mkdirSync(path.join(dir, 'fw'));

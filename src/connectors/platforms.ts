@@ -5,7 +5,7 @@
 import { TEXT_STREAMS_PROPERTY, type PlatformDefinition } from '../modules/integrations/platforms.js';
 import { connectorFor } from './index.js';
 
-function vendor(name: string, display: string, streams: string[], docs: string): PlatformDefinition {
+function vendor(name: string, display: string, streams: string[], docs: string, textStreams?: readonly string[]): PlatformDefinition {
   const connector = connectorFor(name);
   if (connector) {
     return {
@@ -24,7 +24,8 @@ function vendor(name: string, display: string, streams: string[], docs: string):
     kind: 'push',
     description:
       `${display} events, normalized to OCSF by the built-in mappings of streams ${streams.map((s) => `\`${s}\``).join(', ')}. ` +
-      `Push them to /api/ingest/{stream} with the integration's ingestion token. Source format: ${docs}.`,
+      `Push them to /api/ingest/{stream} with the integration's ingestion token. Source format: ${docs}.` +
+      (textStreams ? ` Streams ${textStreams.map((s) => `\`${s}\``).join(', ')} are text: one event per line, pushed or received by a syslog listener.` : ''),
     config_schema: {
       type: 'object',
       properties: {
@@ -33,6 +34,7 @@ function vendor(name: string, display: string, streams: string[], docs: string):
       },
       additionalProperties: false,
     },
+    ...(textStreams ? { text_streams: textStreams } : {}),
   };
 }
 
@@ -43,4 +45,10 @@ export const VENDOR_PLATFORMS: readonly PlatformDefinition[] = [
   vendor('github', 'GitHub', ['audit_log'], 'GitHub organization or enterprise audit log entries'),
   vendor('google_workspace', 'Google Workspace', ['login', 'admin'], 'Admin SDK Reports API activities'),
   vendor('crowdstrike_falcon', 'CrowdStrike Falcon', ['alerts'], 'Falcon Alerts API (v2) alert entities'),
+  vendor('windows_security', 'Windows Security event log', ['security'], 'Windows event XML (<Event>, one per line: list the stream in config.text_streams, or send it to a syslog listener) or Winlogbeat JSON'),
+  vendor('sysmon', 'Sysinternals Sysmon', ['operational'], 'Sysmon event XML (<Event>, one per line: list the stream in config.text_streams, or send it to a syslog listener) or Winlogbeat JSON'),
+  vendor('suricata', 'Suricata', ['eve'], 'EVE JSON records (eve.json), one object per event'),
+  vendor('zeek', 'Zeek', ['logs'], 'Zeek JSON logs (LogAscii::use_json), one record per line, several logs in one stream'),
+  vendor('fortinet_fortigate', 'Fortinet FortiGate', ['syslog'], 'FortiOS key=value logs over syslog, one per line', ['syslog']),
+  vendor('paloalto_ngfw', 'Palo Alto Networks NGFW', ['syslog'], 'PAN-OS CSV logs over syslog (TRAFFIC, THREAT, SYSTEM, GLOBALPROTECT), one per line', ['syslog']),
 ];

@@ -27,6 +27,18 @@ const ISSUE_CLASSES: [number, string][] = [
   [4003, 'DNS Activity'],
   [1007, 'Process Activity'],
   [1001, 'File System Activity'],
+  // Issue 19, part 3: the network and host sources (decision 0046).
+  [1002, 'Kernel Extension Activity'],
+  [1005, 'Module Activity'],
+  [1008, 'Event Log Activity'],
+  [3003, 'Authorize Session'],
+  [4004, 'DHCP Activity'],
+  [4005, 'RDP Activity'],
+  [4007, 'SSH Activity'],
+  [4009, 'Email Activity'],
+  [4010, 'Network File Activity'],
+  [201001, 'Registry Key Activity'],
+  [201002, 'Registry Value Activity'],
 ];
 
 /** The catalog's view of an attribute, in the official file's vocabulary. */

@@ -4,17 +4,28 @@
 
 export const SUPPORTED_CLASSES = [
   { uid: 1001, name: 'file_activity' },
+  { uid: 1002, name: 'kernel_extension_activity' },
+  { uid: 1005, name: 'module_activity' },
   { uid: 1007, name: 'process_activity' },
+  { uid: 1008, name: 'event_log_actvity' },
   { uid: 2004, name: 'detection_finding' },
   { uid: 3001, name: 'account_change' },
   { uid: 3002, name: 'authentication' },
+  { uid: 3003, name: 'authorize_session' },
   { uid: 3004, name: 'entity_management' },
   { uid: 3006, name: 'group_management' },
   { uid: 4001, name: 'network_activity' },
   { uid: 4002, name: 'http_activity' },
   { uid: 4003, name: 'dns_activity' },
+  { uid: 4004, name: 'dhcp_activity' },
+  { uid: 4005, name: 'rdp_activity' },
+  { uid: 4007, name: 'ssh_activity' },
+  { uid: 4009, name: 'email_activity' },
+  { uid: 4010, name: 'network_file_activity' },
   { uid: 6001, name: 'web_resources_activity' },
   { uid: 6003, name: 'api_activity' },
+  { uid: 201001, name: 'registry_key_activity' },
+  { uid: 201002, name: 'registry_value_activity' },
 ] as const;
 
 export const SUPPORTED_CLASS_UIDS: readonly number[] = SUPPORTED_CLASSES.map((c) => c.uid);

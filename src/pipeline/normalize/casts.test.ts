@@ -71,6 +71,9 @@ const rows: [CastName, unknown, unknown][] = [
   ['mac', '001A2B3C4D5E', '00:1a:2b:3c:4d:5e'],
   ['mac', '00:1a-2b:3c:4d:5e', F],
   ['mac', '00:1a:2b:3c:4d', F],
+  ['email', '<billing@Example.org>', 'billing@example.org'],
+  ['email', '"Billing, Example" <billing@example.org>', 'billing@example.org'],
+  ['email', '<>', F],
   ['email', 'Ana@Example.COM', 'Ana@example.com'],
   ['email', 'mailto:bo@example.org', 'bo@example.org'],
   ['email', 'first.last+tag@mail.example.co.uk', 'first.last+tag@mail.example.co.uk'],
@@ -101,6 +104,21 @@ const rows: [CastName, unknown, unknown][] = [
   ['array', 'admins', ['admins']],
   ['array', ['a', 'b'], ['a', 'b']],
   ['array', { a: 1 }, [{ a: 1 }]],
+  ['hex', '0x1f4c', 8012],
+  ['hex', '1F4C', 8012],
+  ['hex', ' 0x0 ', 0],
+  ['hex', 255, F],
+  ['hex', '0x', F],
+  ['hex', '0xfffffffffffffff', F],
+  ['hex', '12g', F],
+  ['basename', 'C:\\Windows\\System32\\cmd.exe', 'cmd.exe'],
+  ['basename', '/usr/bin/curl', 'curl'],
+  ['basename', 'notepad.exe', 'notepad.exe'],
+  ['basename', 'C:\\Temp\\', 'Temp'],
+  ['basename', '\\', F],
+  ['words', 'SeBackupPrivilege\n\t\t\tSeDebugPrivilege ', ['SeBackupPrivilege', 'SeDebugPrivilege']],
+  ['words', '  ', []],
+  ['words', 7, ['7']],
 ];
 
 describe('casts', () => {
@@ -111,7 +129,7 @@ describe('casts', () => {
   });
 
   it('covers every cast name, and every served example is true', () => {
-    const names: CastName[] = ['string', 'integer', 'long', 'float', 'boolean', 'timestamp', 'datetime', 'ip', 'port', 'mac', 'email', 'hostname', 'url', 'json', 'lowercase', 'uppercase', 'trim', 'array'];
+    const names: CastName[] = ['string', 'integer', 'long', 'float', 'boolean', 'timestamp', 'datetime', 'ip', 'port', 'mac', 'email', 'hostname', 'url', 'json', 'lowercase', 'uppercase', 'trim', 'array', 'hex', 'basename', 'words'];
     expect([...CAST_NAMES].sort()).toEqual([...names].sort());
     for (const name of names) expect(rows.some((r) => r[0] === name), name).toBe(true);
     for (const c of TYPE_CASTS) {

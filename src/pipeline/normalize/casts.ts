@@ -44,6 +44,22 @@ function toText(v: unknown): unknown {
   return JSON.stringify(v);
 }
 
+const HEX_TEXT = /^(?:0[xX])?[0-9a-fA-F]{1,13}$/;
+
+// Windows writes process ids and access masks in hexadecimal ("0x1f4c"); 13 hex digits stay
+// below 2^53, so every accepted value is exact.
+function fromHex(s: string): unknown {
+  const t = s.trim();
+  return HEX_TEXT.test(t) ? parseInt(t.replace(/^0[xX]/, ''), 16) : CAST_FAILED;
+}
+
+// The last segment of a Windows or POSIX path: the file name a process or module path names.
+function basename(s: string): unknown {
+  const t = s.trim().replace(/[\\/]+$/, '');
+  const name = t.slice(Math.max(t.lastIndexOf('/'), t.lastIndexOf('\\')) + 1);
+  return name.length > 0 ? name : CAST_FAILED;
+}
+
 function textOnly(fn: (s: string) => unknown): CastFn {
   return (v) => (typeof v === 'string' ? fn(v) : typeof v === 'number' || typeof v === 'boolean' ? fn(String(v)) : CAST_FAILED);
 }
@@ -73,8 +89,13 @@ function toMac(s: string): unknown {
 // The shape OCSF's email_t expects: something@label.tld, no spaces.
 const EMAIL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$/;
 
+// SMTP envelopes write <a@b> and message headers "Name" <a@b>: the address is what is inside.
+const ANGLE_ADDR = /<([^<>]*)>$/;
+
 function toEmail(s: string): unknown {
   let t = s.trim();
+  const angle = ANGLE_ADDR.exec(t);
+  if (angle) t = angle[1]!.trim();
   if (t.toLowerCase().startsWith('mailto:')) t = t.slice(7);
   if (t.length > 320 || !EMAIL.test(t)) return CAST_FAILED;
   const at = t.lastIndexOf('@');
@@ -153,6 +174,13 @@ export function castFunction(name: CastName, format: TimestampFormat = 'auto'): 
       return textOnly((s) => s.trim());
     case 'array':
       return (v) => (Array.isArray(v) ? v : [v]);
+    case 'hex':
+      // A JSON number is already a number: reading its digits as hexadecimal would be a guess.
+      return (v) => (typeof v === 'string' ? fromHex(v) : CAST_FAILED);
+    case 'basename':
+      return textOnly(basename);
+    case 'words':
+      return textOnly((s) => s.split(/\s+/).filter((w) => w.length > 0));
   }
 }
 
@@ -179,7 +207,7 @@ export const TYPE_CASTS: readonly TypeCast[] = Object.freeze([
   { name: 'ip', description: 'IPv4 or IPv6 address (brackets removed, IPv6 lower-cased)', input: 'string', output: 'ip_t', example: { input: '[2001:DB8::1]', output: '2001:db8::1' } },
   { name: 'port', description: 'Integer from 0 to 65535', input: 'number | string', output: 'port_t', example: { input: '443', output: 443 } },
   { name: 'mac', description: 'MAC address from aa:bb:.., aa-bb-.., aabb.ccdd.eeff or 12 hex digits, as lower-case aa:bb:cc:dd:ee:ff', input: 'string', output: 'mac_t', example: { input: '00-1A-2B-3C-4D-5E', output: '00:1a:2b:3c:4d:5e' } },
-  { name: 'email', description: 'Email address (mailto: removed, domain lower-cased)', input: 'string', output: 'email_t', example: { input: 'Ana@Example.COM', output: 'Ana@example.com' } },
+  { name: 'email', description: 'Email address (mailto: and a display name with its <> removed, domain lower-cased)', input: 'string', output: 'email_t', example: { input: 'Ana@Example.COM', output: 'Ana@example.com' } },
   { name: 'hostname', description: 'Host name, lower-cased, trailing dot removed, labels checked', input: 'string', output: 'hostname_t', example: { input: 'WS-042.Corp.Example.com.', output: 'ws-042.corp.example.com' } },
   { name: 'url', description: 'Absolute URL (checked, kept as written)', input: 'string', output: 'url_t', example: { input: 'https://example.com/login?next=%2F', output: 'https://example.com/login?next=%2F' } },
   { name: 'json', description: 'Parses JSON text; a value that is not text is kept', input: 'string', output: 'json_t', example: { input: '{"mfa":true}', output: { mfa: true } } },
@@ -187,6 +215,9 @@ export const TYPE_CASTS: readonly TypeCast[] = Object.freeze([
   { name: 'uppercase', description: 'Upper-cases text', input: 'string', output: 'string_t', example: { input: 'us-east-1', output: 'US-EAST-1' } },
   { name: 'trim', description: 'Removes leading and trailing white space', input: 'string', output: 'string_t', example: { input: '  admin ', output: 'admin' } },
   { name: 'array', description: 'Wraps a single value in a list; a list stays as it is', input: 'any', output: 'array', example: { input: 'admins', output: ['admins'] } },
+  { name: 'hex', description: 'Whole number from hexadecimal text, with or without 0x (up to 13 digits)', input: 'string', output: 'long_t', example: { input: '0x1f4c', output: 8012 } },
+  { name: 'basename', description: 'The last segment of a Windows or POSIX path', input: 'string', output: 'string_t', example: { input: 'C:\\Windows\\System32\\cmd.exe', output: 'cmd.exe' } },
+  { name: 'words', description: 'Splits text on white space into a list of words (empty words dropped)', input: 'string', output: 'array', example: { input: 'SeBackupPrivilege\n\t\tSeDebugPrivilege', output: ['SeBackupPrivilege', 'SeDebugPrivilege'] } },
 ] satisfies TypeCast[]);
 
 export const CAST_NAMES: ReadonlySet<string> = new Set(TYPE_CASTS.map((c) => c.name));

@@ -55,7 +55,10 @@ export type CastName =
   | 'lowercase'
   | 'uppercase'
   | 'trim'
-  | 'array'; // a scalar -> [scalar]; an array stays
+  | 'array' // a scalar -> [scalar]; an array stays
+  | 'hex' // "0x1f4c" -> 8012
+  | 'basename' // "C:\\Windows\\cmd.exe" -> "cmd.exe"
+  | 'words'; // "a  b\tc" -> ["a", "b", "c"]
 
 /**
  * How a timestamp cast reads its input. `auto` (default): numbers by magnitude

@@ -33,6 +33,12 @@ describe('BUILTIN_MAPPINGS', () => {
       'google_workspace/login',
       'google_workspace/admin',
       'crowdstrike_falcon/alerts',
+      'windows_security/security',
+      'sysmon/operational',
+      'suricata/eve',
+      'zeek/logs',
+      'fortinet_fortigate/syslog',
+      'paloalto_ngfw/syslog',
     ]);
     for (const m of BUILTIN_MAPPINGS) {
       expect(m.document.platform).toBe(m.platform);

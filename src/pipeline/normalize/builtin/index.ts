@@ -11,6 +11,12 @@ import graphDirectoryAudits from './microsoft_graph.directory_audits.json' with 
 import graphSecurityAlerts from './microsoft_graph.security_alerts.json' with { type: 'json' };
 import graphSignins from './microsoft_graph.signins.json' with { type: 'json' };
 import oktaSystemLog from './okta.system_log.json' with { type: 'json' };
+import windowsSecurity from './windows_security.security.json' with { type: 'json' };
+import sysmonOperational from './sysmon.operational.json' with { type: 'json' };
+import suricataEve from './suricata.eve.json' with { type: 'json' };
+import zeekLogs from './zeek.logs.json' with { type: 'json' };
+import fortigateSyslog from './fortinet_fortigate.syslog.json' with { type: 'json' };
+import paloaltoSyslog from './paloalto_ngfw.syslog.json' with { type: 'json' };
 import type { MappingDocument } from '../types.js';
 
 export interface BuiltinMapping {
@@ -40,6 +46,12 @@ export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
   builtin('google_workspace', 'login', 'Google Workspace login audit', doc(googleLogin)),
   builtin('google_workspace', 'admin', 'Google Workspace admin audit', doc(googleAdmin)),
   builtin('crowdstrike_falcon', 'alerts', 'CrowdStrike Falcon alerts', doc(crowdstrikeAlerts)),
+  builtin('windows_security', 'security', 'Windows Security event log', doc(windowsSecurity)),
+  builtin('sysmon', 'operational', 'Sysmon (Microsoft-Windows-Sysmon/Operational)', doc(sysmonOperational)),
+  builtin('suricata', 'eve', 'Suricata EVE JSON', doc(suricataEve)),
+  builtin('zeek', 'logs', 'Zeek logs (JSON)', doc(zeekLogs)),
+  builtin('fortinet_fortigate', 'syslog', 'FortiGate logs (syslog key=value)', doc(fortigateSyslog)),
+  builtin('paloalto_ngfw', 'syslog', 'Palo Alto Networks NGFW logs (syslog CSV)', doc(paloaltoSyslog)),
 ]);
 
 /** The built-in mapping of a platform's stream, if Weir ships one. */
