@@ -5,7 +5,7 @@
 import { TEXT_STREAMS_PROPERTY, type PlatformDefinition } from '../modules/integrations/platforms.js';
 import { connectorFor } from './index.js';
 
-function vendor(name: string, display: string, streams: string[], docs: string): PlatformDefinition {
+function vendor(name: string, display: string, streams: string[], docs: string, textStreams?: readonly string[]): PlatformDefinition {
   const connector = connectorFor(name);
   if (connector) {
     return {
@@ -22,6 +22,7 @@ function vendor(name: string, display: string, streams: string[], docs: string):
     name,
     display_name: display,
     kind: 'push',
+    ...(textStreams ? { text_streams: textStreams } : {}),
     description:
       `${display} events, normalized to OCSF by the built-in mappings of streams ${streams.map((s) => `\`${s}\``).join(', ')}. ` +
       `Push them to /api/ingest/{stream} with the integration's ingestion token. Source format: ${docs}.`,
@@ -43,4 +44,5 @@ export const VENDOR_PLATFORMS: readonly PlatformDefinition[] = [
   vendor('github', 'GitHub', ['audit_log'], 'GitHub organization or enterprise audit log entries'),
   vendor('google_workspace', 'Google Workspace', ['login', 'admin'], 'Admin SDK Reports API activities'),
   vendor('crowdstrike_falcon', 'CrowdStrike Falcon', ['alerts'], 'Falcon Alerts API (v2) alert entities'),
+  vendor('cisco_asa', 'Cisco ASA', ['syslog'], 'ASA syslog messages (%ASA-<level>-<id>: ...), one line each, as the syslog receiver or a forwarder sends them', ['syslog']),
 ];

@@ -17,6 +17,11 @@ function loadFixtures(platform: string, stream: string): Raw[] {
   return JSON.parse(readFileSync(url, 'utf8')) as Raw[];
 }
 
+/** A text stream's fixture is the event a text line becomes, {"message": "<the line>"}. */
+const isText = (raw: Raw) => Object.keys(raw).length === 1 && typeof raw.message === 'string';
+// Sources whose records carry no id of their own (a syslog line, a flow record): metadata.uid stays unset.
+const WITHOUT_EVENT_ID = new Set(['cisco_asa/syslog']);
+
 const official = createValidator(officialCatalog());
 const project = createValidator(ocsfCatalog());
 
@@ -33,6 +38,7 @@ describe('BUILTIN_MAPPINGS', () => {
       'google_workspace/login',
       'google_workspace/admin',
       'crowdstrike_falcon/alerts',
+      'cisco_asa/syslog',
     ]);
     for (const m of BUILTIN_MAPPINGS) {
       expect(m.document.platform).toBe(m.platform);
@@ -42,6 +48,11 @@ describe('BUILTIN_MAPPINGS', () => {
     }
     expect(builtinMapping('okta', 'system_log')?.name).toBe('Okta System Log');
     expect(builtinMapping('okta', 'nope')).toBeUndefined();
+  });
+
+  it('declares the streams of text sources as text, so a push reads one event per line', () => {
+    const text = Object.fromEntries(VENDOR_PLATFORMS.filter((p) => p.text_streams).map((p) => [p.name, p.text_streams]));
+    expect(text).toEqual({ cisco_asa: ['syslog'] });
   });
 
   it('covers every vendor platform Weir registers', () => {
@@ -69,7 +80,7 @@ describe.each(BUILTIN_MAPPINGS.map((m) => [`${m.platform}/${m.stream}`, m] as co
     expect(fixtures.length).toBeLessThanOrEqual(10);
     for (const raw of fixtures) {
       const size = JSON.stringify(raw).length;
-      expect(size).toBeGreaterThan(400);
+      expect(size).toBeGreaterThan(isText(raw) ? 60 : 400);
       expect(size).toBeLessThan(5000);
     }
   });
@@ -88,7 +99,7 @@ describe.each(BUILTIN_MAPPINGS.map((m) => [`${m.platform}/${m.stream}`, m] as co
       expect(event.time).not.toBe(RECEIVED_AT_MS);
       expect(Number.isInteger(event.time)).toBe(true);
       const metadata = event.metadata as Record<string, unknown>;
-      expect(typeof metadata.uid).toBe('string');
+      if (!WITHOUT_EVENT_ID.has(`${builtin.platform}/${builtin.stream}`)) expect(typeof metadata.uid).toBe('string');
       expect(typeof metadata.original_time).toBe('string');
       expect(metadata.product).toEqual(builtin.document.product);
       expect(metadata.version).toBe('1.8.0');
