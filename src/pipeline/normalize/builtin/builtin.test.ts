@@ -20,7 +20,7 @@ function loadFixtures(platform: string, stream: string): Raw[] {
 /** A text stream's fixture is the event a text line becomes, {"message": "<the line>"}. */
 const isText = (raw: Raw) => Object.keys(raw).length === 1 && typeof raw.message === 'string';
 // Sources whose records carry no id of their own (a syslog line, a flow record): metadata.uid stays unset.
-const WITHOUT_EVENT_ID = new Set(['cisco_asa/syslog']);
+const WITHOUT_EVENT_ID = new Set(['cisco_asa/syslog', 'aws_vpc_flow/flow_logs']);
 
 const official = createValidator(officialCatalog());
 const project = createValidator(ocsfCatalog());
@@ -39,6 +39,7 @@ describe('BUILTIN_MAPPINGS', () => {
       'google_workspace/admin',
       'crowdstrike_falcon/alerts',
       'cisco_asa/syslog',
+      'aws_vpc_flow/flow_logs',
     ]);
     for (const m of BUILTIN_MAPPINGS) {
       expect(m.document.platform).toBe(m.platform);
@@ -52,7 +53,7 @@ describe('BUILTIN_MAPPINGS', () => {
 
   it('declares the streams of text sources as text, so a push reads one event per line', () => {
     const text = Object.fromEntries(VENDOR_PLATFORMS.filter((p) => p.text_streams).map((p) => [p.name, p.text_streams]));
-    expect(text).toEqual({ cisco_asa: ['syslog'] });
+    expect(text).toEqual({ cisco_asa: ['syslog'], aws_vpc_flow: ['flow_logs'] });
   });
 
   it('covers every vendor platform Weir registers', () => {

@@ -2,8 +2,9 @@
 // document is plain JSON, the same language users write (docs/mappings.md), so a built-in
 // mapping can be read, copied and overridden like any other; docs/builtin-mappings.md says
 // which vendor documentation each one follows and why fields go where they go.
-import ciscoAsaSyslog from './cisco_asa.syslog.json' with { type: 'json' };
 import awsCloudtrail from './aws_cloudtrail.cloudtrail.json' with { type: 'json' };
+import awsVpcFlowLogs from './aws_vpc_flow.flow_logs.json' with { type: 'json' };
+import ciscoAsaSyslog from './cisco_asa.syslog.json' with { type: 'json' };
 import crowdstrikeAlerts from './crowdstrike_falcon.alerts.json' with { type: 'json' };
 import githubAuditLog from './github.audit_log.json' with { type: 'json' };
 import googleAdmin from './google_workspace.admin.json' with { type: 'json' };
@@ -42,6 +43,7 @@ export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
   builtin('google_workspace', 'admin', 'Google Workspace admin audit', doc(googleAdmin)),
   builtin('crowdstrike_falcon', 'alerts', 'CrowdStrike Falcon alerts', doc(crowdstrikeAlerts)),
   builtin('cisco_asa', 'syslog', 'Cisco ASA syslog', doc(ciscoAsaSyslog)),
+  builtin('aws_vpc_flow', 'flow_logs', 'Amazon VPC Flow Logs', doc(awsVpcFlowLogs)),
 ]);
 
 /** The built-in mapping of a platform's stream, if Weir ships one. */
