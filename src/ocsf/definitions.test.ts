@@ -27,6 +27,9 @@ const ISSUE_CLASSES: [number, string][] = [
   [4003, 'DNS Activity'],
   [1007, 'Process Activity'],
   [1001, 'File System Activity'],
+  [2002, 'Vulnerability Finding'],
+  [2003, 'Compliance Finding'],
+  [6006, 'File Hosting Activity'],
 ];
 
 /** The catalog's view of an attribute, in the official file's vocabulary. */

@@ -5,6 +5,8 @@
 export const SUPPORTED_CLASSES = [
   { uid: 1001, name: 'file_activity' },
   { uid: 1007, name: 'process_activity' },
+  { uid: 2002, name: 'vulnerability_finding' },
+  { uid: 2003, name: 'compliance_finding' },
   { uid: 2004, name: 'detection_finding' },
   { uid: 3001, name: 'account_change' },
   { uid: 3002, name: 'authentication' },
@@ -15,6 +17,7 @@ export const SUPPORTED_CLASSES = [
   { uid: 4003, name: 'dns_activity' },
   { uid: 6001, name: 'web_resources_activity' },
   { uid: 6003, name: 'api_activity' },
+  { uid: 6006, name: 'file_hosting' },
 ] as const;
 
 export const SUPPORTED_CLASS_UIDS: readonly number[] = SUPPORTED_CLASSES.map((c) => c.uid);

@@ -44,6 +44,7 @@ describe('BUILTIN_MAPPINGS', () => {
       'cisco_asa/syslog',
       'aws_vpc_flow/flow_logs',
       'aws_route53_resolver/query_logs',
+      'aws_security_hub/findings',
     ]);
     for (const m of BUILTIN_MAPPINGS) {
       expect(m.document.platform).toBe(m.platform);

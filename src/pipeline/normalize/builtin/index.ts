@@ -4,6 +4,7 @@
 // which vendor documentation each one follows and why fields go where they go.
 import awsCloudtrail from './aws_cloudtrail.cloudtrail.json' with { type: 'json' };
 import awsRoute53ResolverQueryLogs from './aws_route53_resolver.query_logs.json' with { type: 'json' };
+import awsSecurityHubFindings from './aws_security_hub.findings.json' with { type: 'json' };
 import awsVpcFlowLogs from './aws_vpc_flow.flow_logs.json' with { type: 'json' };
 import ciscoAsaSyslog from './cisco_asa.syslog.json' with { type: 'json' };
 import crowdstrikeAlerts from './crowdstrike_falcon.alerts.json' with { type: 'json' };
@@ -46,6 +47,7 @@ export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
   builtin('cisco_asa', 'syslog', 'Cisco ASA syslog', doc(ciscoAsaSyslog)),
   builtin('aws_vpc_flow', 'flow_logs', 'Amazon VPC Flow Logs', doc(awsVpcFlowLogs)),
   builtin('aws_route53_resolver', 'query_logs', 'Amazon Route 53 Resolver query logs', doc(awsRoute53ResolverQueryLogs)),
+  builtin('aws_security_hub', 'findings', 'AWS Security Hub findings (ASFF)', doc(awsSecurityHubFindings)),
 ]);
 
 /** The built-in mapping of a platform's stream, if Weir ships one. */
