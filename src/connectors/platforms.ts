@@ -48,4 +48,5 @@ export const VENDOR_PLATFORMS: readonly PlatformDefinition[] = [
   vendor('aws_vpc_flow', 'Amazon VPC Flow Logs', ['flow_logs'], 'flow log records, one per line: the default (version 2) space-separated format, or a JSON object keyed by the flow log field names for any version or custom format', ['flow_logs']),
   vendor('aws_route53_resolver', 'Amazon Route 53 Resolver', ['query_logs'], 'Resolver query log records (JSON), as delivered to CloudWatch Logs, S3 or Firehose'),
   vendor('aws_security_hub', 'AWS Security Hub', ['findings'], 'findings in the AWS Security Finding Format (ASFF), one per event: the elements of an EventBridge event\'s detail.findings or of GetFindings\' Findings'),
+  vendor('microsoft_365', 'Microsoft 365', ['management_activity'], 'Office 365 Management Activity API audit records (Audit.AzureActiveDirectory, Audit.Exchange, Audit.SharePoint, Audit.General content)'),
 ];

@@ -45,6 +45,7 @@ describe('BUILTIN_MAPPINGS', () => {
       'aws_vpc_flow/flow_logs',
       'aws_route53_resolver/query_logs',
       'aws_security_hub/findings',
+      'microsoft_365/management_activity',
     ]);
     for (const m of BUILTIN_MAPPINGS) {
       expect(m.document.platform).toBe(m.platform);

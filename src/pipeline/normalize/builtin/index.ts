@@ -11,6 +11,7 @@ import crowdstrikeAlerts from './crowdstrike_falcon.alerts.json' with { type: 'j
 import githubAuditLog from './github.audit_log.json' with { type: 'json' };
 import googleAdmin from './google_workspace.admin.json' with { type: 'json' };
 import googleLogin from './google_workspace.login.json' with { type: 'json' };
+import m365ManagementActivity from './microsoft_365.management_activity.json' with { type: 'json' };
 import graphDirectoryAudits from './microsoft_graph.directory_audits.json' with { type: 'json' };
 import graphSecurityAlerts from './microsoft_graph.security_alerts.json' with { type: 'json' };
 import graphSignins from './microsoft_graph.signins.json' with { type: 'json' };
@@ -48,6 +49,7 @@ export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
   builtin('aws_vpc_flow', 'flow_logs', 'Amazon VPC Flow Logs', doc(awsVpcFlowLogs)),
   builtin('aws_route53_resolver', 'query_logs', 'Amazon Route 53 Resolver query logs', doc(awsRoute53ResolverQueryLogs)),
   builtin('aws_security_hub', 'findings', 'AWS Security Hub findings (ASFF)', doc(awsSecurityHubFindings)),
+  builtin('microsoft_365', 'management_activity', 'Microsoft 365 Management Activity audit', doc(m365ManagementActivity)),
 ]);
 
 /** The built-in mapping of a platform's stream, if Weir ships one. */
