@@ -49,4 +49,5 @@ export const VENDOR_PLATFORMS: readonly PlatformDefinition[] = [
   vendor('aws_route53_resolver', 'Amazon Route 53 Resolver', ['query_logs'], 'Resolver query log records (JSON), as delivered to CloudWatch Logs, S3 or Firehose'),
   vendor('aws_security_hub', 'AWS Security Hub', ['findings'], 'findings in the AWS Security Finding Format (ASFF), one per event: the elements of an EventBridge event\'s detail.findings or of GetFindings\' Findings'),
   vendor('microsoft_365', 'Microsoft 365', ['management_activity'], 'Office 365 Management Activity API audit records (Audit.AzureActiveDirectory, Audit.Exchange, Audit.SharePoint, Audit.General content)'),
+  vendor('zscaler_zia', 'Zscaler Internet Access', ['web'], 'NSS feed web logs, one transaction per line, as JSON or tab-separated key=value with the NSS field names as keys', ['web']),
 ];

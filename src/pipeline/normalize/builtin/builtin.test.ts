@@ -46,6 +46,7 @@ describe('BUILTIN_MAPPINGS', () => {
       'aws_route53_resolver/query_logs',
       'aws_security_hub/findings',
       'microsoft_365/management_activity',
+      'zscaler_zia/web',
     ]);
     for (const m of BUILTIN_MAPPINGS) {
       expect(m.document.platform).toBe(m.platform);
@@ -59,7 +60,7 @@ describe('BUILTIN_MAPPINGS', () => {
 
   it('declares the streams of text sources as text, so a push reads one event per line', () => {
     const text = Object.fromEntries(VENDOR_PLATFORMS.filter((p) => p.text_streams).map((p) => [p.name, p.text_streams]));
-    expect(text).toEqual({ cisco_asa: ['syslog'], aws_vpc_flow: ['flow_logs'] });
+    expect(text).toEqual({ cisco_asa: ['syslog'], aws_vpc_flow: ['flow_logs'], zscaler_zia: ['web'] });
   });
 
   it('covers every vendor platform Weir registers', () => {

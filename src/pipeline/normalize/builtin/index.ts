@@ -16,6 +16,7 @@ import graphDirectoryAudits from './microsoft_graph.directory_audits.json' with 
 import graphSecurityAlerts from './microsoft_graph.security_alerts.json' with { type: 'json' };
 import graphSignins from './microsoft_graph.signins.json' with { type: 'json' };
 import oktaSystemLog from './okta.system_log.json' with { type: 'json' };
+import zscalerZiaWeb from './zscaler_zia.web.json' with { type: 'json' };
 import type { MappingDocument } from '../types.js';
 
 export interface BuiltinMapping {
@@ -50,6 +51,7 @@ export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
   builtin('aws_route53_resolver', 'query_logs', 'Amazon Route 53 Resolver query logs', doc(awsRoute53ResolverQueryLogs)),
   builtin('aws_security_hub', 'findings', 'AWS Security Hub findings (ASFF)', doc(awsSecurityHubFindings)),
   builtin('microsoft_365', 'management_activity', 'Microsoft 365 Management Activity audit', doc(m365ManagementActivity)),
+  builtin('zscaler_zia', 'web', 'Zscaler Internet Access web logs (NSS)', doc(zscalerZiaWeb)),
 ]);
 
 /** The built-in mapping of a platform's stream, if Weir ships one. */
