@@ -22,6 +22,7 @@ function vendor(name: string, display: string, streams: string[], docs: string, 
     name,
     display_name: display,
     kind: 'push',
+    ...(textStreams ? { text_streams: textStreams } : {}),
     description:
       `${display} events, normalized to OCSF by the built-in mappings of streams ${streams.map((s) => `\`${s}\``).join(', ')}. ` +
       `Push them to /api/ingest/{stream} with the integration's ingestion token. Source format: ${docs}.` +
@@ -34,7 +35,6 @@ function vendor(name: string, display: string, streams: string[], docs: string, 
       },
       additionalProperties: false,
     },
-    ...(textStreams ? { text_streams: textStreams } : {}),
   };
 }
 
@@ -51,4 +51,10 @@ export const VENDOR_PLATFORMS: readonly PlatformDefinition[] = [
   vendor('zeek', 'Zeek', ['logs'], 'Zeek JSON logs (LogAscii::use_json), one record per line, several logs in one stream'),
   vendor('fortinet_fortigate', 'Fortinet FortiGate', ['syslog'], 'FortiOS key=value logs over syslog, one per line', ['syslog']),
   vendor('paloalto_ngfw', 'Palo Alto Networks NGFW', ['syslog'], 'PAN-OS CSV logs over syslog (TRAFFIC, THREAT, SYSTEM, GLOBALPROTECT), one per line', ['syslog']),
+  vendor('cisco_asa', 'Cisco ASA', ['syslog'], 'ASA syslog messages (%ASA-<level>-<id>: ...), one line each, as the syslog receiver or a forwarder sends them', ['syslog']),
+  vendor('aws_vpc_flow', 'Amazon VPC Flow Logs', ['flow_logs'], 'flow log records, one per line: the default (version 2) space-separated format, or a JSON object keyed by the flow log field names for any version or custom format', ['flow_logs']),
+  vendor('aws_route53_resolver', 'Amazon Route 53 Resolver', ['query_logs'], 'Resolver query log records (JSON), as delivered to CloudWatch Logs, S3 or Firehose'),
+  vendor('aws_security_hub', 'AWS Security Hub', ['findings'], 'findings in the AWS Security Finding Format (ASFF), one per event: the elements of an EventBridge event\'s detail.findings or of GetFindings\' Findings'),
+  vendor('microsoft_365', 'Microsoft 365', ['management_activity'], 'Office 365 Management Activity API audit records (Audit.AzureActiveDirectory, Audit.Exchange, Audit.SharePoint, Audit.General content)'),
+  vendor('zscaler_zia', 'Zscaler Internet Access', ['web'], 'NSS feed web logs, one transaction per line, as JSON or tab-separated key=value with the NSS field names as keys', ['web']),
 ];

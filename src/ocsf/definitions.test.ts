@@ -39,6 +39,9 @@ const ISSUE_CLASSES: [number, string][] = [
   [4010, 'Network File Activity'],
   [201001, 'Registry Key Activity'],
   [201002, 'Registry Value Activity'],
+  [2002, 'Vulnerability Finding'],
+  [2003, 'Compliance Finding'],
+  [6006, 'File Hosting Activity'],
 ];
 
 /** The catalog's view of an attribute, in the official file's vocabulary. */

@@ -8,6 +8,8 @@ export const SUPPORTED_CLASSES = [
   { uid: 1005, name: 'module_activity' },
   { uid: 1007, name: 'process_activity' },
   { uid: 1008, name: 'event_log_actvity' },
+  { uid: 2002, name: 'vulnerability_finding' },
+  { uid: 2003, name: 'compliance_finding' },
   { uid: 2004, name: 'detection_finding' },
   { uid: 3001, name: 'account_change' },
   { uid: 3002, name: 'authentication' },
@@ -26,6 +28,7 @@ export const SUPPORTED_CLASSES = [
   { uid: 6003, name: 'api_activity' },
   { uid: 201001, name: 'registry_key_activity' },
   { uid: 201002, name: 'registry_value_activity' },
+  { uid: 6006, name: 'file_hosting' },
 ] as const;
 
 export const SUPPORTED_CLASS_UIDS: readonly number[] = SUPPORTED_CLASSES.map((c) => c.uid);

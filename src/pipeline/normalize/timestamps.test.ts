@@ -104,6 +104,10 @@ const rows: Row[] = [
   ['Jun 17 12:00:01', 'auto', Date.UTC(2023, 5, 17, 12, 0, 1)],
   ['Dec 31 23:59:59.250', 'auto', Date.UTC(2023, 11, 31, 23, 59, 59, 250)],
   ['Feb 30 00:00:00', 'auto', undefined],
+  // with a year, as Cisco ASA writes it: the year as written, even far from now
+  ['Jan 02 2024 03:04:05', 'auto', T],
+  ['Jan 02 2019 03:04:05.120', 'syslog', Date.UTC(2019, 0, 2, 3, 4, 5, 120)],
+  ['Feb 29 2023 00:00:00', 'syslog', undefined],
   // Microsoft JSON dates and Windows FILETIME
   ['/Date(1704164645000)/', 'auto', T],
   ['/Date(1704164645000+0100)/', 'auto', T],

@@ -102,8 +102,9 @@ const RFC2822 = /^(?:[A-Za-z]{3,9},?\s+)?(\d{1,2})[\s-]+([A-Za-z]{3})[\s-]+(\d{2
 const ASCTIME = /^[A-Za-z]{3}\s+([A-Za-z]{3})\s+(\d{1,2})\s+(\d{2}):(\d{2}):(\d{2})(?:\s+([A-Za-z]{1,4}))?\s+(\d{4})$/;
 // 02/Jan/2024:03:04:05 +0000, optionally in brackets
 const CLF = /^\[?(\d{1,2})\/([A-Za-z]{3})\/(\d{4}):(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?\s+([+-])(\d{2}):?(\d{2})\]?$/;
-// Jan  2 03:04:05 (RFC 3164: no year, no zone)
-const SYSLOG = /^([A-Za-z]{3})\s+(\d{1,2})\s+(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?$/;
+// Jan  2 03:04:05 (RFC 3164: no year, no zone), or Jan 02 2024 03:04:05 as Cisco appliances
+// write it with a year (`logging timestamp`)
+const SYSLOG = /^([A-Za-z]{3})\s+(\d{1,2})(?:\s+(\d{4}))?\s+(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?$/;
 // /Date(1700000000000)/ and /Date(1700000000000+0100)/ (.NET and Microsoft JSON)
 const MS_JSON = /^\/Date\((-?\d+)(?:[+-]\d{4})?\)\/$/;
 
@@ -208,9 +209,10 @@ function parseSyslog(t: string, now: number): number | undefined {
   if (!m) return undefined;
   const mo = month(m[1]!);
   if (mo === undefined) return undefined;
+  const at = (y: number) => utc(y, mo, +m[2]!, +m[4]!, +m[5]!, +m[6]!, m[7]);
+  if (m[3] !== undefined) return at(+m[3]);
   // No year in the text: this year (UTC), or last year when that would be over a day ahead.
   const year = new Date(now).getUTCFullYear();
-  const at = (y: number) => utc(y, mo, +m[2]!, +m[3]!, +m[4]!, +m[5]!, m[6]);
   const guess = at(year);
   if (guess !== undefined && guess <= now + 86_400_000) return guess;
   return at(year - 1);
