@@ -29,7 +29,7 @@ describe('weir test', () => {
   it('runs the built-in mappings\' folder as CI would: exit 0', () => {
     const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'test', 'src/pipeline/normalize/builtin'], { cwd: ROOT, encoding: 'utf8' });
     expect(res.stderr).toBe('');
-    expect(res.stdout).toContain('src/pipeline/normalize/builtin/okta.system_log.json: 6 cases, all passed');
+    expect(res.stdout).toMatch(/src\/pipeline\/normalize\/builtin\/okta\.system_log\.json: \d+ cases, all passed/);
     expect(res.stdout).toMatch(/\d+ documents, \d+ cases: \d+ passed, 0 failed\n$/);
     expect(res.status).toBe(0);
     // A child process compiles every built-in and runs its cases (over a hundred, XML among them).

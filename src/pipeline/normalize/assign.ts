@@ -197,6 +197,10 @@ function compileAssignment({ a, at, onMissing }: BlockItem, scope: Scope, siblin
   if (observable !== undefined) scope.observables.set(fullPath, observable);
   const cast = a.cast ? castFunction(a.cast as CastName, (a.format ?? 'auto') as TimestampFormat) : undefined;
   const whole = a.cast !== undefined && WHOLE_VALUE_CASTS.has(a.cast);
+  // A number or boolean bound for a text attribute becomes its text (Okta sends `version` as a
+  // number, OCSF's metadata.log_version is a string): a conversion that loses nothing, so it is
+  // made rather than the event quarantined. An explicit cast or lookup decides for itself.
+  const toText = cast === undefined && lookup === undefined && attr !== undefined && !attr.enum && isTextType(scope.catalog, attr.type);
   const skip = a.on_error === 'skip';
   const hasDefault = a.default !== undefined;
   const dflt = constant(a.default);
@@ -263,6 +267,7 @@ function compileAssignment({ a, at, onMissing }: BlockItem, scope: Scope, siblin
       v = applyLookup(lookup, v);
       if (v === MISSING) return;
     } else if (clone && typeof v === 'object') v = cloneJson(v);
+    else if (toText) v = scalarsAsText(v);
     set(out, v);
     if (captions !== undefined) {
       // 99 (Other) reached through a lookup keeps the source value as its caption (OCSF's rule).
@@ -272,6 +277,18 @@ function compileAssignment({ a, at, onMissing }: BlockItem, scope: Scope, siblin
   };
   if (fill) siblings.fills.push(fill);
   return step;
+}
+
+function isTextType(catalog: OcsfCatalog, type: string): boolean {
+  return type === 'string_t' || catalog.type(type)?.base === 'string_t';
+}
+
+function scalarsAsText(v: unknown): unknown {
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (Array.isArray(v) && v.some((x) => typeof x === 'number' || typeof x === 'boolean')) {
+    return v.map((x) => (typeof x === 'number' || typeof x === 'boolean' ? String(x) : x));
+  }
+  return v;
 }
 
 function compileEach(a: Assignment, at: string, scope: Scope, steps: TargetStep[] | undefined, when: Predicate | undefined, before: number): Step | undefined {

@@ -110,6 +110,40 @@ describe('compiled documents produce valid OCSF', () => {
   });
 });
 
+describe('safe conversions and case-blind filters', () => {
+  const doc: MappingDocument = {
+    product: { name: 'Gatekeeper', vendor_name: 'Example Corp' },
+    rules: [
+      {
+        name: 'changes',
+        class_uid: 3001,
+        activity_id: 1,
+        set: [
+          { target: 'metadata.log_version', from: 'version' },
+          { target: 'metadata.labels', from: 'tags' },
+          { target: 'user.uid', from: 'targets[?type~=user].id' },
+          { target: 'user.name', from: 'targets[?type~=user].name' },
+          { target: 'user.has_mfa', from: 'mfa' },
+        ],
+      },
+    ],
+  };
+  const m = compileMapping(doc, catalog);
+  const validators = [createValidator(catalog), createValidator(officialCatalog())];
+
+  it('writes a number or boolean bound for a text attribute as its text, elements of lists too', () => {
+    const e = event(m.map({ version: 0, tags: ['a', 7, true], mfa: true, targets: [{ type: 'User', id: 42, name: 'bo' }] }, ctx));
+    expect(e.metadata).toMatchObject({ log_version: '0', labels: ['a', '7', 'true'] });
+    expect(e.user).toEqual({ uid: '42', name: 'bo', has_mfa: true });
+    for (const v of validators) expect(v.validate(e)).toEqual([]);
+  });
+
+  it('finds an element whatever the case of the filter key and value', () => {
+    const e = event(m.map({ targets: [{ Type: 'Group', id: 'g' }, { Type: 'USER', id: 'u', name: 'ana' }] }, ctx));
+    expect(e.user).toEqual({ uid: 'u', name: 'ana' });
+  });
+});
+
 describe('unmapped', () => {
   const m = compileMapping(idp, catalog);
 

@@ -3,7 +3,7 @@
 //
 // Grammar: `a.b.c`, `a[0].b` (index; negative counts from the end), `a[*].b` (every element,
 // collected into a flat array), `a[?type=User].id` (the first element whose `type` equals
-// `User`), `a["x.y"].b` (a key containing `.`, `[`, `]` or `"`, written as a JSON string),
+// `User`; `[?type~=user]` ignores case in the key and the value), `a["x.y"].b` (a key containing `.`, `[`, `]` or `"`, written as a JSON string),
 // `@` (the current value: the event, or the element inside `each`).
 
 export type PathSegment =
@@ -11,7 +11,8 @@ export type PathSegment =
   | { readonly t: 'key'; readonly k: string; readonly own: boolean }
   | { readonly t: 'idx'; readonly i: number }
   | { readonly t: 'all' }
-  | { readonly t: 'find'; readonly k: string; readonly v: string };
+  /** `ci`: `[?k~=v]`, the key and the value compared ignoring case (`type` finds `Type`, `User` finds `user`). */
+  | { readonly t: 'find'; readonly k: string; readonly v: string; readonly ci?: boolean };
 
 /** Reads a value from the current scope (the raw event, or an element inside `each`). */
 export type Getter = (src: unknown) => unknown;
@@ -56,8 +57,9 @@ function parseBracket(path: string, start: number, emptyIsAll: boolean): { seg: 
   }
   if (path[start] === '?') {
     const eq = path.indexOf('=', start);
-    if (eq === -1) throw new PathSyntaxError('a filter is written [?key=value]');
-    const k = path.slice(start + 1, eq);
+    if (eq === -1) throw new PathSyntaxError('a filter is written [?key=value] or [?key~=value]');
+    const ci = path[eq - 1] === '~';
+    const k = path.slice(start + 1, ci ? eq - 1 : eq);
     if (!PLAIN_KEY.test(k)) throw new PathSyntaxError('a filter key must be a plain key');
     let v: string;
     let end: number;
@@ -71,7 +73,7 @@ function parseBracket(path: string, start: number, emptyIsAll: boolean): { seg: 
       v = path.slice(eq + 1, end);
     }
     if (path[end] !== ']') throw new PathSyntaxError('expected ] after filter value');
-    return { seg: { t: 'find', k, v }, end: end + 1 };
+    return { seg: ci ? { t: 'find', k: k.toLowerCase(), v: v.toLowerCase(), ci } : { t: 'find', k, v }, end: end + 1 };
   }
   const close = path.indexOf(']', start);
   if (close === -1) throw new PathSyntaxError('unterminated [');
@@ -170,9 +172,20 @@ function step(v: unknown, s: PathSegment): unknown {
   }
 }
 
-function matchesFilter(el: Record<string, unknown>, s: { k: string; v: string }): boolean {
+function matchesFilter(el: Record<string, unknown>, s: { k: string; v: string; ci?: boolean }): boolean {
+  if (s.ci) {
+    // Vendors vary the case of both (`type`/`Type`, `User`/`user`): any key that matches does.
+    for (const key of Object.keys(el)) {
+      if (key.toLowerCase() === s.k && isScalar(el[key]) && String(el[key]).toLowerCase() === s.v) return true;
+    }
+    return false;
+  }
   const x = Object.hasOwn(el, s.k) ? el[s.k] : undefined;
-  return (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean') && String(x) === s.v;
+  return isScalar(x) && String(x) === s.v;
+}
+
+function isScalar(x: unknown): x is string | number | boolean {
+  return typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean';
 }
 
 function collectFrom(v: unknown, segs: readonly PathSegment[], i: number, out: unknown[]): void {

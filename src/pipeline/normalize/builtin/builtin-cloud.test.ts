@@ -40,14 +40,16 @@ describe('aws_cloudtrail/cloudtrail', () => {
 
   it('maps console sign-ins with MFA and federated sessions with their protocol', () => {
     const [ok, failed, saml] = out as [Raw, Raw, Raw];
-    expect(ok.user).toMatchObject({ name: 'jane.doe', uid: 'AIDAEXAMPLEJANE7Q2XK', type_id: 1 });
+    expect(ok.user).toMatchObject({ name: 'jane.doe', uid_alt: 'AIDAEXAMPLEJANE7Q2XK', type_id: 1 });
+    // OCSF: uid is the AWS user ARN, uid_alt the principal id.
+    expect(ok.user.uid).toMatch(/^arn:aws:iam::/);
     expect([ok.is_mfa, ok.logon_type_id, ok.src_endpoint.ip, ok.service.name]).toEqual([true, 2, '198.51.100.23', 'signin.amazonaws.com']);
     expect([failed.is_mfa, failed.status_detail]).toEqual([false, 'Failed authentication']);
     expect([saml.auth_protocol_id, saml.user.name, saml.actor.idp.name]).toEqual([5, 'jane.doe@example.com', 'Q2xkM3ZhZ2Vfa2V5X2V4YW1wbGU=']);
   });
 
   it('maps IAM user and group changes to the target user, policy and group', () => {
-    expect(out[3]!.user).toMatchObject({ name: 'sam.lee', uid: 'AIDAEXAMPLESAMLEE9V3', uid_alt: 'arn:aws:iam::111122223333:user/sam.lee' });
+    expect(out[3]!.user).toMatchObject({ name: 'sam.lee', uid_alt: 'AIDAEXAMPLESAMLEE9V3', uid: 'arn:aws:iam::111122223333:user/sam.lee' });
     expect(out[3]!.actor.user.name).toBe('it.admin');
     expect(out[3]!.actor.session.is_mfa).toBe(true);
     expect(out[4]!.policy).toEqual({ uid: 'arn:aws:iam::aws:policy/ReadOnlyAccess' });

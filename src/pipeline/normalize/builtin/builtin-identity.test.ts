@@ -87,7 +87,8 @@ describe('microsoft_graph/signins', () => {
     expect(mobile!.src_endpoint.ip).toBe('2001:db8:85a3::8a2e:370:7334');
     expect(mobile!.src_endpoint.uid).toBeUndefined();
     expect(locked!.severity_id).toBe(4);
-    expect(ok!.unmapped.clientAppUsed).toBe('Browser');
+    // clientAppUsed is the kind of client: Browser, else Other with Graph's words.
+    expect([ok!.src_endpoint.type_id, ok!.src_endpoint.type, ok!.unmapped.clientAppUsed]).toEqual([8, 'Browser', undefined]);
   });
 });
 
@@ -133,7 +134,7 @@ describe('google_workspace/login', () => {
       [3002, 2, 'Logoff'],
       [3001, 3, 'Password Change'],
       [3001, 10, 'MFA Factor Enable'],
-      [3002, 99, 'suspicious_login'],
+      [3002, 1, 'Logon'],
     ]);
     const [ok, failed, saml, challenge, logout] = out as Raw[];
     expect(ok!.time).toBe(Date.parse(raw[0]!.id.time));
@@ -143,7 +144,8 @@ describe('google_workspace/login', () => {
     expect([saml!.auth_protocol_id, saml!.is_mfa]).toEqual([5, undefined]);
     expect([challenge!.status_id, challenge!.auth_factors[0].factor_type_id]).toEqual([1, 10]);
     expect(logout!.src_endpoint.ip).toBe('2001:db8:85a3::8a2e:370:7334');
-    expect(out[7]!.severity_id).toBe(4);
+    // suspicious_login: a sign-in Google flagged, so a failed Logon of high severity (account_warning).
+    expect([out[7]!.severity_id, out[7]!.status_id, out[7]!.metadata.event_code]).toEqual([4, 2, 'suspicious_login']);
     const failedChallenge = map({ ...raw[3]!, events: [{ ...raw[3]!.events[0], parameters: [{ name: 'login_challenge_status', value: 'Challenge Failed' }] }] });
     expect(failedChallenge.status_id).toBe(2);
   });
@@ -161,7 +163,7 @@ describe('google_workspace/admin', () => {
       [3006, 3, 'Add User'],
       [3006, 4, 'Remove User'],
       [3004, 3, 'Update'],
-      [3004, 99, 'ASSIGN_ROLE'],
+      [3001, 7, 'Attach Policy'],
     ]);
     expect(out[0]!.user).toMatchObject({ name: 'sam.lee@example.com', email_addr: 'sam.lee@example.com' });
     expect(out[0]!.actor.user).toMatchObject({ name: 'it.admin@example.com', type_id: 2, type: 'Admin' });
@@ -170,6 +172,7 @@ describe('google_workspace/admin', () => {
     expect(out[4]!.user.email_addr).toBe('sam.lee@example.com');
     expect(out[6]!.entity.name).toBe('Allow users to share Drive files outside example.com');
     expect(out[6]!.entity.data).toContainEqual({ name: 'NEW_VALUE', value: 'false' });
-    expect(out[7]!.entity).toMatchObject({ name: '_HELP_DESK_ADMIN_ROLE', uid: '91447453409035734' });
+    expect(out[7]!.policy).toMatchObject({ name: '_HELP_DESK_ADMIN_ROLE', uid: '91447453409035734' });
+    expect(out[7]!.metadata.event_code).toBe('ASSIGN_ROLE');
   });
 });
