@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { officialCatalog } from '../../../../test/support/ocsf-official.js';
 import { createValidator, ocsfCatalog } from '../../../ocsf/index.js';
+import { caseInput } from '../cases.js';
 import { compileMapping } from '../compile.js';
 import { BUILTIN_MAPPINGS } from './index.js';
 
@@ -27,9 +28,10 @@ const VERB = /(^|[._\s-])(create|add|remove|delete)([._\s-]|$)/i;
 
 describe.each(BUILTIN_MAPPINGS.map((m) => [`${m.platform}/${m.stream}`, m] as const))('%s', (key, builtin) => {
   const mapping = compileMapping(builtin.document, ocsfCatalog());
-  const cases = (builtin.document.tests ?? []).filter((t) => t.input !== undefined && t.quarantine === undefined);
+  // Every case that maps an event: a JSON input, or a line of text (text streams).
+  const cases = (builtin.document.tests ?? []).filter((t) => (t.input !== undefined || t.input_text !== undefined) && t.quarantine === undefined);
   const mapped = cases.map((t) => {
-    const r = mapping.map(t.input!, { receivedAtMs: Date.UTC(2024, 0, 1) });
+    const r = mapping.map(caseInput(t), { receivedAtMs: Date.UTC(2024, 0, 1) });
     if (!r.ok) throw new Error(`${t.name}: ${r.kind}: ${r.detail}`);
     return { name: t.name, event: r.event as Raw & { metadata: Raw } };
   });
