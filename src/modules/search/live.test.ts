@@ -7,6 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintLicense } from '../../../scripts/mint-license.js';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { startAwsCloudtrailSimulator } from '../../../test/support/vendors/aws_cloudtrail.js';
+import { startCrowdstrikeFalconSimulator } from '../../../test/support/vendors/crowdstrike_falcon.js';
+import { startGithubSimulator } from '../../../test/support/vendors/github.js';
+import { startGoogleWorkspaceSimulator } from '../../../test/support/vendors/google_workspace.js';
+import { startMicrosoftGraphSimulator } from '../../../test/support/vendors/microsoft_graph.js';
 import { startOktaSimulator } from '../../../test/support/vendors/okta.js';
 import type { VendorSimulator } from '../../../test/support/vendors/types.js';
 import type { Consumer } from '../../platform/queue/port.js';
@@ -34,8 +39,18 @@ async function integration(platform: string, sim: VendorSimulator): Promise<numb
   return res.json<{ id: number }>().id;
 }
 
-/** Runs a live query and waits for it; the answer's JSON. */
+let enterprise = false;
+/** Activates an Enterprise license once (after the Community test, which runs first). */
+async function activateEnterprise(): Promise<void> {
+  if (enterprise) return;
+  const res = await call('POST', '/api/licenses/activate', root, { license_token: await mintLicense() });
+  expect(res.statusCode, res.body).toBe(200);
+  enterprise = true;
+}
+
+/** Runs a live query (Enterprise) and waits for it; the answer's JSON. */
 async function live(integrationId: number, query: string, extra: Json = {}): Promise<Json> {
+  await activateEnterprise();
   const res = await call('POST', '/api/search', admin, { query: { organization_id: org, integration_id: integrationId, time: { last: '1h' }, query, limit: 1000, ...extra }, wait_ms: 30_000 });
   expect(res.statusCode, res.body).toBe(200);
   return res.json<Json>();
@@ -63,11 +78,10 @@ describe('live queries: the edition', () => {
     expect(typeof res.json().detail).toBe('string');
     const history = (await call('GET', '/api/search/history', admin)).json<Json>();
     expect(history.items).toEqual([]);
-    const activated = await call('POST', '/api/licenses/activate', root, { license_token: await mintLicense() });
-    expect(activated.statusCode, activated.body).toBe(200);
   });
 
   it('refuses an integration outside the organization (404) and a stream the platform lacks (422)', async () => {
+    await activateEnterprise();
     const missing = await call('POST', '/api/search', admin, { query: { organization_id: org, integration_id: 999_999 } });
     expect(missing.statusCode).toBe(404);
     const id = await integration('okta', await startOktaSimulator());
@@ -134,5 +148,99 @@ describe('live queries: Okta', () => {
     expect(out.error).toMatch(/vendor rate_limited.*run the query again later/);
     const history = (await call('GET', '/api/search/history', admin)).json<Json>();
     expect(history.items.find((r: Json) => r.id === out.id)).toMatchObject({ state: 'failed', query: { integration_id: id } });
+  });
+});
+
+describe('live queries: Microsoft Graph', () => {
+  it('startswith and eq in $filter beside the window; Graph matches case-insensitively, the local filter does not', async () => {
+    const sim = await startMicrosoftGraphSimulator();
+    const id = await integration('microsoft_graph', sim);
+    // Fixture 1 is jane.doe in "Office 365 Exchange Online"; every other one of them is renamed in lower case.
+    const ids = sim.addPatched('signins', 24, window(), (raw, i) => {
+      if (i % 12 === 1) raw.appDisplayName = 'office portal';
+    });
+    const out = await live(id, 'service.name startswith "office" and user.name = "jane.doe@example.com"', { stream: 'signins' });
+    expect(out.state, out.error).toBe('completed');
+    expect(sim.filters.at(-1)).toMatch(/^createdDateTime ge \S+ and createdDateTime lt \S+ and startswith\(appDisplayName, 'office'\) and userPrincipalName eq 'jane\.doe@example\.com'$/);
+    expect(out.live.pushed_down).toBe("startswith(appDisplayName, 'office') and userPrincipalName eq 'jane.doe@example.com'");
+    expect(out.live.fetched).toBe(4);
+    expect(out.rows.map((r: Json) => r.event_id).sort()).toEqual(ids.filter((_, i) => i % 12 === 1).sort());
+    expect(out.rows[0].event).toMatchObject({ service: { name: 'office portal' }, user: { name: 'jane.doe@example.com' } });
+  });
+});
+
+describe('live queries: AWS CloudTrail', () => {
+  let sim: Awaited<ReturnType<typeof startAwsCloudtrailSimulator>>;
+  let id: number;
+  let ids: string[];
+
+  beforeAll(async () => {
+    sim = await startAwsCloudtrailSimulator();
+    id = await integration('aws_cloudtrail', sim);
+    ids = sim.addEvents('cloudtrail', 150, window());
+  });
+
+  it('sends one lookup attribute and filters the rest locally', async () => {
+    const out = await live(id, 'api.service.name = "iam.amazonaws.com" and metadata.event_code in ("CreateUser", "DeleteUser")');
+    expect(out.state, out.error).toBe('completed');
+    expect(sim.filters.at(-1)).toBe(JSON.stringify([{ AttributeKey: 'EventSource', AttributeValue: 'iam.amazonaws.com' }]));
+    // Fixtures 3 to 6 are IAM calls (60 events, two pages of 50); 3 and 6 are CreateUser and DeleteUser.
+    expect(out.live).toMatchObject({ fetched: 60, pages: 2, complete: true });
+    expect(out.rows.map((r: Json) => r.event_id).sort()).toEqual(ids.filter((_, i) => [3, 6].includes(i % 10)).sort());
+  });
+
+  it('stops at the page cap and says so', async () => {
+    const out = await live(id, 'class_uid > 0');
+    expect(out.state, out.error).toBe('completed');
+    expect(out.live).toMatchObject({ pushed_down: null, pages: 2, page_cap: 2, complete: false, fetched: 100 });
+    expect(out.matched).toBe(100);
+  });
+});
+
+describe('live queries: GitHub', () => {
+  it('action: and actor: in the phrase; the repository (entity.name) is filtered locally', async () => {
+    const sim = await startGithubSimulator();
+    const id = await integration('github', sim);
+    const ids = sim.addPatched('audit_log', 36, window(), (raw, i) => {
+      raw.repo = i % 2 ? 'example-corp/api' : 'example-corp/web';
+    });
+    const out = await live(id, 'metadata.event_code = "repo.create" and actor.user.name = "jane-doe-example" and entity.name = "example-corp/web"');
+    expect(out.state, out.error).toBe('completed');
+    expect(sim.filters.at(-1)).toBe('action:repo.create actor:jane-doe-example');
+    // Fixture 4 is jane-doe-example's repo.create: indexes 4, 13, 22 and 31; the even ones are in example-corp/web.
+    expect(out.live.fetched).toBe(4);
+    expect(out.rows.map((r: Json) => r.event_id).sort()).toEqual(ids.filter((_, i) => i % 9 === 4 && i % 2 === 0).sort());
+  });
+});
+
+describe('live queries: CrowdStrike Falcon', () => {
+  it("field:'value' in FQL beside the window; NOT is applied locally", async () => {
+    const sim = await startCrowdstrikeFalconSimulator();
+    const id = await integration('crowdstrike_falcon', sim);
+    const ids = sim.addEvents('alerts', 20, window());
+    const out = await live(id, 'device.name = "LT-JDOE-01" and not finding_info.analytic.name = "PUPAdwareDetected"');
+    expect(out.state, out.error).toBe('completed');
+    expect(sim.filters.at(-1)).toBe("device.hostname:'LT-JDOE-01'");
+    // Fixtures 1 and 4 are on LT-JDOE-01; 4 is the adware alert.
+    expect(out.live.fetched).toBe(8);
+    // The row's id is the connector's key (composite id @ updated_timestamp); metadata.uid is the alert's composite id.
+    expect(out.rows.map((r: Json) => r.event.metadata.uid).sort()).toEqual(ids.filter((_, i) => i % 5 === 1).sort());
+  });
+});
+
+describe('live queries: Google Workspace', () => {
+  it('userKey, eventName and filters; the address is filtered locally', async () => {
+    const sim = await startGoogleWorkspaceSimulator();
+    const id = await integration('google_workspace', sim);
+    sim.addPatched('login', 24, window(), (raw, i) => {
+      if (i % 16 === 1) raw.ipAddress = '10.1.1.1';
+    });
+    const out = await live(id, 'actor.user.name = "jane.doe@example.com" and metadata.event_code = "login_failure" and status_detail = "login_failure_invalid_password" and src_endpoint.ip = "10.1.1.1"', { stream: 'login' });
+    expect(out.state, out.error).toBe('completed');
+    expect(sim.filters.at(-1)).toBe('userKey=jane.doe@example.com eventName=login_failure filters=login_failure_type==login_failure_invalid_password');
+    // Fixture 1 is jane's failed login: indexes 1, 9 and 17; 1 and 17 came from 10.1.1.1.
+    expect(out.live.fetched).toBe(3);
+    expect(out.matched).toBe(2);
+    for (const r of out.rows) expect(r.event).toMatchObject({ src_endpoint: { ip: '10.1.1.1' }, actor: { user: { name: 'jane.doe@example.com' } } });
   });
 });
