@@ -108,7 +108,11 @@ export function createRunner(deps: RunnerDeps) {
       // The range was made absolute when the run was created: a retried job reads the same events.
       const plan = planQuery(input, { now: run.slot ?? run.created_at, maxRangeDays: 3650, maxLimit: config.maxRows });
       const out: { matched: number; result: SearchResult; detail?: Record<string, unknown> } = input.integration_id !== undefined
-        ? await liveQuery(run, input, plan, progress, signal)
+        ? // A live query looks for a cancellation after each vendor page, when it reports progress.
+          await liveQuery(run, input, plan, async (p) => {
+            await progress(p);
+            await check();
+          }, signal)
         : await storeQuery(run, plan, progress, check);
       const now = clock.now();
       const rows = out.result.rows;
