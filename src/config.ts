@@ -176,6 +176,8 @@ export interface SearchConfig {
   publicUrl: string | undefined;
   /** Least time between two detection e-mails to one organization. */
   detectionNotifyMs: number;
+  /** Most vendor pages one live query reads (docs/live-queries.md). */
+  liveMaxPages: number;
 }
 
 /** Sending e-mail (docs/email.md): the queue's retries and the SMTP timeouts. */
@@ -298,6 +300,7 @@ function search(env: Env): SearchConfig {
     concurrency: int(env, 'WEIR_SEARCH_CONCURRENCY', 2, 1, 64),
     publicUrl: url(env, 'WEIR_PUBLIC_URL', ['http:', 'https:']),
     detectionNotifyMs: int(env, 'WEIR_DETECTION_NOTIFY_MINUTES', 15, 1, 1440) * 60_000,
+    liveMaxPages: int(env, 'WEIR_SEARCH_LIVE_MAX_PAGES', 20, 1, 1000),
   });
 }
 

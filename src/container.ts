@@ -45,6 +45,8 @@ import { wireEventStore, wireSearch } from './modules/search/index.js';
 import { wireDetections } from './modules/detections/index.js';
 import { packageVersion } from './platform/version.js';
 import { createLiveQueries } from './modules/search/live.js';
+import { createLiveExecutors } from './modules/search/live-executor.js';
+import { INTERACTIVE_CALL } from './connectors/call.js';
 import { SYSLOG_PLATFORM, wireSyslog, type Syslog } from './modules/syslog/index.js';
 import { wireServiceAccounts } from './modules/service-accounts/index.js';
 import { wireTokens } from './modules/tokens/index.js';
@@ -322,7 +324,24 @@ export async function createContainer(config: Readonly<Config>, options: Contain
         const found = await integrations.service.get({ global: false, organizationIds: [organizationId] }, id).catch(() => undefined);
         return found ? { platform: found.platform } : undefined;
       },
-      executor: () => undefined,
+      executor: createLiveExecutors({
+        connectorFor,
+        runtime: connectorRuntime,
+        target: async (organizationId, id) => {
+          const row = await integrations.service.find({ global: false, organizationIds: [organizationId] }, id);
+          if (!row) return undefined;
+          const t = await integrations.service.collectTarget(row);
+          return { key: row.id, config: t.config, secrets: t.secrets, tenantId: t.tenantId, platform: row.platform };
+        },
+        mapping: async (organizationId, platform, stream) => {
+          await normalization.registry.refreshIfStale();
+          const m = normalization.registry.resolve(organizationId, platform, stream).mapping;
+          return m ? { compiled: m.compiled, document: m.document } : undefined;
+        },
+        maxPages: config.search.liveMaxPages,
+        maxRetryWaitMs: INTERACTIVE_CALL.maxRetryWaitMs,
+        now: () => clock.now(),
+      }),
     }),
   });
   const configBundle = wireConfigBundle({ db: database.db, clock, modules: { integrations: integrations.service, secretFieldsOf: (p) => integrations.platforms.get(p)?.secretFields ?? [], mappings: mappings.service, destinations: destinations.service, routes: routing.service, tables: enrichment.tables, sources: enrichment.sources, policies: enrichment.policies, collectorSettings: collectorConfig.service } });

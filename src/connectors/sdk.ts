@@ -5,6 +5,7 @@
 // stored cursor only after the page's events are durably accepted. docs/collection.md.
 import type { ConfigSchema } from '../modules/integrations/platforms.js';
 import type { VendorHttp } from './http.js';
+import type { LiveQuerySpec } from './query.js';
 
 /**
  * date: the stream is collected in time windows [from, to); everything before the watermark
@@ -53,6 +54,11 @@ export interface FetchRequest {
   /** End of the window (exclusive); null only for live collection of an opaque stream. */
   to: Date | null;
   pageSize: number;
+  /**
+   * Live queries: the vendor filter's request parameters (the connector's query.ts rendered
+   * them), added to the window's first request. Collection never sets it.
+   */
+  filter?: Readonly<Record<string, string>>;
 }
 
 export interface Page {
@@ -108,6 +114,8 @@ export interface Connector {
   fetchPage(ctx: ConnectorContext, req: FetchRequest): Promise<Page>;
   /** A real, cheap call that proves the credentials work; throws VendorError when not. Returns what it checked. */
   test(ctx: ConnectorContext): Promise<string>;
+  /** Live queries: what the vendor can filter itself, per stream (docs/live-queries.md). */
+  query?: LiveQuerySpec;
   /** Managed providers: a parent lists its customer tenants. */
   tenants?: {
     discover(ctx: ConnectorContext): Promise<TenantInfo[]>;

@@ -109,6 +109,8 @@ export interface LookupInput {
   EndTime?: number;
   MaxResults: number;
   NextToken?: string;
+  /** At most one: LookupEvents refuses more. */
+  LookupAttributes?: { AttributeKey: string; AttributeValue: string }[];
 }
 
 export interface LookupEvent {

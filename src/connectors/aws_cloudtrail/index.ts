@@ -7,6 +7,7 @@
 // window edge lands in exactly one window.
 import { HOUR_MS, MINUTE_MS, VendorError, pullConfigSchema, urlField, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
 import { MAX_RESULTS, endpointOf, lookupEvents, regionOf } from './client.js';
+import { cloudtrailQuery } from './query.js';
 
 const STREAM = 'cloudtrail';
 
@@ -30,6 +31,7 @@ async function fetchEvents(ctx: ConnectorContext, req: FetchRequest): Promise<Pa
     StartTime: Math.floor(req.from.getTime() / 1000),
     EndTime: Math.ceil(to.getTime() / 1000),
     MaxResults: Math.min(Math.max(1, Math.floor(req.pageSize)), MAX_RESULTS),
+    ...(req.filter?.LookupAttributes ? { LookupAttributes: JSON.parse(req.filter.LookupAttributes) as { AttributeKey: string; AttributeValue: string }[] } : {}),
   };
   // A refused NextToken restarts the window: what was already taken comes again under the same EventIds, which dedup drops.
   const page = (req.cursor ? await lookupEvents(ctx, { ...input, NextToken: decodeToken(req.cursor) }) : null) ?? (await lookupEvents(ctx, input));
@@ -75,6 +77,7 @@ export const awsCloudtrailConnector: Connector = {
       settleMs: 15 * MINUTE_MS,
     },
   ],
+  query: cloudtrailQuery,
   async fetchPage(ctx, req) {
     if (req.stream !== STREAM) throw new VendorError('config', `aws_cloudtrail has no stream ${req.stream}`);
     return fetchEvents(ctx, req);

@@ -8,6 +8,7 @@
 // pages would shift plain offsets and lose another alert; keyset paging has neither problem and
 // at worst fetches a tie twice (the dedup keys drop it).
 import { DAY_MS, HOUR_MS, MINUTE_MS, VendorError, pullConfigSchema, urlField, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
+import { falconQuery } from './query.js';
 import { DEFAULT_BASE_URL, MAX_IDS_PER_REQUEST, alertEntities, baseUrl, forgetToken, queryAlertIds } from './client.js';
 
 const STREAM = 'alerts';
@@ -48,7 +49,7 @@ async function fetchAlerts(ctx: ConnectorContext, req: FetchRequest): Promise<Pa
   const to = req.to ?? ctx.now();
   const token: PageToken = req.cursor ? decodeToken(req.cursor) : { since: req.from.toISOString(), skip: 0 };
   const limit = Math.min(Math.max(1, Math.floor(req.pageSize)), MAX_IDS_PER_REQUEST);
-  const filter = `updated_timestamp:>='${token.since}'+updated_timestamp:<'${to.toISOString()}'`;
+  const filter = `updated_timestamp:>='${token.since}'+updated_timestamp:<'${to.toISOString()}'${req.filter?.filter ? `+${req.filter.filter}` : ''}`;
   const { ids, total } = await queryAlertIds(ctx, { filter, sort: SORT, limit, offset: token.skip });
   if (ids.length === 0) return { events: [], keys: [], next: null };
 
@@ -117,6 +118,7 @@ export const crowdstrikeFalconConnector: Connector = {
       settleMs: 2 * MINUTE_MS,
     },
   ],
+  query: falconQuery,
   async fetchPage(ctx, req) {
     if (req.stream !== STREAM) throw new VendorError('config', `crowdstrike_falcon has no stream ${req.stream}`);
     return fetchAlerts(ctx, req);

@@ -6,6 +6,7 @@
 // x-ratelimit-remaining 0) is told apart here from a 403 that refuses the token.
 import { waitFromHeaders } from '../http.js';
 import { configString, DAY_MS, HOUR_MS, MINUTE_MS, pullConfigSchema, urlField, VendorError, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
+import { githubQuery } from './query.js';
 import { configUrl, isUnder, nextLink, under } from '../vendor-url.js';
 import type { VendorResponse } from '../http.js';
 
@@ -38,14 +39,14 @@ function target(ctx: ConnectorContext): { path: string; what: string } {
 }
 
 /** created: qualifiers are read to the second: widen to whole seconds, then filter exactly by @timestamp. */
-function phrase(from: Date, to: Date): string {
+function phrase(from: Date, to: Date, extra?: string): string {
   const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, '+00:00');
-  return `created:>=${iso(Math.floor(from.getTime() / 1000) * 1000)} created:<${iso(Math.ceil(to.getTime() / 1000) * 1000)}`;
+  return `created:>=${iso(Math.floor(from.getTime() / 1000) * 1000)} created:<${iso(Math.ceil(to.getTime() / 1000) * 1000)}${extra ? ` ${extra}` : ''}`;
 }
 
-function firstPage(base: URL, path: string, from: Date, to: Date, perPage: number): URL {
+function firstPage(base: URL, path: string, from: Date, to: Date, perPage: number, extra?: string): URL {
   const url = under(base, path);
-  url.searchParams.set('phrase', phrase(from, to));
+  url.searchParams.set('phrase', phrase(from, to, extra));
   url.searchParams.set('include', 'all');
   url.searchParams.set('order', 'asc');
   url.searchParams.set('per_page', String(Math.max(1, Math.min(MAX_PER_PAGE, perPage))));
@@ -53,11 +54,11 @@ function firstPage(base: URL, path: string, from: Date, to: Date, perPage: numbe
 }
 
 /** A stored next link of this window on this base URL; otherwise the window starts over (keys deduplicate). */
-function resumable(cursor: string | null, base: URL, from: Date, to: Date): URL | null {
+function resumable(cursor: string | null, base: URL, from: Date, to: Date, extra?: string): URL | null {
   if (!cursor) return null;
   try {
     const url = new URL(cursor);
-    return isUnder(url, base) && url.searchParams.get('phrase') === phrase(from, to) ? url : null;
+    return isUnder(url, base) && url.searchParams.get('phrase') === phrase(from, to, extra) ? url : null;
   } catch {
     return null;
   }
@@ -98,7 +99,7 @@ async function fetchPage(ctx: ConnectorContext, req: FetchRequest): Promise<Page
   if (!req.to) throw new VendorError('config', `${STREAM} is collected in time windows: the window end is required`);
   const base = configUrl(ctx.config, 'base_url', GITHUB_API);
   const { path, what } = target(ctx);
-  const url = resumable(req.cursor, base, req.from, req.to) ?? firstPage(base, path, req.from, req.to, req.pageSize);
+  const url = resumable(req.cursor, base, req.from, req.to, req.filter?.phrase) ?? firstPage(base, path, req.from, req.to, req.pageSize, req.filter?.phrase);
   const res = await get(ctx, url, what);
   const page = entries(res.json(), base.host);
   const from = req.from.getTime();
@@ -151,6 +152,7 @@ export const githubConnector: Connector = {
     },
   ],
   fetchPage,
+  query: githubQuery,
   async test(ctx) {
     const base = configUrl(ctx.config, 'base_url', GITHUB_API);
     const { path, what } = target(ctx);

@@ -6,6 +6,7 @@
 import type { VendorResponse } from '../http.js';
 import { waitFromHeaders } from '../http.js';
 import { HOUR_MS, MINUTE_MS, pullConfigSchema, urlField, VendorError, type Connector, type ConnectorContext, type FetchRequest, type Page, type StreamSpec } from '../sdk.js';
+import { googleQuery } from './query.js';
 import { configUrl, under } from '../vendor-url.js';
 import { accessToken, GOOGLE_TOKEN_URI, invalidateToken } from './auth.js';
 
@@ -36,9 +37,9 @@ function reasons(text: string): string[] {
 }
 
 /** One Reports API call with the delegated token; a 401 gets one fresh token, then is auth. */
-async function call(ctx: ConnectorContext, app: Application, query: Record<string, string | number | undefined>): Promise<VendorResponse> {
+async function call(ctx: ConnectorContext, app: Application, query: Record<string, string | number | undefined>, userKey = 'all'): Promise<VendorResponse> {
   const base = configUrl(ctx.config, 'base_url', GOOGLE_API);
-  const url = under(base, `/admin/reports/v1/activity/users/all/applications/${app}`);
+  const url = under(base, `/admin/reports/v1/activity/users/${encodeURIComponent(userKey)}/applications/${app}`);
   for (let attempt = 1; ; attempt++) {
     const token = await accessToken(ctx);
     const res = await ctx.http.request({ url, query, headers: { authorization: `Bearer ${token}` }, accept: [401, 403] });
@@ -91,7 +92,9 @@ async function fetchPage(ctx: ConnectorContext, req: FetchRequest): Promise<Page
     maxResults: Math.max(1, Math.min(MAX_RESULTS, req.pageSize)),
     pageToken: req.cursor ?? undefined,
     customerId: customer(ctx),
-  });
+    eventName: req.filter?.eventName,
+    filters: req.filter?.filters,
+  }, req.filter?.userKey);
   const { items, nextPageToken } = activities(res, configUrl(ctx.config, 'base_url', GOOGLE_API).host);
   const from = req.from.getTime();
   const to = req.to.getTime();
@@ -147,6 +150,7 @@ export const googleWorkspaceConnector: Connector = {
     streamSpec('admin', 'Admin console activities (user, group, security and settings changes), keyed by id.uniqueQualifier, time and application.'),
   ],
   fetchPage,
+  query: googleQuery,
   async test(ctx) {
     const now = ctx.now();
     const res = await call(ctx, 'login', { startTime: new Date(now.getTime() - HOUR_MS).toISOString(), endTime: now.toISOString(), maxResults: 1, customerId: customer(ctx) });

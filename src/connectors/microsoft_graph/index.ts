@@ -14,6 +14,7 @@
 // (tenantRelationships/delegatedAdminCustomers) and collects nothing; each child collects its
 // customer's tenant (ctx.tenantId) with the parent's multi-tenant app credentials.
 import { DAY_MS, HOUR_MS, MINUTE_MS, pullConfigSchema, urlField, VendorError, type Connector, type ConnectorContext, type FetchRequest, type Page, type TenantInfo } from '../sdk.js';
+import { graphQuery } from './query.js';
 import { isUnder } from '../vendor-url.js';
 import { collection, DEFAULT_GRAPH_URL, DEFAULT_LOGIN_URL, graphGet, graphTarget, graphUrl, TENANT_PATTERN, type GraphTarget } from './client.js';
 
@@ -92,7 +93,7 @@ async function fetchPage(ctx: ConnectorContext, req: FetchRequest): Promise<Page
   refuseParent(ctx);
   const t = graphTarget(ctx);
   const top = Math.max(1, Math.min(s.maxTop, req.pageSize));
-  const url = resumable(req.cursor, t, s, req.from, req.to) ?? graphUrl(t, s.path, { $filter: windowFilter(s, req.from, req.to), $top: String(top) });
+  const url = resumable(req.cursor, t, s, req.from, req.to) ?? graphUrl(t, s.path, { $filter: windowFilter(s, req.from, req.to) + (req.filter?.$filter ? ` and ${req.filter.$filter}` : ''), $top: String(top) });
   const page = collection(await graphGet(ctx, t, url), t, s.path);
   checkItems(page.value, s, t.graph.host);
   const from = req.from.getTime();
@@ -189,6 +190,7 @@ export const microsoftGraphConnector: Connector = {
     }),
   ],
   fetchPage,
+  query: graphQuery,
   test,
   tenants: { discover },
 };

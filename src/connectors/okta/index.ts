@@ -4,6 +4,7 @@
 // the shared HTTP client reads X-Rate-Limit-Remaining/-Reset and waits or gives up.
 import { configString, DAY_MS, HOUR_MS, MINUTE_MS, pullConfigSchema, urlField, VendorError, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
 import { configUrl, isUnder, nextLink, under } from '../vendor-url.js';
+import { oktaQuery } from './query.js';
 
 const STREAM = 'system_log';
 /** Okta's largest page. */
@@ -19,8 +20,9 @@ function auth(ctx: ConnectorContext): Record<string, string> {
   return { authorization: `SSWS ${configString(ctx.config, 'api_token')}` };
 }
 
-function firstPage(base: URL, from: Date, to: Date, limit: number): URL {
+function firstPage(base: URL, from: Date, to: Date, limit: number, filter?: Readonly<Record<string, string>>): URL {
   const url = under(base, '/api/v1/logs');
+  if (filter?.filter) url.searchParams.set('filter', filter.filter);
   url.searchParams.set('since', from.toISOString());
   url.searchParams.set('until', to.toISOString());
   url.searchParams.set('limit', String(Math.max(1, Math.min(MAX_LIMIT, limit))));
@@ -61,7 +63,7 @@ async function fetchPage(ctx: ConnectorContext, req: FetchRequest): Promise<Page
   if (req.stream !== STREAM) throw new VendorError('config', `okta has no stream ${req.stream}`);
   if (!req.to) throw new VendorError('config', `${STREAM} is collected in time windows: the window end is required`);
   const base = configUrl(ctx.config, 'base_url');
-  const url = resumable(req.cursor, base, req.from, req.to) ?? firstPage(base, req.from, req.to, req.pageSize);
+  const url = resumable(req.cursor, base, req.from, req.to) ?? firstPage(base, req.from, req.to, req.pageSize, req.filter);
   const res = await ctx.http.request({ url, headers: auth(ctx) });
   const page = events(res.json(), base.host);
   const from = req.from.getTime();
@@ -116,6 +118,7 @@ export const oktaConnector: Connector = {
     },
   ],
   fetchPage,
+  query: oktaQuery,
   async test(ctx) {
     const base = configUrl(ctx.config, 'base_url');
     const now = ctx.now();

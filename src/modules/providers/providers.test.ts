@@ -57,6 +57,16 @@ describe('GET /api/providers/query-capabilities', () => {
     ]);
   });
 
+  it('says per stream what a live query pushes down to the vendor (Okta: eventType for metadata.event_code)', async () => {
+    const res = await get('/api/providers/query-capabilities');
+    type Live = { platform: string; streams: { live_query: Json & { fields: unknown[] } }[] };
+    const okta = res.json<Live[]>().find((p) => p.platform === 'okta')!;
+    expect(okta.streams[0]!.live_query).toMatchObject({ supported: true, or: true, parameter: expect.stringContaining('filter') });
+    expect(okta.streams[0]!.live_query.fields).toContainEqual({ field: 'metadata.event_code', vendor_field: 'eventType', ops: ['eq', 'prefix', 'contains'] });
+    const fake = res.json<Live[]>().find((p) => p.platform === 'fake_provider')!;
+    expect(fake.streams[0]!.live_query).toEqual({ supported: false, parameter: null, or: false, fields: [] });
+  });
+
   it('derives filterable fields from the built-in mapping of the stream', () => {
     const fields = filterableFields('okta', 'system_log');
     expect(fields).toEqual(expect.arrayContaining(['eventType', 'actor.alternateId', 'client.ipAddress', 'outcome.result']));

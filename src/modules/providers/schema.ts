@@ -42,6 +42,22 @@ export const Capabilities = Type.Array(
         filterable_fields: Type.Array(Type.String(), {
           description: 'Vendor fields the built-in mapping reads, usable in collection filters (any raw field path is accepted)',
         }),
+        live_query: Type.Object(
+          {
+            supported: Type.Boolean({ description: 'The stream can be queried live (Enterprise; docs/live-queries.md)' }),
+            parameter: Type.Union([Type.String({ description: 'How the vendor filter is sent' }), Type.Null()]),
+            or: Type.Boolean({ description: 'The vendor filter has OR' }),
+            fields: Type.Array(
+              Type.Object({
+                field: Type.String({ description: 'The OCSF field a query names' }),
+                vendor_field: Type.String({ description: 'The vendor field the built-in mapping copies it from, filtered by the vendor' }),
+                ops: Type.Array(Type.String(), { description: 'Query operators pushed down: eq (and in), prefix, contains (contains also carries suffix)' }),
+              }),
+              { description: 'Conditions on these fields are pushed down with the built-in mapping; every other condition is applied by Weir to the normalized rows' },
+            ),
+          },
+          { description: 'Live queries: what the vendor filters itself; the whole condition is applied again to the normalized rows' },
+        ),
       }),
     ),
   }),

@@ -8,6 +8,7 @@ import type { Clock } from '../../core/clock.js';
 import { AppError, errors } from '../../core/errors.js';
 import { callVendor, redact } from '../../connectors/call.js';
 import type { ConnectorRuntime } from '../../connectors/runtime.js';
+import { nameOf, pushdownFields } from '../../connectors/query.js';
 import type { Connector } from '../../connectors/sdk.js';
 import { builtinMapping } from '../../pipeline/normalize/builtin/index.js';
 import { compileField } from '../../pipeline/route/paths.js';
@@ -63,6 +64,23 @@ export function filterableFields(platform: string, stream: string): string[] {
     .sort();
 }
 
+/**
+ * What a live query on the stream can push down to the vendor with the built-in mapping: the
+ * same function the live executor applies to the integration's live mapping
+ * (connectors/query.ts), so this answer and the translation agree.
+ */
+export function liveQueryCapability(connector: Connector, stream: string) {
+  const fields = connector.query?.streams[stream];
+  if (!connector.query || !fields) return { supported: false, parameter: null, or: false, fields: [] };
+  const pushed = pushdownFields(fields, builtinMapping(connector.platform, stream)?.document as Record<string, unknown> | undefined);
+  return {
+    supported: true,
+    parameter: connector.query.parameter,
+    or: connector.query.or,
+    fields: [...pushed.entries()].map(([field, v]) => ({ field, vendor_field: nameOf(v), ops: [...v.ops] })).sort((a, b) => a.field.localeCompare(b.field)),
+  };
+}
+
 export function createProviderService(deps: ProviderDeps) {
   const { runtime, clock } = deps;
   /** Connectors whose platform is registered (every one in a wired container). */
@@ -106,6 +124,7 @@ export function createProviderService(deps: ProviderDeps) {
           retention_days: s.retentionDays,
           backfill: { supported: true, max_lookback_days: Math.min(BACKFILL_MAX_DAYS, s.retentionDays), chunk_seconds: Math.round(s.maxWindowMs / 1000) },
           filterable_fields: filterableFields(c.platform, s.name),
+          live_query: liveQueryCapability(c, s.name),
         })),
       }));
     },

@@ -19,6 +19,8 @@ export type AggregationResult =
 export interface SearchResult {
   rows: StoredRow[];
   aggregations: AggregationResult[];
+  /** Live queries: what the vendor was asked and how much was read (docs/live-queries.md). */
+  live?: Record<string, unknown>;
 }
 
 /** What a live query (a vendor's API through its integration) answers for a planned query. */
@@ -105,8 +107,12 @@ export function createRunner(deps: RunnerDeps) {
       const input = run.query as QueryInput;
       // The range was made absolute when the run was created: a retried job reads the same events.
       const plan = planQuery(input, { now: run.slot ?? run.created_at, maxRangeDays: 3650, maxLimit: config.maxRows });
-      const out = input.integration_id !== undefined
-        ? await liveQuery(run, input, plan, progress, signal)
+      const out: { matched: number; result: SearchResult; detail?: Record<string, unknown> } = input.integration_id !== undefined
+        ? // A live query looks for a cancellation after each vendor page, when it reports progress.
+          await liveQuery(run, input, plan, async (p) => {
+            await progress(p);
+            await check();
+          }, signal)
         : await storeQuery(run, plan, progress, check);
       const now = clock.now();
       const rows = out.result.rows;
@@ -117,7 +123,7 @@ export function createRunner(deps: RunnerDeps) {
         returned: rows.length,
         capped: out.matched > rows.length,
         took_ms: now.getTime() - started.getTime(),
-        result: await encodeRecords(JSON.stringify(out.result)),
+        result: await encodeRecords(JSON.stringify(out.detail ? { ...out.result, live: out.detail } : out.result)),
         csv: await encodeRecords(resultCsv(rows, plan.fields)),
         finished_at: now,
         result_expires_at: new Date(now.getTime() + config.resultHours * HOUR),

@@ -156,7 +156,7 @@ export function createRunsService(deps: RunsDeps) {
         throw new AppError('search.result_expired', { detail: `The result of search ${id} expired at ${summary.result_expires_at?.toISOString() ?? 'an earlier time'}; run the query again`, details: { search_id: id } });
       }
       const result = JSON.parse(await decodeRecords(run.result)) as SearchResult;
-      return { ...out, rows: result.rows.slice(page.offset, page.offset + page.limit), aggregations: result.aggregations, total: result.rows.length, limit: page.limit, offset: page.offset };
+      return { ...out, rows: result.rows.slice(page.offset, page.offset + page.limit), aggregations: result.aggregations, total: result.rows.length, limit: page.limit, offset: page.offset, ...(result.live ? { live: result.live } : {}) };
     },
 
     /** The CSV text; 409 before the run completed, 410 once the CSV expired (the JSON may still be there). */

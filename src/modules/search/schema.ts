@@ -100,6 +100,11 @@ export const Result = Type.Intersect([
     total: Type.Integer({ description: 'Rows kept' }),
     limit: Type.Integer(),
     offset: Type.Integer(),
+    live: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'Live queries: {platform, stream, pushed_down (the vendor filter sent, null: none), pages, page_cap, complete (false: the page cap stopped reading), fetched, unmapped, requests, rate_limited}',
+      }),
+    ),
   }),
 ]);
 

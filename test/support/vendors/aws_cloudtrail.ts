@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { S3Failure, verifySignature, type FakeS3Credential } from '../fake-s3.js';
-import type { VendorSimulator } from './types.js';
+import type { EventPatch, FilteringSimulator, VendorSimulator } from './types.js';
 
 export interface AwsCloudtrailSimulatorOptions {
   region?: string;
@@ -21,7 +21,7 @@ export interface AwsCloudtrailSimulatorOptions {
   enforceRate?: boolean;
 }
 
-export interface AwsCloudtrailSimulator extends VendorSimulator {
+export interface AwsCloudtrailSimulator extends VendorSimulator, FilteringSimulator {
   /** A config signing with temporary credentials (ASIA key + session token); expireTokens() expires them. */
   sessionConfig(): Record<string, unknown>;
   /** Answers refused as throttled so far (injected or over the rate). */
@@ -215,28 +215,35 @@ export async function startAwsCloudtrailSimulator(options: AwsCloudtrailSimulato
     ...(c.sessionToken ? { session_token: c.sessionToken } : {}),
   });
 
+function add(stream: string, n: number, window?: { from: Date; to: Date }, patch?: EventPatch): string[] {
+    checkStream(stream);
+    const to = window?.to ?? new Date(Date.now() - 2 * 60_000);
+    const from = window?.from ?? new Date(to.getTime() - 30 * 60_000);
+    const span = to.getTime() - from.getTime();
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      // CloudTrail times are whole seconds: the first whole second at or after the even spot, unless that leaves the window.
+      const at = from.getTime() + Math.floor((i * span) / n);
+      const seconds = Math.ceil(at / 1000) * 1000 < to.getTime() ? Math.ceil(at / 1000) : Math.floor(at / 1000);
+      const record = structuredClone(FIXTURES[i % FIXTURES.length]!);
+      patch?.(record, i);
+      const id = randomUUID();
+      Object.assign(record, { eventID: id, eventTime: new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'), requestID: randomUUID(), awsRegion: region });
+      events.push({ id, seconds, record });
+      ids.push(id);
+    }
+    return ids;
+  }
+
   return {
     url,
     platform: 'aws_cloudtrail',
     config: () => configOf(permanent),
     sessionConfig: () => configOf(temporary),
-    addEvents(stream, n, window) {
-      checkStream(stream);
-      const to = window?.to ?? new Date(Date.now() - 2 * 60_000);
-      const from = window?.from ?? new Date(to.getTime() - 30 * 60_000);
-      const span = to.getTime() - from.getTime();
-      const ids: string[] = [];
-      for (let i = 0; i < n; i++) {
-        // CloudTrail times are whole seconds: the first whole second at or after the even spot, unless that leaves the window.
-        const at = from.getTime() + Math.floor((i * span) / n);
-        const seconds = Math.ceil(at / 1000) * 1000 < to.getTime() ? Math.ceil(at / 1000) : Math.floor(at / 1000);
-        const record = structuredClone(FIXTURES[i % FIXTURES.length]!);
-        const id = randomUUID();
-        Object.assign(record, { eventID: id, eventTime: new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'), requestID: randomUUID(), awsRegion: region });
-        events.push({ id, seconds, record });
-        ids.push(id);
-      }
-      return ids;
+    addEvents: (stream, n, window) => add(stream, n, window),
+    addPatched: (stream, n, window, patch) => add(stream, n, window, patch),
+    get filters() {
+      return bodies.flatMap((b) => (Array.isArray(b.LookupAttributes) ? [JSON.stringify(b.LookupAttributes)] : []));
     },
     eventIds(stream) {
       checkStream(stream);

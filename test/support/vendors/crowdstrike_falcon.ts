@@ -11,7 +11,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { VendorSimulator } from './types.js';
+import type { EventPatch, FilteringSimulator, VendorSimulator } from './types.js';
 
 type Alert = Record<string, unknown> & { composite_id: string; cid: string; updated_timestamp: string };
 
@@ -27,9 +27,9 @@ export interface CrowdstrikeFalconSimulatorOptions {
   requestsPerMinute?: number;
 }
 
-export interface CrowdstrikeFalconSimulator extends VendorSimulator {
+export interface CrowdstrikeFalconSimulator extends VendorSimulator, FilteringSimulator {
   /** Like VendorSimulator.addEvents; `cid` puts the alerts in a Flight Control child. */
-  addEvents(stream: string, n: number, window?: { from: Date; to: Date }, options?: { cid?: string }): string[];
+  addEvents(stream: string, n: number, window?: { from: Date; to: Date }, options?: { cid?: string; patch?: EventPatch }): string[];
   /** An analyst changes the alert (status in_progress): its updated_timestamp becomes `at`. */
   updateAlert(compositeId: string, at: Date): void;
   alert(compositeId: string): Alert | undefined;
@@ -217,10 +217,20 @@ export async function startCrowdstrikeFalconSimulator(options: CrowdstrikeFalcon
     if (stream !== 'alerts') throw new Error(`crowdstrike_falcon has no stream ${stream}`);
   };
 
-  return {
+  const sim: CrowdstrikeFalconSimulator = {
     url,
     platform: 'crowdstrike_falcon',
     config: () => ({ collect: true, base_url: url, client_id: clientId, client_secret: clientSecret }),
+    addPatched(stream, n, window, patch) {
+      return sim.addEvents(stream, n, window, { patch });
+    },
+    get filters() {
+      // The terms beside the updated_timestamp window are a live query's filter.
+      return queries.flatMap((q) => {
+        const extra = (q.get('filter') ?? '').split('+').filter((t) => t !== '' && !t.startsWith('updated_timestamp:'));
+        return extra.length > 0 ? [extra.join('+')] : [];
+      });
+    },
     addEvents(stream, n, window, opts = {}) {
       checkStream(stream);
       const to = window?.to ?? new Date(Date.now() - 2 * 60_000);
@@ -233,6 +243,7 @@ export async function startCrowdstrikeFalconSimulator(options: CrowdstrikeFalcon
         const agent = hex(16);
         seq += 1;
         const a = structuredClone(FIXTURES[i % FIXTURES.length]!);
+        opts.patch?.(a, i);
         const compositeId = `${owner}:ind:${agent}:${seq}`;
         Object.assign(a, {
           composite_id: compositeId,
@@ -283,4 +294,5 @@ export async function startCrowdstrikeFalconSimulator(options: CrowdstrikeFalcon
         server.close(() => resolve());
       }),
   };
+  return sim;
 }

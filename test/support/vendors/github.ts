@@ -13,7 +13,7 @@
 // and @timestamp, all in the simulator's org (so both logs serve them).
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { VendorSimulator } from './types.js';
+import type { EventPatch, FilteringSimulator, VendorSimulator } from './types.js';
 import { decodeCursor, defaultWindow, encodeCursor, EventLog, Faults, header, listen, loadFixtures, sendJson, simControl, spreadTimes, uniqueIds, type SimEvent } from './sim-kit.js';
 
 export interface GithubSimulatorOptions {
@@ -27,7 +27,7 @@ export interface GithubSimulatorOptions {
   rateLimitPerHour?: number;
 }
 
-export interface GithubSimulator extends VendorSimulator {
+export interface GithubSimulator extends VendorSimulator, FilteringSimulator {
   readonly token: string;
   /** The next `count` data requests answer a secondary rate limit: 403 with retry-after. */
   secondaryRateLimit(count: number, retryAfterSeconds: number): void;
@@ -101,6 +101,7 @@ export async function startGithubSimulator(options: GithubSimulatorOptions = {})
   const templates = loadFixtures('github', 'audit_log');
   const newId = uniqueIds(() => randomBytes(16).toString('base64url'));
   let requests = 0;
+  const seenFilters: string[] = [];
   let hour = { start: 0, used: 0 };
 
   async function auditLog(req: IncomingMessage, res: ServerResponse, url: URL, scope: { org: string | null }): Promise<void> {
@@ -136,7 +137,11 @@ export async function startGithubSimulator(options: GithubSimulatorOptions = {})
     if (fault?.kind === 'server_error') return ghError(res, fault.status, fault.status === 500 ? 'Server Error' : 'Service Unavailable');
 
     const q = url.searchParams;
-    const filters = parsePhrase(q.get('phrase') ?? '');
+    const phrase = q.get('phrase') ?? '';
+    // The qualifiers beside created: are a live query's filter.
+    const extra = phrase.split(/\s+/).filter((term) => term !== '' && !term.startsWith('created:'));
+    if (extra.length > 0) seenFilters.push(extra.join(' '));
+    const filters = parsePhrase(phrase);
     if (typeof filters === 'string') return ghError(res, 422, `Validation Failed: ${filters}`, limits);
     const include = q.get('include') ?? 'web';
     const order = q.get('order') ?? 'desc';
@@ -198,11 +203,14 @@ export async function startGithubSimulator(options: GithubSimulatorOptions = {})
     platform: 'github',
     token,
     config: () => ({ collect: true, base_url: server.url, token, ...(options.useEnterprise ? { enterprise } : { org }) }),
-    addEvents(stream, n, window) {
+    addEvents: (stream, n, window) => sim.addPatched(stream, n, window ?? defaultWindow(), () => undefined),
+    filters: seenFilters,
+    addPatched(stream: string, n: number, window: { from: Date; to: Date }, patch: EventPatch) {
       if (stream !== 'audit_log') throw new Error(`github simulator: no stream ${stream}`);
-      return spreadTimes(n, window ?? defaultWindow()).map((timeMs, i) => {
+      return spreadTimes(n, window).map((timeMs, i) => {
         const id = newId();
         const raw = structuredClone(templates[i % templates.length]!);
+        patch(raw, i);
         raw._document_id = id;
         raw['@timestamp'] = timeMs;
         raw.created_at = timeMs;

@@ -16,7 +16,7 @@
 import { generateKeyPairSync, randomBytes, createPublicKey, type KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { jwtVerify, errors as joseErrors } from 'jose';
-import type { VendorSimulator } from './types.js';
+import type { EventPatch, FilteringSimulator, VendorSimulator } from './types.js';
 import { decodeCursor, defaultWindow, encodeCursor, EventLog, Faults, header, listen, loadFixtures, readBody, sendJson, simControl, spreadTimes, uniqueIds, type SimEvent } from './sim-kit.js';
 
 export interface GoogleWorkspaceSimulatorOptions {
@@ -30,7 +30,7 @@ export interface GoogleWorkspaceSimulatorOptions {
   tokenTtlSeconds?: number;
 }
 
-export interface GoogleWorkspaceSimulator extends VendorSimulator {
+export interface GoogleWorkspaceSimulator extends VendorSimulator, FilteringSimulator {
   readonly privateKeyPem: string;
   /** Token requests answered so far. */
   readonly tokenRequests: number;
@@ -68,6 +68,7 @@ export async function startGoogleWorkspaceSimulator(options: GoogleWorkspaceSimu
   const tokens = new Map<string, { sub: string | undefined; expiresAt: number; revoked: boolean }>();
   const newQualifier = uniqueIds(() => BigInt.asIntN(64, randomBytes(8).readBigUInt64BE()).toString());
   let requests = 0;
+  const seenFilters: string[] = [];
   let tokenRequests = 0;
   let tokenUri = '';
 
@@ -143,10 +144,26 @@ export async function startGoogleWorkspaceSimulator(options: GoogleWorkspaceSimu
     const position = tokenRaw ? decodeCursor(tokenRaw) : null;
     if (tokenRaw && (!position || position.length < 2 || !/^\d+$/.test(position[0]!))) return bad('Invalid pageToken');
     const pos: SimEvent | null = position ? { timeMs: Number(position[0]), id: position.slice(1).join('|'), raw: {} } : null;
+    const eventName = q.get('eventName');
+    const filterRaw = q.get('filters');
+    const seen = [userKey === 'all' ? '' : `userKey=${userKey}`, eventName === null ? '' : `eventName=${eventName}`, filterRaw === null ? '' : `filters=${filterRaw}`].filter(Boolean).join(' ');
+    if (seen !== '') seenFilters.push(seen);
+    const params: [string, string][] = [];
+    for (const f of filterRaw === null ? [] : filterRaw.split(',')) {
+      const m = /^(\w+)==(.*)$/.exec(f);
+      if (!m) return bad(`Invalid value '${filterRaw}' for filters`);
+      params.push([m[1]!, m[2]!]);
+    }
+    // An activity matches when one of its events has the name and every parameter asked.
+    const eventMatches = (raw: Record<string, unknown>) =>
+      ((raw.events ?? []) as { name?: string; parameters?: { name?: string; value?: unknown }[] }[]).some(
+        (ev) => (eventName === null || ev.name === eventName) && params.every(([k, v]) => (ev.parameters ?? []).some((p) => p.name === k && String(p.value) === v)),
+      );
     const stream = app === 'login' || app === 'admin' ? logs[app] : null;
     const matching = (stream?.all() ?? [])
       .filter((e) => e.timeMs >= lower && e.timeMs <= upper)
       .filter((e) => userKey === 'all' || (e.raw.actor as { email?: string } | undefined)?.email === userKey)
+      .filter((e) => (eventName === null && params.length === 0) || eventMatches(e.raw))
       .reverse()
       .filter((e) => !pos || EventLog.compare(e, pos) < 0);
     const page = matching.slice(0, Number(maxRaw));
@@ -187,11 +204,14 @@ export async function startGoogleWorkspaceSimulator(options: GoogleWorkspaceSimu
       base_url: server.url,
       token_uri: tokenUri,
     }),
-    addEvents(stream, n, window) {
+    addEvents: (stream, n, window) => sim.addPatched(stream, n, window ?? defaultWindow(), () => undefined),
+    filters: seenFilters,
+    addPatched(stream: string, n: number, window: { from: Date; to: Date }, patch: EventPatch) {
       const log = streamLog(stream);
       const pool = templates[stream as 'login' | 'admin'];
-      return spreadTimes(n, window ?? defaultWindow()).map((timeMs, i) => {
+      return spreadTimes(n, window).map((timeMs, i) => {
         const raw = structuredClone(pool[i % pool.length]!);
+        patch(raw, i);
         const time = new Date(timeMs).toISOString();
         raw.id = { time, uniqueQualifier: newQualifier(), applicationName: stream, customerId };
         raw.etag = `"${randomBytes(12).toString('base64url')}"`;

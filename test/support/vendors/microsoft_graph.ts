@@ -23,7 +23,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { VendorSimulator } from './types.js';
+import type { EventPatch, FilteringSimulator, VendorSimulator } from './types.js';
 import { defaultWindow, header, listen, loadFixtures, readBody, sendJson, simControl, spreadTimes, uniqueIds, type Raw, type SimEvent } from './sim-kit.js';
 
 export interface GraphCustomer {
@@ -47,11 +47,11 @@ export interface MicrosoftGraphSimulatorOptions {
 
 type TenantOption = { tenant?: string };
 
-export interface MicrosoftGraphSimulator extends VendorSimulator {
+export interface MicrosoftGraphSimulator extends VendorSimulator, FilteringSimulator {
   readonly tenantId: string;
   readonly clientId: string;
   /** Like VendorSimulator.addEvents; `tenant` puts the events in a customer tenant (default: the home tenant). */
-  addEvents(stream: string, n: number, window?: { from: Date; to: Date }, options?: TenantOption): string[];
+  addEvents(stream: string, n: number, window?: { from: Date; to: Date }, options?: TenantOption & { patch?: EventPatch }): string[];
   eventIds(stream: string, options?: TenantOption): string[];
   setCustomers(customers: GraphCustomer[]): void;
   /** While on, Graph refuses every access token (401), as after the app's consent was revoked. */
@@ -111,17 +111,65 @@ function entraError(res: ServerResponse, status: number, error: string, code: nu
   });
 }
 
-/** `field op literal` clauses joined by `and`; null when Graph would refuse the filter. */
+/**
+ * OData $filter as far as Weir sends it: date comparisons (eq, ge, gt, le, lt) on the
+ * resource's time fields, string `eq` and `startswith(field, 'text')` on any property (nested
+ * with "/"; quotes doubled), and, or, parentheses. Strings compare case-insensitively, as
+ * Graph does. null when Graph would refuse the filter.
+ */
 function parseFilter(filter: string, allowed: string[]): ((raw: Raw) => boolean) | null {
-  const tests: ((raw: Raw) => boolean)[] = [];
-  for (const clause of filter.trim().split(/\s+and\s+/i)) {
-    const m = /^(\w+)\s+(eq|ge|gt|le|lt)\s+(\S+)$/.exec(clause.trim());
-    if (!m || !allowed.includes(m[1]!) || !DATE_LITERAL.test(m[3]!)) return null;
-    const [, field, op, literal] = m as unknown as [string, string, keyof typeof OPS, string];
-    const bound = Date.parse(literal);
-    tests.push((raw) => OPS[op](Date.parse(String(raw[field])), bound));
-  }
-  return (raw) => tests.every((t) => t(raw));
+  type Pred = (raw: Raw) => boolean;
+  const toks = filter.match(/\s*('(?:[^']|'')*'|\(|\)|,|[^\s(),']+)/gy)?.map((x) => x.trim());
+  if (!toks || toks.join('').length !== filter.replace(/\s+/g, '').length) return null;
+  let i = 0;
+  const text = (lit: string | undefined) => (lit?.startsWith("'") ? lit.slice(1, -1).replace(/''/g, "'").toLowerCase() : null);
+  const valueAt = (raw: Raw, path: string) => path.split('/').reduce<unknown>((o, k) => (o as Raw | undefined)?.[k], raw);
+  const primary = (): Pred | null => {
+    if (toks[i] === '(') {
+      i++;
+      const inner = expr();
+      return toks[i++] === ')' ? inner : null;
+    }
+    if (toks[i]?.toLowerCase() === 'startswith') {
+      const [open, field, comma, lit, close] = toks.slice(i + 1, i + 6);
+      i += 6;
+      const want = text(lit);
+      if (open !== '(' || comma !== ',' || close !== ')' || !field || want === null) return null;
+      return (raw) => {
+        const v = valueAt(raw, field);
+        return typeof v === 'string' && v.toLowerCase().startsWith(want);
+      };
+    }
+    const [field, op, lit] = [toks[i], toks[i + 1]?.toLowerCase(), toks[i + 2]];
+    i += 3;
+    if (!field || !op || !lit || !(op in OPS)) return null;
+    const want = text(lit);
+    if (want !== null) {
+      if (op !== 'eq') return null;
+      return (raw) => {
+        const v = valueAt(raw, field);
+        return typeof v === 'string' && v.toLowerCase() === want;
+      };
+    }
+    if (!allowed.includes(field) || !DATE_LITERAL.test(lit)) return null;
+    const bound = Date.parse(lit);
+    return (raw) => OPS[op as keyof typeof OPS](Date.parse(String(raw[field])), bound);
+  };
+  const chain = (next: () => Pred | null, word: string, join: (a: Pred, b: Pred) => Pred) => (): Pred | null => {
+    let left = next();
+    while (left && toks[i]?.toLowerCase() === word) {
+      i++;
+      const right = next();
+      if (!right) return null;
+      const l: Pred = left;
+      left = join(l, right);
+    }
+    return left;
+  };
+  const and = chain(primary, 'and', (a, b) => (r) => a(r) && b(r));
+  const expr = chain(and, 'or', (a, b) => (r) => a(r) || b(r));
+  const out = expr();
+  return out && i === toks.length ? out : null;
 }
 
 export async function startMicrosoftGraphSimulator(options: MicrosoftGraphSimulatorOptions = {}): Promise<MicrosoftGraphSimulator> {
@@ -313,11 +361,22 @@ export async function startMicrosoftGraphSimulator(options: MicrosoftGraphSimula
     tokenRequests,
     queries,
     config: () => ({ collect: true, tenant_id: home, client_id: clientId, client_secret: clientSecret, login_url: server.url, graph_url: server.url }),
+    addPatched(stream, n, window, patch) {
+      return sim.addEvents(stream, n, window, { patch });
+    },
+    get filters() {
+      return queries.flatMap((q) => {
+        const f = q.params.get('$filter');
+        // Only filters beyond the time window (a live query's) are listed.
+        return f !== null && /eq '|startswith\(/i.test(f) ? [f] : [];
+      });
+    },
     addEvents(stream, n, window, opts = {}) {
       const s = checkStream(stream);
       const tenant = checkTenant(opts.tenant);
       return spreadTimes(n, window ?? defaultWindow()).map((timeMs, i) => {
         const e = makeEvent(s, tenant, timeMs, i);
+        opts.patch?.(e.raw, i);
         bucket(tenant, s).push(e);
         return e.id;
       });

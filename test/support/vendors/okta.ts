@@ -12,7 +12,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { VendorSimulator } from './types.js';
+import type { EventPatch, FilteringSimulator, VendorSimulator } from './types.js';
 import { decodeCursor, defaultWindow, encodeCursor, EventLog, Faults, header, listen, loadFixtures, sendJson, simControl, spreadTimes, uniqueIds, type SimEvent } from './sim-kit.js';
 
 export interface OktaSimulatorOptions {
@@ -24,7 +24,7 @@ export interface OktaSimulatorOptions {
   latencyMs?: number;
 }
 
-export interface OktaSimulator extends VendorSimulator {
+export interface OktaSimulator extends VendorSimulator, FilteringSimulator {
   readonly apiToken: string;
 }
 
@@ -50,6 +50,54 @@ function parseTime(v: string | null): number | null | 'invalid' {
   return Number.isNaN(t) ? 'invalid' : t;
 }
 
+type Pred = (raw: Record<string, unknown>) => boolean;
+
+/**
+ * Okta's filter expressions as far as Weir sends them: `attr eq|sw|co "value"` joined by
+ * and/or with parentheses, backslash escapes in strings. Compared case-insensitively (the
+ * wider reading, which Weir's local filter must narrow). null when it cannot be read.
+ */
+export function parseOktaFilter(text: string): Pred | null {
+  const tokens = text.match(/\s*("(?:[^"\\]|\\.)*"|\(|\)|[A-Za-z_][A-Za-z0-9_.]*)/gy);
+  if (!tokens || tokens.join('').length !== text.length) return null;
+  const toks = tokens.map((t) => t.trim());
+  let i = 0;
+  const valueAt = (raw: Record<string, unknown>, path: string) => path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], raw);
+  const primary = (): Pred | null => {
+    if (toks[i] === '(') {
+      i++;
+      const inner = expr();
+      if (toks[i++] !== ')') return null;
+      return inner;
+    }
+    const [attr, op, lit] = [toks[i], toks[i + 1], toks[i + 2]];
+    i += 3;
+    if (!attr || !op || !lit?.startsWith('"') || !['eq', 'sw', 'co'].includes(op)) return null;
+    const want = lit.slice(1, -1).replace(/\\(.)/g, '$1').toLowerCase();
+    return (raw) => {
+      const v = valueAt(raw, attr);
+      if (typeof v !== 'string') return false;
+      const got = v.toLowerCase();
+      return op === 'eq' ? got === want : op === 'sw' ? got.startsWith(want) : got.includes(want);
+    };
+  };
+  const chain = (next: () => Pred | null, word: string, join: (a: Pred, b: Pred) => Pred) => (): Pred | null => {
+    let left = next();
+    while (left && toks[i] === word) {
+      i++;
+      const right = next();
+      if (!right) return null;
+      const l: Pred = left;
+      left = join(l, right);
+    }
+    return left;
+  };
+  const and = chain(primary, 'and', (a, b) => (r) => a(r) && b(r));
+  const expr = chain(and, 'or', (a, b) => (r) => a(r) || b(r));
+  const out = expr();
+  return out && i === toks.length ? out : null;
+}
+
 export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Promise<OktaSimulator> {
   const apiToken = options.apiToken ?? `00${randomBytes(20).toString('base64url')}`;
   const perMinute = options.rateLimitPerMinute ?? 1_000_000;
@@ -58,6 +106,7 @@ export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Pr
   const templates = loadFixtures('okta', 'system_log');
   const newId = uniqueIds(() => randomUUID());
   let requests = 0;
+  const filters: string[] = [];
   let minute = { start: 0, used: 0 };
 
   function rateHeaders(remaining: number, resetEpochS: number): Record<string, string> {
@@ -101,6 +150,13 @@ export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Pr
     if (!/^\d+$/.test(limitRaw) || limit < 1 || limit > MAX_LIMIT) invalid.push(`limit: must be between 1 and ${MAX_LIMIT}`);
     const sortOrder = url.searchParams.get('sortOrder') ?? 'ASCENDING';
     if (sortOrder !== 'ASCENDING' && sortOrder !== 'DESCENDING') invalid.push('sortOrder: must be ASCENDING or DESCENDING');
+    const filterRaw = url.searchParams.get('filter');
+    let filter: ((raw: Record<string, unknown>) => boolean) | null = null;
+    if (filterRaw !== null) {
+      filters.push(filterRaw);
+      filter = parseOktaFilter(filterRaw);
+      if (!filter) invalid.push(`filter: invalid filter expression: ${filterRaw}`);
+    }
     const afterRaw = url.searchParams.get('after');
     const after = afterRaw === null ? null : decodeCursor(afterRaw);
     if (afterRaw !== null && (after === null || after.length !== 2 || !/^\d+$/.test(after[0]!))) invalid.push('after: invalid cursor');
@@ -112,7 +168,7 @@ export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Pr
     const lower = since ?? now - 7 * 86_400_000;
     const upper = until ?? now;
     const ascending = sortOrder === 'ASCENDING';
-    let matching = log.all().filter((e) => e.timeMs >= lower && e.timeMs < upper);
+    let matching = log.all().filter((e) => e.timeMs >= lower && e.timeMs < upper && (!filter || filter(e.raw)));
     if (!ascending) matching = [...matching].reverse();
     if (after) {
       const pos: SimEvent = { timeMs: Number(after[0]), id: after[1]!, raw: {} };
@@ -146,22 +202,26 @@ export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Pr
     sendJson(res, 404, oktaError('E0000007', `Not found: Resource not found: ${url.pathname} (Page)`));
   });
 
+function add(stream: string, n: number, window?: { from: Date; to: Date }, patch?: EventPatch): string[] {
+    if (stream !== 'system_log') throw new Error(`okta simulator: no stream ${stream}`);
+    return spreadTimes(n, window ?? defaultWindow()).map((timeMs, i) => {
+      const id = newId();
+      const raw = structuredClone(templates[i % templates.length]!);
+      patch?.(raw, i);
+      raw.uuid = id;
+      raw.published = new Date(timeMs).toISOString();
+      log.add({ id, timeMs, raw });
+      return id;
+    });
+  }
+
   const sim: OktaSimulator = {
     url: server.url,
     platform: 'okta',
     apiToken,
     config: () => ({ collect: true, base_url: server.url, api_token: apiToken }),
-    addEvents(stream, n, window) {
-      if (stream !== 'system_log') throw new Error(`okta simulator: no stream ${stream}`);
-      return spreadTimes(n, window ?? defaultWindow()).map((timeMs, i) => {
-        const id = newId();
-        const raw = structuredClone(templates[i % templates.length]!);
-        raw.uuid = id;
-        raw.published = new Date(timeMs).toISOString();
-        log.add({ id, timeMs, raw });
-        return id;
-      });
-    },
+    addEvents: (stream, n, window) => add(stream, n, window),
+    addPatched: (stream, n, window, patch) => add(stream, n, window, patch),
     eventIds(stream) {
       if (stream !== 'system_log') throw new Error(`okta simulator: no stream ${stream}`);
       return log.ids();
@@ -171,6 +231,7 @@ export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Pr
     expireTokens() {
       // SSWS tokens are static: nothing expires.
     },
+    filters,
     get requests() {
       return requests;
     },

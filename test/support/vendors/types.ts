@@ -1,6 +1,17 @@
 // The shape every vendor simulator has, so the engine, backfill and kill tests can drive any
 // of them the same way. A simulator is a loopback HTTP server implementing the vendor API's
 // documented behaviour (pagination, cursors, auth, 429 + Retry-After, 5xx, expired tokens).
+/** Changes a cloned fixture event before it is stored (its id and time are set after). */
+export type EventPatch = (raw: Record<string, unknown>, i: number) => void;
+
+/** A simulator that reads the vendor filters of live queries. */
+export interface FilteringSimulator {
+  /** The vendor filter each data request carried, in order, as sent (requests without one add nothing). */
+  readonly filters: string[];
+  /** addEvents, each cloned event changed by `patch` first. */
+  addPatched(stream: string, n: number, window: { from: Date; to: Date }, patch: EventPatch): string[];
+}
+
 export interface VendorSimulator {
   /** Base URL of the simulator (http://127.0.0.1:<port>). */
   readonly url: string;
