@@ -50,9 +50,13 @@ describe('live queries: okta filter', () => {
     expect(okta('status_id = 2 and metadata.event_code = "a"').params.filter).toBe('eventType eq "a"');
   });
 
-  it('pushes nothing through a mapping that parses first or fills the field twice', () => {
+  it('pushes nothing through a mapping that parses at the top level, from a parsed field, or fills the field twice', () => {
     const doc = builtinMapping('okta', 'system_log')!.document as unknown as Record<string, unknown>;
-    expect(translate(oktaConnector, 'system_log', 'metadata.event_code = "a"', { ...doc, parse: [{ type: 'json' }] }).text).toBeNull();
+    expect(translate(oktaConnector, 'system_log', 'metadata.event_code = "a"', { ...doc, parse: [{ parser: 'json' }] }).text).toBeNull();
+    // Parse steps writing `into` a path leave the vendor's own fields pushable, not theirs.
+    const into = { ...doc, parse: [{ parser: 'kv', from: 'displayMessage', into: 'eventType' }] };
+    expect(translate(oktaConnector, 'system_log', 'metadata.event_code = "a"', into).text).toBeNull();
+    expect(translate(oktaConnector, 'system_log', 'metadata.event_code = "a"', { ...doc, parse: [{ parser: 'kv', from: 'displayMessage', into: 'weir_parsed' }] }).text).toBe('eventType eq "a"');
     const twice = { ...doc, defaults: [...(doc.defaults as unknown[]), { target: 'metadata.event_code', from: 'legacyEventType' }] };
     expect(translate(oktaConnector, 'system_log', 'metadata.event_code = "a"', twice).text).toBeNull();
   });

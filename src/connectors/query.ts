@@ -71,20 +71,37 @@ function assignments(doc: Record<string, unknown>): PlainAssignment[] {
 }
 
 /**
+ * Where a document's parse steps write: `into` paths, or undefined when a step writes at the
+ * top level (where a parsed field may replace any vendor field).
+ */
+function parsedRoots(doc: Record<string, unknown>): string[] | undefined {
+  const roots: string[] = [];
+  for (const step of Array.isArray(doc.parse) ? (doc.parse as unknown[]) : []) {
+    const into = (step as { into?: unknown } | null)?.into;
+    if (typeof into !== 'string' || into === '') return undefined;
+    roots.push(into);
+  }
+  return roots;
+}
+
+/**
  * The OCSF fields whose conditions a vendor can filter, with the vendor field each comes
- * from, according to a mapping document. A document with parse steps pushes nothing down
- * (a parser may rewrite the field the vendor filters).
+ * from, according to a mapping document. A field a parse step writes is not the vendor's: a
+ * document whose parse steps write at the top level pushes nothing down, and one whose steps
+ * write `into` a path pushes down only copies from outside it.
  */
 export function pushdownFields(fields: readonly VendorField[], doc: Record<string, unknown> | undefined): Map<string, VendorField> {
   const out = new Map<string, VendorField>();
-  if (!doc || (Array.isArray(doc.parse) && doc.parse.length > 0)) return out;
+  const parsed = doc ? parsedRoots(doc) : undefined;
+  if (!doc || !parsed) return out;
+  const fromParser = (from: string) => parsed.some((root) => from === root || from.startsWith(`${root}.`));
   const all = assignments(doc);
   const targets = new Map<string, number>();
   for (const a of all) if (typeof a.target === 'string') targets.set(a.target, (targets.get(a.target) ?? 0) + 1);
   const byPath = new Map(fields.map((f) => [f.path, f]));
   for (const a of all) {
     if (typeof a.target !== 'string' || typeof a.from !== 'string' || a.target.includes('[')) continue;
-    if (Object.keys(a).some((k) => !PLAIN_KEYS.has(k)) || targets.get(a.target) !== 1) continue;
+    if (Object.keys(a).some((k) => !PLAIN_KEYS.has(k)) || targets.get(a.target) !== 1 || fromParser(a.from)) continue;
     const vendor = byPath.get(a.from);
     if (vendor) out.set(a.target, vendor);
   }
