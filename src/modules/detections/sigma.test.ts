@@ -108,6 +108,27 @@ describe('POST /api/detections/rules/sigma', () => {
     expect(bad.json()).toMatchObject({ error: { code: 'detection.invalid_rule', details: { errors: [{ location: 'definition.group_by[0]', closest: 'user.name' }] } } });
   });
 
+  it('answers 4xx with a string detail to malformed input, never 5xx', async () => {
+    const bodies: unknown[] = [
+      { yaml: 'a\u0000b' },
+      { yaml: 'title: \ud800\nlogsource: {category: process_creation}\ndetection: {s: {Image: x}, condition: s}' },
+      { yaml: 'x'.repeat(10_000) },
+      { yaml: '- a\n- b' },
+      { yaml: 'a: &x [*x]' },
+      { yaml: SIGMA.replace("'adm'", `'${'a*'.repeat(300)}'`) },
+      { yaml: SIGMA.replace("TargetUserName|startswith: 'adm'", `TargetUserName: [${Array.from({ length: 300 }, (_, i) => `'*u${i}*'`).join(', ')}]`) },
+      { yaml: SIGMA, threshold: { count: 2 ** 53, window_seconds: 1 } },
+      { yaml: 42 },
+      { yaml: SIGMA, organization_id: 2 ** 31 },
+    ];
+    for (const payload of bodies) {
+      const res = await call('POST', '/api/detections/rules/sigma?dry_run=true', operatorA, payload);
+      expect(res.statusCode, `${JSON.stringify(payload).slice(0, 80)} ${res.body}`).toBeGreaterThanOrEqual(400);
+      expect(res.statusCode).toBeLessThan(500);
+      expect(typeof res.json<{ detail: unknown }>().detail).toBe('string');
+    }
+  });
+
   it('needs query.save (403), and keeps to the caller\'s organizations', async () => {
     expect((await call('POST', '/api/detections/rules/sigma', viewerA, { yaml: SIGMA })).statusCode).toBe(403);
     expect((await call('POST', '/api/detections/rules/sigma?dry_run=true', viewerA, { yaml: SIGMA })).statusCode).toBe(403);

@@ -164,9 +164,8 @@ function compileDoc(doc: Json): SigmaCompiled {
 
 /** Compiles one Sigma rule; throws SigmaError with the location and the reason when it cannot be kept faithfully. */
 export function compileSigma(yamlText: string): SigmaCompiled {
-  const doc = parseOne(yamlText);
   try {
-    return compileDoc(doc);
+    return compileDoc(parseOne(yamlText));
   } catch (e) {
     if (e instanceof SigmaError) throw e;
     throw new SigmaError('rule', (e as Error).message);
