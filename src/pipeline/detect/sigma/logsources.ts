@@ -8,8 +8,8 @@
 import type { Condition } from '../../conditions/types.js';
 
 export interface SigmaField {
-  /** The OCSF path(s) the field reads; with several, a test holds when it holds on any of them. */
-  paths: string[];
+  /** The OCSF path the field reads. */
+  path: string;
   /** Sigma values to OCSF enum values (keys lower-case): only these values, compared for equality, compile. */
   values?: Record<string, number>;
 }
@@ -27,7 +27,7 @@ export interface SigmaLogsource {
   note?: string;
 }
 
-const f = (...paths: string[]): SigmaField => ({ paths });
+const f = (path: string): SigmaField => ({ path });
 const vendor = (name: string): Condition => ({ field: 'metadata.product.vendor_name', op: 'eq', value: name });
 const product = (name: string): Condition => ({ field: 'metadata.product.name', op: 'eq', value: name });
 
@@ -171,17 +171,16 @@ export const LOGSOURCES: readonly SigmaLogsource[] = [
     service: 'okta',
     classes: [3001, 3002, 3004, 3006, 6003],
     where: [vendor('Okta')],
-    note: 'The built-in okta / system_log mapping. The actor of a sign-in is its `user`, of other events `actor.user`: `actor.*` reads both.',
+    note: 'The built-in okta / system_log mapping.',
     fields: {
       eventtype: f('metadata.event_code'),
       displaymessage: f('message'),
-      'actor.alternateid': f('actor.user.email_addr', 'user.email_addr'),
-      'actor.displayname': f('actor.user.full_name', 'user.full_name'),
+      'actor.alternateid': f('actor.user.email_addr'),
+      'actor.displayname': f('actor.user.full_name'),
       'client.ipaddress': f('src_endpoint.ip'),
       'client.useragent.rawuserstring': f('http_request.user_agent'),
-      'outcome.result': { paths: ['status_id'], values: OUTCOME },
+      'outcome.result': { path: 'status_id', values: OUTCOME },
       'outcome.reason': f('status_detail'),
-      severity: f('severity'),
     },
   },
   {
@@ -207,7 +206,7 @@ export const LOGSOURCES: readonly SigmaLogsource[] = [
     note: 'The built-in aws_cloudtrail / cloudtrail mapping.',
     fields: {
       eventName: f('metadata.event_code'),
-      eventSource: f('api.service.name', 'service.name'),
+      eventSource: f('api.service.name'),
       sourceIPAddress: f('src_endpoint.ip'),
       userAgent: f('http_request.user_agent'),
       awsRegion: f('cloud.region'),
@@ -221,7 +220,7 @@ export const LOGSOURCES: readonly SigmaLogsource[] = [
     classes: [3001, 3002, 3004, 3006],
     where: [vendor('GitHub')],
     note: 'The built-in github / audit_log mapping.',
-    fields: { action: f('metadata.event_code'), actor: f('actor.user.name', 'user.name'), repo: f('resource.name') },
+    fields: { action: f('metadata.event_code'), actor: f('actor.user.name'), user: f('user.name'), repo: f('resource.name') },
   },
   ...(['google_workspace.login', 'google_workspace.admin'] as const).map(
     (service): SigmaLogsource => ({

@@ -3,6 +3,8 @@
 // it must not, covering every supported modifier and condition form; and the refusals, each
 // with its location and reason. The logsource mapping's every OCSF path exists in its class.
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { stream } from '../../../../test/support/builtin.js';
 import { ocsfCatalog } from '../../../ocsf/index.js';
 import type { NormalizedRecord } from '../../envelope.js';
 import { compileDetection } from '../evaluate.js';
@@ -183,7 +185,7 @@ const CASES: Case[] = [
     miss: [{ class_uid: 3002, metadata: { event_code: '4624' }, logon_type_id: 10 }, { class_uid: 3002, metadata: { event_code: '4625' }, logon_type_id: 2 }],
   },
   {
-    name: '24 Azure sign-in logs and AWS CloudTrail (a field read from two paths)',
+    name: '24 AWS CloudTrail',
     yaml: "title: cloudtrail stop logging\nlogsource:\n  product: aws\n  service: cloudtrail\ndetection:\n  selection:\n    eventSource: cloudtrail.amazonaws.com\n    eventName:\n      - StopLogging\n      - DeleteTrail\n  condition: selection",
     match: [{ class_uid: 6003, metadata: { event_code: 'StopLogging', product: { vendor_name: 'AWS' } }, api: { service: { name: 'cloudtrail.amazonaws.com' } } }],
     miss: [{ class_uid: 6003, metadata: { event_code: 'StartLogging', product: { vendor_name: 'AWS' } }, api: { service: { name: 'cloudtrail.amazonaws.com' } } }],
@@ -283,11 +285,49 @@ describe('encodings', () => {
   });
 });
 
+describe('cloud logsources on what the built-in mappings write', () => {
+  // Every built-in stream's fixtures, mapped: a rule must match exactly the events named, in its own stream only.
+  const streams = ['okta/system_log', 'microsoft_graph/signins', 'aws_cloudtrail/cloudtrail', 'github/audit_log', 'google_workspace/login', 'google_workspace/admin', 'microsoft_graph/directory_audits'];
+  const events = streams.flatMap((key) => {
+    const [platform, name] = key.split('/') as [string, string];
+    return stream(platform, name).out.map((ocsf, i) => ({ key: `${key}#${i}`, ocsf }));
+  });
+  const rule = (product: string, service: string, detection: string) => `title: t\nlogsource:\n  product: ${product}\n  service: ${service}\ndetection:\n${detection}`;
+  it.each([
+    ['okta failed sign-in', rule('okta', 'okta', '  s:\n    eventtype: user.session.start\n    outcome.result: failure\n  condition: s'), ['okta/system_log#1']],
+    ['okta actor (not the target user)', rule('okta', 'okta', "  s:\n    actor.alternateid: 'IT.ADMIN@example.com'\n    eventtype|startswith: 'user.'\n  condition: s"), ['okta/system_log#5', 'okta/system_log#7']],
+    ['okta target only is not the actor', rule('okta', 'okta', "  s:\n    actor.alternateid: 'sam.lee@example.com'\n  condition: s"), []],
+    ['Entra ID sign-in errors from a network', rule('azure', 'signinlogs', '  s:\n    ResultType:\n      - 50126\n      - 50053\n    IPAddress|cidr: 203.0.113.0/24\n  condition: s'), ['microsoft_graph/signins#1', 'microsoft_graph/signins#5']],
+    ['CloudTrail IAM changes', rule('aws', 'cloudtrail', '  s:\n    eventSource: iam.amazonaws.com\n    eventName: [CreateUser, AttachUserPolicy]\n  condition: s'), ['aws_cloudtrail/cloudtrail#3', 'aws_cloudtrail/cloudtrail#4']],
+    ['CloudTrail denied calls', rule('aws', 'cloudtrail', '  s:\n    errorCode: AccessDenied\n  condition: s'), ['aws_cloudtrail/cloudtrail#8']],
+    ['GitHub failed login and a bot actor', rule('github', 'audit', "  a:\n    action: user.failed_login\n  b:\n    actor|endswith: '[bot]'\n  condition: a or b"), ['github/audit_log#3', 'github/audit_log#7']],
+    ['Google Workspace login failure', rule('gcp', 'google_workspace.login', '  s:\n    eventName: login_failure\n  condition: s'), ['google_workspace/login#1']],
+    ['Google Workspace role assignment', rule('gcp', 'google_workspace.admin', '  s:\n    eventName: ASSIGN_ROLE\n  condition: s'), ['google_workspace/admin#7']],
+  ])('%s', (_name, yaml, expected) => {
+    const { definition } = compileSigma(yaml);
+    expect(checkRule(definition)).toEqual([]);
+    const d = compileDetection({ fingerprint: 'f', rules: [{ id: 'r', name: 'r', version: 1, definition }] });
+    const matched = events.filter((e) => d.evaluate([rec(e.ocsf)]).hits.length === 1).map((e) => e.key);
+    expect(matched).toEqual(expected);
+  });
+});
+
 describe('the published logsource mapping', () => {
+  it('is the one docs/sigma.md publishes, field by field', () => {
+    const doc = readFileSync(new URL('../../../../docs/sigma.md', import.meta.url), 'utf8');
+    for (const ls of LOGSOURCES) {
+      const heading = (['category', 'product', 'service'] as const).filter((k) => ls[k]).map((k) => `${k}: ${ls[k]}`).join(', ');
+      const section = doc.split(`### ${heading}\n`)[1]?.split('\n### ')[0];
+      expect(section, heading).toBeDefined();
+      for (const [name, f] of Object.entries(ls.fields)) expect(section, `${heading}: ${name}`).toContain(`| \`${name}\` | \`${f.path}\``);
+    }
+  });
+
+
   it('names only OCSF paths its classes have', () => {
     const cat = ocsfCatalog();
     for (const ls of LOGSOURCES) {
-      const paths = [...(ls.where ?? []).map((c) => ('field' in c ? c.field : '')), ...Object.values(ls.fields).flatMap((f) => f.paths)];
+      const paths = [...(ls.where ?? []).map((c) => ('field' in c ? c.field : '')), ...Object.values(ls.fields).map((f) => f.path)];
       for (const p of paths) {
         const found = ls.classes.some((c) => cat.resolve(c, p.replaceAll('[*]', '[]')) !== undefined);
         expect(found, `${ls.category ?? `${ls.product}/${ls.service}`}: ${p}`).toBe(true);

@@ -195,14 +195,9 @@ export function fieldItem(ls: SigmaLogsource, key: string, value: unknown, at: s
   const values = Array.isArray(value) ? value : [value];
   if (values.length === 0) throw new SigmaError(at, 'an empty list of values matches nothing; remove the item');
   if (values.some((v) => Array.isArray(v) || (typeof v === 'object' && v !== null))) throw new SigmaError(at, 'a value is text, a number, a boolean or null (not a list or a map)');
-  const perPath = spec.paths.map((path) => {
-    const kind = kindOf(ls, path);
-    const leaves = values.map((v, i) => valueLeaf(path, kind, spec, v, m, Array.isArray(value) ? `${at}[${i}]` : at));
-    return combineValues(leaves, m.all);
-  });
-  if (perPath.length === 1) return perPath[0]!;
-  // Absence must hold on every path the field reads; any other test on any of them.
-  return values.length === 1 && (values[0] === null || (m.exists && values[0] === false)) ? { all: perPath } : { any: perPath };
+  const kind = kindOf(ls, spec.path);
+  const leaves = values.map((v, i) => valueLeaf(spec.path, kind, spec, v, m, Array.isArray(value) ? `${at}[${i}]` : at));
+  return combineValues(leaves, m.all);
 }
 
 /** The values of one field: OR (or AND with |all); plain text equalities of an OR become one `in`. */
