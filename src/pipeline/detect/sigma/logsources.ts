@@ -12,6 +12,8 @@ export interface SigmaField {
   path: string;
   /** Sigma values to OCSF enum values (keys lower-case): only these values, compared for equality, compile. */
   values?: Record<string, number>;
+  /** The only values events of this logsource have in Weir, and why: any other value is refused (a rule that could never match). */
+  only?: { values: string[]; why: string };
 }
 
 export interface SigmaLogsource {
@@ -41,6 +43,8 @@ const ACTOR_PROCESS = {
   User: f('actor.user.name'),
 };
 const OUTCOME = { success: 1, failure: 2 };
+/** The Security log's sign-in events (logon, logoff, explicit credentials, Kerberos, NTLM). */
+const WINDOWS_SIGN_IN = ['4624', '4625', '4634', '4647', '4648', '4768', '4769', '4771', '4776'];
 
 export const LOGSOURCES: readonly SigmaLogsource[] = [
   {
@@ -146,10 +150,10 @@ export const LOGSOURCES: readonly SigmaLogsource[] = [
     product: 'windows',
     service: 'security',
     classes: [3002],
-    note: 'Authentication only: the sign-in events (4624, 4625, 4634, 4647, 4648, 4768, 4769, 4771, 4776) as a mapping puts them in class 3002; `EventID` is `metadata.event_code`.',
+    note: 'Authentication only: the sign-in events (EventID 4624, 4625, 4634, 4647, 4648, 4768, 4769, 4771, 4776; other ids are refused) as a mapping puts them in class 3002, with the id in `metadata.event_code`.',
     fields: {
       ...HOST,
-      EventID: f('metadata.event_code'),
+      EventID: { path: 'metadata.event_code', only: { values: WINDOWS_SIGN_IN, why: 'Weir maps only the Security log\'s sign-in events to Authentication 3002; write rules for other events with the logsource of their class (process_creation, ...)' } },
       TargetUserName: f('user.name'),
       TargetDomainName: f('user.domain'),
       TargetUserSid: f('user.uid'),

@@ -179,8 +179,8 @@ const CASES: Case[] = [
     miss: [{ class_uid: 3002, metadata: { event_code: 'user.session.start', product: { vendor_name: 'Okta' } }, status_id: 1 }, { class_uid: 3002, metadata: { event_code: 'user.session.start', product: { vendor_name: 'GitHub' } }, status_id: 2 }],
   },
   {
-    name: '23 Windows security 4625 with a numeric EventID and LogonType',
-    yaml: "title: network logon failure\nlogsource:\n  product: windows\n  service: security\ndetection:\n  selection:\n    EventID: 4625\n    LogonType:\n      - 3\n      - 10\n  condition: selection",
+    name: '23 Windows security 4625 with a numeric EventID (the field name in any case) and LogonType',
+    yaml: "title: network logon failure\nlogsource:\n  product: windows\n  service: security\ndetection:\n  selection:\n    eventid: 4625\n    LogonType:\n      - 3\n      - 10\n  condition: selection",
     match: [{ class_uid: 3002, metadata: { event_code: '4625' }, logon_type_id: 10 }],
     miss: [{ class_uid: 3002, metadata: { event_code: '4624' }, logon_type_id: 10 }, { class_uid: 3002, metadata: { event_code: '4625' }, logon_type_id: 2 }],
   },
@@ -253,6 +253,7 @@ describe('refusals, each with where and why', () => {
     ['keywords without a field', procRule('  keywords:\n    - mimikatz\n  condition: keywords'), 'detection.keywords', /keyword searches/],
     ['a text modifier on a number field', 'title: t\nlogsource:\n  category: network_connection\ndetection:\n  s:\n    DestinationPort|startswith: 44\n  condition: s', 'detection.s.DestinationPort|startswith', /number in OCSF/],
     ['an enum value OCSF has no equivalent for', 'title: t\nlogsource:\n  product: okta\n  service: okta\ndetection:\n  s:\n    outcome.result: CHALLENGE\n  condition: s', 'detection.s.outcome.result', /no OCSF equivalent/],
+    ['a Security log event Weir does not map to the logsource\'s class', 'title: t\nlogsource:\n  product: windows\n  service: security\ndetection:\n  s:\n    EventID: 4688\n  condition: s', 'detection.s.EventID', /the value 4688 cannot occur: Weir maps only the Security log's sign-in events/],
     ['a missing title', 'logsource:\n  category: process_creation\ndetection:\n  s:\n    Image: x\n  condition: s', 'title', /required/],
     ['an unknown level', procRule('  s:\n    Image: x\n  condition: s', 'level: severe\n'), 'level', /one of informational/],
   ])('%s', (_name, yaml, location, message) => {

@@ -187,7 +187,9 @@ function valueLeaf(path: string, kind: Kind, spec: SigmaField, value: unknown, m
 /** A field item `Field|mod|mod: value(s)` as a condition. */
 export function fieldItem(ls: SigmaLogsource, key: string, value: unknown, at: string, where: string): Condition {
   const [name, ...modNames] = key.split('|');
-  const spec = ls.fields[name!];
+  // Field names as Sigma writes them; a name differing only in case is the same field when that is unambiguous.
+  const folded = Object.keys(ls.fields).filter((k) => k.toLowerCase() === name!.toLowerCase());
+  const spec = ls.fields[name!] ?? (folded.length === 1 ? ls.fields[folded[0]!] : undefined);
   if (!spec) {
     throw new SigmaError(at, `the field "${name}" has no OCSF mapping for logsource ${where} (mapped: ${Object.keys(ls.fields).join(', ')})`);
   }
@@ -195,6 +197,10 @@ export function fieldItem(ls: SigmaLogsource, key: string, value: unknown, at: s
   const values = Array.isArray(value) ? value : [value];
   if (values.length === 0) throw new SigmaError(at, 'an empty list of values matches nothing; remove the item');
   if (values.some((v) => Array.isArray(v) || (typeof v === 'object' && v !== null))) throw new SigmaError(at, 'a value is text, a number, a boolean or null (not a list or a map)');
+  if (spec.only) {
+    const other = values.find((v) => !spec.only!.values.includes(String(v)) || modNames.length > 0);
+    if (other !== undefined) throw new SigmaError(at, `${modNames.length ? 'only plain values compare here' : `the value ${JSON.stringify(other)} cannot occur`}: ${spec.only.why} (values: ${spec.only.values.join(', ')})`);
+  }
   const kind = kindOf(ls, spec.path);
   const leaves = values.map((v, i) => valueLeaf(spec.path, kind, spec, v, m, Array.isArray(value) ? `${at}[${i}]` : at));
   return combineValues(leaves, m.all);
