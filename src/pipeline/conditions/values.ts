@@ -13,7 +13,7 @@ export type ValueTest = (v: unknown) => boolean;
 export type PositiveOp = Exclude<ConditionOp, 'ne' | 'not_in' | 'not_exists'>;
 export const POSITIVE: Partial<Record<ConditionOp, PositiveOp>> = { ne: 'eq', not_in: 'in', not_exists: 'exists' };
 
-/** Per regex or cidr leaf: answers remembered (tested values repeat from event to event). */
+/** Per regex, cidr or ignore_case leaf: answers remembered (tested values repeat from event to event). */
 const MEMO_SIZE = 512;
 const MEMO_MAX_INPUT = 128;
 
@@ -127,29 +127,34 @@ export function checkIgnoreCase(op: ConditionOp, flag: unknown, value: unknown):
   return texts.every((v) => typeof v === 'string') ? undefined : 'ignore_case compares text: every value must be a string';
 }
 
-/** Case-insensitive twins of the text tests: both sides lower-cased (String.prototype.toLowerCase, locale-independent). */
+/**
+ * Case-insensitive twins of the text tests: both sides lower-cased (String.prototype.toLowerCase,
+ * locale-independent). Answers are remembered per text, as for regex: field values repeat from
+ * event to event and lower-casing allocates.
+ */
 function caseInsensitiveTest(op: PositiveOp, value: unknown): ValueTest | string {
-  const low = (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : undefined);
   switch (op) {
     case 'eq': {
       const s = (value as string).toLowerCase();
-      return (v) => low(v) === s;
+      return memoize((v) => v.toLowerCase() === s);
     }
     case 'in': {
       const set = new Set((value as string[]).map((x) => x.toLowerCase()));
-      return (v) => typeof v === 'string' && set.has(v.toLowerCase());
+      return memoize((v) => set.has(v.toLowerCase()));
     }
     case 'prefix': {
       const s = (value as string).toLowerCase();
-      return (v) => typeof v === 'string' && v.toLowerCase().startsWith(s);
+      return memoize((v) => v.toLowerCase().startsWith(s));
     }
     case 'suffix': {
       const s = (value as string).toLowerCase();
-      return (v) => typeof v === 'string' && v.toLowerCase().endsWith(s);
+      return memoize((v) => v.toLowerCase().endsWith(s));
     }
     case 'contains': {
       const s = (value as string).toLowerCase();
-      return (v) => (typeof v === 'string' ? v.toLowerCase().includes(s) : Array.isArray(v) && v.some((x) => low(x) === s));
+      const inText = memoize((v) => v.toLowerCase().includes(s));
+      // On a list: an element equal ignoring case.
+      return (v) => (typeof v === 'string' ? inText(v) : Array.isArray(v) && v.some((x) => typeof x === 'string' && x.toLowerCase() === s));
     }
     case 'regex': {
       let re: RE2JS;
