@@ -240,6 +240,8 @@ describe('refusals, each with where and why', () => {
     ['an unknown field, naming the logsource', procRule('  s:\n    Hashes|contains: abc\n  condition: s'), 'detection.s.Hashes|contains', /field "Hashes" has no OCSF mapping for logsource category: process_creation, product: windows/],
     ['an unknown logsource', 'title: t\nlogsource:\n  product: zeek\n  service: conn\ndetection:\n  s:\n    a: b\n  condition: s', 'logsource', /no OCSF mapping for the logsource product: zeek, service: conn/],
     ['an unsupported modifier', procRule('  s:\n    CommandLine|fieldref: User\n  condition: s'), 'detection.s.CommandLine|fieldref', /fieldref/],
+    ['windash with base64', procRule('  s:\n    CommandLine|windash|base64offset|contains: -enc\n  condition: s'), 'detection.s.CommandLine|windash|base64offset|contains', /windash varies text values/],
+    ['contains with re', procRule('  s:\n    CommandLine|contains|re: x\n  condition: s'), 'detection.s.CommandLine|contains|re', /cannot be combined/],
     ['an unknown modifier', procRule('  s:\n    CommandLine|sounds_like: x\n  condition: s'), 'detection.s.CommandLine|sounds_like', /unknown modifier "sounds_like"/],
     ['a regular expression RE2 cannot run', procRule("  s:\n    CommandLine|re: '(a)\\1'\n  condition: s"), 'detection.s.CommandLine|re', /RE2/],
     ['a look-around', procRule("  s:\n    CommandLine|re: 'foo(?!bar)'\n  condition: s"), 'detection.s.CommandLine|re', /RE2/],

@@ -85,6 +85,7 @@ function readMods(names: string[], at: string): Mods {
   const kinds = [m.re, m.cidr, m.exists, !!m.compare, !!m.base64].filter(Boolean).length;
   if (kinds > 1) throw new SigmaError(at, 're, cidr, exists, gt/gte/lt/lte and base64 cannot be combined');
   if (m.op && (m.re || m.cidr || m.exists || m.compare)) throw new SigmaError(at, `"${m.op}" cannot be combined with re, cidr, exists or gt/gte/lt/lte`);
+  if (m.windash && (m.re || m.cidr || m.exists || m.compare || m.base64)) throw new SigmaError(at, 'windash varies text values: it cannot be combined with re, cidr, exists, gt/gte/lt/lte or base64');
   if (m.utf16 && !m.base64) throw new SigmaError(at, 'utf16 encodings only compile together with base64 or base64offset (OCSF fields hold decoded text)');
   if (m.base64 === 'base64offset' && m.op !== 'contains') throw new SigmaError(at, 'base64offset compiles only with contains (as Sigma defines it)');
   return m;
