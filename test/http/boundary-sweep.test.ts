@@ -68,6 +68,7 @@ const BASELINES: Record<string, () => Record<string, unknown>> = {
   'detection_rules.create': () => ({ organization_id: Number(ids.organization_id), definition: { condition: { field: 'class_uid', op: 'eq', value: 3002 }, severity_id: 3 } }),
   'detection_rules.update': () => ({ definition: { condition: { field: 'class_uid', op: 'eq', value: 3002 }, severity_id: 4 } }),
   'detection_rules.rollback': () => ({ version: 1 }),
+  'detection_rules.import_sigma': () => ({ organization_id: Number(ids.organization_id), yaml: 'title: sweep\nlogsource:\n  category: process_creation\ndetection:\n  s:\n    Image|endswith: \\cmd.exe\n  condition: s\n' }),
   'detections.update': () => ({ status: 'in_progress' }),
   'identity.update_config': () => ({ issuer: 'https://127.0.0.1:9/', redirect_uri: 'https://weir.example.test/api/auth/sso/callback', rules: [], scopes: ['openid'], scim_base_url: null }),
 };

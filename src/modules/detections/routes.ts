@@ -6,7 +6,7 @@ import { DEFAULT_LIMIT, ErrorBody } from '../../platform/http/schemas.js';
 import type { Notifications } from './notify.js';
 import type { RulesService } from './rules.js';
 import { STATUSES, type DetectionService, type PatchBody as Patch, type Status } from './service.js';
-import { CaseAnswer, CreateRuleBody, DetectionDetail, DetectionList, DetectionParams, ListQuery, PatchBody, RollbackBody, Rule, RuleList, RuleListQuery, RuleParams, RuleVersion, UpdateRuleBody } from './schema.js';
+import { CaseAnswer, CreateRuleBody, DetectionDetail, DetectionList, DetectionParams, ListQuery, PatchBody, RollbackBody, Rule, RuleList, RuleListQuery, RuleParams, RuleVersion, SigmaBody, SigmaCompiled, SigmaQuery, UpdateRuleBody } from './schema.js';
 import { errors } from '../../core/errors.js';
 
 const pageOf = (q: { limit?: number; offset?: number }) => ({ limit: q.limit ?? DEFAULT_LIMIT, offset: q.offset ?? 0 });
@@ -111,6 +111,22 @@ export function detectionRoutes(app: Api, s: { detections: DetectionService; rul
     handler: async (req, reply) => {
       reply.code(201);
       return s.rules.create(req.actor!, req.body as never);
+    },
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/api/detections/rules/sigma',
+    operationId: 'detection_rules.import_sigma',
+    summary: 'Create a detection rule from one Sigma rule (YAML), compiled to OCSF; 422 naming what cannot be compiled faithfully (field, modifier, position). dry_run=true only compiles',
+    addition: true,
+    access: { requires: 'query.save' },
+    schema: { querystring: SigmaQuery, body: SigmaBody, response: { 200: SigmaCompiled, 201: Rule, 409: ErrorBody } },
+    handler: async (req, reply) => {
+      const dryRun = req.query.dry_run === true;
+      const out = await s.rules.importSigma(req.actor!, req.body as never, dryRun);
+      reply.code(dryRun ? 200 : 201);
+      return out;
     },
   });
 

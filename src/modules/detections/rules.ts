@@ -9,6 +9,7 @@ import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
 import { scopeOf, targetOrganization, type Scope } from '../../core/scope.js';
 import { checkRule, type RuleDefinition } from '../../pipeline/detect/rules.js';
+import { compileSigma, SigmaError } from '../../pipeline/detect/sigma/compile.js';
 import { setAuditTarget } from '../audit/service.js';
 import { isUniqueViolation, type DetectionStore, type RuleVersionRow, type RuleWithVersion } from './store.js';
 
@@ -44,6 +45,33 @@ export function invalidRule(problems: { location: string; message: string; close
   return new AppError('detection.invalid_rule', { detail: `${first.location}: ${first.message}${first.closest ? ` (closest known field: ${first.closest})` : ''}`, details: { errors: problems } });
 }
 
+export interface SigmaImport {
+  yaml: string;
+  organization_id?: number;
+  name?: string;
+  enabled?: boolean;
+  group_by?: string[];
+  threshold?: { count: number; window_seconds: number };
+  suppression_seconds?: number;
+}
+
+/** A Sigma rule compiled, with the request's overrides; 422 naming the location and the reason when it cannot be kept faithfully. */
+function fromSigma(body: SigmaImport): { name: string; definition: RuleDefinition; sigmaId?: string } {
+  let compiled;
+  try {
+    compiled = compileSigma(body.yaml);
+  } catch (e) {
+    if (!(e instanceof SigmaError)) throw e;
+    throw new AppError('detection.invalid_sigma', { detail: `${e.location}: ${e.reason}`, details: { errors: [{ location: e.location, message: e.reason }] } });
+  }
+  const definition: RuleDefinition = { ...compiled.definition };
+  if (body.group_by !== undefined) definition.group_by = body.group_by;
+  if (body.threshold !== undefined) definition.threshold = body.threshold;
+  if (body.suppression_seconds !== undefined) definition.suppression_seconds = body.suppression_seconds;
+  const sigmaId = compiled.definition.origin?.id;
+  return { name: body.name ?? compiled.title, definition, ...(typeof sigmaId === 'string' ? { sigmaId } : {}) };
+}
+
 function cleanName(name: string): string {
   const trimmed = name.trim();
   if (!trimmed) throw errors.validation('body/name must not be blank', { errors: [{ location: 'body/name', message: 'must not be blank' }] });
@@ -74,7 +102,7 @@ export function createRulesService(deps: { store: DetectionStore; clock: Clock; 
     return version;
   }
 
-  return {
+  const service = {
     async list(scope: Scope, organizationId: number | undefined, page: OffsetPage) {
       const { items, total } = await store.listRules(scope, organizationId, page);
       return { items: items.map(ruleOut), total };
@@ -131,6 +159,25 @@ export function createRulesService(deps: { store: DetectionStore; clock: Clock; 
       return (await store.versions(id)).map(versionOut);
     },
 
+    /**
+     * A Sigma rule compiled into a rule (docs/sigma.md): created like any rule (version 1, live
+     * at once), or with `dryRun` only compiled and checked, nothing stored.
+     */
+    async importSigma(actor: Actor, body: SigmaImport, dryRun: boolean) {
+      const { name, definition, sigmaId } = fromSigma(body);
+      if (dryRun) {
+        await targetOrganization(store, scopeOf(actor), body.organization_id);
+        return { name: cleanName(name), definition: checked(definition) };
+      }
+      return service.create(actor, {
+        name,
+        definition,
+        ...(body.organization_id !== undefined ? { organization_id: body.organization_id } : {}),
+        ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
+        comment: sigmaId ? `imported from Sigma rule ${sigmaId}` : 'imported from a Sigma rule',
+      });
+    },
+
     /** Makes an earlier version's definition live again, as a new version. */
     async rollback(actor: Actor, id: string, version: number, comment?: string) {
       const r = await visible(scopeOf(actor), id, true);
@@ -143,6 +190,7 @@ export function createRulesService(deps: { store: DetectionStore; clock: Clock; 
       return ruleOut((await store.getRule(scopeOf(actor), id))!);
     },
   };
+  return service;
 }
 
 export type RulesService = ReturnType<typeof createRulesService>;

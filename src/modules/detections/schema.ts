@@ -105,13 +105,15 @@ export const RuleVersion = Type.Object({ id: Type.String(), version: Type.Intege
 export const RollbackBody = Type.Object({ version: Type.Integer({ minimum: 1 }), comment: Type.Optional(Type.String({ maxLength: 1000 })) }, { additionalProperties: false });
 export const SigmaBody = Type.Object(
   {
-    yaml: Type.String({ minLength: 1, maxLength: 262_144, description: 'One Sigma rule (YAML)' }),
+    yaml: Type.String({ minLength: 1, maxLength: 262_144, description: 'One Sigma rule (YAML; docs/sigma.md lists what compiles)' }),
     organization_id: Type.Optional(Id()),
     name: Type.Optional(Text(200, 'Default: the rule\'s title')),
     enabled: Type.Optional(Type.Boolean()),
-    group_by: Type.Optional(Type.Array(Type.String({ maxLength: 512 }), { maxItems: 5 })),
-    threshold: Type.Optional(Type.Object({ count: Type.Integer({ minimum: 1 }), window_seconds: Type.Integer({ minimum: 1 }) }, { additionalProperties: false })),
+    group_by: Type.Optional(Type.Array(Type.String({ maxLength: 512 }), { maxItems: 5, description: 'Overrides: OCSF fields whose values make a group (threshold and suppression count per group)' })),
+    threshold: Type.Optional(Type.Object({ count: Type.Integer({ minimum: 1 }), window_seconds: Type.Integer({ minimum: 1 }) }, { additionalProperties: false, description: 'Override: at least count matching events of a group within window_seconds' })),
     suppression_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { additionalProperties: false },
 );
+export const SigmaQuery = Type.Object({ dry_run: Type.Optional(Type.Boolean({ default: false, description: 'Only compile and check: answer 200 with the definition, store nothing' })) });
+export const SigmaCompiled = Type.Object({ name: Type.String(), definition: Type.Unknown({ description: 'The compiled rule definition' }) });

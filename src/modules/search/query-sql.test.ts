@@ -92,6 +92,18 @@ const LEAVES: Condition[] = [
   { field: 'envelope.id', op: 'eq', value: records[2]!.id },
   { field: 'time', op: 'gte', value: NOW - 2500 },
   { field: 'nothing.here', op: 'exists' },
+  // ignore_case (Sigma's default matching) on jsonb values, lists, [*] paths and columns.
+  { field: 'status', op: 'eq', value: 'SUCCESS', ignore_case: true },
+  { field: 'status', op: 'in', value: ['failure', 'x'], ignore_case: true },
+  { field: 'actor.user.name', op: 'prefix', value: 'SVC', ignore_case: true },
+  { field: 'actor.user.name', op: 'suffix', value: 'OB', ignore_case: true },
+  { field: 'message', op: 'contains', value: 'BOB', ignore_case: true },
+  { field: 'actor.user.name', op: 'regex', value: '^b.b$', ignore_case: true },
+  { field: 'unmapped.tags', op: 'contains', value: 'A', ignore_case: true },
+  { field: 'unmapped.code', op: 'eq', value: 'ABC', ignore_case: true },
+  { field: 'observables[*].value', op: 'eq', value: 'BOB', ignore_case: true },
+  { field: 'envelope.stream', op: 'eq', value: 'B', ignore_case: true },
+  { field: 'class_uid', op: 'eq', value: '3002', ignore_case: true },
 ];
 
 describe('conditions in SQL', () => {

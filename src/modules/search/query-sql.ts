@@ -5,7 +5,8 @@
 // operators are the exact negation of their positive twin. The columns queries filter on most
 // (time, class_uid, ..., the envelope's) are read from their columns, so their indexes serve.
 // Known differences (docs/search.md): `regex` runs on PostgreSQL's engine, not RE2; numeric
-// text is decimal only.
+// text is decimal only; `ignore_case` lower-cases with PostgreSQL's lower() (the database's
+// collation), where the pass uses JavaScript's.
 import { sql, type RawBuilder } from 'kysely';
 import type { Condition, FieldCondition } from '../../pipeline/conditions/types.js';
 import { parsePath, type PathSegment } from '../../pipeline/normalize/paths.js';
@@ -170,6 +171,32 @@ function columnTest(column: Sql, kind: 'int' | 'text' | 'uuid' | 'time', op: str
 
 const NEGATIVE: Record<string, string> = { ne: 'eq', not_in: 'in', not_exists: 'exists' };
 
+/** A text comparison ignoring case (`ignore_case`, checked to carry string values): `low` is the lower-cased text. */
+function caseText(low: Sql, op: string, value: unknown): Sql {
+  switch (op) {
+    case 'eq':
+      return sql`${low} = lower(${value as string})`;
+    case 'in':
+      return sql`${low} = any(array(select lower(u) from unnest(${value as string[]}::text[]) as u))`;
+    case 'prefix':
+      return sql`starts_with(${low}, lower(${value as string}))`;
+    case 'suffix':
+      return sql`right(${low}, length(lower(${value as string}))) = lower(${value as string})`;
+    case 'contains':
+      return sql`strpos(${low}, lower(${value as string})) > 0`;
+    case 'regex':
+      return sql`${low} ~* ${value as string}`;
+  }
+  throw new Error(`no case-insensitive SQL for operator ${op}`);
+}
+
+/** jsonTest's twin for `ignore_case`: strings only, and for contains also a list's string elements. */
+function jsonCaseTest(e: Sql, op: string, value: unknown): Sql {
+  const test = sql`(jsonb_typeof(${e}) = 'string' and ${caseText(sql`lower(${e} #>> '{}')`, op, value)})`;
+  if (op !== 'contains') return test;
+  return sql`(${test} or (jsonb_typeof(${e}) = 'array' and exists (select 1 from jsonb_array_elements(${e}) as y(w) where jsonb_typeof(y.w) = 'string' and lower(y.w #>> '{}') = lower(${value as string}))))`;
+}
+
 /** The value of a field as jsonb (a single value; paths with [*] or indexes go through jsonpath). */
 export function fieldValue(field: string): Sql {
   const column = COLUMNS[field];
@@ -187,17 +214,22 @@ function leafSql(leaf: FieldCondition): Sql {
   const negate = positiveOp !== leaf.op;
   let test: Sql | undefined;
   const column = COLUMNS[leaf.field];
-  if (column) test = columnTest(sql.ref(column.column), column.kind, positiveOp, leaf.value);
+  const ignoreCase = leaf.ignore_case === true;
+  const valueTest = ignoreCase ? jsonCaseTest : jsonTest;
+  if (column && ignoreCase) {
+    // Numbers and times are not text: a text comparison on them never holds (as in the pass).
+    test = column.kind === 'text' || column.kind === 'uuid' ? caseText(sql`lower(${sql.ref(column.column)}::text)`, positiveOp, leaf.value) : FALSE;
+  } else if (column) test = columnTest(sql.ref(column.column), column.kind, positiveOp, leaf.value);
   if (test === undefined) {
     const segs = parsePath(leaf.field);
     if (segs.every((s) => s.t === 'key')) {
       const e = sql`(event #> ${segs.map((s) => (s as { k: string }).k)}::text[])`;
-      test = sql`(${e} is not null and ${jsonTest(e, positiveOp, leaf.value)})`;
+      test = sql`(${e} is not null and ${valueTest(e, positiveOp, leaf.value)})`;
     } else {
       // Every element a [*] path reads (a list at its end read element by element), nulls skipped.
       const many = segs.some((s) => s.t === 'all');
       const x = sql`x.v`;
-      test = sql`exists (select 1 from jsonb_path_query(event, ${jsonpathOf(segs, many)}::jsonpath) as x(v) where ${x} <> 'null'::jsonb and ${jsonTest(x, positiveOp, leaf.value)})`;
+      test = sql`exists (select 1 from jsonb_path_query(event, ${jsonpathOf(segs, many)}::jsonpath) as x(v) where ${x} <> 'null'::jsonb and ${valueTest(x, positiveOp, leaf.value)})`;
     }
   }
   const positive = sql`coalesce(${test}, false)`;

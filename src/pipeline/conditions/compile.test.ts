@@ -91,6 +91,36 @@ describe('the one condition language', () => {
     expect(problems[4]!.message).toMatch(/RE2/);
   });
 
+  it('compares text ignoring case where ignore_case says so, and only text', () => {
+    const ev = { name: 'PowerShell.EXE', tags: ['Admin', 'ops'], n: 5 };
+    const on = (cond: unknown) => {
+      const { pred, problems } = compile(cond);
+      expect(problems).toEqual([]);
+      return pred!(ev);
+    };
+    const cases: [string, unknown, boolean][] = [
+      ['eq', 'powershell.exe', true],
+      ['ne', 'POWERSHELL.EXE', false],
+      ['in', ['cmd.exe', 'POWERSHELL.exe'], true],
+      ['not_in', ['cmd.exe'], true],
+      ['prefix', 'power', true],
+      ['suffix', '.Exe', true],
+      ['contains', 'SHELL', true],
+      ['regex', '^power.*exe$', true],
+    ];
+    for (const [op, value, expected] of cases) {
+      expect(on({ field: 'name', op, value, ignore_case: true }), `${op} ignoring case`).toBe(expected);
+      // Without the flag, the same tests are case-sensitive (the negative ones flip).
+      expect(on({ field: 'name', op, value }), `${op} with case`).toBe(op === 'ne' || op === 'not_in');
+    }
+    expect(on({ field: 'tags', op: 'contains', value: 'admin', ignore_case: true })).toBe(true);
+    expect(on({ field: 'name', op: 'eq', value: 'powershell.exe', ignore_case: false })).toBe(false);
+    expect(compile({ field: 'n', op: 'gt', value: 1, ignore_case: true }).problems[0]).toMatchObject({ at: ['ignore_case'], message: expect.stringContaining('not gt') });
+    expect(compile({ field: 'n', op: 'eq', value: 5, ignore_case: true }).problems[0]).toMatchObject({ at: ['ignore_case'], message: expect.stringContaining('must be a string') });
+    expect(compile({ field: 'n', op: 'eq', value: 'x', ignore_case: 'yes' }).problems[0]).toMatchObject({ at: ['ignore_case'] });
+    expect(compile({ path: 'n', eq: 'x', ignore_case: true }, { oldForm: true }).problems.length).toBeGreaterThan(0);
+  });
+
   it('needs a field, names what one is', () => {
     expect(compile({ op: 'exists' }).problems[0]).toMatchObject({ at: ['field'], message: 'field is required (a test path)' });
   });

@@ -8,7 +8,7 @@
 // linear time whatever the pattern, so no condition can stall a stage.
 import { isOldLeaf, readOldLeaf, type Leaf } from './old-form.js';
 import { CONDITION_LIMITS, CONDITION_OPS, type ConditionLocation, type ConditionOp, type ConditionProblem, type FieldAccess, type FieldReader, type Predicate } from './types.js';
-import { buildTest, checkValue, POSITIVE, type PositiveOp } from './values.js';
+import { buildTest, checkIgnoreCase, checkValue, POSITIVE, type PositiveOp } from './values.js';
 
 export interface CompileOptions<T> {
   fields: FieldReader<T>;
@@ -31,12 +31,12 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 function readLeaf<T>(cond: Record<string, unknown>, ctx: Ctx<T>, at: ConditionLocation): Leaf | undefined {
   if (ctx.opts.oldForm && isOldLeaf(cond)) return readOldLeaf(cond, at, ctx.report);
-  const extra = Object.keys(cond).find((k) => k !== 'field' && k !== 'op' && k !== 'value');
+  const extra = Object.keys(cond).find((k) => k !== 'field' && k !== 'op' && k !== 'value' && k !== 'ignore_case');
   if (extra !== undefined) {
-    ctx.report({ at: [...at, extra], message: 'unknown key (a condition is {field, op, value} or all, any, not)' });
+    ctx.report({ at: [...at, extra], message: 'unknown key (a condition is {field, op, value, ignore_case?} or all, any, not)' });
     return undefined;
   }
-  return { field: cond.field, op: cond.op, value: cond.value, has: 'value' in cond, fieldAt: [...at, 'field'], valueAt: [...at, 'value'], old: false };
+  return { field: cond.field, op: cond.op, value: cond.value, has: 'value' in cond, ignoreCase: cond.ignore_case, fieldAt: [...at, 'field'], valueAt: [...at, 'value'], old: false };
 }
 
 function compileLeaf<T>(cond: Record<string, unknown>, ctx: Ctx<T>, at: ConditionLocation): Predicate<T> | undefined {
@@ -58,8 +58,16 @@ function compileLeaf<T>(cond: Record<string, unknown>, ctx: Ctx<T>, at: Conditio
     return undefined;
   }
   const positive: PositiveOp = POSITIVE[op as ConditionOp] ?? (op as PositiveOp);
+  const ignoreCase = leaf.ignoreCase === true;
+  if (leaf.ignoreCase !== undefined) {
+    const caseProblem = checkIgnoreCase(op as ConditionOp, leaf.ignoreCase, leaf.value);
+    if (caseProblem) {
+      ctx.report({ at: [...at, 'ignore_case'], message: caseProblem });
+      return undefined;
+    }
+  }
   const problem = leaf.old ? undefined : checkValue(positive, leaf.value, leaf.has);
-  const test = problem ?? buildTest(positive, leaf.value);
+  const test = problem ?? buildTest(positive, leaf.value, ignoreCase);
   if (typeof test === 'string') {
     ctx.report({ at: leaf.valueAt, message: test });
     return undefined;

@@ -16,6 +16,8 @@ export interface Leaf {
   op: unknown;
   value: unknown;
   has: boolean;
+  /** `ignore_case` as written (the one form only). */
+  ignoreCase?: unknown;
   fieldAt: ConditionLocation;
   valueAt: ConditionLocation;
   /** Read from the old form: its value was already checked here, by the old rules. */

@@ -27,7 +27,12 @@ export interface FieldCondition {
   field: string;
   op: ConditionOp;
   value?: unknown;
+  /** Text comparisons (eq, ne, in, not_in, prefix, suffix, contains, regex) ignore case: Sigma's default. */
+  ignore_case?: boolean;
 }
+
+/** The operators `ignore_case` applies to: the text comparisons. */
+export const CASE_OPS: readonly ConditionOp[] = ['eq', 'ne', 'in', 'not_in', 'prefix', 'suffix', 'contains', 'regex'];
 
 export type Condition = { all: Condition[] } | { any: Condition[] } | { not: Condition } | FieldCondition;
 

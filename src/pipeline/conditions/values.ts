@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { RE2JS } from 're2js';
 import { isAbsent } from '../normalize/paths.js';
-import { CONDITION_LIMITS, type ConditionOp } from './types.js';
+import { CASE_OPS, CONDITION_LIMITS, type ConditionOp } from './types.js';
 
 export type ValueTest = (v: unknown) => boolean;
 
@@ -13,7 +13,7 @@ export type ValueTest = (v: unknown) => boolean;
 export type PositiveOp = Exclude<ConditionOp, 'ne' | 'not_in' | 'not_exists'>;
 export const POSITIVE: Partial<Record<ConditionOp, PositiveOp>> = { ne: 'eq', not_in: 'in', not_exists: 'exists' };
 
-/** Per regex or cidr leaf: answers remembered (tested values repeat from event to event). */
+/** Per regex, cidr or ignore_case leaf: answers remembered (tested values repeat from event to event). */
 const MEMO_SIZE = 512;
 const MEMO_MAX_INPUT = 128;
 
@@ -118,8 +118,61 @@ export function checkValue(op: PositiveOp, value: unknown, has: boolean): string
   }
 }
 
+/** The problem of an `ignore_case` flag: a boolean, on a text comparison, whose values are text. */
+export function checkIgnoreCase(op: ConditionOp, flag: unknown, value: unknown): string | undefined {
+  if (typeof flag !== 'boolean') return 'ignore_case is true or false';
+  if (!flag) return undefined;
+  if (!CASE_OPS.includes(op)) return `ignore_case applies to ${CASE_OPS.join(', ')}, not ${op}`;
+  const texts = Array.isArray(value) ? value : [value];
+  return texts.every((v) => typeof v === 'string') ? undefined : 'ignore_case compares text: every value must be a string';
+}
+
+/**
+ * Case-insensitive twins of the text tests: both sides lower-cased (String.prototype.toLowerCase,
+ * locale-independent). Answers are remembered per text, as for regex: field values repeat from
+ * event to event and lower-casing allocates.
+ */
+function caseInsensitiveTest(op: PositiveOp, value: unknown): ValueTest | string {
+  switch (op) {
+    case 'eq': {
+      const s = (value as string).toLowerCase();
+      return memoize((v) => v.toLowerCase() === s);
+    }
+    case 'in': {
+      const set = new Set((value as string[]).map((x) => x.toLowerCase()));
+      return memoize((v) => set.has(v.toLowerCase()));
+    }
+    case 'prefix': {
+      const s = (value as string).toLowerCase();
+      return memoize((v) => v.toLowerCase().startsWith(s));
+    }
+    case 'suffix': {
+      const s = (value as string).toLowerCase();
+      return memoize((v) => v.toLowerCase().endsWith(s));
+    }
+    case 'contains': {
+      const s = (value as string).toLowerCase();
+      const inText = memoize((v) => v.toLowerCase().includes(s));
+      // On a list: an element equal ignoring case.
+      return (v) => (typeof v === 'string' ? inText(v) : Array.isArray(v) && v.some((x) => typeof x === 'string' && x.toLowerCase() === s));
+    }
+    case 'regex': {
+      let re: RE2JS;
+      try {
+        re = RE2JS.compile(value as string, RE2JS.CASE_INSENSITIVE);
+      } catch (e) {
+        return `invalid regular expression (RE2 syntax): ${(e as Error).message}`;
+      }
+      return memoize((s) => re.test(s));
+    }
+    default:
+      return buildTest(op, value);
+  }
+}
+
 /** The test of a checked value; a string is a problem only found by compiling it (a pattern, a range). */
-export function buildTest(op: PositiveOp, value: unknown): ValueTest | string {
+export function buildTest(op: PositiveOp, value: unknown, ignoreCase = false): ValueTest | string {
+  if (ignoreCase) return caseInsensitiveTest(op, value);
   switch (op) {
     case 'eq':
       return isScalar(value) ? (v) => v === value : (v) => sameJson(v, value); // JSON values: the old mapping form only
