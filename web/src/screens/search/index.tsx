@@ -1,6 +1,6 @@
 // Search: a query in its text form over the event store (POST /api/search, docs/search.md),
 // a time range, the result (polled while it runs) with its aggregations and CSV, the history
-// of your searches and the saved queries. A query can be saved and its result replayed into a
+// of your searches, the saved queries and their schedules (schedules.tsx). A query can be saved and its result replayed into a
 // destination. `?q=` opens the screen with a query typed (the detection screen's evidence).
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -12,6 +12,7 @@ import { OrgSelect } from '../../ui/org-select';
 import { SavedQueries, SearchHistory } from './history';
 import { fromDefinition, INITIAL, QueryForm, toDefinition, type FormState } from './query-form';
 import { PAGE, ResultView } from './result';
+import { Schedules } from './schedules';
 
 export default function Search() {
   const session = useSession();
@@ -75,6 +76,7 @@ export default function Search() {
         <SearchHistory onOpen={shown} onEdit={edit} />
         <SavedQueries onRun={(query_id) => run.mutate({ query_id })} onEdit={edit} />
       </div>
+      <Schedules onOpen={shown} />
       <p className="hint">Results show {PAGE} rows a page; the CSV has every row kept.</p>
     </>
   );
