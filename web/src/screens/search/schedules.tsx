@@ -47,6 +47,7 @@ function LastRun({ id }: { id: string }) {
   const last = useQuery({
     queryKey: ['schedule-history', id, 'last'],
     queryFn: () => call(api.GET('/api/schedules/{sched_id}/history', { params: { path: { sched_id: id }, query: { limit: 1, offset: 0 } } })),
+    refetchInterval: (q) => (q.state.data?.items.some((r) => r.state === 'queued' || r.state === 'running') ? 2000 : false),
   });
   if (last.error) return <span className="hint">unknown</span>;
   if (!last.data) return <span>…</span>;
