@@ -106,7 +106,7 @@ describe('normalization worker', () => {
       { kind: 'other' }, // no rule matches
       { name: 'p2', ts: 'not a time' }, // cast fails
       { msg: 'no name' }, // entity missing: a required attribute
-      { name: 'p3', msg: 42 }, // message is not a string: invalid OCSF, strict by default
+      { name: 'p3', msg: { text: 'hi' } }, // message is an object, not a string: invalid OCSF, strict by default (a number would be written as text)
     ]);
     await runNormalize(t, batch);
     await runNormalize(t, batch, 2); // redelivered after a crash
@@ -202,12 +202,12 @@ describe('normalization worker', () => {
     await catchAll(t, lenientOrg);
     await publishMapping(t, lenientOrg, 'custom', 'users', entityDoc('Policy'));
     await sleep(REFRESH_MS + 20);
-    const batch = ingestBatch(lenientOrg, integration, 'users', [{ name: 'p3', msg: 42 }, { msg: 'no name' }, { name: 'ok' }]);
+    const batch = ingestBatch(lenientOrg, integration, 'users', [{ name: 'p3', msg: { text: 'hi' } }, { msg: 'no name' }, { name: 'ok' }]);
     await runNormalize(t, batch);
 
     const recs = await records(batch.id);
     expect(recs.map((r) => [r.id, r.ocsf.message])).toEqual([
-      [batch.ids[0], 42],
+      [batch.ids[0], { text: 'hi' }],
       [batch.ids[2], undefined],
     ]);
     expect((await quarantine(integration)).map((r) => r.error_kind)).toEqual(['missing_required']);
@@ -221,7 +221,7 @@ describe('normalization worker', () => {
     await sleep(REFRESH_MS + 20);
     const events = Array.from({ length: 40 }, (_, i) => ({
       name: `p${i}`,
-      msg: i === 39 ? 7 : 'ok',
+      msg: i === 39 ? { text: 'ok' } : 'ok',
       actor: { email: `user${i}@example.com`, ip: '198.51.100.23' },
       tags: ['a'],
       ...(i < 20 ? { extra: true } : {}),
