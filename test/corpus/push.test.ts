@@ -3,28 +3,20 @@
 // declares text or the integration lists in text_streams), normalized by the worker's job with
 // the built-in mappings, and read back from the outbox: every event is delivered, none waits in
 // quarantine, and each has the class and activity its reviewed expected file says.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../support/identity.js';
 import { catchAll, outputs, runNormalize } from '../support/normalization.js';
-import { expectedFileOf, isSampleFile, sourceOf } from '../../src/cli/corpus.js';
+import { expectedFileOf, sampleFiles, sourceOf } from '../../src/cli/corpus.js';
 import { NORMALIZE_QUEUE, type IngestBatch } from '../../src/pipeline/envelope.js';
 import { VENDOR_PLATFORMS } from '../../src/connectors/platforms.js';
 
 type Json = Record<string, unknown>;
 const ROOT = import.meta.dirname;
 
-function samples(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((e) => {
-      const full = path.join(dir, e);
-      return statSync(full).isDirectory() ? samples(full) : isSampleFile(e) ? [full] : [];
-    });
-}
-const files = samples(ROOT);
+const files = sampleFiles(ROOT);
 
 let t: TestApp;
 let org: number;
