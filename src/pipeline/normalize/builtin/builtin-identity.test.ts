@@ -73,14 +73,17 @@ describe('microsoft_graph/signins', () => {
       [3002, 1, 2, '50053'],
     ]);
     out.forEach((e, i) => expect(e.time).toBe(Date.parse(raw[i]!.createdDateTime)));
-    expect(out[0]!.status_detail).toBeUndefined();
+    // A success carries Graph's additional details, never its "Other." failure reason.
+    expect(out[0]!.status_detail).toBe('MFA requirement satisfied by claim in the token');
     expect(out[1]!.status_detail).toMatch(/invalid username or password/);
   });
 
-  it('takes the user, application, source, MFA and risk from the sign-in', () => {
+  it('takes the user, application, resource, source, MFA and risk from the sign-in', () => {
     const [ok, failed, , , mobile, locked] = out as Raw[];
     expect(ok!.user).toMatchObject({ uid: '3a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', name: 'jane.doe@example.com', full_name: 'Jane Doe' });
-    expect(ok!.service).toEqual({ name: 'Microsoft Teams Web Client', uid: '5e3ce6c0-2b1f-4285-8d4b-75ee78787346' });
+    // The resource signed in to is the service; the client application is the actor's app.
+    expect(ok!.service).toEqual({ name: 'Microsoft Teams Services', uid: 'cc15fd57-2c6c-4117-a88c-83b1d56b4bbe' });
+    expect(ok!.actor).toEqual({ app_name: 'Microsoft Teams Web Client', app_uid: '5e3ce6c0-2b1f-4285-8d4b-75ee78787346' });
     expect(ok!.src_endpoint).toMatchObject({ ip: '198.51.100.23', name: 'LT-JDOE-01', location: { city: 'Seattle', country: 'US' } });
     expect([ok!.is_mfa, ok!.logon_type_id, ok!.severity_id]).toEqual([true, 2, 1]);
     expect([failed!.is_mfa, failed!.severity_id, failed!.severity]).toEqual([false, 3, 'Medium']);
