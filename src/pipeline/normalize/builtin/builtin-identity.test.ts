@@ -41,14 +41,15 @@ describe('okta/system_log', () => {
     expect([swapped.group.name, swapped.user.name]).toEqual(['Engineering', 'sam.lee@example.com']);
   });
 
-  it('maps other events with a target to Entity Management, and the rest to API Activity', () => {
+  it('maps other events with a target to Entity Management, and the rest to a Base Event', () => {
     expect(kind(out[9]!)).toEqual([3004, 3, 'Update']);
     expect(out[9]!.entity).toMatchObject({ uid: '00p6h7j8k9L0z1X2c3v4', name: 'Default Password Policy', type_id: 5, type: 'Policy' });
     const nobody = { asNumber: null, asOrg: null, isp: null, domain: null, isProxy: null };
     const system = map({ ...raw[5]!, eventType: 'system.org.rate_limit.warning', target: null, client: { ipAddress: null }, securityContext: nobody });
-    expect(kind(system)).toEqual([6003, 99, 'system.org.rate_limit.warning']);
-    expect(system.api.operation).toBe('system.org.rate_limit.warning');
-    expect(system.src_endpoint).toEqual({ name: 'Okta' });
+    expect(kind(system)).toEqual([0, 99, 'system.org.rate_limit.warning']);
+    expect(system.metadata.event_code).toBe('system.org.rate_limit.warning');
+    expect(system.src_endpoint).toBeUndefined();
+    expect(map({ ...raw[5]!, eventType: 'system.api_token.create', target: null }).class_uid).toBe(6003);
   });
 
   it('keeps the vendor word for outcomes and activities OCSF has no value for', () => {
