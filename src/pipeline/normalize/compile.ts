@@ -13,6 +13,7 @@ import { eventRoot } from './event-root.js';
 import { compileParseSteps, ParseFailure, type CompiledParse } from '../parse/steps.js';
 import type { PathSegment } from './paths.js';
 import { caseProblems } from './cases.js';
+import { compilePruner, targetPaths } from './prune.js';
 
 export { MappingDocumentSchema } from './document.js';
 export { TYPE_CASTS } from './casts.js';
@@ -128,6 +129,7 @@ function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, ca
   const needsSeverity = cls.attributes.severity_id !== undefined;
   const observables = doc.observables === false ? undefined : compileObservables(catalog, scope.observables);
   const tree = doc.keep_unmapped === false ? undefined : scope.tree;
+  const prune = compilePruner(catalog, cls.uid, doc.profiles ?? [], targetPaths([...(doc.defaults ?? []), ...(rule.set ?? [])]));
 
   const build = (raw: Obj, ctx: MapContext): Obj => {
     const [activityId, activityName] = activity(raw);
@@ -136,6 +138,7 @@ function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, ca
     const typeName = typeNames.get(activityId) ?? `${className}: Other`;
     const ev = eventRoot(activityId, activityName, categoryUid, categoryName, classUid, className, classUid * 100 + activityId, typeName, metadata);
     runBlock(block, raw, ev);
+    if (prune) prune(ev);
     if (ev.time === undefined) ev.time = ctx.receivedAtMs;
     if (needsSeverity && ev.severity_id === undefined) {
       ev.severity_id = 0;
