@@ -99,6 +99,30 @@ describe('parse steps in a mapping', () => {
     expect(c.map({ xml: { not: 'text' } }, ctx)).toMatchObject({ kind: 'parse_failed', detail: 'parse step 2 (xml) failed: its source holds a object, not text' });
   });
 
+
+  it('leave the source of a keep_source step under unmapped, for the events it ran on and the others', () => {
+    const step = { parser: 'regex', from: 'Data[2]', into: 'ps', pattern: 'HostApplication=(?P<app>[^\\n]*)', when: { field: 'id', op: 'eq', value: '400' } };
+    const doc = (keep: boolean) =>
+      ({
+        product: firewall.product,
+        parse: [{ ...step, ...(keep ? { keep_source: true } : {}) }],
+        rules: [{ name: 'any', class_uid: 1009, activity_id: 1, set: [{ target: 'metadata.event_code', from: 'id' }, { target: 'script.type_id', value: 2 }, { target: 'script.script_content.value', from: 'ps.app' }] }],
+      }) as unknown as MappingDocument;
+    const ps = { id: '400', Data: ['Available', 'None', 'HostName=ConsoleHost\nHostApplication=powershell -nop\n'] };
+    const other = { id: '6009', Data: ['10.00.', '15063'] };
+    const consumed = compileMapping(doc(false), catalog);
+    // By default a step's source counts as read for every event: the other event loses its Data.
+    const lost = consumed.map(other, ctx);
+    expect(lost.ok && lost.event.unmapped).toBeUndefined();
+    const kept = compileMapping(doc(true), catalog);
+    const o = kept.map(other, ctx);
+    expect(o.ok && o.event.unmapped).toEqual({ Data: ['10.00.', '15063'] });
+    const r = kept.map(ps, ctx);
+    expect(r.ok && r.event.script).toMatchObject({ script_content: { value: 'powershell -nop' } });
+    expect(r.ok && r.event.unmapped).toEqual({ Data: ps.Data });
+    expect(kept.reads).not.toContain('Data[]');
+    expect(consumed.reads).toContain('Data[]');
+  });
   it('refuse lines longer than the step allows', () => {
     const doc = { ...firewall, parse: [{ parser: 'syslog', max_length: 10 }] } as unknown as MappingDocument;
     expect(compileMapping(doc, catalog).map({ message: line }, ctx)).toMatchObject({ kind: 'parse_failed', detail: 'parse step 1 (syslog) failed: the text is longer than 10 characters' });
