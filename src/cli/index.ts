@@ -16,7 +16,7 @@ export const COMMAND_SUMMARY: [string, string][] = [
   ['config diff <file>', 'show what importing the file would change (exit 0: nothing, 1: changes, 2: error)'],
   ['config import <file>', 'apply the file (exit 0: applied, 1: conflicts or secrets needed, 2: error)'],
   ['tap <destination_id>', 'follow what a destination receives, masked, one JSON line per event, until Ctrl-C'],
-  ['test <dir|file>...', 'run mapping documents\' test cases offline, for CI (exit 0: all pass, 1: a failure)'],
+  ['test <dir|file>...', 'run mapping documents\' test cases and sample corpora offline, for CI (exit 0: all pass, 1: a failure)'],
 ];
 
 const CONNECTION_HELP = `
@@ -31,7 +31,7 @@ const HELP: Record<string, string> = {
   'config export': `usage: weir config export [--organization N] [--out FILE]\n\nGET /api/collectors/config/export; writes the document, pretty-printed, to FILE or stdout.\n\n  --organization N  the organization (required with platform scope or several organizations)\n  --out FILE        write here instead of stdout\n${CONNECTION_HELP}`,
   'config diff': `usage: weir config diff <file> [--organization N]\n\nPOST /api/collectors/config/import with {"document": <file>, "dry_run": true}; prints one line per\nitem (action, kind, name) with its reason and changes, then the summary.\nExit status: 0 nothing would change, 1 changes or conflicts, 2 error.\n\n  --organization N  the organization\n${CONNECTION_HELP}`,
   'config import': `usage: weir config import <file> [--organization N] [--secrets FILE]\n\nPOST /api/collectors/config/import with {"document": <file>, "dry_run": false, "secrets": <FILE>};\nprints what was applied.\nExit status: 0 applied, 1 conflicts or secrets needed (nothing applied), 2 error.\n\n  --organization N  the organization\n  --secrets FILE    a JSON object {"<secret ref>": "<value>"} for the document's secret references\n${CONNECTION_HELP}`,
-  test: `usage: weir test <dir|file>... [--verbose]\n\nRuns the test cases (\`tests\`) of mapping documents offline, as publication runs them: every *.json file\nunder a directory is a mapping document; each is checked, then each case's input is mapped and validated\nas the pipeline would (strict OCSF policy) and compared with its output, expect or quarantine\n(docs/mappings.md, Test cases). Needs no server.\nExit status: 0 every document valid and every case passing, 1 otherwise, 2 usage error.\n\n  --verbose   list passing cases too\n  -h, --help  this help\n`,
+  test: `usage: weir test <dir|file>... [--verbose] [--update] [--summary]\n\nRuns the test cases (\`tests\`) of mapping documents offline, as publication runs them: every *.json file\nunder a directory is a mapping document; each is checked, then each case's input is mapped and validated\nas the pipeline would (strict OCSF policy) and compared with its output, expect or quarantine\n(docs/mappings.md, Test cases). Sample files (*.ndjson: JSON events, *.txt: text lines) in a folder\n<platform>/<stream> are a corpus: each event is mapped by that platform's mapping (a document of the run,\nelse the built-in) and compared with <name>.expected.json beside it (docs/mappings.md, A corpus of samples).\nNeeds no server.\nExit status: 0 every document valid and every case and sample as expected, 1 otherwise, 2 usage error.\n\n  --verbose   list passing cases and samples too\n  --update    write each sample's expected file from what Weir does now (review it before committing)\n  --summary   per source: events, valid, Base Event, quarantined, as expected\n  -h, --help  this help\n`,
   tap: `usage: weir tap <destination_id> [--seconds S] [--limit N] [--once]\n\nFollows GET /api/collectors/destinations/{id}/tap: prints each event the destination receives,\npersonal data masked, as one JSON line {"at", "event"}, until Ctrl-C (exit 0). A server session\nlasts S seconds; the next one opens when it ends.\n\n  --seconds S   length of each tap session, 1-60 (default 60)\n  --limit N     stop after N events\n  --once        one session only\n${CONNECTION_HELP}`,
 };
 
@@ -71,12 +71,12 @@ export async function runCommand(argv: string[], env: NodeJS.ProcessEnv = proces
     if (command === 'test') {
       let parsed;
       try {
-        parsed = parseArgs({ args: argv.slice(1), options: { verbose: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+        parsed = parseArgs({ args: argv.slice(1), options: { verbose: { type: 'boolean' }, update: { type: 'boolean' }, summary: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
       } catch (err) {
         throw new CliError((err as Error).message, 2);
       }
       if (parsed.values.help) return help('test');
-      return testMappings(parsed.positionals, { verbose: parsed.values.verbose ?? false }, stdout);
+      return testMappings(parsed.positionals, { verbose: parsed.values.verbose ?? false, update: parsed.values.update ?? false, summary: parsed.values.summary ?? false }, stdout);
     }
     if (command === 'tap') {
       const { values, positionals } = parse(argv.slice(1), { seconds: { type: 'string' }, limit: { type: 'string' }, once: { type: 'boolean' } });

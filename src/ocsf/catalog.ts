@@ -62,7 +62,9 @@ export function createCatalog(defs: OcsfDefinitions): OcsfCatalog {
         name: raw.name,
         caption: raw.caption,
         categoryUid: raw.category_uid,
-        categoryName: raw.category_name,
+        // Base Event has no category of its own: the schema leaves its name null and its
+        // category_uid enum names 0 "Uncategorized", which is what an event carries.
+        categoryName: raw.category_name ?? raw.attributes.category_uid?.enum?.[String(raw.category_uid)] ?? 'Uncategorized',
         profiles: Object.freeze([...raw.profiles]),
         attributes: toAttributes(raw.attributes),
         ...toConstraints(raw.constraints),

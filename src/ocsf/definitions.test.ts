@@ -42,6 +42,21 @@ const ISSUE_CLASSES: [number, string][] = [
   [2002, 'Vulnerability Finding'],
   [2003, 'Compliance Finding'],
   [6006, 'File Hosting Activity'],
+  // Issue 26: Base Event for vendor events OCSF has no class for, and the classes real samples need.
+  [0, 'Base Event'],
+  [1006, 'Scheduled Job Activity'],
+  [1009, 'Script Activity'],
+  [2005, 'Incident Finding'],
+  [3005, 'User Access Management'],
+  [4006, 'SMB Activity'],
+  [4008, 'FTP Activity'],
+  [4013, 'NTP Activity'],
+  [4014, 'Tunnel Activity'],
+  [6002, 'Application Lifecycle'],
+  [6005, 'Datastore Activity'],
+  [6007, 'Scan Activity'],
+  [201003, 'Windows Resource Activity'],
+  [201004, 'Windows Service Activity'],
 ];
 
 /** The catalog's view of an attribute, in the official file's vocabulary. */
@@ -95,7 +110,7 @@ describe('OCSF definitions', () => {
       const theirs = Object.values(schema.classes).find((c) => c.uid === uid)!;
       expect(mine.name).toBe(theirs.name);
       expect(mine.categoryUid).toBe(theirs.category_uid);
-      expect(mine.categoryName).toBe(theirs.category_name);
+      expect(mine.categoryName).toBe(theirs.category_name ?? 'Uncategorized'); // Base Event: the category_uid enum's caption
       expect([...mine.profiles]).toEqual(theirs.profiles);
       expect(mine.constraints ?? {}).toEqual(theirs.constraints ?? {});
       expect(Object.keys(mine.attributes).sort()).toEqual(Object.keys(theirs.attributes).sort());
@@ -149,7 +164,7 @@ describe('OCSF definitions', () => {
   });
 
   it('stay small and carry the OCSF NOTICE', () => {
-    expect(statSync(new URL('./definitions.json', import.meta.url)).size).toBeLessThan(500_000);
+    expect(statSync(new URL('./definitions.json', import.meta.url)).size).toBeLessThan(700_000);
     const notice = readFileSync(new URL('./NOTICE', import.meta.url), 'utf8');
     expect(notice).toContain('Copyright © OCSF a Series of LF Projects, LLC');
     expect(notice).toContain('Apache');

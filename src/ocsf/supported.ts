@@ -3,6 +3,8 @@
 // (docs/decisions/0011-ocsf-definitions.md).
 
 export const SUPPORTED_CLASSES = [
+  // Base Event: a well-formed vendor event OCSF has no specific class for (decision 0056).
+  { uid: 0, name: 'base_event' },
   { uid: 1001, name: 'file_activity' },
   { uid: 1002, name: 'kernel_extension_activity' },
   { uid: 1005, name: 'module_activity' },
@@ -29,6 +31,19 @@ export const SUPPORTED_CLASSES = [
   { uid: 201001, name: 'registry_key_activity' },
   { uid: 201002, name: 'registry_value_activity' },
   { uid: 6006, name: 'file_hosting' },
+  { uid: 1006, name: 'scheduled_job_activity' },
+  { uid: 1009, name: 'script_activity' },
+  { uid: 2005, name: 'incident_finding' },
+  { uid: 3005, name: 'user_access' },
+  { uid: 4006, name: 'smb_activity' },
+  { uid: 4008, name: 'ftp_activity' },
+  { uid: 4013, name: 'ntp_activity' },
+  { uid: 4014, name: 'tunnel_activity' },
+  { uid: 6002, name: 'application_lifecycle' },
+  { uid: 6005, name: 'datastore_activity' },
+  { uid: 6007, name: 'scan_activity' },
+  { uid: 201003, name: 'windows_resource_activity' },
+  { uid: 201004, name: 'windows_service_activity' },
 ] as const;
 
 export const SUPPORTED_CLASS_UIDS: readonly number[] = SUPPORTED_CLASSES.map((c) => c.uid);

@@ -73,7 +73,7 @@ const batch = (events: Record<string, unknown>[]): IngestBatch => ({
   bytes: 0,
 });
 
-const result = (over: Partial<StageResult>): StageResult => ({ records: [], texts: [], normalized: 0, flagged: 0, quarantined: [], compliance: new Map(), mapped: 0, driftSample: [], driftRaw: [], ...over });
+const result = (over: Partial<StageResult>): StageResult => ({ records: [], texts: [], normalized: 0, flagged: 0, quarantined: [], compliance: new Map(), mapped: 0, base: 0, driftSample: [], driftRaw: [], ...over });
 
 describe('aggregates', () => {
   it('sums drift estimates, compliance and samples across batches into one write', async () => {

@@ -11,7 +11,7 @@ import { joinPathKey } from '../../pipeline/normalize/paths.js';
 import { parseRaw, type ClassCompliance, type StageResult } from '../../pipeline/normalize/stage.js';
 
 /** What the aggregates read of a batch's outcome. */
-type BatchOutcome = Pick<StageResult, 'driftSample' | 'driftRaw' | 'mapped' | 'compliance'>;
+type BatchOutcome = Pick<StageResult, 'driftSample' | 'driftRaw' | 'mapped' | 'base' | 'compliance'>;
 import type { ComplianceRow, DriftRow, NormalizationStore, SampleRow } from './store.js';
 
 export const AGGREGATE_LIMITS = {
@@ -121,8 +121,8 @@ export function createAggregates(deps: { store: AggregateStore; logger: Logger }
   function recordDrift(batch: IngestBatch, result: BatchOutcome, reads: ReadonlySet<string>, now: Date): void {
     const sample = result.driftSample;
     if (sample.length === 0) return;
-    // Each sampled event stands for mapped/sample events of the batch.
-    const weight = result.mapped / sample.length;
+    // Each sampled event stands for (mapped - Base Events)/sample events of the batch.
+    const weight = (result.mapped - result.base) / sample.length;
     const seen = new Map<string, { n: number; last: number; value: unknown }>();
     for (let k = 0; k < sample.length; k++) {
       const index = sample[k]!;

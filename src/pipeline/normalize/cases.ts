@@ -41,7 +41,8 @@ export const DEFAULT_RECEIVED_AT = '2024-01-01T00:00:00Z';
 const SHOWN_DIFFERENCES = 10;
 const VALUE_MAX = 200;
 
-type Outcome = { event: Record<string, unknown> } | { kind: QuarantineKind; detail: string };
+/** What the pipeline makes of one raw event: the OCSF event delivered, or the quarantine and why. */
+export type Outcome = { event: Record<string, unknown> } | { kind: QuarantineKind; detail: string };
 
 /** A value in a failure message, bounded. */
 function show(v: unknown): string {
@@ -59,9 +60,12 @@ export function caseInput(c: MappingTestCase): Record<string, unknown> {
   return c.input_text !== undefined ? { message: c.input_text } : (c.input ?? {});
 }
 
-function outcome(c: MappingTestCase, mapping: CompiledMapping, validate: (e: Record<string, unknown>) => readonly OcsfIssue[]): Outcome {
-  const receivedAtMs = Date.parse(c.received_at ?? DEFAULT_RECEIVED_AT);
-  const mapped = mapping.map(caseInput(c), { receivedAtMs });
+/**
+ * Maps one raw event as the live pipeline would under a strict OCSF policy: map, validate,
+ * quarantine what is invalid. Cases and the corpus (corpus.ts) judge this outcome.
+ */
+export function mapOutcome(input: Record<string, unknown>, receivedAtMs: number, mapping: CompiledMapping, validate: (e: Record<string, unknown>) => readonly OcsfIssue[]): Outcome {
+  const mapped = mapping.map(input, { receivedAtMs });
   if (!mapped.ok) return { kind: mapped.kind, detail: oneLine(mapped.detail) };
   const issues = validate(mapped.event);
   if (issues.length === 0) {
@@ -71,23 +75,31 @@ function outcome(c: MappingTestCase, mapping: CompiledMapping, validate: (e: Rec
   return { kind: issues.some((i) => i.kind === 'missing_required') ? 'missing_required' : 'invalid_ocsf', detail: summarizeIssues(issues) };
 }
 
+function outcome(c: MappingTestCase, mapping: CompiledMapping, validate: (e: Record<string, unknown>) => readonly OcsfIssue[]): Outcome {
+  return mapOutcome(caseInput(c), Date.parse(c.received_at ?? DEFAULT_RECEIVED_AT), mapping, validate);
+}
+
+/** Differences between an expected and an actual event, one line each, bounded. */
+export function eventDifferences(expected: Record<string, unknown>, actual: Record<string, unknown>): string[] {
+  const failures: string[] = [];
+  const diffs = microdiff(expected, actual);
+  for (const d of diffs.slice(0, SHOWN_DIFFERENCES)) {
+    const at = pathOf(d.path);
+    if (d.type === 'CREATE') failures.push(`${at}: not expected, got ${show(d.value)}`);
+    else if (d.type === 'REMOVE') failures.push(`${at}: expected ${show(d.oldValue)}, got (absent)`);
+    else failures.push(`${at}: expected ${show(d.oldValue)}, got ${show(d.value)}`);
+  }
+  if (diffs.length > SHOWN_DIFFERENCES) failures.push(`(+${diffs.length - SHOWN_DIFFERENCES} more differences)`);
+  return failures;
+}
+
 function judge(c: MappingTestCase, got: Outcome): string[] {
   if (c.quarantine !== undefined) {
     if ('kind' in got) return got.kind === c.quarantine ? [] : [`expected quarantine as ${c.quarantine}, got ${got.kind}: ${got.detail}`];
     return [`expected quarantine as ${c.quarantine}, but the event was normalized`];
   }
   if ('kind' in got) return [`quarantined as ${got.kind}: ${got.detail}`];
-  const failures: string[] = [];
-  if (c.output !== undefined) {
-    const diffs = microdiff(c.output, got.event);
-    for (const d of diffs.slice(0, SHOWN_DIFFERENCES)) {
-      const at = pathOf(d.path);
-      if (d.type === 'CREATE') failures.push(`${at}: not expected, got ${show(d.value)}`);
-      else if (d.type === 'REMOVE') failures.push(`${at}: expected ${show(d.oldValue)}, got (absent)`);
-      else failures.push(`${at}: expected ${show(d.oldValue)}, got ${show(d.value)}`);
-    }
-    if (diffs.length > SHOWN_DIFFERENCES) failures.push(`(+${diffs.length - SHOWN_DIFFERENCES} more differences)`);
-  }
+  const failures: string[] = c.output !== undefined ? eventDifferences(c.output, got.event) : [];
   for (const [path, want] of Object.entries(c.expect ?? {})) {
     let value: unknown;
     try {

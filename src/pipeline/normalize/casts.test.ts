@@ -119,6 +119,26 @@ const rows: [CastName, unknown, unknown][] = [
   ['words', 'SeBackupPrivilege\n\t\t\tSeDebugPrivilege ', ['SeBackupPrivilege', 'SeDebugPrivilege']],
   ['words', '  ', []],
   ['words', 7, ['7']],
+  ['dirname', 'HKLM\\SOFTWARE\\Run\\Updater', 'HKLM\\SOFTWARE\\Run'],
+  ['dirname', '/var/log/syslog', '/var/log'],
+  ['dirname', 'C:\\Temp\\', 'C:'],
+  ['dirname', 'notepad.exe', F],
+  ['dirname', '\\pipe', F],
+  ['user_name', 'NT AUTHORITY\\SYSTEM', 'SYSTEM'],
+  ['user_name', 'alice@corp.example.com', 'alice@corp.example.com'],
+  ['user_name', 'CORP\\', F],
+  ['user_domain', 'NT AUTHORITY\\SYSTEM', 'NT AUTHORITY'],
+  ['user_domain', 'alice', F],
+  ['user_domain', '\\alice', F],
+  ['duration', 0.000853, 1],
+  ['duration', '30', 30000],
+  ['duration', 12.5, 12500],
+  ['duration', '0:00:30', 30000],
+  ['duration', '1:02:03', 3723000],
+  ['duration', '2:01:02:03', 176523000],
+  ['duration', -1, F],
+  ['duration', '1:99:00', F],
+  ['duration', 'soon', F],
 ];
 
 describe('casts', () => {
@@ -129,7 +149,7 @@ describe('casts', () => {
   });
 
   it('covers every cast name, and every served example is true', () => {
-    const names: CastName[] = ['string', 'integer', 'long', 'float', 'boolean', 'timestamp', 'datetime', 'ip', 'port', 'mac', 'email', 'hostname', 'url', 'json', 'lowercase', 'uppercase', 'trim', 'array', 'hex', 'basename', 'words'];
+    const names: CastName[] = ['string', 'integer', 'long', 'float', 'boolean', 'timestamp', 'datetime', 'ip', 'port', 'mac', 'email', 'hostname', 'url', 'json', 'lowercase', 'uppercase', 'trim', 'array', 'hex', 'basename', 'words', 'dirname', 'user_name', 'user_domain', 'duration'];
     expect([...CAST_NAMES].sort()).toEqual([...names].sort());
     for (const name of names) expect(rows.some((r) => r[0] === name), name).toBe(true);
     for (const c of TYPE_CASTS) {

@@ -60,6 +60,42 @@ function basename(s: string): unknown {
   return name.length > 0 ? name : CAST_FAILED;
 }
 
+// The folder of a Windows or POSIX path: the registry key that holds a value, a file's folder.
+function dirname(s: string): unknown {
+  const t = s.trim().replace(/[\\/]+$/, '');
+  const cut = Math.max(t.lastIndexOf('/'), t.lastIndexOf('\\'));
+  return cut > 0 ? t.slice(0, cut) : CAST_FAILED;
+}
+
+// Windows names an account `DOMAIN\user` (SAM-compatible form): OCSF keeps user.name and
+// user.domain apart. Text without a backslash (a UPN, a bare name) is the name as written.
+function userName(s: string): unknown {
+  const t = s.trim();
+  const cut = t.indexOf('\\');
+  const name = cut < 0 ? t : t.slice(cut + 1);
+  return name.length > 0 ? name : CAST_FAILED;
+}
+
+function userDomain(s: string): unknown {
+  const t = s.trim();
+  const cut = t.indexOf('\\');
+  return cut > 0 ? t.slice(0, cut) : CAST_FAILED;
+}
+
+const HMS = /^(?:(\d+)[:.])?(\d+):([0-5]?\d):([0-5]?\d(?:\.\d+)?)$/;
+
+// A duration in OCSF milliseconds, from seconds (a number or numeric text: Zeek, FortiGate) or
+// clock text `h:mm:ss` / `d:hh:mm:ss` (Cisco ASA's teardown messages).
+function toDuration(v: unknown): unknown {
+  const n = toNumber(v, false);
+  if (n !== undefined) return n >= 0 ? Math.round(n * 1000) : CAST_FAILED;
+  if (typeof v !== 'string') return CAST_FAILED;
+  const m = HMS.exec(v.trim());
+  if (!m) return CAST_FAILED;
+  const seconds = Number(m[1] ?? 0) * 86_400 + Number(m[2]) * 3_600 + Number(m[3]) * 60 + Number(m[4]);
+  return Math.round(seconds * 1000);
+}
+
 function textOnly(fn: (s: string) => unknown): CastFn {
   return (v) => (typeof v === 'string' ? fn(v) : typeof v === 'number' || typeof v === 'boolean' ? fn(String(v)) : CAST_FAILED);
 }
@@ -181,6 +217,14 @@ export function castFunction(name: CastName, format: TimestampFormat = 'auto'): 
       return textOnly(basename);
     case 'words':
       return textOnly((s) => s.split(/\s+/).filter((w) => w.length > 0));
+    case 'dirname':
+      return textOnly(dirname);
+    case 'user_name':
+      return textOnly(userName);
+    case 'user_domain':
+      return textOnly(userDomain);
+    case 'duration':
+      return toDuration;
   }
 }
 
@@ -218,6 +262,10 @@ export const TYPE_CASTS: readonly TypeCast[] = Object.freeze([
   { name: 'hex', description: 'Whole number from hexadecimal text, with or without 0x (up to 13 digits)', input: 'string', output: 'long_t', example: { input: '0x1f4c', output: 8012 } },
   { name: 'basename', description: 'The last segment of a Windows or POSIX path', input: 'string', output: 'string_t', example: { input: 'C:\\Windows\\System32\\cmd.exe', output: 'cmd.exe' } },
   { name: 'words', description: 'Splits text on white space into a list of words (empty words dropped)', input: 'string', output: 'array', example: { input: 'SeBackupPrivilege\n\t\tSeDebugPrivilege', output: ['SeBackupPrivilege', 'SeDebugPrivilege'] } },
+  { name: 'dirname', description: 'A Windows or POSIX path without its last segment (the key of a registry value, a file\'s folder)', input: 'string', output: 'string_t', example: { input: 'HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Run\\Updater', output: 'HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Run' } },
+  { name: 'user_name', description: 'The account name of DOMAIN\\user; text without a backslash is kept whole', input: 'string', output: 'string_t', example: { input: 'CORP\\alice', output: 'alice' } },
+  { name: 'user_domain', description: 'The domain of DOMAIN\\user; fails without a backslash (use on_error: skip)', input: 'string', output: 'string_t', example: { input: 'CORP\\alice', output: 'CORP' } },
+  { name: 'duration', description: 'Milliseconds from seconds (a number or numeric text) or h:mm:ss / d:hh:mm:ss', input: 'number | string', output: 'long_t', example: { input: '1:02:03', output: 3723000 } },
 ] satisfies TypeCast[]);
 
 export const CAST_NAMES: ReadonlySet<string> = new Set(TYPE_CASTS.map((c) => c.name));

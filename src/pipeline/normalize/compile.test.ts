@@ -186,9 +186,10 @@ describe('enum captions', () => {
     const d = doc([
       { target: 'auth_protocol_id', from: 'proto', lookup: { map: { kerberos: 2, saml: 5 }, default: 99 } },
       { target: 'user.type_id', value: 2 },
+      { target: 'user.name', from: 'who' },
       { target: 'status_id', from: 'status' },
     ]);
-    expect(run(d, { proto: 'saml', status: 1 })).toMatchObject({ auth_protocol_id: 5, auth_protocol: 'SAML', user: { type_id: 2, type: 'Admin' }, status_id: 1, status: 'Success' });
+    expect(run(d, { proto: 'saml', status: 1, who: 'ana' })).toMatchObject({ auth_protocol_id: 5, auth_protocol: 'SAML', user: { name: 'ana', type_id: 2, type: 'Admin' }, status_id: 1, status: 'Success' });
     expect(run(d, { proto: 'webauthn', status: 99 })).toMatchObject({ auth_protocol_id: 99, auth_protocol: 'webauthn', status_id: 99, status: 'Other' });
   });
 

@@ -13,6 +13,7 @@ import { eventRoot } from './event-root.js';
 import { compileParseSteps, ParseFailure, type CompiledParse } from '../parse/steps.js';
 import type { PathSegment } from './paths.js';
 import { caseProblems } from './cases.js';
+import { compilePruner, targetPaths } from './prune.js';
 
 export { MappingDocumentSchema } from './document.js';
 export { TYPE_CASTS } from './casts.js';
@@ -71,7 +72,12 @@ interface DefaultsTracker {
   seen: Map<number, string>;
 }
 
-function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, catalog: OcsfCatalog, problems: MappingProblem[], reads: Set<string>, defaults: DefaultsTracker, parsed: readonly PathSegment[][]): CompiledRule | undefined {
+/** Compiler switches for measurements (bench/normalize.ts --prune-ab); the product always prunes. */
+export interface CompileOptions {
+  prune?: boolean;
+}
+
+function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, catalog: OcsfCatalog, problems: MappingProblem[], reads: Set<string>, defaults: DefaultsTracker, parsed: readonly PathSegment[][], options: CompileOptions): CompiledRule | undefined {
   const before = problems.length;
   const cls = catalog.classByUid(rule.class_uid);
   if (!cls) {
@@ -128,6 +134,7 @@ function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, ca
   const needsSeverity = cls.attributes.severity_id !== undefined;
   const observables = doc.observables === false ? undefined : compileObservables(catalog, scope.observables);
   const tree = doc.keep_unmapped === false ? undefined : scope.tree;
+  const prune = options.prune === false ? undefined : compilePruner(catalog, cls.uid, doc.profiles ?? [], targetPaths([...(doc.defaults ?? []), ...(rule.set ?? [])]));
 
   const build = (raw: Obj, ctx: MapContext): Obj => {
     const [activityId, activityName] = activity(raw);
@@ -136,6 +143,7 @@ function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, ca
     const typeName = typeNames.get(activityId) ?? `${className}: Other`;
     const ev = eventRoot(activityId, activityName, categoryUid, categoryName, classUid, className, classUid * 100 + activityId, typeName, metadata);
     runBlock(block, raw, ev);
+    if (prune) prune(ev);
     if (ev.time === undefined) ev.time = ctx.receivedAtMs;
     if (needsSeverity && ev.severity_id === undefined) {
       ev.severity_id = 0;
@@ -186,14 +194,14 @@ interface CompiledRules {
   parse: CompiledParse | undefined;
 }
 
-function compileRules(doc: MappingDocument, catalog: OcsfCatalog): CompiledRules {
+function compileRules(doc: MappingDocument, catalog: OcsfCatalog, options: CompileOptions = {}): CompiledRules {
   const problems: MappingProblem[] = [];
   const reads = new Set<string>();
   const defaults: DefaultsTracker = { seen: new Map() };
   const rules: CompiledRule[] = [];
   const parse = doc.parse && doc.parse.length > 0 ? compileParseSteps(doc.parse, problems) : undefined;
   doc.rules.forEach((rule, i) => {
-    const r = compileRule(doc, rule, `/rules/${i}`, catalog, problems, reads, defaults, parse?.reads ?? []);
+    const r = compileRule(doc, rule, `/rules/${i}`, catalog, problems, reads, defaults, parse?.reads ?? [], options);
     if (r) rules.push(r);
   });
   for (const [i, reason] of defaults.seen) if (reason) problems.push({ at: `/defaults/${i}/target`, message: reason });
@@ -212,10 +220,10 @@ export function validateMappingDocument(doc: unknown, catalog: OcsfCatalog): Map
 const NO_RULE: MapResult = Object.freeze({ ok: false, kind: 'no_matching_rule', detail: 'no rule of the mapping matches the event' });
 
 /** Compiles a document once; throws MappingCompileError listing every problem. */
-export function compileMapping(doc: MappingDocument, catalog: OcsfCatalog): CompiledMapping {
+export function compileMapping(doc: MappingDocument, catalog: OcsfCatalog, options: CompileOptions = {}): CompiledMapping {
   const shape = shapeProblems(doc);
   if (shape.length > 0) throw new MappingCompileError(shape);
-  const { problems, rules, reads, known, parse } = compileRules(doc, catalog);
+  const { problems, rules, reads, known, parse } = compileRules(doc, catalog, options);
   if (problems.length > 0) throw new MappingCompileError(problems);
   const n = rules.length;
   return {

@@ -85,7 +85,7 @@ export const MappingRuleSchema = Type.Object(
   {
     name: Str('Shown in dry runs and quarantine details', 200),
     when: Type.Optional(Condition),
-    class_uid: Type.Integer({ minimum: 1, description: 'OCSF class of the events this rule maps' }),
+    class_uid: Type.Integer({ minimum: 0, description: 'OCSF class of the events this rule maps; 0 is Base Event, for vendor events OCSF has no specific class for' }),
     activity_id: Type.Union(
       [
         Type.Integer({ minimum: 0 }),

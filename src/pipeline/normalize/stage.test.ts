@@ -164,6 +164,14 @@ describe('normalizeBatch', () => {
     expect(res.driftSample.every((i) => i % 2 === 0)).toBe(true);
   });
 
+  it('delivers Base Events, counts them, and leaves them out of the drift sample', () => {
+    const events = Array.from({ length: 40 }, (_, i) => (i % 2 ? { class_uid: 0, user: `b${i}` } : { user: `u${i}` }));
+    const res = normalizeBatch(batchOf(events), ctx());
+    expect(res).toMatchObject({ mapped: 40, base: 20, normalized: 40 });
+    expect(res.driftSample).toEqual([0, DRIFT_EVERY * 2]);
+    expect(res.compliance.get(0)).toEqual({ valid: 20, invalid: 0, lastError: null });
+  });
+
   it('handles an empty batch', () => {
     const res = normalizeBatch(batchOf([]), ctx());
     expect(res).toMatchObject({ records: [], normalized: 0, flagged: 0, quarantined: [], mapped: 0, driftSample: [] });

@@ -60,6 +60,8 @@ export interface StageResult {
   compliance: Map<number, ClassCompliance>;
   /** Events the mapping turned into OCSF (whatever validation said). */
   mapped: number;
+  /** Of those, events delivered as Base Event (class_uid 0): no specific class, so not sampled for drift. */
+  base: number;
   /** Indices of a sample of the mapped events (for drift): the first and every DRIFT_EVERY-th. */
   driftSample: number[];
   /** The parsed raw events of driftSample, in the same order. */
@@ -127,7 +129,7 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
   /** Per record: its index in the batch and its parsed raw event (pairs), for a late quarantine. */
   const recordRaw: unknown[] = [];
   const texts: string[] = [];
-  const result: StageResult = { records, texts, normalized: 0, flagged: 0, quarantined, compliance, mapped: 0, driftSample, driftRaw };
+  const result: StageResult = { records, texts, normalized: 0, flagged: 0, quarantined, compliance, mapped: 0, base: 0, driftSample, driftRaw };
   const perEventTime = ctx.receivedAt;
   const mapping = ctx.mapping;
   const versionId = mapping?.versionId ?? null;
@@ -174,7 +176,10 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
         continue;
       }
       const event = res.event;
-      if (result.mapped % DRIFT_EVERY === 0 && driftSample.length < DRIFT_MAX_SAMPLE) {
+      // A Base Event keeps its vendor fields under `unmapped` on purpose (the mapping has no
+      // class for it): drift is about the fields of the events a mapping maps specifically.
+      if (event.class_uid === 0) result.base++;
+      else if ((result.mapped - result.base) % DRIFT_EVERY === 0 && driftSample.length < DRIFT_MAX_SAMPLE) {
         driftSample.push(i);
         // What the rules read: with parse steps, the fields they found (drift reports new ones).
         driftRaw.push(res.input ?? raw);

@@ -58,7 +58,11 @@ export type CastName =
   | 'array' // a scalar -> [scalar]; an array stays
   | 'hex' // "0x1f4c" -> 8012
   | 'basename' // "C:\\Windows\\cmd.exe" -> "cmd.exe"
-  | 'words'; // "a  b\tc" -> ["a", "b", "c"]
+  | 'words' // "a  b\tc" -> ["a", "b", "c"]
+  | 'dirname' // "HKLM\\A\\B\\Value" -> "HKLM\\A\\B"
+  | 'user_name' // "CORP\\alice" -> "alice"
+  | 'user_domain' // "CORP\\alice" -> "CORP"
+  | 'duration'; // seconds or "h:mm:ss" -> milliseconds
 
 /**
  * How a timestamp cast reads its input. `auto` (default): numbers by magnitude
