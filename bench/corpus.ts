@@ -5,11 +5,11 @@
 // in alternating rounds on the same batches.
 //
 //   npx tsx bench/corpus.ts [--runs 7] [--batch 1000] [--events 20000]
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { v7 as uuidv7 } from 'uuid';
-import { isSampleFile, mappingResolver, runSampleFile, summaryTable, type CorpusOptions } from '../src/cli/corpus.js';
+import { mappingResolver, sampleFiles, runSampleFile, summaryTable, type CorpusOptions } from '../src/cli/corpus.js';
 import { createValidator, ocsfCatalog } from '../src/ocsf/index.js';
 import { BUILTIN_MAPPINGS } from '../src/pipeline/normalize/builtin/index.js';
 import { compileMapping } from '../src/pipeline/normalize/compile.js';
@@ -24,14 +24,6 @@ const perRound = Number(values.events);
 const root = path.resolve(import.meta.dirname, '../test/corpus');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
-function samples(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((e) => {
-      const full = path.join(dir, e);
-      return statSync(full).isDirectory() ? samples(full) : isSampleFile(e) ? [full] : [];
-    });
-}
 
 // 1. The figures: every sample through `weir test`'s own runner.
 const validator = createValidator(ocsfCatalog());
@@ -39,7 +31,7 @@ const validate = (e: Record<string, unknown>) => validator.validate(e);
 const tallies = new Map<string, SourceTally>();
 const options: CorpusOptions = { verbose: false, update: false, summary: true };
 const resolve = mappingResolver([]);
-const files = samples(root);
+const files = sampleFiles(root);
 for (const f of files) runSampleFile(f, resolve, validate, options, tallies);
 console.log(`corpus: ${files.length} sample files (test/corpus)\n`);
 console.log(summaryTable(tallies).join('\n'));
