@@ -63,6 +63,22 @@ describe('parse steps in a mapping', () => {
     expect(res.driftRaw[0]).toMatchObject({ kv: { policyid: '12' } });
   });
 
+  it('lift an object a json step reads (an envelope\'s payload), keeping the envelope\'s other fields', () => {
+    const doc = {
+      product: firewall.product,
+      parse: [{ parser: 'json', from: 'detail.findings[0]', when: { field: 'detail-type', op: 'exists' } }],
+      rules: [{ name: 'any', class_uid: 4001, activity_id: 6, set: [{ target: 'metadata.uid', from: 'Id' }, { target: 'src_endpoint.ip', from: 'Ip' }] }],
+    } as unknown as MappingDocument;
+    const c = compileMapping(doc, catalog);
+    const wrapped = c.map({ 'detail-type': 'Findings', id: 'e1', detail: { findings: [{ Id: 'f-1', Ip: '192.0.2.1', Extra: 1 }] } }, ctx);
+    expect(wrapped.ok && wrapped.event).toMatchObject({ metadata: { uid: 'f-1' }, src_endpoint: { ip: '192.0.2.1' }, unmapped: { 'detail-type': 'Findings', id: 'e1', Extra: 1 } });
+    expect(wrapped.ok && (wrapped.event.unmapped as Record<string, unknown>).detail).toBeUndefined();
+    const bare = c.map({ Id: 'f-2', Ip: '192.0.2.2' }, ctx);
+    expect(bare.ok && bare.event.metadata).toMatchObject({ uid: 'f-2' });
+    // A list is still not text: the step fails.
+    expect(c.map({ 'detail-type': 'x', detail: { findings: [[1]] } }, ctx)).toMatchObject({ ok: false, kind: 'parse_failed' });
+  });
+
   it('run a step only when its condition holds, and skip one that fails when told to', () => {
     const doc = {
       product: firewall.product,

@@ -246,6 +246,11 @@ export function compileParseSteps(steps: readonly ParseStep[], problems: Mapping
         const v = s.get(event);
         if (isAbsent(v)) continue;
         if (typeof v !== 'string') {
+          // A json step lifts an object as it is (an envelope's payload: EventBridge's detail).
+          if (s.parser === 'json' && typeof v === 'object' && !Array.isArray(v)) {
+            place(event, s.into, v as Fields);
+            continue;
+          }
           if (s.skip) continue;
           throw fail(s, `its source holds ${Array.isArray(v) ? 'a list' : `a ${typeof v}`}, not text`);
         }
