@@ -16,7 +16,7 @@ import type { Connector } from './sdk.js';
 function translate(connector: Connector, stream: string, query: string, doc?: Record<string, unknown>): RenderedFilter {
   const spec = connector.query!;
   const document = doc ?? (builtinMapping(connector.platform, stream)!.document as unknown as Record<string, unknown>);
-  const fields = pushdownFields(spec.streams[stream]!, document);
+  const fields = pushdownFields(spec.streams[stream]!, document, spec.absent);
   return spec.render(stream, necessary(parseQueryText(query).condition, fields, spec.or));
 }
 
@@ -64,9 +64,16 @@ describe('live queries: okta filter', () => {
 
 describe('live queries: Graph $filter', () => {
   it('eq and startswith with OData quoting; contains stays local', () => {
-    const r = translate(microsoftGraphConnector, 'signins', 'user.name = "o\'brien@example.com" and service.name startswith "Office" and user.full_name contains "x"');
-    expect(r.params).toEqual({ $filter: "userPrincipalName eq 'o''brien@example.com' and startswith(appDisplayName, 'Office')" });
-    expect(translate(microsoftGraphConnector, 'signins', 'service.name contains "Office"').text).toBeNull();
+    const r = translate(microsoftGraphConnector, 'signins', 'actor.app_name = "O\'Brien Portal" and src_endpoint.location.city startswith "Red" and user.full_name contains "x"');
+    expect(r.params).toEqual({ $filter: "appDisplayName eq 'O''Brien Portal' and startswith(location/city, 'Red')" });
+    expect(translate(microsoftGraphConnector, 'signins', 'actor.app_name contains "Office"').text).toBeNull();
+  });
+
+  it('reads of the Azure Monitor form (properties.*) do not stop a push-down; a fallback the API carries does', () => {
+    // actor.app_name: ["properties.appDisplayName", "appDisplayName"]: the API never sends `properties`.
+    expect(translate(microsoftGraphConnector, 'signins', 'actor.app_name = "Azure Portal"').text).toBe("appDisplayName eq 'Azure Portal'");
+    // user.name falls back to servicePrincipalName (a service principal's sign-in): userPrincipalName alone is not necessary.
+    expect(translate(microsoftGraphConnector, 'signins', 'user.name = "ana@example.com"').text).toBeNull();
   });
 
   it('nested properties use "/" and ORs are parenthesized', () => {
@@ -133,7 +140,7 @@ describe('live queries: one source of truth with query-capabilities', () => {
     for (const c of [oktaConnector, microsoftGraphConnector, awsCloudtrailConnector, githubConnector, crowdstrikeFalconConnector, googleWorkspaceConnector]) {
       for (const s of c.streams) {
         const cap = liveQueryCapability(c, s.name);
-        const pushed = pushdownFields(c.query!.streams[s.name] ?? [], builtinMapping(c.platform, s.name)!.document as unknown as Record<string, unknown>);
+        const pushed = pushdownFields(c.query!.streams[s.name] ?? [], builtinMapping(c.platform, s.name)!.document as unknown as Record<string, unknown>, c.query!.absent);
         expect(cap.supported).toBe(true);
         expect(cap.fields.map((f) => f.field).sort()).toEqual([...pushed.keys()].sort());
       }

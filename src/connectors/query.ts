@@ -37,6 +37,12 @@ export interface RenderedFilter {
 export interface LiveQuerySpec {
   /** The filterable vendor fields per stream (what /api/providers/query-capabilities lists). */
   streams: Readonly<Record<string, readonly VendorField[]>>;
+  /**
+   * Raw paths the API's rows never carry (another form of the same record, such as Graph's Azure
+   * Monitor export under `properties`): a mapping that reads them first, in a fallback list or
+   * another assignment to the same attribute, still fills the attribute from the vendor field.
+   */
+  absent?: readonly string[];
   /** Whether the vendor's filter has OR. */
   or: boolean;
   /** One line on how the filter is sent (for the capabilities answer). */
@@ -74,9 +80,11 @@ function assignments(doc: Record<string, unknown>): PlainAssignment[] {
  * Where a document's parse steps write: `into` paths, or undefined when a step writes at the
  * top level (where a parsed field may replace any vendor field).
  */
-function parsedRoots(doc: Record<string, unknown>): string[] | undefined {
+function parsedRoots(doc: Record<string, unknown>, never: (from: unknown) => boolean): string[] | undefined {
   const roots: string[] = [];
   for (const step of Array.isArray(doc.parse) ? (doc.parse as unknown[]) : []) {
+    // A step that reads what the API's rows never carry never runs on them.
+    if (never((step as { from?: unknown } | null)?.from)) continue;
     const into = (step as { into?: unknown } | null)?.into;
     if (typeof into !== 'string' || into === '') return undefined;
     roots.push(into);
@@ -90,21 +98,27 @@ function parsedRoots(doc: Record<string, unknown>): string[] | undefined {
  * document whose parse steps write at the top level pushes nothing down, and one whose steps
  * write `into` a path pushes down only copies from outside it.
  */
-export function pushdownFields(fields: readonly VendorField[], doc: Record<string, unknown> | undefined): Map<string, VendorField> {
+export function pushdownFields(fields: readonly VendorField[], doc: Record<string, unknown> | undefined, absent: readonly string[] = []): Map<string, VendorField> {
   const out = new Map<string, VendorField>();
-  const parsed = doc ? parsedRoots(doc) : undefined;
+  const under = (roots: readonly string[], from: string) => roots.some((root) => from === root || from.startsWith(`${root}.`) || from.startsWith(`${root}[`));
+  const never = (from: unknown) => typeof from === 'string' && under(absent, from);
+  const parsed = doc ? parsedRoots(doc, never) : undefined;
   if (!doc || !parsed) return out;
-  const fromParser = (from: string) => parsed.some((root) => from === root || from.startsWith(`${root}.`));
-  const all = assignments(doc);
-  const targets = new Map<string, number>();
-  for (const a of all) if (typeof a.target === 'string') targets.set(a.target, (targets.get(a.target) ?? 0) + 1);
   const byPath = new Map(fields.map((f) => [f.path, f]));
-  for (const a of all) {
-    if (typeof a.target !== 'string' || typeof a.from !== 'string' || a.target.includes('[')) continue;
-    if (Object.keys(a).some((k) => !PLAIN_KEYS.has(k)) || targets.get(a.target) !== 1 || fromParser(a.from)) continue;
-    const vendor = byPath.get(a.from);
-    if (vendor) out.set(a.target, vendor);
+  // Per target, the vendor field of its one plain copy; a target some other assignment may fill
+  // from what the API's rows carry (a second copy, a cast, a fallback) is not the vendor field's.
+  const found = new Map<string, VendorField | null>();
+  for (const a of assignments(doc)) {
+    if (typeof a.target !== 'string') continue;
+    const froms = typeof a.from === 'string' ? [a.from] : Array.isArray(a.from) ? a.from : [];
+    const live = froms.filter((f) => !never(f));
+    // Only reads of what the API's rows never carry (and no default): it never fills the attribute live.
+    if (froms.length > 0 && live.length === 0 && a.default === undefined) continue;
+    const plain = !a.target.includes('[') && Object.keys(a).every((k) => PLAIN_KEYS.has(k)) && live.length === 1 && typeof live[0] === 'string' && !under(parsed, live[0]);
+    const vendor = plain ? byPath.get(live[0] as string) : undefined;
+    found.set(a.target, found.has(a.target) || !vendor ? null : vendor);
   }
+  for (const [target, vendor] of found) if (vendor) out.set(target, vendor);
   return out;
 }
 

@@ -8,6 +8,9 @@ import { NOTHING, conjuncts, isLeaf, nameOf, type LiveQuerySpec } from '../query
 const PRIORITY = ['EventId', 'AccessKeyId', 'EventName', 'EventSource'];
 
 export const cloudtrailQuery: LiveQuerySpec = {
+  // LookupEvents returns management events: never an Insights record (`insightDetails`, its own
+  // event category) nor the EventBridge or lookup-events envelopes the mapping also reads.
+  absent: ['insightDetails', 'detail', 'CloudTrailEvent'],
   or: false,
   parameter: 'LookupAttributes (one attribute, exact) with StartTime and EndTime',
   streams: {

@@ -28,6 +28,9 @@ function text(f: VendorFilter, top: boolean): string | null {
 }
 
 export const graphQuery: LiveQuerySpec = {
+  // The same records exported by Azure Monitor (diagnostic settings) nest them under `properties`;
+  // the Graph API never does, so a mapping's reads there do not fill anything live.
+  absent: ['properties'],
   or: true,
   parameter: '$filter (eq, startswith, and, or) joined to the time window',
   streams: {

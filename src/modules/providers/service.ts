@@ -72,7 +72,7 @@ export function filterableFields(platform: string, stream: string): string[] {
 export function liveQueryCapability(connector: Connector, stream: string) {
   const fields = connector.query?.streams[stream];
   if (!connector.query || !fields) return { supported: false, parameter: null, or: false, fields: [] };
-  const pushed = pushdownFields(fields, builtinMapping(connector.platform, stream)?.document as Record<string, unknown> | undefined);
+  const pushed = pushdownFields(fields, builtinMapping(connector.platform, stream)?.document as Record<string, unknown> | undefined, connector.query.absent);
   return {
     supported: true,
     parameter: connector.query.parameter,

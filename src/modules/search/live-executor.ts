@@ -168,7 +168,7 @@ export function createLiveExecutors(deps: LiveExecutorDeps) {
         if (!target) throw new Error('the integration no longer exists');
         const live = await deps.mapping(run.organization_id, connector.platform, stream);
         if (!live) throw new Error(`no live mapping for ${connector.platform} / ${stream}: publish one before querying the vendor`);
-        const filter = spec.render(stream, necessary(plan.condition, pushdownFields(spec.streams[stream]!, live.document), spec.or));
+        const filter = spec.render(stream, necessary(plan.condition, pushdownFields(spec.streams[stream]!, live.document, spec.absent), spec.or));
 
         const open = deps.runtime.open(target, signal, { maxRetryWaitMs: deps.maxRetryWaitMs });
         const matched: NormalizedRecord[] = [];

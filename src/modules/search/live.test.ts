@@ -159,13 +159,15 @@ describe('live queries: Microsoft Graph', () => {
     const ids = sim.addPatched('signins', 24, window(), (raw, i) => {
       if (i % 12 === 1) raw.appDisplayName = 'office portal';
     });
-    const out = await live(id, 'service.name startswith "office" and user.name = "jane.doe@example.com"', { stream: 'signins' });
+    // user.name may come from a service principal's name (the mapping's fallback): it stays local.
+    const out = await live(id, 'actor.app_name startswith "office" and user.name = "jane.doe@example.com"', { stream: 'signins' });
     expect(out.state, out.error).toBe('completed');
-    expect(sim.filters.at(-1)).toMatch(/^createdDateTime ge \S+ and createdDateTime lt \S+ and startswith\(appDisplayName, 'office'\) and userPrincipalName eq 'jane\.doe@example\.com'$/);
-    expect(out.live.pushed_down).toBe("startswith(appDisplayName, 'office') and userPrincipalName eq 'jane.doe@example.com'");
-    expect(out.live.fetched).toBe(4);
+    expect(sim.filters.at(-1)).toMatch(/^createdDateTime ge \S+ and createdDateTime lt \S+ and startswith\(appDisplayName, 'office'\)$/);
+    expect(out.live.pushed_down).toBe("startswith(appDisplayName, 'office')");
+    expect(out.live.fetched).toBeGreaterThan(2);
+    expect(out.live.fetched).toBeLessThan(24);
     expect(out.rows.map((r: Json) => r.event_id).sort()).toEqual(ids.filter((_, i) => i % 12 === 1).sort());
-    expect(out.rows[0].event).toMatchObject({ service: { name: 'office portal' }, user: { name: 'jane.doe@example.com' } });
+    expect(out.rows[0].event).toMatchObject({ actor: { app_name: 'office portal' }, user: { name: 'jane.doe@example.com' } });
   });
 });
 
