@@ -3,7 +3,7 @@
 // resolves each folder `<platform>/<stream>` to a mapping (a document of the same run with that
 // platform and stream, else the built-in), maps every event, compares with `<name>.expected.json`,
 // and with --update writes that file instead.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { OcsfIssue } from '../ocsf/types.js';
 import { BUILTIN_MAPPINGS } from '../pipeline/normalize/builtin/index.js';
@@ -30,6 +30,16 @@ export interface SampleReport {
 /** Samples found by the walk: a sample file, and whether its expected file exists. */
 export function isSampleFile(name: string): boolean {
   return SAMPLE_EXTENSIONS.some((ext) => name.endsWith(ext));
+}
+
+/** Every sample file below a folder, in a stable order. */
+export function sampleFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((e) => {
+      const full = path.join(dir, e);
+      return statSync(full).isDirectory() ? sampleFiles(full) : isSampleFile(e) ? [full] : [];
+    });
 }
 
 export function expectedFileOf(sample: string): string {

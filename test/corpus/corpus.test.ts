@@ -2,27 +2,18 @@
 // it, to exactly the OCSF its reviewed expected file holds; every built-in source has samples;
 // every sample file names where it came from. The per-source figures are printed (the same
 // table as `weir test test/corpus --summary`).
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { mappingResolver, runSampleFile, summaryTable, isSampleFile, type CorpusOptions } from '../../src/cli/corpus.js';
+import { mappingResolver, runSampleFile, summaryTable, sampleFiles, type CorpusOptions } from '../../src/cli/corpus.js';
 import { createValidator, ocsfCatalog } from '../../src/ocsf/index.js';
 import { BUILTIN_MAPPINGS } from '../../src/pipeline/normalize/builtin/index.js';
 import type { SourceTally } from '../../src/pipeline/normalize/corpus.js';
 
 const ROOT = import.meta.dirname;
 
-function samples(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir).sort()) {
-    const full = path.join(dir, entry);
-    if (statSync(full).isDirectory()) out.push(...samples(full));
-    else if (isSampleFile(entry)) out.push(full);
-  }
-  return out;
-}
 
-const files = samples(ROOT);
+const files = sampleFiles(ROOT);
 const validator = createValidator(ocsfCatalog());
 const validate = (e: Record<string, unknown>) => validator.validate(e);
 const resolve = mappingResolver([]);

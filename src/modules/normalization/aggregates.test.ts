@@ -25,6 +25,10 @@ describe('unreadLeaves', () => {
     expect(leaves(raw, ['a', 'list', 'tags[]', 'empty', 'none'])).toEqual([]);
   });
 
+  it('counts a lone value read as a one-element list (each over a hash written as one string) as read', () => {
+    expect(leaves({ md5: 'abc', sha1: ['def'], name: 'n' }, ['md5[]', 'sha1[]'])).toEqual([['name', 'n']]);
+  });
+
   it('spells odd keys as the mapping paths do', () => {
     expect(leaves({ 'user.name': 'x', 'a[b]': 1 }, [])).toEqual([
       ['["user.name"]', 'x'],

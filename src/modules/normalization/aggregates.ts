@@ -76,6 +76,8 @@ export function unreadLeaves(raw: Record<string, unknown>, reads: ReadonlySet<st
   const walk = (value: unknown, path: string, depth: number): void => {
     if (budget <= 0) return;
     if (value === null || typeof value !== 'object') {
+      // A lone value read as a one-element list (`each`, `[*]`) is read.
+      if (reads.has(`${path}[]`)) return;
       budget--;
       leaf(path, value);
       return;

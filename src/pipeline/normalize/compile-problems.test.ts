@@ -32,7 +32,7 @@ describe('document problems, each with its location', () => {
     ['rule condition', { product, rules: [{ name: 'r', class_uid: 3002, activity_id: 1, when: { path: 'x', matches: '[' } }] }, '/rules/0/when/matches', 'invalid regular expression'],
     ['unknown attribute', rule([{ target: 'user.nickname', from: 'n' }]), '/rules/0/set/0/target', 'no attribute "user.nickname"'],
     ['profile attribute without the profile', rule([{ target: 'cloud.provider', value: 'AWS' }]), '/rules/0/set/0/target', 'profile cloud'],
-    ['profile the class lacks', { ...rule([]), profiles: ['trace', 'cloud'] }, '/profiles/0', 'no profile "trace"'],
+    ['profile no rule\'s class has', { ...rule([]), profiles: ['trace', 'cloud'] }, '/profiles/0', 'no rule\'s class has the profile "trace"'],
     ['owned attribute', rule([{ target: 'type_uid', value: 1 }]), '/rules/0/set/0/target', 'set by the compiler'],
     ['owned metadata.version', rule([{ target: 'metadata.version', value: '1' }]), '/rules/0/set/0/target', 'set by the compiler'],
     ['unmapped is owned', rule([{ target: 'unmapped.x', value: 1 }]), '/rules/0/set/0/target', 'set by the compiler'],

@@ -71,9 +71,16 @@ function activityOf(rule: MappingRule, cls: OcsfClassDef, at: string, scope: Sco
 interface DefaultsTracker {
   /** Default index -> '' once some rule's class has its target, else why none has. */
   seen: Map<number, string>;
+  /** Profiles of the document some rule's class has. */
+  profiles: Set<string>;
 }
 
-function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, catalog: OcsfCatalog, problems: MappingProblem[], reads: Set<string>, defaults: DefaultsTracker, parsed: readonly PathSegment[][]): CompiledRule | undefined {
+/** Compiler switches for measurements (bench/normalize.ts --prune-ab); the product always prunes. */
+export interface CompileOptions {
+  prune?: boolean;
+}
+
+function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, catalog: OcsfCatalog, problems: MappingProblem[], reads: Set<string>, defaults: DefaultsTracker, parsed: readonly PathSegment[][], options: CompileOptions): CompiledRule | undefined {
   const before = problems.length;
   const cls = catalog.classByUid(rule.class_uid);
   if (!cls) {
@@ -81,14 +88,15 @@ function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, ca
     problems.push({ at: `${ruleAt}/class_uid`, message: `unknown OCSF class ${rule.class_uid} (supported: ${known})` });
     return undefined;
   }
-  for (const [i, p] of (doc.profiles ?? []).entries()) {
-    if (!cls.profiles.includes(p)) problems.push({ at: `/profiles/${i}`, message: `class ${cls.uid} ${cls.caption} (${ruleAt}) has no profile "${p}"` });
-  }
+  // A profile applies to the rules whose class has it (a Base Event rule in a document of
+  // findings has no `incident` profile); a profile no rule's class has is a problem (below).
+  const ruleProfiles = (doc.profiles ?? []).filter((p) => cls.profiles.includes(p));
+  for (const p of ruleProfiles) defaults.profiles.add(p);
   // Each rule has its own read tree: `unmapped` holds what the rule that mapped the event left.
   const scope: Scope = {
     catalog,
     classUid: cls.uid,
-    profiles: doc.profiles ?? [],
+    profiles: ruleProfiles,
     problems,
     tree: new ReadTree(),
     reads,
@@ -125,12 +133,12 @@ function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, ca
   const typeNames = new Map<number, string>();
   for (const [k, c] of Object.entries(cls.attributes.activity_id?.enum ?? {})) typeNames.set(Number(k), `${className}: ${c}`);
   const product = doc.product;
-  const profiles = doc.profiles && doc.profiles.length > 0 ? doc.profiles : undefined;
+  const profiles = ruleProfiles.length > 0 ? ruleProfiles : undefined;
   const version = catalog.version;
   const needsSeverity = cls.attributes.severity_id !== undefined;
   const observables = doc.observables === false ? undefined : compileObservables(catalog, scope.observables);
   const tree = doc.keep_unmapped === false ? undefined : scope.tree;
-  const prune = compilePruner(catalog, cls.uid, doc.profiles ?? [], targetPaths([...(doc.defaults ?? []), ...(rule.set ?? [])]));
+  const prune = options.prune === false ? undefined : compilePruner(catalog, cls.uid, ruleProfiles, targetPaths([...(doc.defaults ?? []), ...(rule.set ?? [])]));
 
   const build = (raw: Obj, ctx: MapContext): Obj => {
     const [activityId, activityName] = activity(raw);
@@ -195,17 +203,20 @@ interface CompiledRules {
   parse: CompiledParse | undefined;
 }
 
-function compileRules(doc: MappingDocument, catalog: OcsfCatalog): CompiledRules {
+function compileRules(doc: MappingDocument, catalog: OcsfCatalog, options: CompileOptions = {}): CompiledRules {
   const problems: MappingProblem[] = [];
   const reads = new Set<string>();
-  const defaults: DefaultsTracker = { seen: new Map() };
+  const defaults: DefaultsTracker = { seen: new Map(), profiles: new Set() };
   const rules: CompiledRule[] = [];
   const parse = doc.parse && doc.parse.length > 0 ? compileParseSteps(doc.parse, problems) : undefined;
   doc.rules.forEach((rule, i) => {
-    const r = compileRule(doc, rule, `/rules/${i}`, catalog, problems, reads, defaults, parse?.reads ?? []);
+    const r = compileRule(doc, rule, `/rules/${i}`, catalog, problems, reads, defaults, parse?.reads ?? [], options);
     if (r) rules.push(r);
   });
   for (const [i, reason] of defaults.seen) if (reason) problems.push({ at: `/defaults/${i}/target`, message: reason });
+  (doc.profiles ?? []).forEach((p, i) => {
+    if (rules.length > 0 && !defaults.profiles.has(p)) problems.push({ at: `/profiles/${i}`, message: `no rule's class has the profile "${p}"` });
+  });
   const known = knownFields(doc, problems);
   problems.push(...caseProblems(doc));
   return { problems: dedupe(problems), rules, reads, known, parse };
@@ -221,10 +232,10 @@ export function validateMappingDocument(doc: unknown, catalog: OcsfCatalog): Map
 const NO_RULE: MapResult = Object.freeze({ ok: false, kind: 'no_matching_rule', detail: 'no rule of the mapping matches the event' });
 
 /** Compiles a document once; throws MappingCompileError listing every problem. */
-export function compileMapping(doc: MappingDocument, catalog: OcsfCatalog): CompiledMapping {
+export function compileMapping(doc: MappingDocument, catalog: OcsfCatalog, options: CompileOptions = {}): CompiledMapping {
   const shape = shapeProblems(doc);
   if (shape.length > 0) throw new MappingCompileError(shape);
-  const { problems, rules, reads, known, parse } = compileRules(doc, catalog);
+  const { problems, rules, reads, known, parse } = compileRules(doc, catalog, options);
   if (problems.length > 0) throw new MappingCompileError(problems);
   const n = rules.length;
   return {

@@ -110,6 +110,7 @@ export const ParseStepSchema = Type.Object(
     into: Type.Optional(Str('Where the fields go: a dotted path of plain keys; default the top level of the event', 300)),
     when: Type.Optional(Condition),
     on_error: Type.Optional(Type.Enum(['fail', 'skip'], { description: 'fail (default): quarantine the event as parse_failed; skip: go on without this step\'s fields' })),
+    keep_source: Type.Optional(Type.Boolean({ description: 'The text read stays under unmapped unless an assignment reads it (default: a step\'s source counts as read)' })),
     pattern: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'regex: an RE2 pattern with named groups (?P<name>...), unanchored' })),
     pair_separator: Type.Optional(Type.String({ minLength: 1, maxLength: 8, description: 'kv: between pairs (default spaces and tabs)' })),
     value_separator: Type.Optional(Type.String({ minLength: 1, maxLength: 8, description: 'kv: between a key and its value (default =)' })),

@@ -133,3 +133,20 @@ describe('Base Event', () => {
     expect(m.map({ hello: 'world' }, ctx)).toMatchObject({ ok: false, kind: 'no_matching_rule' });
   });
 });
+
+describe('profiles per rule', () => {
+  it('a profile applies to the rules whose class has it; one no rule has is a problem', () => {
+    const doc: MappingDocument = {
+      product: { name: 'XDR', vendor_name: 'Example' },
+      profiles: ['incident', 'host'],
+      rules: [
+        { name: 'alert', when: { field: 'kind', op: 'eq', value: 'alert' }, class_uid: 2004, activity_id: 1, set: [{ target: 'finding_info.uid', from: 'id' }, { target: 'finding_info.title', from: 'title' }, { target: 'is_suspected_breach', value: true }] },
+        { name: 'other', when: { field: 'id', op: 'exists' }, class_uid: 0, activity_id: 99, set: [{ target: 'message', from: 'title' }] },
+      ],
+    };
+    const m = compileMapping(doc, catalog);
+    expect(event(m.map({ kind: 'alert', id: 'a', title: 'x' }, ctx)).metadata).toMatchObject({ profiles: ['incident', 'host'] });
+    expect(event(m.map({ kind: 'audit', id: 'b', title: 'y' }, ctx)).metadata).toMatchObject({ profiles: ['host'] });
+    expect(() => compileMapping({ ...doc, profiles: ['incident', 'host', 'container'], rules: [doc.rules[1]!] }, catalog)).toThrow(/\/profiles\/0: no rule's class has the profile "incident"/);
+  });
+});

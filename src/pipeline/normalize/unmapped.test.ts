@@ -64,6 +64,14 @@ describe('unmapped', () => {
     expect(tree('tags.x').extract(raw)!.tags).toBe(raw.tags);
   });
 
+  it('counts a lone value read as a one-element list (each, [*]) as read', () => {
+    // `each: "md5"` over a hash written as one string reads it whole
+    expect(tree('scalar[*]').extract(raw)!.scalar).toBeUndefined();
+    expect(tree('scalar[0]').extract(raw)!.scalar).toBeUndefined();
+    // a field of the element is still structure the scalar does not have
+    expect(tree('scalar[*].x').extract(raw)!.scalar).toBe('x');
+  });
+
   it('keeps a JSON __proto__ key as data', () => {
     const evil = JSON.parse('{"__proto__": {"polluted": true}, "id": 1}') as Record<string, unknown>;
     const out = tree('id').extract(evil)!;

@@ -112,6 +112,7 @@ function extract(value: unknown, n: ReadNode): unknown {
     // An object where the document reads elements: it stood in for a one-element list.
     return n.elem ? extract(obj, n.elem) : value;
   }
-  // A scalar where the document expected structure: its value reached nothing.
-  return value;
+  // A scalar read as a whole element (`each` or `[*]` over a lone value, which stands for a
+  // one-element list) reached the output; one where the document expected structure did not.
+  return n.elem?.full ? undefined : value;
 }

@@ -63,6 +63,22 @@ describe('parse steps in a mapping', () => {
     expect(res.driftRaw[0]).toMatchObject({ kv: { policyid: '12' } });
   });
 
+  it('lift an object a json step reads (an envelope\'s payload), keeping the envelope\'s other fields', () => {
+    const doc = {
+      product: firewall.product,
+      parse: [{ parser: 'json', from: 'detail.findings[0]', when: { field: 'detail-type', op: 'exists' } }],
+      rules: [{ name: 'any', class_uid: 4001, activity_id: 6, set: [{ target: 'metadata.uid', from: 'Id' }, { target: 'src_endpoint.ip', from: 'Ip' }] }],
+    } as unknown as MappingDocument;
+    const c = compileMapping(doc, catalog);
+    const wrapped = c.map({ 'detail-type': 'Findings', id: 'e1', detail: { findings: [{ Id: 'f-1', Ip: '192.0.2.1', Extra: 1 }] } }, ctx);
+    expect(wrapped.ok && wrapped.event).toMatchObject({ metadata: { uid: 'f-1' }, src_endpoint: { ip: '192.0.2.1' }, unmapped: { 'detail-type': 'Findings', id: 'e1', Extra: 1 } });
+    expect(wrapped.ok && (wrapped.event.unmapped as Record<string, unknown>).detail).toBeUndefined();
+    const bare = c.map({ Id: 'f-2', Ip: '192.0.2.2' }, ctx);
+    expect(bare.ok && bare.event.metadata).toMatchObject({ uid: 'f-2' });
+    // A list is still not text: the step fails.
+    expect(c.map({ 'detail-type': 'x', detail: { findings: [[1]] } }, ctx)).toMatchObject({ ok: false, kind: 'parse_failed' });
+  });
+
   it('run a step only when its condition holds, and skip one that fails when told to', () => {
     const doc = {
       product: firewall.product,
@@ -99,6 +115,30 @@ describe('parse steps in a mapping', () => {
     expect(c.map({ xml: { not: 'text' } }, ctx)).toMatchObject({ kind: 'parse_failed', detail: 'parse step 2 (xml) failed: its source holds a object, not text' });
   });
 
+
+  it('leave the source of a keep_source step under unmapped, for the events it ran on and the others', () => {
+    const step = { parser: 'regex', from: 'Data[2]', into: 'ps', pattern: 'HostApplication=(?P<app>[^\\n]*)', when: { field: 'id', op: 'eq', value: '400' } };
+    const doc = (keep: boolean) =>
+      ({
+        product: firewall.product,
+        parse: [{ ...step, ...(keep ? { keep_source: true } : {}) }],
+        rules: [{ name: 'any', class_uid: 1009, activity_id: 1, set: [{ target: 'metadata.event_code', from: 'id' }, { target: 'script.type_id', value: 2 }, { target: 'script.script_content.value', from: 'ps.app' }] }],
+      }) as unknown as MappingDocument;
+    const ps = { id: '400', Data: ['Available', 'None', 'HostName=ConsoleHost\nHostApplication=powershell -nop\n'] };
+    const other = { id: '6009', Data: ['10.00.', '15063'] };
+    const consumed = compileMapping(doc(false), catalog);
+    // By default a step's source counts as read for every event: the other event loses its Data.
+    const lost = consumed.map(other, ctx);
+    expect(lost.ok && lost.event.unmapped).toBeUndefined();
+    const kept = compileMapping(doc(true), catalog);
+    const o = kept.map(other, ctx);
+    expect(o.ok && o.event.unmapped).toEqual({ Data: ['10.00.', '15063'] });
+    const r = kept.map(ps, ctx);
+    expect(r.ok && r.event.script).toMatchObject({ script_content: { value: 'powershell -nop' } });
+    expect(r.ok && r.event.unmapped).toEqual({ Data: ps.Data });
+    expect(kept.reads).not.toContain('Data[]');
+    expect(consumed.reads).toContain('Data[]');
+  });
   it('refuse lines longer than the step allows', () => {
     const doc = { ...firewall, parse: [{ parser: 'syslog', max_length: 10 }] } as unknown as MappingDocument;
     expect(compileMapping(doc, catalog).map({ message: line }, ctx)).toMatchObject({ kind: 'parse_failed', detail: 'parse step 1 (syslog) failed: the text is longer than 10 characters' });

@@ -29,6 +29,12 @@ export interface ParseStep {
   when?: unknown;
   /** fail (default): quarantine the event as parse_failed; skip: go on without this step's fields. */
   on_error?: 'fail' | 'skip';
+  /**
+   * The text stays under `unmapped` where no assignment reads it (by default a step's source
+   * counts as read). For a step that runs for a few events only (its `when`) and reads a field
+   * other events carry too: without it, that field is left out of every event's `unmapped`.
+   */
+  keep_source?: boolean;
   /** regex: an RE2 pattern with named groups `(?P<name>...)`, unanchored. */
   pattern?: string;
   /** kv: between pairs (default: spaces and tabs) and between key and value (default `=`); quote characters (default `"'`). */
@@ -228,7 +234,7 @@ export function compileParseSteps(steps: readonly ParseStep[], problems: Mapping
     const maxDepth = bounded(step.max_depth, PARSE_LIMITS.maxDepth, `${at}/max_depth`, problems);
     const parse = parserOf(step, at, problems, maxFields, maxDepth);
     if (!segs || !into || !parse) return;
-    reads.push(segs);
+    if (step.keep_source !== true) reads.push(segs);
     compiled.push({ n: i + 1, parser: step.parser, get: compileSegments(segs), into, when, skip: step.on_error === 'skip', maxLength, parse });
   });
   if (problems.length > before) return undefined;
@@ -243,6 +249,11 @@ export function compileParseSteps(steps: readonly ParseStep[], problems: Mapping
         const v = s.get(event);
         if (isAbsent(v)) continue;
         if (typeof v !== 'string') {
+          // A json step lifts an object as it is (an envelope's payload: EventBridge's detail).
+          if (s.parser === 'json' && typeof v === 'object' && !Array.isArray(v)) {
+            place(event, s.into, v as Fields);
+            continue;
+          }
           if (s.skip) continue;
           throw fail(s, `its source holds ${Array.isArray(v) ? 'a list' : `a ${typeof v}`}, not text`);
         }

@@ -61,7 +61,7 @@ describe('microsoft_graph/security_alerts', () => {
     expect(noAttack.finding_info.types).toEqual(['SuspiciousActivity']);
   });
 
-  it('maps device, process, file, user, IP and URL evidence and keeps the other kinds unmapped', () => {
+  it('maps device, process, file, user, IP, URL and mailbox evidence and keeps the other kinds unmapped', () => {
     const [device, process] = out[0]!.evidences as Raw[];
     expect(device).toMatchObject({
       name: '#microsoft.graph.security.deviceEvidence',
@@ -82,11 +82,9 @@ describe('microsoft_graph/security_alerts', () => {
       ['203.0.113.9', 'Benign'],
     ]);
     expect(out[5]!.evidences[0].file).toMatchObject({ name: 'powershell.exe', type_id: 1, company_name: 'Microsoft Corporation' });
-    // A URL evidence maps; the mailbox evidence has no OCSF home here and stays under unmapped.
-    expect(out[2]!.evidences).toEqual([
-      { name: '#microsoft.graph.security.urlEvidence', verdict_id: 2, verdict: 'True Positive', url: { url_string: raw[2]!.evidence[0].url } },
-    ]);
-    expect(out[2]!.unmapped.evidence[1]).toMatchObject({ primaryAddress: 'sam.lee@example.com' });
+    // A URL evidence maps to url, a mailbox evidence to the user of the mailbox.
+    expect(out[2]!.evidences[0]).toEqual({ name: '#microsoft.graph.security.urlEvidence', verdict_id: 2, verdict: 'True Positive', url: { url_string: raw[2]!.evidence[0].url } });
+    expect(out[2]!.evidences[1]).toMatchObject({ name: '#microsoft.graph.security.mailboxEvidence', user: { email_addr: 'sam.lee@example.com' } });
     const sha1Only = map({ ...raw[5]!, evidence: [{ ...raw[5]!.evidence[0], fileDetails: { fileName: 'a.exe', sha1: '6cbce4a295c163791b60fc23d285e6d84f28ee4c' } }] });
     expect(sha1Only.evidences[0].file.hashes).toEqual([{ algorithm_id: 2, algorithm: 'SHA-1', value: '6cbce4a295c163791b60fc23d285e6d84f28ee4c' }]);
   });

@@ -41,14 +41,15 @@ describe('okta/system_log', () => {
     expect([swapped.group.name, swapped.user.name]).toEqual(['Engineering', 'sam.lee@example.com']);
   });
 
-  it('maps other events with a target to Entity Management, and the rest to API Activity', () => {
+  it('maps other events with a target to Entity Management, and the rest to a Base Event', () => {
     expect(kind(out[9]!)).toEqual([3004, 3, 'Update']);
     expect(out[9]!.entity).toMatchObject({ uid: '00p6h7j8k9L0z1X2c3v4', name: 'Default Password Policy', type_id: 5, type: 'Policy' });
     const nobody = { asNumber: null, asOrg: null, isp: null, domain: null, isProxy: null };
     const system = map({ ...raw[5]!, eventType: 'system.org.rate_limit.warning', target: null, client: { ipAddress: null }, securityContext: nobody });
-    expect(kind(system)).toEqual([6003, 99, 'system.org.rate_limit.warning']);
-    expect(system.api.operation).toBe('system.org.rate_limit.warning');
-    expect(system.src_endpoint).toEqual({ name: 'Okta' });
+    expect(kind(system)).toEqual([0, 99, 'system.org.rate_limit.warning']);
+    expect(system.metadata.event_code).toBe('system.org.rate_limit.warning');
+    expect(system.src_endpoint).toBeUndefined();
+    expect(map({ ...raw[5]!, eventType: 'system.api_token.create', target: null }).class_uid).toBe(6003);
   });
 
   it('keeps the vendor word for outcomes and activities OCSF has no value for', () => {
@@ -73,14 +74,17 @@ describe('microsoft_graph/signins', () => {
       [3002, 1, 2, '50053'],
     ]);
     out.forEach((e, i) => expect(e.time).toBe(Date.parse(raw[i]!.createdDateTime)));
-    expect(out[0]!.status_detail).toBeUndefined();
+    // A success carries Graph's additional details, never its "Other." failure reason.
+    expect(out[0]!.status_detail).toBe('MFA requirement satisfied by claim in the token');
     expect(out[1]!.status_detail).toMatch(/invalid username or password/);
   });
 
-  it('takes the user, application, source, MFA and risk from the sign-in', () => {
+  it('takes the user, application, resource, source, MFA and risk from the sign-in', () => {
     const [ok, failed, , , mobile, locked] = out as Raw[];
     expect(ok!.user).toMatchObject({ uid: '3a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', name: 'jane.doe@example.com', full_name: 'Jane Doe' });
-    expect(ok!.service).toEqual({ name: 'Microsoft Teams Web Client', uid: '5e3ce6c0-2b1f-4285-8d4b-75ee78787346' });
+    // The resource signed in to is the service; the client application is the actor's app.
+    expect(ok!.service).toEqual({ name: 'Microsoft Teams Services', uid: 'cc15fd57-2c6c-4117-a88c-83b1d56b4bbe' });
+    expect(ok!.actor).toEqual({ app_name: 'Microsoft Teams Web Client', app_uid: '5e3ce6c0-2b1f-4285-8d4b-75ee78787346' });
     expect(ok!.src_endpoint).toMatchObject({ ip: '198.51.100.23', name: 'LT-JDOE-01', location: { city: 'Seattle', country: 'US' } });
     expect([ok!.is_mfa, ok!.logon_type_id, ok!.severity_id]).toEqual([true, 2, 1]);
     expect([failed!.is_mfa, failed!.severity_id, failed!.severity]).toEqual([false, 3, 'Medium']);
