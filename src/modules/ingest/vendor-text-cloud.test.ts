@@ -44,7 +44,7 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 describe('text streams declared by their platform', () => {
-  it('Cisco ASA: syslog lines become Network Activity and Authentication; an unclaimed id waits in quarantine', async () => {
+  it('Cisco ASA: syslog lines become Network Activity and Authentication; a message OCSF has no class for is a Base Event', async () => {
     const batch = await pushLines(await tokenFor('cisco_asa'), 'syslog', [
       '<166>Mar 05 2024 14:22:31 asa-edge-01 : %ASA-6-302013: Built inbound TCP connection 4417 for outside:203.0.113.45/51544 (203.0.113.45/51544) to dmz:192.0.2.10/443 (198.51.100.10/443)',
       '<164>Mar 05 2024 14:24:10 asa-edge-01 : %ASA-4-106023: Deny tcp src outside:203.0.113.99/40222 dst inside:10.10.4.30/3389 by access-group "outside_access_in" [0x8ed66b60, 0xf8852875]',
@@ -57,9 +57,10 @@ describe('text streams declared by their platform', () => {
       { class_uid: 4001, activity_id: 1, time: Date.UTC(2024, 2, 5, 14, 22, 31), src_endpoint: { ip: '203.0.113.45', port: 51544 }, device: { hostname: 'asa-edge-01' } },
       { class_uid: 4001, activity_id: 5, firewall_rule: { name: 'outside_access_in' }, action_id: 2 },
       { class_uid: 3002, activity_id: 1, user: { name: 'netadmin' }, status_id: 1, service: { name: 'https' } },
+      { class_uid: 0, activity_id: 99, metadata: { event_code: '111008' }, device: { hostname: 'asa-edge-01' } },
     ]);
     const q = await t.app.inject({ method: 'GET', url: `/api/quarantine?integration_id=${batch.integration_id}`, headers: admin.headers });
-    expect(q.json<{ items: Json[] }>().items).toMatchObject([{ error_kind: 'no_matching_rule' }]);
+    expect(q.json<{ items: Json[] }>().items).toEqual([]);
   });
 
   it('VPC flow logs: a default-format line and a JSON record on the same stream', async () => {

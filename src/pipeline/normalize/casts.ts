@@ -2,7 +2,7 @@
 // the caller decides (on_error) whether that quarantines the event or leaves the target unset.
 // TYPE_CASTS is what GET /api/mappings/normalize/type-casts serves.
 import { isIP } from 'node:net';
-import { formatDatetime, parseTimestamp } from './timestamps.js';
+import { formatDatetime, parseTimestamp, referenceTime } from './timestamps.js';
 import type { CastName, TimestampFormat } from './types.js';
 
 export const CAST_FAILED: unique symbol = Symbol('cast failed');
@@ -165,7 +165,7 @@ function toJson(v: unknown): unknown {
 
 function timestampCast(format: TimestampFormat, asText: boolean): CastFn {
   return (v) => {
-    const ms = parseTimestamp(v, format);
+    const ms = parseTimestamp(v, format, referenceTime());
     if (ms === undefined) return CAST_FAILED;
     return asText ? formatDatetime(ms) : Math.floor(ms);
   };

@@ -221,3 +221,21 @@ describe('observables', () => {
     expect(event(compileMapping({ ...d, observables: false }, catalog).map({}, ctx)).observables).toBeUndefined();
   });
 });
+
+describe('year-less syslog timestamps', () => {
+  const doc: MappingDocument = {
+    product: { name: 'Edge', vendor_name: 'Example Corp' },
+    rules: [{ name: 'all', class_uid: 4001, activity_id: 6, set: [
+      { target: 'time', from: 'ts', cast: 'timestamp' },
+      { target: 'src_endpoint.ip', from: 'ip', cast: 'ip' },
+    ] }],
+  };
+  const mapping = compileMapping(doc, catalog);
+
+  it('take their year from the event\'s receive time, not the clock', () => {
+    const raw = { ts: 'Jul 15 13:38:14', ip: '192.0.2.1' };
+    expect(event(mapping.map(raw, { receivedAtMs: Date.UTC(2019, 7, 1) })).time).toBe(Date.UTC(2019, 6, 15, 13, 38, 14));
+    // Received in early January: a July timestamp is last year's.
+    expect(event(mapping.map(raw, { receivedAtMs: Date.UTC(2021, 0, 3) })).time).toBe(Date.UTC(2020, 6, 15, 13, 38, 14));
+  });
+});

@@ -14,6 +14,7 @@ import { compileParseSteps, ParseFailure, type CompiledParse } from '../parse/st
 import type { PathSegment } from './paths.js';
 import { caseProblems } from './cases.js';
 import { compilePruner, targetPaths } from './prune.js';
+import { setReferenceTime } from './timestamps.js';
 
 export { MappingDocumentSchema } from './document.js';
 export { TYPE_CASTS } from './casts.js';
@@ -145,7 +146,12 @@ function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, ca
     if (profiles) metadata.profiles = profiles.slice();
     const typeName = typeNames.get(activityId) ?? `${className}: Other`;
     const ev = eventRoot(activityId, activityName, categoryUid, categoryName, classUid, className, classUid * 100 + activityId, typeName, metadata);
-    runBlock(block, raw, ev);
+    const outerNow = setReferenceTime(ctx.receivedAtMs);
+    try {
+      runBlock(block, raw, ev);
+    } finally {
+      setReferenceTime(outerNow);
+    }
     if (prune) prune(ev);
     if (ev.time === undefined) ev.time = ctx.receivedAtMs;
     if (needsSeverity && ev.severity_id === undefined) {

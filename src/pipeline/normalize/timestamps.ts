@@ -239,6 +239,26 @@ const EPOCH_UNITS: Partial<Record<TimestampFormat, Unit>> = { epoch_s: 's', epoc
  * us < 1e17 <= ns), RFC 3339 / ISO 8601, RFC 2822 / HTTP dates, CLF, syslog and
  * `/Date(ms)/`. Text without an offset is UTC. `now` only matters for syslog (no year).
  */
+/**
+ * The time a year-less syslog timestamp is read against: the event's receive time while a
+ * mapping builds an event (compile.ts sets it around the rule's assignments), the clock
+ * otherwise. A replayed or reprocessed event thus gets the year it was received in, and
+ * the same input always maps to the same output.
+ */
+let referenceNow: number | undefined;
+
+/** Sets the reference time of year-less syslog timestamps (undefined: the clock); returns the previous one. */
+export function setReferenceTime(now: number | undefined): number | undefined {
+  const before = referenceNow;
+  referenceNow = now;
+  return before;
+}
+
+/** The reference time of year-less syslog timestamps (see setReferenceTime). */
+export function referenceTime(): number {
+  return referenceNow ?? Date.now();
+}
+
 export function parseTimestamp(value: unknown, format: TimestampFormat = 'auto', now: number = Date.now()): number | undefined {
   const unit = EPOCH_UNITS[format];
   if (format === 'filetime') return parseFiletime(value);

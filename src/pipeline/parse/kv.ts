@@ -1,5 +1,6 @@
 // key=value text (FortiGate, Sophos, many appliances): `a=1 b="two words" c='x'`. Values
-// may be quoted with " or ' (a backslash escapes the quote and itself inside them); unquoted
+// may be quoted with " or ' (a backslash escapes the quote and itself inside them; with
+// doubledQuotes a quote written twice stands for one, as in CSV: `ua="say ""hi"""`); unquoted
 // values run to the next pair separator, so they may hold the value separator (`url=/a?b=c`).
 // The scan moves by indexOf from separator to separator, never character by character.
 import { fieldLimit, ParseError, putField, type Fields } from './errors.js';
@@ -11,6 +12,8 @@ export interface KvOptions {
   valueSeparator?: string;
   /** Characters that may quote a value; default `"'`. */
   quotes?: string;
+  /** Inside a quoted value, the quote written twice stands for one (`""` as in CSV). */
+  doubledQuotes?: boolean;
   maxFields: number;
 }
 
@@ -30,6 +33,7 @@ export function parseKv(text: string, options: KvOptions): Fields {
   const pair = options.pairSeparator;
   const eq = options.valueSeparator ?? '=';
   const quotes = options.quotes ?? '"\'';
+  const doubled = options.doubledQuotes === true;
   const limit = fieldLimit(options.maxFields);
   const out: Fields = {};
   const n = text.length;
@@ -73,11 +77,16 @@ export function parseKv(text: string, options: KvOptions): Fields {
         if (close < 0) throw new ParseError('unterminated quoted value', open + 1);
         let slashes = 0;
         while (text.charCodeAt(close - 1 - slashes) === BACKSLASH && close - 1 - slashes > open) slashes++;
-        if (slashes % 2 === 0) break;
+        if (slashes % 2 === 0) {
+          if (!doubled || text[close + 1] !== q) break;
+          close = text.indexOf(q, close + 2);
+          continue;
+        }
         close = text.indexOf(q, close + 1);
       }
       const raw = text.slice(open + 1, close);
       value = raw.includes('\\') ? raw.replace(unescaper(q), '$1') : raw;
+      if (doubled && value.includes(q + q)) value = value.split(q + q).join(q);
       i = close + 1;
       if (i < n && !(pair !== undefined ? text.startsWith(pair, i) : false) && !blank(text.charCodeAt(i))) throw new ParseError('expected a separator after a quoted value', i + 1);
     } else {

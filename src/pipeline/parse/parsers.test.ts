@@ -73,6 +73,12 @@ describe('kv', () => {
   it('takes custom separators', () => {
     expect(parseKv('a:1|b: two |c:"x|y"', { ...opts, pairSeparator: '|', valueSeparator: ':' })).toEqual({ a: '1', b: 'two', c: 'x|y' });
   });
+  it('reads a quote written twice inside a quoted value as one, when asked', () => {
+    const text = 'ref="http://x/?q=""weir""" ua="a ""b"" c"\tn="" m=""""';
+    expect(parseKv(text, { ...opts, doubledQuotes: true })).toEqual({ ref: 'http://x/?q="weir"', ua: 'a "b" c', n: '', m: '"' });
+    expect(failure(() => parseKv(text, opts))).toMatchObject({ reason: 'expected a separator after a quoted value' });
+    expect(failure(() => parseKv('a="x""', { ...opts, doubledQuotes: true }))).toMatchObject({ reason: 'unterminated quoted value', position: 3 });
+  });
   it('fails where the text stops making sense', () => {
     expect(failure(() => parseKv('a=1 bare c=2', opts)).position).toBe(9);
     expect(failure(() => parseKv('a="open', opts))).toMatchObject({ reason: 'unterminated quoted value', position: 3 });

@@ -41,6 +41,8 @@ export interface ParseStep {
   pair_separator?: string;
   value_separator?: string;
   quotes?: string;
+  /** kv: inside a quoted value, the quote written twice stands for one (CSV's `""`). */
+  doubled_quotes?: boolean;
   /** csv: the header, in order; "" or "_" skips a column. */
   columns?: string[];
   /** csv (default `,`) and leef (default tab, or the header's for LEEF 2.0). */
@@ -72,6 +74,7 @@ const OWN_OPTIONS: Record<string, readonly ParserName[]> = {
   pair_separator: ['kv'],
   value_separator: ['kv'],
   quotes: ['kv'],
+  doubled_quotes: ['kv'],
   columns: ['csv'],
   delimiter: ['csv', 'leef'],
   quote: ['csv'],
@@ -158,7 +161,7 @@ function parserOf(step: ParseStep, at: string, problems: MappingProblem[], maxFi
     case 'syslog':
       return (t) => parseSyslog(t, maxFields);
     case 'kv': {
-      const opts = { maxFields, ...(step.pair_separator ? { pairSeparator: step.pair_separator } : {}), ...(step.value_separator ? { valueSeparator: step.value_separator } : {}), ...(step.quotes !== undefined ? { quotes: step.quotes } : {}) };
+      const opts = { maxFields, ...(step.pair_separator ? { pairSeparator: step.pair_separator } : {}), ...(step.value_separator ? { valueSeparator: step.value_separator } : {}), ...(step.quotes !== undefined ? { quotes: step.quotes } : {}), ...(step.doubled_quotes === true ? { doubledQuotes: true } : {}) };
       if (step.pair_separator !== undefined && step.pair_separator === step.value_separator) problems.push({ at: `${at}/value_separator`, message: 'the pair and value separators must differ' });
       return (t) => parseKv(t, opts);
     }
