@@ -116,6 +116,7 @@ export const ParseStepSchema = Type.Object(
     value_separator: Type.Optional(Type.String({ minLength: 1, maxLength: 8, description: 'kv: between a key and its value (default =)' })),
     quotes: Type.Optional(Type.String({ maxLength: 4, description: 'kv: characters that may quote a value (default "\')' })),
     doubled_quotes: Type.Optional(Type.Boolean({ description: 'kv: inside a quoted value, the quote written twice stands for one ("" as in CSV)' })),
+    lenient: Type.Optional(Type.Boolean({ description: 'kv: a quoted value left open at the end of the text (a line cut short in transit) runs to the end; text glued after a closing quote stays with the value' })),
     columns: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { minItems: 1, maxItems: 1000, description: 'csv: the header, in order ("" or "_" skips a column)' })),
     delimiter: Type.Optional(Type.String({ minLength: 1, maxLength: 8, description: 'csv (default ,) and leef (default tab, or the LEEF 2.0 header\'s)' })),
     quote: Type.Optional(Type.String({ minLength: 1, maxLength: 1, description: 'csv: the quote character (default ")' })),

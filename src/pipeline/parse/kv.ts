@@ -14,6 +14,12 @@ export interface KvOptions {
   quotes?: string;
   /** Inside a quoted value, the quote written twice stands for one (`""` as in CSV). */
   doubledQuotes?: boolean;
+  /**
+   * Real lines are cut and decorated in transit: a quoted value left open at the end of the
+   * text (a relay's size limit cut the line) runs to the end, and characters glued after a
+   * closing quote (a shipper's trailer such as `|`) are kept with the value instead of failing.
+   */
+  lenient?: boolean;
   maxFields: number;
 }
 
@@ -34,6 +40,7 @@ export function parseKv(text: string, options: KvOptions): Fields {
   const eq = options.valueSeparator ?? '=';
   const quotes = options.quotes ?? '"\'';
   const doubled = options.doubledQuotes === true;
+  const lenient = options.lenient === true;
   const limit = fieldLimit(options.maxFields);
   const out: Fields = {};
   const n = text.length;
@@ -74,6 +81,10 @@ export function parseKv(text: string, options: KvOptions): Fields {
       const open = i;
       let close = text.indexOf(q, i + 1);
       for (;;) {
+        if (close < 0 && lenient) {
+          close = n;
+          break;
+        }
         if (close < 0) throw new ParseError('unterminated quoted value', open + 1);
         let slashes = 0;
         while (text.charCodeAt(close - 1 - slashes) === BACKSLASH && close - 1 - slashes > open) slashes++;
@@ -88,7 +99,12 @@ export function parseKv(text: string, options: KvOptions): Fields {
       value = raw.includes('\\') ? raw.replace(unescaper(q), '$1') : raw;
       if (doubled && value.includes(q + q)) value = value.split(q + q).join(q);
       i = close + 1;
-      if (i < n && !(pair !== undefined ? text.startsWith(pair, i) : false) && !blank(text.charCodeAt(i))) throw new ParseError('expected a separator after a quoted value', i + 1);
+      if (i < n && !(pair !== undefined ? text.startsWith(pair, i) : false) && !blank(text.charCodeAt(i))) {
+        if (!lenient) throw new ParseError('expected a separator after a quoted value', i + 1);
+        const end = separatorFrom(i);
+        value += text.slice(i, end);
+        i = end;
+      }
     } else {
       const end = separatorFrom(i);
       value = pair === undefined ? text.slice(i, end) : text.slice(i, end).trim();

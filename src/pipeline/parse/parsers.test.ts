@@ -79,6 +79,12 @@ describe('kv', () => {
     expect(failure(() => parseKv(text, opts))).toMatchObject({ reason: 'expected a separator after a quoted value' });
     expect(failure(() => parseKv('a="x""', { ...opts, doubledQuotes: true }))).toMatchObject({ reason: 'unterminated quoted value', position: 3 });
   });
+  it('leniently, reads a line cut inside a quoted value and a trailer glued to a closing quote', () => {
+    // FortiGate lines as relays deliver them: cut at a size limit, or with a shipper's "|" after the last value.
+    expect(parseKv('action="Cellular Connecting" msg="FX04 STATE: sim in slot:2 on carrier:Rogers ', { ...opts, lenient: true })).toEqual({ action: 'Cellular Connecting', msg: 'FX04 STATE: sim in slot:2 on carrier:Rogers ' });
+    expect(parseKv('profile="super_admin" msg="logged in from https(172.16.1.2)"| n=1', { ...opts, lenient: true })).toEqual({ profile: 'super_admin', msg: 'logged in from https(172.16.1.2)|', n: '1' });
+    expect(failure(() => parseKv('msg="cut', opts))).toMatchObject({ reason: 'unterminated quoted value' });
+  });
   it('fails where the text stops making sense', () => {
     expect(failure(() => parseKv('a=1 bare c=2', opts)).position).toBe(9);
     expect(failure(() => parseKv('a="open', opts))).toMatchObject({ reason: 'unterminated quoted value', position: 3 });

@@ -43,6 +43,8 @@ export interface ParseStep {
   quotes?: string;
   /** kv: inside a quoted value, the quote written twice stands for one (CSV's `""`). */
   doubled_quotes?: boolean;
+  /** kv: a quoted value left open at the end runs to the end; text glued after a closing quote stays with the value. */
+  lenient?: boolean;
   /** csv: the header, in order; "" or "_" skips a column. */
   columns?: string[];
   /** csv (default `,`) and leef (default tab, or the header's for LEEF 2.0). */
@@ -75,6 +77,7 @@ const OWN_OPTIONS: Record<string, readonly ParserName[]> = {
   value_separator: ['kv'],
   quotes: ['kv'],
   doubled_quotes: ['kv'],
+  lenient: ['kv'],
   columns: ['csv'],
   delimiter: ['csv', 'leef'],
   quote: ['csv'],
@@ -161,7 +164,7 @@ function parserOf(step: ParseStep, at: string, problems: MappingProblem[], maxFi
     case 'syslog':
       return (t) => parseSyslog(t, maxFields);
     case 'kv': {
-      const opts = { maxFields, ...(step.pair_separator ? { pairSeparator: step.pair_separator } : {}), ...(step.value_separator ? { valueSeparator: step.value_separator } : {}), ...(step.quotes !== undefined ? { quotes: step.quotes } : {}), ...(step.doubled_quotes === true ? { doubledQuotes: true } : {}) };
+      const opts = { maxFields, ...(step.pair_separator ? { pairSeparator: step.pair_separator } : {}), ...(step.value_separator ? { valueSeparator: step.value_separator } : {}), ...(step.quotes !== undefined ? { quotes: step.quotes } : {}), ...(step.doubled_quotes === true ? { doubledQuotes: true } : {}), ...(step.lenient === true ? { lenient: true } : {}) };
       if (step.pair_separator !== undefined && step.pair_separator === step.value_separator) problems.push({ at: `${at}/value_separator`, message: 'the pair and value separators must differ' });
       return (t) => parseKv(t, opts);
     }
