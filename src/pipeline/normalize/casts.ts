@@ -60,11 +60,23 @@ function basename(s: string): unknown {
   return name.length > 0 ? name : CAST_FAILED;
 }
 
-// The folder of a Windows or POSIX path: the registry key that holds a value, a file's folder.
+// The folder of a Windows or POSIX path: a file's folder.
 function dirname(s: string): unknown {
   const t = s.trim().replace(/[\\/]+$/, '');
   const cut = Math.max(t.lastIndexOf('/'), t.lastIndexOf('\\'));
   return cut > 0 ? t.slice(0, cut) : CAST_FAILED;
+}
+
+// A registry value's full path: the key before the last backslash, the value's name after it.
+// Only a backslash separates: a value's name may hold `/` (Office's trust records name a file
+// URL), which the path casts would cut at.
+function registryKey(s: string): unknown {
+  const cut = s.lastIndexOf('\\');
+  return cut > 0 ? s.slice(0, cut) : CAST_FAILED;
+}
+function registryValue(s: string): unknown {
+  const cut = s.lastIndexOf('\\');
+  return cut > 0 && cut < s.length - 1 ? s.slice(cut + 1) : CAST_FAILED;
 }
 
 // Windows names an account `DOMAIN\user` (SAM-compatible form): OCSF keeps user.name and
@@ -219,6 +231,10 @@ export function castFunction(name: CastName, format: TimestampFormat = 'auto'): 
       return textOnly((s) => s.split(/\s+/).filter((w) => w.length > 0));
     case 'dirname':
       return textOnly(dirname);
+    case 'registry_key':
+      return textOnly(registryKey);
+    case 'registry_value':
+      return textOnly(registryValue);
     case 'user_name':
       return textOnly(userName);
     case 'user_domain':
@@ -262,7 +278,9 @@ export const TYPE_CASTS: readonly TypeCast[] = Object.freeze([
   { name: 'hex', description: 'Whole number from hexadecimal text, with or without 0x (up to 13 digits)', input: 'string', output: 'long_t', example: { input: '0x1f4c', output: 8012 } },
   { name: 'basename', description: 'The last segment of a Windows or POSIX path', input: 'string', output: 'string_t', example: { input: 'C:\\Windows\\System32\\cmd.exe', output: 'cmd.exe' } },
   { name: 'words', description: 'Splits text on white space into a list of words (empty words dropped)', input: 'string', output: 'array', example: { input: 'SeBackupPrivilege\n\t\tSeDebugPrivilege', output: ['SeBackupPrivilege', 'SeDebugPrivilege'] } },
-  { name: 'dirname', description: 'A Windows or POSIX path without its last segment (the key of a registry value, a file\'s folder)', input: 'string', output: 'string_t', example: { input: 'HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Run\\Updater', output: 'HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Run' } },
+  { name: 'dirname', description: 'A Windows or POSIX path without its last segment: a file\'s folder', input: 'string', output: 'string_t', example: { input: 'C:\\Temp\\a.txt', output: 'C:\\Temp' } },
+  { name: 'registry_key', description: 'The key of a registry value\'s full path: the text before the last backslash (only a backslash separates: a value\'s name may hold /)', input: 'string', output: 'string_t', example: { input: 'HKCU\\Software\\Microsoft\\Office\\16.0\\Word\\Security\\Trusted Documents\\TrustRecords\\%USERPROFILE%/Downloads/a.docm', output: 'HKCU\\Software\\Microsoft\\Office\\16.0\\Word\\Security\\Trusted Documents\\TrustRecords' } },
+  { name: 'registry_value', description: 'The value\'s name in a registry value\'s full path: the text after the last backslash', input: 'string', output: 'string_t', example: { input: 'HKCU\\Software\\Microsoft\\Office\\16.0\\Word\\Security\\Trusted Documents\\TrustRecords\\%USERPROFILE%/Downloads/a.docm', output: '%USERPROFILE%/Downloads/a.docm' } },
   { name: 'user_name', description: 'The account name of DOMAIN\\user; text without a backslash is kept whole', input: 'string', output: 'string_t', example: { input: 'CORP\\alice', output: 'alice' } },
   { name: 'user_domain', description: 'The domain of DOMAIN\\user; fails without a backslash (use on_error: skip)', input: 'string', output: 'string_t', example: { input: 'CORP\\alice', output: 'CORP' } },
   { name: 'duration', description: 'Milliseconds from seconds (a number or numeric text) or h:mm:ss / d:hh:mm:ss', input: 'number | string', output: 'long_t', example: { input: '1:02:03', output: 3723000 } },

@@ -58,6 +58,8 @@ export type CastName =
   | 'array' // a scalar -> [scalar]; an array stays
   | 'hex' // "0x1f4c" -> 8012
   | 'basename' // "C:\\Windows\\cmd.exe" -> "cmd.exe"
+  | 'registry_key' // "HKLM\\Software\\Run\\Updater" -> "HKLM\\Software\\Run"
+  | 'registry_value' // "HKLM\\Software\\Run\\Updater" -> "Updater"
   | 'words' // "a  b\tc" -> ["a", "b", "c"]
   | 'dirname' // "HKLM\\A\\B\\Value" -> "HKLM\\A\\B"
   | 'user_name' // "CORP\\alice" -> "alice"
