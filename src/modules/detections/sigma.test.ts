@@ -5,8 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
-import { loginDocument } from '../../../test/support/mappings.js';
-import { createIntegration, ingestBatch, publishMapping, runNormalize } from '../../../test/support/normalization.js';
+import { createIntegration, ingestBatch, runNormalize } from '../../../test/support/normalization.js';
 
 type Json = Record<string, unknown>;
 const REFRESH_MS = 100;
@@ -49,8 +48,8 @@ beforeAll(async () => {
   operatorA = await createPrincipal(t, { role: 'operator', organizationId: orgA });
   viewerA = await createPrincipal(t, { role: 'viewer', organizationId: orgA });
   adminB = await createPrincipal(t, { role: 'admin', organizationId: orgB });
-  integration = await createIntegration(t, orgA);
-  await publishMapping(t, orgA, 'custom', 'auth', loginDocument());
+  // The built-in Windows Security mapping: the events below are what NXLog forwards.
+  integration = await createIntegration(t, orgA, 'windows_security');
 });
 afterAll(async () => t?.close());
 
@@ -63,6 +62,15 @@ describe('POST /api/detections/rules/sigma', () => {
     expect(res.json()).toMatchObject({ name: 'Admin sign-in from a documentation network', definition: { severity_id: 4, mitre: { tactics: ['TA0001'], techniques: ['T1078.004'] }, origin: { format: 'sigma', id: '0b5c2a8e-3f51-4c55-9f0e-6a4d1c2b3e4f' } } });
     const list = await call('GET', `/api/detections/rules?organization_id=${orgA}`, viewerA);
     expect(list.json<{ items: unknown[] }>().items).toEqual([]);
+  });
+
+  it('turns a count() by aggregation into a threshold per group; the request\'s threshold replaces it', async () => {
+    const counted = SIGMA.replace('selection and not filter', 'selection and not filter | count() by IpAddress > 9').replace('level: high', 'level: high\n').replace('  condition:', '  timeframe: 15m\n  condition:');
+    const res = await call('POST', '/api/detections/rules/sigma?dry_run=true', operatorA, { yaml: counted });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ definition: { threshold: { count: 10, window_seconds: 900 }, group_by: ['src_endpoint.ip'] } });
+    const over = await call('POST', '/api/detections/rules/sigma?dry_run=true', operatorA, { yaml: counted, threshold: { count: 3, window_seconds: 60 } });
+    expect(over.json()).toMatchObject({ definition: { threshold: { count: 3, window_seconds: 60 }, group_by: ['src_endpoint.ip'] } });
   });
 
   it('creates a versioned rule (201) with the overrides, refuses a duplicate name (409)', async () => {
@@ -79,8 +87,8 @@ describe('POST /api/detections/rules/sigma', () => {
   it('fires in the pass on normalized events, ignoring case as Sigma does', async () => {
     await settle();
     const ts = new Date().toISOString();
-    const login = (name: string, ip: string) => ({ type: 'login', ts, user: { name }, client: { ip }, host: 'vpn' });
-    await runNormalize(t, ingestBatch(orgA, integration, 'auth', [login('ADM-eve', '203.0.113.9'), login('admin-break-glass', '203.0.113.9'), login('adm-bob', '198.51.100.1'), login('alice', '203.0.113.9')]));
+    const login = (name: string, ip: string) => ({ EventID: 4624, Channel: 'Security', SourceName: 'Microsoft-Windows-Security-Auditing', Hostname: 'dc1.corp.example', EventTime: ts, TargetUserName: name, TargetDomainName: 'CORP', IpAddress: ip, LogonType: 3 });
+    await runNormalize(t, ingestBatch(orgA, integration, 'security', [login('ADM-eve', '203.0.113.9'), login('admin-break-glass', '203.0.113.9'), login('adm-bob', '198.51.100.1'), login('alice', '203.0.113.9')], 'windows_security'));
     const res = await call('GET', `/api/detections?organization_id=${orgA}&rule_id=${ruleId}`, viewerA);
     const found = res.json<{ items: Json[] }>().items;
     expect(found).toHaveLength(1);
@@ -89,9 +97,9 @@ describe('POST /api/detections/rules/sigma', () => {
 
   it('answers 422 with a detail naming the field, the modifier or the position', async () => {
     const cases: [string, RegExp][] = [
-      [SIGMA.replace('IpAddress|cidr', 'ClientAddress|cidr'), /^detection\.selection\.ClientAddress\|cidr: the field "ClientAddress" has no OCSF mapping for logsource product: windows, service: security/],
+      [SIGMA.replace('IpAddress|cidr', 'ClientAddress|cidr'), /^detection\.condition: no event of logsource product: windows, service: security has the fields this rule needs together: "TargetUserName" .*"ClientAddress" \(EventID 4778, 4779\)/],
       [SIGMA.replace('startswith', 'fieldref'), /^detection\.selection\.TargetUserName\|fieldref: the modifier "fieldref"/],
-      [SIGMA.replace('selection and not filter', 'selection | count() by IpAddress > 10'), /^detection\.condition \(column 11\): aggregations/],
+      [SIGMA.replace('selection and not filter', 'selection | count(TargetUserName) by IpAddress > 10'), /^detection\.condition \(column 11\): count\(TargetUserName\) counts distinct values/],
       ['title: x\nlogsource: [\n', /^yaml \(line \d+, column \d+\): /],
       [SIGMA.replace('service: security', 'service: sysmon'), /^logsource: no OCSF mapping for the logsource product: windows, service: sysmon/],
     ];

@@ -1,10 +1,35 @@
 // Sigma's `condition` expression (search identifiers combined with and, or, not, parentheses,
 // `1 of x*`, `all of x*`, `1 of them`, `all of them`) parsed into a tree over the compiled
-// search identifiers. Precedence, loosest first: or, and, not. Aggregations (`| count() ...`)
-// are refused: deprecated in Sigma 2, and a tumbling-window threshold would not mean what a
-// Sigma backend's aggregation means (docs/sigma.md).
+// search identifiers. Precedence, loosest first: or, and, not. Identifiers a logsource variant
+// decides (true or false) fold away. An aggregation after `|` (`count() by Field > 5`) is read
+// for the compiler to turn into a threshold (docs/sigma.md).
 import type { Condition } from '../../conditions/types.js';
 import { SigmaError } from './errors.js';
+import type { Compiled } from './values.js';
+
+/** `| count() [by Field] > N` (or `>=`): at least `min` matching events per group in the rule's timeframe. */
+export interface Aggregation {
+  by?: string;
+  min: number;
+  /** Where it was written, for messages. */
+  at: string;
+}
+
+export interface ParsedCondition {
+  tree: Compiled;
+  aggregation?: Aggregation;
+}
+
+/** AND / OR of compiled parts with the constants folded away. */
+export function fold(key: 'all' | 'any', parts: Compiled[]): Compiled {
+  const absorbing = key === 'any';
+  if (parts.includes(absorbing)) return absorbing;
+  const rest = parts.filter((p): p is Condition => typeof p !== 'boolean');
+  if (rest.length === 0) return !absorbing;
+  return rest.length === 1 ? rest[0]! : ({ [key]: rest } as Condition);
+}
+
+const negate = (c: Compiled): Compiled => (typeof c === 'boolean' ? !c : { not: c });
 
 type Token = { t: 'word' | '(' | ')' | '|'; v: string; at: number };
 
@@ -31,7 +56,7 @@ function nameMatcher(pattern: string): (name: string) => boolean {
  * Parses `text` over the search identifiers `ids` (name -> compiled condition). `where`
  * locates problems: `detection.condition`, or `detection.condition[1]` in a list.
  */
-export function parseCondition(text: string, ids: ReadonlyMap<string, Condition>, where: string): Condition {
+export function parseCondition(text: string, ids: ReadonlyMap<string, Compiled>, where: string): ParsedCondition {
   const tokens = tokenize(text);
   let i = 0;
   const fail = (message: string, at: number): never => {
@@ -41,13 +66,13 @@ export function parseCondition(text: string, ids: ReadonlyMap<string, Condition>
   const isWord = (w: string) => peek()?.t === 'word' && peek()!.v.toLowerCase() === w;
   const end = text.length;
 
-  function identifier(tok: Token): Condition {
+  function identifier(tok: Token): Compiled {
     const c = ids.get(tok.v);
-    if (!c) fail(`no search identifier named "${tok.v}" in detection (known: ${[...ids.keys()].join(', ') || 'none'})`, tok.at);
+    if (c === undefined) fail(`no search identifier named "${tok.v}" in detection (known: ${[...ids.keys()].join(', ') || 'none'})`, tok.at);
     return c!;
   }
 
-  function quantified(): Condition {
+  function quantified(): Compiled {
     const q = tokens[i]!;
     i += 2; // the quantifier and `of`
     const target = tokens[i];
@@ -56,12 +81,10 @@ export function parseCondition(text: string, ids: ReadonlyMap<string, Condition>
     const names = [...ids.keys()];
     const picked = target.v === 'them' ? names.filter((n) => !n.startsWith('_')) : names.filter(nameMatcher(target.v));
     if (!picked.length) return fail(`"${target.v}" names no search identifier (known: ${names.join(', ')})`, target.at);
-    const conds = picked.map((n) => ids.get(n)!);
-    if (conds.length === 1) return conds[0]!;
-    return q.v.toLowerCase() === 'all' ? { all: conds } : { any: conds };
+    return fold(q.v.toLowerCase() === 'all' ? 'all' : 'any', picked.map((n) => ids.get(n)!));
   }
 
-  function primary(): Condition {
+  function primary(): Compiled {
     const tok = peek();
     if (!tok) return fail('the condition ends where a search identifier, "not", "(" or "1 of" / "all of" was expected', end);
     if (tok.t === '(') {
@@ -82,29 +105,41 @@ export function parseCondition(text: string, ids: ReadonlyMap<string, Condition>
     return identifier(tok);
   }
 
-  function not(): Condition {
+  function not(): Compiled {
     if (isWord('not')) {
       i++;
-      return { not: not() };
+      return negate(not());
     }
     return primary();
   }
 
-  function chain(key: 'all' | 'any', word: string, next: () => Condition): Condition {
+  function chain(key: 'all' | 'any', word: string, next: () => Compiled): Compiled {
     const parts = [next()];
     while (isWord(word)) {
       i++;
       parts.push(next());
     }
-    return parts.length === 1 ? parts[0]! : { [key]: parts } as Condition;
+    return fold(key, parts);
   }
   const and = () => chain('all', 'and', not);
-  const or = (): Condition => chain('any', 'or', and);
+  const or = (): Compiled => chain('any', 'or', and);
+
+  /** `count() [by Field] > N` after the `|`. */
+  function aggregation(bar: Token): Aggregation {
+    const rest = text.slice(bar.at + 1);
+    const m = /^\s*count\(\s*([^)\s]*)\s*\)\s*(?:by\s+([^\s,]+)\s*)?(>=|>|<=|<|==|=)\s*(\d+)\s*$/i.exec(rest);
+    const at = `${where} (column ${bar.at + 1})`;
+    if (!m) throw new SigmaError(at, 'only "| count() > N" and "| count() by Field > N" compile (to a threshold); other aggregations (sum, avg, min, max, near, count by several fields) are refused');
+    if (m[1]) throw new SigmaError(at, `count(${m[1]}) counts distinct values, which a threshold does not: only count() compiles`);
+    if (m[3] !== '>' && m[3] !== '>=') throw new SigmaError(at, `"${m[3]}" asks for few events, which a threshold cannot say: only > and >= compile`);
+    const n = Number(m[4]) + (m[3] === '>' ? 1 : 0);
+    return { ...(m[2] ? { by: m[2] } : {}), min: n, at };
+  }
 
   if (!tokens.length) fail('the condition is empty', 0);
   const tree = or();
   const rest = peek();
-  if (rest?.t === '|') fail('aggregations ("| count() ...") are not supported: they are deprecated in Sigma and Weir would not count as a Sigma backend does; use a threshold override with group_by instead', rest.at);
+  if (rest?.t === '|') return { tree, aggregation: aggregation(rest) };
   if (rest) fail(`unexpected "${rest.v}" (conditions combine with and, or, not and parentheses)`, rest.at);
-  return tree;
+  return { tree };
 }
