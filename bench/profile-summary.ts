@@ -7,6 +7,8 @@
 // JSON.parse and JSON.stringify have no frame of their own (V8 counts builtins in their
 // caller's self time): the per-line ticks of a JavaScript file (.js, as built in dist/) whose
 // source line calls one of them are counted as JSON instead of the caller's category.
+// A thread blocked in Atomics.wait (piscina's workers between tasks) is sampled as running its
+// caller: the ticks of a line that calls Atomics.wait are idle, not CPU, and are left out.
 //   npx tsx bench/profile-summary.ts <file.cpuprofile | dir>... [--top 25]
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -57,8 +59,8 @@ const RULES: [string, (f: CallFrame) => boolean][] = [
 const IDLE = new Set(['(idle)']);
 
 const sources = new Map<string, string[] | null>();
-/** Whether line `line` (1-based) of a built .js file calls JSON.parse or JSON.stringify. */
-function callsJson(url: string, line: number): boolean {
+/** Whether line `line` (1-based) of a .js file calls what `call` matches. */
+function lineCalls(url: string, line: number, call: RegExp): boolean {
   if (!url.startsWith('file://') || !url.endsWith('.js')) return false;
   let lines = sources.get(url);
   if (lines === undefined) {
@@ -66,20 +68,22 @@ function callsJson(url: string, line: number): boolean {
     lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n') : null;
     sources.set(url, lines);
   }
-  return /JSON\.(parse|stringify)\(/.test(lines?.[line - 1] ?? '');
+  return call.test(lines?.[line - 1] ?? '');
 }
+const JSON_CALL = /JSON\.(parse|stringify)\(/;
+const WAIT_CALL = /Atomics\.wait\(/;
 
-/** The share of a node's self time spent on lines that call JSON builtins (0 when unknown). */
-function jsonShare(node: ProfileNode): number {
+/** The share of a node's self time spent on lines that call what `call` matches (0 when unknown). */
+function lineShare(node: ProfileNode, call: RegExp): number {
   const ticks = node.positionTicks;
   if (!ticks || ticks.length === 0) return 0;
-  let json = 0;
+  let hit = 0;
   let all = 0;
   for (const t of ticks) {
     all += t.ticks;
-    if (callsJson(node.callFrame.url, t.line)) json += t.ticks;
+    if (lineCalls(node.callFrame.url, t.line, call)) hit += t.ticks;
   }
-  return all > 0 ? json / all : 0;
+  return all > 0 ? hit / all : 0;
 }
 
 export function categoryOf(frame: CallFrame): string {
@@ -88,7 +92,7 @@ export function categoryOf(frame: CallFrame): string {
 }
 
 export interface Summary {
-  /** Time of the non-idle samples in the windows, seconds (wall clock: includes waiting for a core). */
+  /** Time of the non-idle samples in the windows, seconds (wall clock: includes waiting for a core; blocking in Atomics.wait is idle). */
   cpuSeconds: number;
   categories: { name: string; seconds: number; share: number }[];
   top: { name: string; category: string; seconds: number; share: number }[];
@@ -101,15 +105,17 @@ export function summarise(profiles: CpuProfile[], windows: Window[] = [], topN =
   const inWindow = (t: number) => windows.length === 0 || windows.some(([a, b]) => t >= a && t <= b);
   for (const p of profiles) {
     const nodes = new Map(p.nodes.map((n) => [n.id, n]));
-    const json = new Map(p.nodes.map((n) => [n.id, jsonShare(n)]));
+    const json = new Map(p.nodes.map((n) => [n.id, lineShare(n, JSON_CALL)]));
+    const waiting = new Map(p.nodes.map((n) => [n.id, lineShare(n, WAIT_CALL)]));
     let t = p.startTime;
     for (let i = 0; i < p.samples.length; i++) {
       const delta = p.timeDeltas[i] ?? 0;
       t += delta;
       const frame = nodes.get(p.samples[i]!)?.callFrame;
       if (!frame || IDLE.has(frame.functionName) || !inWindow(t)) continue;
-      // A sample stands for the time until the next one.
-      const us = p.timeDeltas[i + 1] ?? delta;
+      // A sample stands for the time until the next one; the part blocked in Atomics.wait is idle.
+      const us = (p.timeDeltas[i + 1] ?? delta) * (1 - (waiting.get(p.samples[i]!) ?? 0));
+      if (us <= 0) continue;
       const category = categoryOf(frame);
       const jsonUs = us * (json.get(p.samples[i]!) ?? 0);
       total += us;
