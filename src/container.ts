@@ -136,7 +136,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     (await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite`, logger }));
   await migrate(database.db);
   const redis = { redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger };
-  const queue = createQueue({ ...redis, db: database.db, leaseMs: config.queueLeaseMs });
+  const queue = createQueue({ ...redis, db: database.db, leaseMs: config.queueLeaseMs, exclusive: database.kind === 'pglite' });
   const cache = createCache(redis);
   const lock = createLock(redis);
   const rateLimiter = createRateLimiter(redis);

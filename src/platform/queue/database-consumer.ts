@@ -1,6 +1,7 @@
 // One consumer of the database queue: a poll loop that claims due jobs up to its
 // concurrency, runs them, renews their leases while they run, and sweeps expired leases.
-// It sleeps between polls and wakes early on a local enqueue or a finished job.
+// It sleeps between polls and wakes early on a local enqueue or a finished job; when no other
+// process can enqueue (an exclusive database), it sleeps until its next due job or sweep.
 import type { EventEmitter } from 'node:events';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -20,6 +21,8 @@ export interface DatabaseConsumerSettings {
   leaseMs: number;
   heartbeatMs: number;
   pollIntervalMs: number;
+  /** The longest sleep when no job is due: pollIntervalMs, or the sweep's period when no other process enqueues. */
+  idleMs: number;
   sweepIntervalMs: number;
   /** Emits wakeEvent(queue) on a local enqueue. */
   wakeups: EventEmitter;
@@ -73,7 +76,7 @@ export class DatabaseConsumer implements Consumer {
     const s = this.#s;
     let failures = 0;
     while (!this.#stopped) {
-      let sleepMs = s.pollIntervalMs;
+      let sleepMs = s.idleMs;
       try {
         if (Date.now() - this.#lastSweep >= s.sweepIntervalMs) {
           this.#lastSweep = Date.now();
@@ -88,7 +91,7 @@ export class DatabaseConsumer implements Consumer {
           // (All slots filled: a finishing job wakes us.)
           if (rows.length < free) {
             const dueIn = await msUntilNextDue(s.db, s.queue);
-            if (dueIn !== null) sleepMs = Math.min(s.pollIntervalMs, Math.max(MIN_SLEEP_MS, Math.ceil(dueIn)));
+            if (dueIn !== null) sleepMs = Math.min(s.idleMs, Math.max(MIN_SLEEP_MS, Math.ceil(dueIn)));
           }
         }
         failures = 0;

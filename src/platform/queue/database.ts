@@ -21,6 +21,12 @@ export interface DatabaseQueueOptions {
   logger?: Logger | undefined;
   /** How often an idle consumer looks for jobs enqueued by other processes; default 200. */
   pollIntervalMs?: number | undefined;
+  /**
+   * The database is this process's alone (embedded PGlite, whose data directory admits one
+   * process): no other process enqueues, so an idle consumer does not poll. It sleeps until its
+   * next due job, a local enqueue or repeat (which wake it), or the next lease sweep.
+   */
+  exclusive?: boolean | undefined;
   /** Longest a job stays with a consumer that died before another takes it (WEIR_QUEUE_LEASE_MS); default 30 000. */
   leaseMs?: number | undefined;
 }
@@ -30,6 +36,7 @@ export class DatabaseQueue implements QueuePort {
   readonly #db: Kysely<DB>;
   readonly #logger: Logger | undefined;
   readonly #pollIntervalMs: number;
+  readonly #exclusive: boolean;
   readonly #lease: LeaseTimings;
   // Local enqueues wake local consumers at once; other processes' jobs are found by polling.
   readonly #wakeups = new EventEmitter().setMaxListeners(0);
@@ -42,6 +49,7 @@ export class DatabaseQueue implements QueuePort {
     this.#db = options.db;
     this.#logger = options.logger;
     this.#pollIntervalMs = options.pollIntervalMs ?? 200;
+    this.#exclusive = options.exclusive ?? false;
     this.#lease = leaseTimings(options.leaseMs);
   }
 
@@ -82,6 +90,8 @@ export class DatabaseQueue implements QueuePort {
       leaseMs: this.#lease.holdMs,
       heartbeatMs: this.#lease.renewMs,
       pollIntervalMs: this.#pollIntervalMs,
+      // Exclusive: nothing to find between wakes but what the sweep recovers, so idle as long as the sweep's period.
+      idleMs: this.#exclusive ? Math.max(this.#pollIntervalMs, this.#lease.checkMs) : this.#pollIntervalMs,
       sweepIntervalMs: this.#lease.checkMs,
       wakeups: this.#wakeups,
       logger: this.#logger?.child({ queue }),
