@@ -7,8 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { SigmaField } from '../../src/pipeline/detect/sigma/logsource-types.js';
 import { LOGSOURCES } from '../../src/pipeline/detect/sigma/logsources.js';
 import { logsourceHeading } from '../../src/pipeline/detect/sigma/docs.js';
-import { builtinMapping } from '../../src/pipeline/normalize/builtin/index.js';
-import { writtenPaths } from '../support/sigma/written.js';
+import { builtin, writtenPaths } from '../support/sigma/written.js';
 
 /**
  * The activity is the rule's own (`activity_id`: a number, or a lookup from a key), not an
@@ -16,8 +15,7 @@ import { writtenPaths } from '../support/sigma/written.js';
  * variant's values decide, or a lookup from the field's key.
  */
 function activityFrom(mapping: string, rules: string[], key: string): boolean {
-  const [platform, stream] = mapping.split('.') as [string, string];
-  const doc = builtinMapping(platform, stream)!.document;
+  const doc = builtin(mapping).document;
   return rules.every((name) => {
     const a = doc.rules.find((r) => r.name === name)?.activity_id as unknown;
     if (typeof a === 'number') return true;

@@ -15,13 +15,12 @@
 // fields their parse steps produce, then written as the line (serialize).
 import { ocsfCatalog } from '../../../src/ocsf/index.js';
 import type { SigmaField, SigmaLogsource, SigmaSource, SigmaVariant } from '../../../src/pipeline/detect/sigma/logsource-types.js';
-import { builtinMapping } from '../../../src/pipeline/normalize/builtin/index.js';
 import { compileMapping } from '../../../src/pipeline/normalize/compile.js';
 import { compileCondition, type Predicate } from '../../../src/pipeline/normalize/conditions.js';
 import { parsePath, type PathSegment } from '../../../src/pipeline/normalize/paths.js';
 import type { Assignment, CompiledMapping, MapResult, MappingDocument } from '../../../src/pipeline/normalize/types.js';
 import type { SigmaEvent } from './matcher.js';
-import { writtenPaths } from './written.js';
+import { builtin, writtenPaths } from './written.js';
 
 export type Raw = Record<string, unknown>;
 
@@ -66,9 +65,7 @@ const mappings = new Map<string, MappingInfo>();
 export function mappingOf(name: string): MappingInfo {
   let m = mappings.get(name);
   if (!m) {
-    const dot = name.indexOf('.');
-    const b = builtinMapping(name.slice(0, dot), name.slice(dot + 1));
-    if (!b) throw new Error(`no built-in mapping ${name}`);
+    const b = builtin(name);
     const compiled = compileMapping(b.document, ocsfCatalog());
     const rules = b.document.rules.map((r) => ({ name: r.name, when: r.when, test: r.when === undefined ? undefined : predicate(r.when) }));
     m = { compiled, doc: b.document, rules };
@@ -89,8 +86,7 @@ function eachKeys(mapping: string): Set<string> {
         if (Array.isArray(a.set)) walk(a.set as { each?: string; set?: unknown }[]);
       }
     };
-    const dot = mapping.indexOf('.');
-    const doc = builtinMapping(mapping.slice(0, dot), mapping.slice(dot + 1))!.document;
+    const doc = builtin(mapping).document;
     walk(doc.defaults);
     for (const r of doc.rules) walk(r.set);
     eachCache.set(mapping, out);

@@ -9,7 +9,8 @@ import { parseTarget } from '../../../src/pipeline/normalize/targets.js';
 import { compileTemplate } from '../../../src/pipeline/normalize/templates.js';
 import type { Assignment } from '../../../src/pipeline/normalize/types.js';
 
-function builtin(mapping: string): BuiltinMapping {
+/** The built-in mapping a logsource source names (`platform.stream`, as SigmaSource.mapping writes it). */
+export function builtin(mapping: string): BuiltinMapping {
   const found = BUILTIN_MAPPINGS.find((m) => `${m.platform}.${m.stream}` === mapping);
   if (!found) throw new Error(`no built-in mapping "${mapping}" (platform.stream): ${BUILTIN_MAPPINGS.map((m) => `${m.platform}.${m.stream}`).join(', ')}`);
   return found;

@@ -6,7 +6,7 @@
 // Sigma would read as one. What the mappings write is held by test/sigma/tables.test.ts.
 import { describe, expect, it } from 'vitest';
 import { ocsfCatalog } from '../../../ocsf/index.js';
-import { BUILTIN_MAPPINGS } from '../../normalize/builtin/index.js';
+import { builtin as mapping } from '../../../../test/support/sigma/written.js';
 import { logsourceHeading as heading } from './docs.js';
 import type { SigmaField } from './logsource-types.js';
 import { LOGSOURCES } from './logsources.js';
@@ -18,7 +18,6 @@ const partsOf = (f: SigmaField): string[] =>
       : f.compose === 'hashes' || f.compose === 'hash' ? [`${f.path}[*].value`]
         : [f.path];
 
-const mapping = (name: string) => BUILTIN_MAPPINGS.find((m) => `${m.platform}.${m.stream}` === name);
 const variants = LOGSOURCES.flatMap((ls) => ls.variants.map((v) => ({ at: heading(ls), v })));
 
 describe('the Sigma logsource table', () => {
