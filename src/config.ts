@@ -178,6 +178,19 @@ export interface SearchConfig {
   detectionNotifyMs: number;
   /** Most vendor pages one live query reads (docs/live-queries.md). */
   liveMaxPages: number;
+  /**
+   * The event store's engine (WEIR_EVENT_STORE): DuckDB in a file beside the embedded database,
+   * or the PostgreSQL database's `events` table. Unset: DuckDB with the embedded database,
+   * PostgreSQL with an external one (several processes share it).
+   */
+  eventStore: 'duckdb' | 'postgres' | undefined;
+  /** DuckDB's file (WEIR_EVENT_STORE_PATH, default <data dir>/events.duckdb; ':memory:' keeps nothing). */
+  eventStorePath: string;
+  /** DuckDB's memory limit (WEIR_EVENT_STORE_MEMORY, default 128MB) and threads (WEIR_EVENT_STORE_THREADS, default 2). */
+  eventStoreMemory: string;
+  eventStoreThreads: number;
+  /** Where POST /api/search/export writes (WEIR_EXPORT_ROOT, default <data dir>/exports). */
+  exportRoot: string;
 }
 
 /** Sending e-mail (docs/email.md): the queue's retries and the SMTP timeouts. */
@@ -287,6 +300,26 @@ function caseManagement(env: Env): CaseManagementConfig {
   return Object.freeze({ url: caseUrl, apiKey, timeoutMs: int(env, 'WEIR_CASE_TIMEOUT_MS', 5_000, 100, 60_000) });
 }
 
+function eventStoreKind(env: Env): 'duckdb' | 'postgres' | undefined {
+  const v = env.WEIR_EVENT_STORE?.trim();
+  if (v === undefined || v === '') return undefined;
+  if (v === 'duckdb' || v === 'postgres') return v;
+  throw new ConfigError(`WEIR_EVENT_STORE must be duckdb or postgres, not ${JSON.stringify(v)}`);
+}
+
+function eventStorePath(env: Env): string {
+  const v = env.WEIR_EVENT_STORE_PATH?.trim();
+  if (v === ':memory:') return v;
+  return path.resolve(v || path.join(str(env, 'WEIR_DATA_DIR', './data'), 'events.duckdb'));
+}
+
+/** A memory size as DuckDB reads it: digits and a unit (KB, MB, GB; KiB, MiB, GiB). */
+function memorySize(env: Env, name: string, fallback: string): string {
+  const v = env[name]?.trim() || fallback;
+  if (!/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i.test(v)) throw new ConfigError(`${name} must be a size such as 256MB or 1GB, not ${JSON.stringify(v)}`);
+  return v;
+}
+
 function search(env: Env): SearchConfig {
   const resultHours = int(env, 'WEIR_SEARCH_RESULT_HOURS', 168, 1, 24 * 3650);
   const csvHours = int(env, 'WEIR_SEARCH_CSV_HOURS', 24, 1, 24 * 3650);
@@ -301,6 +334,11 @@ function search(env: Env): SearchConfig {
     publicUrl: url(env, 'WEIR_PUBLIC_URL', ['http:', 'https:']),
     detectionNotifyMs: int(env, 'WEIR_DETECTION_NOTIFY_MINUTES', 15, 1, 1440) * 60_000,
     liveMaxPages: int(env, 'WEIR_SEARCH_LIVE_MAX_PAGES', 20, 1, 1000),
+    eventStore: eventStoreKind(env),
+    eventStorePath: eventStorePath(env),
+    eventStoreMemory: memorySize(env, 'WEIR_EVENT_STORE_MEMORY', '128MB'),
+    eventStoreThreads: int(env, 'WEIR_EVENT_STORE_THREADS', 2, 1, 64),
+    exportRoot: path.resolve(str(env, 'WEIR_EXPORT_ROOT', path.join(str(env, 'WEIR_DATA_DIR', './data'), 'exports'))),
   });
 }
 

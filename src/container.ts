@@ -55,6 +55,7 @@ import { createCache } from './platform/cache/index.js';
 import type { CachePort } from './platform/cache/port.js';
 import { keyRing, loadMasterSecret, previousKeyRings, type KeyRing } from './platform/crypto/keys.js';
 import { migrate, openDatabase, type Database } from './platform/db/index.js';
+import type { EventStore } from './modules/search/event-store/port.js';
 import type { Authenticator } from './platform/http/access.js';
 import { createLock } from './platform/lock/index.js';
 import type { LockPort } from './platform/lock/port.js';
@@ -100,6 +101,8 @@ export interface Container {
   readonly enrichment: { feeds: { runDue(): Promise<number> } };
   /** The dispatcher's engine (routeOnce, breaker states, lag) and the ledger invariant, measured. */
   readonly delivery: Pick<Delivery, 'engine' | 'ledgerBalance'>;
+  /** The event store (DuckDB or PostgreSQL: modules/search/event-store). */
+  readonly eventStore: EventStore;
   /** Opens connectors (decrypted config, SSRF-guarded vendor HTTP, token cache) for collection, backfill and tests. */
   readonly connectorRuntime: ConnectorRuntime;
   /** Collection: the engine (runCycle, schedule, housekeeping) and the collectors operations' service. */
@@ -248,7 +251,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   });
   await destinations.reencryptCredentials();
   // The event store: a destination type the one pass writes inline (modules/search).
-  const eventStore = wireEventStore(database.db);
+  const eventStore = await wireEventStore(database.db, database.kind, config.search);
   destinations.types.register(eventStore.sinkType);
   await integrations.sealSecrets();
   // What the data plane's modules share (delivery, normalization).
@@ -376,6 +379,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     destinations: { directory: destinations.directory, service: destinations.service, cipher: destinations.cipher, types: destinations.types },
     enrichment: { feeds: enrichment.feeds },
     delivery: { engine: delivery.engine, ledgerBalance: delivery.ledgerBalance },
+    eventStore: eventStore.events,
     connectorRuntime,
     collection: { engine: collection.engine, service: collection.service },
     authenticator: internal.authenticator,
@@ -391,6 +395,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
       await queue.close();
       await normalization.close();
       await delivery.close();
+      await eventStore.events.close();
       await identity.tokens.flushLastUsed().catch(onError);
       await sso.close();
       await ingest.service.flushLastUsed().catch(onError);

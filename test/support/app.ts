@@ -42,6 +42,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     NODE_ENV: process.env.NODE_ENV,
     // The database is injected; the data directory is never opened.
     WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'),
+    // The embedded event store (DuckDB) in memory: every test app has its own.
+    WEIR_EVENT_STORE_PATH: ':memory:',
     LOG_LEVEL: options.captureLogs ? 'info' : 'silent',
     // Test destinations listen on loopback; SSRF tests set this to ''.
     WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8,::1/128',

@@ -99,7 +99,7 @@ export function wireDelivery(deps: DeliveryWiring) {
     routes: (organizationId: number) => routesCache.get(organizationId),
     destinations: (refresh: boolean) => destinationsSnapshot.get(refresh),
     prepare: async (write: RoutingWrite) => {
-      if (write.stored.length > 0) await deps.inlineStore?.prepare(write.stored);
+      if (write.stored.length > 0) await deps.inlineStore?.prepare(write.batchId, write.stored);
     },
     write: (write: RoutingWrite, at: Date) => storeRoutingWrite(store.engine, write, at, config.lineageEnabled, deps.inlineStore),
     written: () => engine.wakeLanes(),

@@ -211,12 +211,12 @@ describe('POST /api/organizations/bulk/deactivate', () => {
 
 describe('retention', () => {
   it('defaults to 7 days, is read with integration.read and set with org.manage', async () => {
-    expect((await call('GET', `/api/organizations/${orgA}/retention`, viewerA)).json()).toEqual({ organization_id: orgA, retention_days: 7 });
+    expect((await call('GET', `/api/organizations/${orgA}/retention`, viewerA)).json()).toEqual({ organization_id: orgA, retention_days: 7, event_store: { removed: 0, last_removed_at: null } });
     const denied = await call('PUT', `/api/organizations/${orgA}/retention`, operatorA, { retention_days: 30 });
     expect(denied.statusCode).toBe(403);
     expect(denied.json().detail).toContain('org.manage');
-    expect((await call('PUT', `/api/organizations/${orgA}/retention`, adminA, { retention_days: 30 })).json()).toEqual({ organization_id: orgA, retention_days: 30 });
-    expect((await call('GET', `/api/organizations/${orgA}/retention`, viewerA)).json()).toEqual({ organization_id: orgA, retention_days: 30 });
+    expect((await call('PUT', `/api/organizations/${orgA}/retention`, adminA, { retention_days: 30 })).json()).toEqual({ organization_id: orgA, retention_days: 30, event_store: { removed: 0, last_removed_at: null } });
+    expect((await call('GET', `/api/organizations/${orgA}/retention`, viewerA)).json()).toEqual({ organization_id: orgA, retention_days: 30, event_store: { removed: 0, last_removed_at: null } });
     expect((await call('GET', `/api/organizations/${orgA}`, viewerA)).json()).toMatchObject({ retention_days: 30 });
   });
 

@@ -54,6 +54,13 @@ export const BulkResult = Type.Object({
 export const Retention = Type.Object({
   organization_id: Type.Integer(),
   retention_days: Type.Integer({ minimum: MIN_RETENTION_DAYS, maximum: MAX_RETENTION_DAYS }),
+  event_store: Type.Object(
+    {
+      removed: Type.Integer({ minimum: 0, description: "Events the event store's retention removed since the organization was created (counted from when Weir received each event)" }),
+      last_removed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When retention last removed any of its events' }),
+    },
+    { description: "What the event store's retention removed" },
+  ),
 });
 
 export const RetentionBody = Type.Object(

@@ -36,6 +36,11 @@ export function confirmationText(name: string): string {
   return `DELETE ${name}`;
 }
 
+/** What the event store's retention removed of an organization's events. */
+function removedOf(org: OrganizationRow): { removed: number; last_removed_at: string | null } {
+  return { removed: Number(org.store_removed), last_removed_at: org.store_removed_at ? new Date(org.store_removed_at).toISOString() : null };
+}
+
 export function createOrganizationService(deps: OrganizationServiceDeps) {
   const { store, clock } = deps;
   const provisioners: OrganizationProvisioner[] = [];
@@ -153,14 +158,14 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
 
     async retention(scope: Scope, id: number) {
       const org = await mustGet(scope, id);
-      return { organization_id: org.id, retention_days: org.retention_days };
+      return { organization_id: org.id, retention_days: org.retention_days, event_store: removedOf(org) };
     },
 
     async setRetention(scope: Scope, id: number, days: number) {
       const org = await mustGet(scope, id);
       await store.update(id, { retention_days: days, updated_at: clock.now() });
       setAuditTarget({ type: 'organization', id, organizationId: id, details: { retention_days: { from: org.retention_days, to: days } } });
-      return { organization_id: id, retention_days: days };
+      return { organization_id: id, retention_days: days, event_store: removedOf(org) };
     },
 
     /**

@@ -63,10 +63,10 @@ export function createEventsStore(db: Kysely<DB>) {
       if (s.ids.length === 0) continue;
       // One JSON array text: PostgreSQL parses the events, JavaScript only joins the lines.
       await sql`
-        insert into events (time, organization_id, integration_id, stream, class_uid, category_uid, activity_id, severity_id, event_id, event)
-        select to_timestamp(u.t / 1000.0), ${s.organization_id}::int, ${s.integration_id}::int, ${s.stream}::text, u.c, u.ca, u.a, u.sv, u.id::uuid, j.e
-        from unnest(${s.times}::float8[], ${s.class_uid}::int[], ${s.category_uid}::int[], ${s.activity_id}::int[], ${s.severity_id}::int[], ${s.ids}::text[])
-          with ordinality as u(t, c, ca, a, sv, id, n)
+        insert into events (time, received, organization_id, integration_id, stream, class_uid, category_uid, activity_id, severity_id, event_id, event)
+        select to_timestamp(u.t / 1000.0), to_timestamp(u.r / 1000.0), ${s.organization_id}::int, ${s.integration_id}::int, ${s.stream}::text, u.c, u.ca, u.a, u.sv, u.id::uuid, j.e
+        from unnest(${s.times}::float8[], ${s.received}::float8[], ${s.class_uid}::int[], ${s.category_uid}::int[], ${s.activity_id}::int[], ${s.severity_id}::int[], ${s.ids}::text[])
+          with ordinality as u(t, r, c, ca, a, sv, id, n)
         join jsonb_array_elements(${`[${s.lines.join(',')}]`}::jsonb) with ordinality as j(e, n) on j.n = u.n`.execute(executor(db));
     }
   }
@@ -114,18 +114,19 @@ export function createEventsStore(db: Kysely<DB>) {
     }
   }
 
-  /** Deletes up to `limit` of an organization's events older than `before` from one partition; the count. */
+  /** Deletes up to `limit` of an organization's events received before `before` from one partition; the count. */
   async function deleteOlder(partition: string, organizationId: number, before: Date, limit: number): Promise<number> {
     const res = await sql`
       delete from ${sql.id(partition)} where ctid in (
-        select ctid from ${sql.id(partition)} where organization_id = ${organizationId} and time < ${before} limit ${limit})`.execute(executor(db));
+        select ctid from ${sql.id(partition)} where organization_id = ${organizationId} and coalesce(received, time) < ${before} limit ${limit})`.execute(executor(db));
     return Number(res.numAffectedRows ?? 0);
   }
 
-  /** Organizations with events in a partition (retention's work list). */
-  async function organizationsIn(partition: string): Promise<number[]> {
-    const { rows } = await sql<{ organization_id: number }>`select distinct organization_id from ${sql.id(partition)}`.execute(db);
-    return rows.map((r) => r.organization_id);
+  /** A partition's events by organization, and when the first and last of them were received. */
+  async function contents(partition: string): Promise<{ organization_id: number; n: number; first: Date; last: Date }[]> {
+    const { rows } = await sql<{ organization_id: number; n: string; first: Date; last: Date }>`
+      select organization_id, count(*) as n, min(coalesce(received, time)) as first, max(coalesce(received, time)) as last from ${sql.id(partition)} group by 1`.execute(db);
+    return rows.map((r) => ({ organization_id: r.organization_id, n: Number(r.n), first: new Date(r.first), last: new Date(r.last) }));
   }
 
   /** Deletes up to `limit` of an organization's events; the count (statements bounded by the lock timeout). */
@@ -140,7 +141,7 @@ export function createEventsStore(db: Kysely<DB>) {
     });
   }
 
-  return { prepare, write, replace, partitions, dropPartition, deleteOlder, organizationsIn, deleteOrganization, ensureDay };
+  return { prepare, write, replace, partitions, dropPartition, deleteOlder, contents, deleteOrganization, ensureDay };
 }
 
 export type EventsStore = ReturnType<typeof createEventsStore>;

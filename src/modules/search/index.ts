@@ -16,9 +16,12 @@ import type { SinkType } from '../../pipeline/sinks/types.js';
 import type { EmailNotifier } from '../email/jobs.js';
 import type { OrgDataStep } from '../organizations/jobs.js';
 import type { OrganizationProvisioner } from '../organizations/service.js';
-import { createEventsStore, dayOf } from './events-store.js';
+import { createDuckDbEventStore } from './event-store/duckdb/store.js';
+import type { EventStore } from './event-store/port.js';
+import { createPostgresEventStore } from './event-store/postgres.js';
 import { searchBeatTasks, searchJobs } from './jobs.js';
 import type { LiveQueries } from './live.js';
+import { createExportService } from './export.js';
 import { createQueriesService } from './queries.js';
 import type { QueryInput } from './query/definition.js';
 import { createReplayService, REPLAY_JOB, type ReplayPorts } from './replay.js';
@@ -28,19 +31,21 @@ import { createRunner } from './runner.js';
 import { createRunsService, RUN_JOB, SEARCH_QUEUE } from './runs.js';
 import { createSchedulesService, type AlertSink } from './schedules.js';
 import { createSearchStore } from './store.js';
-import { createStoreQueries } from './store-query.js';
 
 export type Retention = ReturnType<typeof createRetention>;
 
-/** The event store's rows: the destination type's lane writes through it, the pass inline. */
-export function wireEventStore(db: Kysely<DB>) {
-  const events = createEventsStore(db);
-  const sinkType: SinkType = eventStoreSinkType({
-    replace: (stored) => events.replace(stored),
-    check: async () => {
-      await events.ensureDay(dayOf(Date.now()));
-    },
-  });
+/**
+ * The event store (event-store/port.ts): DuckDB beside the embedded database, or PostgreSQL's
+ * `events` with an external one (several processes share it); WEIR_EVENT_STORE chooses.
+ * The destination type's lane writes through it, the pass inline.
+ */
+export async function wireEventStore(db: Kysely<DB>, databaseKind: 'pglite' | 'postgres', config: SearchConfig) {
+  const kind = config.eventStore ?? (databaseKind === 'pglite' ? 'duckdb' : 'postgres');
+  const events: EventStore =
+    kind === 'duckdb'
+      ? await createDuckDbEventStore({ path: config.eventStorePath, statementTimeoutMs: config.statementTimeoutMs, memoryLimit: config.eventStoreMemory, threads: config.eventStoreThreads })
+      : createPostgresEventStore(db, { statementTimeoutMs: config.statementTimeoutMs });
+  const sinkType: SinkType = eventStoreSinkType({ replace: (stored) => events.replace(stored), check: () => events.check() });
   return { events, sinkType, inline: { prepare: events.prepare, write: events.write } };
 }
 
@@ -50,7 +55,7 @@ export interface SearchDeps {
   logger: Logger;
   queue: QueuePort;
   config: SearchConfig;
-  events: ReturnType<typeof wireEventStore>['events'];
+  events: EventStore;
   email: EmailNotifier;
   dataDeletion: { addStep(step: OrgDataStep): void };
   organizations: { addProvisioner(p: OrganizationProvisioner): void };
@@ -66,7 +71,7 @@ export interface SearchDeps {
 export function wireSearch(deps: SearchDeps) {
   const { db, clock, logger, queue, config } = deps;
   const store = createSearchStore(db);
-  const queries = createStoreQueries(db, config.statementTimeoutMs);
+  const queries = deps.events;
   const transaction = <T>(fn: () => Promise<T>) => inTransaction(db, fn);
   const enqueueAfterCommit = async (fn: () => Promise<unknown>) => {
     // The database queue's enqueue commits with the row it is about; BullMQ's is sent once that row committed.
@@ -90,7 +95,8 @@ export function wireSearch(deps: SearchDeps) {
   });
   const savedQueries = createQueriesService({ store, clock, maxRows: config.maxRows, checkLive });
   const replay = createReplayService({ store, queries, clock, logger, transaction, enqueue: enqueueReplay, ports: { destination: (id) => store.destination(id), ...deps.outbox } });
-  const retention = createRetention({ events: deps.events, retentions: () => store.retentions(), logger });
+  const exports = createExportService({ events: deps.events, store, clock, root: config.exportRoot });
+  const retention = createRetention({ events: deps.events, retentions: () => store.retentions(), counted: (removed, at) => store.countRemoved(removed, at), clock, logger });
 
   // Every new organization starts with an event store and a route that sends it everything.
   deps.organizations.addProvisioner(async (org, actor) => {
@@ -121,7 +127,7 @@ export function wireSearch(deps: SearchDeps) {
       let rows = 0;
       let n: number;
       do {
-        n = await deps.events.deleteOrganization(organizationId, 10_000, 5_000);
+        n = await deps.events.deleteOrganization(organizationId, 10_000);
         rows += n;
       } while (n === 10_000);
       return { rows };
@@ -142,7 +148,7 @@ export function wireSearch(deps: SearchDeps) {
     expire,
     jobs: [searchJobs({ runner, replay, retention, expire, now: () => clock.now(), concurrency: config.concurrency })],
     beatTasks: searchBeatTasks(queue, schedules),
-    routes: (app: Api) => searchRoutes(app, { runs, queries: savedQueries, schedules, replay }),
+    routes: (app: Api) => searchRoutes(app, { runs, queries: savedQueries, schedules, replay, exports }),
   };
 }
 

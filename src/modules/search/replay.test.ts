@@ -6,7 +6,6 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
@@ -19,7 +18,6 @@ import type { Consumer } from '../../platform/queue/port.js';
 import { storedCopies } from '../../pipeline/delivery/router.js';
 import { startConsumers } from '../../roles/jobs.js';
 import { ORGANIZATIONS_QUEUE } from '../organizations/jobs.js';
-import { createEventsStore, dayOf, partitionName } from './events-store.js';
 import { SEARCH_QUEUE } from './runs.js';
 
 type Json = Record<string, unknown>;
@@ -49,8 +47,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 15_
 }
 
 async function countEvents(organizationId: number): Promise<number> {
-  const r = await t.container.database.db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).where('organization_id', '=', organizationId).executeTakeFirstOrThrow();
-  return Number(r.n);
+  return t.container.eventStore.count({ organizationIds: [organizationId], from: new Date(0), to: new Date(Date.now() + 2 * DAY), condition: null });
 }
 
 async function newOrg(name: string): Promise<number> {
@@ -138,30 +135,39 @@ describe('replay', () => {
 });
 
 describe('retention and deletion', () => {
-  async function storeAt(organizationId: number, times: number[]) {
-    const store = createEventsStore(t.container.database.db);
+  /** Stores events of the given times, received at `received`, through the pass's path. */
+  async function storeAt(organizationId: number, times: number[], received = Date.now()) {
     const ids = times.map(() => crypto.randomUUID());
     const ocsf = times.map((time) => ({ class_uid: 3002, time }));
-    const copies = storedCopies('d', { organization_id: organizationId, integration_id: 1, stream: 's' }, ocsf.map((e) => JSON.stringify(e)), (i) => ({ id: ids[i]!, received: Date.now(), ocsf: ocsf[i]! }));
-    await store.prepare([copies]);
+    const copies = storedCopies('d', { organization_id: organizationId, integration_id: 1, stream: 's' }, ocsf.map((e) => JSON.stringify(e)), (i) => ({ id: ids[i]!, received, ocsf: ocsf[i]! }));
+    const store = t.container.eventStore;
+    await store.prepare(crypto.randomUUID(), [copies]);
     await inTransaction(t.container.database.db, () => store.write([copies]));
   }
 
-  it('drops what no organization keeps and deletes what a shorter retention no longer keeps', async () => {
-    const today = dayOf(Date.now());
-    const ancient = today - 30 * DAY; // older than every organization's retention here (7 and 2 days)
-    await storeAt(org, [ancient + 1000]);
-    await storeAt(other, [today - 3 * DAY + 1000, today + 1000]);
+  it('removes what an organization no longer keeps, counted from receipt, and says how many', async () => {
+    const now = Date.now();
+    // Received 30 days ago (past every retention here: 7 and 2 days).
+    await storeAt(org, [now - 30 * DAY], now - 30 * DAY);
+    // A backfill: dated 30 days back, received now. Kept.
+    await storeAt(org, [now - 30 * DAY + 5]);
+    await storeAt(other, [now - 3 * DAY + 1000], now - 3 * DAY + 1000);
+    await storeAt(other, [now + 1000]);
     expect((await call('PUT', `/api/organizations/${other}/retention`, platform, { retention_days: 2 })).statusCode).toBe(200);
+    const before = { org: await countEvents(org), other: await countEvents(other) };
     await t.container.jobs.find((j) => j.queue === SEARCH_QUEUE)!.handlers['search.retention']!({ id: 'r', queue: SEARCH_QUEUE, name: 'search.retention', payload: {}, attempt: 1, maxAttempts: 1 }, new AbortController().signal);
-    const times = (await t.container.database.db.selectFrom('events').select('time').where('organization_id', 'in', [org, other]).execute()).map((r) => new Date(r.time).getTime());
-    expect(times).not.toContain(ancient + 1000);
-    expect(times).not.toContain(today - 3 * DAY + 1000);
-    expect(times).toContain(today + 1000);
-    // The old day's partition is gone (dropped whole), today's stays.
-    const present = async (name: string) => (await sql<{ n: number }>`select count(*)::int as n from pg_class where relname = ${name}`.execute(t.container.database.db)).rows[0]!.n;
-    expect(await present(partitionName(ancient))).toBe(0);
-    expect(await present(partitionName(today))).toBe(1);
+    expect(await countEvents(org)).toBe(before.org - 1);
+    expect(await countEvents(other)).toBe(before.other - 1);
+    const times = (await t.container.eventStore.rows({ organizationIds: [org, other], from: new Date(0), to: new Date(now + DAY), condition: null }, { fields: ['time'], sort: [], limit: 1000 })).map((r) => r.fields!.time);
+    expect(times).not.toContain(now - 30 * DAY);
+    expect(times).toContain(now - 30 * DAY + 5);
+    expect(times).not.toContain(now - 3 * DAY + 1000);
+    expect(times).toContain(now + 1000);
+    // What retention removed is counted where the retention is read.
+    for (const id of [org, other]) {
+      const res = await call('GET', `/api/organizations/${id}/retention`, platform);
+      expect(res.json()).toMatchObject({ event_store: { removed: 1, last_removed_at: expect.any(String) } });
+    }
   });
 
   it('clears an organization\'s events with its data, the rest untouched', async () => {

@@ -1,50 +1,37 @@
 // The event store's retention (docs/search.md): each organization keeps its events for its
-// retention (/api/organizations/{org_id}/retention). A day partition older than every
-// organization's retention is dropped whole; in younger ones, the rows of organizations with a
-// shorter retention (or deleted ones) are deleted in bounded chunks. A drop that a running
-// search holds up is tried again at the next run instead of stalling the writers.
+// retention (/api/organizations/{org_id}/retention), counted from when Weir received each
+// event, so a backfill or a replayed archive of old events stays its whole retention. The
+// engine removes what is due (event-store/*: PostgreSQL drops whole day partitions where it can
+// and deletes in chunks elsewhere; DuckDB deletes by receipt time); what it removed is counted
+// on each organization (GET .../retention answers it) and logged.
+import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../platform/logger.js';
-import type { EventsStore } from './events-store.js';
-
-const DAY = 86_400_000;
-const CHUNK = 10_000;
-const LOCK_TIMEOUT_MS = 2_000;
+import type { EventStore, RetentionRemoved } from './event-store/port.js';
 
 export interface RetentionOutcome {
   dropped: string[];
   deferred: string[];
   deleted: number;
+  /** Events removed, by organization id. */
+  removed: Record<string, number>;
 }
 
-export function createRetention(deps: { events: EventsStore; retentions(): Promise<Map<number, number>>; logger: Logger }) {
+export function createRetention(deps: {
+  events: Pick<EventStore, 'retain'>;
+  retentions(): Promise<Map<number, number>>;
+  /** Adds what was removed to each organization's count. */
+  counted(removed: ReadonlyMap<number, number>, at: Date): Promise<void>;
+  clock: Clock;
+  logger: Logger;
+}) {
   return {
     async run(now: Date): Promise<RetentionOutcome> {
-      const retentions = await deps.retentions();
-      const days = [...retentions.values()];
-      const longest = days.length ? Math.max(...days) : 0;
-      const shortest = days.length ? Math.min(...days) : 0;
-      const out: RetentionOutcome = { dropped: [], deferred: [], deleted: 0 };
-      for (const p of await deps.events.partitions()) {
-        const end = p.day + DAY;
-        if (end <= now.getTime() - longest * DAY) {
-          if (await deps.events.dropPartition(p.name, LOCK_TIMEOUT_MS)) out.dropped.push(p.name);
-          else out.deferred.push(p.name);
-          continue;
-        }
-        if (p.day >= now.getTime() - shortest * DAY && days.length > 0) continue;
-        for (const org of await deps.events.organizationsIn(p.name)) {
-          const keep = retentions.get(org);
-          // A deleted organization's events go (its data deletion removes them too).
-          const cutoff = new Date(keep === undefined ? end : now.getTime() - keep * DAY);
-          if (p.day >= cutoff.getTime()) continue;
-          let n: number;
-          do {
-            n = await deps.events.deleteOlder(p.name, org, cutoff, CHUNK);
-            out.deleted += n;
-          } while (n === CHUNK);
-        }
-      }
-      if (out.dropped.length || out.deleted || out.deferred.length) deps.logger.info(out, 'event store retention');
+      const result: RetentionRemoved = await deps.events.retain(now, await deps.retentions());
+      let deleted = 0;
+      for (const n of result.removed.values()) deleted += n;
+      if (result.removed.size > 0) await deps.counted(result.removed, deps.clock.now());
+      const out: RetentionOutcome = { dropped: result.dropped, deferred: result.deferred, deleted, removed: Object.fromEntries(result.removed) };
+      if (deleted || result.dropped.length || result.deferred.length) deps.logger.info(out, 'event store retention removed events');
       return out;
     },
   };

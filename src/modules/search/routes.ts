@@ -5,12 +5,15 @@ import { route, type Api } from '../../platform/http/routes.js';
 import { DEFAULT_LIMIT, ErrorBody } from '../../platform/http/schemas.js';
 import type { QueriesService } from './queries.js';
 import type { QueryInput } from './query/definition.js';
+import type { ExportService } from './export.js';
 import type { ReplayService } from './replay.js';
 import type { RunsService } from './runs.js';
 import type { ScheduleBody, SchedulesService } from './schedules.js';
 import {
   CreateQueryBody,
   CreateScheduleBody,
+  ExportBody,
+  ExportResult,
   HistoryQuery,
   ListQuery,
   QueryParams,
@@ -32,7 +35,21 @@ import {
 
 const pageOf = (q: { limit?: number; offset?: number }) => ({ limit: q.limit ?? DEFAULT_LIMIT, offset: q.offset ?? 0 });
 
-export function searchRoutes(app: Api, s: { runs: RunsService; queries: QueriesService; schedules: SchedulesService; replay: ReplayService }): void {
+export function searchRoutes(app: Api, s: { runs: RunsService; queries: QueriesService; schedules: SchedulesService; replay: ReplayService; exports: ExportService }): void {
+  route(app, {
+    method: 'POST',
+    url: '/api/search/export',
+    operationId: 'search.export',
+    summary: "Write an organization's stored events of a time range as Parquet in Amazon Security Lake's layout",
+    description:
+      'One custom source per OCSF class (ext/weir-<class>/region=<region>/accountId=<account>/eventDay=<YYYYMMDD>/), rows sorted by time, every attribute a ' +
+      'Parquet column (objects as structs): for Athena, Spark or DuckDB, or to copy into a Security Lake bucket. Written under WEIR_EXPORT_ROOT on the Weir host; the answer lists the files.',
+    addition: true,
+    access: { requires: 'user.manage' },
+    schema: { body: ExportBody, response: { 200: ExportResult } },
+    handler: async (req) => s.exports.start(req.actor!, req.body as never),
+  });
+
   route(app, {
     method: 'POST',
     url: '/api/search',

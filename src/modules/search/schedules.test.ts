@@ -13,7 +13,6 @@ import type { Consumer } from '../../platform/queue/port.js';
 import { storedCopies } from '../../pipeline/delivery/router.js';
 import { startConsumers } from '../../roles/jobs.js';
 import { EMAIL_QUEUE } from '../email/jobs.js';
-import { createEventsStore } from './events-store.js';
 import { SEARCH_QUEUE } from './runs.js';
 import { conditionHolds, nextSlot } from './schedules.js';
 
@@ -37,11 +36,11 @@ async function call(method: string, url: string, who: Principal, payload?: unkno
 }
 
 async function storeEvents(org: number, events: { user: string; minutesAgo: number }[]): Promise<void> {
-  const store = createEventsStore(t.container.database.db);
+  const store = t.container.eventStore;
   const ocsf = events.map((e) => ({ class_uid: 3002, activity_id: 1, severity_id: 1, time: now - e.minutesAgo * 60_000, user: { name: e.user } }));
   const ids = ocsf.map(() => `0190a0b0-0000-7000-8000-${String(org).padStart(4, '0')}${String(++stored).padStart(8, '0')}`);
   const copies = storedCopies('d', { organization_id: org, integration_id: 1, stream: 'auth' }, ocsf.map((e) => JSON.stringify(e)), (i) => ({ id: ids[i]!, received: now, ocsf: ocsf[i]! }));
-  await store.prepare([copies]);
+  await store.prepare(crypto.randomUUID(), [copies]);
   await inTransaction(t.container.database.db, () => store.write([copies]));
 }
 

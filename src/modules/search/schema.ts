@@ -224,3 +224,25 @@ export const Replay = Type.Object({
   finished_at: Nullable(Timestamp()),
 });
 export const ReplayParams = Type.Object({ replay_id: Uuid() });
+
+export const ExportBody = Type.Object(
+  {
+    organization_id: Type.Optional(Id()),
+    time: TimeRange,
+    region: Type.Optional(Type.String({ pattern: '^[a-z0-9-]{1,32}$', description: "The `region=` partition (your Security Lake custom source's region; default us-east-1)" })),
+    account_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$', description: 'The `accountId=` partition (the account or external id of the custom source; default 000000000000)' })),
+  },
+  { additionalProperties: false },
+);
+export const ExportResult = Type.Object({
+  id: Type.String(),
+  organization_id: Type.Integer(),
+  from: Timestamp(),
+  to: Timestamp(),
+  region: Type.String(),
+  account_id: Type.String(),
+  directory: Type.String({ description: "The export's directory on the Weir host (under WEIR_EXPORT_ROOT)" }),
+  rows: Type.Integer({ description: 'Events written' }),
+  files: Type.Array(Type.String(), { description: 'Parquet files, relative to directory: ext/<source>/region=<region>/accountId=<account>/eventDay=<YYYYMMDD>/<name>.parquet, one source per OCSF class' }),
+  took_ms: Type.Integer(),
+});

@@ -192,6 +192,17 @@ export function createSearchStore(db: Kysely<DB>) {
       return q().selectFrom('destinations').select(['organization_id', 'enabled', 'name', 'type']).where('id', '=', id).executeTakeFirst();
     },
 
+    /** Adds what the event store's retention removed to each (existing) organization's count. */
+    async countRemoved(removed: ReadonlyMap<number, number>, at: Date): Promise<void> {
+      for (const [id, n] of removed) {
+        await q()
+          .updateTable('organizations')
+          .set({ store_removed: sql`store_removed + ${n}`, store_removed_at: at } as never)
+          .where('id', '=', id)
+          .execute();
+      }
+    },
+
     /** Every organization's retention in days (the event store's retention). */
     async retentions(): Promise<Map<number, number>> {
       const rows = await q().selectFrom('organizations').select(['id', 'retention_days']).execute();

@@ -99,6 +99,10 @@ export interface StoredCopies {
   lines: string[];
   /** Each event's time, epoch ms (its receipt time when the event's own is missing or absurd). */
   times: number[];
+  /** When Weir received each event, epoch ms (retention counts from it). */
+  received: number[];
+  /** Each event's searched columns (stored-columns.ts STORED_COLUMNS order): the values' JSON texts. */
+  columns: (string | null)[][];
   class_uid: (number | null)[];
   category_uid: (number | null)[];
   activity_id: (number | null)[];
@@ -108,8 +112,12 @@ export interface StoredCopies {
 
 /** Where inline copies go (the search module's event store). */
 export interface InlineStore {
-  /** Makes sure the storage the copies need exists (partitions); outside the batch's transaction when possible. */
-  prepare(stored: readonly StoredCopies[]): Promise<void>;
+  /**
+   * Before the batch's transaction: makes sure the storage the copies need exists (partitions),
+   * or, for a store outside the database, writes them (once per batch id, so a batch whose
+   * transaction failed and runs again is not stored twice).
+   */
+  prepare(batchId: string, stored: readonly StoredCopies[]): Promise<void>;
   /** Writes the copies; joins the open transaction. */
   write(stored: readonly StoredCopies[]): Promise<void>;
 }

@@ -11,6 +11,7 @@ import type { NormalizedRecord } from '../envelope.js';
 import type { Copy, RoutingPlan } from '../route/types.js';
 import type { EngineStore, InlineStore, LedgerEntry, LineageCopyRow, LineageEventRow, NewDelivery, PendingBatch, RoutingWrite, StoredCopies } from './engine-port.js';
 import type { DestinationRuntime } from './ports.js';
+import { storedColumnValues } from './stored-columns.js';
 
 export const CREDENTIAL_REVOKED = 'credential_revoked';
 
@@ -57,12 +58,14 @@ export function storedCopies(
   event: (i: number) => { id: string; received: number; ocsf: Record<string, unknown> },
 ): StoredCopies {
   const n = lines.length;
-  const out: StoredCopies = { destination_id: destinationId, ...origin, ids: new Array<string>(n), lines, times: new Array<number>(n), class_uid: new Array<number | null>(n), category_uid: new Array<number | null>(n), activity_id: new Array<number | null>(n), severity_id: new Array<number | null>(n), bytes: 0 };
+  const out: StoredCopies = { destination_id: destinationId, ...origin, ids: new Array<string>(n), lines, times: new Array<number>(n), received: new Array<number>(n), columns: new Array<(string | null)[]>(n), class_uid: new Array<number | null>(n), category_uid: new Array<number | null>(n), activity_id: new Array<number | null>(n), severity_id: new Array<number | null>(n), bytes: 0 };
   for (let i = 0; i < n; i++) {
     const { id, received, ocsf: e } = event(i);
     const t = e.time;
     out.ids[i] = id;
     out.times[i] = typeof t === 'number' && Number.isFinite(t) && t >= received - TIME_PAST_MS && t <= received + TIME_FUTURE_MS ? t : received;
+    out.received[i] = received;
+    out.columns[i] = storedColumnValues(e);
     out.class_uid[i] = intOrNull(e.class_uid);
     out.category_uid[i] = intOrNull(e.category_uid);
     out.activity_id[i] = intOrNull(e.activity_id);

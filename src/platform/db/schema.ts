@@ -61,6 +61,9 @@ export interface OrganizationsTable {
   partner_tenant_ids: Json<string[]>;
   created_at: CreatedAt;
   updated_at: CreatedAt;
+  /** Events the event store's retention removed, and when it last did (0021). */
+  store_removed: Generated<string>;
+  store_removed_at: Timestamp | null;
 }
 
 export interface UsersTable {
@@ -983,6 +986,8 @@ export interface EventsTable {
   severity_id: number | null;
   event_id: string;
   event: Json<Record<string, unknown>>;
+  /** When Weir received the event (retention counts from it); null on rows stored before 0021. */
+  received: Timestamp | null;
 }
 
 export interface SavedQueriesTable {

@@ -1,0 +1,289 @@
+// The event store on DuckDB (the embedded default; docs/search.md, decision 0058): one file
+// beside the embedded database, columnar, read by DuckDB's own threads off Node's main thread.
+// Writes: the pass's copies of one batch go in one DuckDB transaction through the appender
+// (data chunks, not row INSERTs) with a mark of the batch id, before the batch's database
+// transaction; a batch written again after that transaction failed finds its mark and is not
+// stored twice. Reads: the condition language compiled to DuckDB SQL (condition.ts), each read on
+// its own connection, interrupted at the statement timeout. Retention deletes by receipt time.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  DuckDBDataChunk,
+  DuckDBInstance,
+  DuckDBTimestampMillisecondsValue,
+  DuckDBUUIDValue,
+  INTEGER,
+  TIMESTAMP_MS,
+  UUID,
+  VARCHAR,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import { parsePath } from '../../../../pipeline/normalize/paths.js';
+import type { StoredCopies } from '../../../../pipeline/delivery/engine-port.js';
+import { STORED_COLUMNS } from '../../../../pipeline/delivery/stored-columns.js';
+import { StoreTimeout, type Bucket, type EventStore, type PagedEvent, type RetentionRemoved, type StoredRow, type StoreScope } from '../port.js';
+import { duckCondition, duckFieldJson, duckSortKeys, duckTopSource, registerConditionFunctions, sqlString } from './condition.js';
+import { writeSecurityLake } from '../parquet-export.js';
+import { SCHEMA_SQL } from './schema.js';
+
+const DAY = 86_400_000;
+/** Rows per data chunk (DuckDB's vector size). */
+const CHUNK_ROWS = 2048;
+/** How long a batch's mark is kept (a batch is not retried after this). */
+const MARK_DAYS = 14;
+
+const TYPES: DuckDBType[] = [
+  TIMESTAMP_MS, TIMESTAMP_MS, INTEGER, INTEGER, VARCHAR, INTEGER, INTEGER, INTEGER, INTEGER, UUID,
+  ...STORED_COLUMNS.map(() => VARCHAR),
+  VARCHAR,
+];
+
+export interface DuckDbStoreOptions {
+  /** The database file, or ':memory:'. */
+  path: string;
+  statementTimeoutMs: number;
+  /** DuckDB's memory limit (e.g. '256MB') and worker threads. */
+  memoryLimit: string;
+  threads: number;
+}
+
+const ms = (v: number) => `epoch_ms(${Math.trunc(v)}::BIGINT)`;
+
+function base(scope: StoreScope): string {
+  const orgs = scope.organizationIds.length ? scope.organizationIds.map((o) => String(Math.trunc(o))).join(', ') : 'NULL';
+  return `organization_id in (${orgs}) and time >= ${ms(scope.from.getTime())} and time < ${ms(scope.to.getTime())} and (${duckCondition(scope.condition)})`;
+}
+
+/** A JSON text DuckDB returned, as the value it holds (null for SQL NULL). */
+function parsed(v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  return typeof v === 'string' ? JSON.parse(v) : v;
+}
+
+export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<EventStore> {
+  if (opts.path !== ':memory:') mkdirSync(path.dirname(opts.path), { recursive: true });
+  const instance = await DuckDBInstance.create(opts.path, { memory_limit: opts.memoryLimit, threads: String(opts.threads) });
+  const writer = await instance.connect();
+  for (const statement of SCHEMA_SQL) await writer.run(statement);
+  // The condition SQL's helper functions, registered once for the whole instance.
+  registerConditionFunctions(writer);
+  let closed = false;
+
+  // One write at a time on the writer connection (DuckDB transactions are per connection).
+  let tail: Promise<unknown> = Promise.resolve();
+  function serially<T>(fn: () => Promise<T>): Promise<T> {
+    const next = tail.then(fn, fn);
+    tail = next.catch(() => undefined);
+    return next;
+  }
+
+  async function inWriteTransaction<T>(fn: () => Promise<T>): Promise<T> {
+    await writer.run('begin transaction');
+    try {
+      const out = await fn();
+      await writer.run('commit');
+      return out;
+    } catch (err) {
+      await writer.run('rollback').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Appends the copies through the appender, a data chunk at a time. */
+  async function append(stored: readonly StoredCopies[]): Promise<void> {
+    const appender = await writer.createAppender('events');
+    try {
+      for (const s of stored) {
+        for (let start = 0; start < s.ids.length; start += CHUNK_ROWS) {
+          const end = Math.min(s.ids.length, start + CHUNK_ROWS);
+          const n = end - start;
+          const columns: DuckDBValue[][] = TYPES.map(() => new Array<DuckDBValue>(n));
+          for (let i = 0; i < n; i++) {
+            const k = start + i;
+            columns[0]![i] = new DuckDBTimestampMillisecondsValue(BigInt(Math.trunc(s.received[k]!)));
+            columns[1]![i] = new DuckDBTimestampMillisecondsValue(BigInt(Math.trunc(s.times[k]!)));
+            columns[2]![i] = s.organization_id;
+            columns[3]![i] = s.integration_id;
+            columns[4]![i] = s.stream;
+            columns[5]![i] = s.class_uid[k]!;
+            columns[6]![i] = s.category_uid[k]!;
+            columns[7]![i] = s.activity_id[k]!;
+            columns[8]![i] = s.severity_id[k]!;
+            columns[9]![i] = DuckDBUUIDValue.fromUint128(BigInt(`0x${s.ids[k]!.replaceAll('-', '')}`));
+            const hot = s.columns[k]!;
+            for (let c = 0; c < STORED_COLUMNS.length; c++) columns[10 + c]![i] = hot[c] ?? null;
+            columns[10 + STORED_COLUMNS.length]![i] = s.lines[k]!;
+          }
+          const chunk = DuckDBDataChunk.create(TYPES, n);
+          chunk.setColumns(columns);
+          appender.appendDataChunk(chunk);
+        }
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+  }
+
+  /** One read on a connection of its own, interrupted at the statement timeout. */
+  async function read<T extends Record<string, unknown>>(text: string): Promise<T[]> {
+    const connection = await instance.connect();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      connection.interrupt();
+    }, opts.statementTimeoutMs);
+    try {
+      const reader = await connection.runAndReadAll(text);
+      return reader.getRowObjectsJS() as T[];
+    } catch (err) {
+      if (timedOut) throw new StoreTimeout(opts.statementTimeoutMs);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      connection.closeSync();
+    }
+  }
+
+  const idList = (ids: readonly string[]) => ids.map((id) => `${sqlString(id)}::UUID`).join(', ');
+
+  async function rows(scope: StoreScope, o: { fields: string[] | null; sort: { field: string; order: 'asc' | 'desc' }[]; limit: number; offset?: number }): Promise<StoredRow[]> {
+    if (o.limit === 0) return [];
+    const order = [...o.sort.flatMap((s) => duckSortKeys(s.field, s.order)), 'event_id'].join(', ');
+    const projection = o.fields ? o.fields.map((f, i) => `(${duckFieldJson(f)})::VARCHAR as f${i}`).join(', ') : 'event::VARCHAR as event';
+    const found = await read<Record<string, unknown>>(`
+      select event_id::VARCHAR as event_id, epoch_ms(time) as t, organization_id, integration_id, stream, ${projection}
+      from events where ${base(scope)}
+      order by ${order}
+      limit ${Math.trunc(o.limit)} offset ${Math.trunc(o.offset ?? 0)}`);
+    return found.map((r) => {
+      const out: StoredRow = { event_id: r.event_id as string, time: new Date(Number(r.t)).toISOString(), organization_id: Number(r.organization_id), integration_id: Number(r.integration_id), stream: r.stream as string };
+      if (o.fields) out.fields = Object.fromEntries(o.fields.map((f, i) => [f, parsed(r[`f${i}`])]));
+      else out.event = JSON.parse(r.event as string) as Record<string, unknown>;
+      return out;
+    });
+  }
+
+  async function count(scope: StoreScope): Promise<number> {
+    const r = await read<{ n: bigint }>(`select count(*) as n from events where ${base(scope)}`);
+    return Number(r[0]?.n ?? 0);
+  }
+
+  async function countBy(scope: StoreScope, fields: string[], size: number): Promise<Bucket[]> {
+    const keys = fields.map((f, i) => `(${duckFieldJson(f)})::VARCHAR as k${i}`).join(', ');
+    const groups = fields.map((_, i) => String(i + 1)).join(', ');
+    const r = await read<Record<string, unknown>>(`
+      select ${keys}, count(*) as n from events where ${base(scope)}
+      group by ${groups} order by n desc, ${groups} limit ${Math.trunc(size)}`);
+    return r.map((row) => ({ key: Object.fromEntries(fields.map((f, i) => [f, parsed(row[`k${i}`])])), count: Number(row.n) }));
+  }
+
+  async function top(scope: StoreScope, field: string, size: number): Promise<{ value: unknown; count: number }[]> {
+    const many = parsePath(field).some((s) => s.t === 'all');
+    const text = many
+      ? (() => {
+          const src = duckTopSource(field);
+          return `select v as value, count(*) as n from (select ${src.value} as v from events ${src.from} where ${base(scope)}) s
+            where v is not null and v <> 'null' group by 1 order by n desc, 1 limit ${Math.trunc(size)}`;
+        })()
+      : `select v as value, count(*) as n from (select (${duckFieldJson(field)})::VARCHAR as v from events where ${base(scope)}) s
+          where v is not null and v <> 'null' group by 1 order by n desc, 1 limit ${Math.trunc(size)}`;
+    const r = await read<{ value: unknown; n: bigint }>(text);
+    return r.map((row) => ({ value: parsed(row.value), count: Number(row.n) }));
+  }
+
+  async function histogram(scope: StoreScope, intervalMs: number): Promise<{ start: string; count: number }[]> {
+    const origin = scope.from.getTime();
+    const step = Math.max(1, Math.trunc(intervalMs));
+    const r = await read<{ b: bigint; n: bigint }>(`
+      select (epoch_ms(time) - ${origin}) // ${step} as b, count(*) as n from events where ${base(scope)} group by 1`);
+    const found = new Map(r.map((row) => [origin + Number(row.b) * step, Number(row.n)]));
+    const out: { start: string; count: number }[] = [];
+    for (let t = origin; t < scope.to.getTime(); t += step) out.push({ start: new Date(t).toISOString(), count: found.get(t) ?? 0 });
+    return out;
+  }
+
+  async function page(scope: StoreScope, after: { time: Date; id: string } | null, limit: number): Promise<PagedEvent[]> {
+    const keyset = after
+      ? `and (time > ${ms(after.time.getTime())} or (time = ${ms(after.time.getTime())} and event_id > ${sqlString(after.id)}::UUID))`
+      : '';
+    const r = await read<{ event_id: string; t: bigint; organization_id: number; integration_id: number; stream: string; line: string }>(`
+      select event_id::VARCHAR as event_id, epoch_ms(time) as t, organization_id, integration_id, stream, event::VARCHAR as line
+      from events where ${base(scope)} ${keyset}
+      order by time, event_id limit ${Math.trunc(limit)}`);
+    return r.map((row) => ({ event_id: row.event_id, time: new Date(Number(row.t)), organization_id: Number(row.organization_id), integration_id: Number(row.integration_id), stream: row.stream, line: row.line }));
+  }
+
+  async function retain(now: Date, retentionDays: ReadonlyMap<number, number>): Promise<RetentionRemoved> {
+    return serially(async () => {
+      const removed = new Map<number, number>();
+      const present = await writer.runAndReadAll('select distinct organization_id from events');
+      for (const [org] of present.getRowsJS() as [number][]) {
+        const keep = retentionDays.get(Number(org));
+        // A deleted organization's events go (its data deletion removes them too).
+        const where = keep === undefined ? '' : `and received < ${ms(now.getTime() - keep * DAY)}`;
+        const res = await writer.run(`delete from events where organization_id = ${Number(org)} ${where}`);
+        const n = Number(res.rowsChanged);
+        if (n > 0) removed.set(Number(org), n);
+      }
+      await writer.run(`delete from stored_batches where stored_at < ${ms(now.getTime() - MARK_DAYS * DAY)}`);
+      if (removed.size > 0) await writer.run('checkpoint');
+      return { removed, dropped: [], deferred: [] };
+    });
+  }
+
+  return {
+    kind: 'duckdb',
+    prepare: (batchId, stored) =>
+      serially(() =>
+        inWriteTransaction(async () => {
+          if (stored.every((s) => s.ids.length === 0)) return;
+          const seen = await writer.runAndReadAll(`select 1 from stored_batches where batch_id = ${sqlString(batchId)}`);
+          if (seen.currentRowCount > 0) return;
+          await append(stored);
+          await writer.run(`insert into stored_batches values (${sqlString(batchId)}, ${ms(Date.now())})`);
+        }),
+      ),
+    write: async () => {},
+    replace: (stored) =>
+      serially(() =>
+        inWriteTransaction(async () => {
+          if (stored.ids.length === 0) return;
+          await writer.run(`delete from events where event_id in (${idList(stored.ids)})`);
+          await append([stored]);
+        }),
+      ),
+    check: async () => {
+      await read('select count(*) from stored_batches');
+    },
+    rows,
+    count,
+    countBy,
+    top,
+    histogram,
+    page,
+    retain,
+    deleteOrganization: (organizationId, limit) =>
+      serially(async () => {
+        const res = await writer.run(`delete from events where rowid in (select rowid from events where organization_id = ${Math.trunc(organizationId)} limit ${Math.trunc(limit)})`);
+        return Number(res.rowsChanged);
+      }),
+    exportParquet: async (o) => {
+      const connection = await instance.connect();
+      try {
+        const orgs = o.organizationIds.length ? o.organizationIds.map((n) => String(Math.trunc(n))).join(', ') : 'NULL';
+        return await writeSecurityLake(connection, `(select time, class_uid, event from events where organization_id in (${orgs}) and time >= ${ms(o.from.getTime())} and time < ${ms(o.to.getTime())})`, o);
+      } finally {
+        connection.closeSync();
+      }
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await tail;
+      writer.closeSync();
+      instance.closeSync();
+    },
+  };
+}
