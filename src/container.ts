@@ -1,7 +1,7 @@
 // Composition root: adapters chosen from the configuration, then one line per module.
 // No logic lives here beyond choosing and closing.
 import type { RouteModule } from './app.js';
-import { isDistributed, type Config, type Role } from './config.js';
+import { ConfigError, isDistributed, type Config, type Role } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { allConnectors, connectorFor } from './connectors/index.js';
 import { VENDOR_PLATFORMS } from './connectors/platforms.js';
@@ -132,6 +132,10 @@ export interface ContainerOptions {
 
 export async function createContainer(config: Readonly<Config>, options: ContainerOptions): Promise<Container> {
   const { role } = options;
+  // DuckDB's file belongs to one process: the separate roles of a distributed Weir share PostgreSQL's store.
+  if (config.search.eventStore === 'duckdb' && role !== 'all') {
+    throw new ConfigError(`WEIR_EVENT_STORE=duckdb keeps the event store in a file one process owns: run \`weir all\`, or let the ${role} role use PostgreSQL's store (unset WEIR_EVENT_STORE or set it to postgres)`);
+  }
   const logger = options.logger ?? createLogger({ level: config.logLevel, role, mixin: traceLogMixin });
   const telemetry = await startTelemetry(config.telemetry, { role, logger, prometheusHost: config.host });
   const database =

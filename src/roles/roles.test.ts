@@ -25,12 +25,21 @@ async function setup(): Promise<Container> {
     WEIR_REDIS_PREFIX: `weir-test-${randomUUID()}`,
     WEIR_SECRET_KEY: TEST_SECRET_KEY,
     WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'),
+    WEIR_EVENT_STORE_PATH: ':memory:',
     PORT: '0',
     LOG_LEVEL: 'silent',
   });
   container = await createContainer(config, { role: 'all', database: tdb.database, logger: pino({ level: 'silent' }) });
   return container;
 }
+
+describe('the event store and the role', () => {
+  it('refuses WEIR_EVENT_STORE=duckdb in a role of a distributed Weir (the file belongs to one process), naming the way out', async () => {
+    tdb = await createTestDatabase();
+    const config = loadConfig({ WEIR_SECRET_KEY: TEST_SECRET_KEY, WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'), WEIR_EVENT_STORE: 'duckdb', WEIR_EVENT_STORE_PATH: ':memory:', LOG_LEVEL: 'silent' });
+    await expect(createContainer(config, { role: 'worker', database: tdb.database, logger: pino({ level: 'silent' }) })).rejects.toThrow(/WEIR_EVENT_STORE=duckdb .*weir all.*postgres/);
+  });
+});
 
 describe('role lifecycle', () => {
   it('stop() finishes the job in flight before it resolves, and takes no new one', async () => {

@@ -40,6 +40,7 @@ export async function startWeir(consoleDir: string): Promise<RunningWeir> {
     WEIR_SECRET_KEY: TEST_SECRET_KEY,
     NODE_ENV: process.env.NODE_ENV,
     WEIR_DATA_DIR: path.join(tmpdir(), 'weir-console-unused'),
+    WEIR_EVENT_STORE_PATH: ':memory:',
     LOG_LEVEL: 'silent',
     HOST: '127.0.0.1',
     PORT: '0',
