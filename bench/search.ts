@@ -1,81 +1,163 @@
 // The event store's queries over --events stored events of mixed classes (default 1,000,000),
-// on PGlite (on disk, as `weir all` keeps it) and on PostgreSQL, through the store's own code
-// (modules/search/store-query.ts: the SQL a search runs). Events: Authentication 3002 (40%),
-// Network Activity 4001 (30%), API Activity 6003 (20%), Process Activity 1007 (10%), spread
-// evenly over --days days (default 7) ending now, in --orgs organizations (default 1: every
-// event in the one searched), about 600 bytes of OCSF each with 2,000 distinct user names and
-// 65,536 source addresses. Timed, --runs times each after 2 warm-ups, p50 and p95:
-//   filter   time in the last 24 h, class_uid = 3002 (two indexed fields: the range and the
-//            class) and actor.user.name = "user42" (a jsonb field): the search's two
-//            statements, count and the first 100 rows newest first
-//   count by class_uid, last 24 h;   count by class_uid, all --days days
-//   top 10   actor.user.name (jsonb), last 24 h
-// --indexes: also times the filter without the (organization_id, class_uid, time) index and
-// with a GIN jsonb_path_ops index on the event, to show why the schema keeps the indexes it does.
-//   npx tsx bench/search.ts [--mode embedded|postgres|both] [--events 1000000] [--days 7] [--orgs 1] [--runs 15] [--indexes]
+// through the store's port (modules/search/event-store/port.ts) on both adapters: DuckDB (the
+// embedded default, a file on disk; 2 threads, 256MB) and PostgreSQL (day partitions of
+// `events`). Events are written as the one pass writes them: storedCopies() (router.ts) builds a
+// batch's copies and their searched columns (stored-columns.ts), then store.prepare(batchId, ...)
+// and store.write(...) inside the batch's database transaction (PostgreSQL inserts there; DuckDB
+// wrote in prepare and its write is a no-op, so no database is opened for it). Batches of 5,000.
+// Events: Authentication 3002 (40%), Network Activity 4001 (30%), API Activity 6003 (20%),
+// Process Activity 1007 (10%), written oldest first and spread evenly over --days days (default
+// 7) ending now, in one organization, about 600 bytes of OCSF each with 2,000 distinct user names
+// and 65,536 source addresses. Seeding is reported as events/s and CPU seconds per 1,000 events
+// (process.cpuUsage(): this process, DuckDB's threads included; for PostgreSQL the server's
+// processes too, read from /proc), and the store's size on disk. Timed, --runs times each after
+// 2 warm-ups, p50 and p95, through the port's methods:
+//   1 count by class_uid, all --days days (countBy)
+//   2 src_endpoint.ip = "10.0.1.42" (a searched column), all days: count + first 100 rows newest first
+//   3 top 10 src_endpoint.ip (65,536 values), all days
+//   4 last 24 h, class_uid = 3002 and actor.user.name = "user42": count + first 100 rows
+//   5 top 10 actor.user.name, last 24 h
+//   6 metadata.uid = "<one event's>" (not a searched column: read from the whole event), all days: count + 100 rows
+// With --mode both the two adapters' answers are compared.
+//   npx tsx bench/search.ts [--mode embedded|postgres|both] [--events 1000000] [--days 7] [--runs 15] [--pg-events N]
 // postgres: a fresh database next to BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), dropped at the end.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import pg from 'pg';
-import { createEventsStore, dayOf } from '../src/modules/search/events-store.js';
+import { newId } from '../src/core/ids.js';
+import { storedCopies } from '../src/pipeline/delivery/router.js';
+import { createDuckDbEventStore } from '../src/modules/search/event-store/duckdb/store.js';
+import type { EventStore, StoreScope } from '../src/modules/search/event-store/port.js';
+import { createPostgresEventStore } from '../src/modules/search/event-store/postgres.js';
 import { parseQueryText } from '../src/modules/search/query/text.js';
-import { createStoreQueries, type StoreScope } from '../src/modules/search/store-query.js';
-import { migrate, openDatabase, type Database, type DB } from '../src/platform/db/index.js';
+import { inTransaction } from '../src/platform/db/ambient.js';
+import { migrate, openDatabase, type Database } from '../src/platform/db/index.js';
 
 const { values } = parseArgs({
   options: {
     mode: { type: 'string', default: 'both' },
     events: { type: 'string', default: '1000000' },
+    /** PostgreSQL only: fewer events when its seeding is too slow on this machine. */
+    'pg-events': { type: 'string' },
     days: { type: 'string', default: '7' },
-    orgs: { type: 'string', default: '1' },
     runs: { type: 'string', default: '15' },
-    indexes: { type: 'boolean', default: false },
   },
 });
 const EVENTS = Number(values.events);
+const PG_EVENTS = values['pg-events'] ? Number(values['pg-events']) : EVENTS;
 const DAYS = Number(values.days);
-const ORGS = Number(values.orgs);
 const RUNS = Number(values.runs);
+const BATCH = 5_000;
 const DAY = 86_400_000;
 const NOW = Date.now();
+const ORG = 1;
+const STATEMENT_TIMEOUT_MS = 600_000;
 
-async function seed(db: Kysely<DB>): Promise<void> {
-  await sql`insert into organizations (name) select 'org ' || g from generate_series(1, ${ORGS}) g`.execute(db);
-  const store = createEventsStore(db);
-  for (let d = dayOf(NOW - DAYS * DAY); d <= dayOf(NOW); d += DAY) await store.ensureDay(d);
-  const chunk = 50_000;
-  for (let from = 0; from < EVENTS; from += chunk) {
-    const to = Math.min(EVENTS, from + chunk) - 1;
-    // The event, built in SQL: time spread evenly over the days, class by i % 10.
-    await sql`
-      insert into events (time, organization_id, integration_id, stream, class_uid, category_uid, activity_id, severity_id, event_id, event)
-      select t, o, 1, 's', c, c / 1000, a, sv, gen_random_uuid(),
-        jsonb_build_object(
-          'time', (extract(epoch from t) * 1000)::bigint, 'class_uid', c, 'category_uid', c / 1000, 'activity_id', a, 'severity_id', sv,
-          'type_uid', c * 100 + a, 'status_id', case when i % 7 = 0 then 2 else 1 end,
-          'message', 'event ' || i || ' of the benchmark, a line of text like vendors send',
-          'metadata', jsonb_build_object('version', '1.8.0', 'product', jsonb_build_object('name', 'Bench', 'vendor_name', 'Weir'), 'uid', md5(i::text)),
-          'actor', jsonb_build_object('user', jsonb_build_object('name', 'user' || (i % 2000), 'uid', 'u-' || (i % 2000))),
-          'src_endpoint', jsonb_build_object('ip', '10.' || ((i / 65536) % 256) || '.' || ((i / 256) % 256) || '.' || (i % 256)),
-          'dst_endpoint', jsonb_build_object('hostname', 'host' || (i % 300) || '.example.com', 'port', 443),
-          'observables', jsonb_build_array(jsonb_build_object('name', 'actor.user.name', 'type_id', 4, 'value', 'user' || (i % 2000))))
-      from (
-        select i, ${NOW}::float8 - ${DAYS * DAY}::float8 * (i::float8 / ${EVENTS}) as ms,
-          case when i % 10 < 4 then 3002 when i % 10 < 7 then 4001 when i % 10 < 9 then 6003 else 1007 end as c,
-          1 + i % 3 as a, 1 + i % 5 as sv, 1 + i % ${ORGS} as o
-        from generate_series(${from}::int, ${to}::int) i
-      ) s, lateral (select to_timestamp(s.ms / 1000) as t) tt`.execute(db);
+const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+/** The event whose metadata.uid query 6 looks for. */
+const uidOf = (events: number) => md5(String(Math.floor(events / 2)));
+
+/** Event i of n: oldest first, evenly over the days ending now. */
+function event(i: number, n: number): Record<string, unknown> {
+  const time = Math.round(NOW - DAYS * DAY * (1 - i / n));
+  const c = i % 10 < 4 ? 3002 : i % 10 < 7 ? 4001 : i % 10 < 9 ? 6003 : 1007;
+  const a = 1 + (i % 3);
+  const k = i % 65_536;
+  const user = `user${i % 2000}`;
+  return {
+    time,
+    class_uid: c,
+    category_uid: Math.floor(c / 1000),
+    activity_id: a,
+    severity_id: 1 + (i % 5),
+    type_uid: c * 100 + a,
+    status_id: i % 7 === 0 ? 2 : 1,
+    message: `event ${i} of the benchmark, a line of text like vendors send`,
+    metadata: { version: '1.8.0', product: { name: 'Bench', vendor_name: 'Weir' }, uid: md5(String(i)), log_name: 'bench', original_time: new Date(time).toISOString() },
+    actor: { user: { name: user, uid: `u-${i % 2000}`, type_id: 1 } },
+    src_endpoint: { ip: `10.0.${k >> 8}.${k & 255}`, port: 1024 + (i % 50_000) },
+    dst_endpoint: { hostname: `host${i % 300}.example.com`, port: 443 },
+    observables: [{ name: 'actor.user.name', type_id: 4, value: user }],
+  };
+}
+
+interface Seeded {
+  seconds: number;
+  bytes: number;
+  cpu: { generate: number; store: number; server: number | null };
+}
+
+/** CPU seconds of the PostgreSQL server's processes on this machine (live ones, plus the children the postmaster reaped). */
+function postgresServerCpu(): number | null {
+  try {
+    const tick = 100; // USER_HZ on Linux
+    let total = 0;
+    let found = false;
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      } catch {
+        continue;
+      }
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (name !== 'postgres') continue;
+      found = true;
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // fields 14-17 (utime, stime, cutime, cstime) sit at 11-14 after the name
+      total += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    }
+    return found ? total / tick : null;
+  } catch {
+    return null;
   }
-  await sql`analyze events`.execute(db);
+}
+
+const cpuSeconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
+
+async function seed(store: EventStore, n: number, writeInTransaction: (fn: () => Promise<void>) => Promise<void>): Promise<Seeded> {
+  const t0 = performance.now();
+  const server0 = store.kind === 'postgres' ? postgresServerCpu() : null;
+  let generate = 0;
+  let storing = 0;
+  let bytes = 0;
+  for (let from = 0; from < n; from += BATCH) {
+    const c0 = process.cpuUsage();
+    const to = Math.min(n, from + BATCH);
+    const made: { id: string; received: number; ocsf: Record<string, unknown> }[] = [];
+    for (let i = from; i < to; i++) {
+      const ocsf = event(i, n);
+      // Received a few seconds after it happened (never later than now).
+      made.push({ id: newId(), received: Math.min(NOW, (ocsf.time as number) + 3_000), ocsf });
+    }
+    const copies = storedCopies('bench-store', { organization_id: ORG, integration_id: 1, stream: 'bench' }, made.map((m) => JSON.stringify(m.ocsf)), (i) => made[i]!);
+    bytes += copies.bytes;
+    const c1 = process.cpuUsage();
+    generate += cpuSeconds(process.cpuUsage(c0));
+    const batchId = newId();
+    await store.prepare(batchId, [copies]);
+    await writeInTransaction(() => store.write([copies]));
+    storing += cpuSeconds(process.cpuUsage(c1));
+  }
+  const server1 = store.kind === 'postgres' ? postgresServerCpu() : null;
+  return { seconds: (performance.now() - t0) / 1000, bytes, cpu: { generate, store: storing, server: server0 !== null && server1 !== null ? server1 - server0 : null } };
 }
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
 
-async function time(name: string, fn: () => Promise<unknown>): Promise<void> {
+interface Timed {
+  name: string;
+  p50: number;
+  p95: number;
+  answer: unknown;
+}
+
+async function time(name: string, fn: () => Promise<unknown>): Promise<Timed> {
   for (let i = 0; i < 2; i++) await fn();
   const times: number[] = [];
   let answer: unknown;
@@ -84,52 +166,55 @@ async function time(name: string, fn: () => Promise<unknown>): Promise<void> {
     answer = await fn();
     times.push(performance.now() - t0);
   }
-  const shown = JSON.stringify(answer).slice(0, 70);
-  console.log(`  ${name.padEnd(58)} p50 ${pct(times, 0.5).toFixed(1).padStart(8)} ms   p95 ${pct(times, 0.95).toFixed(1).padStart(8)} ms   ${shown}`);
+  const out = { name, p50: pct(times, 0.5), p95: pct(times, 0.95), answer };
+  console.log(`  ${name.padEnd(62)} p50 ${out.p50.toFixed(1).padStart(8)} ms   p95 ${out.p95.toFixed(1).padStart(8)} ms   ${JSON.stringify(answer).slice(0, 90)}`);
+  return out;
 }
 
-async function measure(label: string, database: Database): Promise<void> {
-  const db = database.db;
-  const t0 = performance.now();
-  await migrate(db);
-  await seed(db);
-  const size = (await sql<{ s: string }>`select pg_size_pretty(sum(pg_total_relation_size(c.oid))) as s from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'events'::regclass`.execute(db)).rows[0]?.s;
-  console.log(`\n${label}: ${EVENTS.toLocaleString('en')} events in ${ORGS} organization(s) over ${DAYS} days seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s; table and indexes ${size}`);
-  const q = createStoreQueries(db, 600_000);
-  const last24 = { organizationIds: [1], from: new Date(NOW - DAY), to: new Date(NOW + 1000) };
-  const all = { organizationIds: [1], from: new Date(NOW - (DAYS + 1) * DAY), to: new Date(NOW + 1000) };
-  const filter: StoreScope = { ...last24, condition: parseQueryText('class_uid = 3002 and actor.user.name = "user42"').condition };
+async function queries(store: EventStore, n: number): Promise<Timed[]> {
+  const all = { organizationIds: [ORG], from: new Date(NOW - (DAYS + 1) * DAY), to: new Date(NOW + 1000) };
+  const last24 = { organizationIds: [ORG], from: new Date(NOW - DAY), to: new Date(NOW + 1000) };
+  const where = (scope: typeof all, text: string): StoreScope => ({ ...scope, condition: parseQueryText(text).condition });
   const search = async (scope: StoreScope) => {
-    const matched = await q.count(scope);
-    const rows = await q.rows(scope, { fields: null, sort: [{ field: 'time', order: 'desc' }], limit: 100 });
-    return { matched, rows: rows.length };
+    const matched = await store.count(scope);
+    const rows = await store.rows(scope, { fields: null, sort: [{ field: 'time', order: 'desc' }], limit: 100 });
+    return { matched, rows: rows.length, newest: rows[0]?.time ?? null, oldest: rows.at(-1)?.time ?? null };
   };
-  await time('filter (24 h, class_uid, jsonb user): count + 100 rows', () => search(filter));
-  await time('count by class_uid, last 24 h', () => q.countBy({ ...last24, condition: null }, ['class_uid'], 10));
-  await time(`count by class_uid, all ${DAYS} days`, () => q.countBy({ ...all, condition: null }, ['class_uid'], 10));
-  await time('top 10 actor.user.name, last 24 h', () => q.top({ ...last24, condition: null }, 'actor.user.name', 10));
-  if (values.indexes) {
-    await sql`drop index events_org_class_time`.execute(db);
-    await time('filter without (organization_id, class_uid, time)', () => search(filter));
-    await sql`create index events_org_class_time on events (organization_id, class_uid, time)`.execute(db);
-    const t1 = performance.now();
-    await sql`create index events_gin on events using gin (event jsonb_path_ops)`.execute(db);
-    console.log(`  (GIN jsonb_path_ops index built in ${((performance.now() - t1) / 1000).toFixed(1)} s)`);
-    await sql`analyze events`.execute(db);
-    await time('filter with a GIN jsonb_path_ops index too', () => search(filter));
-    await time('the same with containment (event @> ...) for GIN', () =>
-      sql`select count(*) from events where organization_id = 1 and time >= ${last24.from} and time < ${last24.to} and class_uid = 3002 and event @> '{"actor":{"user":{"name":"user42"}}}'`.execute(db),
-    );
-  }
+  const out: Timed[] = [];
+  out.push(await time(`1 count by class_uid, all ${DAYS} days`, () => store.countBy({ ...all, condition: null }, ['class_uid'], 10)));
+  out.push(await time('2 src_endpoint.ip = "10.0.1.42": count + 100 rows', () => search(where(all, 'src_endpoint.ip = "10.0.1.42"'))));
+  out.push(await time(`3 top 10 src_endpoint.ip, all ${DAYS} days`, () => store.top({ ...all, condition: null }, 'src_endpoint.ip', 10)));
+  out.push(await time('4 24 h, class_uid 3002, actor.user.name "user42": count + 100', () => search(where(last24, 'class_uid = 3002 and actor.user.name = "user42"'))));
+  out.push(await time('5 top 10 actor.user.name, last 24 h', () => store.top({ ...last24, condition: null }, 'actor.user.name', 10)));
+  out.push(await time(`6 metadata.uid = "${uidOf(n).slice(0, 8)}…" (not searched): count + 100`, () => search(where(all, `metadata.uid = "${uidOf(n)}"`))));
+  return out;
 }
+
+function report(label: string, n: number, s: Seeded, size: string): void {
+  const per1000 = (x: number) => ((x / n) * 1000).toFixed(3);
+  const server = s.cpu.server === null ? '' : `, PostgreSQL server ${per1000(s.cpu.server)}`;
+  console.log(`\n${label}: ${n.toLocaleString('en')} events (${Math.round(s.bytes / n)} bytes each) over ${DAYS} days seeded in ${s.seconds.toFixed(1)} s, ${Math.round(n / s.seconds).toLocaleString('en')} events/s`);
+  console.log(`  CPU s per 1,000 events: this process ${per1000(s.cpu.generate + s.cpu.store)} (generating the events and their copies ${per1000(s.cpu.generate)}, the store's prepare/write ${per1000(s.cpu.store)})${server}`);
+  console.log(`  on disk: ${size}`);
+}
+
+const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
+
+const results: Record<string, Timed[]> = {};
 
 if (values.mode === 'embedded' || values.mode === 'both') {
   const dir = mkdtempSync(path.join(tmpdir(), 'weir-bench-search-'));
-  const database = await openDatabase({ dataDir: path.join(dir, 'pglite') });
+  const file = path.join(dir, 'events.duckdb');
+  let store: EventStore | undefined;
   try {
-    await measure('embedded (PGlite on disk)', database);
+    store = await createDuckDbEventStore({ path: file, statementTimeoutMs: STATEMENT_TIMEOUT_MS, memoryLimit: '256MB', threads: 2 });
+    // DuckDB writes in prepare(); its write() joins no database, so it runs without a transaction.
+    const seeded = await seed(store, EVENTS, (fn) => fn());
+    const wal = existsSync(`${file}.wal`) ? statSync(`${file}.wal`).size : 0;
+    report('embedded (DuckDB on disk, 2 threads, 256MB)', EVENTS, seeded, `${mb(statSync(file).size)} file${wal ? ` + ${mb(wal)} WAL` : ''}`);
+    results.embedded = await queries(store, EVENTS);
   } finally {
-    await database.close();
+    await store?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -141,12 +226,33 @@ if (values.mode === 'postgres' || values.mode === 'both') {
   await admin.query(`create database ${name}`);
   const url = new URL(base);
   url.pathname = `/${name}`;
-  const database = await openDatabase({ url: url.toString(), poolMax: 8 });
+  let database: Database | undefined;
   try {
-    await measure('PostgreSQL 15 (127.0.0.1:5432)', database);
+    database = await openDatabase({ url: url.toString(), poolMax: 8 });
+    const db = database.db;
+    await migrate(db);
+    const store = createPostgresEventStore(db, { statementTimeoutMs: STATEMENT_TIMEOUT_MS });
+    const seeded = await seed(store, PG_EVENTS, (fn) => inTransaction(db, fn));
+    // What autovacuum would do to the partitions in a while, and to the parent never: statistics.
+    await sql`analyze events`.execute(db);
+    const size = (await sql<{ s: string }>`select sum(pg_total_relation_size(c.oid))::bigint as s from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'events'::regclass`.execute(db)).rows[0]?.s;
+    report('PostgreSQL 15 (127.0.0.1:5432)', PG_EVENTS, seeded, `${mb(Number(size))} partitions with their indexes`);
+    results.postgres = await queries(store, PG_EVENTS);
   } finally {
-    await database.close();
+    await database?.close();
     await admin.query(`drop database if exists ${name} with (force)`);
     await admin.end();
+  }
+}
+
+if (results.embedded && results.postgres) {
+  if (PG_EVENTS !== EVENTS) console.log('\nanswers not compared: the adapters stored different numbers of events');
+  else {
+    const differ = results.embedded.filter((e, i) => JSON.stringify(e.answer) !== JSON.stringify(results.postgres![i]!.answer));
+    console.log(differ.length === 0 ? '\nboth adapters gave the same answers' : `\nanswers differ between the adapters:`);
+    for (const e of differ) {
+      const p = results.postgres.find((x) => x.name === e.name)!;
+      console.log(`  ${e.name}\n    duckdb   ${JSON.stringify(e.answer)}\n    postgres ${JSON.stringify(p.answer)}`);
+    }
   }
 }

@@ -777,3 +777,19 @@ export function registerConditionFunctions(connection: DuckDBConnection): void {
   connection.registerScalarFunction(text('weir_ip_key', VARCHAR, ipKey));
   connection.registerScalarFunction(text('weir_number', DOUBLE, numberOfText));
 }
+
+/**
+ * A field as a grouping key for count_by: the column itself where there is one (numbers and
+ * text group and sort as they are, with no JSON made per row), a searched field's column (its
+ * JSON text), else the value's JSON text. `decode` says how to read the key back.
+ */
+export function duckGroupKey(field: string): { expr: string; decode: 'json' | 'value' } {
+  const plan = planField(field);
+  if (plan.t === 'column') {
+    if (plan.kind === 'time') return { expr: `epoch_ms(${plan.column})`, decode: 'value' };
+    if (plan.kind === 'uuid') return { expr: `CAST(${plan.column} AS VARCHAR)`, decode: 'value' };
+    return { expr: plan.column, decode: 'value' };
+  }
+  if (plan.t === 'hot') return { expr: plan.column, decode: 'json' };
+  return { expr: `(${duckFieldJson(field)})::VARCHAR`, decode: 'json' };
+}

@@ -19,11 +19,10 @@ import {
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import { parsePath } from '../../../../pipeline/normalize/paths.js';
 import type { StoredCopies } from '../../../../pipeline/delivery/engine-port.js';
 import { STORED_COLUMNS } from '../../../../pipeline/delivery/stored-columns.js';
 import { StoreTimeout, type Bucket, type EventStore, type PagedEvent, type RetentionRemoved, type StoredRow, type StoreScope } from '../port.js';
-import { duckCondition, duckFieldJson, duckSortKeys, duckTopSource, registerConditionFunctions, sqlString } from './condition.js';
+import { duckCondition, duckFieldJson, duckGroupKey, duckSortKeys, duckTopSource, registerConditionFunctions, sqlString } from './condition.js';
 import { writeSecurityLake } from '../parquet-export.js';
 import { SCHEMA_SQL } from './schema.js';
 
@@ -48,7 +47,10 @@ export interface DuckDbStoreOptions {
   threads: number;
 }
 
-const ms = (v: number) => `epoch_ms(${Math.trunc(v)}::BIGINT)`;
+/** A time as a TIMESTAMP_MS literal: the columns' own type, so DuckDB skips row groups by their min and max instead of casting every row. */
+const ms = (v: number) => `epoch_ms(${Math.trunc(v)}::BIGINT)::TIMESTAMP_MS`;
+/** Checkpoint the WAL into the file once it holds this much: rarer checkpoints rewrite the table's open row group less often (bench/README.md, search). */
+const CHECKPOINT_THRESHOLD = '256MB';
 
 function base(scope: StoreScope): string {
   const orgs = scope.organizationIds.length ? scope.organizationIds.map((o) => String(Math.trunc(o))).join(', ') : 'NULL';
@@ -66,6 +68,7 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
   const instance = await DuckDBInstance.create(opts.path, { memory_limit: opts.memoryLimit, threads: String(opts.threads) });
   const writer = await instance.connect();
   for (const statement of SCHEMA_SQL) await writer.run(statement);
+  await writer.run(`set checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
   // The condition SQL's helper functions, registered once for the whole instance.
   registerConditionFunctions(writer);
   let closed = false;
@@ -171,25 +174,23 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
   }
 
   async function countBy(scope: StoreScope, fields: string[], size: number): Promise<Bucket[]> {
-    const keys = fields.map((f, i) => `(${duckFieldJson(f)})::VARCHAR as k${i}`).join(', ');
+    const keys = fields.map(duckGroupKey);
     const groups = fields.map((_, i) => String(i + 1)).join(', ');
     const r = await read<Record<string, unknown>>(`
-      select ${keys}, count(*) as n from events where ${base(scope)}
+      select ${keys.map((k, i) => `${k.expr} as k${i}`).join(', ')}, count(*) as n from events where ${base(scope)}
       group by ${groups} order by n desc, ${groups} limit ${Math.trunc(size)}`);
-    return r.map((row) => ({ key: Object.fromEntries(fields.map((f, i) => [f, parsed(row[`k${i}`])])), count: Number(row.n) }));
+    const value = (v: unknown, decode: 'json' | 'value') => (decode === 'json' ? parsed(v) : typeof v === 'bigint' ? Number(v) : (v ?? null));
+    return r.map((row) => ({ key: Object.fromEntries(fields.map((f, i) => [f, value(row[`k${i}`], keys[i]!.decode)])), count: Number(row.n) }));
   }
 
   async function top(scope: StoreScope, field: string, size: number): Promise<{ value: unknown; count: number }[]> {
-    const many = parsePath(field).some((s) => s.t === 'all');
-    const text = many
-      ? (() => {
-          const src = duckTopSource(field);
-          return `select v as value, count(*) as n from (select ${src.value} as v from events ${src.from} where ${base(scope)}) s
-            where v is not null and v <> 'null' group by 1 order by n desc, 1 limit ${Math.trunc(size)}`;
-        })()
-      : `select v as value, count(*) as n from (select (${duckFieldJson(field)})::VARCHAR as v from events where ${base(scope)}) s
-          where v is not null and v <> 'null' group by 1 order by n desc, 1 limit ${Math.trunc(size)}`;
-    const r = await read<{ value: unknown; n: bigint }>(text);
+    // A searched field groups on its column; a [*] path counts every element; ties in the pass's value order.
+    const src = duckTopSource(field);
+    const r = await read<{ value: unknown; n: bigint }>(`
+      select value, n from (
+        select v as value, count(*) as n from (select ${src.value} as v from events ${src.from} where ${base(scope)}) s
+        where v is not null and v <> 'null' group by 1
+      ) t order by n desc, ${src.order.join(', ')} limit ${Math.trunc(size)}`);
     return r.map((row) => ({ value: parsed(row.value), count: Number(row.n) }));
   }
 
