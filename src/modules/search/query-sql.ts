@@ -10,21 +10,9 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Condition, FieldCondition } from '../../pipeline/conditions/types.js';
 import { parsePath, type PathSegment } from '../../pipeline/normalize/paths.js';
+import { STORE_COLUMNS as COLUMNS } from './event-store/columns.js';
 
 type Sql = RawBuilder<unknown>;
-
-/** Fields read from a column of `events` instead of the jsonb event. */
-const COLUMNS: Record<string, { column: string; kind: 'int' | 'text' | 'uuid' | 'time' }> = {
-  time: { column: 'time', kind: 'time' },
-  class_uid: { column: 'class_uid', kind: 'int' },
-  category_uid: { column: 'category_uid', kind: 'int' },
-  activity_id: { column: 'activity_id', kind: 'int' },
-  severity_id: { column: 'severity_id', kind: 'int' },
-  'envelope.organization_id': { column: 'organization_id', kind: 'int' },
-  'envelope.integration_id': { column: 'integration_id', kind: 'int' },
-  'envelope.stream': { column: 'stream', kind: 'text' },
-  'envelope.id': { column: 'event_id', kind: 'uuid' },
-};
 
 /** Envelope fields the store does not keep. */
 export const UNSTORED_FIELDS = new Set(['envelope.valid']);

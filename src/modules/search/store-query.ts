@@ -4,33 +4,11 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { executor, inTransaction } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
-import type { Condition } from '../../pipeline/conditions/types.js';
 import { parsePath } from '../../pipeline/normalize/paths.js';
+import type { Bucket, StoredRow, StoreScope } from './event-store/port.js';
 import { conditionSql, fieldValue, jsonpathOf, sortExpression } from './query-sql.js';
 
-export interface StoreScope {
-  organizationIds: readonly number[];
-  from: Date;
-  to: Date;
-  condition: Condition | null;
-}
-
-export interface StoredRow {
-  event_id: string;
-  time: string;
-  organization_id: number;
-  integration_id: number;
-  stream: string;
-  /** The whole event, or, when fields were asked for, absent. */
-  event?: Record<string, unknown>;
-  /** The asked fields' values by path. */
-  fields?: Record<string, unknown>;
-}
-
-export interface Bucket {
-  key: Record<string, unknown>;
-  count: number;
-}
+export type { Bucket, StoredRow, StoreScope } from './event-store/port.js';
 
 function base(scope: StoreScope): RawBuilder<unknown> {
   return sql`organization_id = any(${[...scope.organizationIds]}::int[]) and time >= ${scope.from} and time < ${scope.to} and ${conditionSql(scope.condition)}`;

@@ -30,8 +30,8 @@ interface Adapter {
 
 let db: TestDatabase;
 
-async function postgresAdapter(): Promise<Adapter> {
-  const store = createPostgresEventStore(db.database.db, { statementTimeoutMs: 10_000 });
+/** The pass's write of one batch: prepare, then write inside a transaction that fails when `fail` (the batch then runs again). */
+function adapter(store: EventStore, close: () => Promise<void>): Adapter {
   return {
     store,
     async pass(batchId, stored, fail = false) {
@@ -43,25 +43,14 @@ async function postgresAdapter(): Promise<Adapter> {
         if (!fail) throw err;
       });
     },
-    close: async () => {},
+    close,
   };
 }
 
+const postgresAdapter = async () => adapter(createPostgresEventStore(db.database.db, { statementTimeoutMs: 10_000 }), async () => {});
 async function duckdbAdapter(): Promise<Adapter> {
   const store = await createDuckDbEventStore({ path: ':memory:', statementTimeoutMs: 10_000, memoryLimit: '128MB', threads: 1 });
-  return {
-    store,
-    async pass(batchId, stored, fail = false) {
-      await store.prepare(batchId, stored);
-      await inTransaction(db.database.db, async () => {
-        await store.write(stored);
-        if (fail) throw new Error('the batch transaction failed');
-      }).catch((err: unknown) => {
-        if (!fail) throw err;
-      });
-    },
-    close: () => store.close(),
-  };
+  return adapter(store, () => store.close());
 }
 
 interface Made {

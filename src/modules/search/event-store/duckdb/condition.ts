@@ -60,21 +60,7 @@ import ipaddr from 'ipaddr.js';
 import type { Condition, FieldCondition } from '../../../../pipeline/conditions/types.js';
 import { STORED_COLUMNS } from '../../../../pipeline/delivery/stored-columns.js';
 import { parsePath, type PathSegment } from '../../../../pipeline/normalize/paths.js';
-
-type ColumnKind = 'int' | 'text' | 'uuid' | 'time';
-
-/** Fields read from a column of `events` instead of the event (query-sql.ts's COLUMNS). */
-const COLUMNS: Record<string, { column: string; kind: ColumnKind }> = {
-  time: { column: 'time', kind: 'time' },
-  class_uid: { column: 'class_uid', kind: 'int' },
-  category_uid: { column: 'category_uid', kind: 'int' },
-  activity_id: { column: 'activity_id', kind: 'int' },
-  severity_id: { column: 'severity_id', kind: 'int' },
-  'envelope.organization_id': { column: 'organization_id', kind: 'int' },
-  'envelope.integration_id': { column: 'integration_id', kind: 'int' },
-  'envelope.stream': { column: 'stream', kind: 'text' },
-  'envelope.id': { column: 'event_id', kind: 'uuid' },
-};
+import { STORE_COLUMNS as COLUMNS, type ColumnKind } from '../columns.js';
 
 /** The searched fields' paths as key lists, each with its h_* column. */
 const HOT = STORED_COLUMNS.map((c) => ({ keys: c.path.split('.'), column: c.column }));
