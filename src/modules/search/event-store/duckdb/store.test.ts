@@ -1,0 +1,76 @@
+// The DuckDB store's own guarantees, beyond the contract: a batch's mark survives a restart (a
+// batch that runs again after Weir stopped is not stored twice), a batch that fails half-way
+// leaves nothing and no mark (it can be written again), and a read past the statement timeout
+// is interrupted with the timeout's error.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../../../core/ids.js';
+import type { StoredCopies } from '../../../../pipeline/delivery/engine-port.js';
+import { storedCopies } from '../../../../pipeline/delivery/router.js';
+import { StoreTimeout } from '../port.js';
+import { createDuckDbEventStore } from './store.js';
+
+const NOW = Date.now();
+let dir: string;
+
+function copies(n: number): StoredCopies {
+  const events = Array.from({ length: n }, (_, i) => ({ id: newId(), ocsf: { class_uid: 3002, time: NOW - i, message: `event ${i} ${'x'.repeat(200)}`, user: { name: `u${i % 7}` } } }));
+  return storedCopies('d', { organization_id: 1, integration_id: 1, stream: 's' }, events.map((e) => JSON.stringify(e.ocsf)), (i) => ({ id: events[i]!.id, received: NOW, ocsf: events[i]!.ocsf }));
+}
+
+const all = { organizationIds: [1], from: new Date(NOW - 86_400_000), to: new Date(NOW + 1), condition: null };
+const open = (file: string, statementTimeoutMs = 10_000) => createDuckDbEventStore({ path: file, statementTimeoutMs, memoryLimit: '64MB', threads: 1 });
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'weir-duckdb-store-'));
+});
+afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+describe('DuckDB event store', () => {
+  it('remembers a written batch across a restart: the same batch written again is not stored twice', async () => {
+    const file = path.join(dir, 'restart.duckdb');
+    const batchId = newId();
+    const c = copies(10);
+    const first = await open(file);
+    await first.prepare(batchId, [c]);
+    await first.close();
+    const again = await open(file);
+    try {
+      await again.prepare(batchId, [c]);
+      expect(await again.count(all)).toBe(10);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('leaves nothing and no mark when a batch fails half-way, so it can be written again', async () => {
+    const store = await open(':memory:');
+    try {
+      const batchId = newId();
+      // A copy in the batch's second data chunk cannot be written (its id is not a UUID): the
+      // first chunk was already handed to the appender, and the transaction takes it back.
+      const bad = copies(3_000);
+      bad.ids[2_500] = 'not-a-uuid';
+      await expect(store.prepare(batchId, [bad])).rejects.toThrow();
+      expect(await store.count(all)).toBe(0);
+      await store.prepare(batchId, [copies(8)]);
+      expect(await store.count(all)).toBe(8);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('interrupts a read that runs past the statement timeout, with the timeout as its error', async () => {
+    const store = await open(':memory:', 1);
+    try {
+      for (let b = 0; b < 10; b++) await store.prepare(newId(), [copies(5_000)]);
+      // A regex over every stored event's text: far longer than 1 ms.
+      const slow = store.count({ ...all, condition: { any: Array.from({ length: 20 }, (_, k) => ({ field: 'message', op: 'regex', value: `(x+y|z${k})+$` })) } });
+      await expect(slow).rejects.toBeInstanceOf(StoreTimeout);
+    } finally {
+      await store.close();
+    }
+  });
+});
