@@ -229,8 +229,8 @@ export const ExportBody = Type.Object(
   {
     organization_id: Type.Optional(Id()),
     time: TimeRange,
-    region: Type.Optional(Type.String({ pattern: '^[a-z0-9-]{1,32}$', description: "The `region=` partition (your Security Lake custom source's region; default us-east-1)" })),
-    account_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$', description: 'The `accountId=` partition (the account or external id of the custom source; default 000000000000)' })),
+    region: Type.Optional(Type.String({ pattern: '^[a-z0-9-]{1,32}$', errorMessage: 'must be 1 to 32 lower-case letters, digits or hyphens (us-east-1)', description: "The `region=` partition (your Security Lake custom source's region; default us-east-1)" })),
+    account_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$', errorMessage: 'must be 1 to 64 letters, digits or hyphens (123456789012)', description: 'The `accountId=` partition (the account or external id of the custom source; default 000000000000)' })),
   },
   { additionalProperties: false },
 );
