@@ -1,7 +1,8 @@
 // The DuckDB store's own guarantees, beyond the contract: a batch's mark survives a restart (a
 // batch that runs again after Weir stopped is not stored twice), a batch that fails half-way
-// leaves nothing and no mark (it can be written again), and a read past the statement timeout
-// is interrupted with the timeout's error.
+// leaves nothing and no mark (it can be written again), batches arriving together share one
+// transaction and a bad one among them fails alone, and a read past the statement timeout is
+// interrupted with the timeout's error.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -57,6 +58,25 @@ describe('DuckDB event store', () => {
       expect(await store.count(all)).toBe(0);
       await store.prepare(batchId, [copies(8)]);
       expect(await store.count(all)).toBe(8);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('writes batches that arrive together in one transaction, and a bad one among them fails alone', async () => {
+    const store = await open(':memory:');
+    try {
+      const bad = copies(3);
+      bad.ids[1] = 'not-a-uuid';
+      const good = Array.from({ length: 6 }, () => copies(4));
+      const results = await Promise.allSettled([...good.slice(0, 3), bad, ...good.slice(3)].map((c) => store.prepare(newId(), [c])));
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+      expect(await store.count(all)).toBe(24);
+      // The same batch twice in one group is stored once.
+      const twice = copies(5);
+      const id = newId();
+      await Promise.all([store.prepare(id, [twice]), store.prepare(id, [twice])]);
+      expect(await store.count(all)).toBe(29);
     } finally {
       await store.close();
     }

@@ -129,6 +129,50 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
     }
   }
 
+  /**
+   * The pass's batches waiting to be written. Batches that arrive while one is being written go
+   * together in the next DuckDB transaction (a group commit: one commit, one look-up of marks),
+   * so many small batches (syslog's, say) do not each pay a commit; when that transaction
+   * fails, each batch is tried alone, so one bad batch fails only itself.
+   */
+  const pending: { batchId: string; stored: readonly StoredCopies[]; resolve(): void; reject(err: unknown): void }[] = [];
+
+  async function writeBatches(group: readonly { batchId: string; stored: readonly StoredCopies[] }[]): Promise<void> {
+    await inWriteTransaction(async () => {
+      const ids = [...new Set(group.map((g) => g.batchId))];
+      const marked = await writer.runAndReadAll(`select batch_id from stored_batches where batch_id in (${ids.map(sqlString).join(', ')})`);
+      const seen = new Set((marked.getRowsJS() as [string][]).map(([id]) => id));
+      const fresh = group.filter((g) => !seen.has(g.batchId) && (seen.add(g.batchId), true));
+      if (fresh.length === 0) return;
+      await append(fresh.flatMap((g) => g.stored));
+      const at = ms(Date.now());
+      await writer.run(`insert into stored_batches values ${fresh.map((g) => `(${sqlString(g.batchId)}, ${at})`).join(', ')}`);
+    });
+  }
+
+  async function drain(): Promise<void> {
+    while (pending.length > 0) {
+      const group = pending.splice(0, pending.length);
+      try {
+        await writeBatches(group);
+        for (const g of group) g.resolve();
+      } catch (err) {
+        if (group.length === 1) {
+          group[0]!.reject(err);
+          continue;
+        }
+        for (const g of group) {
+          try {
+            await writeBatches([g]);
+            g.resolve();
+          } catch (one) {
+            g.reject(one);
+          }
+        }
+      }
+    }
+  }
+
   /** One read on a connection of its own, interrupted at the statement timeout. */
   async function read<T extends Record<string, unknown>>(text: string): Promise<T[]> {
     const connection = await instance.connect();
@@ -236,16 +280,13 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
 
   return {
     kind: 'duckdb',
-    prepare: (batchId, stored) =>
-      serially(() =>
-        inWriteTransaction(async () => {
-          if (stored.every((s) => s.ids.length === 0)) return;
-          const seen = await writer.runAndReadAll(`select 1 from stored_batches where batch_id = ${sqlString(batchId)}`);
-          if (seen.currentRowCount > 0) return;
-          await append(stored);
-          await writer.run(`insert into stored_batches values (${sqlString(batchId)}, ${ms(Date.now())})`);
-        }),
-      ),
+    prepare: (batchId, stored) => {
+      if (stored.every((c) => c.ids.length === 0)) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        pending.push({ batchId, stored, resolve, reject });
+        if (pending.length === 1) void serially(drain);
+      });
+    },
     write: async () => {},
     replace: (stored) =>
       serially(() =>
