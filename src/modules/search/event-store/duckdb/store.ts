@@ -52,9 +52,14 @@ const ms = (v: number) => `epoch_ms(${Math.trunc(v)}::BIGINT)::TIMESTAMP_MS`;
 /** Checkpoint the WAL into the file once it holds this much: rarer checkpoints rewrite the table's open row group less often (bench/README.md, search). */
 const CHECKPOINT_THRESHOLD = '256MB';
 
+/** The organizations and the time range as SQL (no organization: nothing). */
+function range(organizationIds: readonly number[], from: Date, to: Date): string {
+  const orgs = organizationIds.length ? organizationIds.map((o) => String(Math.trunc(o))).join(', ') : 'NULL';
+  return `organization_id in (${orgs}) and time >= ${ms(from.getTime())} and time < ${ms(to.getTime())}`;
+}
+
 function base(scope: StoreScope): string {
-  const orgs = scope.organizationIds.length ? scope.organizationIds.map((o) => String(Math.trunc(o))).join(', ') : 'NULL';
-  return `organization_id in (${orgs}) and time >= ${ms(scope.from.getTime())} and time < ${ms(scope.to.getTime())} and (${duckCondition(scope.condition)})`;
+  return `${range(scope.organizationIds, scope.from, scope.to)} and (${duckCondition(scope.condition)})`;
 }
 
 /** A JSON text DuckDB returned, as the value it holds (null for SQL NULL). */
@@ -314,8 +319,7 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
     exportParquet: async (o) => {
       const connection = await instance.connect();
       try {
-        const orgs = o.organizationIds.length ? o.organizationIds.map((n) => String(Math.trunc(n))).join(', ') : 'NULL';
-        return await writeSecurityLake(connection, `(select time, class_uid, event from events where organization_id in (${orgs}) and time >= ${ms(o.from.getTime())} and time < ${ms(o.to.getTime())})`, o);
+        return await writeSecurityLake(connection, `(select time, class_uid, event from events where ${range(o.organizationIds, o.from, o.to)})`, o);
       } finally {
         connection.closeSync();
       }
