@@ -123,6 +123,12 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /**
+   * The body log's directory (WEIR_BODY_LOG_DIR, default <data dir>/bodies), or undefined when
+   * it is off (WEIR_BODY_LOG=off; always with DATABASE_URL: the roles of a distributed Weir
+   * share no disk). Embedded, the queue's and the outbox's compressed bodies live there.
+   */
+  bodyLogDir: string | undefined;
   redisUrl: string | undefined;
   redisPrefix: string;
   logLevel: string;
@@ -300,6 +306,15 @@ function caseManagement(env: Env): CaseManagementConfig {
   return Object.freeze({ url: caseUrl, apiKey, timeoutMs: int(env, 'WEIR_CASE_TIMEOUT_MS', 5_000, 100, 60_000) });
 }
 
+function bodyLogDir(env: Env): string | undefined {
+  const distributed = Boolean(env.DATABASE_URL?.trim());
+  if (!bool(env, 'WEIR_BODY_LOG', !distributed)) return undefined;
+  if (distributed) {
+    throw new ConfigError('WEIR_BODY_LOG=on keeps queue and outbox bodies in files one process owns, which the roles of a distributed Weir cannot share: unset it with DATABASE_URL');
+  }
+  return path.resolve(env.WEIR_BODY_LOG_DIR?.trim() || path.join(str(env, 'WEIR_DATA_DIR', './data'), 'bodies'));
+}
+
 function eventStoreKind(env: Env): 'duckdb' | 'postgres' | undefined {
   const v = env.WEIR_EVENT_STORE?.trim();
   if (v === undefined || v === '') return undefined;
@@ -360,6 +375,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     host: str(env, 'HOST', '127.0.0.1'),
     dataDir: path.resolve(str(env, 'WEIR_DATA_DIR', './data')),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    bodyLogDir: bodyLogDir(env),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: str(env, 'WEIR_REDIS_PREFIX', 'weir'),
     logLevel: str(env, 'LOG_LEVEL', 'info'),

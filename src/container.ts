@@ -62,7 +62,8 @@ import type { LockPort } from './platform/lock/port.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { createNetPolicy } from './platform/net/ssrf.js';
 import { createCredentialCipher } from './platform/crypto/credentials.js';
-import { createQueue } from './platform/queue/index.js';
+import { createQueue, DatabaseQueue } from './platform/queue/index.js';
+import { BodyLog } from './platform/bodylog/log.js';
 import { brokerIdentity, brokerKey } from './platform/queue/identity.js';
 import type { QueuePort } from './platform/queue/port.js';
 import { createRateLimiter } from './platform/ratelimit/index.js';
@@ -103,6 +104,8 @@ export interface Container {
   readonly delivery: Pick<Delivery, 'engine' | 'ledgerBalance'>;
   /** The event store (DuckDB or PostgreSQL: modules/search/event-store). */
   readonly eventStore: EventStore;
+  /** The body log of the embedded deployment (queue and outbox bodies), when on. */
+  readonly bodies: BodyLog | undefined;
   /** Opens connectors (decrypted config, SSRF-guarded vendor HTTP, token cache) for collection, backfill and tests. */
   readonly connectorRuntime: ConnectorRuntime;
   /** Collection: the engine (runCycle, schedule, housekeeping) and the collectors operations' service. */
@@ -143,7 +146,19 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     (await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite`, logger }));
   await migrate(database.db);
   const redis = { redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger };
-  const queue = createQueue({ ...redis, db: database.db, leaseMs: config.queueLeaseMs, exclusive: database.kind === 'pglite' });
+  // The body log (decision 0059): embedded only, where one process owns the data directory.
+  // The rows that name its bodies belong to the queue and the outbox, wired below.
+  const bodySegments: (() => Promise<number[]>)[] = [];
+  const bodies =
+    config.bodyLogDir && database.kind === 'pglite'
+      ? new BodyLog({
+          dir: config.bodyLogDir,
+          live: async () => new Set((await Promise.all(bodySegments.map((f) => f()))).flat()),
+          onError: (err) => logger.warn({ err }, 'the body log could not collect its unused segments'),
+        })
+      : undefined;
+  const queue = createQueue({ ...redis, db: database.db, leaseMs: config.queueLeaseMs, exclusive: database.kind === 'pglite', bodies });
+  if (queue instanceof DatabaseQueue) bodySegments.push(() => queue.bodySegments());
   const cache = createCache(redis);
   const lock = createLock(redis);
   const rateLimiter = createRateLimiter(redis);
@@ -268,7 +283,9 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     sinkTypeOf: (type) => destinations.types.get(type)?.sinkType,
     stopTimeoutMs: Math.floor(config.shutdownTimeoutMs / 2),
     inlineStore: eventStore.inline,
+    bodies,
   });
+  bodySegments.push(() => delivery.store.bodySegments());
   // Enrichment is read by the pass (normalization); its dry-run reads normalization's samples.
   let recentEvents: (organizationId: number, limit: number) => Promise<Record<string, unknown>[]> = async () => [];
   const enrichment = wireEnrichment({
@@ -311,7 +328,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   });
   recentEvents = (organizationId, limit) => normalization.service.recentEvents(organizationId, limit);
   const quarantine = wireQuarantine({ db: database.db, clock, reprocessor: normalization.service });
-  const deliveryStatus = wireDeliveryStatus({ db: database.db, clock, lineageEnabled: config.delivery.lineageEnabled, onError });
+  const deliveryStatus = wireDeliveryStatus({ db: database.db, clock, lineageEnabled: config.delivery.lineageEnabled, onError, bodies });
   const backfill = wireBackfill({
     db: database.db, clock, logger, queue, accept: ingest.accept, cache, lock, integrations: integrations.service, connectorFor, connectorRuntime, processes: processes.service, broker,
     lockTtlMs: config.collection.lockTtlMs, concurrency: config.collection.concurrency, heartbeatIntervalMs: config.heartbeatIntervalMs,
@@ -384,6 +401,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     enrichment: { feeds: enrichment.feeds },
     delivery: { engine: delivery.engine, ledgerBalance: delivery.ledgerBalance },
     eventStore: eventStore.events,
+    bodies,
     connectorRuntime,
     collection: { engine: collection.engine, service: collection.service },
     authenticator: internal.authenticator,
@@ -400,6 +418,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
       await normalization.close();
       await delivery.close();
       await eventStore.events.close();
+      await bodies?.close();
       await identity.tokens.flushLastUsed().catch(onError);
       await sso.close();
       await ingest.service.flushLastUsed().catch(onError);

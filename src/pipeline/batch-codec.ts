@@ -29,15 +29,18 @@ export function encodeLinesSync(lines: readonly string[]): string {
   return gzipSync(ndjsonBytes(lines), { level: 1, chunkSize: ZLIB_CHUNK }).toString('base64');
 }
 
-export async function decodeRecords(stored: string): Promise<string> {
-  if (stored === '') return '';
-  return (await gunzipAsync(Buffer.from(stored, 'base64'), { chunkSize: ZLIB_CHUNK })).toString('utf8');
+/** The gzip bytes of a stored body: base64 text, or the bytes themselves (read from the body log). */
+const gzipped = (stored: string | Buffer) => (typeof stored === 'string' ? Buffer.from(stored, 'base64') : stored);
+
+export async function decodeRecords(stored: string | Buffer): Promise<string> {
+  if (stored.length === 0) return '';
+  return (await gunzipAsync(gzipped(stored), { chunkSize: ZLIB_CHUNK })).toString('utf8');
 }
 
 /** The lines of a stored body (encodeLines / encodeRecords). */
-export async function decodeLines(stored: string): Promise<string[]> {
-  if (stored === '') return [];
-  return bufferLines(await gunzipAsync(Buffer.from(stored, 'base64'), { chunkSize: ZLIB_CHUNK }));
+export async function decodeLines(stored: string | Buffer): Promise<string[]> {
+  if (stored.length === 0) return [];
+  return bufferLines(await gunzipAsync(gzipped(stored), { chunkSize: ZLIB_CHUNK }));
 }
 
 /** The records of a stored batch. */

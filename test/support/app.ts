@@ -2,6 +2,7 @@
 // fresh PostgreSQL database when DATABASE_URL is set), the cache/queue/lock adapters the
 // environment selects (Redis when REDIS_URL is set, under a unique prefix), app.inject().
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -34,6 +35,8 @@ export interface TestAppOptions {
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const tdb = await createTestDatabase();
+  // Embedded, the queue's and the outbox's bodies go to a body log of this app's own.
+  const bodyLogDir = mkdtempSync(path.join(tmpdir(), 'weir-test-bodies-'));
   const env: Record<string, string | undefined> = {
     REDIS_URL: process.env.REDIS_URL,
     WEIR_REDIS_PREFIX: `weir-test-${randomUUID()}`,
@@ -44,6 +47,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'),
     // The embedded event store (DuckDB) in memory: every test app has its own.
     WEIR_EVENT_STORE_PATH: ':memory:',
+    WEIR_BODY_LOG_DIR: bodyLogDir,
     LOG_LEVEL: options.captureLogs ? 'info' : 'silent',
     // Test destinations listen on loopback; SSRF tests set this to ''.
     WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8,::1/128',
@@ -68,6 +72,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   } catch (err) {
     await container?.close();
     await tdb.close();
+    rmSync(bodyLogDir, { recursive: true, force: true });
     throw err;
   }
   const built = container;
@@ -80,6 +85,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       await app.close();
       await built.close();
       await tdb.close();
+      rmSync(bodyLogDir, { recursive: true, force: true });
     },
   };
 }

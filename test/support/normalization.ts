@@ -4,6 +4,7 @@
 import { sql } from 'kysely';
 import { newId } from '../../src/core/ids.js';
 import { decodeRecords } from '../../src/pipeline/batch-codec.js';
+import { loadBody } from '../../src/platform/bodylog/stored.js';
 import { NORMALIZE_JOB, NORMALIZE_QUEUE, type IngestBatch } from '../../src/pipeline/envelope.js';
 import type { TestApp } from './app.js';
 
@@ -85,12 +86,17 @@ export async function catchAll(t: TestApp, organizationId: number): Promise<stri
   return id;
 }
 
+/** The NDJSON an outbox row's events column holds (base64 gzip, or a reference into the app's body log). */
+export async function outboxText(t: TestApp, stored: string): Promise<string> {
+  return decodeRecords(await loadBody(t.container.bodies, stored));
+}
+
 /** The OCSF events the pass wrote to the outbox for one ingest batch, with their envelope ids, in batch order. */
 export async function outputs(t: TestApp, batchId: string): Promise<{ id: string; ocsf: Record<string, unknown> }[]> {
   const rows = await t.container.database.db.selectFrom('delivery_batches').selectAll().where('source_batch_id', '=', batchId).where('kind', '=', 'primary').execute();
   const out: { id: string; ocsf: Record<string, unknown> }[] = [];
   for (const row of rows) {
-    const ndjson = await decodeRecords(row.events);
+    const ndjson = await outboxText(t, row.events);
     const ids = row.event_ids.split(',');
     ndjson.split('\n').forEach((line, i) => out.push({ id: ids[i]!, ocsf: JSON.parse(line) as Record<string, unknown> }));
   }

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
+import { outboxText } from '../../../test/support/normalization.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { integration } from '../../../test/support/quarantine.js';
 import { newId } from '../../core/ids.js';
-import { decodeRecords } from '../../pipeline/batch-codec.js';
 
 let t: TestApp;
 let orgA: number;
@@ -165,7 +165,7 @@ describe('POST /destinations/{id}/dlq/reprocess', () => {
     expect(batch).toMatchObject({ destination_id: destA, organization_id: orgA, integration_id: intA, stream: 'events', kind: 'reprocess', event_count: 2, attempts: 0 });
     const rows = await db().selectFrom('dlq_events').select(['event_id', 'status', 'reprocessed_at']).where('id', 'in', ids).orderBy('created_at').execute();
     expect(batch.event_ids).toBe(rows.map((r) => r.event_id).join(','));
-    expect((await decodeRecords(batch.events)).split('\n').map((l) => JSON.parse(l) as Json)).toEqual(events);
+    expect((await outboxText(t, batch.events)).split('\n').map((l) => JSON.parse(l) as Json)).toEqual(events);
     expect(batch.source_batch_id).not.toBe(batch.id);
     expect(rows.every((r) => r.status === 'reprocessed' && r.reprocessed_at instanceof Date)).toBe(true);
     expect(await ledgerCount(destA, 'dlq_reprocessed')).toBe(2);

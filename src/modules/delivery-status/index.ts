@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.js';
+import type { BodyLog } from '../../platform/bodylog/log.js';
 import { inSnapshot } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
 import type { Api } from '../../platform/http/routes.js';
@@ -16,8 +17,8 @@ export type { TapService } from './tap.js';
  * (single and batch, with the ledger), metrics, lineage and tap. `lineageEnabled` is
  * config.delivery.lineageEnabled.
  */
-export function wireDeliveryStatus(deps: { db: Kysely<DB>; clock: Clock; lineageEnabled: boolean; tapPollMs?: number; onError?: (err: unknown) => void }) {
-  const store = createDeliveryStatusStore(deps.db);
+export function wireDeliveryStatus(deps: { db: Kysely<DB>; clock: Clock; lineageEnabled: boolean; tapPollMs?: number; onError?: (err: unknown) => void; bodies?: BodyLog | undefined }) {
+  const store = createDeliveryStatusStore(deps.db, deps.bodies);
   const service = createDeliveryStatusService({
     store,
     clock: deps.clock,

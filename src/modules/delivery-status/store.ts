@@ -2,6 +2,8 @@
 // they make: DLQ reprocess (outbox rows, marks) and tap sessions. Every query about events
 // is filtered by the caller's scope on the event's organization, so a global destination's
 // rows of other organizations stay invisible to an organization's administrator.
+import type { BodyLog } from '../../platform/bodylog/log.js';
+import { keepBodies } from '../../platform/bodylog/stored.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
@@ -58,7 +60,8 @@ export interface NewDeliveryBatch extends StreamKey {
 
 const n = (v: unknown): number => Number(v ?? 0);
 
-export function createDeliveryStatusStore(db: Kysely<DB>) {
+/** bodies: the embedded body log, where reprocessed rows' compressed events go. */
+export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog) {
   const q = () => executor(db);
   /** Destinations of the caller's organizations and the global ones. */
   const visible = (scope: Scope) =>
@@ -133,9 +136,10 @@ export function createDeliveryStatusStore(db: Kysely<DB>) {
 
     async insertBatches(rows: NewDeliveryBatch[]): Promise<void> {
       if (rows.length === 0) return;
+      const events = await keepBodies(bodies, rows.map((r) => r.events));
       await q()
         .insertInto('delivery_batches')
-        .values(rows.map((r) => ({ ...r, kind: 'reprocess' as const, attempts: 0 })))
+        .values(rows.map((r, i) => ({ ...r, events: events[i]!, kind: 'reprocess' as const, attempts: 0 })))
         .execute();
     },
 

@@ -5,6 +5,8 @@
 import type { Kysely } from 'kysely';
 import type { DeliveryConfig } from '../../config.js';
 import type { Clock } from '../../core/clock.js';
+import type { BodyLog } from '../../platform/bodylog/log.js';
+import { keepBodies } from '../../platform/bodylog/stored.js';
 import { inTransaction } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
 import type { Logger } from '../../platform/logger.js';
@@ -57,13 +59,15 @@ export interface DeliveryWiring {
   random?: () => number;
   /** Where the pass writes inline copies (the event store: modules/search). */
   inlineStore?: InlineStore;
+  /** The embedded body log: outbox bodies go there, the rows keep references. */
+  bodies?: BodyLog | undefined;
 }
 
 const DELETE_CHUNK = 10_000;
 
 export function wireDelivery(deps: DeliveryWiring) {
   const { db, clock, logger, config } = deps;
-  const store = createDeliveryStore(db);
+  const store = createDeliveryStore(db, deps.bodies);
   const metrics = createDeliveryMetrics(deps.telemetry.meter);
   const types = deps.sinkTypes ?? SINK_TYPES;
   const sinkTypes = deps.sinkTypeOf ? { find: deps.sinkTypeOf } : { find: (type: string) => types.find((t) => t.type === type) };
@@ -98,9 +102,16 @@ export function wireDelivery(deps: DeliveryWiring) {
     lineage: config.lineageEnabled,
     routes: (organizationId: number) => routesCache.get(organizationId),
     destinations: (refresh: boolean) => destinationsSnapshot.get(refresh),
+    /** Before the batch's transaction: the event store's copies, and the outbox bodies into the body log (pinned until release). */
     prepare: async (write: RoutingWrite) => {
       if (write.stored.length > 0) await deps.inlineStore?.prepare(write.batchId, write.stored);
+      if (deps.bodies && write.deliveries.length > 0) {
+        const refs = await keepBodies(deps.bodies, write.deliveries.map((d) => d.events), false);
+        write.deliveries.forEach((d, i) => (d.events = refs[i]!));
+      }
     },
+    /** After the batch's transaction, committed or not. */
+    release: (write: RoutingWrite) => deps.bodies?.release(write.deliveries.map((d) => d.events)),
     write: (write: RoutingWrite, at: Date) => storeRoutingWrite(store.engine, write, at, config.lineageEnabled, deps.inlineStore),
     written: () => engine.wakeLanes(),
   };

@@ -2,8 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { addRoute, engineFor, fakes, pendingBatch, sleep, until } from '../../../test/support/delivery-engine.js';
 import { createOrganization } from '../../../test/support/identity.js';
-import { createIntegration } from '../../../test/support/normalization.js';
-import { decodeRecords } from '../../pipeline/batch-codec.js';
+import { createIntegration, outboxText } from '../../../test/support/normalization.js';
 import type { OrgDataStep } from '../organizations/jobs.js';
 import { ledgerBalance } from './balance.js';
 import { DELIVERY_HOUSEKEEPING_QUEUE, PURGE_DLQ_JOB, PURGE_LINEAGE_JOB, PURGE_TAPS_JOB } from './jobs.js';
@@ -50,7 +49,7 @@ describe('routing stage', () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ destination_id: a.id, kind: 'primary', event_count: 2, source_batch_id: batch.id, attempts: 0, integration_id: integration, stream: 'events' });
     expect(rows[0]!.event_ids.split(',')).toEqual([batch.records[0]!.id, batch.records[2]!.id]);
-    const lines = (await decodeRecords(rows[0]!.events)).split('\n');
+    const lines = (await outboxText(t, rows[0]!.events)).split('\n');
     expect(lines.map((l) => JSON.parse(l))).toEqual([{ class_uid: 3002, n: 1 }, { class_uid: 3002, n: 2 }]);
     expect(rows[0]!.bytes).toBe(lines.reduce((n, l) => n + Buffer.byteLength(l), 0));
     expect(await ledgerOf(org)).toEqual({ [`copies:${a.id}`]: 2, routed: 2, 'filtered:no_route': 1 });

@@ -3,6 +3,8 @@
 // database clock, shared by every dispatcher. Sets of rows go in as one JSON parameter
 // (jsonb_to_recordset) or one multi-row insert: one statement per table per transaction.
 import { sql, type Kysely } from 'kysely';
+import { BODY_REF_PREFIX, type BodyLog } from '../../platform/bodylog/log.js';
+import { keepBodies, loadBody } from '../../platform/bodylog/stored.js';
 import { executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
 import type { EngineStore, OutboxRow, TapSession } from '../../pipeline/delivery/engine-port.js';
@@ -25,7 +27,8 @@ export const ORG_DELIVERY_TABLES = [
 ] as const;
 export type OrgDeliveryTable = (typeof ORG_DELIVERY_TABLES)[number]['table'];
 
-export function createDeliveryStore(db: Kysely<DB>) {
+/** bodies: the embedded body log, where the rows' compressed events go (the rows keep references). */
+export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
   const q = () => executor(db);
 
   const engine: EngineStore = {
@@ -77,10 +80,11 @@ export function createDeliveryStore(db: Kysely<DB>) {
 
     async insertDeliveries(rows) {
       if (rows.length === 0) return;
+      const events = await keepBodies(bodies, rows.map((r) => r.events));
       // A few rows (one per destination) with large texts: bound parameters, no JSON to parse.
       await q()
         .insertInto('delivery_batches')
-        .values(rows)
+        .values(rows.map((r, i) => ({ ...r, events: events[i]! })))
         .onConflict((oc) => oc.columns(['source_batch_id', 'destination_id', 'kind']).doNothing())
         .execute();
     },
@@ -138,7 +142,9 @@ export function createDeliveryStore(db: Kysely<DB>) {
         where b.id = w.id and ((w.rn = 1 and ${budget.firstAlways}) or (w.ce <= ${budget.events} and w.cb <= ${budget.bytes}))
         returning b.id, b.destination_id, b.organization_id, b.integration_id, b.stream, b.kind, b.event_count, b.bytes, b.event_ids, b.events,
           b.attempts, (extract(epoch from (now() - b.created_at)) * 1000)::float8 as age_ms, w.rn::int as rn`.execute(q());
-      return rows.sort((a, b) => a.rn - b.rn).map(({ rn: _rn, ...row }) => row);
+      const claimed = rows.sort((a, b) => a.rn - b.rn).map(({ rn: _rn, ...row }) => row);
+      for (const row of claimed) row.events = await loadBody(bodies, row.events as string);
+      return claimed;
     },
 
     async lockOwned(ids, owner) {
@@ -154,7 +160,8 @@ export function createDeliveryStore(db: Kysely<DB>) {
 
     async rewriteDeliveries(rows, owner) {
       if (rows.length === 0) return;
-      const flat = rows.map((r) => ({ id: r.id, attempts: r.attempts, delay_ms: r.delay_ms, last_error: r.last_error, ...(r.content ?? {}) }));
+      const events = await keepBodies(bodies, rows.map((r) => r.content?.events ?? ''));
+      const flat = rows.map((r, i) => ({ id: r.id, attempts: r.attempts, delay_ms: r.delay_ms, last_error: r.last_error, ...(r.content ? { ...r.content, events: events[i]! } : {}) }));
       await sql`
         update delivery_batches b set
           attempts = v.attempts,
@@ -283,6 +290,13 @@ export function createDeliveryStore(db: Kysely<DB>) {
     },
   };
 
+  /** The body-log segments the outbox's rows name. */
+  async function bodySegments(): Promise<number[]> {
+    const { rows } = await sql<{ seq: number }>`
+      select distinct split_part(events, ':', 2)::int as seq from delivery_batches where events like ${`${BODY_REF_PREFIX}%`}`.execute(q());
+    return rows.map((r) => r.seq);
+  }
+
   /** Deletes up to `limit` rows of `table` older than `before` (column `column`); returns how many. */
   async function purgeOlder(table: string, column: string, key: string, before: Date, limit: number): Promise<number> {
     const res = await sql`
@@ -293,6 +307,7 @@ export function createDeliveryStore(db: Kysely<DB>) {
 
   return {
     engine,
+    bodySegments,
     purgeDlq: (before: Date, limit: number) => purgeOlder('dlq_events', 'created_at', 'id', before, limit),
     purgeLineage: async (before: Date, limit: number) =>
       (await purgeOlder('lineage_attempts', 'at', 'id', before, limit)) +

@@ -8,9 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { loginDocument } from '../../../test/support/mappings.js';
-import { catchAll, createIntegration, ingestBatch, outputs, publishMapping, runNormalize, sleep } from '../../../test/support/normalization.js';
+import { catchAll, createIntegration, ingestBatch, outboxText, outputs, publishMapping, runNormalize, sleep } from '../../../test/support/normalization.js';
 import { newId } from '../../core/ids.js';
-import { decodeRecords } from '../../pipeline/batch-codec.js';
 import type { Consumer } from '../../platform/queue/port.js';
 import { startConsumers } from '../../roles/jobs.js';
 
@@ -195,7 +194,7 @@ describe('end to end from push', () => {
     for (let i = 0; i < 100 && events.length < 3; i++) {
       await sleep(100);
       const rows = await db.selectFrom('delivery_batches').select('events').where('organization_id', '=', org).where('created_at', '>=', since).execute();
-      events = (await Promise.all(rows.map(async (r) => (await decodeRecords(r.events)).split('\n').map((l) => JSON.parse(l) as Json)))).flat();
+      events = (await Promise.all(rows.map(async (r) => (await outboxText(t, r.events)).split('\n').map((l) => JSON.parse(l) as Json)))).flat();
       events = events.filter((e) => String((e.user as Json | undefined)?.name ?? '').startsWith('push-'));
       events = events.filter((e, j) => events.findIndex((x) => (x.user as Json).name === (e.user as Json).name) === j);
     }

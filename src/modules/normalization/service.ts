@@ -2,6 +2,7 @@
 // destinations apply, and how a batch's whole outcome (outbox rows, quarantine, ledger,
 // counters, lineage) is stored in ONE transaction, once however often its job is delivered.
 // Quarantined events are reprocessed through the same pass with the current live mapping.
+import { afterSettle } from '../../platform/db/ambient.js';
 import type { Clock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import type { Logger } from '../../platform/logger.js';
@@ -52,8 +53,10 @@ export interface PassRouting {
   routes(organizationId: number): Promise<OrgRoutes>;
   /** The destinations snapshot; `refresh` asks for a fresh one (a route names an unknown destination). */
   destinations(refresh: boolean): Promise<ReadonlyMap<string, RoutableDestination>>;
-  /** What the write needs before its transaction (the event store's partitions). */
+  /** What the write needs before its transaction (the event store's copies, the outbox bodies in the body log). */
   prepare?(write: RoutingWrite): Promise<void>;
+  /** The write's transaction ended, committed or not (what prepare pinned may go once no row names it). */
+  release?(write: RoutingWrite): void;
   /** Writes the routing write (rows encoded) in the open transaction. */
   write(write: RoutingWrite, at: Date): Promise<void>;
   /** New outbox rows committed (this process's lanes look at once). */
@@ -244,45 +247,51 @@ export function createNormalizationService(deps: NormalizationDeps) {
     // ledger sees the batch's events queued, or counted in and routed: never both, never neither.
     const row = batchMark(batch, result, batch.source, batch.bytes, now);
     await deps.routing.prepare?.(write);
-    const stored = await transaction(async () => {
-      await store.settleAccepted(batch);
-      if (!(await store.insertBatch(row))) return false;
-      if (batch.keys && batch.keys.length > 0) {
-        const remembered = await store.rememberKeys(batch.integration_id, batch.stream, batch.keys, now, since);
-        if (remembered !== batch.keys.length) throw new DuplicateKeysRace(batch.id);
-      }
-      await store.insertQuarantine(
-        result.quarantined.map((q) => ({
-          id: q.id,
+    let stored: boolean;
+    try {
+      stored = await transaction(async () => {
+        await store.settleAccepted(batch);
+        if (!(await store.insertBatch(row))) return false;
+        if (batch.keys && batch.keys.length > 0) {
+          const remembered = await store.rememberKeys(batch.integration_id, batch.stream, batch.keys, now, since);
+          if (remembered !== batch.keys.length) throw new DuplicateKeysRace(batch.id);
+        }
+        await store.insertQuarantine(
+          result.quarantined.map((q) => ({
+            id: q.id,
+            organization_id: batch.organization_id,
+            integration_id: batch.integration_id,
+            stream: batch.stream,
+            received_at: q.received_at,
+            raw: q.raw,
+            error_kind: q.error_kind,
+            error_detail: q.error_detail,
+            mapping_version_id: q.mapping_version_id,
+          })),
+          now,
+        );
+        await store.addCounters({
           organization_id: batch.organization_id,
           integration_id: batch.integration_id,
           stream: batch.stream,
-          received_at: q.received_at,
-          raw: q.raw,
-          error_kind: q.error_kind,
-          error_detail: q.error_detail,
-          mapping_version_id: q.mapping_version_id,
-        })),
-        now,
-      );
-      await store.addCounters({
-        organization_id: batch.organization_id,
-        integration_id: batch.integration_id,
-        stream: batch.stream,
-        at: new Date(batch.received_at),
-        events_in: batch.events.length,
-        bytes_in: batch.bytes,
-        duplicates,
-        normalized: result.normalized,
-        flagged: result.flagged,
-        quarantined,
-        last_event_at: new Date(batch.received_at),
+          at: new Date(batch.received_at),
+          events_in: batch.events.length,
+          bytes_in: batch.bytes,
+          duplicates,
+          normalized: result.normalized,
+          flagged: result.flagged,
+          quarantined,
+          last_event_at: new Date(batch.received_at),
+        });
+        await deps.routing.write(write, now);
+        if (result.enrichment && deps.enrichment) await deps.enrichment.record(batch.organization_id, result.enrichment, now);
+        await settleDetections(batch, passed, now);
+        return true;
       });
-      await deps.routing.write(write, now);
-      if (result.enrichment && deps.enrichment) await deps.enrichment.record(batch.organization_id, result.enrichment, now);
-      await settleDetections(batch, passed, now);
-      return true;
-    });
+    } finally {
+      // Inside a caller's transaction (a reprocess joins one), its end is what counts.
+      afterSettle(() => deps.routing.release?.(write));
+    }
     if (!stored) {
       logger.info({ batch_id: batch.id }, 'batch was normalized before (redelivered job); skipped');
       return { duplicate: true, normalized: 0, flagged: 0, quarantined: 0 };

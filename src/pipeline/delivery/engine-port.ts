@@ -133,7 +133,8 @@ export interface OutboxRow {
   event_count: number;
   bytes: number;
   event_ids: string;
-  events: string;
+  /** The compressed body: base64 text, or its bytes when the row named them in the body log. */
+  events: string | Buffer;
   attempts: number;
   /** How long ago the row was written (database clock), for the max_wait_ms rule. */
   age_ms: number;

@@ -10,6 +10,8 @@ interface Unit {
   trx: Transaction<DB>;
   /** Work that must see the committed state (cache invalidation, notifications). */
   afterCommit: (() => Promise<void>)[];
+  /** Work for when the transaction has ended, committed or not (releasing what it pinned). */
+  settled: (() => void)[];
 }
 
 const current = new AsyncLocalStorage<Unit>();
@@ -23,7 +25,13 @@ export function executor(db: Kysely<DB>): Kysely<DB> {
 export async function inTransaction<T>(db: Kysely<DB>, fn: () => Promise<T>): Promise<T> {
   if (current.getStore()) return fn();
   const hooks: Unit['afterCommit'] = [];
-  const result = await db.transaction().execute((trx) => current.run({ trx, afterCommit: hooks }, fn));
+  const settled: Unit['settled'] = [];
+  let result: T;
+  try {
+    result = await db.transaction().execute((trx) => current.run({ trx, afterCommit: hooks, settled }, fn));
+  } finally {
+    for (const hook of settled) hook();
+  }
   for (const hook of hooks) await hook();
   return result;
 }
@@ -39,7 +47,7 @@ export async function inSnapshot<T>(db: Kysely<DB>, fn: () => Promise<T>): Promi
     .transaction()
     .setIsolationLevel('repeatable read')
     .setAccessMode('read only')
-    .execute((trx) => current.run({ trx, afterCommit: [] }, fn));
+    .execute((trx) => current.run({ trx, afterCommit: [], settled: [] }, fn));
 }
 
 /**
@@ -50,6 +58,13 @@ export async function afterCommit(fn: () => Promise<void>): Promise<void> {
   const unit = current.getStore();
   if (unit) unit.afterCommit.push(fn);
   else await fn();
+}
+
+/** Runs fn once the open transaction has ended, committed or rolled back, or at once outside a transaction. */
+export function afterSettle(fn: () => void): void {
+  const unit = current.getStore();
+  if (unit) unit.settled.push(fn);
+  else fn();
 }
 
 /** Runs fn outside any open transaction (e.g. recording a failure after a rollback). */

@@ -10,10 +10,14 @@ import { errorText } from './options.js';
 import { settlesWithin } from './settle.js';
 import type { Consumer, Job, JobHandler } from './port.js';
 import { claim, complete, fail, msUntilNextDue, renew, sweep, type ClaimedRow } from './database-store.js';
+import type { BodyLog } from '../bodylog/log.js';
+import { loadBody } from '../bodylog/stored.js';
 import { decodePayload } from './payload-codec.js';
 
 export interface DatabaseConsumerSettings {
   db: Kysely<DB>;
+  /** Where compressed payloads live when the row names them by reference (embedded). */
+  bodies?: BodyLog | undefined;
   queue: string;
   handler: JobHandler<unknown>;
   concurrency: number;
@@ -138,7 +142,7 @@ export class DatabaseConsumer implements Consumer {
     const done = (async () => {
       let failure: { err: unknown } | undefined;
       try {
-        job.payload = await decodePayload(row.payload, row.payload_gz);
+        job.payload = await decodePayload(row.payload, row.payload_gz === null ? null : await loadBody(s.bodies, row.payload_gz));
         await s.handler(job, controller.signal);
       } catch (err) {
         failure = { err };
@@ -206,3 +210,4 @@ export class DatabaseConsumer implements Consumer {
 export function wakeEvent(queue: string): string {
   return `enqueued:${queue}`;
 }
+

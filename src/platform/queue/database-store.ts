@@ -7,6 +7,8 @@
 // (SKIP LOCKED, and no insert that could wait on a row a claim holds).
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { newId } from '../../core/ids.js';
+import { BODY_REF_PREFIX, type BodyLog } from '../bodylog/log.js';
+import { afterSettle } from '../db/ambient.js';
 import type { DB, Executor } from '../db/index.js';
 import type { JobCounts } from './port.js';
 import type { ResolvedJobOptions } from './options.js';
@@ -33,12 +35,19 @@ export async function insertJob(
   name: string,
   payload: unknown,
   options: ResolvedJobOptions,
+  bodies?: BodyLog,
 ): Promise<string> {
   const id = options.jobId ?? newId();
   const encoded = await encodePayload(payload);
+  let gz: string | null = null;
+  if (encoded.gz && bodies) {
+    const [ref] = await bodies.append([encoded.gz]);
+    gz = ref!;
+    afterSettle(() => bodies.release([gz!]));
+  } else if (encoded.gz) gz = encoded.gz.toString('base64');
   await sql`
     insert into jobs (queue, id, name, payload, payload_gz, state, max_attempts, backoff_ms, run_at)
-    values (${queue}, ${id}, ${name}, ${encoded.json}::jsonb, ${encoded.gz}, 'waiting', ${options.attempts}, ${options.backoffMs},
+    values (${queue}, ${id}, ${name}, ${encoded.json}::jsonb, ${gz}, 'waiting', ${options.attempts}, ${options.backoffMs},
             now() + ${interval(options.delayMs)})
     on conflict (queue, id) do nothing`.execute(db);
   return id;
@@ -88,8 +97,10 @@ async function scheduleNext(trx: Executor, queue: string, occurrenceId: string):
 }
 
 export async function complete(db: Executor, queue: string, id: string, consumer: string, attempt: number): Promise<boolean> {
+  // A completed job's payload is never read again: its body in the log may go.
   const { rows } = await sql`
-    update jobs set state = 'completed', finished_at = now(), locked_by = null, locked_until = null
+    update jobs set state = 'completed', finished_at = now(), locked_by = null, locked_until = null,
+      payload_gz = case when payload_gz like ${`${BODY_REF_PREFIX}%`} then null else payload_gz end
     where queue = ${queue} and id = ${id} and state = 'active' and locked_by = ${consumer} and attempts_made = ${attempt}
     returning 1`.execute(db);
   return rows.length > 0;
@@ -167,6 +178,13 @@ export async function counts(db: Executor, queue: string): Promise<JobCounts> {
       count(*) filter (where state = 'failed')::int as failed
     from jobs where queue = ${queue}`.execute(db);
   return rows[0] ?? { waiting: 0, active: 0, delayed: 0, completed: 0, failed: 0 };
+}
+
+/** The body-log segments the queue's rows name. */
+export async function bodySegments(db: Executor): Promise<number[]> {
+  const { rows } = await sql<{ seq: number }>`
+    select distinct split_part(payload_gz, ':', 2)::int as seq from jobs where payload_gz like ${`${BODY_REF_PREFIX}%`}`.execute(db);
+  return rows.map((r) => r.seq);
 }
 
 /** Deletes finished jobs older than the cutoff, in batches so no statement holds locks long. */

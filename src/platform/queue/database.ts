@@ -9,10 +9,11 @@ import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { afterCommit, executor } from '../db/ambient.js';
 import type { DB } from '../db/index.js';
+import type { BodyLog } from '../bodylog/log.js';
 import { QueueClosedError } from './errors.js';
 import { leaseTimings, queueName, resolveConcurrency, resolveJobOptions, resolveRepeat, type LeaseTimings } from './options.js';
 import type { ConsumeOptions, Consumer, JobCounts, JobHandler, JobOptions, QueuePort, RepeatOptions } from './port.js';
-import { counts, insertJob, prune } from './database-store.js';
+import { bodySegments, counts, insertJob, prune } from './database-store.js';
 import { deleteSchedule, upsertSchedule } from './database-repeat.js';
 import { DatabaseConsumer, wakeEvent } from './database-consumer.js';
 
@@ -29,6 +30,8 @@ export interface DatabaseQueueOptions {
   exclusive?: boolean | undefined;
   /** Longest a job stays with a consumer that died before another takes it (WEIR_QUEUE_LEASE_MS); default 30 000. */
   leaseMs?: number | undefined;
+  /** Compressed payloads go to this log and rows keep their references (embedded only: one process owns it). */
+  bodies?: BodyLog | undefined;
 }
 
 export class DatabaseQueue implements QueuePort {
@@ -38,6 +41,7 @@ export class DatabaseQueue implements QueuePort {
   readonly #pollIntervalMs: number;
   readonly #exclusive: boolean;
   readonly #lease: LeaseTimings;
+  readonly #bodies: BodyLog | undefined;
   // Local enqueues wake local consumers at once; other processes' jobs are found by polling.
   readonly #wakeups = new EventEmitter().setMaxListeners(0);
   readonly #consumers = new Set<DatabaseConsumer>();
@@ -51,6 +55,7 @@ export class DatabaseQueue implements QueuePort {
     this.#pollIntervalMs = options.pollIntervalMs ?? 200;
     this.#exclusive = options.exclusive ?? false;
     this.#lease = leaseTimings(options.leaseMs);
+    this.#bodies = options.bodies;
   }
 
   /**
@@ -60,7 +65,7 @@ export class DatabaseQueue implements QueuePort {
    */
   async enqueue<T>(queue: string, name: string, payload: T, options?: JobOptions): Promise<string> {
     this.#assertOpen();
-    const id = await insertJob(executor(this.#db), queueName(queue), name, payload, resolveJobOptions(options));
+    const id = await insertJob(executor(this.#db), queueName(queue), name, payload, resolveJobOptions(options), this.#bodies);
     await afterCommit(async () => {
       this.#wakeups.emit(wakeEvent(queue));
     });
@@ -83,6 +88,7 @@ export class DatabaseQueue implements QueuePort {
     this.#assertOpen();
     const consumer = new DatabaseConsumer({
       db: this.#db,
+      bodies: this.#bodies,
       queue: queueName(queue),
       handler: handler as JobHandler<unknown>,
       concurrency: resolveConcurrency(options),
@@ -111,6 +117,11 @@ export class DatabaseQueue implements QueuePort {
 
   async ping(): Promise<void> {
     await sql`select 1`.execute(this.#db);
+  }
+
+  /** The body-log segments this queue's rows name. */
+  bodySegments(): Promise<number[]> {
+    return bodySegments(this.#db);
   }
 
   /** Deletes completed and failed jobs that finished more than `olderThanMs` ago. */

@@ -2,6 +2,8 @@
 // queue. PGlite converts a 1 MB jsonb parameter in about 80 ms and a 1 MB text in about
 // 30 ms, but the same batch gzipped (level 1, ~6 ms on the thread pool) and sent as
 // base64 text in about 4 ms (bench/README.md, ingest). Small payloads stay readable jsonb.
+// Embedded, the compressed bytes go to the body log (platform/bodylog) and the row keeps
+// only their reference.
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { bufferLines, ndjsonBytes } from '../../core/lines.js';
@@ -17,8 +19,8 @@ export const COMPRESS_FROM_BYTES = 16 * 1024;
 export interface EncodedPayload {
   /** The JSON text for the jsonb column ('null' when compressed). */
   json: string;
-  /** base64(gzip(JSON)) or null. */
-  gz: string | null;
+  /** gzip(JSON), or null. */
+  gz: Buffer | null;
 }
 
 /** The header line of a lines payload names how many lines follow under this key. */
@@ -47,18 +49,17 @@ export async function encodePayload(value: unknown): Promise<EncodedPayload> {
   const lines = linesOf(value);
   if (lines) {
     const header = JSON.stringify({ ...lines.meta, [LINES_MARK]: lines.lines.length });
-    const gz = (await gzipAsync(ndjsonBytes([header, ...lines.lines]), { level: 1, chunkSize: ZLIB_CHUNK })).toString('base64');
-    return { json: 'null', gz };
+    return { json: 'null', gz: await gzipAsync(ndjsonBytes([header, ...lines.lines]), { level: 1, chunkSize: ZLIB_CHUNK }) };
   }
   const json = JSON.stringify(value === undefined ? null : value);
   if (json.length < COMPRESS_FROM_BYTES) return { json, gz: null };
-  const gz = (await gzipAsync(json, { level: 1, chunkSize: ZLIB_CHUNK })).toString('base64');
-  return { json: 'null', gz };
+  return { json: 'null', gz: await gzipAsync(json, { level: 1, chunkSize: ZLIB_CHUNK }) };
 }
 
-export async function decodePayload(payload: unknown, gz: string | null): Promise<unknown> {
+/** A payload from its columns: the jsonb, or gzip(JSON) as base64 text or as the bytes a body-log reference names. */
+export async function decodePayload(payload: unknown, gz: string | Buffer | null): Promise<unknown> {
   if (gz === null) return payload;
-  const buf = await gunzipAsync(Buffer.from(gz, 'base64'), { chunkSize: ZLIB_CHUNK });
+  const buf = await gunzipAsync(typeof gz === 'string' ? Buffer.from(gz, 'base64') : gz, { chunkSize: ZLIB_CHUNK });
   // JSON.stringify never writes a line break: a payload with one is in the lines form.
   const lf = buf.indexOf(0x0a);
   if (lf < 0) return JSON.parse(buf.toString('utf8')) as unknown;
