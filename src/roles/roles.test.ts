@@ -26,6 +26,8 @@ async function setup(): Promise<Container> {
     WEIR_SECRET_KEY: TEST_SECRET_KEY,
     WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'),
     WEIR_EVENT_STORE_PATH: ':memory:',
+    // The data directory is shared by test files: no body log in it (test/support/app.ts gives each app its own).
+    WEIR_BODY_LOG: 'off',
     PORT: '0',
     LOG_LEVEL: 'silent',
   });
@@ -38,6 +40,16 @@ describe('the event store and the role', () => {
     tdb = await createTestDatabase();
     const config = loadConfig({ WEIR_SECRET_KEY: TEST_SECRET_KEY, WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'), WEIR_EVENT_STORE: 'duckdb', WEIR_EVENT_STORE_PATH: ':memory:', LOG_LEVEL: 'silent' });
     await expect(createContainer(config, { role: 'worker', database: tdb.database, logger: pino({ level: 'silent' }) })).rejects.toThrow(/WEIR_EVENT_STORE=duckdb .*weir all.*postgres/);
+  });
+});
+
+describe('the body log and the deployment', () => {
+  it('refuses WEIR_BODY_LOG=on with DATABASE_URL (the roles share no disk), and is off there by default', () => {
+    const base = { WEIR_SECRET_KEY: TEST_SECRET_KEY, DATABASE_URL: 'postgres://127.0.0.1/weir' };
+    expect(() => loadConfig({ ...base, WEIR_BODY_LOG: 'on' })).toThrow(/WEIR_BODY_LOG=on .*distributed.*unset it/);
+    expect(loadConfig(base).bodyLogDir).toBeUndefined();
+    expect(loadConfig({ WEIR_DATA_DIR: '/var/lib/weir' }).bodyLogDir).toBe(path.resolve('/var/lib/weir/bodies'));
+    expect(loadConfig({ WEIR_BODY_LOG: 'off' }).bodyLogDir).toBeUndefined();
   });
 });
 

@@ -2,7 +2,7 @@
 // temporary directory; WEIR_CONSOLE_DIR reuses a build), every role running in this process
 // on a fresh database, listening on a free loopback port.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
@@ -34,6 +34,7 @@ export interface RunningWeir {
 export async function startWeir(consoleDir: string): Promise<RunningWeir> {
   const tdb = await createTestDatabase();
   const sinkRoot = mkdtempSync(path.join(tmpdir(), 'weir-console-sinks-'));
+  const bodyLogDir = mkdtempSync(path.join(tmpdir(), 'weir-console-bodies-'));
   const config = loadConfig({
     REDIS_URL: process.env.REDIS_URL,
     WEIR_REDIS_PREFIX: `weir-console-${randomUUID()}`,
@@ -41,6 +42,7 @@ export async function startWeir(consoleDir: string): Promise<RunningWeir> {
     NODE_ENV: process.env.NODE_ENV,
     WEIR_DATA_DIR: path.join(tmpdir(), 'weir-console-unused'),
     WEIR_EVENT_STORE_PATH: ':memory:',
+    WEIR_BODY_LOG_DIR: bodyLogDir,
     LOG_LEVEL: 'silent',
     HOST: '127.0.0.1',
     PORT: '0',
@@ -62,6 +64,7 @@ export async function startWeir(consoleDir: string): Promise<RunningWeir> {
       await role.stop();
       await container.close();
       await tdb.close();
+      rmSync(bodyLogDir, { recursive: true, force: true });
     },
   };
 }

@@ -172,6 +172,7 @@ export function engineFor(t: TestApp, f: ReturnType<typeof fakes>, overrides: Pa
     sinkTypes: [f.sinkType],
     directoryRefreshMs: 40,
     stopTimeoutMs: 300,
+    bodies: t.container.bodies,
     ...rest,
   });
 }

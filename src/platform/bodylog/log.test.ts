@@ -80,7 +80,7 @@ describe('body log', () => {
     expect(segmentFiles(log)).toHaveLength(5);
   });
 
-  it('deletes closed segments no row names and no writer pins, and keeps the rest', async () => {
+  it('deletes the segments no row names and no writer pins, and keeps the rest', async () => {
     const live = new Set<number>();
     const log = fresh({ segmentBytes: 100, live });
     const [a] = await log.append([Buffer.alloc(200, 1)]);
@@ -88,19 +88,24 @@ describe('body log', () => {
     const [c] = await log.append([Buffer.alloc(200, 3)]);
     const [d] = await log.append([Buffer.alloc(200, 4)]);
     // a: committed and still named by a row; b: committed, its row delivered and deleted;
-    // c: its writer's transaction has not ended; d: in the active segment.
+    // c: its writer's transaction has not ended; d: the same, in the active segment.
     live.add(refSegment(a!));
-    log.release([a!, b!, d!]);
+    log.release([a!, b!]);
     expect(await log.collect()).toBe(1);
     expect(segmentFiles(log)).toHaveLength(3);
     await expect(log.read(b!)).rejects.toThrow(/not in/);
     expect((await log.read(a!))[0]).toBe(1);
     expect((await log.read(c!))[0]).toBe(3);
     expect((await log.read(d!))[0]).toBe(4);
-    // The row of a is deleted and c's transaction rolled back: both go.
+    // The row of a is deleted, the transactions of c and d ended: all go, the active segment too.
     live.clear();
-    log.release([c!]);
-    expect(await log.collect()).toBe(2);
-    expect(log.stats()).toMatchObject({ segments: 1, collected: 3 });
+    log.release([c!, d!]);
+    expect(await log.collect()).toBe(3);
+    expect(segmentFiles(log)).toEqual([]);
+    expect(log.stats()).toMatchObject({ segments: 0, bytes: 0, collected: 4 });
+    // The next append starts a new segment.
+    const [e] = await log.append([body('after')]);
+    expect(refSegment(e!)).toBe(refSegment(d!) + 1);
+    expect((await log.read(e!)).toString()).toBe('after');
   });
 });

@@ -52,7 +52,6 @@ interface Active {
   seq: number;
   file: FileHandle;
   size: number;
-  lastAppend: number;
 }
 
 export interface BodyLogStats {
@@ -177,7 +176,8 @@ export class BodyLog {
 
   /**
    * Deletes the closed segments that no row names and no writer has pinned; returns how many.
-   * An idle active segment is closed first, so that its space can be given back in turn.
+   * The active segment is closed first when nothing of it is pinned or being written, so a
+   * quiet Weir gives all its space back.
    */
   collect(): Promise<number> {
     this.#collecting ??= this.#collect().finally(() => {
@@ -210,8 +210,10 @@ export class BodyLog {
   async #collect(): Promise<number> {
     if (!this.#live || this.#closed) return 0;
     this.#appendedSinceCollect = false;
+    // The active segment closes when nothing is being written to it and none of its bodies is
+    // pinned: what it holds can then be given back like any other segment's.
     const active = this.#active;
-    if (active && !this.#flushing && this.#queue.length === 0 && active.size > 0 && Date.now() - active.lastAppend > 10_000) {
+    if (active && !this.#flushing && this.#queue.length === 0 && active.size > 0 && !this.#pins.has(active.seq)) {
       await this.#closeActive();
     }
     // Candidates are fixed before the live query: a closed segment takes no new body, and one
@@ -271,7 +273,7 @@ export class BodyLog {
     if (this.#active && this.#active.size >= this.#segmentBytes) await this.#closeActive();
     if (!this.#active) {
       const seq = this.#nextSeq++;
-      this.#active = { seq, file: await open(segmentFile(this.dir, seq), 'wx'), size: 0, lastAppend: Date.now() };
+      this.#active = { seq, file: await open(segmentFile(this.dir, seq), 'wx'), size: 0 };
       this.#segments.set(seq, 0);
       // The new file's name must survive a crash as much as its bytes.
       const dir = await open(this.dir, 'r');
@@ -311,7 +313,6 @@ export class BodyLog {
     this.#stats.syncs++;
     this.#stats.appends += buffers.length / 2;
     active.size = offset;
-    active.lastAppend = Date.now();
     this.#segments.set(active.seq, offset);
     this.#appendedSinceCollect = true;
     const pins = this.#pins.get(active.seq) ?? new Set<string>();
