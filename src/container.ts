@@ -143,7 +143,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const telemetry = await startTelemetry(config.telemetry, { role, logger, prometheusHost: config.host });
   const database =
     options.database ??
-    (await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite`, logger }));
+    (await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite`, sharedBuffers: config.pgliteSharedBuffers, logger }));
   await migrate(database.db);
   const redis = { redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger };
   // The body log (decision 0059): embedded only, where one process owns the data directory.

@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   const dirLock = holdDataDir(config, role, logger);
 
   if (role === 'migrate') {
-    const database = await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite`, logger });
+    const database = await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite`, sharedBuffers: config.pgliteSharedBuffers, logger });
     const applied = await migrate(database.db);
     logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is up to date');
     await database.close();

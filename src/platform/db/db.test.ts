@@ -88,3 +88,26 @@ describe(`database (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () =>
     expect(seen).toEqual(['inside', 'after:ac-1', 'outside']);
   });
 });
+
+describe('a new embedded data directory', () => {
+  it('is created and migrated in a thread of its own, then opened with small shared buffers', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const path = await import('node:path');
+    const dir = mkdtempSync(path.join(tmpdir(), 'weir-pglite-'));
+    const { openDatabase } = await import('./index.js');
+    const database = await openDatabase({ dataDir: path.join(dir, 'pglite') });
+    try {
+      // The thread applied every migration: nothing is left for this one.
+      expect(await migrate(database.db)).toEqual([]);
+      const applied = await sql<{ n: number }>`select count(*)::int as n from weir_migrations`.execute(database.db);
+      const { migrations } = await import('./migrations/index.js');
+      expect(applied.rows[0]!.n).toBe(Object.keys(migrations).length);
+      const buffers = await sql<{ shared_buffers: string }>`show shared_buffers`.execute(database.db);
+      expect(buffers.rows[0]!.shared_buffers).toBe('16MB');
+    } finally {
+      await database.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
