@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
+import { until } from '../../../test/support/delivery-engine.js';
 import { createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { loginDocument } from '../../../test/support/mappings.js';
 import { publishMapping } from '../../../test/support/normalization.js';
@@ -21,16 +22,6 @@ let consumers: Consumer[] = [];
 
 async function call(method: string, url: string, who: Principal, payload?: unknown) {
   return t.app.inject({ method: method as 'GET', url, headers: who.headers, ...(payload === undefined ? {} : { payload: payload as Json }) });
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const segments = async () => (await readdir(t.container.bodies!.dir)).filter((f) => f.endsWith('.log'));
@@ -79,12 +70,16 @@ describe('the body log on the embedded path', () => {
     const loop = t.container.loops.find((l) => l.name === 'delivery')!.start();
     let delivered: string[] = [];
     try {
-      delivered = await until('every event in the files', async () => {
-        const dir = path.join(root, `org-${org}`, 'out');
-        const files = (await readdir(dir).catch(() => [])).filter((f) => f.endsWith('.ndjson'));
-        const lines = (await Promise.all(files.map((f) => readFile(path.join(dir, f), 'utf8')))).join('').split('\n').filter(Boolean);
-        return lines.length >= names.length ? lines : undefined;
-      });
+      delivered = (await until(
+        async () => {
+          const dir = path.join(root, `org-${org}`, 'out');
+          const files = (await readdir(dir).catch(() => [])).filter((f) => f.endsWith('.ndjson'));
+          const lines = (await Promise.all(files.map((f) => readFile(path.join(dir, f), 'utf8')))).join('').split('\n').filter(Boolean);
+          return lines.length >= names.length ? lines : null;
+        },
+        30_000,
+        'every event in the files',
+      ))!;
     } finally {
       await loop.stop();
     }
@@ -93,10 +88,7 @@ describe('the body log on the embedded path', () => {
     expect(balance).toMatchObject({ pending_outbox: 0, unaccounted: 0 });
 
     // Nothing names the bodies any more: collecting deletes every segment.
-    await until('the last jobs to complete', async () => {
-      const open = await t.container.database.db.selectFrom('jobs').select('id').where('payload_gz', 'like', 'log:%').execute();
-      return open.length === 0 ? true : undefined;
-    });
+    await until(async () => (await t.container.database.db.selectFrom('jobs').select('id').where('payload_gz', 'like', 'log:%').execute()).length === 0, 10_000, 'the last jobs to complete');
     expect(await t.container.bodies!.collect()).toBeGreaterThan(0);
     expect(await segments()).toEqual([]);
     expect(t.container.bodies!.stats()).toMatchObject({ segments: 0, bytes: 0 });
