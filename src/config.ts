@@ -129,8 +129,8 @@ export interface Config {
    * share no disk). Embedded, the queue's and the outbox's compressed bodies live there.
    */
   bodyLogDir: string | undefined;
-  /** The embedded database's shared buffers (WEIR_PGLITE_SHARED_BUFFERS, default 16MB): resident memory of this process. */
-  pgliteSharedBuffers: string;
+  /** The embedded database's shared buffers (WEIR_PGLITE_SHARED_BUFFERS; unset: platform/db's default, 16MB): resident memory of this process. */
+  pgliteSharedBuffers: string | undefined;
   redisUrl: string | undefined;
   redisPrefix: string;
   logLevel: string;
@@ -309,8 +309,9 @@ function caseManagement(env: Env): CaseManagementConfig {
 }
 
 /** A memory size as PostgreSQL reads it: digits and kB, MB or GB. */
-function pgSize(env: Env, name: string, fallback: string): string {
-  const v = env[name]?.trim() || fallback;
+function pgSize(env: Env, name: string): string | undefined {
+  const v = env[name]?.trim();
+  if (!v) return undefined;
   if (!/^\d+(kB|MB|GB)$/.test(v)) throw new ConfigError(`${name} must be a size such as 16MB or 128MB (kB, MB or GB), not ${JSON.stringify(v)}`);
   return v;
 }
@@ -385,7 +386,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     dataDir: path.resolve(str(env, 'WEIR_DATA_DIR', './data')),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     bodyLogDir: bodyLogDir(env),
-    pgliteSharedBuffers: pgSize(env, 'WEIR_PGLITE_SHARED_BUFFERS', '16MB'),
+    pgliteSharedBuffers: pgSize(env, 'WEIR_PGLITE_SHARED_BUFFERS'),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: str(env, 'WEIR_REDIS_PREFIX', 'weir'),
     logLevel: str(env, 'LOG_LEVEL', 'info'),

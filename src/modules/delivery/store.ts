@@ -143,7 +143,7 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
         returning b.id, b.destination_id, b.organization_id, b.integration_id, b.stream, b.kind, b.event_count, b.bytes, b.event_ids, b.events,
           b.attempts, (extract(epoch from (now() - b.created_at)) * 1000)::float8 as age_ms, w.rn::int as rn`.execute(q());
       const claimed = rows.sort((a, b) => a.rn - b.rn).map(({ rn: _rn, ...row }) => row);
-      for (const row of claimed) row.events = await loadBody(bodies, row.events as string);
+      await Promise.all(claimed.map(async (row) => (row.events = await loadBody(bodies, row.events as string))));
       return claimed;
     },
 

@@ -199,7 +199,7 @@ export class BodyLog {
     await this.#collecting?.catch(() => 0);
     await this.#active?.file.close();
     this.#active = undefined;
-    for (const reader of this.#readers.values()) await (await reader).close();
+    for (const reader of this.#readers.values()) await (await reader.catch(() => undefined))?.close();
     this.#readers.clear();
   }
 

@@ -19,11 +19,20 @@ export async function keepBodies(bodies: BodyLog | undefined, values: readonly s
     const refs = await bodies.append(fresh.map((i) => Buffer.from(values[i]!, 'base64')));
     fresh.forEach((i, k) => (out[i] = refs[k]!));
   }
-  if (pinUntilSettled) {
-    const refs = out.filter(isBodyRef);
-    if (refs.length > 0) afterSettle(() => bodies.release(refs));
-  }
+  if (pinUntilSettled) releaseWhenSettled(bodies, out.filter(isBodyRef));
   return out;
+}
+
+/** What a row keeps of one compressed body given as bytes: its base64 text, or with a log its reference, pinned until the open transaction ends. */
+export async function keepBytes(bodies: BodyLog | undefined, gz: Buffer): Promise<string> {
+  if (!bodies) return gz.toString('base64');
+  const [ref] = await bodies.append([gz]);
+  releaseWhenSettled(bodies, [ref!]);
+  return ref!;
+}
+
+function releaseWhenSettled(bodies: BodyLog, refs: string[]): void {
+  if (refs.length > 0) afterSettle(() => bodies.release(refs));
 }
 
 /** A stored value as the codec reads it: base64 text as it is, a reference as the bytes it names. */

@@ -75,7 +75,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return database(db, 'pglite', lite);
 }
 
-export const DEFAULT_SHARED_BUFFERS = '16MB';
+const DEFAULT_SHARED_BUFFERS = '16MB';
 
 /** Creates and migrates a new embedded data directory in a worker thread; its memory goes with the thread. */
 async function createInWorker(dataDir: string, sharedBuffers: string | undefined): Promise<void> {

@@ -8,7 +8,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { newId } from '../../core/ids.js';
 import { BODY_REF_PREFIX, type BodyLog } from '../bodylog/log.js';
-import { afterSettle } from '../db/ambient.js';
+import { keepBytes } from '../bodylog/stored.js';
 import type { DB, Executor } from '../db/index.js';
 import type { JobCounts } from './port.js';
 import type { ResolvedJobOptions } from './options.js';
@@ -39,12 +39,7 @@ export async function insertJob(
 ): Promise<string> {
   const id = options.jobId ?? newId();
   const encoded = await encodePayload(payload);
-  let gz: string | null = null;
-  if (encoded.gz && bodies) {
-    const [ref] = await bodies.append([encoded.gz]);
-    gz = ref!;
-    afterSettle(() => bodies.release([gz!]));
-  } else if (encoded.gz) gz = encoded.gz.toString('base64');
+  const gz = encoded.gz ? await keepBytes(bodies, encoded.gz) : null;
   await sql`
     insert into jobs (queue, id, name, payload, payload_gz, state, max_attempts, backoff_ms, run_at)
     values (${queue}, ${id}, ${name}, ${encoded.json}::jsonb, ${gz}, 'waiting', ${options.attempts}, ${options.backoffMs},
