@@ -83,7 +83,8 @@ export function databaseFixture(): QueueFixture {
       await killChildren(spec, options);
       const database = await openDatabase({ dataDir: dir });
       await migrate(database.db);
-      const q = new DatabaseQueue({ db: database.db, leaseMs: LEASE_MS, pollIntervalMs: 50 });
+      // As Weir opens its embedded database: exclusive, so only the sweep finds the dead child's job.
+      const q = new DatabaseQueue({ db: database.db, leaseMs: LEASE_MS, pollIntervalMs: 50, exclusive: true });
       return {
         queue: q,
         reachableAt: Date.now(),

@@ -1,7 +1,8 @@
 // One consumer of the database queue: a poll loop that claims due jobs up to its
-// concurrency, runs them, renews their leases while they run, and sweeps expired leases.
-// It sleeps between polls and wakes early on a local enqueue or a finished job; when no other
-// process can enqueue (an exclusive database), it sleeps until its next due job or sweep.
+// concurrency, runs them and renews their leases while they run (the queue sweeps expired
+// leases, database.ts). It sleeps between polls and wakes early on a local enqueue, a finished
+// job or a sweep that gave jobs back; when no other process can enqueue (an exclusive
+// database), it sleeps until its next due job or one of those wakes.
 import type { EventEmitter } from 'node:events';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -9,7 +10,7 @@ import type { DB } from '../db/index.js';
 import { errorText } from './options.js';
 import { settlesWithin } from './settle.js';
 import type { Consumer, Job, JobHandler } from './port.js';
-import { claim, complete, fail, msUntilNextDue, renew, sweep, type ClaimedRow } from './database-store.js';
+import { claim, complete, fail, msUntilNextDue, renew, type ClaimedRow } from './database-store.js';
 import type { BodyLog } from '../bodylog/log.js';
 import { loadBody } from '../bodylog/stored.js';
 import { decodePayload } from './payload-codec.js';
@@ -25,10 +26,9 @@ export interface DatabaseConsumerSettings {
   leaseMs: number;
   heartbeatMs: number;
   pollIntervalMs: number;
-  /** The longest sleep when no job is due: pollIntervalMs, or the sweep's period when no other process enqueues. */
+  /** The longest sleep when no job is due: pollIntervalMs, or (no other process enqueues) as long as a timer goes. */
   idleMs: number;
-  sweepIntervalMs: number;
-  /** Emits wakeEvent(queue) on a local enqueue. */
+  /** Emits wakeEvent(queue) on a local enqueue and when a sweep gave the queue's jobs back. */
   wakeups: EventEmitter;
   logger: Logger | undefined;
 }
@@ -54,7 +54,6 @@ export class DatabaseConsumer implements Consumer {
   #stopped = false;
   #wakePending = false;
   #wake: (() => void) | undefined;
-  #lastSweep = 0;
   #renewing = false;
 
   constructor(settings: DatabaseConsumerSettings) {
@@ -82,11 +81,6 @@ export class DatabaseConsumer implements Consumer {
     while (!this.#stopped) {
       let sleepMs = s.idleMs;
       try {
-        if (Date.now() - this.#lastSweep >= s.sweepIntervalMs) {
-          this.#lastSweep = Date.now();
-          const recovered = await sweep(s.db);
-          if (recovered > 0) s.logger?.warn({ recovered }, 'queue: recovered jobs whose lease expired');
-        }
         const free = s.concurrency - this.#running.size;
         if (free > 0 && !this.#stopped) {
           const rows = await claim(s.db, s.queue, free, s.consumerId, s.leaseMs);

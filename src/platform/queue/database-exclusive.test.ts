@@ -1,7 +1,7 @@
 // The database queue when the database is the process's alone (embedded PGlite: `exclusive`):
 // an idle consumer does not poll, yet every job runs when it is due: at once when enqueued,
-// after its delay, after a retry's backoff, on its repeat schedule. The lease is 30 s, so the
-// idle sleep (the sweep's period, 10 s) is far longer than any of these waits.
+// after its delay, after a retry's backoff, on its repeat schedule, and after a sweep gave
+// back a job whose consumer died. Idle, a consumer sleeps until woken.
 import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db.js';

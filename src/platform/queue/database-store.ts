@@ -135,8 +135,8 @@ export async function renew(db: Executor, queue: string, ids: string[], consumer
  * Stalled-job recovery: active jobs whose lease ran out (their consumer died or hung) go
  * back to waiting, or to failed when they have no attempt left. Any consumer runs it.
  */
-export async function sweep(db: Executor, limit = 100): Promise<number> {
-  const { rows } = await sql`
+export async function sweep(db: Executor, limit = 100): Promise<string[]> {
+  const { rows } = await sql<{ queue: string }>`
     with expired as materialized (
       select queue, id from jobs
       where state = 'active' and locked_until < now()
@@ -150,8 +150,8 @@ export async function sweep(db: Executor, limit = 100): Promise<number> {
       last_error = 'stalled', locked_by = null, locked_until = null
     from expired
     where jobs.queue = expired.queue and jobs.id = expired.id
-    returning 1`.execute(db);
-  return rows.length;
+    returning jobs.queue`.execute(db);
+  return rows.map((r) => r.queue);
 }
 
 /** Milliseconds until the earliest waiting job of the queue is due; null when none waits. */

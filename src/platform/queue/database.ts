@@ -1,7 +1,8 @@
 // The embedded queue: jobs live in the `jobs` table, so an accepted job survives a restart.
 // It also runs on PostgreSQL with several processes: claims use FOR UPDATE SKIP LOCKED,
 // running jobs hold a lease their consumer renews, and any consumer returns jobs whose lease
-// expired (their process died) to the queue.
+// expired (their process died) to the queue: one sweep per queue object every lease check,
+// whatever the number of consumers, which wakes the consumers of the queues it gave jobs to.
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -13,7 +14,7 @@ import type { BodyLog } from '../bodylog/log.js';
 import { QueueClosedError } from './errors.js';
 import { leaseTimings, queueName, resolveConcurrency, resolveJobOptions, resolveRepeat, type LeaseTimings } from './options.js';
 import type { ConsumeOptions, Consumer, JobCounts, JobHandler, JobOptions, QueuePort, RepeatOptions } from './port.js';
-import { bodySegments, counts, insertJob, prune } from './database-store.js';
+import { bodySegments, counts, insertJob, prune, sweep } from './database-store.js';
 import { deleteSchedule, upsertSchedule } from './database-repeat.js';
 import { DatabaseConsumer, wakeEvent } from './database-consumer.js';
 
@@ -25,7 +26,7 @@ export interface DatabaseQueueOptions {
   /**
    * The database is this process's alone (embedded PGlite, whose data directory admits one
    * process): no other process enqueues, so an idle consumer does not poll. It sleeps until its
-   * next due job, a local enqueue or repeat (which wake it), or the next lease sweep.
+   * next due job, a local enqueue or repeat, or a sweep that gave its queue jobs back.
    */
   exclusive?: boolean | undefined;
   /** Longest a job stays with a consumer that died before another takes it (WEIR_QUEUE_LEASE_MS); default 30 000. */
@@ -33,6 +34,9 @@ export interface DatabaseQueueOptions {
   /** Compressed payloads go to this log and rows keep their references (embedded only: one process owns it). */
   bodies?: BodyLog | undefined;
 }
+
+/** The longest delay a Node timer takes (about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
 
 export class DatabaseQueue implements QueuePort {
   readonly backend = 'database' as const;
@@ -48,6 +52,8 @@ export class DatabaseQueue implements QueuePort {
   readonly #instance = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   #consumerSeq = 0;
   #closed = false;
+  #sweeper: NodeJS.Timeout | undefined;
+  #sweeping = false;
 
   constructor(options: DatabaseQueueOptions) {
     this.#db = options.db;
@@ -96,13 +102,13 @@ export class DatabaseQueue implements QueuePort {
       leaseMs: this.#lease.holdMs,
       heartbeatMs: this.#lease.renewMs,
       pollIntervalMs: this.#pollIntervalMs,
-      // Exclusive: nothing to find between wakes but what the sweep recovers, so idle as long as the sweep's period.
-      idleMs: this.#exclusive ? Math.max(this.#pollIntervalMs, this.#lease.checkMs) : this.#pollIntervalMs,
-      sweepIntervalMs: this.#lease.checkMs,
+      // Exclusive: nothing to find between wakes (enqueues, repeats, sweeps), so no poll at all.
+      idleMs: this.#exclusive ? MAX_TIMER_MS : this.#pollIntervalMs,
       wakeups: this.#wakeups,
       logger: this.#logger?.child({ queue }),
     });
     this.#consumers.add(consumer);
+    this.#startSweeper();
     return {
       close: async () => {
         await consumer.close();
@@ -136,9 +142,32 @@ export class DatabaseQueue implements QueuePort {
    */
   async close(timeoutMs?: number): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#sweeper);
     await Promise.all([...this.#consumers].map((c) => c.close(timeoutMs)));
     this.#consumers.clear();
     this.#wakeups.removeAllListeners();
+  }
+
+  /** Stalled-job recovery for every queue, once per lease check; the first run is at once (jobs a killed process held). */
+  #startSweeper(): void {
+    if (this.#sweeper) return;
+    const run = async () => {
+      if (this.#sweeping || this.#closed) return;
+      this.#sweeping = true;
+      try {
+        const queues = await sweep(this.#db);
+        if (queues.length === 0) return;
+        this.#logger?.warn({ recovered: queues.length }, 'queue: recovered jobs whose lease expired');
+        for (const queue of new Set(queues)) this.#wakeups.emit(wakeEvent(queue));
+      } catch (err) {
+        this.#logger?.error({ err }, 'queue: sweeping expired leases failed');
+      } finally {
+        this.#sweeping = false;
+      }
+    };
+    this.#sweeper = setInterval(() => void run(), this.#lease.checkMs);
+    this.#sweeper.unref();
+    void run();
   }
 
   #assertOpen(): void {
