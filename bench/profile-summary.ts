@@ -9,7 +9,8 @@
 // source line calls one of them are counted as JSON instead of the caller's category.
 // A thread blocked in Atomics.wait (piscina's workers between tasks) is sampled as running its
 // caller: the ticks of a line that calls Atomics.wait are idle, not CPU, and are left out.
-//   npx tsx bench/profile-summary.ts <file.cpuprofile | dir>... [--top 25]
+// --skip <s> leaves out each profile's first seconds (the start of a process profiled idle).
+//   npx tsx bench/profile-summary.ts <file.cpuprofile | dir>... [--top 25] [--skip 0]
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -177,7 +178,10 @@ export function formatSummary(s: Summary, title: string): string {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '25' } } });
-  if (positionals.length === 0) throw new Error('usage: profile-summary.ts <file.cpuprofile | dir>... [--top 25]');
-  console.log(formatSummary(summarise(readProfiles(positionals), [], Number(values.top)), positionals.join(', ')));
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '25' }, skip: { type: 'string', default: '0' } } });
+  if (positionals.length === 0) throw new Error('usage: profile-summary.ts <file.cpuprofile | dir>... [--top 25] [--skip 0]');
+  const profiles = readProfiles(positionals);
+  const skipUs = Number(values.skip) * 1e6;
+  const windows: Window[] = skipUs > 0 ? profiles.map((p) => [p.startTime + skipUs, p.endTime]) : [];
+  console.log(formatSummary(summarise(profiles, windows, Number(values.top)), positionals.join(', ')));
 }
