@@ -279,6 +279,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     ...plane,
     config: config.delivery,
     directory: destinations.directory,
+    exclusive: database.kind === 'pglite',
     net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
     sinkTypeOf: (type) => destinations.types.get(type)?.sinkType,
     stopTimeoutMs: Math.floor(config.shutdownTimeoutMs / 2),
@@ -328,7 +329,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   });
   recentEvents = (organizationId, limit) => normalization.service.recentEvents(organizationId, limit);
   const quarantine = wireQuarantine({ db: database.db, clock, reprocessor: normalization.service });
-  const deliveryStatus = wireDeliveryStatus({ db: database.db, clock, lineageEnabled: config.delivery.lineageEnabled, onError, bodies });
+  const deliveryStatus = wireDeliveryStatus({ db: database.db, clock, lineageEnabled: config.delivery.lineageEnabled, onError, onTapOpened: () => delivery.engine.tapOpened(), onOutboxWritten: () => delivery.engine.wakeLanes(), bodies });
   const backfill = wireBackfill({
     db: database.db, clock, logger, queue, accept: ingest.accept, cache, lock, integrations: integrations.service, connectorFor, connectorRuntime, processes: processes.service, broker,
     lockTtlMs: config.collection.lockTtlMs, concurrency: config.collection.concurrency, heartbeatIntervalMs: config.heartbeatIntervalMs,

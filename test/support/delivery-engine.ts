@@ -34,6 +34,9 @@ export function record(orgId: number, integrationId: number, stream: string, ocs
 }
 
 /** A pending normalized batch of these OCSF events, and its events counted in (as normalization does). */
+/** Engines made by engineFor: pendingBatch wakes their routing stages as it wakes the container's. */
+const testEngines = new Set<{ wakeRouting(): void }>();
+
 export async function pendingBatch(t: TestApp, orgId: number, integrationId: number, ocsf: Record<string, unknown>[], stream = 'events'): Promise<{ id: string; records: NormalizedRecord[] }> {
   const db = t.container.database.db;
   const records = ocsf.map((o) => record(orgId, integrationId, stream, o));
@@ -51,6 +54,9 @@ export async function pendingBatch(t: TestApp, orgId: number, integrationId: num
       oc.columns(['integration_id', 'stream', 'day']).doUpdateSet((eb) => ({ events_in: eb('stream_counters.events_in', '+', eb.ref('excluded.events_in')) })),
     )
     .execute();
+  // The routing stage does not poll for pending batches (nothing but an earlier version writes them).
+  t.container.delivery.engine.wakeRouting();
+  for (const engine of testEngines) engine.wakeRouting();
   return { id, records };
 }
 
@@ -159,7 +165,7 @@ export function testTelemetry() {
 /** The delivery module wired on the test app's database with the fakes and short timings. */
 export function engineFor(t: TestApp, f: ReturnType<typeof fakes>, overrides: Partial<DeliveryWiring> & { lineage?: boolean } = {}) {
   const { lineage, ...rest } = overrides;
-  return wireDelivery({
+  const delivery = wireDelivery({
     db: t.container.database.db,
     clock: t.container.clock,
     logger: t.container.logger,
@@ -175,4 +181,6 @@ export function engineFor(t: TestApp, f: ReturnType<typeof fakes>, overrides: Pa
     bodies: t.container.bodies,
     ...rest,
   });
+  testEngines.add(delivery.engine);
+  return delivery;
 }

@@ -17,14 +17,14 @@ export type { TapService } from './tap.js';
  * (single and batch, with the ledger), metrics, lineage and tap. `lineageEnabled` is
  * config.delivery.lineageEnabled.
  */
-export function wireDeliveryStatus(deps: { db: Kysely<DB>; clock: Clock; lineageEnabled: boolean; tapPollMs?: number; onError?: (err: unknown) => void; bodies?: BodyLog | undefined }) {
-  const store = createDeliveryStatusStore(deps.db, deps.bodies);
+export function wireDeliveryStatus(deps: { db: Kysely<DB>; clock: Clock; lineageEnabled: boolean; tapPollMs?: number; onError?: (err: unknown) => void; onTapOpened?: () => void; onOutboxWritten?: () => void; bodies?: BodyLog | undefined }) {
+  const store = createDeliveryStatusStore(deps.db, deps.bodies, deps.onOutboxWritten);
   const service = createDeliveryStatusService({
     store,
     clock: deps.clock,
     lineageEnabled: deps.lineageEnabled,
     snapshot: (fn) => inSnapshot(deps.db, fn),
   });
-  const tap = createTapService({ store, clock: deps.clock, pollMs: deps.tapPollMs, onError: deps.onError });
+  const tap = createTapService({ store, clock: deps.clock, pollMs: deps.tapPollMs, onError: deps.onError, onOpened: deps.onTapOpened });
   return { service, tap, routes: (app: Api) => deliveryStatusRoutes(app, service, tap) };
 }

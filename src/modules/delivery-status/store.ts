@@ -7,7 +7,7 @@ import { keepBodies } from '../../platform/bodylog/stored.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
-import { executor } from '../../platform/db/ambient.js';
+import { afterCommit, executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
 import type { DestinationStateTable, DestinationStatsTable, DlqEventsTable, LineageAttemptsTable, LineageCopiesTable, LineageEventsTable } from '../../platform/db/schema.js';
 import { scoped } from '../../platform/db/scope.js';
@@ -61,7 +61,8 @@ export interface NewDeliveryBatch extends StreamKey {
 const n = (v: unknown): number => Number(v ?? 0);
 
 /** bodies: the embedded body log, where reprocessed rows' compressed events go. */
-export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog) {
+/** `outboxWritten` is told after a commit that added outbox rows (this process's dispatcher claims them at once). */
+export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outboxWritten?: () => void) {
   const q = () => executor(db);
   /** Destinations of the caller's organizations and the global ones. */
   const visible = (scope: Scope) =>
@@ -141,6 +142,7 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog) {
         .insertInto('delivery_batches')
         .values(rows.map((r, i) => ({ ...r, events: events[i]!, kind: 'reprocess' as const, attempts: 0 })))
         .execute();
+      if (outboxWritten) await afterCommit(async () => outboxWritten());
     },
 
     async markReprocessed(ids: string[], now: Date): Promise<void> {

@@ -37,6 +37,8 @@ export interface TapDeps {
   clock: Clock;
   pollMs?: number;
   onError?: (err: unknown) => void;
+  /** A session was opened (the dispatcher of this process starts sampling without waiting for its poll). */
+  onOpened?: () => void;
 }
 
 function line(at: Date, text: string): string {
@@ -69,6 +71,7 @@ export function createTapService(deps: TapDeps) {
       const id = newId();
       const expiresAt = new Date(now.getTime() + options.seconds * 1000);
       await store.openTapSession({ id, destination_id: dest.id, expires_at: expiresAt, max_events: options.limit, created_by: options.createdBy, created_at: now });
+      deps.onOpened?.();
 
       async function* lines(signal: AbortSignal): AsyncGenerator<string> {
         let sent = 0;

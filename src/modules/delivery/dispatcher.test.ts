@@ -133,4 +133,31 @@ describe('dispatcher role loop', () => {
       await Promise.all(running.map((r) => r.stop()));
     }
   });
+
+  it('delivers to a destination made while it runs at once: a write in this process refreshes its lanes (embedded, the periodic refresh is 30 s)', async () => {
+    const org = await createOrganization(t, 'dispatcher-new-destination');
+    const integration = await createIntegration(t, org);
+    const admin = await createPrincipal(t, { role: 'admin', organizationId: org });
+    const running = t.container.loops.filter((l) => l.role === 'dispatcher').map((l) => l.start());
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the first refresh is over
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/collectors/destinations',
+        headers: admin.headers,
+        payload: { name: 'late-webhook', type: 'http', organization_id: org, config: { url: receiver.url }, delivery: { max_wait_ms: 0 } },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      await addRoute(t, org, { destinations: [res.json<{ id: string }>().id] });
+      await pendingBatch(t, org, integration, [{ class_uid: 1, n: 5001 }, { class_uid: 1, n: 5002 }]);
+      const started = Date.now();
+      await until(async () => {
+        const [b] = await t.container.delivery.ledgerBalance({ organization_id: org });
+        return b && b.delivered === 2 ? b : undefined;
+      }, 10_000);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await Promise.all(running.map((r) => r.stop()));
+    }
+  });
 });

@@ -52,6 +52,12 @@ export interface DeliveryWiring {
   compile?: (routes: RouteSpec[]) => CompiledRoutes;
   /** How often lanes follow destination changes (default max(pollMs, 1 s)). */
   directoryRefreshMs?: number;
+  /**
+   * The database is this process's alone (embedded): every write to the outbox and to a
+   * destination is this process's and wakes what waits for it, so nothing idle polls; the
+   * periodic reads are safety nets every EXCLUSIVE_REFRESH_MS.
+   */
+  exclusive?: boolean;
   /** Consumer-lag snapshot period (default 5 s when telemetry is on, else never). */
   lagRefreshMs?: number;
   /** How long stopping lets requests in flight finish (default 10 s). */
@@ -64,6 +70,8 @@ export interface DeliveryWiring {
 }
 
 const DELETE_CHUNK = 10_000;
+/** Exclusive (embedded): how often the destinations are re-read and an idle lane claims when nothing woke it. */
+const EXCLUSIVE_REFRESH_MS = 30_000;
 
 export function wireDelivery(deps: DeliveryWiring) {
   const { db, clock, logger, config } = deps;
@@ -71,6 +79,7 @@ export function wireDelivery(deps: DeliveryWiring) {
   const metrics = createDeliveryMetrics(deps.telemetry.meter);
   const types = deps.sinkTypes ?? SINK_TYPES;
   const sinkTypes = deps.sinkTypeOf ? { find: deps.sinkTypeOf } : { find: (type: string) => types.find((t) => t.type === type) };
+  const directoryRefreshMs = deps.directoryRefreshMs ?? (deps.exclusive ? EXCLUSIVE_REFRESH_MS : Math.max(config.pollMs, 1_000));
   const engine = createDeliveryEngine({
     store: store.engine,
     transact: (fn) => inTransaction(db, fn),
@@ -87,7 +96,8 @@ export function wireDelivery(deps: DeliveryWiring) {
     leaseMs: config.leaseMs,
     routeConcurrency: config.routeConcurrency,
     lineage: config.lineageEnabled,
-    directoryRefreshMs: deps.directoryRefreshMs,
+    directoryRefreshMs,
+    laneIdleMs: deps.exclusive ? EXCLUSIVE_REFRESH_MS : config.pollMs,
     lagRefreshMs: deps.lagRefreshMs ?? (deps.telemetry.enabled ? 5_000 : 0),
     stopTimeoutMs: deps.stopTimeoutMs,
     random: deps.random,
@@ -97,7 +107,7 @@ export function wireDelivery(deps: DeliveryWiring) {
   // What the one pass (the normalization worker) needs of routing: the routes, the
   // destinations snapshot and the writes of its transaction.
   const routesCache = createRoutesCache({ store: store.engine, compile: deps.compile ?? compileRoutes, pollMs: config.pollMs });
-  const destinationsSnapshot = createDestinationsSnapshot(deps.directory, deps.directoryRefreshMs ?? Math.max(config.pollMs, 1_000), config.pollMs);
+  const destinationsSnapshot = createDestinationsSnapshot(deps.directory, directoryRefreshMs, config.pollMs);
   const passRouting = {
     lineage: config.lineageEnabled,
     routes: (organizationId: number) => routesCache.get(organizationId),

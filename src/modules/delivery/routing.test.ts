@@ -1,3 +1,4 @@
+import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { addRoute, engineFor, fakes, pendingBatch, sleep, until } from '../../../test/support/delivery-engine.js';
@@ -180,6 +181,36 @@ describe('routing stage', () => {
     expect(await ledgerOf(org)).toEqual({ 'filtered:no_route': 1, routed: 1, [`copies:${a.id}`]: 1 });
     await expectBalanced(org);
   });
+  it('sends no statement while nothing is pending (exclusive), and routes and delivers a pending batch once woken', async () => {
+    const org = await createOrganization(t, 'route-idle');
+    const integration = await createIntegration(t, org);
+    const f = fakes();
+    const a = f.destination(org);
+    await addRoute(t, org, { destinations: [a.id] });
+    let statements = 0;
+    const counting: KyselyPlugin = {
+      transformQuery: (args) => {
+        statements += 1;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    };
+    // Exclusive, as embedded: the lane sleeps until woken too.
+    const d = engineFor(t, f, { db: db().withPlugin(counting), exclusive: true, directoryRefreshMs: 30_000 });
+    const run = d.loops[0]!.start();
+    try {
+      await sleep(300);
+      statements = 0;
+      await sleep(1_000);
+      // Polling every pollMs (20 ms) with two workers would be about 100 claims.
+      expect(statements).toBeLessThanOrEqual(2);
+      await pendingBatch(t, org, integration, [{ class_uid: 1 }]);
+      // Routed, and the lane woken by it delivers without waiting for its 30 s safety claim.
+      await until(() => f.received.get(a.id)?.length === 1, 5_000, 'the batch routed and delivered');
+    } finally {
+      await run.stop();
+    }
+  });
 });
 
 describe('organization deletion', () => {
@@ -218,6 +249,7 @@ describe('organization deletion', () => {
     const keptEvents = (await db().selectFrom('lineage_events').select('event_id').where('organization_id', '=', keep).execute()).map((r) => r.event_id);
     expect(await copiesOf(keptEvents)).toHaveLength(2);
   });
+
 });
 
 describe('housekeeping', () => {

@@ -63,6 +63,13 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
       return rows;
     },
 
+    async nextLeaseEnd() {
+      const { rows } = await sql<{ until: Date | string | null }>`
+        select min(coalesce(leased_until, 'epoch'::timestamptz)) as until from normalized_batches where route_state = 'pending'`.execute(q());
+      const until = rows[0]?.until;
+      return until == null ? null : new Date(until);
+    },
+
     async markRouted(batchId) {
       const res = await q()
         .updateTable('normalized_batches')
@@ -120,6 +127,14 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
           from jsonb_to_recordset(${json(copies)}::jsonb) as v(event_id text, destination_id text, delivery_batch_id text, route_id text, kind text)
           on conflict do nothing`.execute(q());
       }
+    },
+
+    async nextDeliveryDue(destinationId) {
+      const { rows } = await sql<{ wait_ms: number | null }>`
+        select (extract(epoch from (min(greatest(next_attempt_at, coalesce(leased_until, next_attempt_at))) - now())) * 1000)::float8 as wait_ms
+        from delivery_batches where destination_id = ${destinationId}`.execute(q());
+      const wait = rows[0]?.wait_ms;
+      return wait == null ? null : Math.max(0, wait);
     },
 
     async claimDeliveries(destinationId, owner, budget, leaseMs) {

@@ -35,6 +35,8 @@ export function createDestinationDirectory(deps: { store: DestinationStore; ciph
       return (await store.all()).map((row) => toRuntime(row, types));
     },
 
+    onChange: (listener) => store.onChange(listener),
+
     /** Throws DeliveryError('config') when the stored credential cannot be opened (wrong or missing key). */
     async credential(destinationId) {
       const row = await store.credentialOf(destinationId);

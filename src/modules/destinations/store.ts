@@ -5,7 +5,7 @@ import { sql, type Kysely, type SqlBool } from 'kysely';
 import { AppError } from '../../core/errors.js';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
-import { executor } from '../../platform/db/ambient.js';
+import { afterCommit, executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
 import { scoped } from '../../platform/db/scope.js';
 import type { AuditRow } from '../audit/store.js';
@@ -110,6 +110,12 @@ export const nameTaken = (name: string) =>
 
 export function createDestinationStore(db: Kysely<DB>) {
   const q = () => executor(db);
+  // This process's writes, told once they committed (the dispatcher refreshes its lanes at once).
+  const listeners = new Set<() => void>();
+  const changed = () =>
+    afterCommit(async () => {
+      for (const listener of listeners) listener();
+    });
   const visible = (scope: Scope) => sql<SqlBool>`(d.organization_id is null or ${scoped(scope, 'd.organization_id')})`;
   const from = () => q().selectFrom('destinations as d');
   const select = (base: ReturnType<typeof from>) =>
@@ -167,6 +173,12 @@ export function createDestinationStore(db: Kysely<DB>) {
       return (await query.executeTakeFirst()) !== undefined;
     },
 
+    /** Calls listener after each committed write of this process to a destination; returns the unsubscribe. */
+    onChange(listener: () => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+
     /** Whether the organization has a destination of the type. */
     async typeExists(organizationId: number, type: string): Promise<boolean> {
       return (await q().selectFrom('destinations').select('id').where('organization_id', '=', organizationId).where('type', '=', type).executeTakeFirst()) !== undefined;
@@ -178,6 +190,7 @@ export function createDestinationStore(db: Kysely<DB>) {
           .insertInto('destinations')
           .values({ ...row, config: JSON.stringify(row.config), delivery: JSON.stringify(row.delivery), created_at: now, updated_at: now })
           .execute();
+        await changed();
       } catch (err) {
         // Two creations racing past nameExists: the unique index decides.
         if (isUniqueViolation(err)) throw nameTaken(row.name);
@@ -199,6 +212,7 @@ export function createDestinationStore(db: Kysely<DB>) {
           })
           .where('id', '=', id)
           .execute();
+        await changed();
       } catch (err) {
         if (isUniqueViolation(err)) throw nameTaken(patch.name ?? '');
         throw err;
@@ -224,6 +238,7 @@ export function createDestinationStore(db: Kysely<DB>) {
         .where('shadow_destination_id', '=', id)
         .returning('id')
         .execute();
+      if (rows.length > 0) await changed();
       return rows.map((r) => r.id).sort();
     },
 
@@ -246,6 +261,7 @@ export function createDestinationStore(db: Kysely<DB>) {
       await q().deleteFrom('tap_samples').where('destination_id', '=', id).execute();
       await q().deleteFrom('tap_sessions').where('destination_id', '=', id).execute();
       await q().deleteFrom('destinations').where('id', '=', id).execute();
+      await changed();
       return { dlqEvents: Number(dlq.numDeletedRows) };
     },
 

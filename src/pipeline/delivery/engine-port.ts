@@ -213,10 +213,14 @@ export interface EngineStore {
   /** The organization's enabled routes in position order. */
   enabledRoutes(organizationId: number): Promise<RouteSpec[]>;
   claimPending(limit: number, leaseMs: number): Promise<PendingBatch[]>;
+  /** When the first lease on a pending batch runs out (epoch when one is not leased); null when no batch is pending. */
+  nextLeaseEnd(): Promise<Date | null>;
   /** Marks the batch done (route_state pending → done, events ''); false when it was not pending any more. */
   markRouted(batchId: string): Promise<boolean>;
   releasePending(batchIds: string[]): Promise<void>;
   insertDeliveries(rows: NewDelivery[]): Promise<void>;
+  /** Milliseconds until the destination's next outbox row may be claimed (its attempt is due, its lease ran out); null when it has none. */
+  nextDeliveryDue(destinationId: string): Promise<number | null>;
   addLedger(entries: LedgerEntry[], at: Date): Promise<void>;
   addRouteStats(rows: RouteStatDelta[], hour: Date): Promise<void>;
   insertLineage(events: LineageEventRow[], copies: LineageCopyRow[]): Promise<void>;

@@ -36,6 +36,8 @@ export interface EngineDeps {
   lineage: boolean;
   /** How often the destinations snapshot (lanes) is refreshed; default max(pollMs, 1000). */
   directoryRefreshMs?: number;
+  /** The longest an idle lane sleeps before claiming again (default pollMs); it wakes earlier for its next due row or a local write. */
+  laneIdleMs?: number;
   /** How often the consumer-lag snapshot is refreshed; 0: never (telemetry off). */
   lagRefreshMs?: number;
   /** How long stop() lets requests in flight finish before giving their rows back. */
@@ -71,6 +73,9 @@ export function createDeliveryEngine(deps: EngineDeps) {
     leaseMs: deps.leaseMs,
     concurrency: deps.routeConcurrency,
     lineage: deps.lineage,
+    routed: () => {
+      for (const lane of lanes.values()) lane.wake();
+    },
   });
 
   function retire(lane: Lane): void {
@@ -108,6 +113,7 @@ export function createDeliveryEngine(deps: EngineDeps) {
         logger,
         metrics: deps.metrics,
         pollMs: deps.pollMs,
+        idleMs: deps.laneIdleMs ?? deps.pollMs,
         leaseMs: deps.leaseMs,
         lineage: deps.lineage,
         redact,
@@ -148,10 +154,29 @@ export function createDeliveryEngine(deps: EngineDeps) {
     return syncing;
   }
 
+  /** A change committed: a refresh that may have read the list before it ends, then one reads it after. */
+  let refreshQueued = false;
+  async function syncAfterChange(): Promise<void> {
+    if (refreshQueued) return;
+    refreshQueued = true;
+    await syncing;
+    refreshQueued = false;
+    if (running) await sync();
+  }
+
+  // Open tap sessions are read every poll while one is open; while none is, every refresh of
+  // the destinations, or at once when this process opened one (tapOpened).
+  let tapsOpen = false;
+  let tapsReadAt = 0;
   async function refreshTaps(): Promise<void> {
+    tapsReadAt = Date.now();
     if (lanes.size === 0) return;
     const sessions = await store.openTaps([...lanes.keys()]);
+    tapsOpen = sessions.length > 0;
     for (const lane of lanes.values()) lane.setTaps(sessions.filter((s) => s.destination_id === lane.id));
+  }
+  async function pollTaps(): Promise<void> {
+    if (tapsOpen || Date.now() - tapsReadAt >= refreshMs) await refreshTaps();
   }
 
   async function refreshLag(): Promise<void> {
@@ -177,8 +202,9 @@ export function createDeliveryEngine(deps: EngineDeps) {
       running = true;
       routing.start();
       void sync();
+      const unsubscribe = directory.onChange?.(() => void syncAfterChange());
       every(refreshMs, sync, 'refreshing destinations');
-      every(deps.pollMs, refreshTaps, 'checking tap sessions');
+      every(deps.pollMs, pollTaps, 'checking tap sessions');
       if (deps.lagRefreshMs) {
         void refreshLag().catch(() => undefined);
         every(deps.lagRefreshMs, refreshLag, 'measuring consumer lag');
@@ -186,6 +212,7 @@ export function createDeliveryEngine(deps: EngineDeps) {
       return {
         stop: async () => {
           running = false;
+          unsubscribe?.();
           for (const t of timers.splice(0)) clearInterval(t);
           await syncing;
           await routing.stop();
@@ -197,6 +224,10 @@ export function createDeliveryEngine(deps: EngineDeps) {
     /** New normalized batches were written (embedded): route them without waiting for the poll. */
     wakeRouting(): void {
       routing.wake();
+    },
+    /** This process opened a tap session: the lanes sample from their next delivery on. */
+    tapOpened(): void {
+      if (running) void refreshTaps().catch((err: unknown) => logger.warn({ err }, 'checking tap sessions failed'));
     },
     /** New outbox rows were committed in this process (the one pass): idle lanes claim at once. */
     wakeLanes(): void {

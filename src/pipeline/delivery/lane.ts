@@ -26,6 +26,12 @@ export interface LaneDeps {
   logger: Logger;
   metrics: EngineMetrics;
   pollMs: number;
+  /**
+   * The longest idle sleep: pollMs where other processes write the outbox; longer where this
+   * process is the only writer (it wakes the lane), when the lane also sleeps only until its
+   * next due row (a retry's backoff, an expired lease).
+   */
+  idleMs: number;
   leaseMs: number;
   lineage: boolean;
   /** The destination's redactor (sinks/secrets.ts): every text of an outcome goes through it before it is stored. */
@@ -35,6 +41,8 @@ export interface LaneDeps {
 }
 
 const HOUR = 3_600_000;
+/** Shortest idle sleep when a row is due but another lane holds it, so an idle lane never spins. */
+const MIN_IDLE_MS = 10;
 
 export class Lane {
   readonly breaker: Breaker;
@@ -132,7 +140,7 @@ export class Lane {
         const rows = await this.claim();
         if (rows.length === 0) {
           this.idle = true;
-          await this.sleeper.sleep(this.deps.pollMs);
+          await this.sleeper.sleep(await this.idleFor());
           this.idle = false;
           continue;
         }
@@ -142,13 +150,25 @@ export class Lane {
           continue;
         }
         const ticket = this.breaker.begin(probe);
-        const request: Promise<void> = this.request(rows, ticket).finally(() => this.inFlight.delete(request));
+        // A finished request rewrote or removed its rows: an idle lane looks again (a retry's next attempt).
+        const request: Promise<void> = this.request(rows, ticket).finally(() => {
+          this.inFlight.delete(request);
+          this.wake();
+        });
         this.inFlight.add(request);
       } catch (err) {
         logger.warn({ err, destination_id: this.id }, 'delivery lane: claiming failed');
         await this.sleeper.sleep(this.deps.pollMs);
       }
     }
+  }
+
+  /** How long an idle lane sleeps: pollMs, or (a longer idleMs) until its next row is due. */
+  private async idleFor(): Promise<number> {
+    const { idleMs, pollMs } = this.deps;
+    if (idleMs <= pollMs) return pollMs;
+    const dueIn = await this.deps.store.nextDeliveryDue(this.id);
+    return dueIn === null ? idleMs : Math.min(idleMs, Math.max(MIN_IDLE_MS, dueIn));
   }
 
   /** Due rows up to max_events / max_bytes; a partial batch younger than max_wait_ms waits for more. */

@@ -32,4 +32,9 @@ export interface DestinationDirectory {
   list(): Promise<DestinationRuntime[]>;
   /** The decrypted credential, in memory only; null when there is none. */
   credential(destinationId: string): Promise<Credential | null>;
+  /**
+   * Calls listener after this process committed a change to a destination; returns the
+   * unsubscribe. Other processes' changes are found by the periodic refresh.
+   */
+  onChange?(listener: () => void): () => void;
 }

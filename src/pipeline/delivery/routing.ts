@@ -28,6 +28,8 @@ export interface RoutingStageDeps {
   leaseMs: number;
   concurrency: number;
   lineage: boolean;
+  /** A routed batch's outbox rows were committed (the lanes of this process claim them at once). */
+  routed?: () => void;
 }
 
 export function createRoutingStage(deps: RoutingStageDeps) {
@@ -57,6 +59,18 @@ export function createRoutingStage(deps: RoutingStageDeps) {
     });
   }
 
+  /** How long an idle worker sleeps: until a leased batch comes back, forever (until woken) when none is pending. */
+  async function idleFor(): Promise<number> {
+    try {
+      const until = await store.nextLeaseEnd();
+      if (!until) return Number.POSITIVE_INFINITY;
+      return Math.max(deps.pollMs, Math.min(deps.leaseMs, until.getTime() - clock.now().getTime() + 10));
+    } catch (err) {
+      logger.warn({ err }, 'routing: reading pending batches failed');
+      return deps.pollMs;
+    }
+  }
+
   async function worker(): Promise<void> {
     while (!stopping) {
       let batch: PendingBatch | undefined;
@@ -66,12 +80,13 @@ export function createRoutingStage(deps: RoutingStageDeps) {
         logger.warn({ err }, 'routing: claiming normalized batches failed');
       }
       if (!batch) {
-        await sleeper.sleep(deps.pollMs);
+        await sleeper.sleep(await idleFor());
         continue;
       }
       claimed.add(batch.id);
       try {
         const done = await route(batch);
+        if (done) deps.routed?.();
         if (!done) logger.info({ batch_id: batch.id }, 'routing: batch was routed by another dispatcher');
       } catch (err) {
         // The lease stays: the batch comes back after it, which paces a failure that repeats.
