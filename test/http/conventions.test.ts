@@ -44,11 +44,21 @@ describe('correlation id', () => {
     expect(res.headers['x-correlation-id']).toBe('abc-123');
   });
 
-  it('generates one when absent or malformed', async () => {
+  it("reuses any printable ASCII value up to 200 characters, an AWS load balancer's trace header among them", async () => {
+    const aws = 'Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1';
+    for (const value of [aws, 'a b c', 'x'.repeat(200), '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~']) {
+      const res = await t.app.inject({ method: 'GET', url: '/livez', headers: { 'x-correlation-id': value } });
+      expect(res.headers['x-correlation-id']).toBe(value);
+    }
+  });
+
+  it('generates one when absent or unusable (too long, not printable ASCII, blank)', async () => {
     const a = await t.app.inject({ method: 'GET', url: '/livez' });
     expect(a.headers['x-correlation-id']).toMatch(/^[0-9a-f-]{36}$/);
-    const b = await t.app.inject({ method: 'GET', url: '/livez', headers: { 'x-correlation-id': 'bad value\nwith newline' } });
-    expect(b.headers['x-correlation-id']).toMatch(/^[0-9a-f-]{36}$/);
+    for (const value of ['x'.repeat(201), 'caf\u00e9', '   ', 'tab\there']) {
+      const res = await t.app.inject({ method: 'GET', url: '/livez', headers: { 'x-correlation-id': value } });
+      expect(res.headers['x-correlation-id'], value).toMatch(/^[0-9a-f-]{36}$/);
+    }
   });
 
   it('is on error answers too', async () => {

@@ -18,13 +18,14 @@ declare module 'fastify' {
 }
 
 export const CORRELATION_HEADER = 'x-correlation-id';
-const CORRELATION_RE = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+/** What is reused as sent: printable ASCII (space to tilde: an AWS load balancer's `Root=…;Parent=…` too), up to 200 characters. */
+const CORRELATION_RE = /^[\x20-\x7e]{1,200}$/;
 
-/** Reuses a well-formed incoming X-Correlation-Id; otherwise generates one. */
+/** Reuses a sent X-Correlation-Id (printable ASCII, at most 200 characters, not blank); otherwise generates one. */
 export function correlationId(req: { headers: Record<string, string | string[] | undefined> }): string {
   const incoming = req.headers[CORRELATION_HEADER];
   const value = Array.isArray(incoming) ? incoming[0] : incoming;
-  return value && CORRELATION_RE.test(value) ? value : randomUUID();
+  return value && CORRELATION_RE.test(value) && value.trim() !== '' ? value : randomUUID();
 }
 
 /** Runs the rest of the request inside its work context and echoes the id. */
