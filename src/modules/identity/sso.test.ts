@@ -188,6 +188,21 @@ describe('single sign-on', () => {
     expect(res.json().detail).toMatch(/access_denied.*The user said no/);
   });
 
+  it("redacts the client secret from the provider's text, in the answer and the log, as an echo of the request carries it", async () => {
+    const basic = Buffer.from('weir:weir-client-secret').toString('base64');
+    const start = await t.app.inject({ method: 'GET', url: '/api/auth/sso/login' });
+    const state = new URL(String(start.headers.location)).searchParams.get('state')!;
+    const before = t.logs.length;
+    const echo = `bad client: Authorization: Basic ${basic}; client_secret=weir-client-secret; raw weir-client-secret`;
+    const res = await t.app.inject({ method: 'GET', url: '/api/auth/sso/callback', query: { state, error: 'invalid_client', error_description: echo } });
+    expect(res.statusCode).toBe(401);
+    const detail = String(res.json().detail);
+    expect(detail).toMatch(/invalid_client.*bad client/);
+    expect(detail).toContain('[redacted]');
+    const seen = `${res.body}\n${JSON.stringify(t.logs.slice(before))}`;
+    for (const form of ['weir-client-secret', basic, basic.slice(0, 12)]) expect(seen).not.toContain(form);
+  });
+
   it('refuses an expired ID token', async () => {
     const url = await toCallback('alice');
     // The provider's ID tokens live 60 s; five minutes later (the pending login lives ten) it has expired.

@@ -8,6 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import { AppError } from '../../core/errors.js';
+import { createRedactor, redactPatterns, type Redactor } from '../../core/redaction.js';
+import { basicPair } from '../../pipeline/sinks/secrets.js';
 import { rateLimited } from '../../platform/ratelimit/headers.js';
 import type { RateLimiterPort } from '../../platform/ratelimit/port.js';
 import { setAuditTarget } from '../audit/service.js';
@@ -30,6 +32,17 @@ const hash = (s: string) => createHash('sha256').update(s).digest('hex');
 const failed = (detail: string) => new AppError('sso.login_failed', { detail });
 const isControl = (c: string) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f;
 const clip = (s: string, n = 300) => [...(s.length > n ? `${s.slice(0, n)}…` : s)].map((c) => (isControl(c) ? ' ' : c)).join('');
+
+/**
+ * The redaction destinations use, for what the identity provider says (its error texts reach
+ * the 401 and the log): the client secret in every form an echo can carry, the Basic
+ * `client_id:client_secret` of client_secret_basic among them, and the pattern layer.
+ */
+function providerRedactor(config: ResolvedConfig | null): Redactor {
+  const secret = config?.clientSecret;
+  if (!secret) return redactPatterns;
+  return createRedactor([secret, ...basicPair(config.clientId, secret)]);
+}
 
 /** A path on this service: absolute path, not protocol-relative, no scheme, no backslash tricks. */
 export function safeReturnPath(raw: string | undefined): string | null {
@@ -71,7 +84,7 @@ export function createSso(deps: SsoDeps) {
     try {
       cfg = await oidc.configuration(config);
     } catch (err) {
-      throw failed(`The identity provider could not be reached: ${reason(err)}`);
+      throw failed(providerRedactor(config)(`The identity provider could not be reached: ${reason(err)}`));
     }
     try {
       const tokens = await client.authorizationCodeGrant(cfg, current, {
@@ -88,7 +101,7 @@ export function createSso(deps: SsoDeps) {
       if (err instanceof AppError) throw err;
       const e = err as { error?: unknown; error_description?: unknown };
       const provider = typeof e.error === 'string' ? ` (${e.error}${typeof e.error_description === 'string' ? `: ${clip(e.error_description, 200)}` : ''})` : '';
-      throw failed(`The sign-in was refused: ${clip(reason(err))}${provider}`);
+      throw failed(providerRedactor(config)(`The sign-in was refused: ${clip(reason(err))}${provider}`));
     }
   }
 
@@ -118,7 +131,7 @@ export function createSso(deps: SsoDeps) {
         cfg = await oidc.configuration(config);
       } catch (err) {
         // A 4xx like every other failure of the sign-in: the detail says what to fix.
-        throw failed(`The identity provider could not be reached: ${reason(err)}`);
+        throw failed(providerRedactor(config)(`The identity provider could not be reached: ${reason(err)}`));
       }
       const state = client.randomState();
       const nonce = client.randomNonce();
@@ -149,7 +162,8 @@ export function createSso(deps: SsoDeps) {
       if (pending.expires_at.getTime() <= clock.now().getTime()) throw failed('The sign-in took too long (its state expired): start it again');
       if (query.error) {
         const description = query.error_description ? `: ${clip(query.error_description, 200)}` : '';
-        throw failed(`The identity provider refused the sign-in (${clip(query.error, 100)}${description})`);
+        const redact = providerRedactor(await deps.config.resolved().catch(() => null));
+        throw failed(redact(`The identity provider refused the sign-in (${clip(query.error, 100)}${description})`));
       }
       if (!query.code) throw failed('The callback carries no authorization code');
       const config = await enabledConfig();

@@ -38,9 +38,10 @@ export function correlationHooks(app: FastifyInstance): void {
 
 /**
  * Query parameter names whose values may be credentials (senders put tokens in URLs), and the
- * OAuth authorization response's code and state (the SSO callback).
+ * OAuth authorization response's code, state and error_description (the SSO callback: a
+ * provider's text may echo the client's credentials; the answer's detail carries it redacted).
  */
-const SECRET_QUERY_NAME = /(token|key|secret|password|passwd|auth|signature|sig|session)|^(code|state)$/i;
+const SECRET_QUERY_NAME = /(token|key|secret|password|passwd|auth|signature|sig|session)|^(code|state|error_description)$/i;
 
 /** The URL for a log line: values of credential-like query parameters are censored. */
 export function loggableUrl(url: string): string {
