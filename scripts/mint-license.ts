@@ -1,5 +1,5 @@
 // Mints a license token signed with the TEST license key (scripts/test-license-key.pem).
-// Only builds that trust test licenses (NODE_ENV=test) accept it; production licenses are
+// Only the test suite's own containers trust it (config.trustTestLicenses, which no environment variable sets); production licenses are
 // signed with a key held outside the repository.
 //
 //   npx tsx scripts/mint-license.ts --edition enterprise --org-limit 50 --days 365 \

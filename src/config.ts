@@ -151,7 +151,7 @@ export interface Config {
   previousSecretKeys: readonly string[];
   /** Requests per minute per API token (sliding window). */
   tokenRateLimit: number;
-  /** Accept license tokens signed by the test key (test builds only). */
+  /** Accept license tokens signed by the test key: false from loadConfig; only the test suite's set-up sets it. */
   trustTestLicenses: boolean;
   /** Deprecated shared key of the internal tenant endpoints (header X-Internal-Key); off when unset. */
   internalKey: string | undefined;
@@ -402,7 +402,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     secretKey: optional(env, 'WEIR_SECRET_KEY'),
     previousSecretKeys: Object.freeze(list(env, 'WEIR_SECRET_KEY_PREVIOUS')),
     tokenRateLimit: int(env, 'WEIR_TOKEN_RATE_LIMIT', 60, 1, 1_000_000),
-    trustTestLicenses: env.NODE_ENV === 'test',
+    // Never from the environment: only the test suite's own set-up trusts the test key (test/support/app.ts).
+    trustTestLicenses: false,
     internalKey: optional(env, 'WEIR_INTERNAL_KEY'),
     caseManagement: caseManagement(env),
     telemetry: {

@@ -35,11 +35,10 @@ export async function startWeir(consoleDir: string): Promise<RunningWeir> {
   const tdb = await createTestDatabase();
   const sinkRoot = mkdtempSync(path.join(tmpdir(), 'weir-console-sinks-'));
   const bodyLogDir = mkdtempSync(path.join(tmpdir(), 'weir-console-bodies-'));
-  const config = loadConfig({
+  const loaded = loadConfig({
     REDIS_URL: process.env.REDIS_URL,
     WEIR_REDIS_PREFIX: `weir-console-${randomUUID()}`,
     WEIR_SECRET_KEY: TEST_SECRET_KEY,
-    NODE_ENV: process.env.NODE_ENV,
     WEIR_DATA_DIR: path.join(tmpdir(), 'weir-console-unused'),
     WEIR_EVENT_STORE_PATH: ':memory:',
     WEIR_BODY_LOG_DIR: bodyLogDir,
@@ -53,6 +52,8 @@ export async function startWeir(consoleDir: string): Promise<RunningWeir> {
     WEIR_DISPATCH_POLL_MS: '50',
     WEIR_PASS_THREADS: '0',
   });
+  // The console's tests mint licenses with the test key, which only a test set-up trusts.
+  const config = { ...loaded, trustTestLicenses: true };
   const logger = createLogger({ level: 'silent', role: 'all' });
   const container = await createContainer(config, { role: 'all', database: tdb.database, logger });
   const role = await startRole(container, 'all');

@@ -31,6 +31,8 @@ export interface TestAppOptions {
   captureLogs?: boolean;
   /** The container's clock (tests that move time). */
   clock?: Clock;
+  /** Trust licenses signed by the test key (default true; a server configured from its environment never does). */
+  trustTestLicenses?: boolean;
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -41,8 +43,6 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     REDIS_URL: process.env.REDIS_URL,
     WEIR_REDIS_PREFIX: `weir-test-${randomUUID()}`,
     WEIR_SECRET_KEY: TEST_SECRET_KEY,
-    // Vitest sets NODE_ENV=test: test apps trust licenses signed by the test key.
-    NODE_ENV: process.env.NODE_ENV,
     // The database is injected; the data directory is never opened.
     WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'),
     // The embedded event store (DuckDB) in memory: every test app has its own.
@@ -55,7 +55,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     WEIR_CONSOLE_DIR: '',
     ...options.env,
   };
-  const config = loadConfig(env);
+  // Test apps trust licenses signed by the test key (scripts/test-license-key.pem); a server never does.
+  const config = { ...loadConfig(env), trustTestLicenses: options.trustTestLicenses ?? true };
   const logs: Record<string, unknown>[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {

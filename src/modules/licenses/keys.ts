@@ -1,8 +1,9 @@
 // The public keys license tokens are verified with. The production signing key is held
 // outside the repository (docs/decisions/0010-organizations-licenses-internal-key.md); only its public
 // half ships with the build. The test key's private half is in scripts/test-license-key.pem
-// so tests and developers can mint licenses, which is why it is trusted only when the
-// configuration says so (NODE_ENV=test).
+// so tests and developers can mint licenses, which is why a server never trusts it: only a
+// test set-up that builds its container in the test process does (config.trustTestLicenses,
+// which no environment variable sets).
 import { compactVerify, decodeProtectedHeader, importJWK, type CryptoKey, type JWK } from 'jose';
 
 export const LICENSE_ALG = 'EdDSA';

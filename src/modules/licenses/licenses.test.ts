@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintLicense } from '../../../scripts/mint-license.js';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { loadConfig } from '../../config.js';
 import { isAppError } from '../../core/errors.js';
 import { trustedLicenseKeys } from './keys.js';
 import { COMMUNITY_ORG_LIMIT, evaluate, verifyLicense } from './service.js';
@@ -16,7 +17,7 @@ let orgAdmin: Principal;
 let viewer: Principal;
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { NODE_ENV: 'test', WEIR_TOKEN_RATE_LIMIT: '100000' } });
+  t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '100000' } });
   const org = await createOrganization(t, 'Licensed Org');
   platform = await createPrincipal(t, { role: 'admin' });
   orgAdmin = await createPrincipal(t, { role: 'admin', organizationId: org });
@@ -217,5 +218,19 @@ describe('license rules (small)', () => {
     const token = await mintLicense();
     await expect(verifyLicense(token, await trustedLicenseKeys({ trustTestLicenses: true }))).resolves.toMatchObject({ edition: 'enterprise' });
     await expect(verifyLicense(token, await trustedLicenseKeys({ trustTestLicenses: false }))).rejects.toMatchObject({ code: 'license.invalid' });
+  });
+
+  it('is never trusted by a server configured from its environment, NODE_ENV=test included', async () => {
+    const server = await createTestApp({ env: { NODE_ENV: 'test', WEIR_TOKEN_RATE_LIMIT: '100000' }, trustTestLicenses: false });
+    try {
+      expect(loadConfig({ NODE_ENV: 'test', WEIR_SECRET_KEY: 'x'.repeat(32) }).trustTestLicenses).toBe(false);
+      const admin = await createPrincipal(server, { role: 'admin' });
+      const res = await server.app.inject({ method: 'POST', url: '/api/licenses/activate', headers: admin.headers, payload: { license_token: await mintLicense({ orgLimit: 50 }) } });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json()).toMatchObject({ error: { code: 'license.invalid' } });
+      expect((await server.app.inject({ method: 'GET', url: '/api/edition', headers: admin.headers })).json()).toMatchObject({ edition: 'community' });
+    } finally {
+      await server.close();
+    }
   });
 });
