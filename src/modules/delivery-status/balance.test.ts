@@ -35,6 +35,7 @@ describe('balanceLedger', () => {
         filtered_by_reason: { no_route: 10, sampled_out: 5 },
         routed: 80,
         copies_added: 20,
+        replayed: 0,
         delivered: 90,
         dead_lettered: 6,
         dead_lettered_by_reason: { rejected: 6 },
@@ -48,6 +49,26 @@ describe('balanceLedger', () => {
     ]);
     const { organization_id: _o, integration_id: _i, stream: _s, ...counts } = rows[0]!;
     expect(totals).toEqual(counts);
+  });
+
+  it('balances after a replay: the replayed copies enter beside the copies added, pending until delivered', () => {
+    const base = [
+      { ...s1, outcome: 'routed', reason: '', count: 10 },
+      { ...s1, outcome: 'copies', reason: 'd1', count: 10 },
+      { ...s1, outcome: 'delivered', reason: '', count: 10 },
+      // A replay of 2 stored events to d1.
+      { ...s1, outcome: 'replayed', reason: 'd1', count: 2 },
+    ];
+    const queued = balanceLedger({ counters: [{ ...s1, events_in: 10, quarantined: 0 }], ledger: base, pendingNormalization: [], pendingRouting: [], pendingOutbox: [{ ...s1, events: 2 }] });
+    expect(queued.totals).toMatchObject({ replayed: 2, pending: 2, unaccounted: 0 });
+    const delivered = balanceLedger({
+      counters: [{ ...s1, events_in: 10, quarantined: 0 }],
+      ledger: [...base, { ...s1, outcome: 'delivered', reason: '', count: 2 }],
+      pendingNormalization: [],
+      pendingRouting: [],
+      pendingOutbox: [],
+    });
+    expect(delivered.totals).toMatchObject({ replayed: 2, delivered: 12, pending: 0, unaccounted: 0 });
   });
 
   it('shows a lost or doubled event as unaccounted, per stream and in total, in a stable order', () => {

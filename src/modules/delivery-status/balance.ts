@@ -1,6 +1,7 @@
 // The accounting ledger's equation (docs/delivery.md, The ledger), from grouped counts:
-//   events_in + copies_added = delivered + filtered + quarantined + dead_lettered + pending
-// with copies_added = copies − routed, dead_lettered net of DLQ reprocess, and pending
+//   events_in + copies_added + replayed = delivered + filtered + quarantined + dead_lettered + pending
+// with copies_added = copies − routed, replayed the copies of stored events a replay sent
+// again (docs/search.md, Replay), dead_lettered net of DLQ reprocess, and pending
 // measured (accepted batches not yet normalized + routing backlog + outbox). Events still
 // waiting for normalization are in events_in and in pending (they were accepted, and are
 // nowhere else yet). `unaccounted` is the difference: 0 when every event is somewhere.
@@ -25,6 +26,8 @@ export interface LedgerCounts {
   filtered_by_reason: Record<string, number>;
   routed: number;
   copies_added: number;
+  /** Copies of stored events replayed to a destination: they enter the equation beside copies_added. */
+  replayed: number;
   delivered: number;
   dead_lettered: number;
   dead_lettered_by_reason: Record<string, number>;
@@ -72,6 +75,7 @@ interface Acc {
   filtered: Record<string, number>;
   routed: number;
   copies: number;
+  replayed: number;
   delivered: number;
   dead: Record<string, number>;
   reprocessed: Record<string, number>;
@@ -83,7 +87,7 @@ interface Acc {
 
 function accumulator(key: StreamKey): Acc {
   const k = { organization_id: key.organization_id, integration_id: key.integration_id, stream: key.stream };
-  return { key: k, events_in: 0, quarantined: 0, filtered: {}, routed: 0, copies: 0, delivered: 0, dead: {}, reprocessed: {}, pending: 0, queued: 0, shadow_delivered: 0, shadow_dropped: 0 };
+  return { key: k, events_in: 0, quarantined: 0, filtered: {}, routed: 0, copies: 0, replayed: 0, delivered: 0, dead: {}, reprocessed: {}, pending: 0, queued: 0, shadow_delivered: 0, shadow_dropped: 0 };
 }
 
 function collect(input: Partial<BalanceInput>): Acc[] {
@@ -105,6 +109,7 @@ function collect(input: Partial<BalanceInput>): Acc[] {
       case 'filtered': add(acc.filtered, e.reason, e.count); break;
       case 'routed': acc.routed += e.count; break;
       case 'copies': acc.copies += e.count; break;
+      case 'replayed': acc.replayed += e.count; break;
       case 'delivered': acc.delivered += e.count; break;
       case 'dead_lettered': add(acc.dead, e.reason, e.count); break;
       case 'dlq_reprocessed': add(acc.reprocessed, e.reason, e.count); break;
@@ -146,13 +151,14 @@ function countsOf(acc: Acc): LedgerCounts {
     filtered_by_reason: nonZero(acc.filtered),
     routed: acc.routed,
     copies_added: copiesAdded,
+    replayed: acc.replayed,
     delivered: acc.delivered,
     dead_lettered: deadTotal,
     dead_lettered_by_reason: dead,
     dlq_reprocessed: sum(acc.reprocessed),
     pending: acc.pending,
     pending_normalization: acc.queued,
-    unaccounted: acc.events_in + copiesAdded - (acc.delivered + filtered + acc.quarantined + deadTotal + acc.pending),
+    unaccounted: acc.events_in + copiesAdded + acc.replayed - (acc.delivered + filtered + acc.quarantined + deadTotal + acc.pending),
     shadow_delivered: acc.shadow_delivered,
     shadow_dropped: acc.shadow_dropped,
   };
@@ -163,7 +169,7 @@ export function emptyCounts(): LedgerCounts {
 }
 
 function addCounts(total: LedgerCounts, c: LedgerCounts): void {
-  for (const k of ['events_in', 'quarantined', 'filtered', 'routed', 'copies_added', 'delivered', 'dead_lettered', 'dlq_reprocessed', 'pending', 'pending_normalization', 'unaccounted', 'shadow_delivered', 'shadow_dropped'] as const) {
+  for (const k of ['events_in', 'quarantined', 'filtered', 'routed', 'copies_added', 'replayed', 'delivered', 'dead_lettered', 'dlq_reprocessed', 'pending', 'pending_normalization', 'unaccounted', 'shadow_delivered', 'shadow_dropped'] as const) {
     total[k] += c[k];
   }
   for (const [r, n] of Object.entries(c.filtered_by_reason)) add(total.filtered_by_reason, r, n);

@@ -167,6 +167,7 @@ describe('GET /destinations/health (batch)', () => {
         filtered_by_reason: { no_route: 2 },
         routed: 6,
         copies_added: 3,
+        replayed: 0,
         delivered: 6,
         dead_lettered: 1,
         dead_lettered_by_reason: { rejected: 1 },

@@ -123,6 +123,10 @@ describe('replay', () => {
     const [after] = await t.container.delivery.ledgerBalance({ organization_id: org });
     expect(after).toMatchObject({ replayed: 2, pending_outbox: 0, unaccounted: 0 });
     expect(after!.delivered).toBe(before!.delivered + 2);
+    // The ledger users read (destinations health) balances after a replay too.
+    const health = (await call('GET', '/api/collectors/destinations/health', admin)).json<{ ledger: { totals: Json; rows: Json[] } }>();
+    expect(health.ledger.totals).toMatchObject({ replayed: 2, delivered: after!.delivered, pending: 0, unaccounted: 0 });
+    expect(health.ledger.rows.every((r) => r.unaccounted === 0)).toBe(true);
   });
 
   it('cancels a queued replay, and keeps another organization\'s out of reach', async () => {
