@@ -27,6 +27,8 @@ export interface IngestConfig {
   maxBodyBytes: number;
   /** Largest body after decompression (zip-bomb bound); 413 beyond. */
   maxDecodedBytes: number;
+  /** Events one push request may carry (413 beyond). */
+  maxEventsPerRequest: number;
   /** Most events in one queue batch. */
   batchMaxEvents: number;
   /** About the most bytes of events in one queue batch. */
@@ -49,6 +51,8 @@ export interface SyslogConfig {
   lingerMs: number;
   /** Messages held (received, not yet durably accepted) beyond which UDP datagrams are dropped and counted. */
   maxPendingEvents: number;
+  /** SO_RCVBUF asked for each UDP listener; the kernel caps it at net.core.rmem_max (and doubles it). */
+  udpReceiveBufferBytes: number;
 }
 
 /** The normalization stage (worker role). */
@@ -421,6 +425,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     ingest: {
       maxBodyBytes: int(env, 'WEIR_INGEST_MAX_BODY_BYTES', 10 * MiB, 1024, GiB),
       maxDecodedBytes: int(env, 'WEIR_INGEST_MAX_DECODED_BYTES', 50 * MiB, 1024, GiB),
+      maxEventsPerRequest: int(env, 'WEIR_INGEST_MAX_EVENTS_PER_REQUEST', 50_000, 1, 10_000_000),
       batchMaxEvents: int(env, 'WEIR_INGEST_BATCH_MAX_EVENTS', 1000, 1, 100_000),
       batchMaxBytes: int(env, 'WEIR_INGEST_BATCH_MAX_BYTES', 4 * MiB, 1024, GiB),
       maxInflightBytes: int(env, 'WEIR_INGEST_MAX_INFLIGHT_BYTES', 256 * MiB, 1024, 16 * GiB),
@@ -432,6 +437,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       refreshMs: int(env, 'WEIR_SYSLOG_REFRESH_MS', 5_000, 100, 60_000),
       lingerMs: int(env, 'WEIR_SYSLOG_LINGER_MS', 10, 1, 5_000),
       maxPendingEvents: int(env, 'WEIR_SYSLOG_MAX_PENDING_EVENTS', 100_000, 1_000, 10_000_000),
+      udpReceiveBufferBytes: int(env, 'WEIR_SYSLOG_UDP_RECEIVE_BUFFER', 8 * MiB, 4096, GiB),
     },
     normalize: {
       concurrency: int(env, 'WEIR_NORMALIZE_CONCURRENCY', 2, 1, 64),

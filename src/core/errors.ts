@@ -12,6 +12,7 @@ export const ERROR_CATALOG = {
   'request.json_too_deep': { status: 400, message: 'The JSON body is nested too deeply' },
   'request.invalid': { status: 400, message: 'The request is not valid' },
   'request.body_too_large': { status: 413, message: 'The request body is too large' },
+  'request.too_many_events': { status: 413, message: 'The request holds more events than one request may' },
   'request.unsupported_media_type': { status: 415, message: 'Unsupported content type' },
   'request.validation_failed': { status: 422, message: 'The request does not match the schema' },
   'request.unknown_parameter': { status: 422, message: 'Unknown query parameter' },

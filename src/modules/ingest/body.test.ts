@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../core/errors.js';
 import { bodyEncoding, readBody, type ReadBodyOptions } from './body.js';
 
-const limits = { maxBodyBytes: 1000, maxDecodedBytes: 5000 };
+const limits = { maxBodyBytes: 1000, maxDecodedBytes: 5000, maxEventsPerRequest: 1000 };
 const opts = (over: Partial<ReadBodyOptions> = {}): ReadBodyOptions => ({ ...limits, encoding: 'identity', admit: () => undefined, ...over });
 const chunks = (...parts: (string | Buffer)[]) => Readable.from(parts.map((p) => (Buffer.isBuffer(p) ? p : Buffer.from(p))), { objectMode: false });
 
@@ -69,10 +69,30 @@ describe('readBody', () => {
     expect(bomb.length).toBeLessThan(limits.maxBodyBytes * 20);
     let admitted = 0;
     const err = await refusal(
-      readBody(chunks(bomb), { maxBodyBytes: 100_000, maxDecodedBytes: 50_000, encoding: 'gzip', admit: (n) => (admitted += n) }),
+      readBody(chunks(bomb), { maxBodyBytes: 100_000, maxDecodedBytes: 50_000, maxEventsPerRequest: 1000, encoding: 'gzip', admit: (n) => (admitted += n) }),
     );
     expect(err.message).toMatch(/decompressed body/);
     expect(admitted).toBeLessThanOrEqual(50_000);
+  });
+
+  it('refuses more lines than the per-request event limit while it decompresses, before the rest is inflated', async () => {
+    // 2,000,000 tiny NDJSON events in a few KB of gzip: the limit stops it at 1,001 lines.
+    const small = gzipSync('{"a":1}\n'.repeat(2_000_000));
+    let admitted = 0;
+    const err = await refusal(readBody(chunks(small), { maxBodyBytes: 1_000_000, maxDecodedBytes: 50_000_000, maxEventsPerRequest: 1000, encoding: 'gzip', admit: (n) => (admitted += n) }));
+    expect(err.code).toBe('request.too_many_events');
+    expect(err.status).toBe(413);
+    expect(err.message).toMatch(/more than 1000 events/);
+    expect(admitted).toBeLessThan(200_000);
+  });
+
+  it('counts a JSON array by its events, not its lines (pretty-printed), and a text body by its lines whatever they start with', async () => {
+    const pretty = JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ i, a: { b: [1, 2, 3] } })), null, 2);
+    expect(pretty.split('\n').length).toBeGreaterThan(50);
+    await expect(readBody(chunks(pretty), opts({ maxBodyBytes: 100_000, maxEventsPerRequest: 20 }))).resolves.toHaveLength(pretty.length);
+    const text = '[2026-11-28] a\n'.repeat(30);
+    const err = await refusal(readBody(chunks(text), opts({ maxEventsPerRequest: 20, text: true })));
+    expect(err.code).toBe('request.too_many_events');
   });
 
   it('bounds the compressed side too', async () => {

@@ -13,6 +13,8 @@ export interface BodyLimits {
   maxBodyBytes: number;
   /** Bytes after decompression. */
   maxDecodedBytes: number;
+  /** Events one request may carry (WEIR_INGEST_MAX_EVENTS_PER_REQUEST). */
+  maxEventsPerRequest: number;
 }
 
 export interface ReadBodyOptions extends BodyLimits {
@@ -21,6 +23,8 @@ export interface ReadBodyOptions extends BodyLimits {
   contentLength?: number | undefined;
   /** Called with each decoded chunk's size before it is kept; throws to stop reading. */
   admit(bytes: number): void;
+  /** A text stream: every line is an event, whatever its first character. */
+  text?: boolean;
 }
 
 /** The body's encoding from Content-Encoding; 415 for anything but gzip and identity. */
@@ -85,6 +89,14 @@ export function looksLikeGzip(body: Buffer): boolean {
   return body.length >= 2 && body[0] === 0x1f && body[1] === 0x8b;
 }
 
+/** 413 naming the per-request event limit; `counted` says how the count was taken. */
+export const tooManyEvents = (limit: number, counted: 'lines' | 'events') =>
+  new AppError('request.too_many_events', {
+    detail: `The request holds more than ${limit} events (${counted === 'lines' ? 'counted by line while it was read' : 'after parsing'}), the limit of one request (WEIR_INGEST_MAX_EVENTS_PER_REQUEST); send them in several requests`,
+    details: { limit_events: limit, measured: counted === 'lines' ? 'lines while reading' : 'events after parsing' },
+    headers: { connection: 'close' },
+  });
+
 // The rest of an oversized body is not read: the connection closes after the answer.
 const tooLarge = (what: 'body' | 'decompressed body', limit: number) =>
   new AppError('request.body_too_large', {
@@ -102,13 +114,18 @@ function readFailure(err: unknown): unknown {
   return new AppError('request.invalid', { detail: 'The request body ended before it was complete', headers: { connection: 'close' } });
 }
 
+function firstNonSpace(chunk: Buffer): number | undefined {
+  for (const b of chunk) if (b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) return b;
+  return undefined;
+}
+
 /**
  * The decoded body; an empty Buffer when there is none. The source is read through its
  * events and never destroyed: destroying a request would reset the connection before the
  * 413 or 429 answer reaches the client.
  */
 export function readBody(source: Readable | undefined, options: ReadBodyOptions): Promise<Buffer> {
-  const { encoding, maxBodyBytes, maxDecodedBytes, contentLength, admit } = options;
+  const { encoding, maxBodyBytes, maxDecodedBytes, maxEventsPerRequest, contentLength, admit, text } = options;
   if (contentLength !== undefined && contentLength > maxBodyBytes) return Promise.reject(tooLarge('body', maxBodyBytes));
   if (!source) return Promise.resolve(Buffer.alloc(0));
   const input: Readable = source;
@@ -119,6 +136,12 @@ export function readBody(source: Readable | undefined, options: ReadBodyOptions)
     const chunks: Buffer[] = [];
     let sent = 0;
     let decoded = 0;
+    // Lines seen so far: NDJSON and text carry one event per line, so a body with more lines
+    // than the limit is refused while it streams in. A JSON document (its first byte '[' or
+    // '{' followed by a line break inside) is counted after parsing instead (pretty-printed
+    // arrays have many lines per event); its size is bounded by maxDecodedBytes meanwhile.
+    let lines = 0;
+    let firstByte: number | undefined;
     let ended = false;
     let settled = false;
     const gunzip = encoding === 'gzip' ? createGunzip() : undefined;
@@ -147,6 +170,11 @@ export function readBody(source: Readable | undefined, options: ReadBodyOptions)
     function keep(chunk: Buffer) {
       decoded += chunk.length;
       if (decoded > decodedLimit) throw tooLarge(decodedWhat, decodedLimit);
+      if (firstByte === undefined) firstByte = firstNonSpace(chunk);
+      if (text || firstByte !== 0x5b) {
+        for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++;
+        if (lines > maxEventsPerRequest) throw tooManyEvents(maxEventsPerRequest, 'lines');
+      }
       admit(chunk.length);
       chunks.push(chunk);
     }

@@ -54,7 +54,7 @@ function setup(options: { failFrom?: number; trace?: boolean } = {}) {
     queue,
     accept,
     clock: manualClock(new Date('2026-03-01T12:00:00Z')),
-    limits: { maxBodyBytes: 1 << 20, maxDecodedBytes: 1 << 20, batchMaxEvents: 2, batchMaxBytes: 1 << 20, maxInflightBytes: 1 << 20, maxPendingBatches: 100 },
+    limits: { maxBodyBytes: 1 << 20, maxDecodedBytes: 1 << 20, maxEventsPerRequest: 50_000, batchMaxEvents: 2, batchMaxBytes: 1 << 20, maxInflightBytes: 1 << 20, maxPendingBatches: 100 },
     jsonMaxDepth: 32,
     isTextStream: () => false,
     meter,

@@ -16,7 +16,7 @@ import { parseTextBody } from '../../pipeline/sources/text.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import { setAuditTarget } from '../audit/service.js';
 import { InflightBudget, pendingGauge, saturated } from './backpressure.js';
-import { bodyEncoding, checkMediaType, looksLikeGzip, readBody } from './body.js';
+import { bodyEncoding, checkMediaType, looksLikeGzip, readBody, tooManyEvents } from './body.js';
 import type { ListenerStateRow } from '../syslog/store.js';
 import type { IngestStore } from './store.js';
 import type { IngestTokens, PushTarget } from './tokens.js';
@@ -31,6 +31,8 @@ const NOT_ACCEPTED = 'not accepted: pipeline unavailable, resend';
 export interface IngestLimits {
   maxBodyBytes: number;
   maxDecodedBytes: number;
+  /** Events one push may carry: refused with 413 while the body is read (NDJSON, text) or once parsed (a JSON document). */
+  maxEventsPerRequest: number;
   batchMaxEvents: number;
   batchMaxBytes: number;
   maxInflightBytes: number;
@@ -193,7 +195,7 @@ export function createIngestService(deps: IngestServiceDeps) {
 
       const lease = budget.open();
       try {
-        const body = await readBody(req.body, { ...limits, encoding, contentLength: req.contentLength, admit: lease.grow });
+        const body = await readBody(req.body, { ...limits, encoding, contentLength: req.contentLength, admit: lease.grow, text });
         // Compressed data read as text would fail line by line with "invalid JSON": name the cause.
         if (encoding === 'identity' && looksLikeGzip(body)) {
           throw new AppError('ingest.undeclared_gzip', {
@@ -207,6 +209,7 @@ export function createIngestService(deps: IngestServiceDeps) {
             details: { accepted: 0, rejected: 0, errors: [], errors_omitted: 0 },
           });
         }
+        if (parsed.texts.length + parsed.errors.length > limits.maxEventsPerRequest) throw tooManyEvents(limits.maxEventsPerRequest, 'events');
         if (parsed.format === 'empty') throw errors.invalid(text ? `The body is empty: stream "${req.stream}" is text, send one event per line` : 'The body is empty: send a JSON object, a JSON array or NDJSON (one object per line)');
         if (parsed.texts.length === 0) {
           throw new AppError('ingest.no_events_accepted', {
