@@ -51,6 +51,8 @@ const SyslogListener = Type.Object({
   received: Type.Integer({ description: 'Messages received since the listener started' }),
   accepted: Type.Integer({ description: 'Messages durably accepted (queued for normalization)' }),
   dropped: Type.Integer({ description: 'UDP datagrams dropped because the pipeline was saturated (UDP cannot wait)' }),
+  dropped_kernel: Type.Integer({ description: 'UDP datagrams the kernel dropped before Weir read them (the socket receive buffer was full; not in received). Raise WEIR_SYSLOG_UDP_RECEIVE_BUFFER and net.core.rmem_max' }),
+  receive_buffer_bytes: Nullable(Type.Integer({ description: 'UDP: the socket receive buffer the kernel granted (null for TCP, TLS, RELP)' })),
   refused: Type.Integer({ description: 'Messages over 1 MiB and broken frames (their connection is closed)' }),
   connections: Type.Integer({ description: 'Open connections (TCP, TLS, RELP)' }),
   started_at: Timestamp(),

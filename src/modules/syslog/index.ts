@@ -60,6 +60,7 @@ export function wireSyslog(deps: SyslogDeps) {
       host: deps.config.host,
       allowed: portRanges(deps.config.ports),
       refreshMs: deps.config.refreshMs,
+      udpReceiveBufferBytes: deps.config.udpReceiveBufferBytes,
       stopGraceMs: deps.stopGraceMs,
       clock: deps.clock,
       logger: deps.logger,

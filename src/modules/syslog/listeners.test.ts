@@ -1,6 +1,7 @@
 // Listener behaviour that real senders cannot easily provoke: UDP datagrams dropped (and
 // counted) while the pipeline is saturated, a TCP connection not read while its messages wait
 // for acceptance, and a broken octet count closing the connection.
+import { spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -58,6 +59,30 @@ describe('syslog listeners', () => {
     s.close();
     expect(f.added.map((t) => JSON.parse(t) as unknown)).toEqual([{ message: '<13>taken', peer_ip: '127.0.0.1' }]);
     expect(listener.counters).toMatchObject({ received: 2, dropped: 1, accepted: 1 });
+  });
+
+  it('UDP: asks for its receive buffer and counts what the kernel dropped while the process could not read', async () => {
+    const f = fakeIntake(() => false);
+    const port = await freePort('udp');
+    // A small buffer (the kernel doubles it and keeps a floor) so that a burst overflows it.
+    listener = await startListener(spec('udp', port), '127.0.0.1', f.intake, () => undefined, { udpReceiveBufferBytes: 4096 });
+    expect(listener.receiveBufferBytes).toBeGreaterThanOrEqual(4096);
+    expect(listener.receiveBufferBytes).toBeLessThan(1024 * 1024);
+    // A sender in another process while this one's event loop is blocked (spawnSync): nothing
+    // reads the socket, its buffer fills, the kernel drops the rest.
+    const sent = 2_000;
+    const child = spawnSync(process.execPath, ['-e', `
+      const s = require('node:dgram').createSocket('udp4');
+      let n = 0;
+      const next = () => n < ${sent} ? s.send('<13>burst ' + 'x'.repeat(200) + ' ' + n++, ${port}, '127.0.0.1', next) : s.close();
+      next();`], { timeout: 20_000 });
+    expect(child.status, String(child.stderr)).toBe(0);
+    await until(() => {
+      listener!.sample();
+      return listener!.counters.received + listener!.counters.dropped_kernel === sent;
+    });
+    expect(listener.counters.dropped_kernel).toBeGreaterThan(0);
+    expect(listener.counters.dropped).toBe(0);
   });
 
   it('TCP: stops reading a connection while 256 KiB of it wait, and closes one whose octet count is broken', async () => {

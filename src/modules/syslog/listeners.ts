@@ -7,6 +7,7 @@
 //   relp  rsyslog's RELP: each message answered `200 OK` only once durably accepted
 // What a kill -9 can lose on each is in docs/decisions/0040-syslog-receiver.md.
 import dgram from 'node:dgram';
+import { readFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -23,6 +24,8 @@ export interface ListenerCounters {
   accepted: number;
   /** UDP datagrams dropped because the pipeline was saturated or the intake full. */
   dropped: number;
+  /** UDP datagrams the kernel dropped before Weir read them (its receive buffer was full): the socket's own drop counter. */
+  dropped_kernel: number;
   /** Messages refused: longer than the limit, or a broken frame (the connection is closed). */
   refused: number;
   connections: number;
@@ -31,6 +34,10 @@ export interface ListenerCounters {
 export interface RunningListener {
   spec: ListenerSpec;
   counters: ListenerCounters;
+  /** The socket's receive buffer as the kernel set it (UDP), null otherwise. */
+  receiveBufferBytes: number | null;
+  /** Reads what only the kernel counts (UDP drops) into the counters. */
+  sample(): void;
   /** Stops accepting connections, lets what was read be accepted, closes connections. */
   close(): Promise<void>;
 }
@@ -82,8 +89,35 @@ function offer(spec: ListenerSpec, intake: Intake, messages: Buffer[], peer: str
   return Promise.all([...byStream].map(([stream, g]) => intake.add({ ...target, stream }, g.texts, g.bytes))).then(() => undefined);
 }
 
-function listenUdp(spec: ListenerSpec, host: string, intake: Intake, counters: ListenerCounters, onError: (err: unknown) => void): Promise<RunningListener> {
-  const socket = dgram.createSocket({ type: host.includes(':') ? 'udp6' : 'udp4', reuseAddr: false });
+/**
+ * The kernel's drop counter of the UDP socket bound to the port (Linux: the last column of
+ * /proc/net/udp and udp6); null where it cannot be read.
+ */
+export function udpKernelDrops(port: number, family: 'udp4' | 'udp6'): number | null {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  let table: string;
+  try {
+    table = readFileSync(family === 'udp6' ? '/proc/net/udp6' : '/proc/net/udp', 'utf8');
+  } catch {
+    return null;
+  }
+  for (const line of table.split('\n').slice(1)) {
+    const cols = line.trim().split(/\s+/);
+    if (cols.length < 13 || !cols[1]!.endsWith(`:${hexPort}`)) continue;
+    const drops = Number(cols[cols.length - 1]);
+    return Number.isFinite(drops) ? drops : null;
+  }
+  return null;
+}
+
+export interface ListenerOptions {
+  /** SO_RCVBUF asked for UDP sockets; the kernel caps it (net.core.rmem_max) and doubles it. */
+  udpReceiveBufferBytes?: number;
+}
+
+function listenUdp(spec: ListenerSpec, host: string, intake: Intake, counters: ListenerCounters, onError: (err: unknown) => void, options: ListenerOptions): Promise<RunningListener> {
+  const family = host.includes(':') ? 'udp6' : 'udp4';
+  const socket = dgram.createSocket({ type: family, reuseAddr: false, ...(options.udpReceiveBufferBytes ? { recvBufferSize: options.udpReceiveBufferBytes } : {}) });
   const pending = new Set<Promise<void>>();
   socket.on('message', (msg, rinfo) => {
     counters.received++;
@@ -107,9 +141,16 @@ function listenUdp(spec: ListenerSpec, host: string, intake: Intake, counters: L
     socket.bind(spec.port, host, () => {
       socket.off('error', reject);
       socket.on('error', onError);
+      // Counted from here: a socket's counter starts at 0, but a port's row could be another's before.
+      const base = udpKernelDrops(spec.port, family) ?? 0;
       resolve({
         spec,
         counters,
+        receiveBufferBytes: socket.getRecvBufferSize(),
+        sample() {
+          const drops = udpKernelDrops(spec.port, family);
+          if (drops !== null) counters.dropped_kernel = Math.max(counters.dropped_kernel, drops - base);
+        },
         async close() {
           await new Promise<void>((r) => socket.close(() => r()));
           await Promise.allSettled([...pending]);
@@ -247,6 +288,8 @@ function listenStream(spec: ListenerSpec, host: string, intake: Intake, counters
       resolve({
         spec,
         counters,
+        receiveBufferBytes: null,
+        sample() {},
         async close() {
           const closed = new Promise<void>((r) => server.close(() => r()));
           // Each connection stops being read; once what it sent is accepted (RELP: answered) it is closed.
@@ -261,7 +304,7 @@ function listenStream(spec: ListenerSpec, host: string, intake: Intake, counters
   });
 }
 
-export function startListener(spec: ListenerSpec, host: string, intake: Intake, onError: (err: unknown) => void): Promise<RunningListener> {
-  const counters: ListenerCounters = { received: 0, accepted: 0, dropped: 0, refused: 0, connections: 0 };
-  return spec.protocol === 'udp' ? listenUdp(spec, host, intake, counters, onError) : listenStream(spec, host, intake, counters, onError);
+export function startListener(spec: ListenerSpec, host: string, intake: Intake, onError: (err: unknown) => void, options: ListenerOptions = {}): Promise<RunningListener> {
+  const counters: ListenerCounters = { received: 0, accepted: 0, dropped: 0, dropped_kernel: 0, refused: 0, connections: 0 };
+  return spec.protocol === 'udp' ? listenUdp(spec, host, intake, counters, onError, options) : listenStream(spec, host, intake, counters, onError);
 }

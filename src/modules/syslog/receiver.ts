@@ -22,6 +22,8 @@ export interface ReceiverDeps {
   allowed: (port: number) => boolean;
   refreshMs: number;
   stopGraceMs: number;
+  /** SO_RCVBUF asked for UDP listeners (WEIR_SYSLOG_UDP_RECEIVE_BUFFER). */
+  udpReceiveBufferBytes?: number;
   clock: Clock;
   logger: Logger;
   meter: Meter;
@@ -31,7 +33,7 @@ interface Running {
   listener: RunningListener;
   startedAt: Date;
   /** Counters already added to the metrics. */
-  reported: { received: number; accepted: number; dropped: number; refused: number };
+  reported: { received: number; accepted: number; dropped: number; dropped_kernel: number; refused: number };
 }
 
 export function createReceiver(deps: ReceiverDeps) {
@@ -40,17 +42,18 @@ export function createReceiver(deps: ReceiverDeps) {
   const running = new Map<string, Running>();
   let problems: (ListenerProblem & { since: Date })[] = [];
   const stopped: ListenerStateRow[] = [];
-  const messages = deps.meter.createCounter('weir_syslog_messages_total', { description: 'Syslog messages by outcome: received, accepted, dropped (UDP, pipeline saturated), refused (too long, broken frame)', unit: '{message}' });
+  const messages = deps.meter.createCounter('weir_syslog_messages_total', { description: 'Syslog messages by outcome: received, accepted, dropped (UDP, pipeline saturated), dropped_kernel (UDP, the socket receive buffer was full: never received), refused (too long, broken frame)', unit: '{message}' });
 
   function stateOf(r: Running, now: Date, state: ListenerStateRow['state'] = 'listening'): ListenerStateRow {
-    const { spec, counters } = r.listener;
-    return { integration_id: spec.integrationId, protocol: spec.protocol, port: spec.port, process: processId, state, error: null, ...counters, started_at: r.startedAt, updated_at: now };
+    const { spec, counters, receiveBufferBytes } = r.listener;
+    return { integration_id: spec.integrationId, protocol: spec.protocol, port: spec.port, process: processId, state, error: null, ...counters, receive_buffer_bytes: receiveBufferBytes, started_at: r.startedAt, updated_at: now };
   }
 
   function report(r: Running): void {
+    r.listener.sample();
     const c = r.listener.counters;
     const labels = { protocol: r.listener.spec.protocol, integration_id: String(r.listener.spec.integrationId) };
-    for (const outcome of ['received', 'accepted', 'dropped', 'refused'] as const) {
+    for (const outcome of ['received', 'accepted', 'dropped', 'dropped_kernel', 'refused'] as const) {
       const delta = c[outcome] - r.reported[outcome];
       if (delta > 0) messages.add(delta, { ...labels, outcome });
       r.reported[outcome] = c[outcome];
@@ -86,8 +89,8 @@ export function createReceiver(deps: ReceiverDeps) {
     for (const spec of want.specs) {
       if (running.has(spec.key)) continue;
       try {
-        const listener = await startListener(spec, deps.host, deps.intake, (err) => logger.warn({ err, protocol: spec.protocol, port: spec.port }, 'syslog listener error'));
-        running.set(spec.key, { listener, startedAt: now, reported: { received: 0, accepted: 0, dropped: 0, refused: 0 } });
+        const listener = await startListener(spec, deps.host, deps.intake, (err) => logger.warn({ err, protocol: spec.protocol, port: spec.port }, 'syslog listener error'), { udpReceiveBufferBytes: deps.udpReceiveBufferBytes });
+        running.set(spec.key, { listener, startedAt: now, reported: { received: 0, accepted: 0, dropped: 0, dropped_kernel: 0, refused: 0 } });
         logger.info({ integration_id: spec.integrationId, protocol: spec.protocol, port: spec.port, host: deps.host }, 'syslog listener started');
       } catch (err) {
         const code = (err as { code?: string }).code;
@@ -108,7 +111,7 @@ export function createReceiver(deps: ReceiverDeps) {
       rows.push(stateOf(r, now));
     }
     for (const p of problems) {
-      rows.push({ integration_id: p.integrationId, protocol: p.protocol, port: p.port, process: processId, state: 'error', error: p.error, received: 0, accepted: 0, dropped: 0, refused: 0, connections: 0, started_at: p.since, updated_at: now });
+      rows.push({ integration_id: p.integrationId, protocol: p.protocol, port: p.port, process: processId, state: 'error', error: p.error, received: 0, accepted: 0, dropped: 0, dropped_kernel: 0, refused: 0, connections: 0, receive_buffer_bytes: null, started_at: p.since, updated_at: now });
     }
     await store.saveStates(rows);
   }

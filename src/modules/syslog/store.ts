@@ -15,8 +15,11 @@ export interface ListenerStateRow {
   received: number;
   accepted: number;
   dropped: number;
+  dropped_kernel: number;
   refused: number;
   connections: number;
+  /** UDP: the socket's receive buffer as the kernel set it. */
+  receive_buffer_bytes: number | null;
   started_at: Date;
   updated_at: Date;
 }
@@ -41,12 +44,13 @@ export function createSyslogStore(db: Kysely<DB>) {
     async saveStates(rows: readonly ListenerStateRow[]): Promise<void> {
       for (const r of rows) {
         await sql`
-          insert into syslog_listeners (integration_id, protocol, port, process, state, error, received, accepted, dropped, refused, connections, started_at, updated_at)
-          select ${r.integration_id}, ${r.protocol}, ${r.port}, ${r.process}, ${r.state}, ${r.error}, ${r.received}, ${r.accepted}, ${r.dropped}, ${r.refused}, ${r.connections}, ${r.started_at}::timestamptz, ${r.updated_at}::timestamptz
+          insert into syslog_listeners (integration_id, protocol, port, process, state, error, received, accepted, dropped, dropped_kernel, refused, connections, receive_buffer_bytes, started_at, updated_at)
+          select ${r.integration_id}, ${r.protocol}, ${r.port}, ${r.process}, ${r.state}, ${r.error}, ${r.received}, ${r.accepted}, ${r.dropped}, ${r.dropped_kernel}, ${r.refused}, ${r.connections}, ${r.receive_buffer_bytes}, ${r.started_at}::timestamptz, ${r.updated_at}::timestamptz
           where exists (select 1 from integrations where id = ${r.integration_id})
           on conflict (integration_id, protocol, port, process) do update set
             state = excluded.state, error = excluded.error, received = excluded.received, accepted = excluded.accepted,
-            dropped = excluded.dropped, refused = excluded.refused, connections = excluded.connections,
+            dropped = excluded.dropped, dropped_kernel = excluded.dropped_kernel, refused = excluded.refused, connections = excluded.connections,
+            receive_buffer_bytes = excluded.receive_buffer_bytes,
             started_at = excluded.started_at, updated_at = excluded.updated_at`.execute(q());
       }
     },
@@ -62,7 +66,7 @@ export function createSyslogStore(db: Kysely<DB>) {
         .orderBy('port')
         .orderBy('process')
         .execute();
-      return rows.map((r) => ({ ...r, state: r.state as ListenerStateRow['state'], received: Number(r.received), accepted: Number(r.accepted), dropped: Number(r.dropped), refused: Number(r.refused) }));
+      return rows.map((r) => ({ ...r, state: r.state as ListenerStateRow['state'], received: Number(r.received), accepted: Number(r.accepted), dropped: Number(r.dropped), dropped_kernel: Number(r.dropped_kernel), refused: Number(r.refused) }));
     },
   };
 }

@@ -463,8 +463,12 @@ export interface SyslogListenersTable {
   received: BigCount;
   accepted: BigCount;
   dropped: BigCount;
+  /** UDP: datagrams the kernel dropped (the socket's receive buffer was full). Migration 0022. */
+  dropped_kernel: Generated<BigCount>;
   refused: BigCount;
   connections: number;
+  /** UDP: SO_RCVBUF as the kernel set it. Migration 0022. */
+  receive_buffer_bytes: number | null;
   started_at: Timestamp;
   updated_at: Timestamp;
 }
