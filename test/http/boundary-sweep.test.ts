@@ -82,7 +82,7 @@ let t: TestApp;
 let admin: Principal;
 let ids: Record<string, string> = {};
 let ops: ApiOperation[] = [];
-const answers: { where: string; status: number; body: string; detail: unknown }[] = [];
+const answers: { where: string; status: number; body: string; detail: unknown; declared: string[] }[] = [];
 
 /** The example value of a field, with the seeded object's id where the field names one. */
 function baseline(schema: JsonSchema | undefined, name?: string): unknown {
@@ -171,7 +171,7 @@ async function send(op: ApiOperation, where: string, url: string, body?: unknown
   } catch {
     detail = undefined;
   }
-  answers.push({ where: `${op.method} ${op.path} ${where}`, status: res.statusCode, body: res.body.slice(0, 300), detail });
+  answers.push({ where: `${op.method} ${op.path} ${where}`, status: res.statusCode, body: res.body.slice(0, 300), detail, declared: op.statuses });
 }
 
 /** Destructive operations last, so the seeded objects serve every other operation first. */
@@ -222,6 +222,11 @@ describe('boundary sweep over every operation', () => {
     const faults = answers.filter((a) => a.status >= 500).map((a) => `${a.where}: ${a.status} ${a.body}`);
     expect(faults).toEqual([]);
   }, 900_000);
+
+  it('answers only statuses the OpenAPI document declares for the operation', () => {
+    const undeclared = answers.filter((a) => !a.declared.includes(String(a.status))).map((a) => `${a.where}: ${a.status}`);
+    expect(undeclared).toEqual([]);
+  });
 
   it('gives every 4xx answer a string detail', () => {
     const bare = answers.filter((a) => a.status >= 400 && a.status < 500 && typeof a.detail !== 'string').map((a) => `${a.where}: ${a.status} ${a.body}`);

@@ -28,6 +28,8 @@ export interface ApiOperation {
   body?: JsonSchema;
   /** The required query parameters, as one object schema. */
   query?: JsonSchema;
+  /** The statuses the document declares for it. */
+  statuses: string[];
 }
 
 export async function loadOperations(t: TestApp): Promise<ApiOperation[]> {
@@ -48,6 +50,7 @@ export async function loadOperations(t: TestApp): Promise<ApiOperation[]> {
         requires: String(op['x-weir-requires']),
         globalScope: Boolean(op['x-weir-global-scope']),
         params: parameters.filter((x) => x.in === 'path').map((x) => x.name),
+        statuses: Object.keys((op.responses ?? {}) as Record<string, unknown>),
         parameters,
         body: content?.['application/json']?.schema,
         query: queryRequired.length

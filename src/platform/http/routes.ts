@@ -95,13 +95,18 @@ export interface RouteDefinition<S extends FastifySchema> {
 
 const OPERATION_ID = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 
+/**
+ * The error statuses every operation declares, as the server can answer them: 414 and 431 come
+ * from Node's HTTP parser before any route, 422 from the strict query check (an unknown query
+ * parameter is refused on every operation), 404 wherever an input names an object (in the
+ * path, the body or the query) that may not exist or be visible.
+ */
 function errorResponses(access: AccessDeclaration, schema: FastifySchema): Record<number, unknown> {
-  const out: Record<number, unknown> = { 500: ErrorBody };
+  const out: Record<number, unknown> = { 500: ErrorBody, 414: ErrorBody, 422: ErrorBody, 431: ErrorBody };
   const takesInput = Boolean(schema.body || schema.querystring || schema.params);
   if (takesInput) out[400] = ErrorBody;
-  if (takesInput) out[422] = ErrorBody;
+  if (takesInput) out[404] = ErrorBody;
   if (schema.body) out[413] = ErrorBody;
-  if (schema.params) out[404] = ErrorBody;
   if (access.requires !== 'public') {
     out[401] = ErrorBody;
     out[403] = ErrorBody;
