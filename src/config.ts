@@ -155,6 +155,8 @@ export interface Config {
   previousSecretKeys: readonly string[];
   /** Requests per minute per API token (sliding window). */
   tokenRateLimit: number;
+  /** Free bytes of the data directory's filesystem under which new events are refused (503). */
+  diskFloorBytes: number;
   /** Accept license tokens signed by the test key: false from loadConfig; only the test suite's set-up sets it. */
   trustTestLicenses: boolean;
   /** Deprecated shared key of the internal tenant endpoints (header X-Internal-Key); off when unset. */
@@ -406,6 +408,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     secretKey: optional(env, 'WEIR_SECRET_KEY'),
     previousSecretKeys: Object.freeze(list(env, 'WEIR_SECRET_KEY_PREVIOUS')),
     tokenRateLimit: int(env, 'WEIR_TOKEN_RATE_LIMIT', 60, 1, 1_000_000),
+    diskFloorBytes: int(env, 'WEIR_DISK_FLOOR_BYTES', 512 * MiB, 0, 1024 * GiB),
     // Never from the environment: only the test suite's own set-up trusts the test key (test/support/app.ts).
     trustTestLicenses: false,
     internalKey: optional(env, 'WEIR_INTERNAL_KEY'),

@@ -10,6 +10,7 @@ import { wireAudit } from './modules/audit/index.js';
 import type { AuditService } from './modules/audit/service.js';
 import { wireAuth, wireIdentity, type Identity } from './modules/auth/index.js';
 import { wireDelivery, type Delivery } from './modules/delivery/index.js';
+import { createDiskGuard, observeDisk } from './platform/disk/guard.js';
 import { wireDeliveryStatus } from './modules/delivery-status/index.js';
 import { wireDestinations, type Destinations } from './modules/destinations/index.js';
 import { wireCaseManagement } from './modules/case/index.js';
@@ -178,7 +179,11 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   });
   // The ingest status shows the syslog listeners of a syslog integration (wired below).
   let listenerStates: Syslog['listenerStates'] = async () => [];
+  // New events are refused before the data directory's disk fills (platform/disk/guard.ts).
+  const disk = createDiskGuard({ path: config.dataDir, floorBytes: config.diskFloorBytes });
+  observeDisk(telemetry.meter, disk);
   const ingest = wireIngest({
+    disk,
     db: database.db,
     cache,
     clock,
@@ -376,6 +381,10 @@ export async function createContainer(config: Readonly<Config>, options: Contain
       { name: 'database', check: () => database.ping() },
       { name: 'cache', check: () => cache.ping() },
     ],
+    disk: () => {
+      const s = disk.state();
+      return { free_bytes: s.free_bytes, floor_bytes: s.floor_bytes, refusing_events: s.refusing };
+    },
   });
 
   return {

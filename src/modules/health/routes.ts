@@ -39,7 +39,7 @@ export function healthRoutes(app: Api, service: HealthService): void {
           details: { checks: r.checks, down: r.down },
         });
       }
-      return { status: 'ok' as const, checks: r.checks };
+      return { status: 'ok' as const, checks: r.checks, ...(r.disk ? { disk: r.disk } : {}) };
     },
   });
 }

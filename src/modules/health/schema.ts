@@ -4,7 +4,16 @@ export const Alive = Type.Object({ status: Type.Literal('ok') });
 
 const Checks = Type.Record(Type.String(), Type.Union([Type.Literal('ok'), Type.Literal('down')]));
 
-export const Ready = Type.Object({ status: Type.Literal('ok'), checks: Checks });
+const Disk = Type.Object(
+  {
+    free_bytes: Type.Union([Type.Number(), Type.Null()], { description: "Free bytes of the data directory's filesystem; null when it cannot be measured" }),
+    floor_bytes: Type.Integer({ description: 'WEIR_DISK_FLOOR_BYTES: under it, new events are refused with 503 (reads go on)' }),
+    refusing_events: Type.Boolean(),
+  },
+  { description: 'The disk guard (platform/disk/guard.ts)' },
+);
+
+export const Ready = Type.Object({ status: Type.Literal('ok'), checks: Checks, disk: Type.Optional(Disk) });
 
 export const NotReady = Type.Object({
   detail: Type.String(),

@@ -9,15 +9,24 @@ export interface Probe {
 
 export type CheckState = 'ok' | 'down';
 
+/** The data directory's disk as the disk guard sees it: under the floor, new events are refused (reads go on). */
+export interface DiskReport {
+  free_bytes: number | null;
+  floor_bytes: number;
+  refusing_events: boolean;
+}
+
 export interface Readiness {
   ready: boolean;
   checks: Record<string, CheckState>;
   down: string[];
+  disk?: DiskReport;
 }
 
 export interface HealthDeps {
   probes: Probe[];
   timeoutMs?: number;
+  disk?: () => DiskReport;
 }
 
 function withTimeout(p: Promise<void>, ms: number): Promise<void> {
@@ -44,7 +53,7 @@ export function createHealthService(deps: HealthDeps) {
       );
       const checks = Object.fromEntries(results) as Record<string, CheckState>;
       const down = results.filter(([, s]) => s === 'down').map(([n]) => n);
-      return { ready: down.length === 0, checks, down };
+      return { ready: down.length === 0, checks, down, ...(deps.disk ? { disk: deps.disk() } : {}) };
     },
   };
 }

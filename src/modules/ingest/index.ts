@@ -22,6 +22,7 @@ export function wireIngest(deps: {
   integrations: IngestServiceDeps['integrations'];
   hmacKey: Buffer;
   limits: IngestLimits;
+  disk?: IngestServiceDeps['disk'];
   jsonMaxDepth: number;
   /** A platform's own text streams (modules/integrations/platforms.ts). */
   platformTextStreams: (platform: string) => readonly string[] | undefined;
@@ -40,6 +41,7 @@ export function wireIngest(deps: {
     accept,
     clock: deps.clock,
     limits: deps.limits,
+    disk: deps.disk,
     jsonMaxDepth: deps.jsonMaxDepth,
     syslogListeners: deps.syslogListeners,
     isTextStream: (target, stream) => textStreamsOf({ text_streams: deps.platformTextStreams(target.platform) ?? [] }, target.textStreams).has(stream),

@@ -48,6 +48,8 @@ export interface IngestServiceDeps {
   accept: AcceptBatch;
   clock: Clock;
   limits: IngestLimits;
+  /** Refuses new events (503) while the data directory's disk is under its floor. */
+  disk?: { check(): void };
   jsonMaxDepth: number;
   /** Whether a stream of the token's integration is declared as text (its platform's and its config's text_streams). */
   isTextStream: (target: PushTarget, stream: string) => boolean;
@@ -190,6 +192,7 @@ export function createIngestService(deps: IngestServiceDeps) {
       }
       checkMediaType(req.contentType);
       const encoding = bodyEncoding(req.contentEncoding);
+      deps.disk?.check();
       const waiting = await pending.current();
       if (waiting > limits.maxPendingBatches) throw saturated(waiting, limits.maxPendingBatches);
 
