@@ -13,6 +13,13 @@ import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.log(`console browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set WEIR_CHROMIUM)`);
 
+// Under CI a missing Chromium is a failure, as a missing rsyslogd or PostgreSQL is: the journeys must run there.
+describe.runIf(Boolean(process.env.CI))('the console browser tests under CI', () => {
+  it('find Chromium', () => {
+    expect(hasChromium, `no Chromium at ${CHROMIUM}: .ci/run installs it (apt-get install -y chromium)`).toBe(true);
+  });
+});
+
 const ADMIN = { username: 'admin', password: 'correct horse battery', email: 'admin@example.com' };
 const VIEWER = { username: 'vera', password: 'viewer password 1', email: 'vera@example.com' };
 
