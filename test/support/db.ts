@@ -2,6 +2,7 @@
 // PostgreSQL database per call, dropped afterwards. The same tests run on both.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { KyselyPlugin } from 'kysely';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { openDatabase, migrate, type Database } from '../../src/platform/db/index.js';
@@ -64,5 +65,21 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
       await database.close();
       await drop?.();
     },
+  };
+}
+
+/** A Kysely plugin counting every statement sent through the database it is added to (`db.withPlugin(counter.plugin)`). */
+export function statementCounter(): { plugin: KyselyPlugin; count(): number; reset(): void } {
+  let n = 0;
+  return {
+    plugin: {
+      transformQuery: (args) => {
+        n += 1;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    },
+    count: () => n,
+    reset: () => void (n = 0),
   };
 }

@@ -1,8 +1,8 @@
-import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { addRoute, engineFor, fakes, pendingBatch, sleep, until } from '../../../test/support/delivery-engine.js';
 import { createOrganization } from '../../../test/support/identity.js';
+import { statementCounter } from '../../../test/support/db.js';
 import { createIntegration, outboxText } from '../../../test/support/normalization.js';
 import type { OrgDataStep } from '../organizations/jobs.js';
 import { ledgerBalance } from './balance.js';
@@ -187,23 +187,16 @@ describe('routing stage', () => {
     const f = fakes();
     const a = f.destination(org);
     await addRoute(t, org, { destinations: [a.id] });
-    let statements = 0;
-    const counting: KyselyPlugin = {
-      transformQuery: (args) => {
-        statements += 1;
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
-    };
+    const statements = statementCounter();
     // Exclusive, as embedded: the lane sleeps until woken too.
-    const d = engineFor(t, f, { db: db().withPlugin(counting), exclusive: true, directoryRefreshMs: 30_000 });
+    const d = engineFor(t, f, { db: db().withPlugin(statements.plugin), exclusive: true, directoryRefreshMs: 30_000 });
     const run = d.loops[0]!.start();
     try {
       await sleep(300);
-      statements = 0;
+      statements.reset();
       await sleep(1_000);
       // Polling every pollMs (20 ms) with two workers would be about 100 claims.
-      expect(statements).toBeLessThanOrEqual(2);
+      expect(statements.count()).toBeLessThanOrEqual(2);
       await pendingBatch(t, org, integration, [{ class_uid: 1 }]);
       // Routed, and the lane woken by it delivers without waiting for its 30 s safety claim.
       await until(() => f.received.get(a.id)?.length === 1, 5_000, 'the batch routed and delivered');

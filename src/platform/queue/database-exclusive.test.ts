@@ -2,28 +2,20 @@
 // an idle consumer does not poll, yet every job runs when it is due: at once when enqueued,
 // after its delay, after a retry's backoff, on its repeat schedule, and after a sweep gave
 // back a job whose consumer died. Idle, a consumer sleeps until woken.
-import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/db.js';
+import { createTestDatabase, statementCounter, type TestDatabase } from '../../../test/support/db.js';
 import { DatabaseQueue } from './database.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let t: TestDatabase;
 let queue: DatabaseQueue;
-let statements = 0;
 /** Counts every statement the queue sends. */
-const counting: KyselyPlugin = {
-  transformQuery: (args) => {
-    statements += 1;
-    return args.node;
-  },
-  transformResult: async (args) => args.result,
-};
+const statements = statementCounter();
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  queue = new DatabaseQueue({ db: t.database.db.withPlugin(counting), leaseMs: 30_000, exclusive: true });
+  queue = new DatabaseQueue({ db: t.database.db.withPlugin(statements.plugin), leaseMs: 30_000, exclusive: true });
 });
 afterAll(async () => {
   await queue?.close();
@@ -43,10 +35,10 @@ describe('the database queue, exclusive', () => {
   it('sends next to no statement while idle', async () => {
     const consumers = ['a', 'b', 'c'].map((q) => queue.consume(`idle-${q}`, async () => undefined));
     await sleep(300);
-    statements = 0;
+    statements.reset();
     await sleep(2_000);
     // Three consumers polling every 200 ms would send ~60 claims and as many due-time reads.
-    expect(statements).toBeLessThanOrEqual(3);
+    expect(statements.count()).toBeLessThanOrEqual(3);
     await Promise.all(consumers.map((c) => c.close()));
   });
 
