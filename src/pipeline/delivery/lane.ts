@@ -48,6 +48,8 @@ export class Lane {
   readonly breaker: Breaker;
   private readonly sleeper = new Sleeper();
   private idle = false;
+  /** A wake that came while the lane was deciding how long to sleep: the sleep is skipped. */
+  private wakePending = false;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly hardStop = new AbortController();
   private taps: TapSession[] = [];
@@ -83,7 +85,9 @@ export class Lane {
 
   /** New rows were written in this process: an idle lane claims now instead of at its next poll. */
   wake(): void {
-    if (this.idle) this.sleeper.wake();
+    if (!this.idle) return;
+    this.wakePending = true;
+    this.sleeper.wake();
   }
 
   /** Stops claiming, lets requests in flight finish (up to boundMs), then gives back every lease this lane holds. */
@@ -140,7 +144,9 @@ export class Lane {
         const rows = await this.claim();
         if (rows.length === 0) {
           this.idle = true;
-          await this.sleeper.sleep(await this.idleFor());
+          this.wakePending = false;
+          const ms = await this.idleFor();
+          if (!this.wakePending) await this.sleeper.sleep(ms);
           this.idle = false;
           continue;
         }

@@ -38,6 +38,7 @@ export function createRoutingStage(deps: RoutingStageDeps) {
   const sleeper = new Sleeper();
   const claimed = new Set<string>();
   let stopping = false;
+  let wokenSince = false;
   let workers: Promise<void>[] = [];
 
   async function route(batch: PendingBatch): Promise<boolean> {
@@ -80,7 +81,10 @@ export function createRoutingStage(deps: RoutingStageDeps) {
         logger.warn({ err }, 'routing: claiming normalized batches failed');
       }
       if (!batch) {
-        await sleeper.sleep(await idleFor());
+        // A wake while idleFor reads the pending batches is kept: the sleep is skipped.
+        wokenSince = false;
+        const ms = await idleFor();
+        if (!wokenSince) await sleeper.sleep(ms);
         continue;
       }
       claimed.add(batch.id);
@@ -113,6 +117,7 @@ export function createRoutingStage(deps: RoutingStageDeps) {
     },
     /** Ends the sleep of idle workers (new batches were written). */
     wake(): void {
+      wokenSince = true;
       sleeper.wake();
     },
     async stop(): Promise<void> {
