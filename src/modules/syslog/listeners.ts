@@ -141,15 +141,14 @@ function listenUdp(spec: ListenerSpec, host: string, intake: Intake, counters: L
     socket.bind(spec.port, host, () => {
       socket.off('error', reject);
       socket.on('error', onError);
-      // Counted from here: a socket's counter starts at 0, but a port's row could be another's before.
-      const base = udpKernelDrops(spec.port, family) ?? 0;
       resolve({
         spec,
         counters,
         receiveBufferBytes: socket.getRecvBufferSize(),
         sample() {
           const drops = udpKernelDrops(spec.port, family);
-          if (drops !== null) counters.dropped_kernel = Math.max(counters.dropped_kernel, drops - base);
+          // The socket's own counter, from 0 when it was created.
+          if (drops !== null) counters.dropped_kernel = drops;
         },
         async close() {
           await new Promise<void>((r) => socket.close(() => r()));
