@@ -9,7 +9,10 @@ import { createConnectorRuntime, type ConnectorRuntime } from './connectors/runt
 import { wireAudit } from './modules/audit/index.js';
 import type { AuditService } from './modules/audit/service.js';
 import { wireAuth, wireIdentity, type Identity } from './modules/auth/index.js';
+import type { Admission } from './pipeline/envelope.js';
+import { createBacklogGate, observeBacklog } from './modules/delivery/backlog.js';
 import { wireDelivery, type Delivery } from './modules/delivery/index.js';
+import { readBacklog } from './modules/delivery/store.js';
 import { createDiskGuard, observeDisk } from './platform/disk/guard.js';
 import { wireDeliveryStatus } from './modules/delivery-status/index.js';
 import { wireDestinations, type Destinations } from './modules/destinations/index.js';
@@ -182,8 +185,15 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   // New events are refused before the data directory's disk fills (platform/disk/guard.ts).
   const disk = createDiskGuard({ path: config.dataDir, floorBytes: config.diskFloorBytes });
   observeDisk(telemetry.meter, disk);
+  // ... and while a destination they would wait for is over its backlog budget (modules/delivery/backlog.ts).
+  const backlog = createBacklogGate({ read: () => readBacklog(database.db), onError: (err) => logger.warn({ err }, 'could not read the destinations\' backlog') });
+  observeBacklog(telemetry.meter, backlog);
+  const admission: Admission = {
+    check: async (integrationId) => disk.refusal() ?? (await backlog.refusal(integrationId)),
+    checkNow: (integrationId) => disk.refusal() ?? backlog.refusalNow(integrationId),
+  };
   const ingest = wireIngest({
-    disk,
+    admission,
     db: database.db,
     cache,
     clock,
@@ -217,6 +227,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     meter: telemetry.meter,
     queue,
     accept: ingest.accept,
+    admission,
     openConfig: async (row) => (await integrations.service.collectTarget(row)).config,
     config: config.syslog,
     batch: { maxEvents: config.ingest.batchMaxEvents, maxBytes: config.ingest.batchMaxBytes, maxPendingBatches: config.ingest.maxPendingBatches },
@@ -290,6 +301,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     stopTimeoutMs: Math.floor(config.shutdownTimeoutMs / 2),
     inlineStore: eventStore.inline,
     bodies,
+    backlog,
   });
   bodySegments.push(() => delivery.store.bodySegments());
   // Enrichment is read by the pass (normalization); its dry-run reads normalization's samples.
@@ -340,7 +352,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     lockTtlMs: config.collection.lockTtlMs, concurrency: config.collection.concurrency, heartbeatIntervalMs: config.heartbeatIntervalMs,
   });
   const collection = wireCollection({
-    db: database.db, clock, logger, telemetry, queue, accept: ingest.accept, lock, config: config.collection, integrations: integrations.service, runtime: connectorRuntime,
+    db: database.db, clock, logger, telemetry, queue, accept: ingest.accept, admission, lock, config: config.collection, integrations: integrations.service, runtime: connectorRuntime,
     settings: collectorSettings, observeGauges: role === 'all' || role === 'beat',
   });
   const integrationOps = wireIntegrationOperations({ db: database.db, clock, integrations: integrations.service, platforms: integrations.platforms, connectorFor, runtime: connectorRuntime, editions: licenses.editions });

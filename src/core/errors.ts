@@ -69,6 +69,7 @@ export const ERROR_CATALOG = {
   'ingest.undeclared_gzip': { status: 400, message: 'The body is gzip data but Content-Encoding does not say so' },
   'ingest.token_in_query': { status: 422, message: 'Ingestion tokens are not accepted in the URL' },
   'ingest.saturated': { status: 503, message: 'The pipeline is saturated; retry later' },
+  'delivery.backlog_full': { status: 503, message: "A destination's backlog is over its budget: new events for it are refused; retry later" },
   'storage.disk_low': { status: 503, message: 'The disk is nearly full: new events are refused; retry later' },
   'mapping.invalid_document': { status: 422, message: 'The mapping document is not valid' },
   'mapping.tests_failed': { status: 422, message: 'A test case of the mapping document fails' },

@@ -73,3 +73,21 @@ export const QUARANTINE_KINDS = [
   'parse_failed',
 ] as const;
 export type QuarantineKind = (typeof QUARANTINE_KINDS)[number];
+
+/**
+ * Whether new events of an integration may come in now: refused while the data directory's
+ * disk is under its floor or a destination the integration feeds is over its backlog budget
+ * (modules/delivery/backlog.ts). The refusal is the answer a push gets (503 with Retry-After);
+ * syslog waits (TCP, RELP) or drops and counts (UDP), pull collection pauses.
+ */
+export interface Admission {
+  /** Reads what it needs (at most once a second). */
+  check(integrationId: number): Promise<Refusal | undefined>;
+  /** From the last reading, without waiting: for what cannot wait (UDP). */
+  checkNow(integrationId: number): Refusal | undefined;
+}
+
+/** An AppError (core/errors.ts): its message is the detail a user can act on. */
+export interface Refusal extends Error {
+  code: string;
+}

@@ -41,6 +41,7 @@ const STATE_FIELDS = [
   'last_success_at',
   'next_run_at',
   'organization_id',
+  'paused_reason',
   'platform',
   'stream',
   'watermark_at',

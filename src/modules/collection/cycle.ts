@@ -10,7 +10,7 @@ import { compileCollectionFilters } from '../../connectors/filters.js';
 import type { Clock } from '../../core/clock.js';
 import type { LockPort, Lease } from '../../platform/lock/port.js';
 import type { Logger } from '../../platform/logger.js';
-import type { AcceptBatch } from '../../pipeline/envelope.js';
+import type { AcceptBatch, Admission } from '../../pipeline/envelope.js';
 import { acceptPulled } from '../../pipeline/sources/pull.js';
 import type { CollectorSettings } from '../collector-config/settings.js';
 import type { IntegrationRow } from '../integrations/store.js';
@@ -39,6 +39,8 @@ export interface EngineDeps {
   logger: Logger;
   /** Durable acceptance of a page's batches (ingest's AcceptBatch). */
   accept: AcceptBatch;
+  /** New events of an integration refused for now (disk floor, destination backlog budgets): the cycle waits with its cursor. */
+  admission?: Admission | undefined;
   lock: LockPort;
   lockTtlMs: number;
   settings: { current(): Promise<CollectorSettings> };
@@ -86,6 +88,17 @@ export function createCycleRunner(deps: EngineDeps) {
     const refused = !row ? 'the integration no longer exists' : notCollectable(row, connector) ?? (spec ? null : `platform ${row.platform} has no stream ${stream}`);
     if (refused || !row || !connector || !spec) return finish(runId, { status: 'failed', ...empty, error: refused ?? 'not collectable' });
 
+    // The pipeline cannot take this integration's events now: the cursor stays where it is and
+    // the scheduler's next cycle tries again (a cycle already running stops at its next page).
+    const held = await deps.admission?.check(integrationId);
+    if (held) {
+      const now = clock.now();
+      await store.ensureState(integrationId, row.organization_id, stream, now);
+      await store.updateState(integrationId, stream, { paused_reason: held.message }, now);
+      logger.info({ integration_id: integrationId, stream, reason: held.message }, 'collection cycle paused: the pipeline does not take new events of this integration now');
+      return finish(runId, { status: 'paused', ...empty, error: held.message });
+    }
+
     const lease = await deps.lock.acquire(lockKey(integrationId, stream), deps.lockTtlMs);
     if (!lease) {
       await store.ensureState(integrationId, row.organization_id, stream, clock.now());
@@ -118,7 +131,7 @@ export function createCycleRunner(deps: EngineDeps) {
     await store.ensureState(row.id, row.organization_id, spec.name, started);
     const state = (await store.getState(row.id, spec.name)) as StateRow;
     const settings = await deps.settings.current();
-    const tally = { pages: 0, events: 0, filtered: 0, capped: false };
+    const tally: PageLoop['tally'] = { pages: 0, events: 0, filtered: 0, capped: false, paused: null };
     let secrets: readonly string[] = [];
     let usage: Usage | undefined;
     let closeConnector: (() => Promise<void>) | undefined;
@@ -165,6 +178,7 @@ export function createCycleRunner(deps: EngineDeps) {
           consecutive_failures: 0,
           last_error: null,
           last_run_capped: tally.capped,
+          paused_reason: tally.paused,
           last_events: tally.events,
           last_duration_ms: now.getTime() - started.getTime(),
           // A capped stream has backlog: its next cycle is due at the next scheduler pass.
@@ -217,7 +231,8 @@ export function createCycleRunner(deps: EngineDeps) {
     spec: StreamSpec;
     row: IntegrationRow;
     state: StateRow;
-    tally: { pages: number; events: number; filtered: number; capped: boolean };
+    /** paused: why the cycle stopped before its ceiling with backlog left (the admission refused), else null. */
+    tally: { pages: number; events: number; filtered: number; capped: boolean; paused: string | null };
     deadline: number;
     maxPages: number;
     drops: (event: Record<string, unknown>) => boolean;
@@ -255,7 +270,10 @@ export function createCycleRunner(deps: EngineDeps) {
   async function mayContinue(c: PageLoop): Promise<boolean> {
     if (!(await c.lease.renew(deps.lockTtlMs))) throw new Stop('the stream lock expired during the cycle; another cycle may have taken over');
     if (c.signal.aborted) throw new Stop('collection was stopped');
-    return c.tally.pages < c.maxPages && clock.now().getTime() < c.deadline;
+    if (!(c.tally.pages < c.maxPages && clock.now().getTime() < c.deadline)) return false;
+    const refused = await deps.admission?.check(c.row.id);
+    if (refused) c.tally.paused = refused.message;
+    return !refused;
   }
 
   async function moveCursor(c: PageLoop, point: { cursor: string | null; watermark_at?: Date }): Promise<void> {

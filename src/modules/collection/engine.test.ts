@@ -8,7 +8,7 @@ import { createOrganization, createPrincipal } from '../../../test/support/ident
 import { FAKE_PLATFORM, fakeVendorConnector, startFakeVendor, type FakeVendor } from '../../../test/support/vendors/fake-vendor.js';
 import { registerConnector } from '../../connectors/index.js';
 import { disabledTelemetry, type Telemetry } from '../../platform/telemetry/index.js';
-import { NORMALIZE_QUEUE, type AcceptBatch } from '../../pipeline/envelope.js';
+import { NORMALIZE_QUEUE, type AcceptBatch, type Admission } from '../../pipeline/envelope.js';
 import type { Consumer } from '../../platform/queue/port.js';
 import { startConsumers } from '../../roles/jobs.js';
 import { DEFAULT_COLLECTOR_SETTINGS, type CollectorSettings } from '../collector-config/settings.js';
@@ -44,7 +44,7 @@ async function scenario(name: string, config: Record<string, unknown> = {}, vend
 }
 
 /** The engine wired on the test app with replaced parts (acceptance, settings, telemetry). */
-function engineWith(o: { accept?: AcceptBatch; settings?: Partial<CollectorSettings>; telemetry?: Telemetry; lockTtlMs?: number } = {}) {
+function engineWith(o: { accept?: AcceptBatch; admission?: Admission; settings?: Partial<CollectorSettings>; telemetry?: Telemetry; lockTtlMs?: number } = {}) {
   const c = t.container;
   return wireCollection({
     db: c.database.db,
@@ -53,6 +53,7 @@ function engineWith(o: { accept?: AcceptBatch; settings?: Partial<CollectorSetti
     telemetry: o.telemetry ?? disabledTelemetry(),
     queue: c.queue,
     accept: o.accept ?? c.ingest.accept,
+    ...(o.admission ? { admission: o.admission } : {}),
     lock: c.lock,
     config: { ...c.config.collection, lockTtlMs: o.lockTtlMs ?? c.config.collection.lockTtlMs },
     integrations: c.integrations.service,
@@ -183,6 +184,32 @@ describe('a collection cycle', () => {
     expect(await engine.runCycle(integrationId, 'events')).toMatchObject({ events: 5, capped: false });
     expect((await state(integrationId, 'events')).last_run_capped).toBe(false);
     expect(await counted(integrationId, 'events', 45)).toEqual({ events_in: 45, duplicates: 0 });
+  });
+
+  it('pauses with its cursor where it is while the pipeline refuses the integration\'s events (backlog budget, disk floor), and says why in the state', async () => {
+    const { vendor, integrationId, admin } = await scenario('paused');
+    vendor.addEvents('events', 35);
+    const full = Object.assign(new Error('Destination "s3" (d1) has 600000 events waiting, over its backlog budget'), { code: 'delivery.backlog_full' });
+    let refuseAfter = 0;
+    let checks = 0;
+    const admission: Admission = { check: async () => (++checks > refuseAfter ? full : undefined), checkNow: () => undefined };
+    const engine = engineWith({ admission });
+    // Refused from the start: no page is fetched, the cursor does not move.
+    const paused = await engine.runCycle(integrationId, 'events');
+    expect(paused).toMatchObject({ status: 'paused', pages: 0, events: 0, error: full.message });
+    expect(await engine.getRun(paused.run_id)).toMatchObject({ status: 'paused' });
+    expect(vendor.requests).toBe(0);
+    const listed = await t.app.inject({ method: 'GET', url: `/api/collectors/state?integration_id=${integrationId}`, headers: admin.headers });
+    expect(listed.json<{ paused_reason: string | null; stream: string }[]>().find((r) => r.stream === 'events')).toMatchObject({ paused_reason: full.message });
+    // Refused after the first page: the cycle ends there (capped, the cursor after page 1).
+    refuseAfter = checks + 1;
+    expect(await engine.runCycle(integrationId, 'events')).toMatchObject({ status: 'succeeded', pages: 1, events: 10, capped: true });
+    expect(parseDateCursor((await state(integrationId, 'events')).cursor)?.page).toBe('10');
+    // Admitted again: the rest, and the reason is gone.
+    refuseAfter = Number.POSITIVE_INFINITY;
+    expect(await engine.runCycle(integrationId, 'events')).toMatchObject({ status: 'succeeded', events: 25, capped: false });
+    expect(await state(integrationId, 'events')).toMatchObject({ paused_reason: null });
+    expect(await counted(integrationId, 'events', 35)).toEqual({ events_in: 35, duplicates: 0 });
   });
 
   it('keeps its lock through a page slower than the lock lease', async () => {

@@ -13,7 +13,7 @@ import { injectTraceContext } from '../../platform/telemetry/index.js';
 import type { Api } from '../../platform/http/routes.js';
 import type { LockPort } from '../../platform/lock/port.js';
 import type { Logger } from '../../platform/logger.js';
-import type { AcceptBatch } from '../../pipeline/envelope.js';
+import type { AcceptBatch, Admission } from '../../pipeline/envelope.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import type { Telemetry } from '../../platform/telemetry/index.js';
 import type { CollectorSettings } from '../collector-config/settings.js';
@@ -36,6 +36,8 @@ export interface CollectionWiring {
   queue: QueuePort;
   /** Ingest's durable acceptance of batches (collected pages go the way pushes go). */
   accept: AcceptBatch;
+  /** New events of an integration refused for now (disk floor, destination backlog budgets). */
+  admission?: Admission;
   lock: LockPort;
   config: Pick<CollectionConfig, 'scheduleMs' | 'lockTtlMs' | 'concurrency'>;
   integrations: {
@@ -73,6 +75,7 @@ export function wireCollection(deps: CollectionWiring) {
     clock,
     logger,
     accept: deps.accept,
+    admission: deps.admission,
     lock: deps.lock,
     lockTtlMs: deps.config.lockTtlMs,
     settings: deps.settings,

@@ -39,6 +39,9 @@ export const CollectorState = Type.Object(
     consecutive_failures: Type.Integer({ minimum: 0 }),
     last_run_capped: Type.Boolean({ description: 'The last cycle stopped at its ceiling (pages or time) with backlog left; the next one continues' }),
     last_error: Nullable(Type.String({ description: 'Message of the last failure (never secrets); cleared by a success' })),
+    paused_reason: Nullable(
+      Type.String({ description: 'Why collection waits with its cursor where it is: the disk under its floor, or a destination these events feed over its backlog budget. Null when it does not wait' }),
+    ),
     lag_seconds: Nullable(Type.Integer({ description: 'now - watermark_at (date cursors only)' })),
     next_run_at: Nullable(Timestamp({ description: 'When the scheduler next enqueues a cycle (failures and Retry-After move it later)' })),
     cycles_skipped_locked: Type.Integer({ minimum: 0, description: 'Cycles skipped because the previous cycle of the stream still ran' }),

@@ -50,6 +50,7 @@ export function createCollectionService(deps: CollectionServiceDeps) {
       consecutive_failures: row.consecutive_failures,
       last_run_capped: row.last_run_capped,
       last_error: row.last_error,
+      paused_reason: row.paused_reason ?? null,
       lag_seconds: kind === 'date' && row.watermark_at ? seconds(now.getTime() - row.watermark_at.getTime()) : null,
       next_run_at: row.next_run_at,
       cycles_skipped_locked: Number(row.cycles_skipped_locked),

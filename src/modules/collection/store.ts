@@ -23,6 +23,7 @@ export interface StatePatch {
   last_success_at?: Date;
   consecutive_failures?: number;
   last_run_capped?: boolean;
+  paused_reason?: string | null;
   last_error?: string | null;
   last_error_at?: Date;
   last_events?: number;

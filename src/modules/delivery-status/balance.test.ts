@@ -40,6 +40,8 @@ describe('balanceLedger', () => {
         dead_lettered: 6,
         dead_lettered_by_reason: { rejected: 6 },
         dlq_reprocessed: 2,
+        dropped: 0,
+        dropped_by_reason: {},
         pending: 4,
         pending_normalization: 0,
         unaccounted: 0,
@@ -134,7 +136,7 @@ describe('destinationLedger', () => {
         pendingOutbox: [{ ...s1, events: 2 }],
       }),
     ).toEqual([
-      { ...s1, copies: 10, delivered: 6, dead_lettered: 2, dead_lettered_by_reason: { rejected: 2 }, dlq_reprocessed: 1, pending: 2, shadow_delivered: 0, shadow_dropped: 0 },
+      { ...s1, copies: 10, delivered: 6, dead_lettered: 2, dead_lettered_by_reason: { rejected: 2 }, dlq_reprocessed: 1, dropped: 0, dropped_by_reason: {}, pending: 2, shadow_delivered: 0, shadow_dropped: 0 },
     ]);
   });
 });

@@ -1,5 +1,5 @@
 // The accounting ledger's equation (docs/delivery.md, The ledger), from grouped counts:
-//   events_in + copies_added + replayed = delivered + filtered + quarantined + dead_lettered + pending
+//   events_in + copies_added + replayed = delivered + filtered + quarantined + dead_lettered + dropped + pending
 // with copies_added = copies − routed, replayed the copies of stored events a replay sent
 // again (docs/search.md, Replay), dead_lettered net of DLQ reprocess, and pending
 // measured (accepted batches not yet normalized + routing backlog + outbox). Events still
@@ -32,6 +32,9 @@ export interface LedgerCounts {
   dead_lettered: number;
   dead_lettered_by_reason: Record<string, number>;
   dlq_reprocessed: number;
+  /** Copies a full drop_newest destination did not take, by reason (backlog budgets, docs/delivery.md). */
+  dropped: number;
+  dropped_by_reason: Record<string, number>;
   pending: number;
   /** Of pending: events accepted and not yet normalized (queued ingest batches). */
   pending_normalization: number;
@@ -48,6 +51,8 @@ export interface DestinationLedgerRow extends StreamKey {
   dead_lettered: number;
   dead_lettered_by_reason: Record<string, number>;
   dlq_reprocessed: number;
+  dropped: number;
+  dropped_by_reason: Record<string, number>;
   pending: number;
   shadow_delivered: number;
   shadow_dropped: number;
@@ -79,6 +84,7 @@ interface Acc {
   delivered: number;
   dead: Record<string, number>;
   reprocessed: Record<string, number>;
+  dropped: Record<string, number>;
   pending: number;
   queued: number;
   shadow_delivered: number;
@@ -87,7 +93,7 @@ interface Acc {
 
 function accumulator(key: StreamKey): Acc {
   const k = { organization_id: key.organization_id, integration_id: key.integration_id, stream: key.stream };
-  return { key: k, events_in: 0, quarantined: 0, filtered: {}, routed: 0, copies: 0, replayed: 0, delivered: 0, dead: {}, reprocessed: {}, pending: 0, queued: 0, shadow_delivered: 0, shadow_dropped: 0 };
+  return { key: k, events_in: 0, quarantined: 0, filtered: {}, routed: 0, copies: 0, replayed: 0, delivered: 0, dead: {}, reprocessed: {}, dropped: {}, pending: 0, queued: 0, shadow_delivered: 0, shadow_dropped: 0 };
 }
 
 function collect(input: Partial<BalanceInput>): Acc[] {
@@ -113,6 +119,7 @@ function collect(input: Partial<BalanceInput>): Acc[] {
       case 'delivered': acc.delivered += e.count; break;
       case 'dead_lettered': add(acc.dead, e.reason, e.count); break;
       case 'dlq_reprocessed': add(acc.reprocessed, e.reason, e.count); break;
+      case 'dropped': add(acc.dropped, e.reason, e.count); break;
       case 'shadow_delivered': acc.shadow_delivered += e.count; break;
       case 'shadow_dropped': acc.shadow_dropped += e.count; break;
       default: break; // an outcome this version does not know is outside the equation
@@ -144,6 +151,7 @@ function countsOf(acc: Acc): LedgerCounts {
   const dead = netDead(acc);
   const deadTotal = sum(dead);
   const copiesAdded = acc.copies - acc.routed;
+  const dropped = sum(acc.dropped);
   return {
     events_in: acc.events_in,
     quarantined: acc.quarantined,
@@ -156,9 +164,11 @@ function countsOf(acc: Acc): LedgerCounts {
     dead_lettered: deadTotal,
     dead_lettered_by_reason: dead,
     dlq_reprocessed: sum(acc.reprocessed),
+    dropped,
+    dropped_by_reason: nonZero(acc.dropped),
     pending: acc.pending,
     pending_normalization: acc.queued,
-    unaccounted: acc.events_in + copiesAdded + acc.replayed - (acc.delivered + filtered + acc.quarantined + deadTotal + acc.pending),
+    unaccounted: acc.events_in + copiesAdded + acc.replayed - (acc.delivered + filtered + acc.quarantined + deadTotal + dropped + acc.pending),
     shadow_delivered: acc.shadow_delivered,
     shadow_dropped: acc.shadow_dropped,
   };
@@ -169,11 +179,12 @@ export function emptyCounts(): LedgerCounts {
 }
 
 function addCounts(total: LedgerCounts, c: LedgerCounts): void {
-  for (const k of ['events_in', 'quarantined', 'filtered', 'routed', 'copies_added', 'replayed', 'delivered', 'dead_lettered', 'dlq_reprocessed', 'pending', 'pending_normalization', 'unaccounted', 'shadow_delivered', 'shadow_dropped'] as const) {
+  for (const k of ['events_in', 'quarantined', 'filtered', 'routed', 'copies_added', 'replayed', 'delivered', 'dead_lettered', 'dlq_reprocessed', 'dropped', 'pending', 'pending_normalization', 'unaccounted', 'shadow_delivered', 'shadow_dropped'] as const) {
     total[k] += c[k];
   }
   for (const [r, n] of Object.entries(c.filtered_by_reason)) add(total.filtered_by_reason, r, n);
   for (const [r, n] of Object.entries(c.dead_lettered_by_reason)) add(total.dead_lettered_by_reason, r, n);
+  for (const [r, n] of Object.entries(c.dropped_by_reason)) add(total.dropped_by_reason, r, n);
 }
 
 /** The ledger per stream and in total. */
@@ -196,6 +207,8 @@ export function destinationLedger(input: { ledger: LedgerEntry[]; pendingOutbox:
       dead_lettered: sum(dead),
       dead_lettered_by_reason: dead,
       dlq_reprocessed: sum(acc.reprocessed),
+      dropped: sum(acc.dropped),
+      dropped_by_reason: nonZero(acc.dropped),
       pending: acc.pending,
       shadow_delivered: acc.shadow_delivered,
       shadow_dropped: acc.shadow_dropped,

@@ -92,9 +92,11 @@ const ledgerCounts = {
   dead_lettered: Type.Integer({ description: 'Net: dead-lettered − reprocessed out of the DLQ' }),
   dead_lettered_by_reason: ByReason('Net per error kind'),
   dlq_reprocessed: Count(),
+  dropped: Count('Copies a destination over its backlog budget with when_full drop_newest did not take'),
+  dropped_by_reason: ByReason('backlog_full'),
   pending: Count('Measured: events accepted and waiting for normalization + waiting for routing + in the outbox (primary, reprocess and replay)'),
   pending_normalization: Count('Of pending: events accepted and not yet normalized (ingest batches in the queue, including those of a worker that died)'),
-  unaccounted: Type.Integer({ description: 'events_in + copies_added + replayed − (delivered + filtered + quarantined + dead_lettered + pending); 0 when every event is accounted for' }),
+  unaccounted: Type.Integer({ description: 'events_in + copies_added + replayed − (delivered + filtered + quarantined + dead_lettered + dropped + pending); 0 when every event is accounted for' }),
   shadow_delivered: Count('Shadow copies delivered (outside the equation)'),
   shadow_dropped: Count('Shadow copies dropped (outside the equation)'),
 };
@@ -114,6 +116,8 @@ export const DestinationLedgerRow = Type.Object({
   dead_lettered: Type.Integer({ description: 'Net: dead-lettered − reprocessed' }),
   dead_lettered_by_reason: ByReason('Net per error kind'),
   dlq_reprocessed: Count(),
+  dropped: Count('Copies this destination did not take while over its backlog budget (when_full drop_newest)'),
+  dropped_by_reason: ByReason('backlog_full'),
   pending: Count('Events of this destination in the outbox (primary and reprocess)'),
   shadow_delivered: Count(),
   shadow_dropped: Count(),
@@ -152,6 +156,19 @@ const healthFields = {
     description: 'Events delivered in the current and previous clock hour; null on a global destination without platform scope (its statistics are not kept per organization)',
   }),
   status: HealthStatus,
+  backlog: Type.Object(
+    {
+      events: Type.Union([Count(), Type.Null()], { description: 'Events waiting for this destination (every organization, shadow copies included); null on a global destination without platform scope' }),
+      bytes: Type.Union([Count(), Type.Null()], { description: 'Their bytes before compression; null as events' }),
+      max_events: Count('The budget (delivery.backlog_max_events)'),
+      max_bytes: Count('The budget (delivery.backlog_max_bytes)'),
+      when_full: Type.Union([Type.Literal('block'), Type.Literal('drop_newest')]),
+      state: Type.Union([Type.Literal('ok'), Type.Literal('blocking'), Type.Literal('dropping')], {
+        description: 'ok: within budget; blocking: over it, new events of the integrations that feed it are refused; dropping: over it, its new copies are dropped and counted',
+      }),
+    },
+    { description: 'The backlog budget (docs/delivery.md, Backlog budgets)' },
+  ),
 };
 export const HealthItem = Type.Object(healthFields);
 export const HealthBatch = Type.Object({

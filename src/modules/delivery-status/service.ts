@@ -20,7 +20,7 @@ import { isUuid, newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
 import { encodeRecords } from '../../pipeline/batch-codec.js';
-import { deliverySettings, type DeliverySettingsInput } from '../../pipeline/delivery/settings.js';
+import { deliverySettings, type DeliverySettings, type DeliverySettingsInput } from '../../pipeline/delivery/settings.js';
 import { maskEvent } from '../../pipeline/mask.js';
 import { redactSecrets } from '../../pipeline/sinks/types.js';
 import { setAuditTarget } from '../audit/service.js';
@@ -106,6 +106,19 @@ function soleOrganization(rows: { organization_id: number }[]): number | undefin
   return orgs.size === 1 ? [...orgs][0] : undefined;
 }
 
+/** The backlog budget's state; a tenant sees a shared destination's state, not its volume. */
+function backlogOf(s: DeliverySettings, b: { events: number; bytes: number }, shared: boolean) {
+  const full = b.events >= s.backlog_max_events || b.bytes >= s.backlog_max_bytes;
+  return {
+    events: shared ? null : b.events,
+    bytes: shared ? null : b.bytes,
+    max_events: s.backlog_max_events,
+    max_bytes: s.backlog_max_bytes,
+    when_full: s.when_full,
+    state: !full ? ('ok' as const) : s.when_full === 'block' ? ('blocking' as const) : ('dropping' as const),
+  };
+}
+
 export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
   const { store, clock, lineageEnabled, snapshot } = deps;
 
@@ -162,12 +175,13 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
 
   async function healthItems(scope: Scope, dests: DestinationRow[], now: Date) {
     const ids = dests.map((d) => d.id);
-    const [states, dlq, pending, stats] = await Promise.all([
+    const [states, dlq, pending, stats, backlog] = await Promise.all([
       store.states(ids),
       store.dlqCounts(scope, ids, new Date(now.getTime() - HOUR_MS)),
       store.pending(scope, ids),
       // The current and the previous hourly bucket: at least the last hour, at most two.
       store.recentStats(ids, new Date(hourStart(now).getTime() - HOUR_MS)),
+      store.backlog(ids),
     ]);
     const stateOf = new Map(states.map((s) => [s.destination_id, s]));
     return dests.map((d) => {
@@ -199,6 +213,7 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
         last_test_ok: state?.last_test_ok ?? null,
         delivered_last_hour: shared ? null : st.delivered,
         status: healthStatus({ enabled: d.enabled, breaker_state: breaker, failing, recent_delivered: st.delivered, pending: p.events }),
+        backlog: backlogOf(deliverySettings(d.delivery as DeliverySettingsInput), backlog.get(d.id) ?? { events: 0, bytes: 0 }, shared),
       };
     });
   }

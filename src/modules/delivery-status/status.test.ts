@@ -113,6 +113,7 @@ describe('GET /destinations/health (batch)', () => {
       last_test_ok: null,
       delivered_last_hour: 0,
       status: 'idle',
+      backlog: { events: 0, bytes: 0, max_events: 500_000, max_bytes: 512 * 1_048_576, when_full: 'block', state: 'ok' },
     });
     expect(byName.get('b-open')).toMatchObject({ breaker_state: 'open', consecutive_failures: 5, last_error_at: expect.stringMatching(/Z$/) });
     expect(String(byName.get('b-open')!.last_error)).not.toContain('hunter22');
@@ -172,6 +173,8 @@ describe('GET /destinations/health (batch)', () => {
         dead_lettered: 1,
         dead_lettered_by_reason: { rejected: 1 },
         dlq_reprocessed: 0,
+        dropped: 0,
+        dropped_by_reason: {},
         pending: 8,
         pending_normalization: 5,
         unaccounted: 0,
@@ -198,6 +201,8 @@ describe('GET /destinations/health (batch)', () => {
         dead_lettered: 1,
         dead_lettered_by_reason: { rejected: 1 },
         dlq_reprocessed: 0,
+        dropped: 0,
+        dropped_by_reason: {},
         pending: 2,
         shadow_delivered: 4,
         shadow_dropped: 0,

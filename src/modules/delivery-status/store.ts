@@ -205,6 +205,18 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
       return new Map(rows.map((r) => [r.destination_id, { events: n(r.events), oldest: r.oldest ? new Date(r.oldest) : null }]));
     },
 
+    /** Per destination: the whole outbox (every organization and kind), what its backlog budget counts. */
+    async backlog(ids: readonly string[]): Promise<Map<string, { events: number; bytes: number }>> {
+      if (ids.length === 0) return new Map();
+      const rows = await q()
+        .selectFrom('delivery_batches')
+        .select(['destination_id', sql<string>`sum(event_count)::bigint`.as('events'), sql<string>`sum(bytes)::bigint`.as('bytes')])
+        .where(idsIn('destination_id', ids))
+        .groupBy('destination_id')
+        .execute();
+      return new Map(rows.map((r) => [r.destination_id, { events: n(r.events), bytes: n(r.bytes) }]));
+    },
+
     /** Per destination: delivered events and failed requests in the hourly buckets from `from`. */
     async recentStats(ids: readonly string[], from: Date): Promise<Map<string, { delivered: number; failed: number }>> {
       if (ids.length === 0) return new Map();

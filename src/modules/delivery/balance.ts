@@ -1,6 +1,6 @@
 // The accounting invariant (docs/delivery.md, The ledger), measured: per organization,
 // integration and stream, over every day,
-//   events_in + copies_added + replayed = delivered + filtered + quarantined + (dead_lettered − dlq_reprocessed) + pending
+//   events_in + copies_added + replayed = delivered + filtered + quarantined + (dead_lettered − dlq_reprocessed) + dropped + pending
 // with pending measured (accepted batches not yet normalized, normalized batches still
 // pending routing, primary, reprocess and replay rows in the outbox) and events_in counting the
 // accepted ones not yet normalized too. One statement, so one snapshot. `unaccounted` is
@@ -31,6 +31,8 @@ export interface LedgerBalance {
   delivered: number;
   dead_lettered: number;
   dlq_reprocessed: number;
+  /** Copies a full drop_newest destination did not take (backlog budgets, docs/delivery.md). */
+  dropped: number;
   /** Events accepted and not yet normalized (accepted_batches; in events_in too). */
   pending_normalization: number;
   /** Events of normalized batches still pending routing. */
@@ -61,7 +63,8 @@ export async function ledgerBalance(db: Kysely<DB>, filter: LedgerBalanceFilter 
         coalesce(sum(count) filter (where outcome = 'replayed'), 0)::bigint as replayed,
         coalesce(sum(count) filter (where outcome = 'delivered'), 0)::bigint as delivered,
         coalesce(sum(count) filter (where outcome = 'dead_lettered'), 0)::bigint as dead_lettered,
-        coalesce(sum(count) filter (where outcome = 'dlq_reprocessed'), 0)::bigint as dlq_reprocessed
+        coalesce(sum(count) filter (where outcome = 'dlq_reprocessed'), 0)::bigint as dlq_reprocessed,
+        coalesce(sum(count) filter (where outcome = 'dropped'), 0)::bigint as dropped
       from ledger where ${where()} group by 1, 2, 3
     ), ab as (
       select organization_id, integration_id, stream, sum(event_count)::bigint as pending_normalization
@@ -76,7 +79,7 @@ export async function ledgerBalance(db: Kysely<DB>, filter: LedgerBalanceFilter 
     select organization_id, integration_id, stream,
       coalesce(events_in, 0) + coalesce(pending_normalization, 0) as events_in, coalesce(quarantined, 0) as quarantined,
       coalesce(filtered, 0) as filtered, coalesce(routed, 0) as routed, coalesce(copies, 0) as copies, coalesce(replayed, 0) as replayed,
-      coalesce(delivered, 0) as delivered, coalesce(dead_lettered, 0) as dead_lettered, coalesce(dlq_reprocessed, 0) as dlq_reprocessed,
+      coalesce(delivered, 0) as delivered, coalesce(dead_lettered, 0) as dead_lettered, coalesce(dlq_reprocessed, 0) as dlq_reprocessed, coalesce(dropped, 0) as dropped,
       coalesce(pending_normalization, 0) as pending_normalization,
       coalesce(pending_routing, 0) as pending_routing, coalesce(pending_outbox, 0) as pending_outbox
     from sc
@@ -89,7 +92,7 @@ export async function ledgerBalance(db: Kysely<DB>, filter: LedgerBalanceFilter 
     const n = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, k === 'stream' ? v : Number(v)])) as typeof r;
     const copiesAdded = n.copies - n.routed;
     const pending = n.pending_normalization + n.pending_routing + n.pending_outbox;
-    const accounted = n.delivered + n.filtered + n.quarantined + (n.dead_lettered - n.dlq_reprocessed) + pending;
+    const accounted = n.delivered + n.filtered + n.quarantined + (n.dead_lettered - n.dlq_reprocessed) + n.dropped + pending;
     return { ...n, copies_added: copiesAdded, pending, unaccounted: n.events_in + copiesAdded + n.replayed - accounted };
   });
 }

@@ -17,6 +17,7 @@ import { createDestinationsSnapshot } from '../../pipeline/delivery/destinations
 import { createDeliveryEngine } from '../../pipeline/delivery/engine.js';
 import type { InlineStore, LedgerEntry, NewDelivery, RoutingWrite } from '../../pipeline/delivery/engine-port.js';
 import { storeRoutingWrite } from '../../pipeline/delivery/router.js';
+import type { BacklogGate } from './backlog.js';
 import { createRoutesCache } from '../../pipeline/delivery/routes-cache.js';
 import type { DestinationDirectory } from '../../pipeline/delivery/ports.js';
 import { compileRoutes } from '../../pipeline/route/compile.js';
@@ -67,6 +68,8 @@ export interface DeliveryWiring {
   inlineStore?: InlineStore;
   /** The embedded body log: outbox bodies go there, the rows keep references. */
   bodies?: BodyLog | undefined;
+  /** Backlog budgets: the copies a full drop_newest destination does not take (backlog.ts). */
+  backlog?: Pick<BacklogGate, 'dropOverBudget' | 'added'>;
 }
 
 const DELETE_CHUNK = 10_000;
@@ -114,6 +117,7 @@ export function wireDelivery(deps: DeliveryWiring) {
     destinations: (refresh: boolean) => destinationsSnapshot.get(refresh),
     /** Before the batch's transaction: the event store's copies, and the outbox bodies into the body log (pinned until release). */
     prepare: async (write: RoutingWrite) => {
+      await deps.backlog?.dropOverBudget(write);
       if (write.stored.length > 0) await deps.inlineStore?.prepare(write.batchId, write.stored);
       if (deps.bodies && write.deliveries.length > 0) {
         const refs = await keepBodies(deps.bodies, write.deliveries.map((d) => d.events), false);
@@ -123,7 +127,10 @@ export function wireDelivery(deps: DeliveryWiring) {
     /** After the batch's transaction, committed or not. */
     release: (write: RoutingWrite) => deps.bodies?.release(write.deliveries.map((d) => d.events)),
     write: (write: RoutingWrite, at: Date) => storeRoutingWrite(store.engine, write, at, config.lineageEnabled, deps.inlineStore),
-    written: () => engine.wakeLanes(),
+    written: (write: RoutingWrite) => {
+      deps.backlog?.added(write.deliveries);
+      engine.wakeLanes();
+    },
   };
 
   // An organization's delivery data goes with it; bounded deletes, lineage children first.

@@ -15,6 +15,7 @@ export const LEDGER_OUTCOMES = [
   'delivered',
   'dead_lettered',
   'dlq_reprocessed',
+  'dropped',
   'shadow_delivered',
   'shadow_dropped',
 ] as const;

@@ -353,3 +353,24 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
 }
 
 export type DeliveryStore = ReturnType<typeof createDeliveryStore>;
+
+export interface BacklogRow {
+  destination_id: string;
+  name: string;
+  delivery: Record<string, unknown>;
+  integration_id: number;
+  events: number;
+  bytes: number;
+}
+
+/**
+ * The outbox per destination and integration (every kind: a shadow copy waits on the disk as
+ * well), with the destination's name and delivery settings: what the backlog gate reads.
+ */
+export async function readBacklog(db: Kysely<DB>): Promise<BacklogRow[]> {
+  const { rows } = await sql<BacklogRow>`
+    select b.destination_id, d.name, d.delivery, b.integration_id, b.events::float8 as events, b.bytes::float8 as bytes
+    from (select destination_id, integration_id, sum(event_count) as events, sum(bytes) as bytes from delivery_batches group by 1, 2) b
+    join destinations d on d.id = b.destination_id`.execute(executor(db));
+  return rows.map((r) => ({ ...r, events: Number(r.events), bytes: Number(r.bytes) }));
+}

@@ -22,7 +22,7 @@ export function wireIngest(deps: {
   integrations: IngestServiceDeps['integrations'];
   hmacKey: Buffer;
   limits: IngestLimits;
-  disk?: IngestServiceDeps['disk'];
+  admission?: IngestServiceDeps['admission'];
   jsonMaxDepth: number;
   /** A platform's own text streams (modules/integrations/platforms.ts). */
   platformTextStreams: (platform: string) => readonly string[] | undefined;
@@ -41,7 +41,7 @@ export function wireIngest(deps: {
     accept,
     clock: deps.clock,
     limits: deps.limits,
-    disk: deps.disk,
+    admission: deps.admission,
     jsonMaxDepth: deps.jsonMaxDepth,
     syslogListeners: deps.syslogListeners,
     isTextStream: (target, stream) => textStreamsOf({ text_streams: deps.platformTextStreams(target.platform) ?? [] }, target.textStreams).has(stream),

@@ -10,7 +10,7 @@ import type { Clock } from '../../core/clock.js';
 import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Scope } from '../../core/scope.js';
-import { NORMALIZE_QUEUE, type AcceptBatch, type IngestBatch } from '../../pipeline/envelope.js';
+import { NORMALIZE_QUEUE, type AcceptBatch, type Admission, type IngestBatch } from '../../pipeline/envelope.js';
 import { chunkEvents, isStreamName, parsePushBody, STREAM_NAME_RULE, type ParsedPush, type PushFormatChoice, type PushLineError } from '../../pipeline/sources/push.js';
 import { parseTextBody } from '../../pipeline/sources/text.js';
 import type { QueuePort } from '../../platform/queue/port.js';
@@ -48,8 +48,8 @@ export interface IngestServiceDeps {
   accept: AcceptBatch;
   clock: Clock;
   limits: IngestLimits;
-  /** Refuses new events (503) while the data directory's disk is under its floor. */
-  disk?: { check(): void };
+  /** Refuses new events (503) while the disk is under its floor or a destination they feed is over its backlog budget. */
+  admission?: Admission;
   jsonMaxDepth: number;
   /** Whether a stream of the token's integration is declared as text (its platform's and its config's text_streams). */
   isTextStream: (target: PushTarget, stream: string) => boolean;
@@ -192,7 +192,8 @@ export function createIngestService(deps: IngestServiceDeps) {
       }
       checkMediaType(req.contentType);
       const encoding = bodyEncoding(req.contentEncoding);
-      deps.disk?.check();
+      const refused = await deps.admission?.check(target.integrationId);
+      if (refused) throw refused;
       const waiting = await pending.current();
       if (waiting > limits.maxPendingBatches) throw saturated(waiting, limits.maxPendingBatches);
 

@@ -60,7 +60,7 @@ export interface PassRouting {
   /** Writes the routing write (rows encoded) in the open transaction. */
   write(write: RoutingWrite, at: Date): Promise<void>;
   /** New outbox rows committed (this process's lanes look at once). */
-  written?(): void;
+  written?(write: RoutingWrite): void;
 }
 
 export interface NormalizationDeps {
@@ -296,7 +296,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
       logger.info({ batch_id: batch.id }, 'batch was normalized before (redelivered job); skipped');
       return { duplicate: true, normalized: 0, flagged: 0, quarantined: 0 };
     }
-    if (write.deliveries.length > 0) deps.routing.written?.();
+    if (write.deliveries.length > 0) deps.routing.written?.(write);
     for (const [kind, n] of countByKind(result)) deps.countQuarantined(batch.organization_id, batch.integration_id, kind, n);
     if (duplicates > 0) logger.debug({ batch_id: batch.id, duplicates }, 'collected events seen before were dropped');
     aggregates.recordBatch(batch, result, mapping?.compiled.expected, now);
@@ -382,7 +382,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
       });
       await deps.afterCommit(async () => {
         aggregates.recordCompliance(batch.organization_id, batch.integration_id, result.compliance, now);
-        if (write.deliveries.length > 0) deps.routing.written?.();
+        if (write.deliveries.length > 0) deps.routing.written?.(write);
       });
     }
     return items.map((i) => outcomes.get(i.id)!);

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Meter } from '@opentelemetry/api';
 import type { SyslogConfig } from '../../config.js';
 import type { Clock } from '../../core/clock.js';
-import { NORMALIZE_QUEUE, type AcceptBatch } from '../../pipeline/envelope.js';
+import { NORMALIZE_QUEUE, type AcceptBatch, type Admission } from '../../pipeline/envelope.js';
 import type { DB } from '../../platform/db/index.js';
 import type { Logger } from '../../platform/logger.js';
 import type { QueuePort } from '../../platform/queue/port.js';
@@ -29,6 +29,7 @@ export interface SyslogDeps {
   meter: Meter;
   queue: Pick<QueuePort, 'counts'>;
   accept: AcceptBatch;
+  admission?: Admission;
   openConfig: (row: IntegrationRow) => Promise<Record<string, unknown>>;
   config: SyslogConfig;
   batch: { maxEvents: number; maxBytes: number; maxPendingBatches: number };
@@ -54,6 +55,7 @@ export function wireSyslog(deps: SyslogDeps) {
         accept: deps.accept,
         clock: deps.clock,
         queueDepth,
+        admission: deps.admission,
         limits: { batchMaxEvents: deps.batch.maxEvents, batchMaxBytes: deps.batch.maxBytes, lingerMs: deps.config.lingerMs, maxPendingEvents: deps.config.maxPendingEvents, maxPendingBatches: deps.batch.maxPendingBatches },
         onError: (err, message) => deps.logger.warn({ err }, message),
       }),

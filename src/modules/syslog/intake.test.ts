@@ -31,10 +31,10 @@ describe('syslog intake', () => {
       if (++calls < 3) throw new Error('database down');
     });
     const p = i.add(target, ['a', 'b', 'c', 'd'], 4);
-    expect(i.overloaded()).toBe(true); // 4 held: a UDP datagram now would be dropped
+    expect(i.overloaded(target.integrationId)).toBe(true); // 4 held: a UDP datagram now would be dropped
     await p;
     expect(calls).toBe(3);
-    expect(i.overloaded()).toBe(false);
+    expect(i.overloaded(target.integrationId)).toBe(false);
   });
 
   it('offers nothing while the normalize queue is over its limit', async () => {
@@ -44,10 +44,36 @@ describe('syslog intake', () => {
     const p = i.add(target, ['a'], 1);
     await new Promise((r) => setTimeout(r, 150));
     expect(accepted).toEqual([]);
-    expect(i.overloaded()).toBe(true);
+    expect(i.overloaded(target.integrationId)).toBe(true);
     depth = 0;
     await p;
     expect(accepted.length).toBe(1);
+  });
+
+  it('holds an integration\'s batches while the admission refuses them (TCP and RELP wait), drops for UDP, and lets them through once it admits', async () => {
+    const accepted: IngestBatch[] = [];
+    let refused: (Error & { code: string }) | undefined = Object.assign(new Error('destination "s3" is over its backlog budget'), { code: 'delivery.backlog_full' });
+    const checked: number[] = [];
+    const i = createIntake({
+      accept: async (b) => void accepted.push(b),
+      clock: manualClock(new Date('2026-03-05T00:00:00Z')),
+      limits,
+      queueDepth: async () => 0,
+      admission: {
+        check: async (id) => (checked.push(id), refused),
+        checkNow: () => refused,
+      },
+      onError: () => undefined,
+    });
+    const p = i.add(target, ['a', 'b', 'c'], 3);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(accepted).toEqual([]);
+    expect(checked.every((id) => id === target.integrationId) && checked.length >= 2).toBe(true);
+    expect(i.overloaded(target.integrationId)).toBe(true);
+    refused = undefined;
+    await p;
+    expect(accepted.map((b) => b.events)).toEqual([['a', 'b', 'c']]);
+    expect(i.overloaded(target.integrationId)).toBe(false);
   });
 
   it('accepts what it holds when it closes, then refuses; gives up on a failing accept after the grace', async () => {

@@ -3,12 +3,13 @@
 // (modules/ingest/accept.ts). add() resolves once the message's batch is durably queued; that
 // is when a RELP sender gets its `200 OK` and when a paused TCP connection reads again. A
 // batch whose accept fails is retried (the connections that sent it stay paused), and none is
-// offered while the normalize queue is over its limit: backpressure reaches the sender instead
-// of memory growing. UDP cannot be paused: its listener asks overloaded() first and counts
-// what it drops.
+// offered while the normalize queue is over its limit, the disk is under its floor or a
+// destination the integration feeds is over its backlog budget (the admission): backpressure
+// reaches the sender instead of memory growing. UDP cannot be paused: its listener asks
+// overloaded() first and counts what it drops.
 import type { Clock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
-import type { AcceptBatch, IngestBatch } from '../../pipeline/envelope.js';
+import type { AcceptBatch, Admission, IngestBatch } from '../../pipeline/envelope.js';
 
 export interface IntakeTarget {
   integrationId: number;
@@ -33,6 +34,8 @@ export interface IntakeDeps {
   limits: IntakeLimits;
   /** Batches waiting in the normalize queue (read at most once a second by the caller's gauge). */
   queueDepth: () => Promise<number>;
+  /** New events of an integration refused for now (disk floor, destination backlog budgets). */
+  admission?: Admission | undefined;
   onError: (err: unknown, message: string) => void;
 }
 
@@ -64,7 +67,24 @@ export function createIntake(deps: IntakeDeps) {
   let abandon = false;
   let depthCheck: Promise<void> | undefined;
 
-  async function waitForRoom(): Promise<void> {
+  /** The integrations whose last accept waited for the admission, with its reason (logged once per spell). */
+  const held = new Map<number, string>();
+
+  async function admitted(integrationId: number): Promise<boolean> {
+    const refused = await deps.admission?.check(integrationId).catch((err: unknown) => {
+      deps.onError(err, 'could not read whether new events may come in');
+      return undefined;
+    });
+    if (!refused) {
+      held.delete(integrationId);
+      return true;
+    }
+    if (held.get(integrationId) !== refused.code) deps.onError(refused, 'syslog events wait (connections are not read) until the pipeline takes them again');
+    held.set(integrationId, refused.code);
+    return false;
+  }
+
+  async function waitForRoom(integrationId: number): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       if (abandon) throw new IntakeClosed('the syslog receiver stopped before the pipeline took these events');
       depthCheck ??= deps
@@ -77,14 +97,14 @@ export function createIntake(deps: IntakeDeps) {
           depthCheck = undefined;
         });
       await depthCheck;
-      if (!saturated) return;
+      if (!saturated && (await admitted(integrationId))) return;
       await new Promise((r) => setTimeout(r, RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]).unref());
     }
   }
 
   async function acceptWithRetry(batch: IngestBatch): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      await waitForRoom();
+      await waitForRoom(batch.integration_id);
       try {
         await deps.accept(batch);
         return;
@@ -146,8 +166,8 @@ export function createIntake(deps: IntakeDeps) {
       if (b.texts.length >= limits.batchMaxEvents || b.bytes >= limits.batchMaxBytes) flush(key);
       return p;
     },
-    /** True when a message that cannot wait (UDP) should be dropped: too much held, or the pipeline saturated. */
-    overloaded: () => pendingEvents >= limits.maxPendingEvents || saturated,
+    /** True when a message that cannot wait (UDP) should be dropped: too much held, the pipeline saturated, or the integration's events refused for now. */
+    overloaded: (integrationId: number) => pendingEvents >= limits.maxPendingEvents || saturated || deps.admission?.checkNow(integrationId) !== undefined,
     get pendingEvents() {
       return pendingEvents;
     },

@@ -125,7 +125,7 @@ function listenUdp(spec: ListenerSpec, host: string, intake: Intake, counters: L
       counters.refused++;
       return;
     }
-    if (intake.overloaded()) {
+    if (intake.overloaded(spec.integrationId)) {
       counters.dropped++;
       return;
     }

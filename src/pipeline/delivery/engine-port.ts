@@ -8,7 +8,7 @@ export interface LedgerEntry {
   organization_id: number;
   integration_id: number;
   stream: string;
-  outcome: 'filtered' | 'routed' | 'copies' | 'replayed' | 'delivered' | 'dead_lettered' | 'shadow_delivered' | 'shadow_dropped';
+  outcome: 'filtered' | 'routed' | 'copies' | 'replayed' | 'delivered' | 'dead_lettered' | 'dropped' | 'shadow_delivered' | 'shadow_dropped';
   destination_id?: string;
   reason?: string;
   count: number;

@@ -14,6 +14,19 @@ export const DeliverySettingsSchema = Type.Object(
     breaker_threshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Consecutive failed requests that open the circuit breaker (default 5)' })),
     breaker_cooldown_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000, description: 'How long the breaker stays open before a half-open probe (default 30000)' })),
     concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 64, description: 'Requests in flight to this destination per dispatcher process (default 2)' })),
+    backlog_max_events: Type.Optional(
+      Type.Integer({ minimum: 100, maximum: 1_000_000_000, description: 'Backlog budget: events waiting for this destination beyond which when_full applies (default 500000)' }),
+    ),
+    backlog_max_bytes: Type.Optional(
+      Type.Integer({ minimum: 1_048_576, maximum: 1_099_511_627_776, description: 'Backlog budget: bytes of events (before compression) waiting for this destination beyond which when_full applies (default 512 MiB)' }),
+    ),
+    when_full: Type.Optional(
+      Type.Union([Type.Literal('block'), Type.Literal('drop_newest')], {
+        description:
+          'Over the backlog budget: block (default) refuses new events from the integrations whose events wait for this destination (push 503 with Retry-After, ' +
+          'syslog TCP and RELP stop reading, pull collection pauses); drop_newest keeps taking them and drops this destination\'s copies, counted in the ledger as dropped (reason backlog_full)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -31,6 +44,9 @@ export const DEFAULT_DELIVERY: DeliverySettings = Object.freeze({
   breaker_threshold: 5,
   breaker_cooldown_ms: 30_000,
   concurrency: 2,
+  backlog_max_events: 500_000,
+  backlog_max_bytes: 512 * 1_048_576,
+  when_full: 'block',
 });
 
 export function deliverySettings(stored: DeliverySettingsInput | null | undefined): DeliverySettings {

@@ -647,6 +647,8 @@ export interface CollectorStateTable {
   last_success_at: Timestamp | null;
   consecutive_failures: Generated<number>;
   last_run_capped: Generated<boolean>;
+  /** Why collection waits for the pipeline (disk floor, a destination's backlog budget); null when it does not. Migration 0023. */
+  paused_reason: Generated<string | null>;
   last_error: string | null;
   last_error_at: Timestamp | null;
   last_events: Generated<number>;
@@ -674,7 +676,7 @@ export interface CollectorRunsTable {
   integration_id: number;
   stream: string;
   reason: 'schedule' | 'trigger';
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'skipped_locked';
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'skipped_locked' | 'paused';
   requested_by: number | null;
   pages: Generated<number>;
   events: Generated<number>;

@@ -21,6 +21,8 @@ export interface DiskState {
 export interface DiskGuard {
   /** Throws 503 storage.disk_low while the free space is under the floor. */
   check(): void;
+  /** That 503 while the free space is under the floor, else undefined. */
+  refusal(): AppError | undefined;
   state(): DiskState;
 }
 
@@ -45,16 +47,22 @@ export function createDiskGuard(options: { path: string; floorBytes: number; ref
     return current;
   }
 
-  return {
-    state,
-    check() {
-      const s = state();
-      if (!s.refusing) return;
-      throw new AppError('storage.disk_low', {
+  function refusal(): AppError | undefined {
+    const s = state();
+    if (!s.refusing) return undefined;
+    return new AppError('storage.disk_low', {
         detail: `New events are refused: the data directory's disk has ${s.free_bytes} bytes free, under the floor of ${s.floor_bytes} (WEIR_DISK_FLOOR_BYTES); what was accepted is kept and delivered. Free space or raise the disk, then resend in ${DISK_RETRY_AFTER_S} s`,
         details: { free_bytes: s.free_bytes, floor_bytes: s.floor_bytes, retry_after_seconds: DISK_RETRY_AFTER_S },
         headers: { 'retry-after': String(DISK_RETRY_AFTER_S) },
       });
+  }
+
+  return {
+    state,
+    refusal,
+    check() {
+      const refused = refusal();
+      if (refused) throw refused;
     },
   };
 }
