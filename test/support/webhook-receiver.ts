@@ -96,6 +96,8 @@ export interface WebhookReceiver {
   received: Map<string, number>;
   requests: ReceivedRequest[];
   setFaults(faults: WebhookFaults | null): void;
+  /** Changes the delay before answering an accepted request (0: at once). */
+  setResponseDelay(ms: number): void;
   stats(): WebhookStats;
   /** Resolves once `count` distinct events were accepted; rejects after timeoutMs. */
   waitForUnique(count: number, timeoutMs?: number): Promise<void>;
@@ -166,6 +168,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
   const keyOf = options.keyOf ?? defaultKey;
   const random = seededRandom(options.seed ?? 1);
   let faults = options.faults ?? null;
+  let responseDelayMs = options.responseDelayMs ?? 0;
   const received = new Map<string, number>();
   const requests: ReceivedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -257,7 +260,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
           for (const w of ready) w.resolve();
         }
       };
-      if (options.responseDelayMs) later(options.responseDelayMs, finish);
+      if (responseDelayMs > 0) later(responseDelayMs, finish);
       else finish();
     });
   }
@@ -278,6 +281,9 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
     requests,
     setFaults(f) {
       faults = f;
+    },
+    setResponseDelay(ms) {
+      responseDelayMs = ms;
     },
     stats() {
       let unique = 0;
