@@ -170,3 +170,30 @@ describe('configuration', () => {
     expect(loadConfig({}).caseManagement.url).toBeUndefined();
   });
 });
+
+describe('IRIS text in errors', () => {
+  it('never carries the API key, even from a server that echoes the Authorization header', async () => {
+    const { createServer } = await import('node:http');
+    const { createIrisClient, CaseSystemError } = await import('./client.js');
+    const { createNetPolicy } = await import('../../platform/net/ssrf.js');
+    const server = createServer((req, res) => {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ status: 'error', message: `refused; you sent ${String(req.headers.authorization)}`, data: { header: req.headers.authorization } }));
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    try {
+      const apiKey = `iris-${'k'.repeat(40)}`;
+      const { port } = server.address() as { port: number };
+      const client = createIrisClient({ url: `http://127.0.0.1:${port}`, apiKey, timeoutMs: 2_000, net: createNetPolicy({ allowCidrs: ['127.0.0.0/8'] }) });
+      for (const attempt of [() => client.addCustomer('Acme', ''), () => client.addCase({ customerId: '1', name: 'n', description: 'd', socId: 's' })]) {
+        const err = await attempt().then(() => undefined, (e: unknown) => e);
+        expect(err).toBeInstanceOf(CaseSystemError);
+        expect((err as Error).message).toMatch(/IRIS refused/);
+        expect((err as Error).message).not.toContain(apiKey);
+        expect((err as Error).message).not.toContain('kkkkkkkk');
+      }
+    } finally {
+      await new Promise((ok) => server.close(ok));
+    }
+  });
+});

@@ -4,6 +4,7 @@
 // the key stripped from any error text. One attempt per call: a probe or a sync that waits
 // through retries is worse than a clear "down" the caller can retry.
 import { createVendorHttp, type VendorResponse } from '../../connectors/http.js';
+import { createRedactor } from '../../core/redaction.js';
 import { VendorError } from '../../connectors/sdk.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
 
@@ -45,6 +46,9 @@ function customerOf(v: unknown): IrisCustomer | undefined {
 }
 
 export function createIrisClient(options: CaseClientOptions) {
+  // IRIS's own text goes into answers and logs: a server that echoes the request's
+  // Authorization header must not disclose the key through it.
+  const redact = createRedactor([options.apiKey]);
   const base = options.url.replace(/\/+$/, '');
   const host = new URL(base).host;
 
@@ -125,8 +129,8 @@ export function createIrisClient(options: CaseClientOptions) {
       const { status, envelope } = await call('POST', '/manage/customers/add', { customer_name: name, customer_description: description, customer_sla: '', custom_attributes: {} }, [400]);
       const created = success(envelope) ? customerOf(envelope.data) : undefined;
       if (status === 400 || !created) {
-        const reason = typeof envelope.message === 'string' && envelope.message ? envelope.message.slice(0, 200) : `HTTP ${status}`;
-        const fields = envelope.data && typeof envelope.data === 'object' ? ` ${JSON.stringify(envelope.data).slice(0, 300)}` : '';
+        const reason = typeof envelope.message === 'string' && envelope.message ? redact(envelope.message).slice(0, 200) : `HTTP ${status}`;
+        const fields = envelope.data && typeof envelope.data === 'object' ? ` ${redact(JSON.stringify(envelope.data)).slice(0, 300)}` : '';
         throw new CaseSystemError(`${host}: IRIS refused to add customer "${name}": ${reason}${fields}`);
       }
       return created;
@@ -143,7 +147,7 @@ export function createIrisClient(options: CaseClientOptions) {
       const data = (envelope.data ?? {}) as Record<string, unknown>;
       const id = data.case_id;
       if (status === 400 || !success(envelope) || (typeof id !== 'number' && typeof id !== 'string')) {
-        const reason = typeof envelope.message === 'string' && envelope.message ? envelope.message.slice(0, 200) : `HTTP ${status}`;
+        const reason = typeof envelope.message === 'string' && envelope.message ? redact(envelope.message).slice(0, 200) : `HTTP ${status}`;
         throw new CaseSystemError(`${host}: IRIS refused to add the case: ${reason}`);
       }
       return { id: String(id) };

@@ -1,6 +1,7 @@
 // A SCIM 2.0 client for the one thing the sync needs: every user of the provider
 // (RFC 7644 §3.4.2: GET /Users with startIndex/count paging, a ListResponse with
 // totalResults, itemsPerPage, startIndex and Resources; RFC 7643 §4.1 User attributes).
+import { createRedactor } from '../../core/redaction.js';
 import type { GuardedFetch } from './outbound.js';
 
 export interface ScimUser {
@@ -44,7 +45,8 @@ export async function* scimUsers(fetch: GuardedFetch, baseUrl: string, token: st
           return '';
         }
       });
-      throw new Error(`SCIM GET /Users answered HTTP ${res.status}${detail ? `: ${detail.slice(0, 200)}` : ''}`);
+      // The provider's text, without the token should it echo the request's Authorization header.
+      throw new Error(`SCIM GET /Users answered HTTP ${res.status}${detail ? `: ${createRedactor([token])(detail).slice(0, 200)}` : ''}`);
     }
     const body = (await res.json()) as { totalResults?: unknown; Resources?: unknown; itemsPerPage?: unknown };
     const total = typeof body.totalResults === 'number' ? body.totalResults : 0;
