@@ -105,7 +105,7 @@ export interface Container {
   /** Enrichment: the feed runner (the beat's tick runs it; tests call it). */
   readonly enrichment: { feeds: { runDue(): Promise<number> } };
   /** The dispatcher's engine (routeOnce, breaker states, lag) and the ledger invariant, measured. */
-  readonly delivery: Pick<Delivery, 'engine' | 'ledgerBalance'>;
+  readonly delivery: Pick<Delivery, 'engine'>;
   /** The event store (DuckDB or PostgreSQL: modules/search/event-store). */
   readonly eventStore: EventStore;
   /** The body log of the embedded deployment (queue and outbox bodies), when on. */
@@ -421,7 +421,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     normalization: { service: normalization.service, aggregates: normalization.aggregates },
     destinations: { directory: destinations.directory, service: destinations.service, cipher: destinations.cipher, types: destinations.types },
     enrichment: { feeds: enrichment.feeds },
-    delivery: { engine: delivery.engine, ledgerBalance: delivery.ledgerBalance },
+    delivery: { engine: delivery.engine },
     eventStore: eventStore.events,
     bodies,
     connectorRuntime,

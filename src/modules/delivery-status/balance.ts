@@ -5,7 +5,8 @@
 // measured (accepted batches not yet normalized + routing backlog + outbox). Events still
 // waiting for normalization are in events_in and in pending (they were accepted, and are
 // nowhere else yet). `unaccounted` is the difference: 0 when every event is somewhere.
-// Pure, so the arithmetic is tested without a database.
+// Pure, so the arithmetic is tested without a database. The one calculation of the ledger:
+// the health answers use it, and the tests read it through them (test/support/ledger.ts).
 
 export interface StreamKey {
   organization_id: number;

@@ -9,6 +9,7 @@ import { addRoute, pendingBatch, until } from '../../../test/support/delivery-en
 import { createOrganization, createPrincipal } from '../../../test/support/identity.js';
 import { createIntegration } from '../../../test/support/normalization.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
+import { ledgerRows } from '../../../test/support/ledger.js';
 
 let t: TestApp;
 let receiver: WebhookReceiver;
@@ -46,7 +47,7 @@ describe('dispatcher role loop', () => {
       await pendingBatch(t, org, integration, Array.from({ length: 30 }, (_, n) => ({ class_uid: (n % 3) + 1, n })));
       await receiver.waitForUnique(20, 10_000);
       const balance = await until(async () => {
-        const [b] = await t.container.delivery.ledgerBalance({ organization_id: org });
+        const [b] = await ledgerRows(t, { organization_id: org });
         return b && b.pending === 0 ? b : undefined;
       });
       expect(balance).toMatchObject({ events_in: 30, routed: 20, delivered: 20, filtered: 10, pending: 0, unaccounted: 0 });
@@ -152,7 +153,7 @@ describe('dispatcher role loop', () => {
       await pendingBatch(t, org, integration, [{ class_uid: 1, n: 5001 }, { class_uid: 1, n: 5002 }]);
       const started = Date.now();
       await until(async () => {
-        const [b] = await t.container.delivery.ledgerBalance({ organization_id: org });
+        const [b] = await ledgerRows(t, { organization_id: org });
         return b && b.delivered === 2 ? b : undefined;
       }, 10_000);
       expect(Date.now() - started).toBeLessThan(10_000);

@@ -1,7 +1,7 @@
 // The dispatcher's wiring: the delivery engine (lanes, and the routing stage of batches an
 // earlier version left pending) as a role loop; what the one pass needs of routing; its
-// metrics, housekeeping jobs and beat schedules, the organization data-deletion steps of the
-// delivery tables, and ledgerBalance (the accounting invariant, measured).
+// metrics, housekeeping jobs and beat schedules, and the organization data-deletion steps of
+// the delivery tables. The ledger's balance is modules/delivery-status (balance.ts).
 import type { Kysely } from 'kysely';
 import type { DeliveryConfig } from '../../config.js';
 import type { Clock } from '../../core/clock.js';
@@ -26,12 +26,10 @@ import { SINK_TYPES } from '../../pipeline/sinks/index.js';
 import type { SinkType } from '../../pipeline/sinks/types.js';
 import type { RoleLoop } from '../../roles/jobs.js';
 import type { OrgDataStep } from '../organizations/jobs.js';
-import { ledgerBalance, type LedgerBalanceFilter } from './balance.js';
 import { deliveryHousekeeping, deliveryHousekeepingJobs, deliveryHousekeepingTasks } from './jobs.js';
 import { createDeliveryMetrics } from './metrics.js';
 import { createDeliveryStore, ORG_DELIVERY_TABLES } from './store.js';
 
-export { ledgerBalance, type LedgerBalance, type LedgerBalanceFilter } from './balance.js';
 
 export interface DeliveryWiring {
   db: Kysely<DB>;
@@ -187,7 +185,6 @@ export function wireDelivery(deps: DeliveryWiring) {
     loops: [loop],
     jobs: [deliveryHousekeepingJobs(housekeeping)],
     beatTasks: deliveryHousekeepingTasks(deps.queue),
-    ledgerBalance: (filter?: LedgerBalanceFilter) => ledgerBalance(db, filter),
     /** Stops the engine if a loop is still running; call before the database closes. */
     async close(): Promise<void> {
       await Promise.all([...running].map((r) => r.stop()));

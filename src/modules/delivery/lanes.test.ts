@@ -5,7 +5,7 @@ import { createOrganization } from '../../../test/support/identity.js';
 import { createIntegration } from '../../../test/support/normalization.js';
 import type { DeliverySettingsInput } from '../../pipeline/delivery/settings.js';
 import { DeliveryError } from '../../pipeline/sinks/types.js';
-import { ledgerBalance } from './balance.js';
+import { ledgerRows } from '../../../test/support/ledger.js';
 
 let t: TestApp;
 const db = () => t.container.database.db;
@@ -20,7 +20,7 @@ beforeEach(async () => {
 });
 
 async function expectBalanced(orgId: number) {
-  const rows = await ledgerBalance(db(), { organization_id: orgId });
+  const rows = await ledgerRows(t, { organization_id: orgId });
   for (const r of rows) expect(r, `ledger of ${r.integration_id}/${r.stream}`).toMatchObject({ unaccounted: 0 });
   return rows;
 }

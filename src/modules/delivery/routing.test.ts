@@ -5,14 +5,14 @@ import { createOrganization } from '../../../test/support/identity.js';
 import { statementCounter } from '../../../test/support/db.js';
 import { createIntegration, outboxText } from '../../../test/support/normalization.js';
 import type { OrgDataStep } from '../organizations/jobs.js';
-import { ledgerBalance } from './balance.js';
 import { DELIVERY_HOUSEKEEPING_QUEUE, PURGE_DLQ_JOB, PURGE_LINEAGE_JOB, PURGE_TAPS_JOB } from './jobs.js';
+import { ledgerRows } from '../../../test/support/ledger.js';
 
 let t: TestApp;
 const db = () => t.container.database.db;
 
 async function expectBalanced(orgId: number) {
-  const rows = await ledgerBalance(db(), { organization_id: orgId });
+  const rows = await ledgerRows(t, { organization_id: orgId });
   expect(rows.length).toBeGreaterThan(0);
   for (const r of rows) expect(r, `ledger of ${r.integration_id}/${r.stream}`).toMatchObject({ unaccounted: 0 });
   return rows;
@@ -56,7 +56,7 @@ describe('routing stage', () => {
     expect(await ledgerOf(org)).toEqual({ [`copies:${a.id}`]: 2, routed: 2, 'filtered:no_route': 1 });
     const stats = await db().selectFrom('route_stats').selectAll().where('route_id', '=', route).execute();
     expect(stats).toMatchObject([{ matched: 2, sampled_out: 0, organization_id: org }]);
-    expect(await expectBalanced(org)).toMatchObject([{ events_in: 3, filtered: 1, routed: 2, copies: 2, pending: 2, pending_outbox: 2 }]);
+    expect(await expectBalanced(org)).toMatchObject([{ events_in: 3, filtered: 1, routed: 2, copies_added: 0, pending: 2, pending_normalization: 0 }]);
     expect(await d.engine.routeOnce()).toBe(false);
   });
 
@@ -114,7 +114,7 @@ describe('routing stage', () => {
       'filtered:no_route': 1,
     });
     const [bal] = await expectBalanced(org);
-    expect(bal).toMatchObject({ events_in: 6, routed: 2, copies: 6, copies_added: 4, filtered: 4, pending: 6 });
+    expect(bal).toMatchObject({ events_in: 6, routed: 2, copies_added: 4, filtered: 4, pending: 6 });
 
     // Delivery: A, B and the shadow deliver; the revoked destination has no lane, its copies wait.
     const lanes = d.loops[0]!.start();
@@ -129,7 +129,7 @@ describe('routing stage', () => {
       // A new credential: the destination is enabled again and its waiting copies flow.
       f.update(revoked.id, { enabled: true, disabled_reason: null });
       await until(() => f.received.get(revoked.id)?.length === 2, 5_000, 'revoked destination to deliver');
-      await until(async () => (await ledgerBalance(db(), { organization_id: org }))[0]?.pending === 0, 5_000, 'empty outbox');
+      await until(async () => (await ledgerRows(t, { organization_id: org }))[0]?.pending === 0, 5_000, 'empty outbox');
       expect(await expectBalanced(org)).toMatchObject([{ delivered: 6, pending: 0, copies_added: 4, events_in: 6 }]);
     } finally {
       await lanes.stop();

@@ -12,6 +12,7 @@ import { catchAll, createIntegration, ingestBatch, outputs, publishMapping, runN
 import { startSmtpServer, TEST_CA_PEM, type TestSmtpServer } from '../../../test/support/smtp-server.js';
 import type { Clock } from '../../core/clock.js';
 import { FINDINGS_STREAM } from './recorder.js';
+import { ledgerRows } from '../../../test/support/ledger.js';
 
 type Json = Record<string, unknown>;
 const REFRESH_MS = 100;
@@ -121,9 +122,9 @@ describe('detection rules', () => {
   it('route the finding like any event, counted in its own stream, the ledger balanced', async () => {
     const rows = await t.container.database.db.selectFrom('delivery_batches').select(['source_batch_id', 'stream', 'event_count']).where('destination_id', '=', dest).where('stream', '=', FINDINGS_STREAM).execute();
     expect(rows.reduce((n, r) => n + r.event_count, 0)).toBe(1);
-    const balance = await t.container.delivery.ledgerBalance({ organization_id: orgA, stream: FINDINGS_STREAM });
+    const balance = await ledgerRows(t, { organization_id: orgA, stream: FINDINGS_STREAM });
     expect(balance).toEqual([expect.objectContaining({ events_in: 1, routed: 1, unaccounted: 0 })]);
-    const all = await t.container.delivery.ledgerBalance({ organization_id: orgA });
+    const all = await ledgerRows(t, { organization_id: orgA });
     expect(all.every((b) => b.unaccounted === 0)).toBe(true);
     const [finding] = await outputs(t, rows[0]!.source_batch_id);
     expect(finding!.ocsf).toMatchObject({ class_uid: 2004, finding_info: { analytic: { uid: ruleId }, related_events_count: 10 } });

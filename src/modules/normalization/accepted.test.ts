@@ -7,7 +7,7 @@ import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { usingPostgres } from '../../../test/support/db.js';
 import { createOrganization } from '../../../test/support/identity.js';
 import { createIntegration, ingestBatch, runNormalize, sleep } from '../../../test/support/normalization.js';
-import { ledgerBalance } from '../delivery/balance.js';
+import { ledgerRows } from '../../../test/support/ledger.js';
 
 let t: TestApp;
 let org: number;
@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const db = () => t.container.database.db;
-const balance = async (integrationId: number) => (await ledgerBalance(db(), { integration_id: integrationId }))[0];
+const balance = async (integrationId: number) => (await ledgerRows(t, { integration_id: integrationId }))[0];
 const events = (n: number) => Array.from({ length: n }, (_, i) => ({ n: i }));
 
 describe('accepted batches in the ledger', () => {

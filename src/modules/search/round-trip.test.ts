@@ -19,6 +19,7 @@ import type { Consumer } from '../../platform/queue/port.js';
 import { startConsumers } from '../../roles/jobs.js';
 import { EMAIL_QUEUE } from '../email/jobs.js';
 import { SEARCH_QUEUE } from './runs.js';
+import { ledgerRows } from '../../../test/support/ledger.js';
 
 type Json = Record<string, unknown>;
 let now = Date.now();
@@ -74,7 +75,7 @@ describe('the search round trip', () => {
     const ndjson = users.map((u, i) => JSON.stringify({ type: 'login', ts: new Date(now - (i + 1) * 60_000).toISOString(), user: { name: u }, client: { ip: `10.0.0.${i}` }, host: 'vpn', status: u === 'mallory' ? 2 : 1 })).join('\n');
     const pushed = await t.app.inject({ method: 'POST', url: '/api/ingest/auth', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' }, payload: ndjson });
     expect(pushed.statusCode, pushed.body).toBe(200);
-    await until('the events in the store', async () => ((await t.container.delivery.ledgerBalance({ organization_id: org }))[0]?.delivered === 6 ? true : undefined));
+    await until('the events in the store', async () => ((await ledgerRows(t, { organization_id: org }))[0]?.delivered === 6 ? true : undefined));
 
     // 2. Query by condition, with aggregations.
     const found = await call('POST', '/api/search', { query: { organization_id: org, query: 'user.name in (alice, bob) and status_id = 1', time: { last: '1h' }, fields: ['user.name'], aggregations: [{ type: 'count_by', fields: ['user.name'] }] } });
@@ -115,7 +116,7 @@ describe('the search round trip', () => {
       return got.length === 6 ? got : undefined;
     });
     expect(lines.map((l) => (JSON.parse(l) as { user: { name: string } }).user.name).sort()).toEqual([...users].sort());
-    const [balance] = await t.container.delivery.ledgerBalance({ organization_id: org });
+    const [balance] = await ledgerRows(t, { organization_id: org });
     expect(balance).toMatchObject({ events_in: 6, replayed: 6, unaccounted: 0 });
   }, 120_000);
 });
