@@ -37,6 +37,8 @@ export interface IngestConfig {
   maxInflightBytes: number;
   /** Batches waiting in the normalize queue beyond which pushes get 503. */
   maxPendingBatches: number;
+  /** Events accepted and not yet normalized (the ledger's pending_normalization) beyond which new events are refused. */
+  maxPendingEvents: number;
 }
 
 /** The syslog receiver (syslog role, and weir all): docs/decisions/0040-syslog-receiver.md. */
@@ -433,6 +435,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       batchMaxBytes: int(env, 'WEIR_INGEST_BATCH_MAX_BYTES', 4 * MiB, 1024, GiB),
       maxInflightBytes: int(env, 'WEIR_INGEST_MAX_INFLIGHT_BYTES', 256 * MiB, 1024, 16 * GiB),
       maxPendingBatches: int(env, 'WEIR_INGEST_MAX_PENDING_BATCHES', 5000, 1, 10_000_000),
+      maxPendingEvents: int(env, 'WEIR_INGEST_MAX_PENDING_EVENTS', 200_000, 1_000, 1_000_000_000),
     },
     syslog: {
       host: str(env, 'WEIR_SYSLOG_HOST', str(env, 'HOST', '127.0.0.1')),

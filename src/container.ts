@@ -20,7 +20,9 @@ import { wireCaseManagement } from './modules/case/index.js';
 import { wireDashboard } from './modules/dashboard/index.js';
 import { wireDrift } from './modules/drift/index.js';
 import { wireHealth } from './modules/health/index.js';
+import { pendingGauge, queuedEventsOver } from './modules/ingest/backpressure.js';
 import { wireIngest, type Ingest } from './modules/ingest/index.js';
+import { readPendingEvents } from './modules/ingest/store.js';
 import { wireIntegrationOperations, wireIntegrations, type Integrations } from './modules/integrations/index.js';
 import { wireProviders } from './modules/providers/index.js';
 import { wireInternal } from './modules/internal/index.js';
@@ -188,9 +190,12 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   // ... and while a destination they would wait for is over its backlog budget (modules/delivery/backlog.ts).
   const backlog = createBacklogGate({ read: () => readBacklog(database.db), onError: (err) => logger.warn({ err }, 'could not read the destinations\' backlog') });
   observeBacklog(telemetry.meter, backlog);
+  // ... and while more events wait for normalization than WEIR_INGEST_MAX_PENDING_EVENTS (read at most once a second).
+  const queued = pendingGauge(() => readPendingEvents(database.db), systemClock, 1000, (err) => logger.warn({ err }, 'could not count the events waiting for normalization'));
+  const queueFull = (events: number) => (events > config.ingest.maxPendingEvents ? queuedEventsOver(events, config.ingest.maxPendingEvents) : undefined);
   const admission: Admission = {
-    check: async (integrationId) => disk.refusal() ?? (await backlog.refusal(integrationId)),
-    checkNow: (integrationId) => disk.refusal() ?? backlog.refusalNow(integrationId),
+    check: async (integrationId) => disk.refusal() ?? queueFull(await queued.current()) ?? (await backlog.refusal(integrationId)),
+    checkNow: (integrationId) => disk.refusal() ?? queueFull(queued.peek()) ?? backlog.refusalNow(integrationId),
   };
   const ingest = wireIngest({
     admission,

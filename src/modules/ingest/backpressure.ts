@@ -59,6 +59,8 @@ export class InflightBudget {
 export interface PendingGauge {
   /** Batches pending (waiting + delayed), read from the queue at most once per interval. */
   current(): Promise<number>;
+  /** The last value without waiting (a read starts when one is due): for what cannot wait. */
+  peek(): number;
   /** Counts batches this process enqueued since the last read (the read lags behind). */
   add(batches: number): void;
 }
@@ -67,27 +69,43 @@ export function pendingGauge(read: () => Promise<number>, clock: Clock, interval
   let value = 0;
   let readAt = Number.NEGATIVE_INFINITY;
   let reading: Promise<void> | undefined;
+  function due(): void {
+    const now = clock.now().getTime();
+    if (!reading && now - readAt >= intervalMs) {
+      readAt = now;
+      // A failed read keeps the last value: the enqueue itself reports a queue that is down.
+      reading = read()
+        .then((v) => {
+          value = v;
+        }, onError ?? (() => undefined))
+        .finally(() => {
+          reading = undefined;
+        });
+    }
+  }
   return {
     async current() {
-      const now = clock.now().getTime();
-      if (!reading && now - readAt >= intervalMs) {
-        readAt = now;
-        // A failed read keeps the last value: the enqueue itself reports a queue that is down.
-        reading = read()
-          .then((v) => {
-            value = v;
-          }, onError ?? (() => undefined))
-          .finally(() => {
-            reading = undefined;
-          });
-      }
+      due();
       if (reading) await reading;
+      return value;
+    },
+    peek() {
+      due();
       return value;
     },
     add(batches) {
       value += batches;
     },
   };
+}
+
+/** 503 while more events wait for normalization than the pipeline may hold (WEIR_INGEST_MAX_PENDING_EVENTS). */
+export function queuedEventsOver(events: number, max: number): AppError {
+  return new AppError('ingest.saturated', {
+    detail: `The pipeline has ${events} events accepted and not yet normalized (limit ${max}, WEIR_INGEST_MAX_PENDING_EVENTS): what was accepted is kept; resend in ${SATURATED_RETRY_AFTER_S} s`,
+    details: { pending_events: events, limit: max, retry_after_seconds: SATURATED_RETRY_AFTER_S },
+    headers: { 'retry-after': String(SATURATED_RETRY_AFTER_S) },
+  });
 }
 
 export function saturated(pending: number, max: number): AppError {

@@ -364,6 +364,26 @@ describe('backpressure', () => {
     }
   });
 
+  it('answers 503 ingest.saturated naming WEIR_INGEST_MAX_PENDING_EVENTS when more events wait for normalization than the limit', async () => {
+    const s = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_INGEST_MAX_PENDING_EVENTS: '1000' } });
+    try {
+      const org = await createOrganization(s, 'Org E');
+      const admin = await createPrincipal(s, { role: 'admin', organizationId: org });
+      const tgt = await pushTarget(s, admin, org);
+      const lines = (n: number) => Array.from({ length: n }, (_, i) => JSON.stringify({ n: i })).join('\n');
+      // No worker runs: the 1,200 events stay accepted and not yet normalized.
+      expect((await push(tgt.token, lines(1200), {}, 'events', s)).statusCode).toBe(200);
+      // The count is read at most once a second.
+      await new Promise((r) => setTimeout(r, 1100));
+      const res = await push(tgt.token, lines(1), {}, 'events', s);
+      expect(res.statusCode).toBe(503);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.json()).toMatchObject({ detail: expect.stringContaining('WEIR_INGEST_MAX_PENDING_EVENTS'), error: { code: 'ingest.saturated', details: { pending_events: 1200, limit: 1000 } } });
+    } finally {
+      await s.close();
+    }
+  });
+
   it('answers 429 with Retry-After: 1 when other pushes hold the in-flight byte budget', async () => {
     const s = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_INGEST_MAX_INFLIGHT_BYTES: '1024' } });
     try {

@@ -145,3 +145,9 @@ export function createIngestStore(db: Kysely<DB>) {
 }
 
 export type IngestStore = ReturnType<typeof createIngestStore>;
+
+/** Events accepted and not yet normalized, every organization (the ledger's pending_normalization). */
+export async function readPendingEvents(db: Kysely<DB>): Promise<number> {
+  const { rows } = await sql<{ n: string }>`select coalesce(sum(event_count), 0)::text as n from accepted_batches where event_count > 0`.execute(executor(db));
+  return Number(rows[0]?.n ?? 0);
+}
