@@ -24,7 +24,7 @@ export interface OverloadOptions {
   /** Concurrent pushers per integration. */
   pushers: number;
   eventsPerPush: number;
-  /** Each destination's backlog_max_events. */
+  /** Each destination's backlog_max_events; 0: not set (a build before backlog budgets refuses the setting). */
   budgetEvents: number;
   /** How long recovery may take. */
   drainTimeoutMs?: number;
@@ -78,7 +78,7 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadFigures> 
   const down = await startWebhookReceiver({ keyOf: (event) => seqOf(event), faults: { ratio: 1, modes: ['5xx'] } });
   const receivers: WebhookReceiver[] = [slow, down];
   try {
-    const budget = { backlog_max_events: o.budgetEvents, max_wait_ms: 200, backoff_base_ms: 200, backoff_max_ms: 2_000, max_attempts: 100, timeout_ms: 10_000, breaker_cooldown_ms: 1_000 };
+    const budget = { ...(o.budgetEvents > 0 ? { backlog_max_events: o.budgetEvents } : {}), max_wait_ms: 200, backoff_base_ms: 200, backoff_max_ms: 2_000, max_attempts: 100, timeout_ms: 10_000, breaker_cooldown_ms: 1_000 };
     const destinations: { id: string; name: string }[] = [];
     for (const [i, [name, receiver]] of ([['slow', slow], ['down', down]] as const).entries()) {
       const integration = setup.integrations[i]!;
