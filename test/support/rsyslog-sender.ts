@@ -1,9 +1,10 @@
 // A private rsyslogd that SENDS to Weir's syslog receiver, as a relay or appliance would:
 // each of its plain-TCP inputs (where a test writes LF-ended lines) feeds one forwarding
 // action: omfwd over UDP, TCP (octet-counted RFC 5424, or traditional LF-ended RFC 3164), TLS
-// (gtls, RFC 5424), or omrelp (RELP, retrying forever from an in-memory queue while Weir is
-// away). Certificates come from the openssl CLI (rsyslog.ts). Skipped without rsyslogd (an
-// error under CI, which installs rsyslog, rsyslog-gnutls and rsyslog-relp).
+// (gtls, RFC 5424), or omrelp (RELP). TLS and RELP forward as a relay that must not give up
+// does: from an in-memory queue, retrying every second while Weir is away and reconnecting
+// by itself. Certificates come from the openssl CLI (rsyslog.ts). Skipped without rsyslogd
+// (an error under CI, which installs rsyslog, rsyslog-gnutls and rsyslog-relp).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { access, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -19,6 +20,8 @@ export interface RsyslogSender {
   serverKeyPem: string;
   /** Writes lines to the input that forwards with `via`. */
   send(via: Forward, lines: string[]): Promise<void>;
+  /** One connection to the input that forwards with `via`, for a steady stream: write() resolves once rsyslog's kernel has the lines. */
+  open(via: Forward): Promise<{ write(lines: string[]): Promise<void>; end(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -28,6 +31,9 @@ async function hasModule(name: string): Promise<boolean> {
   for (const d of dirs) if (await access(path.join(d, name)).then(() => true, () => false)) return true;
   return false;
 }
+
+/** An action that keeps what it could not send in memory and retries every second, forever. */
+const RETRY = 'queue.type="LinkedList" queue.size="200000" action.resumeRetryCount="-1" action.resumeInterval="1"';
 
 export async function startRsyslogSender(targets: Partial<Record<Forward, number>>): Promise<RsyslogSender | { skip: string }> {
   const bin = await findRsyslogd();
@@ -47,8 +53,8 @@ export async function startRsyslogSender(targets: Partial<Record<Forward, number
       via === 'udp' ? `type="omfwd" protocol="udp" template="RSYSLOG_SyslogProtocol23Format"`
       : via === 'tcp' ? `type="omfwd" protocol="tcp" TCP_Framing="octet-counted" template="RSYSLOG_SyslogProtocol23Format"`
       : via === 'tcp_lf' ? `type="omfwd" protocol="tcp" TCP_Framing="traditional" template="RSYSLOG_TraditionalForwardFormat"`
-      : via === 'tls' ? `type="omfwd" protocol="tcp" TCP_Framing="octet-counted" StreamDriver="gtls" StreamDriverMode="1" StreamDriverAuthMode="anon" template="RSYSLOG_SyslogProtocol23Format"`
-      : `type="omrelp" template="RSYSLOG_SyslogProtocol23Format" queue.type="LinkedList" queue.size="200000" action.resumeRetryCount="-1" action.resumeInterval="1"`;
+      : via === 'tls' ? `type="omfwd" protocol="tcp" TCP_Framing="octet-counted" StreamDriver="gtls" StreamDriverMode="1" StreamDriverAuthMode="anon" template="RSYSLOG_SyslogProtocol23Format" ${RETRY}`
+      : `type="omrelp" template="RSYSLOG_SyslogProtocol23Format" ${RETRY}`;
     actions.push(`ruleset(name="${via}") { action(${action} target="127.0.0.1" port="${port}") }`);
     actions.push(`input(type="imtcp" port="${inputs[via]}" address="127.0.0.1" ruleset="${via}")`);
   }
@@ -87,15 +93,26 @@ ${actions.join('\n')}
       await new Promise((r) => setTimeout(r, 50));
     }
   }
+  const input = async (via: Forward) => {
+    const port = inputs[via];
+    if (port === undefined) throw new Error(`no ${via} input`);
+    const s = await connect(port);
+    if (!s) throw new Error(`rsyslogd's ${via} input is not there: ${output}`);
+    return s;
+  };
   return {
     serverCertPem: await readFile(f('server.pem'), 'utf8'),
     serverKeyPem: await readFile(f('server-key.pem'), 'utf8'),
     async send(via, lines) {
-      const port = inputs[via];
-      if (port === undefined) throw new Error(`no ${via} input`);
-      const s = await connect(port);
-      if (!s) throw new Error(`rsyslogd's ${via} input is not there: ${output}`);
+      const s = await input(via);
       await new Promise<void>((ok, fail) => s.end(`${lines.join('\n')}\n`, () => ok()).on('error', fail));
+    },
+    async open(via) {
+      const s = await input(via);
+      return {
+        write: (lines) => new Promise<void>((ok, fail) => s.write(`${lines.join('\n')}\n`, (err) => (err ? fail(err) : ok()))),
+        end: () => new Promise<void>((ok) => s.end(() => ok())),
+      };
     },
     stop,
   };
