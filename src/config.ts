@@ -195,6 +195,12 @@ export interface SearchConfig {
   /** Most vendor pages one live query reads (docs/live-queries.md). */
   liveMaxPages: number;
   /**
+   * The event store's size budget (WEIR_SEARCH_MAX_BYTES): the bytes of event text (each stored
+   * event's JSON text in UTF-8) it may hold; over it, retention removes the events received
+   * first. 0: no budget, only the organizations' retention days.
+   */
+  maxBytes: number;
+  /**
    * The event store's engine (WEIR_EVENT_STORE): DuckDB in a file beside the embedded database,
    * or the PostgreSQL database's `events` table. Unset: DuckDB with the embedded database,
    * PostgreSQL with an external one (several processes share it).
@@ -353,6 +359,18 @@ function memorySize(env: Env, name: string, fallback: string): string {
   return v;
 }
 
+const BYTE_UNITS: Record<string, number> = { '': 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+
+/** A number of bytes: digits, or digits and a unit (KB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of 1024). */
+function byteSize(env: Env, name: string, fallback: number): number {
+  const v = env[name]?.trim();
+  if (v === undefined || v === '') return fallback;
+  const m = /^(\d+)\s*([kmgt]i?b)?$/i.exec(v);
+  const n = m ? Number(m[1]) * BYTE_UNITS[(m[2] ?? '').toLowerCase()]! : NaN;
+  if (!Number.isSafeInteger(n)) throw new ConfigError(`${name} must be a number of bytes such as 0 (none), 50000000000 or 50GB (KB, MB, GB, TB; KiB, MiB, GiB, TiB), not ${JSON.stringify(v)}`);
+  return n;
+}
+
 function search(env: Env): SearchConfig {
   const resultHours = int(env, 'WEIR_SEARCH_RESULT_HOURS', 168, 1, 24 * 3650);
   const csvHours = int(env, 'WEIR_SEARCH_CSV_HOURS', 24, 1, 24 * 3650);
@@ -367,6 +385,7 @@ function search(env: Env): SearchConfig {
     publicUrl: url(env, 'WEIR_PUBLIC_URL', ['http:', 'https:']),
     detectionNotifyMs: int(env, 'WEIR_DETECTION_NOTIFY_MINUTES', 15, 1, 1440) * 60_000,
     liveMaxPages: int(env, 'WEIR_SEARCH_LIVE_MAX_PAGES', 20, 1, 1000),
+    maxBytes: byteSize(env, 'WEIR_SEARCH_MAX_BYTES', 0),
     eventStore: eventStoreKind(env),
     eventStorePath: eventStorePath(env),
     eventStoreMemory: memorySize(env, 'WEIR_EVENT_STORE_MEMORY', '128MB'),

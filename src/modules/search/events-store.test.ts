@@ -1,5 +1,6 @@
 // The event store's table: rows written from a batch's copies, partitions attached on demand,
-// idempotent replacement, retention deletes and partition drops (PGlite, or PostgreSQL with
+// idempotent replacement, retention deletes and partition drops, and the size budget's
+// measure and chunked deletes of the events received first (PGlite, or PostgreSQL with
 // DATABASE_URL).
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ import { inTransaction } from '../../platform/db/ambient.js';
 import type { StoredCopies } from '../../pipeline/delivery/engine-port.js';
 import { storedCopies } from '../../pipeline/delivery/router.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db.js';
+import { createPostgresEventStore } from './event-store/postgres.js';
 import { createEventsStore, dayOf, partitionName, type EventsStore } from './events-store.js';
 
 let t: TestDatabase;
@@ -70,5 +72,27 @@ describe('event store table', () => {
     expect((await store.partitions()).map((p) => p.name)).toContain(name);
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from events where organization_id = 3`.execute(t.database.db);
     expect(rows[0]!.n).toBe(0);
+  });
+
+  it('counts bytes of event text (rows from before the column by their jsonb text) and trims the events received first in chunks', async () => {
+    await sql`delete from events`.execute(t.database.db);
+    const received = (k: number) => today - DAY + k * 1000;
+    const c = copies(4, [1, 2, 3, 4, 5].map(received), { pad: 'ü'.repeat(40) }, 'time');
+    await store.prepare([c]);
+    await inTransaction(t.database.db, () => store.write([c]));
+    const bytes = c.lines.map((l) => Buffer.byteLength(l));
+    expect(await store.size()).toBe(c.bytes);
+    // A row stored before 0024 has no bytes: its jsonb text counts.
+    await sql`update events set bytes = null where event_id = ${c.ids[4]!}::uuid`.execute(t.database.db);
+    const { rows } = await sql<{ n: number }>`select octet_length(event::text) as n from events where event_id = ${c.ids[4]!}::uuid`.execute(t.database.db);
+    expect(await store.size()).toBe(c.bytes - bytes[4]! + rows[0]!.n);
+    // Two rows a statement: the first three would leave it a byte over, so four go, over two statements.
+    const events = createPostgresEventStore(t.database.db, { statementTimeoutMs: 10_000, trimChunk: 2 });
+    const before = await events.size();
+    const out = await events.trim(before - bytes[0]! - bytes[1]! - bytes[2]! - 1);
+    expect(out).toEqual({ removed: new Map([[4, 4]]), bytes: bytes[0]! + bytes[1]! + bytes[2]! + bytes[3]! });
+    const left = await sql<{ event_id: string }>`select event_id::text from events`.execute(t.database.db);
+    expect(left.rows.map((r) => r.event_id)).toEqual([c.ids[4]]);
+    expect(await events.size()).toBe(rows[0]!.n);
   });
 });

@@ -26,6 +26,14 @@ function partitionDay(name: string): number | undefined {
   return m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : undefined;
 }
 
+/** Each line's length in UTF-8 bytes: what the store's size budget counts (event-store/port.ts size()). */
+export function lineBytes(lines: readonly string[]): number[] {
+  return lines.map((l) => Buffer.byteLength(l));
+}
+
+/** An event row's bytes of event text; rows stored before 0024 count their jsonb text. */
+const ROW_BYTES = sql.raw('coalesce(bytes, octet_length(event::text))');
+
 /** A timestamptz literal of our own making (DDL takes no parameters). */
 const literal = (ms: number) => sql.raw(`'${new Date(ms).toISOString()}'::timestamptz`);
 
@@ -63,10 +71,10 @@ export function createEventsStore(db: Kysely<DB>) {
       if (s.ids.length === 0) continue;
       // One JSON array text: PostgreSQL parses the events, JavaScript only joins the lines.
       await sql`
-        insert into events (time, received, organization_id, integration_id, stream, class_uid, category_uid, activity_id, severity_id, event_id, event)
-        select to_timestamp(u.t / 1000.0), to_timestamp(u.r / 1000.0), ${s.organization_id}::int, ${s.integration_id}::int, ${s.stream}::text, u.c, u.ca, u.a, u.sv, u.id::uuid, j.e
-        from unnest(${s.times}::float8[], ${s.received}::float8[], ${s.class_uid}::int[], ${s.category_uid}::int[], ${s.activity_id}::int[], ${s.severity_id}::int[], ${s.ids}::text[])
-          with ordinality as u(t, r, c, ca, a, sv, id, n)
+        insert into events (time, received, organization_id, integration_id, stream, class_uid, category_uid, activity_id, severity_id, event_id, event, bytes)
+        select to_timestamp(u.t / 1000.0), to_timestamp(u.r / 1000.0), ${s.organization_id}::int, ${s.integration_id}::int, ${s.stream}::text, u.c, u.ca, u.a, u.sv, u.id::uuid, j.e, u.b
+        from unnest(${s.times}::float8[], ${s.received}::float8[], ${s.class_uid}::int[], ${s.category_uid}::int[], ${s.activity_id}::int[], ${s.severity_id}::int[], ${s.ids}::text[], ${lineBytes(s.lines)}::int[])
+          with ordinality as u(t, r, c, ca, a, sv, id, b, n)
         join jsonb_array_elements(${`[${s.lines.join(',')}]`}::jsonb) with ordinality as j(e, n) on j.n = u.n`.execute(executor(db));
     }
   }
@@ -129,6 +137,30 @@ export function createEventsStore(db: Kysely<DB>) {
     return rows.map((r) => ({ organization_id: r.organization_id, n: Number(r.n), first: new Date(r.first), last: new Date(r.last) }));
   }
 
+  /** The bytes of event text the table holds (ROW_BYTES summed). */
+  async function size(): Promise<number> {
+    const { rows } = await sql<{ n: string | null }>`select sum(${ROW_BYTES}) as n from events`.execute(db);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
+   * Deletes, from the `limit` events received first (ties by event id), those needed to take
+   * `excess` bytes off: each whose running total before it is under `excess`. What it deleted,
+   * by organization, with the bytes.
+   */
+  async function deleteOldest(excess: number, limit: number): Promise<{ organization_id: number; n: number; bytes: number }[]> {
+    const { rows } = await sql<{ organization_id: number; n: string; bytes: string }>`
+      with oldest as (
+        select tableoid, ctid, b, sum(b) over (order by r, event_id rows between unbounded preceding and current row) as run
+        from (select tableoid, ctid, event_id, coalesce(received, time) as r, ${ROW_BYTES} as b from events order by r, event_id limit ${limit}) e
+      ), gone as (
+        delete from events where (tableoid, ctid) in (select tableoid, ctid from oldest where run - b < ${excess})
+        returning organization_id, ${ROW_BYTES} as b
+      )
+      select organization_id, count(*) as n, sum(b) as bytes from gone group by 1`.execute(executor(db));
+    return rows.map((r) => ({ organization_id: r.organization_id, n: Number(r.n), bytes: Number(r.bytes) }));
+  }
+
   /** Deletes up to `limit` of an organization's events; the count (statements bounded by the lock timeout). */
   async function deleteOrganization(organizationId: number, limit: number, lockTimeoutMs: number): Promise<number> {
     return inTransaction(db, async () => {
@@ -141,7 +173,7 @@ export function createEventsStore(db: Kysely<DB>) {
     });
   }
 
-  return { prepare, write, replace, partitions, dropPartition, deleteOlder, contents, deleteOrganization, ensureDay };
+  return { prepare, write, replace, partitions, dropPartition, deleteOlder, contents, deleteOrganization, ensureDay, size, deleteOldest };
 }
 
 export type EventsStore = ReturnType<typeof createEventsStore>;

@@ -96,7 +96,7 @@ export function wireSearch(deps: SearchDeps) {
   const savedQueries = createQueriesService({ store, clock, maxRows: config.maxRows, checkLive });
   const replay = createReplayService({ store, queries, clock, logger, transaction, enqueue: enqueueReplay, ports: { destination: (id) => store.destination(id), ...deps.outbox } });
   const exports = createExportService({ events: deps.events, store, clock, root: config.exportRoot });
-  const retention = createRetention({ events: deps.events, retentions: () => store.retentions(), counted: (removed, at) => store.countRemoved(removed, at), clock, logger });
+  const retention = createRetention({ events: deps.events, retentions: () => store.retentions(), counted: (removed, at) => store.countRemoved(removed, at), maxBytes: config.maxBytes, clock, logger });
 
   // Every new organization starts with an event store and a route that sends it everything.
   deps.organizations.addProvisioner(async (org, actor) => {

@@ -994,6 +994,8 @@ export interface EventsTable {
   event: Json<Record<string, unknown>>;
   /** When Weir received the event (retention counts from it); null on rows stored before 0021. */
   received: Timestamp | null;
+  /** The event's JSON text length in UTF-8 bytes as the pass wrote it (the size budget counts it); null on rows stored before 0024. */
+  bytes: number | null;
 }
 
 export interface SavedQueriesTable {

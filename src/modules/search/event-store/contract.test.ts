@@ -3,7 +3,8 @@
 // with DATABASE_URL) store a batch's copies once even when the batch's transaction fails and
 // runs again, keep organizations apart, answer rows, counts, aggregations and replay pages the
 // same way, count retention from receipt (an old event received now stays; one received before
-// the retention goes, counted by organization) and delete an organization's events in chunks.
+// the retention goes, counted by organization), keep within a size budget (the events received
+// first go, counted the same on every engine) and delete an organization's events in chunks.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -191,6 +192,43 @@ describe.each(adapters)('event store contract (%s)', (name, make) => {
     expect(out.removed.get(orgA)).toBeUndefined();
     const left = await a.store.rows(everything, { fields: null, sort: [], limit: 10 });
     expect(left.map((r) => r.event_id)).toEqual([old.made[0]!.id]);
+    expect(await a.store.count(scope())).toBe(20);
+  });
+
+  it('keeps the store within a size budget: the events received first go, across organizations, counted by organization', async () => {
+    const orgC = base + 6;
+    const orgD = base + 7;
+    // Received 3 days ago and on, alternating between two organizations (the oldest receipts in
+    // the store), of different lengths; within every retention.
+    const at = (k: number) => NOW - 3 * DAY + k * 60_000;
+    const made = (org: number, ks: number[]) => batch(org, 7, ks.map((k) => ({ ocsf: login(k, { time: at(k), pad: 'é'.repeat(10 * (k + 1)) }), received: at(k) })));
+    const c = made(orgC, [0, 2, 4]);
+    const d = made(orgD, [1, 3, 5]);
+    const before = await a.store.size();
+    await a.pass(newId(), [c.stored, d.stored]);
+    // What the store counts: each event's JSON text in UTF-8 bytes, as written.
+    const bytes = (m: Made) => Buffer.byteLength(JSON.stringify(m.ocsf));
+    const size = await a.store.size();
+    expect(size).toBe(before + c.stored.bytes + d.stored.bytes);
+    const received = [c.made[0]!, d.made[0]!, c.made[1]!, d.made[1]!, c.made[2]!, d.made[2]!];
+    // Two of the oldest leave it a byte over: three go.
+    const budget = size - bytes(received[0]!) - bytes(received[1]!) - 1;
+    const out = await a.store.trim(budget);
+    expect(out.removed).toEqual(new Map([[orgC, 2], [orgD, 1]]));
+    expect(out.bytes).toBe(bytes(received[0]!) + bytes(received[1]!) + bytes(received[2]!));
+    expect(await a.store.size()).toBe(size - out.bytes);
+    expect(await a.store.size()).toBeLessThanOrEqual(budget);
+    // The rest are still searchable; under the budget, nothing more goes.
+    const everything = scope({ organizationIds: [orgC, orgD], from: new Date(NOW - 4 * DAY) });
+    const left = await a.store.rows(everything, { fields: null, sort: [{ field: 'time', order: 'asc' }], limit: 10 });
+    expect(left.map((r) => r.event_id)).toEqual(received.slice(3).map((m) => m.id));
+    expect(left[0]!.event).toEqual(received[3]!.ocsf);
+    expect(await a.store.count({ ...everything, condition: { field: 'envelope.organization_id', op: 'eq', value: orgD } })).toBe(2);
+    expect((await a.store.trim(budget)).removed.size).toBe(0);
+    expect(await a.store.count(scope())).toBe(20);
+    // Still the oldest receipts: a budget short by their bytes takes the three left of both organizations, nothing else.
+    await a.store.trim(await a.store.size() - bytes(received[3]!) - bytes(received[4]!) - bytes(received[5]!));
+    expect(await a.store.count(everything)).toBe(0);
     expect(await a.store.count(scope())).toBe(20);
   });
 

@@ -58,6 +58,14 @@ export interface RetentionRemoved {
   deferred: string[];
 }
 
+/** What one size trim removed: the events received first, across organizations. */
+export interface TrimRemoved {
+  /** Events removed, by organization id. */
+  removed: Map<number, number>;
+  /** Their bytes of event text (what size() counts). */
+  bytes: number;
+}
+
 export interface ParquetExport {
   /** Files written, relative to the export's directory. */
   files: string[];
@@ -91,6 +99,17 @@ export interface EventStore {
   // Keeping.
   /** Removes what each organization's retention (days, counted from when Weir received the event) no longer keeps, and every event of an organization not listed (deleted). */
   retain(now: Date, retentionDays: ReadonlyMap<number, number>): Promise<RetentionRemoved>;
+  /**
+   * The bytes of event text the store holds: the sum of each stored event's JSON text length in
+   * UTF-8 bytes, as the pass wrote it (kept in a column beside the event), so every engine
+   * answers the same for the same events whatever its own file or page overhead.
+   */
+  size(): Promise<number>;
+  /**
+   * Removes the events received first, across organizations (oldest first, ties by event id),
+   * until the store holds at most `maxBytes` of event text (size()); what it removed.
+   */
+  trim(maxBytes: number): Promise<TrimRemoved>;
   /** Removes up to `limit` of an organization's events; the count. */
   deleteOrganization(organizationId: number, limit: number): Promise<number>;
   /** Writes the organizations' events of a time range as Parquet in Amazon Security Lake's layout under `dir` (parquet-export.ts). */

@@ -2,20 +2,21 @@
 // day of the event's time (../events-store.ts), read through the condition language's SQL
 // (../query-sql.ts, ../store-query.ts). Retention counts from when Weir received an event: a
 // day partition goes whole once every event in it was received before the longest retention;
-// otherwise the rows of organizations whose retention passed are deleted in bounded chunks.
+// otherwise the rows of organizations whose retention passed are deleted in bounded chunks. The
+// size budget (trim) deletes the events received first, across organizations, in chunks.
 import type { Kysely } from 'kysely';
 import { inTransaction } from '../../../platform/db/ambient.js';
 import type { DB } from '../../../platform/db/index.js';
 import { createEventsStore, dayOf } from '../events-store.js';
 import { createStoreQueries } from '../store-query.js';
 import { exportThroughMemory } from './parquet-export.js';
-import type { EventStore, RetentionRemoved } from './port.js';
+import type { EventStore, RetentionRemoved, TrimRemoved } from './port.js';
 
 const DAY = 86_400_000;
 const CHUNK = 10_000;
 const LOCK_TIMEOUT_MS = 2_000;
 
-export function createPostgresEventStore(db: Kysely<DB>, opts: { statementTimeoutMs: number }): EventStore & { tables: ReturnType<typeof createEventsStore> } {
+export function createPostgresEventStore(db: Kysely<DB>, opts: { statementTimeoutMs: number; /** Rows one statement of the size budget's deletes looks at (tests: small). */ trimChunk?: number }): EventStore & { tables: ReturnType<typeof createEventsStore> } {
   const tables = createEventsStore(db);
   const queries = createStoreQueries(db, opts.statementTimeoutMs);
 
@@ -55,6 +56,22 @@ export function createPostgresEventStore(db: Kysely<DB>, opts: { statementTimeou
     return out;
   }
 
+  /** The size budget: deletes the events received first, in chunks, until the table holds at most `maxBytes` of event text. */
+  async function trim(maxBytes: number): Promise<TrimRemoved> {
+    const out: TrimRemoved = { removed: new Map(), bytes: 0 };
+    let excess = (await tables.size()) - maxBytes;
+    while (excess > 0) {
+      const gone = await tables.deleteOldest(excess, opts.trimChunk ?? CHUNK);
+      if (gone.length === 0) break;
+      for (const g of gone) {
+        out.removed.set(g.organization_id, (out.removed.get(g.organization_id) ?? 0) + g.n);
+        out.bytes += g.bytes;
+        excess -= g.bytes;
+      }
+    }
+    return out;
+  }
+
   return {
     kind: 'postgres',
     tables,
@@ -71,6 +88,8 @@ export function createPostgresEventStore(db: Kysely<DB>, opts: { statementTimeou
     histogram: queries.histogram,
     page: queries.page,
     retain,
+    size: () => tables.size(),
+    trim,
     deleteOrganization: (organizationId, limit) => inTransaction(db, () => tables.deleteOrganization(organizationId, limit, 5_000)),
     exportParquet: (o) => exportThroughMemory(queries, o),
     close: async () => {},

@@ -20,6 +20,7 @@ import * as m0020 from './0020_syslog_listeners.js';
 import * as m0021 from './0021_event_store_received.js';
 import * as m0022 from './0022_syslog_kernel_drops.js';
 import * as m0023 from './0023_collector_paused.js';
+import * as m0024 from './0024_event_store_bytes.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0021_event_store_received': m0021,
   '0022_syslog_kernel_drops': m0022,
   '0023_collector_paused': m0023,
+  '0024_event_store_bytes': m0024,
 };

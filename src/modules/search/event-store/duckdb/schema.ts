@@ -2,7 +2,7 @@
 // copy: when Weir received it (retention counts from there), its time (the event's own, or its
 // receipt when missing or absurd), its origin, the class columns, the searched columns
 // (pipeline/delivery/stored-columns.ts: each the JSON text of the field's value) and the whole
-// event as JSON text. `stored_batches` marks the batches already written, so a batch the pass
+// event as JSON text, and that text's length in bytes (the size budget). `stored_batches` marks the batches already written, so a batch the pass
 // writes again after a failed transaction is not stored twice.
 import { STORED_COLUMNS } from '../../../../pipeline/delivery/stored-columns.js';
 
@@ -10,6 +10,7 @@ export const EVENT_COLUMNS = [
   'received', 'time', 'organization_id', 'integration_id', 'stream', 'class_uid', 'category_uid', 'activity_id', 'severity_id', 'event_id',
   ...STORED_COLUMNS.map((c) => c.column),
   'event',
+  'bytes',
 ] as const;
 
 export const SCHEMA_SQL = [
@@ -27,5 +28,8 @@ export const SCHEMA_SQL = [
     ${STORED_COLUMNS.map((c) => `${c.column} VARCHAR`).join(',\n    ')},
     event JSON not null
   )`,
+  // The event's JSON text length in UTF-8 bytes (the size budget counts it); added after the
+  // first files were written, so last, and null on their rows (they count the text's length).
+  `alter table events add column if not exists bytes INTEGER`,
   `create table if not exists stored_batches (batch_id VARCHAR primary key, stored_at TIMESTAMP_MS not null)`,
 ];

@@ -2,7 +2,9 @@
 // batch that runs again after Weir stopped is not stored twice), a batch that fails half-way
 // leaves nothing and no mark (it can be written again), batches arriving together share one
 // transaction and a bad one among them fails alone, and a read past the statement timeout is
-// interrupted with the timeout's error.
+// interrupted with the timeout's error. A file written before events kept their bytes counts
+// its rows' texts in the size budget.
+import { DuckDBInstance } from '@duckdb/node-api';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +13,7 @@ import { newId } from '../../../../core/ids.js';
 import type { StoredCopies } from '../../../../pipeline/delivery/engine-port.js';
 import { storedCopies } from '../../../../pipeline/delivery/router.js';
 import { StoreTimeout } from '../port.js';
+import { SCHEMA_SQL } from './schema.js';
 import { createDuckDbEventStore } from './store.js';
 
 const NOW = Date.now();
@@ -43,6 +46,30 @@ describe('DuckDB event store', () => {
       expect(await again.count(all)).toBe(10);
     } finally {
       await again.close();
+    }
+  });
+
+  it('counts the rows of a file written before the bytes column by their text, and trims them first', async () => {
+    const file = path.join(dir, 'before-bytes.duckdb');
+    const line = JSON.stringify({ class_uid: 3002, time: NOW - 5_000, message: 'written before the bytes column: é' });
+    const old = await DuckDBInstance.create(file);
+    const connection = await old.connect();
+    // The tables as they were: every statement but the one adding the column.
+    for (const statement of SCHEMA_SQL.filter((q) => !q.includes('add column'))) await connection.run(statement);
+    await connection.run(`insert into events (received, time, organization_id, integration_id, stream, event_id, event)
+      values (epoch_ms(${NOW - 5_000}::BIGINT), epoch_ms(${NOW - 5_000}::BIGINT), 1, 1, 's', '${newId()}'::UUID, '${line}')`);
+    connection.closeSync();
+    old.closeSync();
+    const store = await open(file);
+    try {
+      const c = copies(3);
+      await store.prepare(newId(), [c]);
+      expect(await store.size()).toBe(Buffer.byteLength(line) + c.bytes);
+      const out = await store.trim(c.bytes);
+      expect(out).toEqual({ removed: new Map([[1, 1]]), bytes: Buffer.byteLength(line) });
+      expect(await store.count(all)).toBe(3);
+    } finally {
+      await store.close();
     }
   });
 

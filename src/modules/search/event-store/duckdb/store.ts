@@ -4,7 +4,8 @@
 // (data chunks, not row INSERTs) with a mark of the batch id, before the batch's database
 // transaction; a batch written again after that transaction failed finds its mark and is not
 // stored twice. Reads: the condition language compiled to DuckDB SQL (condition.ts), each read on
-// its own connection, interrupted at the statement timeout. Retention deletes by receipt time.
+// its own connection, interrupted at the statement timeout. Retention deletes by receipt time;
+// the size budget (trim) deletes the events received first until the store is under it.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -21,7 +22,7 @@ import {
 } from '@duckdb/node-api';
 import type { StoredCopies } from '../../../../pipeline/delivery/engine-port.js';
 import { STORED_COLUMNS } from '../../../../pipeline/delivery/stored-columns.js';
-import { StoreTimeout, type Bucket, type EventStore, type PagedEvent, type RetentionRemoved, type StoredRow, type StoreScope } from '../port.js';
+import { StoreTimeout, type Bucket, type EventStore, type PagedEvent, type RetentionRemoved, type StoredRow, type StoreScope, type TrimRemoved } from '../port.js';
 import { duckCondition, duckFieldJson, duckGroupKey, duckSortKeys, duckTopSource, registerConditionFunctions, sqlString } from './condition.js';
 import { writeSecurityLake } from '../parquet-export.js';
 import { SCHEMA_SQL } from './schema.js';
@@ -36,6 +37,7 @@ const TYPES: DuckDBType[] = [
   TIMESTAMP_MS, TIMESTAMP_MS, INTEGER, INTEGER, VARCHAR, INTEGER, INTEGER, INTEGER, INTEGER, UUID,
   ...STORED_COLUMNS.map(() => VARCHAR),
   VARCHAR,
+  INTEGER,
 ];
 
 export interface DuckDbStoreOptions {
@@ -51,6 +53,9 @@ export interface DuckDbStoreOptions {
 const ms = (v: number) => `epoch_ms(${Math.trunc(v)}::BIGINT)::TIMESTAMP_MS`;
 /** Checkpoint the WAL into the file once it holds this much: rarer checkpoints rewrite the table's open row group less often (bench/README.md, search). */
 const CHECKPOINT_THRESHOLD = '256MB';
+
+/** An event row's bytes of event text; rows written before the column count their text. */
+const ROW_BYTES = 'coalesce(bytes, strlen(event::VARCHAR))';
 
 /** The organizations and the time range as SQL (no organization: nothing). */
 function range(organizationIds: readonly number[], from: Date, to: Date): string {
@@ -122,6 +127,7 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
             const hot = s.columns[k]!;
             for (let c = 0; c < STORED_COLUMNS.length; c++) columns[10 + c]![i] = hot[c] ?? null;
             columns[10 + STORED_COLUMNS.length]![i] = s.lines[k]!;
+            columns[11 + STORED_COLUMNS.length]![i] = Buffer.byteLength(s.lines[k]!);
           }
           const chunk = DuckDBDataChunk.create(TYPES, n);
           chunk.setColumns(columns);
@@ -283,6 +289,44 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
     });
   }
 
+  async function size(): Promise<number> {
+    const r = await read<{ n: bigint | number | null }>(`select sum(${ROW_BYTES})::BIGINT as n from events`);
+    return Number(r[0]?.n ?? 0);
+  }
+
+  /**
+   * The size budget: finds the last event to go (received first, ties by event id, until the
+   * removed bytes reach the excess), then counts and deletes everything up to it in one
+   * transaction on the writer (no write runs between).
+   */
+  async function trim(maxBytes: number): Promise<TrimRemoved> {
+    return serially(() =>
+      inWriteTransaction(async () => {
+        const out: TrimRemoved = { removed: new Map(), bytes: 0 };
+        const total = await writer.runAndReadAll(`select sum(${ROW_BYTES})::BIGINT from events`);
+        const excess = Number((total.getRowsJS()[0]?.[0] as bigint | null) ?? 0) - maxBytes;
+        if (excess <= 0) return out;
+        const last = await writer.runAndReadAll(`
+          select epoch_ms(received) as r, event_id::VARCHAR as id from (
+            select received, event_id, sum(${ROW_BYTES}) over (order by received, event_id rows between unbounded preceding and current row) as run from events
+          ) where run >= ${excess} order by received, event_id limit 1`);
+        const [r, id] = (last.getRowsJS()[0] ?? []) as [bigint | undefined, string | undefined];
+        if (r === undefined || id === undefined) return out;
+        const upTo = `received < ${ms(Number(r))} or (received = ${ms(Number(r))} and event_id <= ${sqlString(id)}::UUID)`;
+        const counted = await writer.runAndReadAll(`select organization_id, count(*)::BIGINT, sum(${ROW_BYTES})::BIGINT from events where ${upTo} group by 1`);
+        for (const [org, n, bytes] of counted.getRowsJS() as [number, bigint, bigint][]) {
+          out.removed.set(Number(org), Number(n));
+          out.bytes += Number(bytes);
+        }
+        await writer.run(`delete from events where ${upTo}`);
+        return out;
+      }),
+    ).then(async (out) => {
+      if (out.removed.size > 0) await serially(() => writer.run('checkpoint'));
+      return out;
+    });
+  }
+
   return {
     kind: 'duckdb',
     prepare: (batchId, stored) => {
@@ -311,6 +355,8 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
     histogram,
     page,
     retain,
+    size,
+    trim,
     deleteOrganization: (organizationId, limit) =>
       serially(async () => {
         const res = await writer.run(`delete from events where rowid in (select rowid from events where organization_id = ${Math.trunc(organizationId)} limit ${Math.trunc(limit)})`);
