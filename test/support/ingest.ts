@@ -1,5 +1,7 @@
 // Setting up push ingestion against a running Weir over HTTP (end-to-end tests and
 // benchmarks): a platform administrator, an organization, integrations and their tokens.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 
 export interface HttpAnswer {
   status: number;
@@ -65,4 +67,24 @@ export async function storedEvents(base: string, cookie: string, organizationId:
   if (res.status !== 200) throw new Error(`search: ${res.status} ${JSON.stringify(res.json)}`);
   const [count, top] = res.json.aggregations as [{ value: number }, { values: { count: number }[] }];
   return { events: count.value, repeated: Math.max(0, (top.values[0]?.count ?? 1) - 1) };
+}
+
+/** Okta's System Log sample events (src/connectors/okta/fixtures: origin and licence there). */
+const oktaSamples = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Record<string, unknown>[];
+
+/** An Okta integration of the organization, with its ingestion token. */
+export async function oktaIntegration(base: string, headers: Record<string, string>, organizationId: number, name: string): Promise<{ id: number; token: string }> {
+  const created = await http(base, 'POST', '/api/integrations/', { name, platform: 'okta', organization_id: organizationId }, headers);
+  if (created.status !== 201) throw new Error(`integration: ${created.status} ${JSON.stringify(created.json)}`);
+  const id = Number(created.json.id);
+  const token = await http(base, 'POST', `/api/ingest/integrations/${id}/token`, {}, headers);
+  if (token.status !== 201) throw new Error(`ingestion token: ${token.status} ${JSON.stringify(token.json)}`);
+  return { id, token: String(token.json.token) };
+}
+
+/** Pushes `events` Okta sample events to system_log, each tagged `weir_test_seq: <tag>-<i>`. */
+export async function pushOkta(base: string, token: string, tag: string, events: number): Promise<{ status: number; retryAfter: string | null; body: Record<string, unknown> }> {
+  const lines = Array.from({ length: events }, (_, i) => JSON.stringify({ ...oktaSamples[i % oktaSamples.length], weir_test_seq: `${tag}-${i}` }));
+  const res = await fetch(`${base}/api/ingest/system_log`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: lines.join('\n') });
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, unknown> };
 }

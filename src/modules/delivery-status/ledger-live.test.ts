@@ -2,18 +2,15 @@
 // pending from the moment they are acknowledged (before any worker normalizes them), and
 // every poll taken while batches move from term to term balances, because the health
 // answer reads every term in one snapshot and every move commits in one transaction.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createDestination, createRoute, seqOf, waitFor } from '../../../test/support/delivery-api.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
-import { http } from '../../../test/support/ingest.js';
+import { http, oktaIntegration, pushOkta } from '../../../test/support/ingest.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
 import type { Consumer } from '../../platform/queue/port.js';
 import { startConsumers } from '../../roles/jobs.js';
 
-type Json = Record<string, unknown>;
 interface Totals {
   events_in: number;
   pending: number;
@@ -22,7 +19,6 @@ interface Totals {
   unaccounted: number;
 }
 
-const okta = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../connectors/okta/fixtures/system_log.json'), 'utf8')) as Json[];
 
 let t: TestApp;
 let base: string;
@@ -47,18 +43,10 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function integrationWithToken(name: string): Promise<{ id: number; token: string }> {
-  const created = await http(base, 'POST', '/api/integrations/', { name, platform: 'okta', organization_id: orgId }, admin.headers);
-  expect(created.status).toBe(201);
-  const id = Number(created.json.id);
-  const token = await http(base, 'POST', `/api/ingest/integrations/${id}/token`, {}, admin.headers);
-  return { id, token: String(token.json.token) };
-}
+const integrationWithToken = (name: string) => oktaIntegration(base, admin.headers, orgId, name);
 
 async function push(token: string, tag: string, events: number): Promise<void> {
-  const lines = Array.from({ length: events }, (_, i) => JSON.stringify({ ...okta[i % okta.length], weir_test_seq: `${tag}-${i}` }));
-  const res = await fetch(`${base}/api/ingest/system_log`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: lines.join('\n') });
-  expect(res.status).toBe(200);
+  expect((await pushOkta(base, token, tag, events)).status).toBe(200);
 }
 
 async function ledger(): Promise<{ totals: Totals; rows: (Totals & { integration_id: number })[] }> {

@@ -3,19 +3,16 @@
 // events wait for it (503 naming it, with Retry-After) while another integration goes on, and
 // `drop_newest` keeps accepting and counts its copies as dropped in the ledger. Once the
 // destination answers again, every acknowledged event is delivered and the ledger balances.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createDestination, createRoute, seqOf, waitFor } from '../../../test/support/delivery-api.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
-import { http } from '../../../test/support/ingest.js';
+import { http, oktaIntegration, pushOkta } from '../../../test/support/ingest.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
 import type { Consumer } from '../../platform/queue/port.js';
 import { startConsumers } from '../../roles/jobs.js';
 
 type Json = Record<string, unknown>;
-const okta = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../connectors/okta/fixtures/system_log.json'), 'utf8')) as Json[];
 const DOWN = { ratio: 1, modes: ['5xx' as const] };
 // Retries come fast, and a request that failed does not open the breaker for long.
 const FAST = { max_wait_ms: 20, backoff_base_ms: 50, backoff_max_ms: 200, breaker_threshold: 1000, max_attempts: 100 };
@@ -45,19 +42,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function integrationWithToken(name: string): Promise<{ id: number; token: string }> {
-  const created = await http(base, 'POST', '/api/integrations/', { name, platform: 'okta', organization_id: orgId }, admin.headers);
-  expect(created.status).toBe(201);
-  const id = Number(created.json.id);
-  const token = await http(base, 'POST', `/api/ingest/integrations/${id}/token`, {}, admin.headers);
-  return { id, token: String(token.json.token) };
-}
-
-async function push(token: string, tag: string, events: number) {
-  const lines = Array.from({ length: events }, (_, i) => JSON.stringify({ ...okta[i % okta.length], weir_test_seq: `${tag}-${i}` }));
-  const res = await fetch(`${base}/api/ingest/system_log`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: lines.join('\n') });
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Json };
-}
+const integrationWithToken = (name: string) => oktaIntegration(base, admin.headers, orgId, name);
+const push = (token: string, tag: string, events: number) => pushOkta(base, token, tag, events);
 
 async function health(destinationId: string): Promise<Json & { backlog: Json; ledger: Json[] }> {
   const res = await http(base, 'GET', `/api/collectors/destinations/${destinationId}/health`, undefined, admin.headers);
