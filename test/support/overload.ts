@@ -99,8 +99,8 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadFigures> 
         figures.rssPeakMiB = Math.max(figures.rssPeakMiB, rssBytes(o.pid) / MiB);
         figures.dataPeakMiB = Math.max(figures.dataPeakMiB, (await o.dataSize()) / MiB);
         const h = await http(o.url, 'GET', '/api/collectors/destinations/health', undefined, headers);
-        for (const item of (h.json.items ?? []) as { name: string; backlog: { events: number | null } }[]) {
-          if (item.name in figures.backlogPeak) figures.backlogPeak[item.name] = Math.max(figures.backlogPeak[item.name]!, item.backlog.events ?? 0);
+        for (const item of (h.json.items ?? []) as { name: string; backlog?: { events: number | null } }[]) {
+          if (item.name in figures.backlogPeak) figures.backlogPeak[item.name] = Math.max(figures.backlogPeak[item.name]!, item.backlog?.events ?? 0);
         }
         await new Promise((r) => setTimeout(r, 250));
       }
