@@ -159,6 +159,8 @@ export interface Config {
   tokenRateLimit: number;
   /** Free bytes of the data directory's filesystem under which new events are refused (503). */
   diskFloorBytes: number;
+  /** What one event waiting for normalization will still write to the data directory (event store, body log): the disk guard counts it as used. */
+  diskBytesPerEvent: number;
   /** Accept license tokens signed by the test key: false from loadConfig; only the test suite's set-up sets it. */
   trustTestLicenses: boolean;
   /** Deprecated shared key of the internal tenant endpoints (header X-Internal-Key); off when unset. */
@@ -430,6 +432,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     previousSecretKeys: Object.freeze(list(env, 'WEIR_SECRET_KEY_PREVIOUS')),
     tokenRateLimit: int(env, 'WEIR_TOKEN_RATE_LIMIT', 60, 1, 1_000_000),
     diskFloorBytes: int(env, 'WEIR_DISK_FLOOR_BYTES', 512 * MiB, 0, 1024 * GiB),
+    diskBytesPerEvent: int(env, 'WEIR_DISK_BYTES_PER_EVENT', 4096, 0, 16 * MiB),
     // Never from the environment: only the test suite's own set-up trusts the test key (test/support/app.ts).
     trustTestLicenses: false,
     internalKey: optional(env, 'WEIR_INTERNAL_KEY'),

@@ -185,16 +185,20 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   // The ingest status shows the syslog listeners of a syslog integration (wired below).
   let listenerStates: Syslog['listenerStates'] = async () => [];
   // New events are refused before the data directory's disk fills (platform/disk/guard.ts).
-  const disk = createDiskGuard({ path: config.dataDir, floorBytes: config.diskFloorBytes });
+  // Events accepted and not yet normalized (read at most once a second): what the disk guard
+  // counts as spoken for, and refused beyond WEIR_INGEST_MAX_PENDING_EVENTS.
+  const queued = pendingGauge(() => readPendingEvents(database.db), systemClock, 1000, (err) => logger.warn({ err }, 'could not count the events waiting for normalization'));
+  const disk = createDiskGuard({ path: config.dataDir, floorBytes: config.diskFloorBytes, reserved: () => queued.peek() * config.diskBytesPerEvent });
   observeDisk(telemetry.meter, disk);
   // ... and while a destination they would wait for is over its backlog budget (modules/delivery/backlog.ts).
   const backlog = createBacklogGate({ read: () => readBacklog(database.db), onError: (err) => logger.warn({ err }, 'could not read the destinations\' backlog') });
   observeBacklog(telemetry.meter, backlog);
-  // ... and while more events wait for normalization than WEIR_INGEST_MAX_PENDING_EVENTS (read at most once a second).
-  const queued = pendingGauge(() => readPendingEvents(database.db), systemClock, 1000, (err) => logger.warn({ err }, 'could not count the events waiting for normalization'));
   const queueFull = (events: number) => (events > config.ingest.maxPendingEvents ? queuedEventsOver(events, config.ingest.maxPendingEvents) : undefined);
   const admission: Admission = {
-    check: async (integrationId) => disk.refusal() ?? queueFull(await queued.current()) ?? (await backlog.refusal(integrationId)),
+    check: async (integrationId) => {
+      const pending = await queued.current();
+      return disk.refusal() ?? queueFull(pending) ?? (await backlog.refusal(integrationId));
+    },
     checkNow: (integrationId) => disk.refusal() ?? queueFull(queued.peek()) ?? backlog.refusalNow(integrationId),
   };
   const ingest = wireIngest({
@@ -400,7 +404,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     ],
     disk: () => {
       const s = disk.state();
-      return { free_bytes: s.free_bytes, floor_bytes: s.floor_bytes, refusing_events: s.refusing };
+      return { free_bytes: s.free_bytes, reserved_bytes: s.reserved_bytes, floor_bytes: s.floor_bytes, refusing_events: s.refusing };
     },
   });
 

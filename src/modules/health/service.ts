@@ -12,6 +12,7 @@ export type CheckState = 'ok' | 'down';
 /** The data directory's disk as the disk guard sees it: under the floor, new events are refused (reads go on). */
 export interface DiskReport {
   free_bytes: number | null;
+  reserved_bytes: number;
   floor_bytes: number;
   refusing_events: boolean;
 }

@@ -26,6 +26,21 @@ describe('createDiskGuard', () => {
     expect(reads).toBe(1);
   });
 
+  it('counts what accepted events will still write as used: refused while free − reserved is under the floor', () => {
+    let reserved = 0;
+    const guard = createDiskGuard({ path: '/x', floorBytes: 50, refreshMs: 0, statfs: () => ({ bavail: 100, blocks: 1000, bsize: 1 }), reserved: () => reserved });
+    expect(guard.refusal()).toBeUndefined();
+    reserved = 60;
+    const refused = guard.refusal();
+    expect(refused).toMatchObject({ code: 'storage.disk_low', details: { free_bytes: 100, reserved_bytes: 60, floor_bytes: 50 } });
+    expect(refused?.message).toMatch(/events already accepted will still take about 60/);
+    expect(guard.state()).toMatchObject({ free_bytes: 100, reserved_bytes: 60, refusing: true });
+    reserved = 40;
+    expect(guard.refusal()).toBeUndefined();
+    // A floor of 0 turns the guard off.
+    expect(createDiskGuard({ path: '/x', floorBytes: 0, refreshMs: 0, statfs: () => ({ bavail: 0, blocks: 1, bsize: 1 }), reserved: () => 10 }).refusal()).toBeUndefined();
+  });
+
   it('guards nothing where the directory cannot be measured', () => {
     const guard = createDiskGuard({ path: '/nonexistent/weir', floorBytes: 1 });
     expect(() => guard.check()).not.toThrow();
