@@ -9,7 +9,6 @@ import { createConnectorRuntime, type ConnectorRuntime } from './connectors/runt
 import { wireAudit } from './modules/audit/index.js';
 import type { AuditService } from './modules/audit/service.js';
 import { wireAuth, wireIdentity, type Identity } from './modules/auth/index.js';
-import type { Admission } from './pipeline/envelope.js';
 import { createBacklogGate, observeBacklog } from './modules/delivery/backlog.js';
 import { wireDelivery, type Delivery } from './modules/delivery/index.js';
 import { readBacklog } from './modules/delivery/store.js';
@@ -20,7 +19,7 @@ import { wireCaseManagement } from './modules/case/index.js';
 import { wireDashboard } from './modules/dashboard/index.js';
 import { wireDrift } from './modules/drift/index.js';
 import { wireHealth } from './modules/health/index.js';
-import { pendingGauge, queuedEventsOver } from './modules/ingest/backpressure.js';
+import { createAdmission, pendingGauge } from './modules/ingest/backpressure.js';
 import { wireIngest, type Ingest } from './modules/ingest/index.js';
 import { readPendingEvents } from './modules/ingest/store.js';
 import { wireIntegrationOperations, wireIntegrations, type Integrations } from './modules/integrations/index.js';
@@ -106,7 +105,7 @@ export interface Container {
   readonly destinations: Pick<Destinations, 'directory' | 'service' | 'cipher' | 'types'>;
   /** Enrichment: the feed runner (the beat's tick runs it; tests call it). */
   readonly enrichment: { feeds: { runDue(): Promise<number> } };
-  /** The dispatcher's engine (routeOnce, breaker states, lag) and the ledger invariant, measured. */
+  /** The dispatcher's engine (routeOnce, breaker states, lag). */
   readonly delivery: Pick<Delivery, 'engine'>;
   /** The event store (DuckDB or PostgreSQL: modules/search/event-store). */
   readonly eventStore: EventStore;
@@ -193,14 +192,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   // ... and while a destination they would wait for is over its backlog budget (modules/delivery/backlog.ts).
   const backlog = createBacklogGate({ read: () => readBacklog(database.db), onError: (err) => logger.warn({ err }, 'could not read the destinations\' backlog') });
   observeBacklog(telemetry.meter, backlog);
-  const queueFull = (events: number) => (events > config.ingest.maxPendingEvents ? queuedEventsOver(events, config.ingest.maxPendingEvents) : undefined);
-  const admission: Admission = {
-    check: async (integrationId) => {
-      const pending = await queued.current();
-      return disk.refusal() ?? queueFull(pending) ?? (await backlog.refusal(integrationId));
-    },
-    checkNow: (integrationId) => disk.refusal() ?? queueFull(queued.peek()) ?? backlog.refusalNow(integrationId),
-  };
+  const admission = createAdmission({ disk, queued, maxPendingEvents: config.ingest.maxPendingEvents, backlog });
   const ingest = wireIngest({
     admission,
     db: database.db,

@@ -20,7 +20,7 @@ import { isUuid, newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
 import { encodeRecords } from '../../pipeline/batch-codec.js';
-import { deliverySettings, type DeliverySettings, type DeliverySettingsInput } from '../../pipeline/delivery/settings.js';
+import { deliverySettings, overBacklogBudget, type DeliverySettings, type DeliverySettingsInput } from '../../pipeline/delivery/settings.js';
 import { maskEvent } from '../../pipeline/mask.js';
 import { redactSecrets } from '../../pipeline/sinks/types.js';
 import { setAuditTarget } from '../audit/service.js';
@@ -108,7 +108,7 @@ function soleOrganization(rows: { organization_id: number }[]): number | undefin
 
 /** The backlog budget's state; a tenant sees a shared destination's state, not its volume. */
 function backlogOf(s: DeliverySettings, b: { events: number; bytes: number }, shared: boolean) {
-  const full = b.events >= s.backlog_max_events || b.bytes >= s.backlog_max_bytes;
+  const full = overBacklogBudget(s, b);
   return {
     events: shared ? null : b.events,
     bytes: shared ? null : b.bytes,

@@ -12,7 +12,7 @@
 import type { Meter } from '@opentelemetry/api';
 import { AppError } from '../../core/errors.js';
 import type { LedgerEntry, NewDelivery, RoutingWrite } from '../../pipeline/delivery/engine-port.js';
-import { deliverySettings, type DeliverySettingsInput } from '../../pipeline/delivery/settings.js';
+import { deliverySettings, overBacklogBudget, type DeliverySettingsInput } from '../../pipeline/delivery/settings.js';
 import type { BacklogRow } from './store.js';
 
 export const BACKLOG_RETRY_AFTER_S = 5;
@@ -39,7 +39,7 @@ export interface BacklogGateDeps {
   onError?: (err: unknown) => void;
 }
 
-const isFull = (b: Pick<DestinationBacklog, 'events' | 'bytes' | 'max_events' | 'max_bytes'>) => b.events >= b.max_events || b.bytes >= b.max_bytes;
+const isFull = (b: DestinationBacklog) => overBacklogBudget({ backlog_max_events: b.max_events, backlog_max_bytes: b.max_bytes }, b);
 
 function build(rows: BacklogRow[]): Map<string, DestinationBacklog> {
   const out = new Map<string, DestinationBacklog>();

@@ -4,6 +4,7 @@
 //   - the depth of the normalize queue, read at most once per interval (503).
 import type { Clock } from '../../core/clock.js';
 import { AppError } from '../../core/errors.js';
+import type { Admission } from '../../pipeline/envelope.js';
 
 export interface Lease {
   /** Adds bytes to the lease; throws 429 when the process is over its budget. */
@@ -114,4 +115,25 @@ export function saturated(pending: number, max: number): AppError {
     details: { pending_batches: pending, limit: max, retry_after_seconds: SATURATED_RETRY_AFTER_S },
     headers: { 'retry-after': String(SATURATED_RETRY_AFTER_S) },
   });
+}
+
+/**
+ * Whether new events of an integration may come in (pipeline/envelope.ts Admission), in this
+ * order: the disk guard, the events waiting for normalization (WEIR_INGEST_MAX_PENDING_EVENTS),
+ * the destinations' backlog budgets (modules/delivery/backlog.ts).
+ */
+export function createAdmission(parts: {
+  disk: { refusal(): AppError | undefined };
+  queued: PendingGauge;
+  maxPendingEvents: number;
+  backlog: { refusal(integrationId: number): Promise<AppError | undefined>; refusalNow(integrationId: number): AppError | undefined };
+}): Admission {
+  const queueFull = (events: number) => (events > parts.maxPendingEvents ? queuedEventsOver(events, parts.maxPendingEvents) : undefined);
+  return {
+    async check(integrationId) {
+      const pending = await parts.queued.current();
+      return parts.disk.refusal() ?? queueFull(pending) ?? (await parts.backlog.refusal(integrationId));
+    },
+    checkNow: (integrationId) => parts.disk.refusal() ?? queueFull(parts.queued.peek()) ?? parts.backlog.refusalNow(integrationId),
+  };
 }

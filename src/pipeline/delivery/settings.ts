@@ -49,6 +49,11 @@ export const DEFAULT_DELIVERY: DeliverySettings = Object.freeze({
   when_full: 'block',
 });
 
+/** Over the backlog budget: as many events or bytes waiting as the budget allows, or more (when_full applies). */
+export function overBacklogBudget(s: Pick<DeliverySettings, 'backlog_max_events' | 'backlog_max_bytes'>, waiting: { events: number; bytes: number }): boolean {
+  return waiting.events >= s.backlog_max_events || waiting.bytes >= s.backlog_max_bytes;
+}
+
 export function deliverySettings(stored: DeliverySettingsInput | null | undefined): DeliverySettings {
   return { ...DEFAULT_DELIVERY, ...(stored ?? {}) };
 }
