@@ -3,7 +3,16 @@ import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'data/**', 'node_modules/**', 'coverage/**', 'web/src/api/schema.d.ts', 'console-screenshots/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'data/**',
+      'node_modules/**',
+      'coverage/**',
+      'web/src/api/schema.d.ts',
+      'console-screenshots/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -17,7 +26,10 @@ export default tseslint.config(
     // Domain code stays free of frameworks and the environment (ARCHITECTURE.md, habit 2).
     files: ['src/core/**/*.ts', 'src/pipeline/**/*.ts', 'src/modules/*/service.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['fastify', 'bullmq', 'kysely', 'ioredis', 'pg', '@electric-sql/*'] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: ['fastify', 'bullmq', 'kysely', 'ioredis', 'pg', '@electric-sql/*'] },
+      ],
       'no-restricted-properties': ['error', { object: 'process', property: 'env' }],
     },
   },

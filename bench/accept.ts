@@ -20,13 +20,21 @@ import { executor, inTransaction } from '../src/platform/db/ambient.js';
 import { migrate, openDatabase } from '../src/platform/db/index.js';
 import { DatabaseQueue } from '../src/platform/queue/database.js';
 
-const { values } = parseArgs({ options: { batches: { type: 'string', default: '60' }, runs: { type: 'string', default: '5' }, batch: { type: 'string', default: '500' } } });
+const { values } = parseArgs({
+  options: {
+    batches: { type: 'string', default: '60' },
+    runs: { type: 'string', default: '5' },
+    batch: { type: 'string', default: '500' },
+  },
+});
 const batches = Number(values.batches);
 const runs = Number(values.runs);
 const batchSize = Number(values.batch);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
-const okta = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Record<string, unknown>[];
+const okta = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, '../src/connectors/okta/fixtures/system_log.json'), 'utf8'),
+) as Record<string, unknown>[];
 const events = Array.from({ length: batchSize }, (_, i) => okta[i % okta.length]!);
 const batch = (): IngestBatch => ({
   id: newId(),
@@ -76,7 +84,12 @@ for (let run = 0; run < runs + 1; run++) {
   let i = 0;
   const s = await perBatch(() => inTransaction(db, () => normalization.settleAccepted(accepted[i++]!)));
   // The normalization transaction writes anyway: the baseline writes one row too (its commit flushes the log as well).
-  const base = await perBatch(() => inTransaction(db, async () => void (await sql`update weir_migrations_lock set is_locked = is_locked`.execute(executor(db)))));
+  const base = await perBatch(() =>
+    inTransaction(
+      db,
+      async () => void (await sql`update weir_migrations_lock set is_locked = is_locked`.execute(executor(db))),
+    ),
+  );
   // The first run warms up (JIT, caches, table files).
   if (run === 0) continue;
   enqueueMs.push(e!);
@@ -89,6 +102,10 @@ if (dir) rmSync(dir, { recursive: true, force: true });
 
 const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
 const extra = median(acceptMs) - median(enqueueMs) + median(settleMs);
-console.log(`node ${process.version}, ${database.kind}, ${batchSize} events/batch, median of ${runs} x ${batches} batches`);
-console.log(`enqueue only ${fmt(median(enqueueMs))}  accept (row + job) ${fmt(median(acceptMs))}  settle (in a transaction) ${fmt(median(settleMs))}`);
+console.log(
+  `node ${process.version}, ${database.kind}, ${batchSize} events/batch, median of ${runs} x ${batches} batches`,
+);
+console.log(
+  `enqueue only ${fmt(median(enqueueMs))}  accept (row + job) ${fmt(median(acceptMs))}  settle (in a transaction) ${fmt(median(settleMs))}`,
+);
 console.log(`ledger cost per batch ${fmt(extra)} (${((extra * 1000) / batchSize).toFixed(2)} µs/event)`);

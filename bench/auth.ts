@@ -51,7 +51,11 @@ async function microbench(): Promise<void> {
       console.log(`${label.padEnd(46)} ${median(samples).toFixed(2).padStart(8)} µs/op (median of 5 x ${n})`);
     };
     const other = generateToken('svcsk_');
-    await time('checksum + HMAC-SHA-256 (no I/O)', 50_000, () => isWellFormed(other, 'svcsk_') && tokenHash(key, other));
+    await time(
+      'checksum + HMAC-SHA-256 (no I/O)',
+      50_000,
+      () => isWellFormed(other, 'svcsk_') && tokenHash(key, other),
+    );
     await time('verify(token), cache hit', 50_000, () => c.identity.tokens.verify(token));
     const cacheKey = `tok:${tokenHash(key, token)}`;
     await time('verify(token), cache miss (PGlite lookup)', 2_000, async () => {
@@ -96,14 +100,18 @@ async function http(mode: string, env: Record<string, string>): Promise<void> {
     }
     const row = (label: string, rs: autocannon.Result[]) =>
       console.log(
-        `${mode.padEnd(9)} ${label.padEnd(14)} req/s ${median(rs.map((r) => r.requests.average)).toFixed(0).padStart(6)}` +
+        `${mode.padEnd(9)} ${label.padEnd(14)} req/s ${median(rs.map((r) => r.requests.average))
+          .toFixed(0)
+          .padStart(6)}` +
           `  p50 ${median(rs.map((r) => r.latency.p50)).toFixed(2)} ms  p99 ${median(rs.map((r) => r.latency.p99)).toFixed(2)} ms`,
       );
     row('public', pub);
     row('authenticated', auth);
     const dp99 = median(auth.map((r) => r.latency.p99)) - median(pub.map((r) => r.latency.p99));
     const dp50 = median(auth.map((r) => r.latency.p50)) - median(pub.map((r) => r.latency.p50));
-    console.log(`${mode.padEnd(9)} Δp50 ${dp50.toFixed(2)} ms, Δp99 ${dp99.toFixed(2)} ms (median of ${runs} x ${seconds}s, 10 connections)`);
+    console.log(
+      `${mode.padEnd(9)} Δp50 ${dp50.toFixed(2)} ms, Δp99 ${dp99.toFixed(2)} ms (median of ${runs} x ${seconds}s, 10 connections)`,
+    );
   } finally {
     proc.kill('SIGTERM');
   }
@@ -128,7 +136,11 @@ if (values.mode !== 'embedded') {
   const url = new URL(base);
   url.pathname = `/${name}`;
   try {
-    await http('postgres', { DATABASE_URL: url.toString(), REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', WEIR_REDIS_PREFIX: name });
+    await http('postgres', {
+      DATABASE_URL: url.toString(),
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      WEIR_REDIS_PREFIX: name,
+    });
   } finally {
     await new Promise((r) => setTimeout(r, 1000));
     await admin.query(`drop database if exists ${name} with (force)`);

@@ -40,16 +40,22 @@ import { NORMALIZE_JOB, NORMALIZE_QUEUE, type IngestBatch } from '../src/pipelin
 import { startConsumers } from '../src/roles/jobs.js';
 import { deletePrefix } from '../test/support/redis.js';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '20000' }, runs: { type: 'string', default: '3' } } });
+const { values } = parseArgs({
+  options: { events: { type: 'string', default: '20000' }, runs: { type: 'string', default: '3' } },
+});
 const total = Number(values.events);
 const runs = Number(values.runs);
-if (!Number.isInteger(total) || total < 1 || !Number.isInteger(runs) || runs < 1) throw new Error('--events and --runs must be positive integers');
+if (!Number.isInteger(total) || total < 1 || !Number.isInteger(runs) || runs < 1)
+  throw new Error('--events and --runs must be positive integers');
 const ROOT = path.resolve(import.meta.dirname, '..');
 const STREAM = 'system_log';
 const PUSH_BATCH = 1000; // the same size as a pulled page's batch (acceptPulled)
 const cpuSeconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '-');
+const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : '-';
 
 // ---------------------------------------------------------------------------------------
 // The simulator child process and its CPU (Linux /proc; clock ticks of 1/100 s).
@@ -60,7 +66,10 @@ interface Simulator {
 }
 
 async function startSimulator(events: number): Promise<Simulator> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'test/support/vendors/okta-main.ts', String(events)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'test/support/vendors/okta-main.ts', String(events)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: proc.stdout! }).once('line', resolve);
     proc.once('exit', (code) => reject(new Error(`okta-main exited with ${String(code)}`)));
@@ -79,7 +88,8 @@ function childCpu(pid: number | undefined): number {
   }
 }
 
-const simRequests = async (sim: Simulator) => ((await (await fetch(`${sim.url}/__sim/stats`)).json()) as { requests: number }).requests;
+const simRequests = async (sim: Simulator) =>
+  ((await (await fetch(`${sim.url}/__sim/stats`)).json()) as { requests: number }).requests;
 
 /** Every event the simulator holds, as Okta serves them (for the push comparison; not timed). */
 async function vendorEvents(sim: Simulator): Promise<Record<string, unknown>[]> {
@@ -140,7 +150,15 @@ async function deploy(): Promise<Deployment> {
   };
 }
 
-const BENCH_ACTOR: Actor = { kind: 'user', id: 0, name: 'bench', global: true, organizationIds: [], permissions: new Set(), via: 'token' };
+const BENCH_ACTOR: Actor = {
+  kind: 'user',
+  id: 0,
+  name: 'bench',
+  global: true,
+  organizationIds: [],
+  permissions: new Set(),
+  via: 'token',
+};
 
 interface Counters {
   events_in: number;
@@ -161,7 +179,12 @@ async function counters(c: Container, integrationId: number): Promise<Counters> 
     .where('integration_id', '=', integrationId)
     .where('stream', '=', STREAM)
     .executeTakeFirstOrThrow();
-  return { events_in: Number(row.events_in), duplicates: Number(row.duplicates), normalized: Number(row.normalized), quarantined: Number(row.quarantined) };
+  return {
+    events_in: Number(row.events_in),
+    duplicates: Number(row.duplicates),
+    normalized: Number(row.normalized),
+    quarantined: Number(row.quarantined),
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -189,7 +212,8 @@ async function collect(c: Container, sim: Simulator, integrationId: number): Pro
     let events = 0;
     for (let cycles = 1; ; cycles++) {
       const outcome = await c.collection.engine.runCycle(integrationId, STREAM);
-      if (outcome.status !== 'succeeded') throw new Error(`cycle ${cycles}: ${outcome.status}: ${String(outcome.error)}`);
+      if (outcome.status !== 'succeeded')
+        throw new Error(`cycle ${cycles}: ${outcome.status}: ${String(outcome.error)}`);
       events += outcome.events;
       if (!outcome.capped) return events;
       if (cycles > 1000) throw new Error('the stream never caught up');
@@ -199,7 +223,12 @@ async function collect(c: Container, sim: Simulator, integrationId: number): Pro
 }
 
 /** Runs the normalize queue's consumers until `done` holds for the integration's counters. */
-async function normalize(c: Container, integrationId: number, expected: number, done: (k: Counters) => boolean): Promise<Phase> {
+async function normalize(
+  c: Container,
+  integrationId: number,
+  expected: number,
+  done: (k: Counters) => boolean,
+): Promise<Phase> {
   const registrations = c.jobs.filter((j) => j.queue === NORMALIZE_QUEUE);
   return timed(async () => {
     const consumers = startConsumers(c.queue, registrations, c.logger);
@@ -208,7 +237,10 @@ async function normalize(c: Container, integrationId: number, expected: number, 
       for (;;) {
         const k = await counters(c, integrationId);
         if (done(k)) return expected;
-        if (Date.now() > deadline) throw new Error(`normalization did not finish: ${JSON.stringify(k)}, queue ${JSON.stringify(await c.queue.counts(NORMALIZE_QUEUE))}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `normalization did not finish: ${JSON.stringify(k)}, queue ${JSON.stringify(await c.queue.counts(NORMALIZE_QUEUE))}`,
+          );
         await new Promise((r) => setTimeout(r, 25));
       }
     } finally {
@@ -218,7 +250,12 @@ async function normalize(c: Container, integrationId: number, expected: number, 
 }
 
 /** The same events as a push would enqueue them: no keys. Not timed. */
-async function enqueuePushed(c: Container, organizationId: number, integrationId: number, events: Record<string, unknown>[]): Promise<void> {
+async function enqueuePushed(
+  c: Container,
+  organizationId: number,
+  integrationId: number,
+  events: Record<string, unknown>[],
+): Promise<void> {
   const receivedAt = new Date().toISOString();
   for (let start = 0; start < events.length; start += PUSH_BATCH) {
     const chunk = events.slice(start, start + PUSH_BATCH);
@@ -262,13 +299,33 @@ async function runOnce(r: number, n: number): Promise<RunResult> {
     // Before the first read of the settings (cached 5 s): one cycle may take the whole window.
     await db
       .insertInto('collector_settings')
-      .values({ id: 1, settings: JSON.stringify({ max_pages_per_cycle: 10_000, max_cycle_seconds: 3_600 }), updated_by: null, updated_at: new Date() })
+      .values({
+        id: 1,
+        settings: JSON.stringify({ max_pages_per_cycle: 10_000, max_cycle_seconds: 3_600 }),
+        updated_by: null,
+        updated_at: new Date(),
+      })
       .onConflict((oc) => oc.column('id').doUpdateSet({ settings: (eb) => eb.ref('excluded.settings') }))
       .execute();
-    const org = (await db.insertInto('organizations').values({ name: `bench-${r}`, partner_tenant_ids: sql`'[]'::jsonb` as never }).returning('id').executeTakeFirstOrThrow()).id;
+    const org = (
+      await db
+        .insertInto('organizations')
+        .values({ name: `bench-${r}`, partner_tenant_ids: sql`'[]'::jsonb` as never })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
     const svc = c.integrations.service;
-    const pull = (await svc.create(BENCH_ACTOR, { name: 'okta-pull', platform: 'okta', organization_id: org, config: sim.config })).id;
-    const push = (await svc.create(BENCH_ACTOR, { name: 'okta-push', platform: 'okta', organization_id: org, config: { ...sim.config, collect: false } })).id;
+    const pull = (
+      await svc.create(BENCH_ACTOR, { name: 'okta-pull', platform: 'okta', organization_id: org, config: sim.config })
+    ).id;
+    const push = (
+      await svc.create(BENCH_ACTOR, {
+        name: 'okta-push',
+        platform: 'okta',
+        organization_id: org,
+        config: { ...sim.config, collect: false },
+      })
+    ).id;
     const raw = await vendorEvents(sim);
     check('events the simulator serves', raw.length, n);
 
@@ -301,8 +358,21 @@ async function runOnce(r: number, n: number): Promise<RunResult> {
       .where('integration_id', '=', pull)
       .executeTakeFirstOrThrow();
     const usageRequests = Number(usage.requests);
-    check('collector_usage requests (both collections)', usageRequests, (collected.requests ?? 0) + (recollect.requests ?? 0));
-    return { collect: collected, pulled, pushed, recollect, duplicates, usageRequests, normalized: afterFirst.normalized, quarantined: afterFirst.quarantined };
+    check(
+      'collector_usage requests (both collections)',
+      usageRequests,
+      (collected.requests ?? 0) + (recollect.requests ?? 0),
+    );
+    return {
+      collect: collected,
+      pulled,
+      pushed,
+      recollect,
+      duplicates,
+      usageRequests,
+      normalized: afterFirst.normalized,
+      quarantined: afterFirst.quarantined,
+    };
   } finally {
     await d.close();
     sim.proc.kill('SIGTERM');
@@ -310,7 +380,9 @@ async function runOnce(r: number, n: number): Promise<RunResult> {
 }
 
 async function main(): Promise<void> {
-  const mode = process.env.DATABASE_URL ? `PostgreSQL${process.env.REDIS_URL ? ' + Redis (BullMQ)' : ' (database queue)'}` : 'embedded PGlite (database queue)';
+  const mode = process.env.DATABASE_URL
+    ? `PostgreSQL${process.env.REDIS_URL ? ' + Redis (BullMQ)' : ' (database queue)'}`
+    : 'embedded PGlite (database queue)';
   console.log(`node ${process.version}, ${mode}: ${fmt(total)} Okta system_log events, median of ${runs} run(s)`);
   // Compiled code and warm caches for every phase before the first measured one, whichever comes first in a run.
   await runOnce(0, Math.min(total, 2000));
@@ -329,14 +401,37 @@ async function main(): Promise<void> {
   const row = (name: string, pick: (x: RunResult) => Phase, note: string) => {
     const wall = m((x) => pick(x).events / pick(x).seconds);
     const cpu = m((x) => pick(x).events / pick(x).cpu);
-    console.log(`| ${name} | ${fmt(total)} | ${fmt(m((x) => pick(x).seconds), 2)} | ${fmt(wall)} | ${fmt(m((x) => pick(x).cpu), 2)} | ${fmt(cpu)} | ${note} |`);
+    console.log(
+      `| ${name} | ${fmt(total)} | ${fmt(
+        m((x) => pick(x).seconds),
+        2,
+      )} | ${fmt(wall)} | ${fmt(
+        m((x) => pick(x).cpu),
+        2,
+      )} | ${fmt(cpu)} | ${note} |`,
+    );
   };
   console.log('\n| phase | events | wall s | events/s | CPU s | events/CPU s | notes |');
   console.log('|---|---|---|---|---|---|---|');
-  row('collect (fetch + enqueue)', (x) => x.collect, `${fmt(m((x) => x.collect.requests ?? 0))} vendor requests; simulator CPU ${fmt(m((x) => x.collect.vendorCpu ?? NaN), 2)} s (not counted)`);
-  row('normalize pulled (keyed)', (x) => x.pulled, `dedup lookup + remember; ${fmt(m((x) => x.normalized))} normalized, ${fmt(m((x) => x.quarantined))} quarantined`);
+  row(
+    'collect (fetch + enqueue)',
+    (x) => x.collect,
+    `${fmt(m((x) => x.collect.requests ?? 0))} vendor requests; simulator CPU ${fmt(
+      m((x) => x.collect.vendorCpu ?? NaN),
+      2,
+    )} s (not counted)`,
+  );
+  row(
+    'normalize pulled (keyed)',
+    (x) => x.pulled,
+    `dedup lookup + remember; ${fmt(m((x) => x.normalized))} normalized, ${fmt(m((x) => x.quarantined))} quarantined`,
+  );
   row('normalize pushed (no keys)', (x) => x.pushed, 'same events, source push');
-  row('re-collect after cursor reset', (x) => x.recollect, `${fmt(m((x) => x.recollect.requests ?? 0))} vendor requests`);
+  row(
+    're-collect after cursor reset',
+    (x) => x.recollect,
+    `${fmt(m((x) => x.recollect.requests ?? 0))} vendor requests`,
+  );
   row('normalize re-collected', (x) => x.duplicates, `${fmt(total)} dropped as duplicates`);
   const ratio = m((x) => x.pulled.cpu / x.pushed.cpu);
   const dupRatio = m((x) => x.duplicates.cpu / x.pushed.cpu);

@@ -9,7 +9,9 @@ import type { NormalizedRecord } from '../src/pipeline/envelope.js';
 import { compileCondition as compileMappingCondition } from '../src/pipeline/normalize/conditions.js';
 import { compileCondition as compileRouteCondition } from '../src/pipeline/route/conditions.js';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { events: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '5' } },
+});
 const total = Number(values.events);
 const runs = Number(values.runs);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
@@ -19,7 +21,10 @@ const events = Array.from({ length: 1000 }, (_, i) => ({
   severity_id: i % 6,
   actor: { user: { name: `user${i % 50}@example.com` } },
   src_endpoint: { ip: `10.${i % 4}.2.${i % 250}` },
-  observables: [{ name: 'ip', value: `203.0.113.${i % 200}` }, { name: 'user', value: `u${i % 7}` }],
+  observables: [
+    { name: 'ip', value: `203.0.113.${i % 200}` },
+    { name: 'user', value: `u${i % 7}` },
+  ],
   eventType: i % 2 ? 'user.session.start' : 'policy.evaluate_sign_on',
 }));
 const records: NormalizedRecord[] = events.map((ocsf, i) => ({
@@ -38,7 +43,12 @@ const one = {
     { field: 'class_uid', op: 'in', value: [3002, 3003] },
     { field: 'severity_id', op: 'gte', value: 3 },
     { not: { field: 'actor.user.name', op: 'regex', value: '^svc-' } },
-    { any: [{ field: 'observables[*].value', op: 'prefix', value: '203.0.113.1' }, { field: 'eventType', op: 'ne', value: 'x' }] },
+    {
+      any: [
+        { field: 'observables[*].value', op: 'prefix', value: '203.0.113.1' },
+        { field: 'eventType', op: 'ne', value: 'x' },
+      ],
+    },
   ],
 };
 const old = {
@@ -46,7 +56,12 @@ const old = {
     { path: 'class_uid', in: [3002, 3003] },
     { path: 'severity_id', gte: 3 },
     { not: { path: 'actor.user.name', matches: '^svc-' } },
-    { any: [{ path: 'observables[*].value', prefix: '203.0.113.1' }, { path: 'eventType', ne: 'x' }] },
+    {
+      any: [
+        { path: 'observables[*].value', prefix: '203.0.113.1' },
+        { path: 'eventType', ne: 'x' },
+      ],
+    },
   ],
 };
 

@@ -18,13 +18,18 @@ import { readSample, type SourceTally } from '../src/pipeline/normalize/corpus.j
 import { normalizeBatch } from '../src/pipeline/normalize/stage.js';
 import type { CompiledMapping } from '../src/pipeline/normalize/types.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '7' }, batch: { type: 'string', default: '1000' }, events: { type: 'string', default: '20000' } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '7' },
+    batch: { type: 'string', default: '1000' },
+    events: { type: 'string', default: '20000' },
+  },
+});
 const runs = Number(values.runs);
 const batchSize = Number(values.batch);
 const perRound = Number(values.events);
 const root = path.resolve(import.meta.dirname, '../test/corpus');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-
 
 // 1. The figures: every sample through `weir test`'s own runner.
 const validator = createValidator(ocsfCatalog());
@@ -57,12 +62,30 @@ for (const [name, events] of bySource) {
   const b = BUILTIN_MAPPINGS.find((m) => `${m.platform}/${m.stream}` === name);
   if (!b || events.length === 0) continue;
   const lines = Array.from({ length: batchSize }, (_, i) => events[i % events.length]!);
-  sources.push({ name, lines, parsed: lines.map((l) => JSON.parse(l) as Record<string, unknown>), ids: lines.map(() => uuidv7()), a: compileMapping(b.document, ocsfCatalog()), b: compileMapping(b.document, ocsfCatalog(), { prune: false }) });
+  sources.push({
+    name,
+    lines,
+    parsed: lines.map((l) => JSON.parse(l) as Record<string, unknown>),
+    ids: lines.map(() => uuidv7()),
+    a: compileMapping(b.document, ocsfCatalog()),
+    b: compileMapping(b.document, ocsfCatalog(), { prune: false }),
+  });
 }
 const receivedAt = new Date().toISOString();
 function stage(s: Source, compiled: CompiledMapping): number {
   const res = normalizeBatch(
-    { id: uuidv7(), organization_id: 1, integration_id: 1, platform: 'bench', stream: 'bench', received_at: receivedAt, source: 'push', ids: s.ids, events: s.lines, bytes: 0 },
+    {
+      id: uuidv7(),
+      organization_id: 1,
+      integration_id: 1,
+      platform: 'bench',
+      stream: 'bench',
+      received_at: receivedAt,
+      source: 'push',
+      ids: s.ids,
+      events: s.lines,
+      bytes: 0,
+    },
     { mapping: { versionId: '0190d1c2-0000-7000-8000-000000000000', compiled }, validate, policy: 'strict' },
   );
   return res.normalized;
@@ -78,8 +101,12 @@ function round(fn: () => void): number {
   for (let i = 0; i < batches; i++) fn();
   return Number(process.hrtime.bigint() - start) / 1e3 / (batches * batchSize);
 }
-console.log(`\nnode ${process.version}; per event, median of ${runs} rounds of ~${perRound} events; the A/B rounds alternate\n`);
-console.log(`${'source'.padEnd(40)} ${'stage µs'.padStart(9)} ${'map A: prune'.padStart(12)} ${'map B: none'.padStart(12)} ${'A/B'.padStart(6)}`);
+console.log(
+  `\nnode ${process.version}; per event, median of ${runs} rounds of ~${perRound} events; the A/B rounds alternate\n`,
+);
+console.log(
+  `${'source'.padEnd(40)} ${'stage µs'.padStart(9)} ${'map A: prune'.padStart(12)} ${'map B: none'.padStart(12)} ${'A/B'.padStart(6)}`,
+);
 const all = { stage: [] as number[], a: [] as number[], b: [] as number[] };
 for (const s of sources) {
   for (let w = 0; w < 3; w++) {
@@ -103,8 +130,14 @@ for (const s of sources) {
   all.stage.push(median(st));
   all.a.push(median(a));
   all.b.push(median(b));
-  console.log(`${s.name.padEnd(40)} ${median(st).toFixed(1).padStart(9)} ${median(a).toFixed(2).padStart(12)} ${median(b).toFixed(2).padStart(12)} ${(median(a) / median(b)).toFixed(3).padStart(6)}`);
+  console.log(
+    `${s.name.padEnd(40)} ${median(st).toFixed(1).padStart(9)} ${median(a).toFixed(2).padStart(12)} ${median(b).toFixed(2).padStart(12)} ${(median(a) / median(b)).toFixed(3).padStart(6)}`,
+  );
 }
 const sum = (xs: number[]) => xs.reduce((n, x) => n + x, 0);
-console.log(`${'all sources (sum of medians)'.padEnd(40)} ${sum(all.stage).toFixed(1).padStart(9)} ${sum(all.a).toFixed(2).padStart(12)} ${sum(all.b).toFixed(2).padStart(12)} ${(sum(all.a) / sum(all.b)).toFixed(3).padStart(6)}`);
-console.log(`pruning costs ${(sum(all.a) - sum(all.b)).toFixed(2)} µs over ${all.a.length} sources' events, ${((100 * (sum(all.a) - sum(all.b))) / sum(all.stage)).toFixed(1)}% of the stage`);
+console.log(
+  `${'all sources (sum of medians)'.padEnd(40)} ${sum(all.stage).toFixed(1).padStart(9)} ${sum(all.a).toFixed(2).padStart(12)} ${sum(all.b).toFixed(2).padStart(12)} ${(sum(all.a) / sum(all.b)).toFixed(3).padStart(6)}`,
+);
+console.log(
+  `pruning costs ${(sum(all.a) - sum(all.b)).toFixed(2)} µs over ${all.a.length} sources' events, ${((100 * (sum(all.a) - sum(all.b))) / sum(all.stage)).toFixed(1)}% of the stage`,
+);

@@ -21,7 +21,16 @@ import { createDashboardStore } from '../src/modules/dashboard/store.js';
 import { evaluate } from '../src/modules/licenses/service.js';
 import { migrate, openDatabase, type Database, type DB } from '../src/platform/db/index.js';
 
-const { values } = parseArgs({ options: { mode: { type: 'string', default: 'both' }, orgs: { type: 'string', default: '1000' }, runs: { type: 'string', default: '15' }, days: { type: 'string', default: '30' }, hours: { type: 'string', default: '48' }, 'drop-day-indexes': { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    mode: { type: 'string', default: 'both' },
+    orgs: { type: 'string', default: '1000' },
+    runs: { type: 'string', default: '15' },
+    days: { type: 'string', default: '30' },
+    hours: { type: 'string', default: '48' },
+    'drop-day-indexes': { type: 'boolean', default: false },
+  },
+});
 const ORGS = Number(values.orgs);
 const RUNS = Number(values.runs);
 /** UTC days of ledger and counter history kept (retention): the summary reads two of them. */
@@ -30,42 +39,60 @@ const DAYS = Number(values.days);
 const HOURS = Number(values.hours);
 
 async function seed(db: Kysely<DB>): Promise<void> {
-  const days = Array.from({ length: Math.max(2, DAYS) }, (_, i) => new Date(Date.now() - i * 86_400_000).toISOString().slice(0, 10));
+  const days = Array.from({ length: Math.max(2, DAYS) }, (_, i) =>
+    new Date(Date.now() - i * 86_400_000).toISOString().slice(0, 10),
+  );
   await sql`insert into organizations (name) select 'org ' || g from generate_series(1, ${ORGS}) g`.execute(db);
   await sql`
     insert into integrations (organization_id, name, platform, is_active, config)
     select o.id, k.name, k.platform, k.active, k.config::jsonb
-    from organizations o cross join (values ('okta', 'okta', true, '{"collect": true}'), ('push', 'custom', true, '{}'), ('old', 'custom', false, '{}')) k(name, platform, active, config)`.execute(db);
+    from organizations o cross join (values ('okta', 'okta', true, '{"collect": true}'), ('push', 'custom', true, '{}'), ('old', 'custom', false, '{}')) k(name, platform, active, config)`.execute(
+    db,
+  );
   await sql`
     insert into collector_state (integration_id, stream, organization_id, last_success_at, consecutive_failures)
     select i.id, 'system_log', i.organization_id, now(), case when i.organization_id % 10 = 0 then 2 else 0 end
     from integrations i where i.platform = 'okta'`.execute(db);
   await sql`
     insert into destinations (id, organization_id, name, type, config)
-    select o.id || '-' || k, o.id, 'dest ' || k, 'http', '{}'::jsonb from organizations o cross join generate_series(1, 2) k`.execute(db);
-  await sql`insert into destination_state (destination_id, last_success_at) select id, now() from destinations`.execute(db);
-  await sql`insert into destination_stats (destination_id, hour, delivered) select id, date_trunc('hour', now()), 500 from destinations`.execute(db);
+    select o.id || '-' || k, o.id, 'dest ' || k, 'http', '{}'::jsonb from organizations o cross join generate_series(1, 2) k`.execute(
+    db,
+  );
+  await sql`insert into destination_state (destination_id, last_success_at) select id, now() from destinations`.execute(
+    db,
+  );
+  await sql`insert into destination_stats (destination_id, hour, delivered) select id, date_trunc('hour', now()), 500 from destinations`.execute(
+    db,
+  );
   await sql`
     insert into stream_counters (organization_id, integration_id, stream, day, events_in, quarantined)
-    select i.organization_id, i.id, s, d, 1000, 5 from integrations i cross join (values ('a'), ('b')) s(s) cross join unnest(${days}::text[]) d(d)`.execute(db);
+    select i.organization_id, i.id, s, d, 1000, 5 from integrations i cross join (values ('a'), ('b')) s(s) cross join unnest(${days}::text[]) d(d)`.execute(
+    db,
+  );
   await sql`
     insert into ledger (organization_id, integration_id, stream, day, outcome, destination_id, reason, count)
     select i.organization_id, i.id, s, d, o.outcome, case when o.outcome in ('delivered', 'copies', 'dead_lettered') then i.organization_id || '-1' else '' end,
       case when o.outcome = 'filtered' then 'no_route' when o.outcome = 'dead_lettered' then 'http_4xx' else '' end, o.n
     from integrations i cross join (values ('a'), ('b')) s(s) cross join unnest(${days}::text[]) d(d)
-      cross join (values ('routed', 900), ('copies', 900), ('delivered', 890), ('dead_lettered', 10), ('filtered', 95)) o(outcome, n)`.execute(db);
+      cross join (values ('routed', 900), ('copies', 900), ('delivered', 890), ('dead_lettered', 10), ('filtered', 95)) o(outcome, n)`.execute(
+    db,
+  );
   await sql`
     insert into ledger_hours (organization_id, integration_id, stream, hour, term, count)
     select i.organization_id, i.id, s, date_trunc('hour', now()) - make_interval(hours => h), t.term, t.n
     from integrations i cross join (values ('a'), ('b')) s(s) cross join generate_series(0, ${Math.max(1, HOURS) - 1}) h
-      cross join (values ('events_in', 42), ('quarantined', 1), ('filtered', 4), ('delivered', 37), ('dead_lettered', 1)) t(term, n)`.execute(db);
+      cross join (values ('events_in', 42), ('quarantined', 1), ('filtered', 4), ('delivered', 37), ('dead_lettered', 1)) t(term, n)`.execute(
+    db,
+  );
   await sql`
     insert into quarantine_events (id, organization_id, integration_id, stream, received_at, raw, error_kind, error_detail)
     select gen_random_uuid()::text, i.organization_id, i.id, 'a', now(), '{}'::jsonb, 'no_mapping', 'none'
     from integrations i cross join generate_series(1, 5) where i.name = 'push'`.execute(db);
   await sql`
     insert into drift_fields (id, organization_id, integration_id, stream, path, value_type, first_seen_at, last_seen_at)
-    select gen_random_uuid()::text, i.organization_id, i.id, 'system_log', 'field_' || k, 'string', now(), now() from integrations i cross join generate_series(1, 3) k where i.name = 'okta'`.execute(db);
+    select gen_random_uuid()::text, i.organization_id, i.id, 'system_log', 'field_' || k, 'string', now(), now() from integrations i cross join generate_series(1, 3) k where i.name = 'okta'`.execute(
+    db,
+  );
   // Compare with the schema before migration 0013 (its day indexes).
   if (values['drop-day-indexes']) {
     await sql`drop index if exists ledger_day`.execute(db);
@@ -94,8 +121,13 @@ async function measure(label: string, database: Database): Promise<void> {
     ['organization caller (1 of N)', () => service.summary({ global: false, organizationIds: [one] } satisfies Scope)],
     ['platform caller, organization_id=one', () => service.summary(GLOBAL_SCOPE, one)],
   ];
-  const check = (await service.summary(GLOBAL_SCOPE)) as { organizations: number; traffic: { today: { events_in: number }; last_24_hours: { events_in: number } } };
-  console.log(`\n${label}: ${ORGS} organizations seeded in ${(seeded / 1000).toFixed(1)} s; summary counts ${check.organizations} orgs, ${check.traffic.today.events_in} events in today, ${check.traffic.last_24_hours.events_in} in the last 24 hours`);
+  const check = (await service.summary(GLOBAL_SCOPE)) as {
+    organizations: number;
+    traffic: { today: { events_in: number }; last_24_hours: { events_in: number } };
+  };
+  console.log(
+    `\n${label}: ${ORGS} organizations seeded in ${(seeded / 1000).toFixed(1)} s; summary counts ${check.organizations} orgs, ${check.traffic.today.events_in} events in today, ${check.traffic.last_24_hours.events_in} in the last 24 hours`,
+  );
   for (const [name, fn] of cases) {
     for (let i = 0; i < 3; i++) await fn();
     const times: number[] = [];
@@ -104,7 +136,9 @@ async function measure(label: string, database: Database): Promise<void> {
       await fn();
       times.push(performance.now() - t0);
     }
-    console.log(`  ${name.padEnd(40)} median ${median(times).toFixed(1)} ms  (min ${Math.min(...times).toFixed(1)}, max ${Math.max(...times).toFixed(1)}, ${RUNS} runs)`);
+    console.log(
+      `  ${name.padEnd(40)} median ${median(times).toFixed(1)} ms  (min ${Math.min(...times).toFixed(1)}, max ${Math.max(...times).toFixed(1)}, ${RUNS} runs)`,
+    );
   }
 }
 

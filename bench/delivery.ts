@@ -41,7 +41,15 @@ import { migrate, openDatabase } from '../src/platform/db/index.js';
 import { createLogger } from '../src/platform/logger.js';
 import { createNetPolicy } from '../src/platform/net/ssrf.js';
 import { disabledTelemetry } from '../src/platform/telemetry/index.js';
-import { buildBatches, startReceiver, statements, statementTable, steps, timeStatements, type StatementTimes } from './delivery-parts.js';
+import {
+  buildBatches,
+  startReceiver,
+  statements,
+  statementTable,
+  steps,
+  timeStatements,
+  type StatementTimes,
+} from './delivery-parts.js';
 import { formatSummary, summarise, type CpuProfile } from './profile-summary.js';
 
 const { values, positionals } = parseArgs({
@@ -112,7 +120,13 @@ async function measure(
   stored: { events: string; bytes: number }[],
   phased: boolean,
   profiled = false,
-): Promise<{ routing?: Phase; delivery?: Phase; total: Phase; profiles?: CpuProfile[]; statements?: StatementTimes[] }> {
+): Promise<{
+  routing?: Phase;
+  delivery?: Phase;
+  total: Phase;
+  profiles?: CpuProfile[];
+  statements?: StatementTimes[];
+}> {
   let url: string | undefined;
   const benchDb = `weir_bench_${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6)}`;
   if (process.env.DATABASE_URL) {
@@ -126,8 +140,20 @@ async function measure(
   try {
     await migrate(database.db);
     const db = database.db;
-    const org = (await db.insertInto('organizations').values({ name: `bench-${newId()}` } as never).returning('id').executeTakeFirstOrThrow()).id;
-    const integration = (await db.insertInto('integrations').values({ organization_id: org, name: `i-${newId()}`, platform: 'okta', config: '{}' }).returning('id').executeTakeFirstOrThrow()).id;
+    const org = (
+      await db
+        .insertInto('organizations')
+        .values({ name: `bench-${newId()}` } as never)
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
+    const integration = (
+      await db
+        .insertInto('integrations')
+        .values({ organization_id: org, name: `i-${newId()}`, platform: 'okta', config: '{}' })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
 
     let delivered = 0;
     // Counts what the sink acknowledged; the real sink does the work.
@@ -162,17 +188,46 @@ async function measure(
     }));
     await db
       .insertInto('routes')
-      .values({ id: newId(), organization_id: org, name: 'all', position: 1, condition: null, transforms: '[]', destination_ids: JSON.stringify(destinations.map((d) => d.id)) })
+      .values({
+        id: newId(),
+        organization_id: org,
+        name: 'all',
+        position: 1,
+        condition: null,
+        transforms: '[]',
+        destination_ids: JSON.stringify(destinations.map((d) => d.id)),
+      })
       .execute();
     // The stored texts carry organization 0: the routing stage takes origin from the row, and the lines' envelope only for ids.
     for (const s of stored) {
       await db
         .insertInto('normalized_batches')
-        .values({ id: newId(), organization_id: org, integration_id: integration, stream: 'system_log', source: 'push', event_count: perBatch, bytes: s.bytes, events: s.events, created_at: new Date(), leased_until: null })
+        .values({
+          id: newId(),
+          organization_id: org,
+          integration_id: integration,
+          stream: 'system_log',
+          source: 'push',
+          event_count: perBatch,
+          bytes: s.bytes,
+          events: s.events,
+          created_at: new Date(),
+          leased_until: null,
+        })
         .execute();
     }
 
-    const config = { pollMs: 20, leaseMs: 30_000, routeConcurrency: 2, lineageEnabled: false, lineageDays: 7, dlqDays: 30, outboundAllowCidrs: ['127.0.0.0/8'], fileRoot, fileStaleMs: 60_000 };
+    const config = {
+      pollMs: 20,
+      leaseMs: 30_000,
+      routeConcurrency: 2,
+      lineageEnabled: false,
+      lineageDays: 7,
+      dlqDays: 30,
+      outboundAllowCidrs: ['127.0.0.0/8'],
+      fileRoot,
+      fileStaleMs: 60_000,
+    };
     const delivery = wireDelivery({
       db,
       clock: systemClock,
@@ -220,7 +275,10 @@ async function measure(
     }
     await run.stop();
     // Everything delivered: the outbox is empty (the ledger's pending, measured).
-    const left = await db.selectFrom('delivery_batches').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('event_count'), eb.lit(0)).as('events')).executeTakeFirstOrThrow();
+    const left = await db
+      .selectFrom('delivery_batches')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('event_count'), eb.lit(0)).as('events'))
+      .executeTakeFirstOrThrow();
     if (Number(left.events) !== 0) throw new Error(`${left.events} events still in the outbox after delivery`);
     if (sinkCase.type.type === 'file') {
       // Every event is a line in the destination's files (the open file is renamed at close).
@@ -259,13 +317,22 @@ async function main(): Promise<void> {
           configSchema: Type.Object({}),
           credentialSchema: null,
           credentialRequired: false,
-          create: () => ({ send: async () => ({}), test: async () => ({ ok: true, detail: '', latency_ms: 0 }), close: async () => {} }),
+          create: () => ({
+            send: async () => ({}),
+            test: async () => ({ ok: true, detail: '', latency_ms: 0 }),
+            close: async () => {},
+          }),
         },
         config: {},
       });
     } else if (w === 'http') {
       receiver ??= await startReceiver();
-      for (const gzip of gzips) cases.push({ name: `http, ndjson, gzip ${gzip ? 'on' : 'off'}`, type: httpSink, config: { url: receiver.url, format: 'ndjson', gzip } });
+      for (const gzip of gzips)
+        cases.push({
+          name: `http, ndjson, gzip ${gzip ? 'on' : 'off'}`,
+          type: httpSink,
+          config: { url: receiver.url, format: 'ndjson', gzip },
+        });
     } else if (w === 'file') {
       cases.push({ name: 'file, fsync on', type: fileSink, config: { path: 'bench' } });
     } else throw new Error(`unknown sink ${w}: null, http, file or all`);
@@ -279,7 +346,9 @@ async function main(): Promise<void> {
         `max_events ${maxEvents}, median of ${runs} run(s)`,
     );
     await steps(stored, perBatch);
-    console.log('| sink | routing events/s | routing events/CPU s | delivery events/s | delivery events/CPU s | together events/s | together events/CPU s |');
+    console.log(
+      '| sink | routing events/s | routing events/CPU s | delivery events/s | delivery events/CPU s | together events/s | together events/CPU s |',
+    );
     console.log('|---|---|---|---|---|---|---|');
     for (const c of cases) {
       const results: RunResult[] = [];
@@ -293,7 +362,8 @@ async function main(): Promise<void> {
         const together = await measure(c, stored, false);
         results.push({ routing: phased.routing!, delivery: phased.delivery!, together: together.total });
       }
-      const rate = (pick: (x: RunResult) => Phase, per: 'seconds' | 'cpu') => fmt(median(results.map((x) => total / pick(x)[per])));
+      const rate = (pick: (x: RunResult) => Phase, per: 'seconds' | 'cpu') =>
+        fmt(median(results.map((x) => total / pick(x)[per])));
       console.log(
         `| ${c.name} | ${rate((x) => x.routing, 'seconds')} | ${rate((x) => x.routing, 'cpu')} | ${rate((x) => x.delivery, 'seconds')} | ${rate((x) => x.delivery, 'cpu')} | ` +
           `${rate((x) => x.together, 'seconds')} | ${rate((x) => x.together, 'cpu')} |`,
@@ -301,7 +371,8 @@ async function main(): Promise<void> {
       if (receiver && before && c.type === httpSink) {
         const after = await receiver.stats();
         const events = after.events - before.events;
-        if (events !== 2 * runs * total * fanout) throw new Error(`receiver counted ${events} events for ${2 * runs * total * fanout} delivered`);
+        if (events !== 2 * runs * total * fanout)
+          throw new Error(`receiver counted ${events} events for ${2 * runs * total * fanout} delivered`);
         console.log(
           `|   (receiver: ${fmt((after.requests - before.requests) / (2 * runs))} requests a run, ${fmt((after.bytes - before.bytes) / events)} B/event on the wire, ` +
             `its own CPU ${((after.cpu - before.cpu) / (2 * runs)).toFixed(2)} s a run, not counted) | | | | | | |`,
@@ -310,7 +381,10 @@ async function main(): Promise<void> {
       for (const [i, p] of profiles.entries()) {
         const phase = i === 0 ? 'routing' : 'delivery';
         console.log(`\n${formatSummary(summarise([p], [], 15), `profile of ${c.name}, ${phase} alone (first run)`)}\n`);
-        if (!process.env.DATABASE_URL && timed[i]) console.log(`${statementTable(`time inside PGlite statements, ${phase} alone (first run)`, timed[i], total * fanout)}\n`);
+        if (!process.env.DATABASE_URL && timed[i])
+          console.log(
+            `${statementTable(`time inside PGlite statements, ${phase} alone (first run)`, timed[i], total * fanout)}\n`,
+          );
       }
     }
   } finally {

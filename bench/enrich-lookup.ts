@@ -71,8 +71,13 @@ function report(label: string, data: TableData, keys: string[], count = LOOKUPS)
 }
 
 function exactCase(rows: number): void {
-  const data = table('exact', Array.from({ length: rows }, (_, i) => ({ k: `user${i}@corp.example`, owner: `team${i % 40}`, level: i % 5 })));
-  const keys = Array.from({ length: DISTINCT }, (_, i) => (i % 2 === 0 ? `user${rnd() % rows}@corp.example` : `nobody${i}@corp.example`));
+  const data = table(
+    'exact',
+    Array.from({ length: rows }, (_, i) => ({ k: `user${i}@corp.example`, owner: `team${i % 40}`, level: i % 5 })),
+  );
+  const keys = Array.from({ length: DISTINCT }, (_, i) =>
+    i % 2 === 0 ? `user${rnd() % rows}@corp.example` : `nobody${i}@corp.example`,
+  );
   report(`exact, ${rows.toLocaleString('en-US')} rows`, data, keys);
   if (rows === 1_000_000) {
     let t0 = performance.now();
@@ -118,7 +123,12 @@ function wildcardCase(): void {
   const keys = Array.from({ length: DISTINCT }, (_, i) => {
     const j = rnd() % 1000;
     if (i % 2 === 1) return `www${i}.nomatch${j}.example`;
-    return [`www${i}.domain${j}.example`, `host-${j}-${i}.corp`, `srv${i % 90 + 10}-${j}.corp`, `edge${i}-${j}.cdn.example`][j % 4]!;
+    return [
+      `www${i}.domain${j}.example`,
+      `host-${j}-${i}.corp`,
+      `srv${(i % 90) + 10}-${j}.corp`,
+      `edge${i}-${j}.cdn.example`,
+    ][j % 4]!;
   });
   // 200k distinct values defeat the memo (4,096 answers): each lookup tries the patterns.
   report('wildcard, 1,000 patterns', data, keys, 100_000);
@@ -133,10 +143,17 @@ function geoipCase(): void {
   const added = heap() - before;
   console.log(`default GeoIP: load ${load}, heap +${mb(added)}, ${geo.size.toLocaleString('en-US')} AS ranges`);
   const v4 = Array.from({ length: DISTINCT }, () => ip4(rnd()));
-  const v6 = Array.from({ length: DISTINCT }, () => `2a0${rnd() % 10}:${(rnd() & 0xffff).toString(16)}:${(rnd() & 0xffff).toString(16)}::1`);
+  const v6 = Array.from(
+    { length: DISTINCT },
+    () => `2a0${rnd() % 10}:${(rnd() & 0xffff).toString(16)}:${(rnd() & 0xffff).toString(16)}::1`,
+  );
   const hits = v4.reduce((n, k) => n + (geo.get(k) ? 1 : 0), 0);
-  console.log(`  IPv4: ${nsPerLookup(geo, v4).toFixed(0)} ns (200k keys)  ${nsPerLookup(geo, v4.slice(0, 1000)).toFixed(0)} ns (1k keys)  ${((100 * hits) / v4.length).toFixed(0)}% hits`);
-  console.log(`  IPv6: ${nsPerLookup(geo, v6).toFixed(0)} ns (200k keys)  ${nsPerLookup(geo, v6.slice(0, 1000)).toFixed(0)} ns (1k keys)`);
+  console.log(
+    `  IPv4: ${nsPerLookup(geo, v4).toFixed(0)} ns (200k keys)  ${nsPerLookup(geo, v4.slice(0, 1000)).toFixed(0)} ns (1k keys)  ${((100 * hits) / v4.length).toFixed(0)}% hits`,
+  );
+  console.log(
+    `  IPv6: ${nsPerLookup(geo, v6).toFixed(0)} ns (200k keys)  ${nsPerLookup(geo, v6.slice(0, 1000)).toFixed(0)} ns (1k keys)`,
+  );
 }
 
 console.log(`Node ${process.version}, ${LOOKUPS.toLocaleString('en-US')} lookups x ${RUNS} runs, median`);

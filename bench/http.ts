@@ -67,7 +67,9 @@ async function benchMode(mode: string, env: Record<string, string>): Promise<voi
       const results = [];
       for (let i = 0; i < runs; i++) results.push(await measure(`${url}${route}`));
       console.log(
-        `${mode.padEnd(9)} ${route.padEnd(8)} req/s ${median(results.map((r) => r.rps)).toFixed(0).padStart(6)}` +
+        `${mode.padEnd(9)} ${route.padEnd(8)} req/s ${median(results.map((r) => r.rps))
+          .toFixed(0)
+          .padStart(6)}` +
           `  p50 ${median(results.map((r) => r.p50)).toFixed(1)} ms  p99 ${median(results.map((r) => r.p99)).toFixed(1)} ms` +
           `  (median of ${runs} x ${seconds}s, ${connections} connections)`,
       );

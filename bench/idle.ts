@@ -11,7 +11,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuOf, statusKb } from './proc.js';
 
-const { values } = parseArgs({ options: { settle: { type: 'string', default: '60' }, window: { type: 'string', default: '60' }, root: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    settle: { type: 'string', default: '60' },
+    window: { type: 'string', default: '60' },
+    root: { type: 'string' },
+  },
+});
 const settleS = Number(values.settle);
 const windowS = Number(values.window);
 /** The checkout whose dist/ runs (--root: another build, for an A/B). */
@@ -23,7 +29,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function tree(pid: number): number[] {
   const out = [pid];
   try {
-    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) out.push(...tree(Number(child)));
+    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean))
+      out.push(...tree(Number(child)));
   } catch {
     // gone, or no children file
   }
@@ -43,7 +50,9 @@ try {
   const cpu1 = pids.reduce((s, p) => s + cpuOf(p), 0);
   const rssMiB = pids.reduce((s, p) => s + statusKb(p, 'VmRSS'), 0) / 1024;
   const hwmMiB = pids.reduce((s, p) => s + statusKb(p, 'VmHWM'), 0) / 1024;
-  console.log(`weir all, idle (node ${process.version}; ${pids.length} process${pids.length > 1 ? 'es' : ''}): settled ${settleS} s, window ${windowS} s`);
+  console.log(
+    `weir all, idle (node ${process.version}; ${pids.length} process${pids.length > 1 ? 'es' : ''}): settled ${settleS} s, window ${windowS} s`,
+  );
   console.log(`  CPU: ${(((cpu1 - cpu0) / windowS) * 100).toFixed(1)}% of a core (${(cpu1 - cpu0).toFixed(2)} s)`);
   console.log(`  RSS: ${rssMiB.toFixed(0)} MiB now, ${hwmMiB.toFixed(0)} MiB at most`);
 } finally {

@@ -61,12 +61,18 @@ function startRole(role: string, env: Record<string, string>): { proc: ChildProc
 
 /** Distinct NDJSON bodies of `batchSize` Okta System Log events (~1 KB each), from the fixtures. */
 function bodies(count: number): string[] {
-  const fixtures = JSON.parse(readFileSync(path.join(ROOT, 'src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Record<string, unknown>[];
+  const fixtures = JSON.parse(
+    readFileSync(path.join(ROOT, 'src/connectors/okta/fixtures/system_log.json'), 'utf8'),
+  ) as Record<string, unknown>[];
   const out: string[] = [];
   for (let b = 0; b < count; b++) {
     const lines: string[] = [];
     for (let i = 0; i < batchSize; i++) {
-      const event = { ...fixtures[(b * batchSize + i) % fixtures.length], uuid: randomUUID(), published: new Date().toISOString() };
+      const event = {
+        ...fixtures[(b * batchSize + i) % fixtures.length],
+        uuid: randomUUID(),
+        published: new Date().toISOString(),
+      };
       lines.push(JSON.stringify(event));
     }
     out.push(lines.join('\n'));
@@ -100,10 +106,15 @@ async function run(url: string, ctx: Target, payloads: string[]): Promise<RunRes
     url: `${url}/api/ingest/system_log`,
     connections,
     duration: seconds,
-    requests: payloads.map((body) => ({ method: 'POST' as const, body, headers: { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/x-ndjson' } })),
+    requests: payloads.map((body) => ({
+      method: 'POST' as const,
+      body,
+      headers: { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/x-ndjson' },
+    })),
   });
   const acceptedEvents = r['2xx'] * batchSize;
-  if (process.env.BENCH_DEBUG) console.error(`load: ${r['2xx']} x 2xx, ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+  if (process.env.BENCH_DEBUG)
+    console.error(`load: ${r['2xx']} x 2xx, ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
   const loadMs = Date.now() - started;
   // Wait until the workers have normalized (or quarantined) every accepted event.
   const deadline = Date.now() + 600_000;
@@ -114,7 +125,8 @@ async function run(url: string, ctx: Target, payloads: string[]): Promise<RunRes
     if (process.env.BENCH_DEBUG) console.error(`processed ${done - before} of ${acceptedEvents}`);
   }
   const e2eMs = Date.now() - started;
-  if (done - before < acceptedEvents) throw new Error(`only ${done - before} of ${acceptedEvents} events normalized in time`);
+  if (done - before < acceptedEvents)
+    throw new Error(`only ${done - before} of ${acceptedEvents} events normalized in time`);
   return {
     acceptRate: acceptedEvents / (loadMs / 1000),
     p50: r.latency.p50,
@@ -147,9 +159,13 @@ async function benchDeployment(mode: string, env: Record<string, string>, distri
     const results: RunResult[] = [];
     for (let i = 0; i < runs; i++) results.push(await run(url, ctx, payloads));
     console.log(
-      `${mode.padEnd(9)} accept ${median(results.map((x) => x.acceptRate)).toFixed(0).padStart(7)} ev/s` +
+      `${mode.padEnd(9)} accept ${median(results.map((x) => x.acceptRate))
+        .toFixed(0)
+        .padStart(7)} ev/s` +
         `  p50 ${median(results.map((x) => x.p50)).toFixed(0)} ms  p99 ${median(results.map((x) => x.p99)).toFixed(0)} ms` +
-        `  end-to-end ${median(results.map((x) => x.e2eRate)).toFixed(0).padStart(7)} ev/s` +
+        `  end-to-end ${median(results.map((x) => x.e2eRate))
+          .toFixed(0)
+          .padStart(7)} ev/s` +
         `  non-2xx ${results.reduce((n, x) => n + x.rejected, 0)}` +
         `  (median of ${runs} x ${seconds}s, ${connections} connections, ${batchSize} events/request, ~${Math.round(bytes / batchSize)} B/event)`,
     );

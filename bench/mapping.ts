@@ -10,7 +10,9 @@ import { createValidator, ocsfCatalog } from '../src/ocsf/index.js';
 import { compileMapping } from '../src/pipeline/normalize/compile.js';
 import type { MappingDocument } from '../src/pipeline/normalize/types.js';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '200000' }, runs: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { events: { type: 'string', default: '200000' }, runs: { type: 'string', default: '5' } },
+});
 const total = Number(values.events);
 const runs = Number(values.runs);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
@@ -42,7 +44,11 @@ const doc: MappingDocument = {
         { target: 'user.email_addr', from: 'actor.alternateId', cast: 'email', on_error: 'skip' },
         { target: 'status_id', from: 'outcome.result', lookup: { map: { SUCCESS: 1, FAILURE: 2 }, default: 99 } },
         { target: 'status_detail', from: 'outcome.reason' },
-        { target: 'is_mfa', from: 'authenticationContext.authenticationStep', lookup: { map: { '0': false }, default: true } },
+        {
+          target: 'is_mfa',
+          from: 'authenticationContext.authenticationStep',
+          lookup: { map: { '0': false }, default: true },
+        },
         { target: 'service.name', template: '{target[0].displayName|Gatekeeper}' },
         { target: 'session.uid', from: 'authenticationContext.externalSessionId' },
       ],
@@ -53,7 +59,15 @@ const doc: MappingDocument = {
       activity_id: 99,
       set: [
         { target: 'api.operation', from: 'eventType' },
-        { target: 'resources', each: 'target', set: [{ target: 'uid', from: 'id' }, { target: 'type', from: 'type' }, { target: 'name', from: 'displayName' }] },
+        {
+          target: 'resources',
+          each: 'target',
+          set: [
+            { target: 'uid', from: 'id' },
+            { target: 'type', from: 'type' },
+            { target: 'name', from: 'displayName' },
+          ],
+        },
       ],
     },
   ],
@@ -68,19 +82,47 @@ function raw(i: number): Record<string, unknown> {
     version: '0',
     severity: failed ? 'WARN' : 'INFO',
     displayMessage: 'User login to Gatekeeper',
-    actor: { id: `00u${i % 500}abcdEFGH`, type: 'User', alternateId: `user${i % 500}@example.com`, displayName: `User ${i % 500}`, detailEntry: null },
+    actor: {
+      id: `00u${i % 500}abcdEFGH`,
+      type: 'User',
+      alternateId: `user${i % 500}@example.com`,
+      displayName: `User ${i % 500}`,
+      detailEntry: null,
+    },
     client: {
-      userAgent: { rawUserAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 Chrome/120.0', os: 'Mac OS X', browser: 'CHROME' },
-      zone: 'null', device: 'Computer', id: null,
+      userAgent: {
+        rawUserAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 Chrome/120.0',
+        os: 'Mac OS X',
+        browser: 'CHROME',
+      },
+      zone: 'null',
+      device: 'Computer',
+      id: null,
       ipAddress: `203.0.113.${i % 256}`,
-      geographicalContext: { city: 'Berlin', state: 'Land Berlin', country: 'Germany', postalCode: '10115', geolocation: { lat: 52.52, lon: 13.405 } },
+      geographicalContext: {
+        city: 'Berlin',
+        state: 'Land Berlin',
+        country: 'Germany',
+        postalCode: '10115',
+        geolocation: { lat: 52.52, lon: 13.405 },
+      },
     },
     outcome: { result: failed ? 'FAILURE' : 'SUCCESS', reason: failed ? 'INVALID_CREDENTIALS' : null },
     transaction: { type: 'WEB', id: `Xk${i}Zq`, detail: {} },
-    debugContext: { debugData: { requestId: `req-${i}`, requestUri: '/idp/idx/authenticate', url: '/idp/idx/authenticate?' } },
+    debugContext: {
+      debugData: { requestId: `req-${i}`, requestUri: '/idp/idx/authenticate', url: '/idp/idx/authenticate?' },
+    },
     authenticationContext: { authenticationStep: 0, externalSessionId: `102${i}abc` },
-    securityContext: { asNumber: 64496, asOrg: 'example isp', isp: 'example isp', domain: 'example.net', isProxy: false },
-    target: [{ id: `0oa${i % 20}`, type: 'AppInstance', alternateId: 'Payroll', displayName: 'Payroll', detailEntry: null }],
+    securityContext: {
+      asNumber: 64496,
+      asOrg: 'example isp',
+      isp: 'example isp',
+      domain: 'example.net',
+      isProxy: false,
+    },
+    target: [
+      { id: `0oa${i % 20}`, type: 'AppInstance', alternateId: 'Payroll', displayName: 'Payroll', detailEntry: null },
+    ],
   };
 }
 
@@ -131,7 +173,9 @@ const out = mapping.map(parsed[0]!, ctx);
 const outBytes = out.ok ? Buffer.byteLength(JSON.stringify(out.event)) : 0;
 const fmt = (r: { cpu: number; wall: number }) =>
   `${Math.round(r.cpu).toLocaleString('en-US').padStart(9)} events/s of CPU  (${Math.round(r.wall).toLocaleString('en-US')} wall)`;
-console.log(`raw event ~${Math.round(bytes)} bytes, output ~${outBytes} bytes; ${runs} runs of ${total} events, median`);
+console.log(
+  `raw event ~${Math.round(bytes)} bytes, output ~${outBytes} bytes; ${runs} runs of ${total} events, median`,
+);
 console.log(`map only:                               ${fmt(mapOnly)}`);
 console.log(`parse + map + stringify:                ${fmt(noValidate)}`);
 console.log(`parse + map + validate + stringify:     ${fmt(full)}`);

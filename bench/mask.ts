@@ -29,18 +29,31 @@ function event(i: number): Record<string, unknown> {
     status_id: 1,
     time: 1_732_000_000_000 + i,
     message: `User ${user} (${email}) signed in from ${ip} on ${host}`,
-    metadata: { version: '1.8.0', product: { name: 'IdP', vendor_name: 'Example' }, uid: `evt-${i}`, logged_time: 1_732_000_000_000 + i },
+    metadata: {
+      version: '1.8.0',
+      product: { name: 'IdP', vendor_name: 'Example' },
+      uid: `evt-${i}`,
+      logged_time: 1_732_000_000_000 + i,
+    },
     user: { name: user, email_addr: email, uid: `00u${i}abc`, type_id: 1, type: 'User' },
     actor: { user: { name: user, uid: `00u${i}abc` }, session: { uid: `sess-${i}` } },
     src_endpoint: { ip, hostname: host, location: { country: 'FR', city: 'Paris' } },
     dst_endpoint: { hostname: 'idp.example', port: 443 },
-    http_request: { user_agent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120 Safari/537.36', http_method: 'POST' },
+    http_request: {
+      user_agent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120 Safari/537.36',
+      http_method: 'POST',
+    },
     observables: [
       { name: 'user.name', type_id: 4, value: user },
       { name: 'src_endpoint.ip', type_id: 2, value: ip },
       { name: 'src_endpoint.hostname', type_id: 1, value: host },
     ],
-    raw_data: JSON.stringify({ actor: { alternateId: email, displayName: user }, client: { ipAddress: ip, device: host }, outcome: { result: 'SUCCESS' }, eventType: 'user.session.start' }),
+    raw_data: JSON.stringify({
+      actor: { alternateId: email, displayName: user },
+      client: { ipAddress: ip, device: host },
+      outcome: { result: 'SUCCESS' },
+      eventType: 'user.session.start',
+    }),
     unmapped: { debugContext: { requestUri: '/api/v1/authn', threatSuspected: 'false', actor: user } },
   };
 }

@@ -25,7 +25,13 @@ import type { IngestBatch } from '../src/pipeline/envelope.js';
 import { compileMapping } from '../src/pipeline/normalize/compile.js';
 import { normalizeBatch, type StageContext } from '../src/pipeline/normalize/stage.js';
 import type { CompiledMapping, MappingDocument } from '../src/pipeline/normalize/types.js';
-import { FIREWALL_MAPPING, FIREWALL_PLATFORM, FIREWALL_STREAM, firewallLines, firewallReferenceMap } from './fixtures/firewall.js';
+import {
+  FIREWALL_MAPPING,
+  FIREWALL_PLATFORM,
+  FIREWALL_STREAM,
+  firewallLines,
+  firewallReferenceMap,
+} from './fixtures/firewall.js';
 
 const { values } = parseArgs({
   options: {
@@ -87,8 +93,11 @@ const FALLBACK: { platform: string; stream: string; document: MappingDocument } 
 
 async function mappings(): Promise<{ platform: string; stream: string; document: MappingDocument }[]> {
   try {
-    const mod = (await import('../src/pipeline/normalize/builtin/index.js' as string)) as { BUILTIN_MAPPINGS?: { platform: string; stream: string; document: object }[] };
-    if (mod.BUILTIN_MAPPINGS?.length) return mod.BUILTIN_MAPPINGS.map((b) => ({ ...b, document: b.document as MappingDocument }));
+    const mod = (await import('../src/pipeline/normalize/builtin/index.js' as string)) as {
+      BUILTIN_MAPPINGS?: { platform: string; stream: string; document: object }[];
+    };
+    if (mod.BUILTIN_MAPPINGS?.length)
+      return mod.BUILTIN_MAPPINGS.map((b) => ({ ...b, document: b.document as MappingDocument }));
   } catch {
     // not written yet
   }
@@ -102,7 +111,9 @@ async function cases(): Promise<Case[]> {
   for (const m of await mappings()) {
     let fixture: Record<string, unknown>[];
     try {
-      fixture = JSON.parse(await readFile(new URL(`src/connectors/${m.platform}/fixtures/${m.stream}.json`, root), 'utf8')) as Record<string, unknown>[];
+      fixture = JSON.parse(
+        await readFile(new URL(`src/connectors/${m.platform}/fixtures/${m.stream}.json`, root), 'utf8'),
+      ) as Record<string, unknown>[];
     } catch {
       console.log(`(skipped ${m.platform}/${m.stream}: no fixture)`);
       continue;
@@ -150,7 +161,9 @@ function checkValid(c: Case): void {
   }
   const res = runStage(c);
   if (res.normalized !== events.length || res.quarantined.size > 0) {
-    throw new Error(`${c.name}: the stage normalized ${res.normalized} of ${events.length} events, quarantined ${JSON.stringify([...res.quarantined])}`);
+    throw new Error(
+      `${c.name}: the stage normalized ${res.normalized} of ${events.length} events, quarantined ${JSON.stringify([...res.quarantined])}`,
+    );
   }
 }
 
@@ -171,14 +184,24 @@ function runStage(c: Case): { normalized: number; quarantined: Map<string, numbe
     events: c.lines,
     bytes: c.text.length,
   };
-  const ctx: StageContext = { mapping: { versionId: '0190d1c2-0000-7000-8000-000000000000', compiled: c.compiled }, validate: (e) => validator.validate(e), policy: 'strict' };
+  const ctx: StageContext = {
+    mapping: { versionId: '0190d1c2-0000-7000-8000-000000000000', compiled: c.compiled },
+    validate: (e) => validator.validate(e),
+    policy: 'strict',
+  };
   const res = normalizeBatch(batch, ctx);
   const quarantined = new Map<string, number>();
   for (const q of res.quarantined) quarantined.set(q.error_kind, (quarantined.get(q.error_kind) ?? 0) + 1);
   return { normalized: res.normalized, quarantined, bytes: res.texts.reduce((n, t) => n + t.length, 0) };
 }
 
-const pick = (o: unknown, path: string): unknown => path.split('.').reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), o);
+const pick = (o: unknown, path: string): unknown =>
+  path
+    .split('.')
+    .reduce<unknown>(
+      (v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined),
+      o,
+    );
 const FIELDS = Array.from({ length: 15 }, (_, i) => `f${i}`);
 
 /** The reference: what any Node service does at least with a batch of JSON events. */
@@ -226,8 +249,12 @@ const firewall = values.only === 'builtin' ? undefined : firewallCase();
 if (firewall) checkValid(firewall);
 const list = [...builtins, ...(firewall ? [firewall] : [])];
 if (list.length === 0) throw new Error('nothing to measure');
-console.log(`node ${process.version}; ${runs} runs of ~${total} events in batches of ${batchSize}, median events/s (wall clock, one thread)\n`);
-console.log(`${'mapping'.padEnd(34)} ${'bytes/ev'.padStart(8)} ${'out B/ev'.padStart(8)} ${'ok'.padStart(5)}  ${'stage ev/s'.padStart(9)}  ${'ref ev/s'.padStart(9)}  ratio`);
+console.log(
+  `node ${process.version}; ${runs} runs of ~${total} events in batches of ${batchSize}, median events/s (wall clock, one thread)\n`,
+);
+console.log(
+  `${'mapping'.padEnd(34)} ${'bytes/ev'.padStart(8)} ${'out B/ev'.padStart(8)} ${'ok'.padStart(5)}  ${'stage ev/s'.padStart(9)}  ${'ref ev/s'.padStart(9)}  ratio`,
+);
 for (const c of list) {
   const probe = runStage(c);
   const kinds = [...probe.quarantined].map(([k, n]) => `${k} ${n}`).join(', ');
@@ -242,6 +269,12 @@ if (builtins.length > 0) {
   // The built-ins only, as before the firewall case existed (comparable with earlier figures).
   const all = measure(runStage, builtins);
   const allRef = measure(referenceOf, builtins);
-  console.log(`\n${'built-in mappings, round robin'.padEnd(58)} ${fmt(all)}  ${fmt(allRef)}  ${(all / allRef).toFixed(2)}`);
-  console.log(all >= 100_000 ? 'target met: >= 100k events/s per core' : 'BELOW the 100k events/s per core target: profile with node --cpu-prof');
+  console.log(
+    `\n${'built-in mappings, round robin'.padEnd(58)} ${fmt(all)}  ${fmt(allRef)}  ${(all / allRef).toFixed(2)}`,
+  );
+  console.log(
+    all >= 100_000
+      ? 'target met: >= 100k events/s per core'
+      : 'BELOW the 100k events/s per core target: profile with node --cpu-prof',
+  );
 }

@@ -8,7 +8,9 @@
 import { parseArgs } from 'node:util';
 import { createValidator, ocsfCatalog } from '../src/ocsf/index.js';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '200000' }, runs: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { events: { type: 'string', default: '200000' }, runs: { type: 'string', default: '5' } },
+});
 const total = Number(values.events);
 const runs = Number(values.runs);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
@@ -32,9 +34,25 @@ function event(i: number): Record<string, unknown> {
     is_mfa: true,
     auth_protocol_id: 5,
     auth_protocol: 'SAML',
-    metadata: { version: '1.8.0', uid: `evt-${i}`, log_name: 'System Log', original_time: '2023-11-14T22:13:20.000Z', product: { name: 'Okta', vendor_name: 'Okta' } },
-    user: { name: `user${i % 500}@example.com`, uid: `00u${i % 500}`, email_addr: `user${i % 500}@example.com`, type_id: 1, type: 'User' },
-    src_endpoint: { ip: `203.0.${i % 256}.${(i >> 8) % 256}`, port: 1024 + (i % 60000), location: { country: 'DE', city: 'Berlin' } },
+    metadata: {
+      version: '1.8.0',
+      uid: `evt-${i}`,
+      log_name: 'System Log',
+      original_time: '2023-11-14T22:13:20.000Z',
+      product: { name: 'Okta', vendor_name: 'Okta' },
+    },
+    user: {
+      name: `user${i % 500}@example.com`,
+      uid: `00u${i % 500}`,
+      email_addr: `user${i % 500}@example.com`,
+      type_id: 1,
+      type: 'User',
+    },
+    src_endpoint: {
+      ip: `203.0.${i % 256}.${(i >> 8) % 256}`,
+      port: 1024 + (i % 60000),
+      location: { country: 'DE', city: 'Berlin' },
+    },
     dst_endpoint: { hostname: 'example.okta.com' },
     service: { name: 'Okta', uid: 'okta' },
     session: { uid: `s-${i}`, is_remote: false },
@@ -81,7 +99,9 @@ const full = measure((i) => {
 
 const fmt = (r: { cpu: number; wall: number }) =>
   `${Math.round(r.cpu).toLocaleString('en-US').padStart(9)} events/s of CPU  (${Math.round(r.wall).toLocaleString('en-US')} wall)`;
-console.log(`event: Authentication 3002, ${Object.keys(parsed[0]!).length} top-level attributes, ~${Math.round(bytes)} bytes of JSON; ${runs} runs of ${total} events, median`);
+console.log(
+  `event: Authentication 3002, ${Object.keys(parsed[0]!).length} top-level attributes, ~${Math.round(bytes)} bytes of JSON; ${runs} runs of ${total} events, median`,
+);
 console.log(`validate only:                    ${fmt(validateOnly)}`);
 console.log(`JSON.parse + JSON.stringify:      ${fmt(parseOnly)}`);
 console.log(`parse + validate + stringify:     ${fmt(full)}`);

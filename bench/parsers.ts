@@ -23,7 +23,13 @@ import type { Assignment, MappingDocument } from '../src/pipeline/normalize/type
 import { compileParseSteps, type ParseStep } from '../src/pipeline/parse/steps.js';
 import { FIREWALL_MAPPING, firewallEvent } from './fixtures/firewall.js';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '20000' }, runs: { type: 'string', default: '5' }, batch: { type: 'string', default: '1000' } } });
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '20000' },
+    runs: { type: 'string', default: '5' },
+    batch: { type: 'string', default: '1000' },
+  },
+});
 const total = Number(values.events);
 const runs = Number(values.runs);
 const batchSize = Number(values.batch);
@@ -35,7 +41,23 @@ const keys = Object.keys(events[0]!);
 const str = (v: unknown) => String(v);
 
 // The 15 fields the firewall mapping reads.
-const FIREWALL_FIELDS: Set<string> = new Set(['time', 'session_id', 'device_name', 'src_ip', 'src_port', 'dst_ip', 'dst_port', 'protocol', 'action', 'rule_name', 'user', 'severity', 'bytes_in', 'bytes_out', 'packets']);
+const FIREWALL_FIELDS: Set<string> = new Set([
+  'time',
+  'session_id',
+  'device_name',
+  'src_ip',
+  'src_port',
+  'dst_ip',
+  'dst_port',
+  'protocol',
+  'action',
+  'rule_name',
+  'user',
+  'severity',
+  'bytes_in',
+  'bytes_out',
+  'packets',
+]);
 
 const cefValue = (v: string) => v.replace(/\\/g, '\\\\').replace(/=/g, '\\=');
 const csvField = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
@@ -53,18 +75,43 @@ const kvLine = (e: Ev) => keys.map((k) => `${k}="${str(e[k]).replace(/\\/g, '\\\
 const FORMATS: Format[] = [
   { name: 'json (the JSON path)', line: (e) => JSON.stringify(e) },
   { name: 'kv', line: kvLine, parse: [{ parser: 'kv' }] },
-  { name: 'syslog + kv', line: (e) => `<189>1 ${str(e.time)} ${str(e.device_name)} fw 4242 traffic - ${kvLine(e)}`, parse: [{ parser: 'syslog' }, { parser: 'kv' }] },
-  { name: 'csv', line: (e) => keys.map((k) => csvField(str(e[k]))).join(','), parse: [{ parser: 'csv', columns: keys }] },
-  { name: 'cef', line: (e) => `CEF:0|Weir|Bench NGFW|1.0|traffic|traffic|5|${keys.map((k) => `${k}=${cefValue(str(e[k]))}`).join(' ')}`, parse: [{ parser: 'cef' }], prefix: 'extension.' },
-  { name: 'leef 2.0', line: (e) => `LEEF:2.0|Weir|Bench NGFW|1.0|traffic|^|${keys.map((k) => `${k}=${str(e[k])}`).join('^')}`, parse: [{ parser: 'leef' }], prefix: 'attributes.' },
+  {
+    name: 'syslog + kv',
+    line: (e) => `<189>1 ${str(e.time)} ${str(e.device_name)} fw 4242 traffic - ${kvLine(e)}`,
+    parse: [{ parser: 'syslog' }, { parser: 'kv' }],
+  },
+  {
+    name: 'csv',
+    line: (e) => keys.map((k) => csvField(str(e[k]))).join(','),
+    parse: [{ parser: 'csv', columns: keys }],
+  },
+  {
+    name: 'cef',
+    line: (e) =>
+      `CEF:0|Weir|Bench NGFW|1.0|traffic|traffic|5|${keys.map((k) => `${k}=${cefValue(str(e[k]))}`).join(' ')}`,
+    parse: [{ parser: 'cef' }],
+    prefix: 'extension.',
+  },
+  {
+    name: 'leef 2.0',
+    line: (e) => `LEEF:2.0|Weir|Bench NGFW|1.0|traffic|^|${keys.map((k) => `${k}=${str(e[k])}`).join('^')}`,
+    parse: [{ parser: 'leef' }],
+    prefix: 'attributes.',
+  },
   {
     name: 'regex (RE2, 15 named groups)',
     line: (e) => keys.map((k) => `${k}=${str(e[k])}`).join(' '),
-    parse: [{ parser: 'regex', pattern: `^${keys.map((k) => (FIREWALL_FIELDS.has(k) ? `${k}=(?P<${k}>\\S*)` : `${k}=\\S*`)).join(' ')}$` }],
+    parse: [
+      {
+        parser: 'regex',
+        pattern: `^${keys.map((k) => (FIREWALL_FIELDS.has(k) ? `${k}=(?P<${k}>\\S*)` : `${k}=\\S*`)).join(' ')}$`,
+      },
+    ],
   },
   {
     name: 'xml (windows_event)',
-    line: (e) => `<Event xmlns="http://schemas.microsoft.com/win/2004/08/events/event"><System><Provider Name="Bench"/><EventID>5156</EventID><TimeCreated SystemTime="${str(e.time)}"/><Computer>${str(e.device_name)}</Computer></System><EventData>${keys.map((k) => `<Data Name="${k}">${xmlText(str(e[k]))}</Data>`).join('')}</EventData></Event>`,
+    line: (e) =>
+      `<Event xmlns="http://schemas.microsoft.com/win/2004/08/events/event"><System><Provider Name="Bench"/><EventID>5156</EventID><TimeCreated SystemTime="${str(e.time)}"/><Computer>${str(e.device_name)}</Computer></System><EventData>${keys.map((k) => `<Data Name="${k}">${xmlText(str(e[k]))}</Data>`).join('')}</EventData></Event>`,
     parse: [{ parser: 'xml', format: 'windows_event' }],
     prefix: 'EventData.',
   },
@@ -72,13 +119,17 @@ const FORMATS: Format[] = [
 
 function prefixed(doc: MappingDocument, prefix: string, parse: ParseStep[] | undefined): MappingDocument {
   const p = (path: string) => `${prefix}${path}`;
-  const assignment = (a: Assignment): Assignment => ({ ...a, ...(typeof a.from === 'string' ? { from: p(a.from) } : {}) });
+  const assignment = (a: Assignment): Assignment => ({
+    ...a,
+    ...(typeof a.from === 'string' ? { from: p(a.from) } : {}),
+  });
   return {
     ...doc,
     ...(parse ? { parse } : {}),
     rules: doc.rules.map((r) => ({
       ...r,
-      activity_id: typeof r.activity_id === 'number' ? r.activity_id : { ...r.activity_id, from: p(r.activity_id.from as string) },
+      activity_id:
+        typeof r.activity_id === 'number' ? r.activity_id : { ...r.activity_id, from: p(r.activity_id.from as string) },
       set: (r.set ?? []).map(assignment),
     })),
   };
@@ -89,7 +140,18 @@ const validate = (e: Ev) => validator.validate(e);
 const received_at = new Date().toISOString();
 
 function stage(compiled: ReturnType<typeof compileMapping>, texts: string[]) {
-  const batch: IngestBatch = { id: uuidv7(), organization_id: 1, integration_id: 1, platform: 'custom', stream: 'firewall', received_at, source: 'push', ids: texts.map(() => uuidv7()), events: texts, bytes: 0 };
+  const batch: IngestBatch = {
+    id: uuidv7(),
+    organization_id: 1,
+    integration_id: 1,
+    platform: 'custom',
+    stream: 'firewall',
+    received_at,
+    source: 'push',
+    ids: texts.map(() => uuidv7()),
+    events: texts,
+    bytes: 0,
+  };
   return normalizeBatch(batch, { mapping: { versionId: 'v', compiled }, validate, policy: 'strict' });
 }
 
@@ -101,25 +163,45 @@ interface Prepared {
   parse?: ReturnType<typeof compileParseSteps>;
 }
 
-const reference = stage(compileMapping(FIREWALL_MAPPING, ocsfCatalog()), events.map((e) => JSON.stringify(e)));
+const reference = stage(
+  compileMapping(FIREWALL_MAPPING, ocsfCatalog()),
+  events.map((e) => JSON.stringify(e)),
+);
 const prepared: Prepared[] = FORMATS.map((format) => {
   const lines = events.map(format.line);
   const texts = format.parse ? lines.map((l) => JSON.stringify({ message: l })) : lines;
-  const compiled = compileMapping(format.parse ? prefixed(FIREWALL_MAPPING, format.prefix ?? '', format.parse) : FIREWALL_MAPPING, ocsfCatalog());
+  const compiled = compileMapping(
+    format.parse ? prefixed(FIREWALL_MAPPING, format.prefix ?? '', format.parse) : FIREWALL_MAPPING,
+    ocsfCatalog(),
+  );
   const out = stage(compiled, texts);
-  if (out.quarantined.length > 0) throw new Error(`${format.name}: ${out.quarantined.length} quarantined, first: ${out.quarantined[0]!.error_detail}`);
+  if (out.quarantined.length > 0)
+    throw new Error(
+      `${format.name}: ${out.quarantined.length} quarantined, first: ${out.quarantined[0]!.error_detail}`,
+    );
   // The same OCSF events as the JSON path (unmapped aside: each format leaves its own).
   const strip = (r: { ocsf: Ev }) => JSON.stringify({ ...r.ocsf, unmapped: undefined });
   const differs = out.records.findIndex((r, i) => strip(r) !== strip(reference.records[i]!));
-  if (differs >= 0) throw new Error(`${format.name}: event ${differs} maps differently:\n${strip(out.records[differs]!)}\n${strip(reference.records[differs]!)}`);
+  if (differs >= 0)
+    throw new Error(
+      `${format.name}: event ${differs} maps differently:\n${strip(out.records[differs]!)}\n${strip(reference.records[differs]!)}`,
+    );
   const problems: { at: string; message: string }[] = [];
   const parse = format.parse ? compileParseSteps(format.parse, problems) : undefined;
-  return { format, texts, bytes: lines.reduce((n, l) => n + Buffer.byteLength(l), 0) / lines.length, compiled, ...(parse ? { parse } : {}) };
+  return {
+    format,
+    texts,
+    bytes: lines.reduce((n, l) => n + Buffer.byteLength(l), 0) / lines.length,
+    compiled,
+    ...(parse ? { parse } : {}),
+  };
 });
 
 const results = new Map<string, { parseNs: number[]; stage: number[]; csvParseNs: number[] }>();
 for (const p of prepared) results.set(p.format.name, { parseNs: [], stage: [], csvParseNs: [] });
-const csvLines = prepared.find((p) => p.format.name === 'csv')!.texts.map((t) => (JSON.parse(t) as { message: string }).message);
+const csvLines = prepared
+  .find((p) => p.format.name === 'csv')!
+  .texts.map((t) => (JSON.parse(t) as { message: string }).message);
 
 for (let r = 0; r < runs; r++) {
   for (const p of prepared) {
@@ -150,6 +232,11 @@ console.log('|---|---|---|---|---|');
 for (const p of prepared) {
   const res = results.get(p.format.name)!;
   const s = median(res.stage);
-  console.log(`| ${p.format.name} | ${Math.round(p.bytes)} | ${(median(res.parseNs) / 1000).toFixed(2)} | ${Math.round(s).toLocaleString('en-US')} | ${(s / jsonStage).toFixed(2)} |`);
-  if (res.csvParseNs.length) console.log(`| csv with csv-parse/sync (columns), parse only | | ${(median(res.csvParseNs) / 1000).toFixed(2)} | | |`);
+  console.log(
+    `| ${p.format.name} | ${Math.round(p.bytes)} | ${(median(res.parseNs) / 1000).toFixed(2)} | ${Math.round(s).toLocaleString('en-US')} | ${(s / jsonStage).toFixed(2)} |`,
+  );
+  if (res.csvParseNs.length)
+    console.log(
+      `| csv with csv-parse/sync (columns), parse only | | ${(median(res.csvParseNs) / 1000).toFixed(2)} | | |`,
+    );
 }

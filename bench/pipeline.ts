@@ -86,7 +86,11 @@ const { values } = parseArgs({
 });
 const ROOT = path.resolve(import.meta.dirname, '..');
 const numericEvents = /^\d+$/.test(values.events);
-const source: 'okta' | 'firewall' = numericEvents ? 'okta' : values.events === 'okta' || values.events === 'firewall' ? values.events : fail(`--events okta or firewall, not ${values.events}`);
+const source: 'okta' | 'firewall' = numericEvents
+  ? 'okta'
+  : values.events === 'okta' || values.events === 'firewall'
+    ? values.events
+    : fail(`--events okta or firewall, not ${values.events}`);
 const eventsPerRun = Number(values.count ?? (numericEvents ? values.events : '100000'));
 const runs = Number(values.runs);
 const batchSize = Number(values.batch);
@@ -123,12 +127,22 @@ interface Role {
 }
 
 /** WEIR_PASS_THREADS of the benchmark's environment reaches Weir (the pass on the main thread: 0). */
-const passThreads = process.env.WEIR_PASS_THREADS !== undefined ? { WEIR_PASS_THREADS: process.env.WEIR_PASS_THREADS } : {};
+const passThreads =
+  process.env.WEIR_PASS_THREADS !== undefined ? { WEIR_PASS_THREADS: process.env.WEIR_PASS_THREADS } : {};
 
 function startRole(build: Build, role: string, env: Record<string, string>, profileDir?: string): Role {
   const extra = values['node-options'].split(' ').filter(Boolean);
-  const args = [...extra, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'dist/src/main.js', role];
-  const proc = spawn(process.execPath, args, { cwd: build.root, env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...passThreads, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const args = [
+    ...extra,
+    ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    'dist/src/main.js',
+    role,
+  ];
+  const proc = spawn(process.execPath, args, {
+    cwd: build.root,
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...passThreads, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const started = new Promise<string | undefined>((resolve, reject) => {
     let buf = '';
     const onData = (c: Buffer) => {
@@ -146,7 +160,6 @@ function startRole(build: Build, role: string, env: Record<string, string>, prof
   started.catch(() => undefined);
   return { name: role, proc, started };
 }
-
 
 /** The largest VmRSS of each process, sampled every 100 ms between start() and stop(). */
 class RssSampler {
@@ -231,7 +244,9 @@ class LineCounter {
   }
 }
 
-const oktaFixtures = JSON.parse(readFileSync(path.join(ROOT, 'src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Record<string, unknown>[];
+const oktaFixtures = JSON.parse(
+  readFileSync(path.join(ROOT, 'src/connectors/okta/fixtures/system_log.json'), 'utf8'),
+) as Record<string, unknown>[];
 /** Number of the next generated firewall event (events are distinct within a deployment; --ab gives both builds the same ones). */
 let nextFirewall = 0;
 
@@ -247,7 +262,13 @@ function bodies(count: number): string[] {
     }
     const lines: string[] = [];
     for (let i = start; i < start + n; i++) {
-      lines.push(JSON.stringify({ ...oktaFixtures[i % oktaFixtures.length], uuid: randomUUID(), published: new Date().toISOString() }));
+      lines.push(
+        JSON.stringify({
+          ...oktaFixtures[i % oktaFixtures.length],
+          uuid: randomUUID(),
+          published: new Date().toISOString(),
+        }),
+      );
     }
     out.push(lines.join('\n'));
   }
@@ -281,7 +302,11 @@ async function pushBodies(url: string, token: string, payloads: string[]): Promi
     while (next < payloads.length) {
       const body = payloads[next++]!;
       for (;;) {
-        const res = await fetch(`${url}/api/ingest/${STREAM}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' }, body });
+        const res = await fetch(`${url}/api/ingest/${STREAM}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' },
+          body,
+        });
         const text = await res.text();
         if (res.status === 200) break;
         // Backpressure (429 / 503) says when to come back; anything else is a failure of the benchmark.
@@ -389,19 +414,37 @@ async function publishFirewallMapping(d: Deployment): Promise<number> {
   const definition = await waitFor(
     `the mapping definition of ${PLATFORM}/${STREAM}`,
     async () => {
-      const res = await http(d.url, 'GET', `/api/mappings?platform=${PLATFORM}&stream=${STREAM}&organization_id=${org}`, undefined, headers);
+      const res = await http(
+        d.url,
+        'GET',
+        `/api/mappings?platform=${PLATFORM}&stream=${STREAM}&organization_id=${org}`,
+        undefined,
+        headers,
+      );
       if (res.status !== 200) throw new Error(`mappings: ${res.status} ${JSON.stringify(res.json)}`);
       const items = res.json.items as { id: string; organization_id: number | null }[];
       return items.find((x) => x.organization_id === org)?.id;
     },
     60_000,
   );
-  const published = await http(d.url, 'POST', `/api/mappings/${definition}/versions`, { document: FIREWALL_MAPPING, comment: 'bench/pipeline.ts --events firewall' }, headers);
+  const published = await http(
+    d.url,
+    'POST',
+    `/api/mappings/${definition}/versions`,
+    { document: FIREWALL_MAPPING, comment: 'bench/pipeline.ts --events firewall' },
+    headers,
+  );
   if (published.status !== 201) throw new Error(`publish: ${published.status} ${JSON.stringify(published.json)}`);
   const quarantined = await waitFor(
     'the first probe in the quarantine',
     async () => {
-      const res = await http(d.url, 'GET', `/api/quarantine?integration_id=${integration.id}&stream=${STREAM}`, undefined, headers);
+      const res = await http(
+        d.url,
+        'GET',
+        `/api/quarantine?integration_id=${integration.id}&stream=${STREAM}`,
+        undefined,
+        headers,
+      );
       if (res.status !== 200) throw new Error(`quarantine: ${res.status} ${JSON.stringify(res.json)}`);
       const items = res.json.items as { id: string; error_kind: string }[];
       if (items.length > 1) throw new Error(`quarantine: ${JSON.stringify(items)}`);
@@ -409,17 +452,22 @@ async function publishFirewallMapping(d: Deployment): Promise<number> {
     },
     30_000,
   );
-  if (quarantined.error_kind !== 'no_mapping') throw new Error(`the first probe was quarantined as ${quarantined.error_kind}`);
+  if (quarantined.error_kind !== 'no_mapping')
+    throw new Error(`the first probe was quarantined as ${quarantined.error_kind}`);
   const reprocessed = await http(d.url, 'POST', `/api/quarantine/${quarantined.id}/reprocess`, undefined, headers);
-  if (reprocessed.status !== 200 || reprocessed.json.status !== 'reprocessed') throw new Error(`reprocess: ${reprocessed.status} ${JSON.stringify(reprocessed.json)}`);
+  if (reprocessed.status !== 200 || reprocessed.json.status !== 'reprocessed')
+    throw new Error(`reprocess: ${reprocessed.status} ${JSON.stringify(reprocessed.json)}`);
   await waitForLines(d.counter, 1, 'the reprocessed probe', 60_000).catch(async (err: Error) => {
-    throw new Error(`${err.message}; ledger ${JSON.stringify(await ledgerTotals(d.url, headers))}; reprocess answered ${JSON.stringify(reprocessed.json)}`);
+    throw new Error(
+      `${err.message}; ledger ${JSON.stringify(await ledgerTotals(d.url, headers))}; reprocess answered ${JSON.stringify(reprocessed.json)}`,
+    );
   });
   await sleep(MAPPING_REFRESH_MS + 1000);
   await probe(1);
   await waitForLines(d.counter, 2, 'the second probe (is the published mapping live in the workers?)', 60_000);
   const still = await http(d.url, 'GET', `/api/quarantine?integration_id=${integration.id}`, undefined, headers);
-  if (Number(still.json.total ?? (still.json.items as unknown[]).length) !== 0) throw new Error(`events in the quarantine after the setup: ${JSON.stringify(still.json)}`);
+  if (Number(still.json.total ?? (still.json.items as unknown[]).length) !== 0)
+    throw new Error(`events in the quarantine after the setup: ${JSON.stringify(still.json)}`);
   return 2;
 }
 
@@ -438,7 +486,12 @@ async function freshEnvironment(mode: string): Promise<{ env: Record<string, str
   const url = new URL(base);
   url.pathname = `/${name}`;
   return {
-    env: { DATABASE_URL: url.toString(), REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', WEIR_REDIS_PREFIX: name, WEIR_SECRET_KEY: 'cd'.repeat(32) },
+    env: {
+      DATABASE_URL: url.toString(),
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      WEIR_REDIS_PREFIX: name,
+      WEIR_SECRET_KEY: 'cd'.repeat(32),
+    },
     drop: async () => {
       await admin.query(`drop database if exists ${name} with (force)`);
       await admin.end();
@@ -450,11 +503,21 @@ async function freshEnvironment(mode: string): Promise<{ env: Record<string, str
 async function deploy(build: Build, mode: string, profileDir?: string): Promise<Deployment> {
   const environment = await freshEnvironment(mode);
   const fileRoot = mkdtempSync(path.join(tmpdir(), 'weir-bench-files-'));
-  const common = { ...environment.env, WEIR_FILE_SINK_ROOT: fileRoot, WEIR_MAPPING_REFRESH_MS: String(MAPPING_REFRESH_MS) };
+  const common = {
+    ...environment.env,
+    WEIR_FILE_SINK_ROOT: fileRoot,
+    WEIR_MAPPING_REFRESH_MS: String(MAPPING_REFRESH_MS),
+  };
   const weir: Role[] = [];
   const stop = async () => {
     for (const r of weir) r.proc.kill('SIGTERM');
-    await Promise.all(weir.map((r) => (r.proc.exitCode !== null || r.proc.signalCode !== null ? undefined : new Promise((res) => r.proc.once('exit', res)))));
+    await Promise.all(
+      weir.map((r) =>
+        r.proc.exitCode !== null || r.proc.signalCode !== null
+          ? undefined
+          : new Promise((res) => r.proc.once('exit', res)),
+      ),
+    );
     rmSync(fileRoot, { recursive: true, force: true });
     await environment.drop();
   };
@@ -463,7 +526,8 @@ async function deploy(build: Build, mode: string, profileDir?: string): Promise<
     else {
       weir.push(startRole(build, 'api', { ...common, PORT: '0' }, profileDir));
       for (let i = 0; i < Number(values.workers); i++) weir.push(startRole(build, 'worker', common, profileDir));
-      for (let i = 0; i < Number(values.dispatchers); i++) weir.push(startRole(build, 'dispatcher', common, profileDir));
+      for (let i = 0; i < Number(values.dispatchers); i++)
+        weir.push(startRole(build, 'dispatcher', common, profileDir));
     }
     const url = (await weir[0]!.started)!;
     await Promise.all(weir.map((r) => r.started));
@@ -480,13 +544,23 @@ async function deploy(build: Build, mode: string, profileDir?: string): Promise<
       // max_bytes raised so that max_events is the bound (5,000 Okta events are ~17 MB).
       delivery: { max_events: 5000, max_wait_ms: 200, max_bytes: 64 * 1_048_576 },
     });
-    await createRoute(url, headers, { name: 'everything to files', organization_id: setup.organizationId, destination_ids: [destination] });
+    await createRoute(url, headers, {
+      name: 'everything to files',
+      organization_id: setup.organizationId,
+      destination_ids: [destination],
+    });
     const store = build.store ?? values.store !== 'off';
     if (!store) await disableEventStoreRoute(url, headers, setup.organizationId);
     const rules = build.rules ?? Number(values.rules);
     if (rules > 0) {
       for (const rule of benchRules(rules)) {
-        const res = await http(url, 'POST', '/api/detections/rules', { organization_id: setup.organizationId, ...rule }, headers);
+        const res = await http(
+          url,
+          'POST',
+          '/api/detections/rules',
+          { organization_id: setup.organizationId, ...rule },
+          headers,
+        );
         if (res.status !== 201) throw new Error(`detection rule: ${res.status} ${JSON.stringify(res.json)}`);
       }
       // Workers read rules at their refresh.
@@ -494,7 +568,17 @@ async function deploy(build: Build, mode: string, profileDir?: string): Promise<
     }
     // Routes apply at the next dispatch cycle.
     await sleep(500);
-    const d: Deployment = { build, url, setup, weir, counter: new LineCounter(path.join(fileRoot, `org-${setup.organizationId}`, 'bench')), pushed: 0, copies: store ? 2 : 1, idle, stop };
+    const d: Deployment = {
+      build,
+      url,
+      setup,
+      weir,
+      counter: new LineCounter(path.join(fileRoot, `org-${setup.organizationId}`, 'bench')),
+      pushed: 0,
+      copies: store ? 2 : 1,
+      idle,
+      stop,
+    };
     if (source === 'firewall') d.pushed += await publishFirewallMapping(d);
     const warmup = Math.max(batchSize, Math.round(eventsPerRun / 10 / batchSize) * batchSize);
     await run(d, bodies(warmup), warmup);
@@ -505,29 +589,44 @@ async function deploy(build: Build, mode: string, profileDir?: string): Promise<
   }
 }
 
-const perRole = (d: { weir: Role[] } | undefined, kb: number[]) => (kb.length === 1 ? mib(kb[0]!) : kb.map((k, i) => `${d?.weir[i]?.name ?? i} ${mib(k)}`).join(' / '));
+const perRole = (d: { weir: Role[] } | undefined, kb: number[]) =>
+  kb.length === 1 ? mib(kb[0]!) : kb.map((k, i) => `${d?.weir[i]?.name ?? i} ${mib(k)}`).join(' / ');
 
 function printRun(label: string, d: Deployment, r: RunResult): void {
   console.log(
     `  ${label}: accept ${fmt(r.accept)} ev/s, end to end ${fmt(r.e2e)} ev/s, Weir CPU ${r.cpu.toFixed(1)} s = ${fmt(r.perCpu)} events per CPU s, ${r.mbPerCore.toFixed(2)} MB/s per core` +
-      (r.cpuByRole.length > 1 ? ` (${r.cpuByRole.map((x) => `${x.role} ${x.cpu.toFixed(1)} s = ${fmt(eventsPerRun / x.cpu)} ev/CPU s`).join(', ')})` : '') +
+      (r.cpuByRole.length > 1
+        ? ` (${r.cpuByRole.map((x) => `${x.role} ${x.cpu.toFixed(1)} s = ${fmt(eventsPerRun / x.cpu)} ev/CPU s`).join(', ')})`
+        : '') +
       `; RSS MiB idle ${perRole(d, r.idle)}, sampled max ${perRole(d, r.rssMax)}, VmHWM ${perRole(d, r.hwm)}` +
       (r.retries ? `, ${r.retries} pushes retried (backpressure)` : ''),
   );
 }
 
 /** Median of each process's figure across runs. */
-const medianByRole = (rs: RunResult[], pick: (r: RunResult) => number[]) => (rs[0] ? pick(rs[0]).map((_, i) => median(rs.map((r) => pick(r)[i]!))) : []);
+const medianByRole = (rs: RunResult[], pick: (r: RunResult) => number[]) =>
+  rs[0] ? pick(rs[0]).map((_, i) => median(rs.map((r) => pick(r)[i]!))) : [];
 
 function tableRow(label: string, build: string, d: Deployment | undefined, rs: RunResult[]): string {
-  return `| ${label} | ${build} | ${fmt(median(rs.map((r) => r.accept)))} | ${fmt(median(rs.map((r) => r.e2e)))} | ${median(rs.map((r) => r.cpu)).toFixed(1)} | ${fmt(median(rs.map((r) => r.perCpu)))} | ${median(rs.map((r) => r.mbPerCore)).toFixed(2)} | ${perRole(d, medianByRole(rs, (r) => r.idle))} | ${perRole(d, medianByRole(rs, (r) => r.rssMax))} | ${perRole(d, medianByRole(rs, (r) => r.hwm))} |`;
+  return `| ${label} | ${build} | ${fmt(median(rs.map((r) => r.accept)))} | ${fmt(median(rs.map((r) => r.e2e)))} | ${median(rs.map((r) => r.cpu)).toFixed(1)} | ${fmt(median(rs.map((r) => r.perCpu)))} | ${median(rs.map((r) => r.mbPerCore)).toFixed(2)} | ${perRole(
+    d,
+    medianByRole(rs, (r) => r.idle),
+  )} | ${perRole(
+    d,
+    medianByRole(rs, (r) => r.rssMax),
+  )} | ${perRole(
+    d,
+    medianByRole(rs, (r) => r.hwm),
+  )} |`;
 }
 
 const TABLE_HEAD =
   '| deployment | build | accept events/s | end to end events/s | Weir CPU s a run | events per CPU s | input MB/s per core | idle RSS MiB | peak RSS MiB (sampled 100 ms) | VmHWM MiB |\n|---|---|---|---|---|---|---|---|---|---|';
 
 function deploymentLabel(mode: string): string {
-  return mode === 'embedded' ? 'embedded (`weir all`)' : `PostgreSQL + Redis: 1 api, ${values.workers} worker(s), ${values.dispatchers} dispatcher(s)`;
+  return mode === 'embedded'
+    ? 'embedded (`weir all`)'
+    : `PostgreSQL + Redis: 1 api, ${values.workers} worker(s), ${values.dispatchers} dispatcher(s)`;
 }
 
 /** One deployment, a warm-up and --runs runs (as before --ab existed). */
@@ -551,19 +650,35 @@ async function single(mode: string): Promise<void> {
     const files = readProfileFiles([profileDir]);
     const windows = results.map((r) => r.window);
     const cpu = results.reduce((n, r) => n + r.cpu, 0);
-    console.log(`\n${formatSummary(summarise(files.map((f) => f.profile), windows, 25), `profile of ${mode}, every Weir process, the ${runs} measured run(s)`)}`);
-    console.log(`\n(the processes' CPU in those runs: ${cpu.toFixed(1)} s; the rest of it is off the JavaScript thread: zlib and fs on the thread pool, GC helpers)`);
+    console.log(
+      `\n${formatSummary(
+        summarise(
+          files.map((f) => f.profile),
+          windows,
+          25,
+        ),
+        `profile of ${mode}, every Weir process, the ${runs} measured run(s)`,
+      )}`,
+    );
+    console.log(
+      `\n(the processes' CPU in those runs: ${cpu.toFixed(1)} s; the rest of it is off the JavaScript thread: zlib and fs on the thread pool, GC helpers)`,
+    );
     if (d.weir.length > 1) {
       for (const [i, role] of d.weir.entries()) {
         const mine = files.filter((f) => f.pid === role.proc.pid).map((f) => f.profile);
         const roleCpu = results.reduce((n, r) => n + (r.cpuByRole[i]?.cpu ?? 0), 0);
-        console.log(`\n${formatSummary(summarise(mine, windows, 12), `profile of the ${role.name} process (its CPU in those runs: ${roleCpu.toFixed(1)} s)`)}`);
+        console.log(
+          `\n${formatSummary(summarise(mine, windows, 12), `profile of the ${role.name} process (its CPU in those runs: ${roleCpu.toFixed(1)} s)`)}`,
+        );
       }
     }
     // One profile per JavaScript thread (the main thread and the pass's worker threads).
     const threads = files.filter((f) => f.pid === d.weir[0]!.proc.pid);
     if (d.weir.length === 1 && threads.length > 1) {
-      for (const f of threads) console.log(`\n${formatSummary(summarise([f.profile], windows, 12), `profile of one thread of ${d.weir[0]!.name}: ${path.basename(f.file)}`)}`);
+      for (const f of threads)
+        console.log(
+          `\n${formatSummary(summarise([f.profile], windows, 12), `profile of one thread of ${d.weir[0]!.name}: ${path.basename(f.file)}`)}`,
+        );
     }
     if (process.env.WEIR_BENCH_KEEP_PROFILE) console.log(`profiles kept in ${profileDir}`);
     else rmSync(profileDir, { recursive: true, force: true });
@@ -571,7 +686,11 @@ async function single(mode: string): Promise<void> {
 }
 
 /** Turns off the route every new organization gets to its event store (docs/search.md). */
-async function disableEventStoreRoute(url: string, headers: Record<string, string>, organizationId: number): Promise<void> {
+async function disableEventStoreRoute(
+  url: string,
+  headers: Record<string, string>,
+  organizationId: number,
+): Promise<void> {
   const routes = await http(url, 'GET', `/api/collectors/routes?organization_id=${organizationId}`, undefined, headers);
   const list = routes.json as unknown as { id: string; name: string }[];
   const route = list.find((r) => r.name === 'Everything to the event store');
@@ -596,7 +715,9 @@ async function ab(mode: string, other: string | undefined): Promise<void> {
           { label: 'A', root: ROOT, store: true },
           { label: 'B', root: ROOT, store: false },
         ];
-  for (const b of builds) if (!existsSync(path.join(b.root, 'dist/src/main.js'))) throw new Error(`${b.label}: no ${path.join(b.root, 'dist/src/main.js')} (npm ci && npm run build there first)`);
+  for (const b of builds)
+    if (!existsSync(path.join(b.root, 'dist/src/main.js')))
+      throw new Error(`${b.label}: no ${path.join(b.root, 'dist/src/main.js')} (npm ci && npm run build there first)`);
   console.log(
     other
       ? `A = ${builds[0]!.root} (${gitDescribe(builds[0]!.root)}), B = ${builds[1]!.root} (${gitDescribe(builds[1]!.root)})`

@@ -47,9 +47,22 @@ const RULES: [string, (f: CallFrame) => boolean][] = [
   ['sinks (pipeline/sinks)', (f) => f.url.includes('/src/pipeline/sinks/')],
   ['pglite (WASM + its JS)', (f) => f.url.startsWith('wasm://') || f.url.includes('/@electric-sql/pglite/')],
   ['zlib', (f) => f.url === 'node:zlib' || f.url.includes('/zlib')],
-  [JSON_CATEGORY, (f) => (f.url === '' && /^(parse|stringify|JSON\.\w+)$/.test(f.functionName)) || f.url.includes('/secure-json-parse/')],
-  ['fastify (+ router, plugins)', (f) => /\/node_modules\/(fastify|@fastify|find-my-way|avvio|light-my-request|fast-json-stringify|fast-querystring|fast-uri|ajv)/.test(f.url)],
-  ['kysely + pg (query building, driver)', (f) => /\/node_modules\/(kysely|pg|pg-protocol|pg-types|pg-pool)\//.test(f.url)],
+  [
+    JSON_CATEGORY,
+    (f) =>
+      (f.url === '' && /^(parse|stringify|JSON\.\w+)$/.test(f.functionName)) || f.url.includes('/secure-json-parse/'),
+  ],
+  [
+    'fastify (+ router, plugins)',
+    (f) =>
+      /\/node_modules\/(fastify|@fastify|find-my-way|avvio|light-my-request|fast-json-stringify|fast-querystring|fast-uri|ajv)/.test(
+        f.url,
+      ),
+  ],
+  [
+    'kysely + pg (query building, driver)',
+    (f) => /\/node_modules\/(kysely|pg|pg-protocol|pg-types|pg-pool)\//.test(f.url),
+  ],
   ['logging (pino)', (f) => /\/node_modules\/(pino|sonic-boom|thread-stream)/.test(f.url)],
   ['ingest (pipeline/sources, modules/ingest)', (f) => /\/src\/(pipeline\/sources|modules\/ingest)\//.test(f.url)],
   ['queue (platform/queue)', (f) => f.url.includes('/src/platform/queue/')],
@@ -89,7 +102,9 @@ function lineShare(node: ProfileNode, call: RegExp): number {
 
 export function categoryOf(frame: CallFrame): string {
   for (const [name, test] of RULES) if (test(frame)) return name;
-  return frame.functionName === '(program)' ? 'engine ((program): native code, compiler)' : 'other (native builtins, other libraries)';
+  return frame.functionName === '(program)'
+    ? 'engine ((program): native code, compiler)'
+    : 'other (native builtins, other libraries)';
 }
 
 export interface Summary {
@@ -122,7 +137,9 @@ export function summarise(profiles: CpuProfile[], windows: Window[] = [], topN =
       total += us;
       byCategory.set(category, (byCategory.get(category) ?? 0) + us - jsonUs);
       if (jsonUs > 0) byCategory.set(JSON_CATEGORY, (byCategory.get(JSON_CATEGORY) ?? 0) + jsonUs);
-      const where = frame.url ? `${frame.url.replace(/^.*\/(node_modules|src|bench)\//, '$1/')}:${frame.lineNumber + 1}` : '(native)';
+      const where = frame.url
+        ? `${frame.url.replace(/^.*\/(node_modules|src|bench)\//, '$1/')}:${frame.lineNumber + 1}`
+        : '(native)';
       const key = `${frame.functionName || '(anonymous)'} ${where}`;
       const add = (k: string, c: string, n: number) => {
         const f = byFunction.get(k) ?? { category: c, us: 0 };
@@ -168,7 +185,12 @@ export function readProfiles(paths: string[]): CpuProfile[] {
 export function formatSummary(s: Summary, title: string): string {
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   // Samples are taken on a wall-clock timer: on a busy machine a non-idle thread waiting for a core is counted too.
-  const lines = [`${title}: ${s.cpuSeconds.toFixed(2)} s of non-idle samples on the JavaScript thread`, '', '| category | self time s | share |', '|---|---|---|'];
+  const lines = [
+    `${title}: ${s.cpuSeconds.toFixed(2)} s of non-idle samples on the JavaScript thread`,
+    '',
+    '| category | self time s | share |',
+    '|---|---|---|',
+  ];
   for (const c of s.categories) lines.push(`| ${c.name} | ${c.seconds.toFixed(2)} | ${pct(c.share)} |`);
   if (s.top.length > 0) {
     lines.push('', '| function (self time) | category | share |', '|---|---|---|');
@@ -178,8 +200,12 @@ export function formatSummary(s: Summary, title: string): string {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '25' }, skip: { type: 'string', default: '0' } } });
-  if (positionals.length === 0) throw new Error('usage: profile-summary.ts <file.cpuprofile | dir>... [--top 25] [--skip 0]');
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { top: { type: 'string', default: '25' }, skip: { type: 'string', default: '0' } },
+  });
+  if (positionals.length === 0)
+    throw new Error('usage: profile-summary.ts <file.cpuprofile | dir>... [--top 25] [--skip 0]');
   const profiles = readProfiles(positionals);
   const skipUs = Number(values.skip) * 1e6;
   const windows: Window[] = skipUs > 0 ? profiles.map((p) => [p.startTime + skipUs, p.endTime]) : [];

@@ -77,7 +77,13 @@ function event(i: number, n: number): Record<string, unknown> {
     type_uid: c * 100 + a,
     status_id: i % 7 === 0 ? 2 : 1,
     message: `event ${i} of the benchmark, a line of text like vendors send`,
-    metadata: { version: '1.8.0', product: { name: 'Bench', vendor_name: 'Weir' }, uid: md5(String(i)), log_name: 'bench', original_time: new Date(time).toISOString() },
+    metadata: {
+      version: '1.8.0',
+      product: { name: 'Bench', vendor_name: 'Weir' },
+      uid: md5(String(i)),
+      log_name: 'bench',
+      original_time: new Date(time).toISOString(),
+    },
     actor: { user: { name: user, uid: `u-${i % 2000}`, type_id: 1 } },
     src_endpoint: { ip: `10.0.${k >> 8}.${k & 255}`, port: 1024 + (i % 50_000) },
     dst_endpoint: { hostname: `host${i % 300}.example.com`, port: 443 },
@@ -120,7 +126,11 @@ function postgresServerCpu(): number | null {
 
 const cpuSeconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
 
-async function seed(store: EventStore, n: number, writeInTransaction: (fn: () => Promise<void>) => Promise<void>): Promise<Seeded> {
+async function seed(
+  store: EventStore,
+  n: number,
+  writeInTransaction: (fn: () => Promise<void>) => Promise<void>,
+): Promise<Seeded> {
   const t0 = performance.now();
   const server0 = store.kind === 'postgres' ? postgresServerCpu() : null;
   let generate = 0;
@@ -135,7 +145,12 @@ async function seed(store: EventStore, n: number, writeInTransaction: (fn: () =>
       // Received a few seconds after it happened (never later than now).
       made.push({ id: newId(), received: Math.min(NOW, (ocsf.time as number) + 3_000), ocsf });
     }
-    const copies = storedCopies('bench-store', { organization_id: ORG, integration_id: 1, stream: 'bench' }, made.map((m) => JSON.stringify(m.ocsf)), (i) => made[i]!);
+    const copies = storedCopies(
+      'bench-store',
+      { organization_id: ORG, integration_id: 1, stream: 'bench' },
+      made.map((m) => JSON.stringify(m.ocsf)),
+      (i) => made[i]!,
+    );
     bytes += copies.bytes;
     const c1 = process.cpuUsage();
     generate += cpuSeconds(process.cpuUsage(c0));
@@ -145,10 +160,15 @@ async function seed(store: EventStore, n: number, writeInTransaction: (fn: () =>
     storing += cpuSeconds(process.cpuUsage(c1));
   }
   const server1 = store.kind === 'postgres' ? postgresServerCpu() : null;
-  return { seconds: (performance.now() - t0) / 1000, bytes, cpu: { generate, store: storing, server: server0 !== null && server1 !== null ? server1 - server0 : null } };
+  return {
+    seconds: (performance.now() - t0) / 1000,
+    bytes,
+    cpu: { generate, store: storing, server: server0 !== null && server1 !== null ? server1 - server0 : null },
+  };
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
 
 interface Timed {
   name: string;
@@ -167,34 +187,67 @@ async function time(name: string, fn: () => Promise<unknown>): Promise<Timed> {
     times.push(performance.now() - t0);
   }
   const out = { name, p50: pct(times, 0.5), p95: pct(times, 0.95), answer };
-  console.log(`  ${name.padEnd(62)} p50 ${out.p50.toFixed(1).padStart(8)} ms   p95 ${out.p95.toFixed(1).padStart(8)} ms   ${JSON.stringify(answer).slice(0, 90)}`);
+  console.log(
+    `  ${name.padEnd(62)} p50 ${out.p50.toFixed(1).padStart(8)} ms   p95 ${out.p95.toFixed(1).padStart(8)} ms   ${JSON.stringify(answer).slice(0, 90)}`,
+  );
   return out;
 }
 
 async function queries(store: EventStore, n: number): Promise<Timed[]> {
   const all = { organizationIds: [ORG], from: new Date(NOW - (DAYS + 1) * DAY), to: new Date(NOW + 1000) };
   const last24 = { organizationIds: [ORG], from: new Date(NOW - DAY), to: new Date(NOW + 1000) };
-  const where = (scope: typeof all, text: string): StoreScope => ({ ...scope, condition: parseQueryText(text).condition });
+  const where = (scope: typeof all, text: string): StoreScope => ({
+    ...scope,
+    condition: parseQueryText(text).condition,
+  });
   const search = async (scope: StoreScope) => {
     const matched = await store.count(scope);
     const rows = await store.rows(scope, { fields: null, sort: [{ field: 'time', order: 'desc' }], limit: 100 });
     return { matched, rows: rows.length, newest: rows[0]?.time ?? null, oldest: rows.at(-1)?.time ?? null };
   };
   const out: Timed[] = [];
-  out.push(await time(`1 count by class_uid, all ${DAYS} days`, () => store.countBy({ ...all, condition: null }, ['class_uid'], 10)));
-  out.push(await time('2 src_endpoint.ip = "10.0.1.42": count + 100 rows', () => search(where(all, 'src_endpoint.ip = "10.0.1.42"'))));
-  out.push(await time(`3 top 10 src_endpoint.ip, all ${DAYS} days`, () => store.top({ ...all, condition: null }, 'src_endpoint.ip', 10)));
-  out.push(await time('4 24 h, class_uid 3002, actor.user.name "user42": count + 100', () => search(where(last24, 'class_uid = 3002 and actor.user.name = "user42"'))));
-  out.push(await time('5 top 10 actor.user.name, last 24 h', () => store.top({ ...last24, condition: null }, 'actor.user.name', 10)));
-  out.push(await time(`6 metadata.uid = "${uidOf(n).slice(0, 8)}…" (not searched): count + 100`, () => search(where(all, `metadata.uid = "${uidOf(n)}"`))));
+  out.push(
+    await time(`1 count by class_uid, all ${DAYS} days`, () =>
+      store.countBy({ ...all, condition: null }, ['class_uid'], 10),
+    ),
+  );
+  out.push(
+    await time('2 src_endpoint.ip = "10.0.1.42": count + 100 rows', () =>
+      search(where(all, 'src_endpoint.ip = "10.0.1.42"')),
+    ),
+  );
+  out.push(
+    await time(`3 top 10 src_endpoint.ip, all ${DAYS} days`, () =>
+      store.top({ ...all, condition: null }, 'src_endpoint.ip', 10),
+    ),
+  );
+  out.push(
+    await time('4 24 h, class_uid 3002, actor.user.name "user42": count + 100', () =>
+      search(where(last24, 'class_uid = 3002 and actor.user.name = "user42"')),
+    ),
+  );
+  out.push(
+    await time('5 top 10 actor.user.name, last 24 h', () =>
+      store.top({ ...last24, condition: null }, 'actor.user.name', 10),
+    ),
+  );
+  out.push(
+    await time(`6 metadata.uid = "${uidOf(n).slice(0, 8)}…" (not searched): count + 100`, () =>
+      search(where(all, `metadata.uid = "${uidOf(n)}"`)),
+    ),
+  );
   return out;
 }
 
 function report(label: string, n: number, s: Seeded, size: string): void {
   const per1000 = (x: number) => ((x / n) * 1000).toFixed(3);
   const server = s.cpu.server === null ? '' : `, PostgreSQL server ${per1000(s.cpu.server)}`;
-  console.log(`\n${label}: ${n.toLocaleString('en')} events (${Math.round(s.bytes / n)} bytes each) over ${DAYS} days seeded in ${s.seconds.toFixed(1)} s, ${Math.round(n / s.seconds).toLocaleString('en')} events/s`);
-  console.log(`  CPU s per 1,000 events: this process ${per1000(s.cpu.generate + s.cpu.store)} (generating the events and their copies ${per1000(s.cpu.generate)}, the store's prepare/write ${per1000(s.cpu.store)})${server}`);
+  console.log(
+    `\n${label}: ${n.toLocaleString('en')} events (${Math.round(s.bytes / n)} bytes each) over ${DAYS} days seeded in ${s.seconds.toFixed(1)} s, ${Math.round(n / s.seconds).toLocaleString('en')} events/s`,
+  );
+  console.log(
+    `  CPU s per 1,000 events: this process ${per1000(s.cpu.generate + s.cpu.store)} (generating the events and their copies ${per1000(s.cpu.generate)}, the store's prepare/write ${per1000(s.cpu.store)})${server}`,
+  );
   console.log(`  on disk: ${size}`);
 }
 
@@ -207,11 +260,21 @@ if (values.mode === 'embedded' || values.mode === 'both') {
   const file = path.join(dir, 'events.duckdb');
   let store: EventStore | undefined;
   try {
-    store = await createDuckDbEventStore({ path: file, statementTimeoutMs: STATEMENT_TIMEOUT_MS, memoryLimit: '256MB', threads: 2 });
+    store = await createDuckDbEventStore({
+      path: file,
+      statementTimeoutMs: STATEMENT_TIMEOUT_MS,
+      memoryLimit: '256MB',
+      threads: 2,
+    });
     // DuckDB writes in prepare(); its write() joins no database, so it runs without a transaction.
     const seeded = await seed(store, EVENTS, (fn) => fn());
     const wal = existsSync(`${file}.wal`) ? statSync(`${file}.wal`).size : 0;
-    report('embedded (DuckDB on disk, 2 threads, 256MB)', EVENTS, seeded, `${mb(statSync(file).size)} file${wal ? ` + ${mb(wal)} WAL` : ''}`);
+    report(
+      'embedded (DuckDB on disk, 2 threads, 256MB)',
+      EVENTS,
+      seeded,
+      `${mb(statSync(file).size)} file${wal ? ` + ${mb(wal)} WAL` : ''}`,
+    );
     results.embedded = await queries(store, EVENTS);
   } finally {
     await store?.close();
@@ -235,7 +298,13 @@ if (values.mode === 'postgres' || values.mode === 'both') {
     const seeded = await seed(store, PG_EVENTS, (fn) => inTransaction(db, fn));
     // What autovacuum would do to the partitions in a while, and to the parent never: statistics.
     await sql`analyze events`.execute(db);
-    const size = (await sql<{ s: string }>`select sum(pg_total_relation_size(c.oid))::bigint as s from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'events'::regclass`.execute(db)).rows[0]?.s;
+    const size = (
+      await sql<{
+        s: string;
+      }>`select sum(pg_total_relation_size(c.oid))::bigint as s from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'events'::regclass`.execute(
+        db,
+      )
+    ).rows[0]?.s;
     report('PostgreSQL 15 (127.0.0.1:5432)', PG_EVENTS, seeded, `${mb(Number(size))} partitions with their indexes`);
     results.postgres = await queries(store, PG_EVENTS);
   } finally {
@@ -248,8 +317,12 @@ if (values.mode === 'postgres' || values.mode === 'both') {
 if (results.embedded && results.postgres) {
   if (PG_EVENTS !== EVENTS) console.log('\nanswers not compared: the adapters stored different numbers of events');
   else {
-    const differ = results.embedded.filter((e, i) => JSON.stringify(e.answer) !== JSON.stringify(results.postgres![i]!.answer));
-    console.log(differ.length === 0 ? '\nboth adapters gave the same answers' : `\nanswers differ between the adapters:`);
+    const differ = results.embedded.filter(
+      (e, i) => JSON.stringify(e.answer) !== JSON.stringify(results.postgres![i]!.answer),
+    );
+    console.log(
+      differ.length === 0 ? '\nboth adapters gave the same answers' : `\nanswers differ between the adapters:`,
+    );
     for (const e of differ) {
       const p = results.postgres.find((x) => x.name === e.name)!;
       console.log(`  ${e.name}\n    duckdb   ${JSON.stringify(e.answer)}\n    postgres ${JSON.stringify(p.answer)}`);

@@ -10,14 +10,22 @@
 import { parseArgs } from 'node:util';
 import { acceptance, formatAcceptance, pinnedRules } from '../test/support/sigma/rules.js';
 
-const { values } = parseArgs({ options: { reasons: { type: 'string', default: '3' }, fields: { type: 'string', default: '30' }, logsource: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    reasons: { type: 'string', default: '3' },
+    fields: { type: 'string', default: '30' },
+    logsource: { type: 'string' },
+  },
+});
 
 const started = performance.now();
 const rules = pinnedRules();
 const report = acceptance(rules);
 const ms = performance.now() - started;
 
-console.log(`${rules.length} pinned SigmaHQ rules (third_party/sigma), read and compiled in ${(ms / 1000).toFixed(1)} s\n`);
+console.log(
+  `${rules.length} pinned SigmaHQ rules (third_party/sigma), read and compiled in ${(ms / 1000).toFixed(1)} s\n`,
+);
 console.log(formatAcceptance(report, { reasons: Number(values.reasons), fields: Number(values.fields) }));
 
 if (values.logsource) {

@@ -52,7 +52,6 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const mib = (kb: number) => (kb / 1024).toFixed(1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-
 /** A free TCP port on the loopback (bound and released: syslog-ng binds it right after). */
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -138,7 +137,15 @@ async function send(sockets: net.Socket[], chunks: Buffer[]): Promise<void> {
 
 /** Sorted-key copy, so that two objects compare by content only. */
 const canonical = (v: unknown): unknown =>
-  Array.isArray(v) ? v.map(canonical) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])])) : v;
+  Array.isArray(v)
+    ? v.map(canonical)
+    : v !== null && typeof v === 'object'
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+        )
+      : v;
 
 /** The first `n` lines of the output: valid OCSF, and the same as the reference map of their input event. */
 async function check(file: string, n: number): Promise<void> {
@@ -151,11 +158,15 @@ async function check(file: string, n: number): Promise<void> {
   for (const [k, line] of lines.entries()) {
     const out = JSON.parse(line) as Record<string, unknown>;
     const issues = validator.validate(out);
-    if (issues.length > 0) throw new Error(`output line ${k + 1} is not valid OCSF: ${JSON.stringify(issues)}\n${line}`);
+    if (issues.length > 0)
+      throw new Error(`output line ${k + 1} is not valid OCSF: ${JSON.stringify(issues)}\n${line}`);
     // session_id (metadata.uid) is 100000 + the event's number, and time its epoch ms + the number.
     const i = Number(out.time) - FIREWALL_EPOCH_MS;
     const expected = firewallReferenceMap(firewallEvent(i));
-    if (!isDeepStrictEqual(canonical(out), canonical(expected))) throw new Error(`output line ${k + 1} differs from the reference map of event ${i}:\n${line}\n${JSON.stringify(expected)}`);
+    if (!isDeepStrictEqual(canonical(out), canonical(expected)))
+      throw new Error(
+        `output line ${k + 1} differs from the reference map of event ${i}:\n${line}\n${JSON.stringify(expected)}`,
+      );
   }
 }
 
@@ -180,12 +191,18 @@ async function run(data: { chunks: Buffer[]; bytes: number }): Promise<Result> {
   let proc: ChildProcess | undefined;
   try {
     const stderr: string[] = [];
-    proc = spawn('syslog-ng', ['-F', '-f', conf, '-R', path.join(dir, 'persist'), '-p', path.join(dir, 'pid'), '-c', path.join(dir, 'ctl')], {
-      env: { PATH: process.env.PATH, WEIR_CMP_PORT: String(port), WEIR_CMP_DIR: dir },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    proc = spawn(
+      'syslog-ng',
+      ['-F', '-f', conf, '-R', path.join(dir, 'persist'), '-p', path.join(dir, 'pid'), '-c', path.join(dir, 'ctl')],
+      {
+        env: { PATH: process.env.PATH, WEIR_CMP_PORT: String(port), WEIR_CMP_DIR: dir },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     proc.stderr?.on('data', (c: Buffer) => stderr.push(c.toString()));
-    const exited = new Promise<never>((_, reject) => proc!.once('exit', (code) => reject(new Error(`syslog-ng exited with ${String(code)}: ${stderr.join('')}`))));
+    const exited = new Promise<never>((_, reject) =>
+      proc!.once('exit', (code) => reject(new Error(`syslog-ng exited with ${String(code)}: ${stderr.join('')}`))),
+    );
     exited.catch(() => undefined);
     const pid = proc.pid!;
     const probe = await Promise.race([connect(port, 15_000), exited]);
@@ -250,7 +267,9 @@ async function main(): Promise<void> {
     );
   }
   const m = (f: (r: Result) => number) => median(results.map(f));
-  console.log('\n| what | events/s end to end | send events/s | CPU s a run | events per CPU s | input MB/s per core | idle RSS MiB | peak RSS MiB (sampled 100 ms) | VmHWM MiB | output B/event |');
+  console.log(
+    '\n| what | events/s end to end | send events/s | CPU s a run | events per CPU s | input MB/s per core | idle RSS MiB | peak RSS MiB (sampled 100 ms) | VmHWM MiB | output B/event |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   console.log(
     `| syslog-ng (${connections} connection(s)) | ${fmt(m((r) => r.e2e))} | ${fmt(m((r) => r.send))} | ${m((r) => r.cpu).toFixed(2)} | ${fmt(m((r) => r.perCpu))} | ${m((r) => r.mbPerCore).toFixed(1)} | ${mib(m((r) => r.idle))} | ${mib(m((r) => r.rssMax))} | ${mib(m((r) => r.hwm))} | ${m((r) => r.outBytes).toFixed(0)} |`,

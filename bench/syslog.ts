@@ -22,7 +22,14 @@ import { deletePrefix, uniquePrefix } from '../test/support/redis.js';
 import { freePort } from '../test/support/rsyslog.js';
 import { firewallEvent } from './fixtures/firewall.js';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '100000' }, runs: { type: 'string', default: '3' }, connections: { type: 'string', default: '4' }, batch: { type: 'string', default: '1000' } } });
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '100000' },
+    runs: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '4' },
+    batch: { type: 'string', default: '1000' },
+  },
+});
 const total = Number(values.events);
 const runs = Number(values.runs);
 const connections = Number(values.connections);
@@ -37,13 +44,18 @@ function cpuSeconds(pid: number): number {
 }
 
 function start(role: string, env: Record<string, string>): Promise<{ proc: ChildProcess; address: string }> {
-  const proc = spawn(process.execPath, ['dist/src/main.js', role], { cwd: ROOT, env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['dist/src/main.js', role], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let buf = '';
     proc.stdout!.on('data', (c: Buffer) => {
       buf += c.toString();
       for (const line of buf.split('\n')) {
-        if (line.includes('"weir started"')) resolve({ proc, address: String((JSON.parse(line) as { address?: string }).address ?? '') });
+        if (line.includes('"weir started"'))
+          resolve({ proc, address: String((JSON.parse(line) as { address?: string }).address ?? '') });
       }
       buf = buf.slice(buf.lastIndexOf('\n') + 1);
     });
@@ -72,7 +84,18 @@ try {
   procs.push(api.proc);
   const setup = await setUpIngestion(api.address, ['custom']);
   const headers = { cookie: setup.cookie };
-  const created = await http(api.address, 'POST', '/api/integrations/', { name: 'bench syslog', platform: 'syslog', organization_id: setup.organizationId, config: { listeners: [{ protocol: 'tcp', port: tcpPort }] } }, headers);
+  const created = await http(
+    api.address,
+    'POST',
+    '/api/integrations/',
+    {
+      name: 'bench syslog',
+      platform: 'syslog',
+      organization_id: setup.organizationId,
+      config: { listeners: [{ protocol: 'tcp', port: tcpPort }] },
+    },
+    headers,
+  );
   if (created.status !== 201) throw new Error(JSON.stringify(created.json));
   const syslogId = Number(created.json.id);
   const jsonId = setup.integrations[0]!.id;
@@ -80,7 +103,14 @@ try {
   procs.push(syslog.proc);
   await client.connect();
   const accepted = async (integrationId: number) =>
-    Number((await client.query<{ n: string }>('select coalesce(sum(event_count), 0) as n from accepted_batches where integration_id = $1', [integrationId])).rows[0]!.n);
+    Number(
+      (
+        await client.query<{ n: string }>(
+          'select coalesce(sum(event_count), 0) as n from accepted_batches where integration_id = $1',
+          [integrationId],
+        )
+      ).rows[0]!.n,
+    );
   for (let i = 0; ; i++) {
     const s = await http(api.address, 'GET', `/api/ingest/integrations/${syslogId}`, undefined, headers);
     if ((s.json.syslog as { listeners: { state: string }[] }).listeners.some((l) => l.state === 'listening')) break;
@@ -89,7 +119,10 @@ try {
   }
 
   const events = Array.from({ length: 1000 }, (_, i) => firewallEvent(i));
-  const kv = (e: Record<string, unknown>) => Object.entries(e).map(([k, v]) => `${k}="${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(' ');
+  const kv = (e: Record<string, unknown>) =>
+    Object.entries(e)
+      .map(([k, v]) => `${k}="${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)
+      .join(' ');
   const lines = events.map((e) => `<189>1 ${String(e.time)} ${String(e.device_name)} fw 4242 traffic - ${kv(e)}`);
   const ndjson = events.map((e) => JSON.stringify(e)).join('\n');
   const textBytes = lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0) / lines.length;
@@ -101,22 +134,24 @@ try {
     const t0 = performance.now();
     const per = Math.ceil(total / connections);
     await Promise.all(
-      Array.from({ length: connections }, () =>
-        new Promise<void>((resolve, reject) => {
-          const s = net.connect(tcpPort, '127.0.0.1');
-          s.on('error', reject);
-          let sent = 0;
-          const pump = () => {
-            while (sent < per) {
-              const n = Math.min(1000, per - sent);
-              const chunk = `${Array.from({ length: n }, (_, k) => lines[(sent + k) % lines.length]).join('\n')}\n`;
-              sent += n;
-              if (!s.write(chunk)) return void s.once('drain', pump);
-            }
-            s.end(resolve);
-          };
-          s.on('connect', pump);
-        }),
+      Array.from(
+        { length: connections },
+        () =>
+          new Promise<void>((resolve, reject) => {
+            const s = net.connect(tcpPort, '127.0.0.1');
+            s.on('error', reject);
+            let sent = 0;
+            const pump = () => {
+              while (sent < per) {
+                const n = Math.min(1000, per - sent);
+                const chunk = `${Array.from({ length: n }, (_, k) => lines[(sent + k) % lines.length]).join('\n')}\n`;
+                sent += n;
+                if (!s.write(chunk)) return void s.once('drain', pump);
+              }
+              s.end(resolve);
+            };
+            s.on('connect', pump);
+          }),
       ),
     );
     while ((await accepted(syslogId)) - before < per * connections) await new Promise((r) => setTimeout(r, 20));
@@ -134,13 +169,20 @@ try {
       Array.from({ length: connections }, async () => {
         while (next < pushes) {
           next++;
-          const res = await fetch(`${api.address}/api/ingest/firewall`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' }, body: ndjson });
+          const res = await fetch(`${api.address}/api/ingest/firewall`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' },
+            body: ndjson,
+          });
           if (res.status !== 200) throw new Error(`push: ${res.status} ${await res.text()}`);
         }
       }),
     );
     const seconds = (performance.now() - t0) / 1000;
-    return { rate: (pushes * events.length) / seconds, perCpu: (pushes * events.length) / (cpuSeconds(api.proc.pid!) - cpu0) };
+    return {
+      rate: (pushes * events.length) / seconds,
+      perCpu: (pushes * events.length) / (cpuSeconds(api.proc.pid!) - cpu0),
+    };
   }
 
   // A warm-up of each, then the measured runs, alternating.
@@ -154,11 +196,17 @@ try {
   }
   void jsonId;
   const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-  console.log(`Node ${process.version}, ${total} events a run, ${connections} connections, median of ${runs} runs (PostgreSQL + Redis/BullMQ, no worker)\n`);
+  console.log(
+    `Node ${process.version}, ${total} events a run, ${connections} connections, median of ${runs} runs (PostgreSQL + Redis/BullMQ, no worker)\n`,
+  );
   console.log('| path | bytes/event | events/s (wall) | events per CPU second of the process |');
   console.log('|---|---|---|---|');
-  console.log(`| syslog TCP (LF frames), weir syslog | ${Math.round(textBytes)} | ${fmt(median(s.map((x) => x.rate)))} | ${fmt(median(s.map((x) => x.perCpu)))} |`);
-  console.log(`| JSON push (NDJSON, ${events.length} a request), weir api | ${Math.round(jsonBytes)} | ${fmt(median(j.map((x) => x.rate)))} | ${fmt(median(j.map((x) => x.perCpu)))} |`);
+  console.log(
+    `| syslog TCP (LF frames), weir syslog | ${Math.round(textBytes)} | ${fmt(median(s.map((x) => x.rate)))} | ${fmt(median(s.map((x) => x.perCpu)))} |`,
+  );
+  console.log(
+    `| JSON push (NDJSON, ${events.length} a request), weir api | ${Math.round(jsonBytes)} | ${fmt(median(j.map((x) => x.rate)))} | ${fmt(median(j.map((x) => x.perCpu)))} |`,
+  );
 } finally {
   for (const p of procs) p.kill('SIGTERM');
   await Promise.all(procs.map((p) => new Promise((r) => (p.exitCode !== null ? r(null) : p.once('exit', r)))));

@@ -4,4 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { bundleJsonSchema } from '../src/modules/config-bundle/schema.js';
 
-writeFileSync(new URL('../docs/config-bundle.schema.json', import.meta.url), `${JSON.stringify(bundleJsonSchema(), null, 2)}\n`);
+writeFileSync(
+  new URL('../docs/config-bundle.schema.json', import.meta.url),
+  `${JSON.stringify(bundleJsonSchema(), null, 2)}\n`,
+);

@@ -71,7 +71,12 @@ async function main(): Promise<void> {
     orgLimit: Number(values['org-limit']),
     days: Number(values.days),
     graceDays: Number(values['grace-days']),
-    features: values.features ? values.features.split(',').map((f) => f.trim()).filter(Boolean) : [],
+    features: values.features
+      ? values.features
+          .split(',')
+          .map((f) => f.trim())
+          .filter(Boolean)
+      : [],
   });
   process.stdout.write(`${token}\n`);
 }

@@ -11,7 +11,9 @@ import type { OcsfDefinitions } from '../src/ocsf/format.js';
 import { SUPPORTED_CLASS_UIDS } from '../src/ocsf/supported.js';
 
 const { values } = parseArgs({ options: { schema: { type: 'string' } } });
-const schemaPath = path.resolve(values.schema ?? fileURLToPath(new URL('../third_party/ocsf-schema/schema-1.8.0.json', import.meta.url)));
+const schemaPath = path.resolve(
+  values.schema ?? fileURLToPath(new URL('../third_party/ocsf-schema/schema-1.8.0.json', import.meta.url)),
+);
 const outDir = new URL('../src/ocsf/', import.meta.url);
 
 const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as OcsfDefinitions;

@@ -8,6 +8,7 @@ const path = new URL('../docs/sigma.md', import.meta.url);
 const doc = readFileSync(path, 'utf8');
 const [head, rest] = doc.split(DOC_BEGIN);
 const tail = rest?.split(DOC_END)[1];
-if (head === undefined || tail === undefined) throw new Error(`docs/sigma.md needs the markers ${DOC_BEGIN} and ${DOC_END}`);
+if (head === undefined || tail === undefined)
+  throw new Error(`docs/sigma.md needs the markers ${DOC_BEGIN} and ${DOC_END}`);
 writeFileSync(path, `${head}${DOC_BEGIN}\n\n${renderLogsources()}\n${DOC_END}${tail}`);
 console.log('docs/sigma.md: logsource tables rewritten');

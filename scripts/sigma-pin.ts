@@ -34,7 +34,9 @@ const date = gitText(['log', '-1', '--format=%cs', commit]);
 
 const licence = gitText(['show', `${commit}:LICENSE`]);
 if (!licence.includes('Detection Rule License (DRL) 1.1')) {
-  console.error(`${commit}:LICENSE no longer names the Detection Rule License (DRL) 1.1: read it, and update third_party/sigma/LICENSE.md and README.md by hand`);
+  console.error(
+    `${commit}:LICENSE no longer names the Detection Rule License (DRL) 1.1: read it, and update third_party/sigma/LICENSE.md and README.md by hand`,
+  );
   process.exit(1);
 }
 
@@ -51,7 +53,8 @@ const entries = git(['ls-tree', '-r', '-z', commit, '--', ...DIRS.map((d) => `ru
   .filter((e) => e.type === 'blob' && e.file.endsWith('.yml'));
 for (const e of entries) {
   // A path leaving rules/ (never in SigmaHQ) would write outside the pinned directory.
-  if (e.file.split('/').some((part) => part === '..' || part === '')) throw new Error(`unexpected path in the tree: ${e.file}`);
+  if (e.file.split('/').some((part) => part === '..' || part === ''))
+    throw new Error(`unexpected path in the tree: ${e.file}`);
 }
 
 // One `cat-file --batch` reads every blob: "<sha> blob <size>\n<content>\n" per request.
@@ -61,7 +64,8 @@ let at = 0;
 for (const e of entries) {
   const nl = batch.indexOf(0x0a, at);
   const header = batch.subarray(at, nl).toString('utf8').split(' ');
-  if (header[0] !== e.sha || header[1] !== 'blob') throw new Error(`git cat-file answered "${header.join(' ')}" for ${e.file}`);
+  if (header[0] !== e.sha || header[1] !== 'blob')
+    throw new Error(`git cat-file answered "${header.join(' ')}" for ${e.file}`);
   const size = Number(header[2]);
   contents.push(batch.subarray(nl + 1, nl + 1 + size));
   at = nl + 1 + size + 1;

@@ -8,9 +8,22 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { Type } from 'typebox';
 import type { Container } from './container.js';
 import { accessHooks } from './platform/http/access.js';
-import { CONSOLE_MISSING, isConsolePage, locateConsole, registerConsole, type ConsoleFallback } from './platform/http/console.js';
+import {
+  CONSOLE_MISSING,
+  isConsolePage,
+  locateConsole,
+  registerConsole,
+  type ConsoleFallback,
+} from './platform/http/console.js';
 import { corsOptions } from './platform/http/cors.js';
-import { correlationHooks, correlationId, loggableUrl, queryHooks, recordQueryShape, RouteTable } from './platform/http/conventions.js';
+import {
+  correlationHooks,
+  correlationId,
+  loggableUrl,
+  queryHooks,
+  recordQueryShape,
+  RouteTable,
+} from './platform/http/conventions.js';
 import { clientErrorHandler, errorHandling, frameworkErrors } from './platform/http/errors.js';
 import { inputTextHook } from './platform/http/input.js';
 import { parseJsonBody } from './platform/http/json.js';
@@ -56,7 +69,11 @@ export async function buildApp(c: Container, options: BuildOptions = {}): Promis
 
   const table = new RouteTable();
   const site = locateConsole(c.config.consoleDir);
-  if (site.missing) c.logger.warn({ dir: site.missing }, 'the console is not built there: `npm run build` builds it; the API is served without it');
+  if (site.missing)
+    c.logger.warn(
+      { dir: site.missing },
+      'the console is not built there: `npm run build` builds it; the API is served without it',
+    );
   correlationHooks(app);
   requestLogging(app);
   // Filled in once the console's files are registered (after the error handling, which its
@@ -65,7 +82,10 @@ export async function buildApp(c: Container, options: BuildOptions = {}): Promis
   errorHandling(app, table, fallback);
   await app.register(cors, corsOptions(c.config.corsOrigins));
   await app.register(cookie);
-  app.decorate('unitOfWork', createUnitOfWork({ db: c.database.db, audit: { record: (e) => c.audit.record(e), withTarget: withAuditTarget } }));
+  app.decorate(
+    'unitOfWork',
+    createUnitOfWork({ db: c.database.db, audit: { record: (e) => c.audit.record(e), withTarget: withAuditTarget } }),
+  );
   await registerOpenApi(app, packageVersion());
   if (site.site) fallback.page = (await registerConsole(app, site.site)).page;
 
@@ -100,7 +120,12 @@ export async function buildApp(c: Container, options: BuildOptions = {}): Promis
 function requestLogging(app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
-      { method: request.method, url: loggableUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      {
+        method: request.method,
+        url: loggableUrl(request.url),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
       'request completed',
     );
     done();

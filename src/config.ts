@@ -239,7 +239,9 @@ function str(env: Env, name: string, fallback: string): string {
 /** dist/web of this package, found from src/ (tsx) or dist/src/ (built) alike. */
 function defaultConsoleDir(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  return path.basename(path.dirname(here)) === 'dist' ? path.resolve(here, '..', 'web') : path.resolve(here, '..', 'dist', 'web');
+  return path.basename(path.dirname(here)) === 'dist'
+    ? path.resolve(here, '..', 'web')
+    : path.resolve(here, '..', 'dist', 'web');
 }
 
 function optional(env: Env, name: string): string | undefined {
@@ -259,11 +261,17 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
 /** The ports syslog integrations may declare: `514,5140-5199` (checked here, read by modules/syslog/config.ts). */
 function syslogPorts(env: Env): string {
   const v = str(env, 'WEIR_SYSLOG_PORTS', '514,601,1514,5140-5199,6514,20514');
-  for (const part of v.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const part of v
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const m = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(part);
     const lo = Number(m?.[1]);
     const hi = Number(m?.[2] ?? m?.[1]);
-    if (!m || lo < 1 || hi > 65535 || lo > hi) throw new ConfigError(`WEIR_SYSLOG_PORTS must list ports and ranges from 1 to 65535 (514,5140-5199), got "${part}"`);
+    if (!m || lo < 1 || hi > 65535 || lo > hi)
+      throw new ConfigError(
+        `WEIR_SYSLOG_PORTS must list ports and ranges from 1 to 65535 (514,5140-5199), got "${part}"`,
+      );
   }
   return v;
 }
@@ -281,7 +289,8 @@ function ratio(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0 || n > 1) throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`);
+  if (!Number.isFinite(n) || n < 0 || n > 1)
+    throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`);
   return n;
 }
 
@@ -320,7 +329,8 @@ function secret(env: Env, name: string): string | undefined {
 function caseManagement(env: Env): CaseManagementConfig {
   const caseUrl = url(env, 'WEIR_CASE_URL', ['http:', 'https:']);
   const apiKey = secret(env, 'WEIR_CASE_API_KEY');
-  if (caseUrl !== undefined && apiKey === undefined) throw new ConfigError('WEIR_CASE_URL needs WEIR_CASE_API_KEY or WEIR_CASE_API_KEY_FILE');
+  if (caseUrl !== undefined && apiKey === undefined)
+    throw new ConfigError('WEIR_CASE_URL needs WEIR_CASE_API_KEY or WEIR_CASE_API_KEY_FILE');
   return Object.freeze({ url: caseUrl, apiKey, timeoutMs: int(env, 'WEIR_CASE_TIMEOUT_MS', 5_000, 100, 60_000) });
 }
 
@@ -328,7 +338,8 @@ function caseManagement(env: Env): CaseManagementConfig {
 function pgSize(env: Env, name: string): string | undefined {
   const v = env[name]?.trim();
   if (!v) return undefined;
-  if (!/^\d+(kB|MB|GB)$/.test(v)) throw new ConfigError(`${name} must be a size such as 16MB or 128MB (kB, MB or GB), not ${JSON.stringify(v)}`);
+  if (!/^\d+(kB|MB|GB)$/.test(v))
+    throw new ConfigError(`${name} must be a size such as 16MB or 128MB (kB, MB or GB), not ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -336,7 +347,9 @@ function bodyLogDir(env: Env): string | undefined {
   const distributed = Boolean(env.DATABASE_URL?.trim());
   if (!bool(env, 'WEIR_BODY_LOG', !distributed)) return undefined;
   if (distributed) {
-    throw new ConfigError('WEIR_BODY_LOG=on keeps queue and outbox bodies in files one process owns, which the roles of a distributed Weir cannot share: unset it with DATABASE_URL');
+    throw new ConfigError(
+      'WEIR_BODY_LOG=on keeps queue and outbox bodies in files one process owns, which the roles of a distributed Weir cannot share: unset it with DATABASE_URL',
+    );
   }
   return path.resolve(env.WEIR_BODY_LOG_DIR?.trim() || path.join(str(env, 'WEIR_DATA_DIR', './data'), 'bodies'));
 }
@@ -357,11 +370,22 @@ function eventStorePath(env: Env): string {
 /** A memory size as DuckDB reads it: digits and a unit (KB, MB, GB; KiB, MiB, GiB). */
 function memorySize(env: Env, name: string, fallback: string): string {
   const v = env[name]?.trim() || fallback;
-  if (!/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i.test(v)) throw new ConfigError(`${name} must be a size such as 256MB or 1GB, not ${JSON.stringify(v)}`);
+  if (!/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i.test(v))
+    throw new ConfigError(`${name} must be a size such as 256MB or 1GB, not ${JSON.stringify(v)}`);
   return v;
 }
 
-const BYTE_UNITS: Record<string, number> = { '': 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+const BYTE_UNITS: Record<string, number> = {
+  '': 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
 
 /** A number of bytes: digits, or digits and a unit (KB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of 1024). */
 function byteSize(env: Env, name: string, fallback: number): number {
@@ -369,14 +393,20 @@ function byteSize(env: Env, name: string, fallback: number): number {
   if (v === undefined || v === '') return fallback;
   const m = /^(\d+)\s*([kmgt]i?b)?$/i.exec(v);
   const n = m ? Number(m[1]) * BYTE_UNITS[(m[2] ?? '').toLowerCase()]! : NaN;
-  if (!Number.isSafeInteger(n)) throw new ConfigError(`${name} must be a number of bytes such as 0 (none), 50000000000 or 50GB (KB, MB, GB, TB; KiB, MiB, GiB, TiB), not ${JSON.stringify(v)}`);
+  if (!Number.isSafeInteger(n))
+    throw new ConfigError(
+      `${name} must be a number of bytes such as 0 (none), 50000000000 or 50GB (KB, MB, GB, TB; KiB, MiB, GiB, TiB), not ${JSON.stringify(v)}`,
+    );
   return n;
 }
 
 function search(env: Env): SearchConfig {
   const resultHours = int(env, 'WEIR_SEARCH_RESULT_HOURS', 168, 1, 24 * 3650);
   const csvHours = int(env, 'WEIR_SEARCH_CSV_HOURS', 24, 1, 24 * 3650);
-  if (csvHours > resultHours) throw new ConfigError(`WEIR_SEARCH_CSV_HOURS (${csvHours}) must not exceed WEIR_SEARCH_RESULT_HOURS (${resultHours}): the CSV expires before the result`);
+  if (csvHours > resultHours)
+    throw new ConfigError(
+      `WEIR_SEARCH_CSV_HOURS (${csvHours}) must not exceed WEIR_SEARCH_RESULT_HOURS (${resultHours}): the CSV expires before the result`,
+    );
   return Object.freeze({
     maxRows: int(env, 'WEIR_SEARCH_MAX_ROWS', 10_000, 1, 1_000_000),
     resultHours,
@@ -398,7 +428,12 @@ function search(env: Env): SearchConfig {
 
 function list(env: Env, name: string): string[] {
   const v = optional(env, name);
-  return v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  return v
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
 }
 
 const MiB = 1_048_576;
@@ -419,7 +454,14 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: str(env, 'WEIR_REDIS_PREFIX', 'weir'),
     logLevel: str(env, 'LOG_LEVEL', 'info'),
-    corsOrigins: Object.freeze(cors ? cors.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_CORS_ORIGINS),
+    corsOrigins: Object.freeze(
+      cors
+        ? cors
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : DEFAULT_CORS_ORIGINS,
+    ),
     consoleDir: env.WEIR_CONSOLE_DIR === undefined ? defaultConsoleDir() : env.WEIR_CONSOLE_DIR.trim() || undefined,
     bodyLimitBytes: int(env, 'WEIR_BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),
     jsonMaxDepth: int(env, 'WEIR_JSON_MAX_DEPTH', 32, 2, 1000),
@@ -471,7 +513,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       concurrency: int(env, 'WEIR_NORMALIZE_CONCURRENCY', 2, 1, 64),
       // At most 30 s: a published mapping must be live everywhere within that (spec).
       mappingRefreshMs: int(env, 'WEIR_MAPPING_REFRESH_MS', 5_000, 100, 30_000),
-      passThreads: env.WEIR_PASS_THREADS === undefined || env.WEIR_PASS_THREADS === '' ? undefined : int(env, 'WEIR_PASS_THREADS', 0, 0, 16),
+      passThreads:
+        env.WEIR_PASS_THREADS === undefined || env.WEIR_PASS_THREADS === ''
+          ? undefined
+          : int(env, 'WEIR_PASS_THREADS', 0, 0, 16),
     },
     delivery: {
       pollMs: int(env, 'WEIR_DISPATCH_POLL_MS', 250, 10, 60_000),

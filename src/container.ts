@@ -142,13 +142,20 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const { role } = options;
   // DuckDB's file belongs to one process: the separate roles of a distributed Weir share PostgreSQL's store.
   if (config.search.eventStore === 'duckdb' && role !== 'all') {
-    throw new ConfigError(`WEIR_EVENT_STORE=duckdb keeps the event store in a file one process owns: run \`weir all\`, or let the ${role} role use PostgreSQL's store (unset WEIR_EVENT_STORE or set it to postgres)`);
+    throw new ConfigError(
+      `WEIR_EVENT_STORE=duckdb keeps the event store in a file one process owns: run \`weir all\`, or let the ${role} role use PostgreSQL's store (unset WEIR_EVENT_STORE or set it to postgres)`,
+    );
   }
   const logger = options.logger ?? createLogger({ level: config.logLevel, role, mixin: traceLogMixin });
   const telemetry = await startTelemetry(config.telemetry, { role, logger, prometheusHost: config.host });
   const database =
     options.database ??
-    (await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite`, sharedBuffers: config.pgliteSharedBuffers, logger }));
+    (await openDatabase({
+      url: config.databaseUrl,
+      dataDir: `${config.dataDir}/pglite`,
+      sharedBuffers: config.pgliteSharedBuffers,
+      logger,
+    }));
   await migrate(database.db);
   const redis = { redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger };
   // The body log (decision 0059): embedded only, where one process owns the data directory.
@@ -162,35 +169,71 @@ export async function createContainer(config: Readonly<Config>, options: Contain
           onError: (err) => logger.warn({ err }, 'the body log could not collect its unused segments'),
         })
       : undefined;
-  const queue = createQueue({ ...redis, db: database.db, leaseMs: config.queueLeaseMs, exclusive: database.kind === 'pglite', bodies });
+  const queue = createQueue({
+    ...redis,
+    db: database.db,
+    leaseMs: config.queueLeaseMs,
+    exclusive: database.kind === 'pglite',
+    bodies,
+  });
   if (queue instanceof DatabaseQueue) bodySegments.push(() => queue.bodySegments());
   const cache = createCache(redis);
   const lock = createLock(redis);
   const rateLimiter = createRateLimiter(redis);
   const clock = options.clock ?? systemClock;
-  const keys = keyRing(loadMasterSecret({ secret: config.secretKey, dataDir: config.dataDir, required: isDistributed(config), logger }));
+  const keys = keyRing(
+    loadMasterSecret({ secret: config.secretKey, dataDir: config.dataDir, required: isDistributed(config), logger }),
+  );
 
   const onError = (err: unknown) => logger.warn({ err }, 'background write failed');
-  const broker = await brokerIdentity({ backend: queue.backend, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, db: database.db, databaseKind: database.kind });
-  const processes = wireProcesses({ db: database.db, clock, queueBackend: queue.backend, broker: brokerKey(broker), onError });
+  const broker = await brokerIdentity({
+    backend: queue.backend,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.redisPrefix,
+    db: database.db,
+    databaseKind: database.kind,
+  });
+  const processes = wireProcesses({
+    db: database.db,
+    clock,
+    queueBackend: queue.backend,
+    broker: brokerKey(broker),
+    onError,
+  });
   const audit = wireAudit({ db: database.db, clock });
   const integrations = wireIntegrations({
     db: database.db,
     clock,
     rateLimiter,
     logger,
-    cipher: createCredentialCipher(keys.key('integration-secrets'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('integration-secrets')), 'integration'),
+    cipher: createCredentialCipher(
+      keys.key('integration-secrets'),
+      previousKeyRings(config.previousSecretKeys).map((r) => r.key('integration-secrets')),
+      'integration',
+    ),
   });
   // The ingest status shows the syslog listeners of a syslog integration (wired below).
   let listenerStates: Syslog['listenerStates'] = async () => [];
   // New events are refused before the data directory's disk fills (platform/disk/guard.ts).
   // Events accepted and not yet normalized (read at most once a second): what the disk guard
   // counts as spoken for, and refused beyond WEIR_INGEST_MAX_PENDING_EVENTS.
-  const queued = pendingGauge(() => readPendingEvents(database.db), systemClock, 1000, (err) => logger.warn({ err }, 'could not count the events waiting for normalization'));
-  const disk = createDiskGuard({ path: config.dataDir, floorBytes: config.diskFloorBytes, reserved: () => queued.peek() * config.diskBytesPerEvent });
+  const queued = pendingGauge(
+    () => readPendingEvents(database.db),
+    systemClock,
+    1000,
+    (err) => logger.warn({ err }, 'could not count the events waiting for normalization'),
+  );
+  const disk = createDiskGuard({
+    path: config.dataDir,
+    floorBytes: config.diskFloorBytes,
+    reserved: () => queued.peek() * config.diskBytesPerEvent,
+  });
   observeDisk(telemetry.meter, disk);
   // ... and while a destination they would wait for is over its backlog budget (modules/delivery/backlog.ts).
-  const backlog = createBacklogGate({ read: () => readBacklog(database.db), onError: (err) => logger.warn({ err }, 'could not read the destinations\' backlog') });
+  const backlog = createBacklogGate({
+    read: () => readBacklog(database.db),
+    onError: (err) => logger.warn({ err }, "could not read the destinations' backlog"),
+  });
   observeBacklog(telemetry.meter, backlog);
   const admission = createAdmission({ disk, queued, maxPendingEvents: config.ingest.maxPendingEvents, backlog });
   const ingest = wireIngest({
@@ -231,14 +274,24 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     admission,
     openConfig: async (row) => (await integrations.service.collectTarget(row)).config,
     config: config.syslog,
-    batch: { maxEvents: config.ingest.batchMaxEvents, maxBytes: config.ingest.batchMaxBytes, maxPendingBatches: config.ingest.maxPendingBatches },
+    batch: {
+      maxEvents: config.ingest.batchMaxEvents,
+      maxBytes: config.ingest.batchMaxBytes,
+      maxPendingBatches: config.ingest.maxPendingBatches,
+    },
     stopGraceMs: Math.floor(config.shutdownTimeoutMs / 2),
   });
   listenerStates = (integrationId) => syslog.listenerStates(integrationId);
   // Connectors without a built-in platform definition (registered by tests).
   for (const c of allConnectors()) {
     if (integrations.platforms.get(c.platform)) continue;
-    integrations.platforms.register({ name: c.platform, display_name: c.display_name, kind: 'pull', description: c.description, config_schema: c.config_schema });
+    integrations.platforms.register({
+      name: c.platform,
+      display_name: c.display_name,
+      kind: 'pull',
+      description: c.description,
+      config_schema: c.config_schema,
+    });
   }
   const identity = wireIdentity({
     db: database.db,
@@ -254,15 +307,29 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   }, 30_000);
   lastUseFlush.unref();
   const sso = wireSso({
-    db: database.db, clock, queue, audit: audit.service, identity, rateLimiter,
-    cipher: createCredentialCipher(keys.key('credentials'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')), 'identity'),
+    db: database.db,
+    clock,
+    queue,
+    audit: audit.service,
+    identity,
+    rateLimiter,
+    cipher: createCredentialCipher(
+      keys.key('credentials'),
+      previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')),
+      'identity',
+    ),
     net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
   });
   const auth = wireAuth({ db: database.db, identity, rateLimiter, clock, sso: sso.policy });
   const apiTokens = wireTokens({ tokens: identity.tokens, users: identity.users });
   const serviceAccounts = wireServiceAccounts({ db: database.db, tokens: identity.tokens, clock });
   const licenses = wireLicenses({ db: database.db, cache, clock, trustTestLicenses: config.trustTestLicenses });
-  const caseManagement = wireCaseManagement({ config: config.caseManagement, net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }), cache, clock });
+  const caseManagement = wireCaseManagement({
+    config: config.caseManagement,
+    net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
+    cache,
+    clock,
+  });
   const organizations = wireOrganizations({
     db: database.db,
     clock,
@@ -271,9 +338,21 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     invalidateOwner: (owner) => identity.tokens.invalidateOwner(owner),
     caseCustomers: caseManagement.service,
   });
-  const internal = wireInternal({ tenants: organizations.service.tenants, authenticator: identity.authenticator, internalKey: config.internalKey });
+  const internal = wireInternal({
+    tenants: organizations.service.tenants,
+    authenticator: identity.authenticator,
+    internalKey: config.internalKey,
+  });
   const maintenance = wireMaintenance({ queue, processes: processes.service, sessions: identity.sessions });
-  const collectorConfig = wireCollectorConfig({ db: database.db, clock, logger, queue, settings: collectorSettings, platforms: integrations.platforms, dataDeletion: organizations.dataDeletion });
+  const collectorConfig = wireCollectorConfig({
+    db: database.db,
+    clock,
+    logger,
+    queue,
+    settings: collectorSettings,
+    platforms: integrations.platforms,
+    dataDeletion: organizations.dataDeletion,
+  });
   const pipelineHealth = wirePipelineHealth({ db: database.db, cache, clock, settings: collectorSettings });
   const routing = wireRouting({ db: database.db, clock, audit: audit.service });
   const destinations = wireDestinations({
@@ -281,7 +360,10 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     clock,
     logger,
     audit: audit.service,
-    credentialKeys: { current: keys.key('credentials'), previous: previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')) },
+    credentialKeys: {
+      current: keys.key('credentials'),
+      previous: previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')),
+    },
     outboundAllowCidrs: config.delivery.outboundAllowCidrs,
     fileRoot: config.delivery.fileRoot,
   });
@@ -312,7 +394,11 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     clock,
     logger,
     queue,
-    cipher: createCredentialCipher(keys.key('credentials'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')), 'enrichment-source'),
+    cipher: createCredentialCipher(
+      keys.key('credentials'),
+      previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')),
+      'enrichment-source',
+    ),
     net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
     editions: licenses.editions,
     pollMs: config.normalize.mappingRefreshMs,
@@ -320,14 +406,35 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     samples: (organizationId, limit) => recentEvents(organizationId, limit),
   });
   const email = wireEmail({
-    db: database.db, clock, logger, queue, audit: audit.service, config: config.email, dataDeletion: organizations.dataDeletion,
-    cipher: createCredentialCipher(keys.key('credentials'), previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')), 'smtp'),
+    db: database.db,
+    clock,
+    logger,
+    queue,
+    audit: audit.service,
+    config: config.email,
+    dataDeletion: organizations.dataDeletion,
+    cipher: createCredentialCipher(
+      keys.key('credentials'),
+      previousKeyRings(config.previousSecretKeys).map((r) => r.key('credentials')),
+      'smtp',
+    ),
     net: createNetPolicy({ allowCidrs: config.delivery.outboundAllowCidrs }),
   });
-  await email.resealPassword().catch((err: unknown) => logger.warn({ err }, 'the SMTP password could not be re-encrypted under the current key'));
+  await email
+    .resealPassword()
+    .catch((err: unknown) => logger.warn({ err }, 'the SMTP password could not be re-encrypted under the current key'));
   const detections = wireDetections({
-    db: database.db, clock, logger, queue, email: email.notifier, refreshMs: config.normalize.mappingRefreshMs, notifyIntervalMs: config.search.detectionNotifyMs,
-    publicUrl: config.search.publicUrl, weirVersion: packageVersion(), cases: caseManagement.service, dataDeletion: organizations.dataDeletion,
+    db: database.db,
+    clock,
+    logger,
+    queue,
+    email: email.notifier,
+    refreshMs: config.normalize.mappingRefreshMs,
+    notifyIntervalMs: config.search.detectionNotifyMs,
+    publicUrl: config.search.publicUrl,
+    weirVersion: packageVersion(),
+    cases: caseManagement.service,
+    dataDeletion: organizations.dataDeletion,
     organization: async (id) => {
       const org = await organizations.service.get({ global: true, organizationIds: [] }, id).catch(() => undefined);
       return org ? { id: org.id, name: org.name, case_customer_id: org.case_customer_id ?? null } : undefined;
@@ -341,30 +448,92 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     capture: collectorConfig.recorder,
     routing: delivery.passRouting,
     // The pass runs where batches are consumed; the api role (quarantine reprocessing) runs it inline.
-    passThreads: role === 'all' || role === 'worker' ? (config.normalize.passThreads ?? (role === 'all' ? defaultPassThreads() : 0)) : 0,
+    passThreads:
+      role === 'all' || role === 'worker'
+        ? (config.normalize.passThreads ?? (role === 'all' ? defaultPassThreads() : 0))
+        : 0,
     enrichment: enrichment.pass,
     detection: detections.pass,
   });
   recentEvents = (organizationId, limit) => normalization.service.recentEvents(organizationId, limit);
   const quarantine = wireQuarantine({ db: database.db, clock, reprocessor: normalization.service });
-  const deliveryStatus = wireDeliveryStatus({ db: database.db, clock, lineageEnabled: config.delivery.lineageEnabled, onError, onTapOpened: () => delivery.engine.tapOpened(), onOutboxWritten: () => delivery.engine.wakeLanes(), bodies });
+  const deliveryStatus = wireDeliveryStatus({
+    db: database.db,
+    clock,
+    lineageEnabled: config.delivery.lineageEnabled,
+    onError,
+    onTapOpened: () => delivery.engine.tapOpened(),
+    onOutboxWritten: () => delivery.engine.wakeLanes(),
+    bodies,
+  });
   const backfill = wireBackfill({
-    db: database.db, clock, logger, queue, accept: ingest.accept, cache, lock, integrations: integrations.service, connectorFor, connectorRuntime, processes: processes.service, broker,
-    lockTtlMs: config.collection.lockTtlMs, concurrency: config.collection.concurrency, heartbeatIntervalMs: config.heartbeatIntervalMs,
+    db: database.db,
+    clock,
+    logger,
+    queue,
+    accept: ingest.accept,
+    cache,
+    lock,
+    integrations: integrations.service,
+    connectorFor,
+    connectorRuntime,
+    processes: processes.service,
+    broker,
+    lockTtlMs: config.collection.lockTtlMs,
+    concurrency: config.collection.concurrency,
+    heartbeatIntervalMs: config.heartbeatIntervalMs,
   });
   const collection = wireCollection({
-    db: database.db, clock, logger, telemetry, queue, accept: ingest.accept, admission, lock, config: config.collection, integrations: integrations.service, runtime: connectorRuntime,
-    settings: collectorSettings, observeGauges: role === 'all' || role === 'beat',
+    db: database.db,
+    clock,
+    logger,
+    telemetry,
+    queue,
+    accept: ingest.accept,
+    admission,
+    lock,
+    config: config.collection,
+    integrations: integrations.service,
+    runtime: connectorRuntime,
+    settings: collectorSettings,
+    observeGauges: role === 'all' || role === 'beat',
   });
-  const integrationOps = wireIntegrationOperations({ db: database.db, clock, integrations: integrations.service, platforms: integrations.platforms, connectorFor, runtime: connectorRuntime, editions: licenses.editions });
-  const providers = wireProviders({ connectors: allConnectors, platformOf: (name) => integrations.platforms.get(name), runtime: connectorRuntime, clock, maxRetryWaitMs: config.collection.maxRetryWaitMs });
+  const integrationOps = wireIntegrationOperations({
+    db: database.db,
+    clock,
+    integrations: integrations.service,
+    platforms: integrations.platforms,
+    connectorFor,
+    runtime: connectorRuntime,
+    editions: licenses.editions,
+  });
+  const providers = wireProviders({
+    connectors: allConnectors,
+    platformOf: (name) => integrations.platforms.get(name),
+    runtime: connectorRuntime,
+    clock,
+    maxRetryWaitMs: config.collection.maxRetryWaitMs,
+  });
   const search = wireSearch({
-    db: database.db, clock, logger, queue, config: config.search, events: eventStore.events, email: email.notifier, alerts: detections.alerts,
-    dataDeletion: organizations.dataDeletion, organizations: organizations.service, destinations: destinations.service, routes: routing.service, outbox: delivery.outbox,
+    db: database.db,
+    clock,
+    logger,
+    queue,
+    config: config.search,
+    events: eventStore.events,
+    email: email.notifier,
+    alerts: detections.alerts,
+    dataDeletion: organizations.dataDeletion,
+    organizations: organizations.service,
+    destinations: destinations.service,
+    routes: routing.service,
+    outbox: delivery.outbox,
     live: createLiveQueries({
       requireEnterprise: (feature) => licenses.editions.requireEnterprise(feature),
       integration: async (organizationId, id) => {
-        const found = await integrations.service.get({ global: false, organizationIds: [organizationId] }, id).catch(() => undefined);
+        const found = await integrations.service
+          .get({ global: false, organizationIds: [organizationId] }, id)
+          .catch(() => undefined);
         return found ? { platform: found.platform } : undefined;
       },
       executor: createLiveExecutors({
@@ -387,8 +556,27 @@ export async function createContainer(config: Readonly<Config>, options: Contain
       }),
     }),
   });
-  const configBundle = wireConfigBundle({ db: database.db, clock, modules: { integrations: integrations.service, secretFieldsOf: (p) => integrations.platforms.get(p)?.secretFields ?? [], mappings: mappings.service, destinations: destinations.service, routes: routing.service, tables: enrichment.tables, sources: enrichment.sources, policies: enrichment.policies, collectorSettings: collectorConfig.service } });
-  const dashboard = wireDashboard({ db: database.db, clock, editions: licenses.editions, isPull: (platform) => Boolean(connectorFor(platform)) });
+  const configBundle = wireConfigBundle({
+    db: database.db,
+    clock,
+    modules: {
+      integrations: integrations.service,
+      secretFieldsOf: (p) => integrations.platforms.get(p)?.secretFields ?? [],
+      mappings: mappings.service,
+      destinations: destinations.service,
+      routes: routing.service,
+      tables: enrichment.tables,
+      sources: enrichment.sources,
+      policies: enrichment.policies,
+      collectorSettings: collectorConfig.service,
+    },
+  });
+  const dashboard = wireDashboard({
+    db: database.db,
+    clock,
+    editions: licenses.editions,
+    isPull: (platform) => Boolean(connectorFor(platform)),
+  });
   const health = wireHealth({
     probes: [
       { name: 'database', check: () => database.ping() },
@@ -396,7 +584,12 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     ],
     disk: () => {
       const s = disk.state();
-      return { free_bytes: s.free_bytes, reserved_bytes: s.reserved_bytes, floor_bytes: s.floor_bytes, refusing_events: s.refusing };
+      return {
+        free_bytes: s.free_bytes,
+        reserved_bytes: s.reserved_bytes,
+        floor_bytes: s.floor_bytes,
+        refusing_events: s.refusing,
+      };
     },
   });
 
@@ -420,7 +613,12 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     ingest: { service: ingest.service, accept: ingest.accept },
     syslog: { receiver: syslog.receiver },
     normalization: { service: normalization.service, aggregates: normalization.aggregates },
-    destinations: { directory: destinations.directory, service: destinations.service, cipher: destinations.cipher, types: destinations.types },
+    destinations: {
+      directory: destinations.directory,
+      service: destinations.service,
+      cipher: destinations.cipher,
+      types: destinations.types,
+    },
     enrichment: { feeds: enrichment.feeds },
     delivery: { engine: delivery.engine },
     eventStore: eventStore.events,
@@ -430,10 +628,64 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     authenticator: internal.authenticator,
     processes: processes.service,
     email: email.notifier,
-    routes: [health.routes, auth.routes, audit.routes, integrations.routes, ingest.routes, apiTokens.routes, serviceAccounts.routes, organizations.routes, licenses.routes, internal.routes, drift.routes, ocsf.routes, mappings.routes, quarantine.routes, routing.routes, destinations.routes, deliveryStatus.routes, backfill.routes, collection.routes, integrationOps.routes, providers.routes, collectorConfig.routes, pipelineHealth.routes, enrichment.routes, email.routes, configBundle.routes, sso.routes, dashboard.routes, caseManagement.routes, search.routes, detections.routes],
-    jobs: [...maintenance.jobs, ...organizations.jobs, ...normalization.jobs, ...delivery.jobs, ...backfill.jobs, ...collection.jobs, ...collectorConfig.jobs, ...enrichment.jobs, ...email.jobs, ...sso.jobs, ...search.jobs, ...detections.jobs],
+    routes: [
+      health.routes,
+      auth.routes,
+      audit.routes,
+      integrations.routes,
+      ingest.routes,
+      apiTokens.routes,
+      serviceAccounts.routes,
+      organizations.routes,
+      licenses.routes,
+      internal.routes,
+      drift.routes,
+      ocsf.routes,
+      mappings.routes,
+      quarantine.routes,
+      routing.routes,
+      destinations.routes,
+      deliveryStatus.routes,
+      backfill.routes,
+      collection.routes,
+      integrationOps.routes,
+      providers.routes,
+      collectorConfig.routes,
+      pipelineHealth.routes,
+      enrichment.routes,
+      email.routes,
+      configBundle.routes,
+      sso.routes,
+      dashboard.routes,
+      caseManagement.routes,
+      search.routes,
+      detections.routes,
+    ],
+    jobs: [
+      ...maintenance.jobs,
+      ...organizations.jobs,
+      ...normalization.jobs,
+      ...delivery.jobs,
+      ...backfill.jobs,
+      ...collection.jobs,
+      ...collectorConfig.jobs,
+      ...enrichment.jobs,
+      ...email.jobs,
+      ...sso.jobs,
+      ...search.jobs,
+      ...detections.jobs,
+    ],
     loops: [...delivery.loops, ...syslog.loops],
-    beatTasks: [...maintenance.beatTasks, ...normalization.beatTasks, ...delivery.beatTasks, ...collection.beatTasks, ...collectorConfig.beatTasks, ...enrichment.beatTasks, ...search.beatTasks, ...detections.beatTasks],
+    beatTasks: [
+      ...maintenance.beatTasks,
+      ...normalization.beatTasks,
+      ...delivery.beatTasks,
+      ...collection.beatTasks,
+      ...collectorConfig.beatTasks,
+      ...enrichment.beatTasks,
+      ...search.beatTasks,
+      ...detections.beatTasks,
+    ],
     async close() {
       // Consumers first (they finish in-flight work), then what they write to.
       clearInterval(lastUseFlush);

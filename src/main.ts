@@ -37,7 +37,11 @@ function holdDataDir(config: Config, role: Role, logger: Logger): DataDirLock | 
   if (config.databaseUrl) return undefined;
   try {
     const lock = lockDataDir(config.dataDir, { command: `weir ${role} (${process.argv.slice(1).join(' ')})` });
-    if (lock.tookOverFrom) logger.warn({ lock: lock.file, previous: lock.tookOverFrom }, 'took over the data directory lock of a process that is gone');
+    if (lock.tookOverFrom)
+      logger.warn(
+        { lock: lock.file, previous: lock.tookOverFrom },
+        'took over the data directory lock of a process that is gone',
+      );
     return lock;
   } catch (err) {
     if (err instanceof DataDirLockedError) {
@@ -82,7 +86,12 @@ async function main(): Promise<void> {
   const dirLock = holdDataDir(config, role, logger);
 
   if (role === 'migrate') {
-    const database = await openDatabase({ url: config.databaseUrl, dataDir: `${config.dataDir}/pglite`, sharedBuffers: config.pgliteSharedBuffers, logger });
+    const database = await openDatabase({
+      url: config.databaseUrl,
+      dataDir: `${config.dataDir}/pglite`,
+      sharedBuffers: config.pgliteSharedBuffers,
+      logger,
+    });
     const applied = await migrate(database.db);
     logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is up to date');
     await database.close();

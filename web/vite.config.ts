@@ -21,7 +21,10 @@ function precompress(): Plugin {
       outDir = path.resolve(config.root, config.build.outDir);
     },
     closeBundle() {
-      const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+      const walk = (dir: string): string[] =>
+        readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+          e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)],
+        );
       for (const file of walk(outDir).filter((f) => /\.(js|css|html|svg|json)$/.test(f))) {
         const body = readFileSync(file);
         if (body.length < 1024) continue;

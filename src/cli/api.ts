@@ -26,7 +26,8 @@ export function connection(flags: { url?: string; token?: string }, env: NodeJS.
   } catch {
     throw new CliError(`--url is not a URL: ${url}`, 2);
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new CliError('--url must be http:// or https://', 2);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new CliError('--url must be http:// or https://', 2);
   const token = flags.token ?? env.WEIR_TOKEN;
   if (!token) throw new CliError('an API token is needed: --token or WEIR_TOKEN', 2);
   return { url, token };
@@ -43,11 +44,21 @@ export function detailOf(answer: ApiAnswer): string {
   return typeof d === 'string' && d ? `${d} (HTTP ${answer.status})` : `HTTP ${answer.status}`;
 }
 
-export async function request(c: Connection, method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+export async function request(
+  c: Connection,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<Response> {
   try {
     return await fetch(`${c.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${c.token}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${c.token}`,
+        accept: 'application/json',
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       ...(signal ? { signal } : {}),
     });
@@ -58,7 +69,12 @@ export async function request(c: Connection, method: 'GET' | 'POST', path: strin
   }
 }
 
-export async function jsonRequest(c: Connection, method: 'GET' | 'POST', path: string, body?: unknown): Promise<ApiAnswer> {
+export async function jsonRequest(
+  c: Connection,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<ApiAnswer> {
   const res = await request(c, method, path, body);
   const text = await res.text();
   let json: unknown = null;

@@ -16,7 +16,9 @@ import { startConsumers } from '../roles/jobs.js';
 
 type Json = Record<string, unknown>;
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const okta = JSON.parse(readFileSync(path.join(ROOT, 'src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Json[];
+const okta = JSON.parse(
+  readFileSync(path.join(ROOT, 'src/connectors/okta/fixtures/system_log.json'), 'utf8'),
+) as Json[];
 
 interface Run {
   code: number | string;
@@ -24,7 +26,11 @@ interface Run {
   stderr: string;
 }
 
-function weir(args: string[], env: Record<string, string>, onStdout?: (text: string, proc: ReturnType<typeof spawn>) => void): Promise<Run> {
+function weir(
+  args: string[],
+  env: Record<string, string>,
+  onStdout?: (text: string, proc: ReturnType<typeof spawn>) => void,
+): Promise<Run> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
@@ -37,14 +43,32 @@ function weir(args: string[], env: Record<string, string>, onStdout?: (text: str
     onStdout?.(stdout, proc);
   });
   proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  return new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code: code ?? signal ?? -1, stdout, stderr })));
+  return new Promise((resolve) =>
+    proc.on('exit', (code, signal) => resolve({ code: code ?? signal ?? -1, stdout, stderr })),
+  );
 }
 
 describe('weir --help', () => {
   it('lists every role and command; each command has its own help', async () => {
-    const [all, diff, tapHelp] = await Promise.all([weir(['--help'], {}), weir(['config', 'diff', '--help'], {}), weir(['tap', '--help'], {})]);
+    const [all, diff, tapHelp] = await Promise.all([
+      weir(['--help'], {}),
+      weir(['config', 'diff', '--help'], {}),
+      weir(['tap', '--help'], {}),
+    ]);
     expect(all.code).toBe(0);
-    for (const word of ['all', 'api', 'worker', 'dispatcher', 'beat', 'migrate', 'config export', 'config diff <file>', 'config import <file>', 'tap <destination_id>']) expect(all.stdout).toContain(word);
+    for (const word of [
+      'all',
+      'api',
+      'worker',
+      'dispatcher',
+      'beat',
+      'migrate',
+      'config export',
+      'config diff <file>',
+      'config import <file>',
+      'tap <destination_id>',
+    ])
+      expect(all.stdout).toContain(word);
     expect(diff.code).toBe(0);
     expect(diff.stdout).toContain('--organization');
     expect(diff.stdout).toContain('0 nothing would change, 1 changes or conflicts, 2 error');
@@ -54,7 +78,10 @@ describe('weir --help', () => {
   }, 60_000);
 
   it('refuses an unknown option and a missing token with exit 2', async () => {
-    const [unknown, noToken] = await Promise.all([weir(['tap', 'x', '--bogus'], {}), weir(['config', 'export'], { WEIR_URL: 'http://127.0.0.1:9' })]);
+    const [unknown, noToken] = await Promise.all([
+      weir(['tap', 'x', '--bogus'], {}),
+      weir(['config', 'export'], { WEIR_URL: 'http://127.0.0.1:9' }),
+    ]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('bogus');
     expect(noToken.code).toBe(2);
@@ -78,11 +105,36 @@ describe('weir tap', () => {
     const org = await createOrganization(t, 'Tap Org');
     admin = await createPrincipal(t, { role: 'admin', organizationId: org });
     receiver = await startWebhookReceiver({ keyOf: (event) => seqOf(event) });
-    const created = await http(base, 'POST', '/api/integrations/', { name: 'okta', platform: 'okta', organization_id: org }, admin.headers);
-    ingestToken = String((await http(base, 'POST', `/api/ingest/integrations/${String(created.json.id)}/token`, {}, admin.headers)).json.token);
-    destination = await createDestination(base, admin.headers, { name: 'receiver', type: 'http', organization_id: org, config: { url: receiver.url }, delivery: { max_wait_ms: 20 } });
-    await createRoute(base, admin.headers, { name: 'everything', organization_id: org, destination_ids: [destination] });
-    consumers.push(...startConsumers(t.container.queue, t.container.jobs.filter((j) => j.role === 'worker'), t.container.logger));
+    const created = await http(
+      base,
+      'POST',
+      '/api/integrations/',
+      { name: 'okta', platform: 'okta', organization_id: org },
+      admin.headers,
+    );
+    ingestToken = String(
+      (await http(base, 'POST', `/api/ingest/integrations/${String(created.json.id)}/token`, {}, admin.headers)).json
+        .token,
+    );
+    destination = await createDestination(base, admin.headers, {
+      name: 'receiver',
+      type: 'http',
+      organization_id: org,
+      config: { url: receiver.url },
+      delivery: { max_wait_ms: 20 },
+    });
+    await createRoute(base, admin.headers, {
+      name: 'everything',
+      organization_id: org,
+      destination_ids: [destination],
+    });
+    consumers.push(
+      ...startConsumers(
+        t.container.queue,
+        t.container.jobs.filter((j) => j.role === 'worker'),
+        t.container.logger,
+      ),
+    );
     loops.push(...t.container.loops.map((l) => l.start()));
   }, 60_000);
 
@@ -94,18 +146,30 @@ describe('weir tap', () => {
   });
 
   async function push(tag: string, n: number) {
-    const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ ...okta[i % okta.length], weir_test_seq: `${tag}-${i}` }));
-    const res = await fetch(`${base}/api/ingest/system_log`, { method: 'POST', headers: { authorization: `Bearer ${ingestToken}` }, body: lines.join('\n') });
+    const lines = Array.from({ length: n }, (_, i) =>
+      JSON.stringify({ ...okta[i % okta.length], weir_test_seq: `${tag}-${i}` }),
+    );
+    const res = await fetch(`${base}/api/ingest/system_log`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ingestToken}` },
+      body: lines.join('\n'),
+    });
     expect(res.status).toBe(200);
   }
 
   it('prints each event the destination receives as one JSON line {at, event}, and never the token', async () => {
     let pushed = false;
-    const run = weir(['tap', destination, '--limit', '3', '--seconds', '30'], { WEIR_URL: base, WEIR_TOKEN: admin.token });
+    const run = weir(['tap', destination, '--limit', '3', '--seconds', '30'], {
+      WEIR_URL: base,
+      WEIR_TOKEN: admin.token,
+    });
     // The session must be open before events flow: push once the server has it.
     const opened = (async () => {
       for (let i = 0; i < 200 && !pushed; i++) {
-        const n = await t.container.database.db.selectFrom('tap_sessions').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+        const n = await t.container.database.db
+          .selectFrom('tap_sessions')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow();
         if (Number(n.n) > 0) {
           pushed = true;
           await push('tap', 5);
@@ -128,14 +192,21 @@ describe('weir tap', () => {
 
   it('follows until Ctrl-C, then exits 0', async () => {
     let interrupted = false;
-    const run = weir(['tap', destination, '--seconds', '30'], { WEIR_URL: base, WEIR_TOKEN: admin.token }, (text, proc) => {
-      if (!interrupted && text.includes('\n')) {
-        interrupted = true;
-        proc.kill('SIGINT');
-      }
-    });
+    const run = weir(
+      ['tap', destination, '--seconds', '30'],
+      { WEIR_URL: base, WEIR_TOKEN: admin.token },
+      (text, proc) => {
+        if (!interrupted && text.includes('\n')) {
+          interrupted = true;
+          proc.kill('SIGINT');
+        }
+      },
+    );
     for (let i = 0; i < 200; i++) {
-      const n = await t.container.database.db.selectFrom('tap_sessions').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+      const n = await t.container.database.db
+        .selectFrom('tap_sessions')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow();
       if (Number(n.n) > 0) break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -146,7 +217,7 @@ describe('weir tap', () => {
     expect(result.stdout.trim().split('\n').length).toBeGreaterThanOrEqual(1);
   }, 90_000);
 
-  it('prints the API\'s detail and exits 1 for a destination it cannot see', async () => {
+  it("prints the API's detail and exits 1 for a destination it cannot see", async () => {
     const result = await weir(['tap', 'no-such-destination', '--once'], { WEIR_URL: base, WEIR_TOKEN: admin.token });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^weir: .*not found.*\(HTTP 404\)/i);
@@ -169,8 +240,20 @@ describe('weir config against the real operations', () => {
     orgB = await createOrganization(t, 'CLI target');
     platform = await createPrincipal(t, { role: 'admin' });
     dir = mkdtempSync(path.join(tmpdir(), 'weir-cli-'));
-    await http(base, 'POST', '/api/integrations/', { name: 'vpn', platform: 'custom', organization_id: orgA }, platform.headers);
-    await createDestination(base, platform.headers, { name: 'siem', type: 'http', organization_id: orgA, config: { url: 'http://127.0.0.1:9/in' }, credential: { bearer_token: 'cli-secret-A' } });
+    await http(
+      base,
+      'POST',
+      '/api/integrations/',
+      { name: 'vpn', platform: 'custom', organization_id: orgA },
+      platform.headers,
+    );
+    await createDestination(base, platform.headers, {
+      name: 'siem',
+      type: 'http',
+      organization_id: orgA,
+      config: { url: 'http://127.0.0.1:9/in' },
+      credential: { bearer_token: 'cli-secret-A' },
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -202,6 +285,7 @@ describe('weir config against the real operations', () => {
     expect(applied.code, applied.stderr + applied.stdout).toBe(0);
     const after = await weir(['config', 'diff', file, '--organization', String(orgB)], env);
     expect(after.code, after.stdout).toBe(0);
-    for (const run of [exported, same, into, refused, applied, after]) expect(run.stdout + run.stderr).not.toContain(platform.token);
+    for (const run of [exported, same, into, refused, applied, after])
+      expect(run.stdout + run.stderr).not.toContain(platform.token);
   }, 120_000);
 });

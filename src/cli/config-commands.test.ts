@@ -24,9 +24,19 @@ interface Seen {
   body: Json | undefined;
 }
 
-const EXPORTED = { version: 1, organization: 'Acme', routes: [{ name: 'all', destinations: ['siem'] }], destinations: [{ name: 'siem', type: 'http', credential: { ref: 'siem-token' } }] };
+const EXPORTED = {
+  version: 1,
+  organization: 'Acme',
+  routes: [{ name: 'all', destinations: ['siem'] }],
+  destinations: [{ name: 'siem', type: 'http', credential: { ref: 'siem-token' } }],
+};
 const ITEMS_CHANGED = [
-  { kind: 'route', name: 'all', action: 'update', changes: [{ path: 'destinations', from: ['siem'], to: ['siem', 'lake'] }] },
+  {
+    kind: 'route',
+    name: 'all',
+    action: 'update',
+    changes: [{ path: 'destinations', from: ['siem'], to: ['siem', 'lake'] }],
+  },
   { kind: 'destination', name: 'lake', action: 'create' },
   { kind: 'destination', name: 'siem', action: 'unchanged' },
 ];
@@ -40,21 +50,59 @@ function conflictBody(detail: string, details: Json): Json {
   return { detail, error: { code: 'config_bundle.conflict', message: detail, details } };
 }
 
-function answer(document: Json | undefined, dryRun: boolean, secrets: Json | undefined): { status: number; body: Json } {
+function answer(
+  document: Json | undefined,
+  dryRun: boolean,
+  secrets: Json | undefined,
+): { status: number; body: Json } {
   const name = (document as { organization?: unknown } | undefined)?.organization;
   if (typeof name !== 'string') return { status: 422, body: { detail: 'document.organization is required' } };
   if (name === 'Same') {
-    return { status: 200, body: { dry_run: dryRun, applied: !dryRun, summary: { create: 0, update: 0, unchanged: 2, conflict: 0 }, items: [{ kind: 'route', name: 'all', action: 'unchanged' }, { kind: 'destination', name: 'siem', action: 'unchanged' }] } };
+    return {
+      status: 200,
+      body: {
+        dry_run: dryRun,
+        applied: !dryRun,
+        summary: { create: 0, update: 0, unchanged: 2, conflict: 0 },
+        items: [
+          { kind: 'route', name: 'all', action: 'unchanged' },
+          { kind: 'destination', name: 'siem', action: 'unchanged' },
+        ],
+      },
+    };
   }
   if (name === 'Clash') {
-    const items = [{ kind: 'route', name: 'all', action: 'conflict', reason: 'changed on the server since the export' }];
+    const items = [
+      { kind: 'route', name: 'all', action: 'conflict', reason: 'changed on the server since the export' },
+    ];
     const summary = { create: 0, update: 0, unchanged: 0, conflict: 1 };
-    return dryRun ? { status: 200, body: { dry_run: true, applied: false, summary, items } } : { status: 409, body: conflictBody('the import has conflicts', { dry_run: false, applied: false, summary, items }) };
+    return dryRun
+      ? { status: 200, body: { dry_run: true, applied: false, summary, items } }
+      : {
+          status: 409,
+          body: conflictBody('the import has conflicts', { dry_run: false, applied: false, summary, items }),
+        };
   }
   if (!dryRun && (secrets as { 'siem-token'?: unknown } | undefined)?.['siem-token'] === undefined) {
-    return { status: 409, body: conflictBody('secret siem-token is needed', { dry_run: false, applied: false, summary: { create: 1, update: 1, unchanged: 1, conflict: 0 }, items: ITEMS_CHANGED }) };
+    return {
+      status: 409,
+      body: conflictBody('secret siem-token is needed', {
+        dry_run: false,
+        applied: false,
+        summary: { create: 1, update: 1, unchanged: 1, conflict: 0 },
+        items: ITEMS_CHANGED,
+      }),
+    };
   }
-  return { status: 200, body: { dry_run: dryRun, applied: !dryRun, summary: { create: 1, update: 1, unchanged: 1, conflict: 0 }, items: ITEMS_CHANGED.map((i) => ({ ...i, id: dryRun ? undefined : 7 })) } };
+  return {
+    status: 200,
+    body: {
+      dry_run: dryRun,
+      applied: !dryRun,
+      summary: { create: 1, update: 1, unchanged: 1, conflict: 0 },
+      items: ITEMS_CHANGED.map((i) => ({ ...i, id: dryRun ? undefined : 7 })),
+    },
+  };
 }
 
 async function read(req: IncomingMessage): Promise<Json | undefined> {
@@ -75,7 +123,9 @@ beforeAll(async () => {
       if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(401, { detail: 'Not authenticated' });
       const u = new URL(req.url ?? '/', 'http://x');
       if (req.method === 'GET' && u.pathname === '/api/collectors/config/export') {
-        return u.searchParams.get('organization_id') === '404' ? send(404, { detail: 'Organization not found' }) : send(200, EXPORTED);
+        return u.searchParams.get('organization_id') === '404'
+          ? send(404, { detail: 'Organization not found' })
+          : send(200, EXPORTED);
       }
       if (req.method === 'POST' && u.pathname === '/api/collectors/config/import') {
         const a = answer(body?.document as Json | undefined, body?.dry_run === true, body?.secrets as Json | undefined);
@@ -89,7 +139,10 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
 
-function weir(args: string[], env: Record<string, string> = {}): Promise<{ code: number | string; stdout: string; stderr: string }> {
+function weir(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | string; stdout: string; stderr: string }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, WEIR_URL: url, WEIR_TOKEN: TOKEN, ...env },
@@ -99,7 +152,9 @@ function weir(args: string[], env: Record<string, string> = {}): Promise<{ code:
   let stderr = '';
   proc.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
   proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  return new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code: code ?? signal ?? -1, stdout, stderr })));
+  return new Promise((resolve) =>
+    proc.on('exit', (code, signal) => resolve({ code: code ?? signal ?? -1, stdout, stderr })),
+  );
 }
 
 function file(name: string, content: unknown): string {
@@ -173,14 +228,24 @@ describe('weir config import', () => {
     expect(r.stdout).toContain('applied: create 1, update 1, unchanged 1, conflict 0');
     expect(r.stdout).not.toContain('hunter2');
     const sent = seen.filter((s) => s.method === 'POST').at(-1)!;
-    expect(sent.body).toEqual({ document: { organization: 'Acme' }, dry_run: false, secrets: { 'siem-token': 'hunter2' } });
+    expect(sent.body).toEqual({
+      document: { organization: 'Acme' },
+      dry_run: false,
+      secrets: { 'siem-token': 'hunter2' },
+    });
   }, 60_000);
 
   it('exits 1 with the detail when the server needs secrets or finds conflicts, 2 on a bad secrets file', async () => {
     const [needs, clash, badSecrets] = await Promise.all([
       weir(['config', 'import', file('needs.json', { organization: 'Acme' })]),
       weir(['config', 'import', file('clash2.json', { organization: 'Clash' })]),
-      weir(['config', 'import', file('ok.json', { organization: 'Acme' }), '--secrets', file('bad-secrets.json', ['x'])]),
+      weir([
+        'config',
+        'import',
+        file('ok.json', { organization: 'Acme' }),
+        '--secrets',
+        file('bad-secrets.json', ['x']),
+      ]),
     ]);
     expect(needs.code).toBe(1);
     expect(needs.stderr).toBe('weir: nothing applied: secret siem-token is needed (HTTP 409)\n');

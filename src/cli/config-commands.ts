@@ -27,7 +27,10 @@ function readJson(file: string, what: string): unknown {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new CliError(`cannot read ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 2);
+    throw new CliError(
+      `cannot read ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      2,
+    );
   }
   try {
     return JSON.parse(text);
@@ -36,10 +39,12 @@ function readJson(file: string, what: string): unknown {
   }
 }
 
-const query = (organization: string | undefined) => (organization === undefined ? '' : `?organization_id=${encodeURIComponent(organization)}`);
+const query = (organization: string | undefined) =>
+  organization === undefined ? '' : `?organization_id=${encodeURIComponent(organization)}`;
 
 export function checkOrganization(value: string | undefined): string | undefined {
-  if (value !== undefined && !/^\d{1,10}$/.test(value)) throw new CliError(`--organization must be an organization id (a number), got "${value}"`, 2);
+  if (value !== undefined && !/^\d{1,10}$/.test(value))
+    throw new CliError(`--organization must be an organization id (a number), got "${value}"`, 2);
   return value;
 }
 
@@ -55,8 +60,10 @@ export function formatItems(items: ImportItem[]): string[] {
     lines.push(`${String(i.action).padEnd(w.action)}  ${String(i.kind).padEnd(w.kind)}  ${i.name}`);
     if (i.reason) lines.push(`    reason: ${i.reason}`);
     const changes = i.changes;
-    if (Array.isArray(changes)) for (const c of changes) lines.push(`    ${typeof c === 'string' ? c : JSON.stringify(c)}`);
-    else if (changes && typeof changes === 'object') for (const [k, v] of Object.entries(changes)) lines.push(`    ${k}: ${JSON.stringify(v)}`);
+    if (Array.isArray(changes))
+      for (const c of changes) lines.push(`    ${typeof c === 'string' ? c : JSON.stringify(c)}`);
+    else if (changes && typeof changes === 'object')
+      for (const [k, v] of Object.entries(changes)) lines.push(`    ${k}: ${JSON.stringify(v)}`);
     else if (changes !== undefined && changes !== null) lines.push(`    ${JSON.stringify(changes)}`);
   }
   return lines;
@@ -69,9 +76,18 @@ export function formatSummary(s: Record<string, number> | undefined): string {
 
 type Out = (line: string) => void;
 
-export async function configExport(c: Connection, opts: { organization?: string; out?: string }, out: Out): Promise<number> {
-  const answer = await jsonRequest(c, 'GET', `/api/collectors/config/export${query(checkOrganization(opts.organization))}`);
-  if (answer.status !== 200) throw new CliError(detailOf(answer), answer.status === 422 || answer.status === 400 ? 2 : 1);
+export async function configExport(
+  c: Connection,
+  opts: { organization?: string; out?: string },
+  out: Out,
+): Promise<number> {
+  const answer = await jsonRequest(
+    c,
+    'GET',
+    `/api/collectors/config/export${query(checkOrganization(opts.organization))}`,
+  );
+  if (answer.status !== 200)
+    throw new CliError(detailOf(answer), answer.status === 422 || answer.status === 400 ? 2 : 1);
   const text = `${JSON.stringify(answer.json, null, 2)}\n`;
   if (opts.out) {
     writeFileSync(opts.out, text);
@@ -83,14 +99,27 @@ export async function configExport(c: Connection, opts: { organization?: string;
 /** The import's answer: a 409 carries the diff in the error body's details (the project's one error shape). */
 function importAnswer(answer: { status: number; json: unknown }): ImportAnswer {
   const body = (answer.json ?? {}) as ImportAnswer & { error?: { details?: Partial<ImportAnswer> } };
-  return answer.status === 409 && body.error?.details && Array.isArray(body.error.details.items) ? { ...body.error.details, detail: body.detail } : body;
+  return answer.status === 409 && body.error?.details && Array.isArray(body.error.details.items)
+    ? { ...body.error.details, detail: body.detail }
+    : body;
 }
 
-export async function configDiff(c: Connection, file: string, opts: { organization?: string }, out: Out): Promise<number> {
+export async function configDiff(
+  c: Connection,
+  file: string,
+  opts: { organization?: string },
+  out: Out,
+): Promise<number> {
   const document = readJson(file, 'document');
-  const answer = await jsonRequest(c, 'POST', `/api/collectors/config/import${query(checkOrganization(opts.organization))}`, { document, dry_run: true });
+  const answer = await jsonRequest(
+    c,
+    'POST',
+    `/api/collectors/config/import${query(checkOrganization(opts.organization))}`,
+    { document, dry_run: true },
+  );
   const body = importAnswer(answer);
-  if (answer.status !== 200 && !(answer.status === 409 && Array.isArray(body.items))) throw new CliError(detailOf(answer), 2);
+  if (answer.status !== 200 && !(answer.status === 409 && Array.isArray(body.items)))
+    throw new CliError(detailOf(answer), 2);
   const items = body.items ?? [];
   for (const line of formatItems(items)) out(line);
   out(`summary: ${formatSummary(body.summary)}`);
@@ -98,20 +127,35 @@ export async function configDiff(c: Connection, file: string, opts: { organizati
   return items.some((i) => i.action !== 'unchanged') ? 1 : 0;
 }
 
-export async function configImport(c: Connection, file: string, opts: { organization?: string; secrets?: string }, out: Out): Promise<number> {
+export async function configImport(
+  c: Connection,
+  file: string,
+  opts: { organization?: string; secrets?: string },
+  out: Out,
+): Promise<number> {
   const document = readJson(file, 'document');
   let secrets: unknown;
   if (opts.secrets) {
     secrets = readJson(opts.secrets, 'secrets file');
-    if (typeof secrets !== 'object' || secrets === null || Array.isArray(secrets) || !Object.values(secrets).every((v) => typeof v === 'string')) {
+    if (
+      typeof secrets !== 'object' ||
+      secrets === null ||
+      Array.isArray(secrets) ||
+      !Object.values(secrets).every((v) => typeof v === 'string')
+    ) {
       throw new CliError(`secrets file ${opts.secrets} must be a JSON object of {"ref": "value"} strings`, 2);
     }
   }
-  const answer = await jsonRequest(c, 'POST', `/api/collectors/config/import${query(checkOrganization(opts.organization))}`, {
-    document,
-    dry_run: false,
-    ...(secrets !== undefined ? { secrets } : {}),
-  });
+  const answer = await jsonRequest(
+    c,
+    'POST',
+    `/api/collectors/config/import${query(checkOrganization(opts.organization))}`,
+    {
+      document,
+      dry_run: false,
+      ...(secrets !== undefined ? { secrets } : {}),
+    },
+  );
   const body = importAnswer(answer);
   if (answer.status === 409 && Array.isArray(body.items)) {
     for (const line of formatItems(body.items.filter((i) => i.action !== 'unchanged'))) out(line);

@@ -8,7 +8,18 @@ import path from 'node:path';
 import type { OcsfIssue } from '../ocsf/types.js';
 import { BUILTIN_MAPPINGS } from '../pipeline/normalize/builtin/index.js';
 import { compileMapping } from '../pipeline/normalize/compile.js';
-import { emptyTally, EXPECTED_SUFFIX, expectedEntry, judgeSample, mapSample, readSample, SAMPLE_EXTENSIONS, tally, type EventJudgement, type SourceTally } from '../pipeline/normalize/corpus.js';
+import {
+  emptyTally,
+  EXPECTED_SUFFIX,
+  expectedEntry,
+  judgeSample,
+  mapSample,
+  readSample,
+  SAMPLE_EXTENSIONS,
+  tally,
+  type EventJudgement,
+  type SourceTally,
+} from '../pipeline/normalize/corpus.js';
 import type { CompiledMapping, MappingDocument } from '../pipeline/normalize/types.js';
 import { ocsfCatalog } from '../ocsf/index.js';
 
@@ -75,7 +86,13 @@ export function mappingResolver(docs: readonly MappingDocument[]): (source: stri
   };
 }
 
-export function runSampleFile(file: string, resolve: (source: string) => CompiledMapping | undefined, validate: (e: Record<string, unknown>) => readonly OcsfIssue[], options: CorpusOptions, tallies: Map<string, SourceTally>): SampleReport | undefined {
+export function runSampleFile(
+  file: string,
+  resolve: (source: string) => CompiledMapping | undefined,
+  validate: (e: Record<string, unknown>) => readonly OcsfIssue[],
+  options: CorpusOptions,
+  tallies: Map<string, SourceTally>,
+): SampleReport | undefined {
   const source = sourceOf(file);
   const expectedFile = expectedFileOf(file);
   const hasExpected = existsSync(expectedFile);
@@ -84,7 +101,9 @@ export function runSampleFile(file: string, resolve: (source: string) => Compile
   if (!mapping && !hasExpected) return undefined;
   const report: SampleReport = { file, source, events: 0, failures: [], problems: [], updated: false };
   if (!mapping) {
-    report.problems.push(`no mapping for ${source}: the folders holding a sample name a platform and a stream (a document of this run or a built-in)`);
+    report.problems.push(
+      `no mapping for ${source}: the folders holding a sample name a platform and a stream (a document of this run or a built-in)`,
+    );
     return report;
   }
   const sample = readSample(file, readFileSync(file, 'utf8'));
@@ -97,7 +116,9 @@ export function runSampleFile(file: string, resolve: (source: string) => Compile
     report.updated = true;
     judgements = outcomes.map((_, i) => ({ line: sample.lines[i]!, ok: true, classOk: true, failures: [] }));
   } else if (!hasExpected) {
-    report.problems.push(`no ${path.basename(expectedFile)} beside it: run weir test --update, then review what it wrote`);
+    report.problems.push(
+      `no ${path.basename(expectedFile)} beside it: run weir test --update, then review what it wrote`,
+    );
   } else {
     let expected: unknown;
     try {
@@ -133,12 +154,26 @@ export function printSample(r: SampleReport, options: CorpusOptions, print: (lin
 
 /** The per-source table of --summary. */
 export function summaryTable(tallies: ReadonlyMap<string, SourceTally>): string[] {
-  const head = ['source', 'events', 'valid', 'Base Event', 'quarantined', 'class+activity as expected', 'output as expected'];
-  const rows = [...tallies].sort(([a], [b]) => a.localeCompare(b)).map(([s, t]) => [s, t.events, t.valid, t.base, t.quarantined, t.classAsExpected, t.asExpected].map(String));
+  const head = [
+    'source',
+    'events',
+    'valid',
+    'Base Event',
+    'quarantined',
+    'class+activity as expected',
+    'output as expected',
+  ];
+  const rows = [...tallies]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([s, t]) => [s, t.events, t.valid, t.base, t.quarantined, t.classAsExpected, t.asExpected].map(String));
   const total = emptyTally();
   for (const t of tallies.values()) for (const k of Object.keys(total) as (keyof SourceTally)[]) total[k] += t[k];
-  rows.push(['all', ...[total.events, total.valid, total.base, total.quarantined, total.classAsExpected, total.asExpected].map(String)]);
+  rows.push([
+    'all',
+    ...[total.events, total.valid, total.base, total.quarantined, total.classAsExpected, total.asExpected].map(String),
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(head), ...rows.map(line)];
 }

@@ -12,11 +12,14 @@ import { testMappings } from './test-command.js';
 export const COMMANDS = ['config', 'tap', 'test'] as const;
 
 export const COMMAND_SUMMARY: [string, string][] = [
-  ['config export', 'write an organization\'s configuration bundle (JSON) to a file or stdout'],
+  ['config export', "write an organization's configuration bundle (JSON) to a file or stdout"],
   ['config diff <file>', 'show what importing the file would change (exit 0: nothing, 1: changes, 2: error)'],
   ['config import <file>', 'apply the file (exit 0: applied, 1: conflicts or secrets needed, 2: error)'],
   ['tap <destination_id>', 'follow what a destination receives, masked, one JSON line per event, until Ctrl-C'],
-  ['test <dir|file>...', 'run mapping documents\' test cases and sample corpora offline, for CI (exit 0: all pass, 1: a failure)'],
+  [
+    'test <dir|file>...',
+    "run mapping documents' test cases and sample corpora offline, for CI (exit 0: all pass, 1: a failure)",
+  ],
 ];
 
 const CONNECTION_HELP = `
@@ -27,7 +30,11 @@ connection:
 `;
 
 const HELP: Record<string, string> = {
-  config: `usage: weir config <export|diff|import> [options]\n\n${COMMAND_SUMMARY.filter(([n]) => n.startsWith('config')).map(([n, s]) => `  ${n.padEnd(22)}${s}`).join('\n')}\n\nweir config <subcommand> --help for its options.\n`,
+  config: `usage: weir config <export|diff|import> [options]\n\n${COMMAND_SUMMARY.filter(([n]) =>
+    n.startsWith('config'),
+  )
+    .map(([n, s]) => `  ${n.padEnd(22)}${s}`)
+    .join('\n')}\n\nweir config <subcommand> --help for its options.\n`,
   'config export': `usage: weir config export [--organization N] [--out FILE]\n\nGET /api/collectors/config/export; writes the document, pretty-printed, to FILE or stdout.\n\n  --organization N  the organization (required with platform scope or several organizations)\n  --out FILE        write here instead of stdout\n${CONNECTION_HELP}`,
   'config diff': `usage: weir config diff <file> [--organization N]\n\nPOST /api/collectors/config/import with {"document": <file>, "dry_run": true}; prints one line per\nitem (action, kind, name) with its reason and changes, then the summary.\nExit status: 0 nothing would change, 1 changes or conflicts, 2 error.\n\n  --organization N  the organization\n${CONNECTION_HELP}`,
   'config import': `usage: weir config import <file> [--organization N] [--secrets FILE]\n\nPOST /api/collectors/config/import with {"document": <file>, "dry_run": false, "secrets": <FILE>};\nprints what was applied.\nExit status: 0 applied, 1 conflicts or secrets needed (nothing applied), 2 error.\n\n  --organization N  the organization\n  --secrets FILE    a JSON object {"<secret ref>": "<value>"} for the document's secret references\n${CONNECTION_HELP}`,
@@ -59,7 +66,8 @@ function parse<T extends Record<string, { type: 'string' | 'boolean'; short?: st
 
 function positiveInt(name: string, v: string | undefined, max: number): number | undefined {
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > max) throw new CliError(`--${name} must be an integer from 1 to ${max}`, 2);
+  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > max)
+    throw new CliError(`--${name} must be an integer from 1 to ${max}`, 2);
   return Number(v);
 }
 
@@ -71,15 +79,37 @@ export async function runCommand(argv: string[], env: NodeJS.ProcessEnv = proces
     if (command === 'test') {
       let parsed;
       try {
-        parsed = parseArgs({ args: argv.slice(1), options: { verbose: { type: 'boolean' }, update: { type: 'boolean' }, summary: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+        parsed = parseArgs({
+          args: argv.slice(1),
+          options: {
+            verbose: { type: 'boolean' },
+            update: { type: 'boolean' },
+            summary: { type: 'boolean' },
+            help: { type: 'boolean', short: 'h' },
+          },
+          allowPositionals: true,
+          strict: true,
+        });
       } catch (err) {
         throw new CliError((err as Error).message, 2);
       }
       if (parsed.values.help) return help('test');
-      return testMappings(parsed.positionals, { verbose: parsed.values.verbose ?? false, update: parsed.values.update ?? false, summary: parsed.values.summary ?? false }, stdout);
+      return testMappings(
+        parsed.positionals,
+        {
+          verbose: parsed.values.verbose ?? false,
+          update: parsed.values.update ?? false,
+          summary: parsed.values.summary ?? false,
+        },
+        stdout,
+      );
     }
     if (command === 'tap') {
-      const { values, positionals } = parse(argv.slice(1), { seconds: { type: 'string' }, limit: { type: 'string' }, once: { type: 'boolean' } });
+      const { values, positionals } = parse(argv.slice(1), {
+        seconds: { type: 'string' },
+        limit: { type: 'string' },
+        once: { type: 'boolean' },
+      });
       if (values.help) return help('tap');
       if (positionals.length !== 1) throw new CliError('usage: weir tap <destination_id> (see weir tap --help)', 2);
       const c = connection(values, env);
@@ -87,26 +117,53 @@ export async function runCommand(argv: string[], env: NodeJS.ProcessEnv = proces
       const onSigint = () => stop.abort();
       process.once('SIGINT', onSigint);
       try {
-        return await tap(c, positionals[0]!, { seconds: positiveInt('seconds', values.seconds, 60) ?? 60, limit: positiveInt('limit', values.limit, 1_000_000), once: values.once ?? false }, stdout, stop.signal);
+        return await tap(
+          c,
+          positionals[0]!,
+          {
+            seconds: positiveInt('seconds', values.seconds, 60) ?? 60,
+            limit: positiveInt('limit', values.limit, 1_000_000),
+            once: values.once ?? false,
+          },
+          stdout,
+          stop.signal,
+        );
       } finally {
         process.off('SIGINT', onSigint);
       }
     }
     // config
     if (sub === undefined || sub === '--help' || sub === '-h') return help('config', sub === undefined ? 2 : 0);
-    if (!['export', 'diff', 'import'].includes(sub)) throw new CliError(`unknown config subcommand "${sub}" (export, diff, import)`, 2);
-    const { values, positionals } = parse(rest, { organization: { type: 'string' }, out: { type: 'string' }, secrets: { type: 'string' } });
+    if (!['export', 'diff', 'import'].includes(sub))
+      throw new CliError(`unknown config subcommand "${sub}" (export, diff, import)`, 2);
+    const { values, positionals } = parse(rest, {
+      organization: { type: 'string' },
+      out: { type: 'string' },
+      secrets: { type: 'string' },
+    });
     if (values.help) return help(`config ${sub}`);
     if (sub === 'export') {
-      if (positionals.length > 0 || values.secrets) throw new CliError('usage: weir config export [--organization N] [--out FILE]', 2);
-      return await configExport(connection(values, env), { organization: values.organization, out: values.out }, (l) => process.stderr.write(`${l}\n`));
+      if (positionals.length > 0 || values.secrets)
+        throw new CliError('usage: weir config export [--organization N] [--out FILE]', 2);
+      return await configExport(connection(values, env), { organization: values.organization, out: values.out }, (l) =>
+        process.stderr.write(`${l}\n`),
+      );
     }
-    if (positionals.length !== 1 || values.out) throw new CliError(`usage: weir config ${sub} <file> [--organization N]${sub === 'import' ? ' [--secrets FILE]' : ''}`, 2);
+    if (positionals.length !== 1 || values.out)
+      throw new CliError(
+        `usage: weir config ${sub} <file> [--organization N]${sub === 'import' ? ' [--secrets FILE]' : ''}`,
+        2,
+      );
     if (sub === 'diff') {
       if (values.secrets) throw new CliError('--secrets belongs to weir config import', 2);
       return await configDiff(connection(values, env), positionals[0]!, { organization: values.organization }, stdout);
     }
-    return await configImport(connection(values, env), positionals[0]!, { organization: values.organization, secrets: values.secrets }, stdout);
+    return await configImport(
+      connection(values, env),
+      positionals[0]!,
+      { organization: values.organization, secrets: values.secrets },
+      stdout,
+    );
   } catch (err) {
     if (err instanceof CliError) {
       process.stderr.write(`weir: ${err.message}\n`);

@@ -10,7 +10,13 @@ export interface TapOptions {
   once: boolean;
 }
 
-export async function tap(c: Connection, destinationId: string, opts: TapOptions, out: (line: string) => void, signal: AbortSignal): Promise<number> {
+export async function tap(
+  c: Connection,
+  destinationId: string,
+  opts: TapOptions,
+  out: (line: string) => void,
+  signal: AbortSignal,
+): Promise<number> {
   if (!/^[A-Za-z0-9_-]{1,100}$/.test(destinationId)) throw new CliError(`not a destination id: "${destinationId}"`, 2);
   let printed = 0;
   for (;;) {

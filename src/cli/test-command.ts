@@ -12,7 +12,14 @@ import { runCases, type CaseResult } from '../pipeline/normalize/cases.js';
 import { compileMapping, validateMappingDocument } from '../pipeline/normalize/compile.js';
 import type { MappingDocument } from '../pipeline/normalize/types.js';
 import { CliError } from './api.js';
-import { isSampleFile, mappingResolver, printSample, runSampleFile, summaryTable, type CorpusOptions } from './corpus.js';
+import {
+  isSampleFile,
+  mappingResolver,
+  printSample,
+  runSampleFile,
+  summaryTable,
+  type CorpusOptions,
+} from './corpus.js';
 import type { SourceTally } from '../pipeline/normalize/corpus.js';
 
 const MAX_FILES = 10_000;
@@ -29,7 +36,8 @@ function documentFiles(target: string): Found {
   } catch {
     throw new CliError(`${target}: no such file or directory`, 2);
   }
-  if (stat.isFile()) return isSampleFile(target) ? { documents: [], samples: [target] } : { documents: [target], samples: [] };
+  if (stat.isFile())
+    return isSampleFile(target) ? { documents: [], samples: [target] } : { documents: [target], samples: [] };
   const out: string[] = [];
   const samples: string[] = [];
   const walk = (dir: string) => {
@@ -52,7 +60,10 @@ interface FileOutcome {
   doc?: MappingDocument;
 }
 
-function testFile(file: string, validate: (e: Record<string, unknown>) => ReturnType<ReturnType<typeof createValidator>['validate']>): FileOutcome {
+function testFile(
+  file: string,
+  validate: (e: Record<string, unknown>) => ReturnType<ReturnType<typeof createValidator>['validate']>,
+): FileOutcome {
   let doc: unknown;
   try {
     doc = JSON.parse(readFileSync(file, 'utf8'));
@@ -65,12 +76,17 @@ function testFile(file: string, validate: (e: Record<string, unknown>) => Return
   return { cases: runCases(d, compileMapping(d, ocsfCatalog()), validate), doc: d };
 }
 
-export function testMappings(targets: string[], options: { verbose: boolean } & Partial<CorpusOptions>, print: (line: string) => void): number {
+export function testMappings(
+  targets: string[],
+  options: { verbose: boolean } & Partial<CorpusOptions>,
+  print: (line: string) => void,
+): number {
   if (targets.length === 0) throw new CliError('usage: weir test <dir|file>... (see weir test --help)', 2);
   const found = targets.map(documentFiles);
   const files = found.flatMap((f) => f.documents);
   const sampleFiles = found.flatMap((f) => f.samples);
-  if (files.length === 0 && sampleFiles.length === 0) throw new CliError(`no *.json mapping document or sample file under ${targets.join(', ')}`, 2);
+  if (files.length === 0 && sampleFiles.length === 0)
+    throw new CliError(`no *.json mapping document or sample file under ${targets.join(', ')}`, 2);
   const validator = createValidator(ocsfCatalog());
   const validate = (e: Record<string, unknown>) => validator.validate(e);
   let invalid = 0;
@@ -90,7 +106,9 @@ export function testMappings(targets: string[], options: { verbose: boolean } & 
     const bad = cases.filter((c) => !c.ok);
     passed += cases.length - bad.length;
     failed += bad.length;
-    print(`${file}: ${cases.length === 0 ? 'no test cases' : `${cases.length} case${cases.length > 1 ? 's' : ''}, ${bad.length === 0 ? 'all passed' : `${bad.length} failed`}`}`);
+    print(
+      `${file}: ${cases.length === 0 ? 'no test cases' : `${cases.length} case${cases.length > 1 ? 's' : ''}, ${bad.length === 0 ? 'all passed' : `${bad.length} failed`}`}`,
+    );
     for (const c of cases) {
       if (c.ok && !options.verbose) continue;
       print(`  ${c.ok ? 'ok  ' : 'FAIL'} ${JSON.stringify(c.name)} (/tests/${c.index})`);
@@ -102,14 +120,26 @@ export function testMappings(targets: string[], options: { verbose: boolean } & 
     const summary = `${files.length} document${files.length > 1 ? 's' : ''}, ${passed + failed} cases: ${passed} passed, ${failed} failed`;
     lines.push(invalid > 0 ? `${summary}; ${invalid} invalid document${invalid > 1 ? 's' : ''}` : summary);
   }
-  const corpusOptions: CorpusOptions = { verbose: options.verbose, update: options.update ?? false, summary: options.summary ?? false };
-  const corpusFailed = sampleFiles.length > 0 ? testSamples(sampleFiles, docs, validate, corpusOptions, print, lines) : 0;
+  const corpusOptions: CorpusOptions = {
+    verbose: options.verbose,
+    update: options.update ?? false,
+    summary: options.summary ?? false,
+  };
+  const corpusFailed =
+    sampleFiles.length > 0 ? testSamples(sampleFiles, docs, validate, corpusOptions, print, lines) : 0;
   for (const l of lines) print(l);
   return invalid > 0 || failed > 0 || corpusFailed > 0 ? 1 : 0;
 }
 
 /** Runs the corpus samples; returns how many samples failed. */
-function testSamples(sampleFiles: string[], docs: MappingDocument[], validate: (e: Record<string, unknown>) => ReturnType<ReturnType<typeof createValidator>['validate']>, options: CorpusOptions, print: (line: string) => void, lines: string[]): number {
+function testSamples(
+  sampleFiles: string[],
+  docs: MappingDocument[],
+  validate: (e: Record<string, unknown>) => ReturnType<ReturnType<typeof createValidator>['validate']>,
+  options: CorpusOptions,
+  print: (line: string) => void,
+  lines: string[],
+): number {
   const resolve = mappingResolver(docs);
   const tallies = new Map<string, SourceTally>();
   let samples = 0;
@@ -128,6 +158,9 @@ function testSamples(sampleFiles: string[], docs: MappingDocument[], validate: (
   if (options.summary) lines.push(...summaryTable(tallies));
   const head = `corpus: ${tallies.size} source${tallies.size === 1 ? '' : 's'}, ${samples} sample file${samples === 1 ? '' : 's'}, ${events} events`;
   if (options.update) lines.push(`${head}: expected output written`);
-  else lines.push(`${head}: ${events - differ} as expected, ${differ} differ${bad > 0 ? ` (${bad} file${bad === 1 ? '' : 's'} failing)` : ''}`);
+  else
+    lines.push(
+      `${head}: ${events - differ} as expected, ${differ} differ${bad > 0 ? ` (${bad} file${bad === 1 ? '' : 's'} failing)` : ''}`,
+    );
   return bad;
 }

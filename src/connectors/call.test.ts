@@ -9,7 +9,11 @@ const target = { key: 'call-test', config: { api_key: SECRET }, secrets: [SECRET
 
 describe('callVendor', () => {
   it('returns the value and the latency', async () => {
-    const out = await callVendor(testRuntime(), target, async (ctx) => `config has ${Object.keys(ctx.config).join(',')}`);
+    const out = await callVendor(
+      testRuntime(),
+      target,
+      async (ctx) => `config has ${Object.keys(ctx.config).join(',')}`,
+    );
     expect(out).toMatchObject({ ok: true, value: 'config has api_key' });
     expect(out.latencyMs).toBeGreaterThanOrEqual(0);
   });
@@ -34,11 +38,17 @@ describe('callVendor', () => {
     const out = await callVendor(testRuntime(), target, async () => {
       throw new TypeError(`cannot read ${SECRET}`);
     });
-    expect(out).toMatchObject({ ok: false, error: { kind: 'connector_error', message: 'TypeError: cannot read [redacted]', status: null } });
+    expect(out).toMatchObject({
+      ok: false,
+      error: { kind: 'connector_error', message: 'TypeError: cannot read [redacted]', status: null },
+    });
   });
 
   it('gives up at the deadline even when the connector ignores its signal', async () => {
-    const out = await callVendor(testRuntime(), target, () => new Promise(() => {}), { timeoutMs: 50, maxRetryWaitMs: 0 });
+    const out = await callVendor(testRuntime(), target, () => new Promise(() => {}), {
+      timeoutMs: 50,
+      maxRetryWaitMs: 0,
+    });
     expect(out).toMatchObject({ ok: false, error: { kind: 'timeout', status: null } });
   });
 });

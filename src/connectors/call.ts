@@ -14,7 +14,8 @@ export interface VendorFailure {
   status: number | null;
 }
 
-export type CallOutcome<T> = { ok: true; value: T; latencyMs: number } | { ok: false; error: VendorFailure; latencyMs: number };
+export type CallOutcome<T> =
+  { ok: true; value: T; latencyMs: number } | { ok: false; error: VendorFailure; latencyMs: number };
 
 export interface CallOptions {
   /** The whole call, retries included. */
@@ -31,13 +32,19 @@ export function redact(text: string, secrets: readonly string[]): string {
 }
 
 function failureOf(err: unknown, secrets: readonly string[]): VendorFailure {
-  if (err instanceof VendorError) return { kind: err.kind, message: redact(err.message, secrets), status: err.details.status ?? null };
+  if (err instanceof VendorError)
+    return { kind: err.kind, message: redact(err.message, secrets), status: err.details.status ?? null };
   // A connector bug (TypeError, ...): its message may quote the config, so it is redacted too.
   const message = err instanceof Error ? `${err.name}: ${err.message}` : 'unknown failure';
   return { kind: 'connector_error', message: redact(message, secrets), status: null };
 }
 
-export async function callVendor<T>(runtime: ConnectorRuntime, target: ConnectorTarget, fn: (ctx: ConnectorContext) => Promise<T>, options: CallOptions = INTERACTIVE_CALL): Promise<CallOutcome<T>> {
+export async function callVendor<T>(
+  runtime: ConnectorRuntime,
+  target: ConnectorTarget,
+  fn: (ctx: ConnectorContext) => Promise<T>,
+  options: CallOptions = INTERACTIVE_CALL,
+): Promise<CallOutcome<T>> {
   const controller = new AbortController();
   const started = performance.now();
   const elapsed = () => Math.max(0, Math.round(performance.now() - started));
@@ -54,8 +61,19 @@ export async function callVendor<T>(runtime: ConnectorRuntime, target: Connector
     const value = await Promise.race([fn(open.ctx), deadline]);
     return { ok: true, value, latencyMs: elapsed() };
   } catch (err) {
-    if ((err as { deadline?: boolean }).deadline || (controller.signal.aborted && !(err instanceof VendorError && err.kind !== 'unavailable'))) {
-      return { ok: false, error: { kind: 'timeout', message: `no answer from the vendor within ${Math.round(options.timeoutMs / 1000)} s`, status: null }, latencyMs: elapsed() };
+    if (
+      (err as { deadline?: boolean }).deadline ||
+      (controller.signal.aborted && !(err instanceof VendorError && err.kind !== 'unavailable'))
+    ) {
+      return {
+        ok: false,
+        error: {
+          kind: 'timeout',
+          message: `no answer from the vendor within ${Math.round(options.timeoutMs / 1000)} s`,
+          status: null,
+        },
+        latencyMs: elapsed(),
+      };
     }
     return { ok: false, error: failureOf(err, target.secrets), latencyMs: elapsed() };
   } finally {

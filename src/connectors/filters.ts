@@ -49,12 +49,20 @@ function envelopeFields(cond: unknown, at: string, out: FilterProblem[], depth =
   }
   if (!isRecord(cond)) return;
   if (typeof cond.field === 'string' && (cond.field === 'envelope' || cond.field.startsWith('envelope.'))) {
-    out.push({ location: `${at}/field`, message: 'collection filters test the raw vendor event; envelope fields are not available (use streams to choose streams)' });
+    out.push({
+      location: `${at}/field`,
+      message:
+        'collection filters test the raw vendor event; envelope fields are not available (use streams to choose streams)',
+    });
   }
-  for (const key of ['all', 'any', 'not'] as const) if (key in cond) envelopeFields(cond[key], `${at}/${key}`, out, depth + 1);
+  for (const key of ['all', 'any', 'not'] as const)
+    if (key in cond) envelopeFields(cond[key], `${at}/${key}`, out, depth + 1);
 }
 
-function check(raw: unknown, platformStreams: readonly string[] | undefined): { problems: FilterProblem[]; excludes: RecordPredicate[]; streams: string[] | null } {
+function check(
+  raw: unknown,
+  platformStreams: readonly string[] | undefined,
+): { problems: FilterProblem[]; excludes: RecordPredicate[]; streams: string[] | null } {
   const problems: FilterProblem[] = [];
   const excludes: RecordPredicate[] = [];
   let streams: string[] | null = null;
@@ -63,24 +71,35 @@ function check(raw: unknown, platformStreams: readonly string[] | undefined): { 
     problems.push({ location: 'body', message: 'collection filters are an object {streams, exclude}' });
     return { problems, excludes, streams };
   }
-  for (const key of Object.keys(raw)) if (!KEYS.has(key)) problems.push({ location: `body/${key}`, message: 'unknown key (collection filters are {streams, exclude})' });
+  for (const key of Object.keys(raw))
+    if (!KEYS.has(key))
+      problems.push({ location: `body/${key}`, message: 'unknown key (collection filters are {streams, exclude})' });
 
   if (raw.streams !== undefined && raw.streams !== null) {
-    if (!Array.isArray(raw.streams)) problems.push({ location: 'body/streams', message: 'must be a list of stream names or null (every stream)' });
-    else if (raw.streams.length > FILTER_LIMITS.streams) problems.push({ location: 'body/streams', message: `at most ${FILTER_LIMITS.streams} streams` });
+    if (!Array.isArray(raw.streams))
+      problems.push({ location: 'body/streams', message: 'must be a list of stream names or null (every stream)' });
+    else if (raw.streams.length > FILTER_LIMITS.streams)
+      problems.push({ location: 'body/streams', message: `at most ${FILTER_LIMITS.streams} streams` });
     else {
       streams = [];
       raw.streams.forEach((s, i) => {
-        if (typeof s !== 'string' || s === '') problems.push({ location: `body/streams/${i}`, message: 'must be a non-empty string' });
-        else if (platformStreams && !platformStreams.includes(s)) problems.push({ location: `body/streams/${i}`, message: `is not a stream of this platform (${platformStreams.join(', ') || 'none'})` });
+        if (typeof s !== 'string' || s === '')
+          problems.push({ location: `body/streams/${i}`, message: 'must be a non-empty string' });
+        else if (platformStreams && !platformStreams.includes(s))
+          problems.push({
+            location: `body/streams/${i}`,
+            message: `is not a stream of this platform (${platformStreams.join(', ') || 'none'})`,
+          });
         else if (!streams!.includes(s)) streams!.push(s);
       });
     }
   }
 
   if (raw.exclude !== undefined && raw.exclude !== null) {
-    if (!Array.isArray(raw.exclude)) problems.push({ location: 'body/exclude', message: 'must be a list of conditions' });
-    else if (raw.exclude.length > FILTER_LIMITS.exclude) problems.push({ location: 'body/exclude', message: `at most ${FILTER_LIMITS.exclude} exclude conditions` });
+    if (!Array.isArray(raw.exclude))
+      problems.push({ location: 'body/exclude', message: 'must be a list of conditions' });
+    else if (raw.exclude.length > FILTER_LIMITS.exclude)
+      problems.push({ location: 'body/exclude', message: `at most ${FILTER_LIMITS.exclude} exclude conditions` });
     else {
       raw.exclude.forEach((cond, i) => {
         const at = `body/exclude/${i}`;
@@ -127,11 +146,21 @@ const PASS_ALL: CompiledCollectionFilters = { streamEnabled: () => true, drops: 
 export function compileCollectionFilters(raw: unknown): CompiledCollectionFilters {
   if (raw === null || raw === undefined) return PASS_ALL;
   const { problems, excludes, streams } = check(raw, undefined);
-  if (problems.length > 0) throw new Error(`invalid collection filters: ${problems[0]!.location} ${problems[0]!.message}`);
+  if (problems.length > 0)
+    throw new Error(`invalid collection filters: ${problems[0]!.location} ${problems[0]!.message}`);
   const enabled = streams === null ? () => true : (s: string) => streams.includes(s);
   if (excludes.length === 0) return { streamEnabled: enabled, drops: () => false };
   // One record shell reused per event: the predicates only read `ocsf`, and evaluation is synchronous.
-  const shell = { id: '', organization_id: 0, integration_id: 0, stream: '', received_at: '', mapping_version_id: '', valid: true, ocsf: {} } as NormalizedRecord;
+  const shell = {
+    id: '',
+    organization_id: 0,
+    integration_id: 0,
+    stream: '',
+    received_at: '',
+    mapping_version_id: '',
+    valid: true,
+    ocsf: {},
+  } as NormalizedRecord;
   return {
     streamEnabled: enabled,
     drops(event) {

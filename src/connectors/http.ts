@@ -152,7 +152,8 @@ export function createVendorHttp(options: VendorHttpOptions): VendorHttp & { clo
       const code = (err as NodeJS.ErrnoException).code ?? (err as Error).name;
       for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
         const kind = (e as { kind?: string }).kind;
-        if (kind === 'blocked_address' || kind === 'dns') throw new VendorError(kind === 'dns' ? 'unavailable' : 'blocked_address', (e as Error).message);
+        if (kind === 'blocked_address' || kind === 'dns')
+          throw new VendorError(kind === 'dns' ? 'unavailable' : 'blocked_address', (e as Error).message);
       }
       if (options.signal.aborted) throw new VendorError('unavailable', 'collection was stopped');
       throw new VendorError('unavailable', `${url.host}: request failed (${code || 'network error'})`);
@@ -162,7 +163,8 @@ export function createVendorHttp(options: VendorHttpOptions): VendorHttp & { clo
     try {
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
         size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES) throw new VendorError('invalid_response', `${url.host}: the answer exceeds ${MAX_RESPONSE_BYTES} bytes`);
+        if (size > MAX_RESPONSE_BYTES)
+          throw new VendorError('invalid_response', `${url.host}: the answer exceeds ${MAX_RESPONSE_BYTES} bytes`);
         chunks.push(chunk);
       }
     } catch (err) {
@@ -181,7 +183,11 @@ export function createVendorHttp(options: VendorHttpOptions): VendorHttp & { clo
         try {
           return JSON.parse(text) as T;
         } catch {
-          throw new VendorError('invalid_response', `${url.host}: HTTP ${res.statusCode} answer is not JSON: ${short(text, secrets())}`, { status: res.statusCode });
+          throw new VendorError(
+            'invalid_response',
+            `${url.host}: HTTP ${res.statusCode} answer is not JSON: ${short(text, secrets())}`,
+            { status: res.statusCode },
+          );
         }
       },
       header(name) {
@@ -193,7 +199,8 @@ export function createVendorHttp(options: VendorHttpOptions): VendorHttp & { clo
 
   async function request(req: VendorRequest): Promise<VendorResponse> {
     const url = new URL(String(req.url));
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new VendorError('config', `${url.protocol} is not an HTTP URL`);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw new VendorError('config', `${url.protocol} is not an HTTP URL`);
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     let lastError: VendorError | undefined;
     for (let attempt = 1; attempt <= attempts; attempt++) {
@@ -212,27 +219,51 @@ export function createVendorHttp(options: VendorHttpOptions): VendorHttp & { clo
         usage.rateLimited += 1;
         const waitMs = waitFromHeaders(res.headers, now()) ?? backoffMs * 2 ** (attempt - 1);
         if (waitMs > options.maxRetryWaitMs || attempt === attempts) {
-          throw new VendorError('rate_limited', `${url.host}: rate limited (HTTP 429), retry in ${Math.ceil(waitMs / 1000)} s`, { status: 429, retryAfterMs: waitMs });
+          throw new VendorError(
+            'rate_limited',
+            `${url.host}: rate limited (HTTP 429), retry in ${Math.ceil(waitMs / 1000)} s`,
+            { status: 429, retryAfterMs: waitMs },
+          );
         }
         notBefore = now() + waitMs;
         continue;
       }
       if (res.status >= 500) {
         usage.errors += 1;
-        lastError = new VendorError('unavailable', `${url.host}: HTTP ${res.status}${res.text ? `: ${short(res.text, secrets())}` : ''}`, {
-          status: res.status,
-          ...(waitFromHeaders(res.headers, now()) !== undefined ? { retryAfterMs: waitFromHeaders(res.headers, now()) } : {}),
-        });
-        if (attempt < attempts) await wait(Math.min(options.maxRetryWaitMs, waitFromHeaders(res.headers, now()) ?? Math.random() * backoffMs * 2 ** (attempt - 1)));
+        lastError = new VendorError(
+          'unavailable',
+          `${url.host}: HTTP ${res.status}${res.text ? `: ${short(res.text, secrets())}` : ''}`,
+          {
+            status: res.status,
+            ...(waitFromHeaders(res.headers, now()) !== undefined
+              ? { retryAfterMs: waitFromHeaders(res.headers, now()) }
+              : {}),
+          },
+        );
+        if (attempt < attempts)
+          await wait(
+            Math.min(
+              options.maxRetryWaitMs,
+              waitFromHeaders(res.headers, now()) ?? Math.random() * backoffMs * 2 ** (attempt - 1),
+            ),
+          );
         continue;
       }
       if (res.status === 401 || res.status === 403) {
         usage.errors += 1;
-        throw new VendorError('auth', `${url.host}: HTTP ${res.status} (credentials refused)${res.text ? `: ${short(res.text, secrets())}` : ''}`, { status: res.status });
+        throw new VendorError(
+          'auth',
+          `${url.host}: HTTP ${res.status} (credentials refused)${res.text ? `: ${short(res.text, secrets())}` : ''}`,
+          { status: res.status },
+        );
       }
       if (res.status >= 400 || res.status < 200 || res.status >= 300) {
         usage.errors += 1;
-        throw new VendorError('bad_request', `${url.host}: HTTP ${res.status}${res.text ? `: ${short(res.text, secrets())}` : ''}`, { status: res.status });
+        throw new VendorError(
+          'bad_request',
+          `${url.host}: HTTP ${res.status}${res.text ? `: ${short(res.text, secrets())}` : ''}`,
+          { status: res.status },
+        );
       }
       if (quotaSpent(res.headers)) {
         const waitMs = waitFromHeaders(res.headers, now());

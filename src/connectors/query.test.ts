@@ -24,18 +24,26 @@ describe('live queries: okta filter', () => {
   const okta = (q: string) => translate(oktaConnector, 'system_log', q);
 
   it('pushes eq, startswith and contains on plain copies, joined by and', () => {
-    expect(okta('metadata.event_code = "user.session.start" and actor.user.name startswith "adm" and message contains "sign"').params).toEqual({
+    expect(
+      okta(
+        'metadata.event_code = "user.session.start" and actor.user.name startswith "adm" and message contains "sign"',
+      ).params,
+    ).toEqual({
       filter: 'eventType eq "user.session.start" and actor.alternateId sw "adm" and displayMessage co "sign"',
     });
   });
 
   it('escapes quotes and backslashes in string literals', () => {
-    expect(okta('actor.user.name = \'a"b\\\\c\'').params.filter).toBe('actor.alternateId eq "a\\"b\\\\c"');
+    expect(okta("actor.user.name = 'a\"b\\\\c'").params.filter).toBe('actor.alternateId eq "a\\"b\\\\c"');
   });
 
   it('pushes an OR whose branches are all filterable; an in list becomes an OR', () => {
-    expect(okta('metadata.event_code in ("a.b", "c.d")').params.filter).toBe('eventType eq "a.b" or eventType eq "c.d"');
-    expect(okta('actor.user.name = "x" and (metadata.event_code = "a" or metadata.event_code startswith "b")').params.filter).toBe('actor.alternateId eq "x" and (eventType eq "a" or eventType sw "b")');
+    expect(okta('metadata.event_code in ("a.b", "c.d")').params.filter).toBe(
+      'eventType eq "a.b" or eventType eq "c.d"',
+    );
+    expect(
+      okta('actor.user.name = "x" and (metadata.event_code = "a" or metadata.event_code startswith "b")').params.filter,
+    ).toBe('actor.alternateId eq "x" and (eventType eq "a" or eventType sw "b")');
   });
 
   it('keeps local an OR with an unfilterable branch, NOT, lookups, casts and non-text values', () => {
@@ -52,32 +60,50 @@ describe('live queries: okta filter', () => {
 
   it('pushes nothing through a mapping that parses at the top level, from a parsed field, or fills the field twice', () => {
     const doc = builtinMapping('okta', 'system_log')!.document as unknown as Record<string, unknown>;
-    expect(translate(oktaConnector, 'system_log', 'metadata.event_code = "a"', { ...doc, parse: [{ parser: 'json' }] }).text).toBeNull();
+    expect(
+      translate(oktaConnector, 'system_log', 'metadata.event_code = "a"', { ...doc, parse: [{ parser: 'json' }] }).text,
+    ).toBeNull();
     // Parse steps writing `into` a path leave the vendor's own fields pushable, not theirs.
     const into = { ...doc, parse: [{ parser: 'kv', from: 'displayMessage', into: 'eventType' }] };
     expect(translate(oktaConnector, 'system_log', 'metadata.event_code = "a"', into).text).toBeNull();
-    expect(translate(oktaConnector, 'system_log', 'metadata.event_code = "a"', { ...doc, parse: [{ parser: 'kv', from: 'displayMessage', into: 'weir_parsed' }] }).text).toBe('eventType eq "a"');
-    const twice = { ...doc, defaults: [...(doc.defaults as unknown[]), { target: 'metadata.event_code', from: 'legacyEventType' }] };
+    expect(
+      translate(oktaConnector, 'system_log', 'metadata.event_code = "a"', {
+        ...doc,
+        parse: [{ parser: 'kv', from: 'displayMessage', into: 'weir_parsed' }],
+      }).text,
+    ).toBe('eventType eq "a"');
+    const twice = {
+      ...doc,
+      defaults: [...(doc.defaults as unknown[]), { target: 'metadata.event_code', from: 'legacyEventType' }],
+    };
     expect(translate(oktaConnector, 'system_log', 'metadata.event_code = "a"', twice).text).toBeNull();
   });
 });
 
 describe('live queries: Graph $filter', () => {
   it('eq and startswith with OData quoting; contains stays local', () => {
-    const r = translate(microsoftGraphConnector, 'signins', 'actor.app_name = "O\'Brien Portal" and src_endpoint.location.city startswith "Red" and user.full_name contains "x"');
+    const r = translate(
+      microsoftGraphConnector,
+      'signins',
+      'actor.app_name = "O\'Brien Portal" and src_endpoint.location.city startswith "Red" and user.full_name contains "x"',
+    );
     expect(r.params).toEqual({ $filter: "appDisplayName eq 'O''Brien Portal' and startswith(location/city, 'Red')" });
     expect(translate(microsoftGraphConnector, 'signins', 'actor.app_name contains "Office"').text).toBeNull();
   });
 
   it('reads of the Azure Monitor form (properties.*) do not stop a push-down; a fallback the API carries does', () => {
     // actor.app_name: ["properties.appDisplayName", "appDisplayName"]: the API never sends `properties`.
-    expect(translate(microsoftGraphConnector, 'signins', 'actor.app_name = "Azure Portal"').text).toBe("appDisplayName eq 'Azure Portal'");
+    expect(translate(microsoftGraphConnector, 'signins', 'actor.app_name = "Azure Portal"').text).toBe(
+      "appDisplayName eq 'Azure Portal'",
+    );
     // user.name falls back to servicePrincipalName (a service principal's sign-in): userPrincipalName alone is not necessary.
     expect(translate(microsoftGraphConnector, 'signins', 'user.name = "ana@example.com"').text).toBeNull();
   });
 
   it('nested properties use "/" and ORs are parenthesized', () => {
-    expect(translate(microsoftGraphConnector, 'directory_audits', 'actor.user.name in ("a@x.io", "b@x.io")').params.$filter).toBe("(initiatedBy/user/userPrincipalName eq 'a@x.io' or initiatedBy/user/userPrincipalName eq 'b@x.io')");
+    expect(
+      translate(microsoftGraphConnector, 'directory_audits', 'actor.user.name in ("a@x.io", "b@x.io")').params.$filter,
+    ).toBe("(initiatedBy/user/userPrincipalName eq 'a@x.io' or initiatedBy/user/userPrincipalName eq 'b@x.io')");
   });
 });
 
@@ -85,7 +111,9 @@ describe('live queries: CloudTrail LookupAttributes', () => {
   const ct = (q: string) => translate(awsCloudtrailConnector, 'cloudtrail', q);
 
   it('sends one attribute, the most selective of the ANDed ones', () => {
-    expect(ct('metadata.event_code = "ConsoleLogin" and api.service.name = "signin.amazonaws.com"').params).toEqual({ LookupAttributes: JSON.stringify([{ AttributeKey: 'EventName', AttributeValue: 'ConsoleLogin' }]) });
+    expect(ct('metadata.event_code = "ConsoleLogin" and api.service.name = "signin.amazonaws.com"').params).toEqual({
+      LookupAttributes: JSON.stringify([{ AttributeKey: 'EventName', AttributeValue: 'ConsoleLogin' }]),
+    });
     expect(ct('api.service.name = "iam.amazonaws.com" and metadata.uid = "e-1"').text).toBe('EventId=e-1');
   });
 
@@ -100,7 +128,9 @@ describe('live queries: GitHub phrase', () => {
   const gh = (q: string) => translate(githubConnector, 'audit_log', q);
 
   it('action: and actor: qualifiers, one value each', () => {
-    expect(gh('metadata.event_code = "repo.create" and actor.user.name = "octocat"').params).toEqual({ phrase: 'action:repo.create actor:octocat' });
+    expect(gh('metadata.event_code = "repo.create" and actor.user.name = "octocat"').params).toEqual({
+      phrase: 'action:repo.create actor:octocat',
+    });
   });
 
   it('a value the phrase cannot carry bare, an OR or a prefix stays local', () => {
@@ -113,7 +143,11 @@ describe('live queries: GitHub phrase', () => {
 
 describe('live queries: CrowdStrike FQL', () => {
   it("field:'value' joined by + and , with escapes", () => {
-    const r = translate(crowdstrikeFalconConnector, 'alerts', 'device.name = "host-1" and (finding_info.analytic.name = "A" or finding_info.analytic.name = "B\'s \\\\x")');
+    const r = translate(
+      crowdstrikeFalconConnector,
+      'alerts',
+      'device.name = "host-1" and (finding_info.analytic.name = "A" or finding_info.analytic.name = "B\'s \\\\x")',
+    );
     expect(r.params).toEqual({ filter: "device.hostname:'host-1'+(name:'A',name:'B\\'s \\\\x')" });
   });
 
@@ -125,27 +159,54 @@ describe('live queries: CrowdStrike FQL', () => {
 
 describe('live queries: Google Reports', () => {
   it('userKey, eventName and filters from the plain copies', () => {
-    const r = translate(googleWorkspaceConnector, 'login', 'actor.user.name = "ana@example.com" and metadata.event_code = "login_failure" and status_detail = "login_failure_invalid_password"');
-    expect(r.params).toEqual({ userKey: 'ana@example.com', eventName: 'login_failure', filters: 'login_failure_type==login_failure_invalid_password' });
+    const r = translate(
+      googleWorkspaceConnector,
+      'login',
+      'actor.user.name = "ana@example.com" and metadata.event_code = "login_failure" and status_detail = "login_failure_invalid_password"',
+    );
+    expect(r.params).toEqual({
+      userKey: 'ana@example.com',
+      eventName: 'login_failure',
+      filters: 'login_failure_type==login_failure_invalid_password',
+    });
   });
 
   it('has no OR; a filters value with a comma stays local', () => {
-    expect(translate(googleWorkspaceConnector, 'login', 'metadata.event_code = "a" or metadata.event_code = "b"').text).toBeNull();
+    expect(
+      translate(googleWorkspaceConnector, 'login', 'metadata.event_code = "a" or metadata.event_code = "b"').text,
+    ).toBeNull();
     expect(translate(googleWorkspaceConnector, 'login', 'status_detail = "a,b"').text).toBeNull();
   });
 });
 
 describe('live queries: one source of truth with query-capabilities', () => {
   it('lists exactly the fields the translation pushes down with the built-in mapping', () => {
-    for (const c of [oktaConnector, microsoftGraphConnector, awsCloudtrailConnector, githubConnector, crowdstrikeFalconConnector, googleWorkspaceConnector]) {
+    for (const c of [
+      oktaConnector,
+      microsoftGraphConnector,
+      awsCloudtrailConnector,
+      githubConnector,
+      crowdstrikeFalconConnector,
+      googleWorkspaceConnector,
+    ]) {
       for (const s of c.streams) {
         const cap = liveQueryCapability(c, s.name);
-        const pushed = pushdownFields(c.query!.streams[s.name] ?? [], builtinMapping(c.platform, s.name)!.document as unknown as Record<string, unknown>, c.query!.absent);
+        const pushed = pushdownFields(
+          c.query!.streams[s.name] ?? [],
+          builtinMapping(c.platform, s.name)!.document as unknown as Record<string, unknown>,
+          c.query!.absent,
+        );
         expect(cap.supported).toBe(true);
         expect(cap.fields.map((f) => f.field).sort()).toEqual([...pushed.keys()].sort());
       }
     }
-    expect(liveQueryCapability(oktaConnector, 'system_log').fields).toEqual(expect.arrayContaining([{ field: 'metadata.event_code', vendor_field: 'eventType', ops: ['eq', 'prefix', 'contains'] }]));
-    expect(liveQueryCapability(awsCloudtrailConnector, 'cloudtrail').fields).toEqual(expect.arrayContaining([{ field: 'metadata.event_code', vendor_field: 'EventName', ops: ['eq'] }]));
+    expect(liveQueryCapability(oktaConnector, 'system_log').fields).toEqual(
+      expect.arrayContaining([
+        { field: 'metadata.event_code', vendor_field: 'eventType', ops: ['eq', 'prefix', 'contains'] },
+      ]),
+    );
+    expect(liveQueryCapability(awsCloudtrailConnector, 'cloudtrail').fields).toEqual(
+      expect.arrayContaining([{ field: 'metadata.event_code', vendor_field: 'EventName', ops: ['eq'] }]),
+    );
   });
 });

@@ -25,7 +25,8 @@ export interface VendorField {
 }
 
 /** A necessary condition over vendor fields; `null` stands for "no constraint". */
-export type VendorFilter = { field: VendorField; op: PushOp; value: string } | { and: VendorFilter[] } | { or: VendorFilter[] };
+export type VendorFilter =
+  { field: VendorField; op: PushOp; value: string } | { and: VendorFilter[] } | { or: VendorFilter[] };
 
 export interface RenderedFilter {
   /** Request parameters the connector adds to its first request of the window. */
@@ -98,9 +99,14 @@ function parsedRoots(doc: Record<string, unknown>, never: (from: unknown) => boo
  * document whose parse steps write at the top level pushes nothing down, and one whose steps
  * write `into` a path pushes down only copies from outside it.
  */
-export function pushdownFields(fields: readonly VendorField[], doc: Record<string, unknown> | undefined, absent: readonly string[] = []): Map<string, VendorField> {
+export function pushdownFields(
+  fields: readonly VendorField[],
+  doc: Record<string, unknown> | undefined,
+  absent: readonly string[] = [],
+): Map<string, VendorField> {
   const out = new Map<string, VendorField>();
-  const under = (roots: readonly string[], from: string) => roots.some((root) => from === root || from.startsWith(`${root}.`) || from.startsWith(`${root}[`));
+  const under = (roots: readonly string[], from: string) =>
+    roots.some((root) => from === root || from.startsWith(`${root}.`) || from.startsWith(`${root}[`));
   const never = (from: unknown) => typeof from === 'string' && under(absent, from);
   const parsed = doc ? parsedRoots(doc, never) : undefined;
   if (!doc || !parsed) return out;
@@ -114,7 +120,12 @@ export function pushdownFields(fields: readonly VendorField[], doc: Record<strin
     const live = froms.filter((f) => !never(f));
     // Only reads of what the API's rows never carry (and no default): it never fills the attribute live.
     if (froms.length > 0 && live.length === 0 && a.default === undefined) continue;
-    const plain = !a.target.includes('[') && Object.keys(a).every((k) => PLAIN_KEYS.has(k)) && live.length === 1 && typeof live[0] === 'string' && !under(parsed, live[0]);
+    const plain =
+      !a.target.includes('[') &&
+      Object.keys(a).every((k) => PLAIN_KEYS.has(k)) &&
+      live.length === 1 &&
+      typeof live[0] === 'string' &&
+      !under(parsed, live[0]);
     const vendor = plain ? byPath.get(live[0] as string) : undefined;
     found.set(a.target, found.has(a.target) || !vendor ? null : vendor);
   }
@@ -149,7 +160,8 @@ export function necessary(cond: Condition | null, fields: Map<string, VendorFiel
       return leaf(field, 'eq', cond.value);
     case 'in': {
       const values = Array.isArray(cond.value) ? cond.value : [];
-      if (values.length === 0 || values.some((v) => typeof v !== 'string' || v === '') || !field.ops.includes('eq')) return null;
+      if (values.length === 0 || values.some((v) => typeof v !== 'string' || v === '') || !field.ops.includes('eq'))
+        return null;
       if (values.length === 1) return leaf(field, 'eq', values[0]);
       return or ? { or: values.map((v) => ({ field, op: 'eq' as const, value: v as string })) } : null;
     }

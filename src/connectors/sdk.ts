@@ -95,7 +95,8 @@ export interface TokenCache {
   invalidate(key: string): void;
 }
 
-export type ConnectorAuth = 'api_token' | 'oauth2_client_credentials' | 'service_account_jwt' | 'aws_sigv4' | 'bearer_token';
+export type ConnectorAuth =
+  'api_token' | 'oauth2_client_credentials' | 'service_account_jwt' | 'aws_sigv4' | 'bearer_token';
 
 export interface Connector {
   /** Integration platform name (okta, microsoft_graph, ...). */
@@ -128,7 +129,8 @@ export interface Connector {
  * 5xx or network after retries; bad_request: the vendor refused the request (4xx), usually
  * config; invalid_response: the answer is not what the API documents.
  */
-export type VendorErrorKind = 'auth' | 'rate_limited' | 'unavailable' | 'bad_request' | 'invalid_response' | 'blocked_address' | 'config';
+export type VendorErrorKind =
+  'auth' | 'rate_limited' | 'unavailable' | 'bad_request' | 'invalid_response' | 'blocked_address' | 'config';
 
 export class VendorError extends Error {
   constructor(
@@ -162,13 +164,25 @@ export const DAY_MS = 86_400_000;
  * credentials become required (if/then). Without it the integration is push-only, so a
  * forwarder can still send this vendor's events with the ingestion token.
  */
-export function pullConfigSchema(fields: Record<string, Record<string, unknown>>, requiredForCollection: string[]): ConfigSchema {
+export function pullConfigSchema(
+  fields: Record<string, Record<string, unknown>>,
+  requiredForCollection: string[],
+): ConfigSchema {
   return {
     type: 'object',
     properties: {
-      collect: { type: 'boolean', default: false, description: 'Collect from the vendor API on a schedule (the credentials below are then required)' },
+      collect: {
+        type: 'boolean',
+        default: false,
+        description: 'Collect from the vendor API on a schedule (the credentials below are then required)',
+      },
       description: { type: 'string', maxLength: 1000, description: 'Free text about the source' },
-      interval_seconds: { type: 'integer', minimum: 30, maximum: 86_400, description: 'Time between collection cycles (default: the stream\'s)' },
+      interval_seconds: {
+        type: 'integer',
+        minimum: 30,
+        maximum: 86_400,
+        description: "Time between collection cycles (default: the stream's)",
+      },
       ...fields,
     },
     additionalProperties: false,
@@ -179,5 +193,13 @@ export function pullConfigSchema(fields: Record<string, Record<string, unknown>>
 
 /** A config field holding an http(s) URL (a vendor API root, a token endpoint). */
 export function urlField(description: string, defaultUrl?: string): Record<string, unknown> {
-  return { type: 'string', format: 'uri', pattern: '^https?://', errorMessage: { pattern: 'must be an http:// or https:// URL' }, maxLength: 2048, ...(defaultUrl === undefined ? {} : { default: defaultUrl }), description };
+  return {
+    type: 'string',
+    format: 'uri',
+    pattern: '^https?://',
+    errorMessage: { pattern: 'must be an http:// or https:// URL' },
+    maxLength: 2048,
+    ...(defaultUrl === undefined ? {} : { default: defaultUrl }),
+    description,
+  };
 }

@@ -6,14 +6,16 @@ import { VendorError } from './sdk.js';
 /** config[field] as an http(s) URL (fallback when unset), or VendorError('config'). */
 export function configUrl(config: Readonly<Record<string, unknown>>, field: string, fallback?: string): URL {
   const raw = config[field] ?? fallback;
-  if (typeof raw !== 'string' || raw === '') throw new VendorError('config', `config.${field} is required for collection`);
+  if (typeof raw !== 'string' || raw === '')
+    throw new VendorError('config', `config.${field} is required for collection`);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw new VendorError('config', `config.${field} is not a URL`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new VendorError('config', `config.${field} must be an http(s) URL`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new VendorError('config', `config.${field} must be an http(s) URL`);
   return url;
 }
 
@@ -39,7 +41,9 @@ export function linkRel(header: string | undefined, rel: string): string | null 
 /** True when url is on base's origin and under its path. */
 export function isUnder(url: URL, base: URL): boolean {
   const prefix = base.pathname.endsWith('/') ? base.pathname : `${base.pathname}/`;
-  return url.origin === base.origin && (prefix === '/' || url.pathname.startsWith(prefix) || url.pathname === base.pathname);
+  return (
+    url.origin === base.origin && (prefix === '/' || url.pathname.startsWith(prefix) || url.pathname === base.pathname)
+  );
 }
 
 /** The rel="next" link of an answer, resolved against the request URL; throws invalid_response when it leaves the vendor. */
@@ -52,6 +56,10 @@ export function nextLink(header: string | undefined, requestUrl: URL, base: URL)
   } catch {
     throw new VendorError('invalid_response', `${base.host}: the next link is not a URL`);
   }
-  if (!isUnder(url, base)) throw new VendorError('invalid_response', `${base.host}: the next link points outside the configured base URL (${url.origin})`);
+  if (!isUnder(url, base))
+    throw new VendorError(
+      'invalid_response',
+      `${base.host}: the next link points outside the configured base URL (${url.origin})`,
+    );
   return url.href;
 }

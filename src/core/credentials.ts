@@ -6,11 +6,18 @@ export type CredentialValue = string | Readonly<Record<string, string>>;
 export type Credential = Readonly<Record<string, CredentialValue>>;
 
 function isStringMap(v: unknown): v is Record<string, string> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+  return (
+    typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string')
+  );
 }
 
 export function isCredential(v: unknown): v is Credential {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string' || isStringMap(x));
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Object.values(v).every((x) => typeof x === 'string' || isStringMap(x))
+  );
 }
 
 /** A field of a credential when it is a non-empty string. */

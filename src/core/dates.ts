@@ -2,8 +2,7 @@
 // a value without a zone is read as UTC (the spec's documented input shape). Anything
 // else is unparseable and the caller answers 422 (never a silently dropped filter).
 
-const ISO_RE =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|z|[+-]\d{2}:?\d{2})?)?$/;
+const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|z|[+-]\d{2}:?\d{2})?)?$/;
 
 export function parseDate(value: string): Date | null {
   const m = ISO_RE.exec(value.trim());

@@ -28,11 +28,10 @@ export function ndjsonBytes(lines: readonly string[]): Buffer {
 export function bufferLines(buf: Buffer, from = 0): string[] {
   const lines: string[] = [];
   if (from >= buf.length) return lines;
-  for (let start = from; ; ) {
+  for (let start = from; ;) {
     const lf = buf.indexOf(0x0a, start);
     lines.push(buf.toString('utf8', start, lf < 0 ? buf.length : lf));
     if (lf < 0) return lines;
     start = lf + 1;
   }
 }
-

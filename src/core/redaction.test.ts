@@ -38,7 +38,8 @@ describe('createRedactor', () => {
   });
 
   it('hides each line of a multi-line secret (a PEM key), whole or cut', () => {
-    const key = '-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgPhTBGo0USdyPxg6o\nMWytmzwQ3vs+n79r0g1yxiDH4qahRANCAARV7g1wNHHlJ7GKTCYEuJlkB4Yi1AXm\n-----END PRIVATE KEY-----\n';
+    const key =
+      '-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgPhTBGo0USdyPxg6o\nMWytmzwQ3vs+n79r0g1yxiDH4qahRANCAARV7g1wNHHlJ7GKTCYEuJlkB4Yi1AXm\n-----END PRIVATE KEY-----\n';
     const r = createRedactor([key]);
     const secondLine = key.split('\n')[2]!;
     expect(r(`bad key: ${secondLine.slice(0, 30)}`)).toBe(`bad key: ${REDACTED}`);
@@ -53,7 +54,9 @@ describe('createRedactor', () => {
 
   it('keeps the public prefix of a pair readable: the user name alone is not the secret', () => {
     const r = createRedactor([{ value: 'weir:es-password-1', publicPrefix: 5 }]);
-    expect(r('cluster "weir-test" answered; user weir: denied')).toBe('cluster "weir-test" answered; user weir: denied');
+    expect(r('cluster "weir-test" answered; user weir: denied')).toBe(
+      'cluster "weir-test" answered; user weir: denied',
+    );
     expect(r('login weir:es-pass')).toBe(`login ${REDACTED}`);
     expect(leaks(r(`Basic ${basic('weir', 'es-password-1').slice(0, 12)}`), 'es-password-1')).toEqual([]);
   });

@@ -44,7 +44,9 @@ function base64Forms(bytes: Buffer): string[] {
   // The value inside a longer base64 text starts at byte offset 1 or 2 of a 3-byte group: the
   // first characters then also encode the bytes before it, and the last one the bytes after.
   for (const shift of [1, 2] as const) {
-    const encoded = Buffer.concat([Buffer.alloc(shift), bytes]).toString('base64').replace(/=+$/, '');
+    const encoded = Buffer.concat([Buffer.alloc(shift), bytes])
+      .toString('base64')
+      .replace(/=+$/, '');
     const tail = (shift + bytes.length) % 3 === 0 ? 0 : 1;
     out.push(encoded.slice(shift + 1, encoded.length - tail));
   }
@@ -64,7 +66,8 @@ const TEXT_ENCODINGS: ((v: string) => string)[] = [
 function formsOf(secret: SecretValue): Form[] {
   const out: Form[] = [];
   const head = secret.value.slice(0, secret.publicPrefix);
-  for (const encode of TEXT_ENCODINGS) out.push({ form: encode(secret.value), min: head ? encode(head).length + REDACT_MIN : REDACT_MIN });
+  for (const encode of TEXT_ENCODINGS)
+    out.push({ form: encode(secret.value), min: head ? encode(head).length + REDACT_MIN : REDACT_MIN });
   // A base64 form of the public prefix alone is not ordinary text: hiding it costs nothing.
   for (const form of base64Forms(Buffer.from(secret.value, 'utf8'))) out.push({ form, min: REDACT_MIN });
   // Some servers (PHP's json_encode by default) escape "/" in JSON: base64 has slashes.
@@ -91,16 +94,22 @@ function secretParts(secret: SecretValue): SecretValue[] {
 // Second layer. A header value may start with a scheme word ("Basic", "Bearer", "Splunk"):
 // the credential is what follows it.
 const AUTH_HEADER = /\b((?:proxy-)?authorization)(["']?\s*[:=]\s*["']?)(?:([A-Za-z][\w.-]*)[ \t]+)?([^\s"',;}]+)/gi;
-const KEYED = /\b((?:x-amz-security-|session[-_]?|access[-_]?|refresh[-_]?|id[-_]?)?token|api[-_]?key|apikey|password|passwd|pwd|secret(?:[-_]access[-_]key)?|client[-_]secret)(["']?\s*[:=]\s*["']?)([^\s"',;}&<]+)/gi;
+const KEYED =
+  /\b((?:x-amz-security-|session[-_]?|access[-_]?|refresh[-_]?|id[-_]?)?token|api[-_]?key|apikey|password|passwd|pwd|secret(?:[-_]access[-_]key)?|client[-_]secret)(["']?\s*[:=]\s*["']?)([^\s"',;}&<]+)/gi;
 // A scheme and a credential-looking word without the header name ("Basic dXNlcjpw...").
 // The word after the scheme must look encoded (a digit, "+/=" or a capital past its first
 // letter): "Basic authentication" stays readable.
-const SCHEME = /\b(Basic|Bearer|Splunk|ApiKey)[ \t]+[A-Za-z0-9+/=._~-](?=[A-Za-z0-9+/=._~-]*[A-Z0-9+/=])[A-Za-z0-9+/=._~-]{7,}/g;
+const SCHEME =
+  /\b(Basic|Bearer|Splunk|ApiKey)[ \t]+[A-Za-z0-9+/=._~-](?=[A-Za-z0-9+/=._~-]*[A-Z0-9+/=])[A-Za-z0-9+/=._~-]{7,}/g;
 
 /** Hides what follows names that announce a secret (the layer for secrets the caller did not name). */
 export function redactPatterns(text: string): string {
   return text
-    .replace(AUTH_HEADER, (_m, name: string, sep: string, scheme: string | undefined) => `${name}${sep}${scheme ? `${scheme} ` : ''}${REDACTED}`)
+    .replace(
+      AUTH_HEADER,
+      (_m, name: string, sep: string, scheme: string | undefined) =>
+        `${name}${sep}${scheme ? `${scheme} ` : ''}${REDACTED}`,
+    )
     .replace(KEYED, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`)
     .replace(SCHEME, (_m, scheme: string) => `${scheme} ${REDACTED}`);
 }

@@ -9,13 +9,7 @@ import { PERMISSIONS, type Permission } from './access.js';
 export const ROLES = ['viewer', 'operator', 'admin'] as const;
 export type RoleName = (typeof ROLES)[number];
 
-const VIEWER: Permission[] = [
-  'integration.read',
-  'destination.read',
-  'route.read',
-  'mapping.read',
-  'drift.read',
-];
+const VIEWER: Permission[] = ['integration.read', 'destination.read', 'route.read', 'mapping.read', 'drift.read'];
 
 const OPERATOR: Permission[] = [
   ...VIEWER,

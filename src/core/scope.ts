@@ -25,13 +25,20 @@ export function inScope(scope: Scope, organizationId: number | null): boolean {
  * The organization a new object (or a dry run) is for: the one given (404 outside scope or
  * unknown), else the caller's only organization; a platform caller or one with several must say.
  */
-export async function targetOrganization(store: { organizationExists(id: number): Promise<boolean> }, scope: Scope, requested: number | undefined): Promise<number> {
+export async function targetOrganization(
+  store: { organizationExists(id: number): Promise<boolean> },
+  scope: Scope,
+  requested: number | undefined,
+): Promise<number> {
   if (requested !== undefined) {
-    if (!inScope(scope, requested) || !(await store.organizationExists(requested))) throw errors.notFound('Organization');
+    if (!inScope(scope, requested) || !(await store.organizationExists(requested)))
+      throw errors.notFound('Organization');
     return requested;
   }
   const only = scope.organizationIds[0];
   if (!scope.global && scope.organizationIds.length === 1 && only !== undefined) return only;
-  const message = scope.global ? 'organization_id is required with platform scope' : 'organization_id is required: you belong to several organizations';
+  const message = scope.global
+    ? 'organization_id is required with platform scope'
+    : 'organization_id is required: you belong to several organizations';
   throw errors.validation(message, { errors: [{ location: 'body/organization_id', message: 'is required' }] });
 }

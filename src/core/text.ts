@@ -5,7 +5,8 @@
 /** Why a string cannot be stored, or undefined when it can. */
 export function textProblem(s: string): string | undefined {
   if (s.includes('\u0000')) return 'contains a NUL character (U+0000), which cannot be stored';
-  if (!s.isWellFormed()) return 'contains an unpaired UTF-16 surrogate (such as \\ud800), which is not text and cannot be stored';
+  if (!s.isWellFormed())
+    return 'contains an unpaired UTF-16 surrogate (such as \\ud800), which is not text and cannot be stored';
   return undefined;
 }
 
@@ -32,5 +33,7 @@ export function escapeDeep(value: unknown, depth = 0): unknown {
   if (depth > 64 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => escapeDeep(v, depth + 1));
   if (value instanceof Date) return value;
-  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [escapeText(k), escapeDeep(v, depth + 1)]));
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([k, v]) => [escapeText(k), escapeDeep(v, depth + 1)]),
+  );
 }

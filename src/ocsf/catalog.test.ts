@@ -10,18 +10,35 @@ describe('OCSF catalog', () => {
     expect(ocsfCatalog()).toBe(catalog);
     expect(catalog.version).toBe(OCSF_VERSION);
     expect(catalog.classes().map((c) => c.uid)).toEqual([...SUPPORTED_CLASS_UIDS].sort((a, b) => a - b));
-    expect(catalog.classByUid(3002)).toMatchObject({ name: 'authentication', caption: 'Authentication', categoryUid: 3, categoryName: 'Identity & Access Management' });
+    expect(catalog.classByUid(3002)).toMatchObject({
+      name: 'authentication',
+      caption: 'Authentication',
+      categoryUid: 3,
+      categoryName: 'Identity & Access Management',
+    });
     expect(catalog.classByUid(5001)).toBeUndefined();
   });
 
   it('resolves dotted paths through objects; array elements are transparent', () => {
-    expect(catalog.resolve(3002, 'actor.user.name')).toMatchObject({ name: 'name', type: 'username_t', isArray: false });
-    expect(catalog.resolve(3002, 'user.groups')).toMatchObject({ type: 'object_t', objectType: 'group', isArray: true });
+    expect(catalog.resolve(3002, 'actor.user.name')).toMatchObject({
+      name: 'name',
+      type: 'username_t',
+      isArray: false,
+    });
+    expect(catalog.resolve(3002, 'user.groups')).toMatchObject({
+      type: 'object_t',
+      objectType: 'group',
+      isArray: true,
+    });
     expect(catalog.resolve(3002, 'user.groups.name')).toMatchObject({ type: 'string_t' });
     expect(catalog.resolve(6003, 'resources.uid')).toMatchObject({ type: 'resource_uid_t' });
     expect(catalog.resolve(6003, 'resources[2].uid')).toBe(catalog.resolve(6003, 'resources.uid'));
     expect(catalog.resolve(6003, 'resources[].uid')).toBe(catalog.resolve(6003, 'resources.uid'));
-    expect(catalog.resolve(3002, 'activity_id')).toMatchObject({ sibling: 'activity_name', requirement: 'required', enum: expect.objectContaining({ '1': 'Logon', '99': 'Other' }) });
+    expect(catalog.resolve(3002, 'activity_id')).toMatchObject({
+      sibling: 'activity_name',
+      requirement: 'required',
+      enum: expect.objectContaining({ '1': 'Logon', '99': 'Other' }),
+    });
     expect(catalog.resolve(3002, 'cloud')).toMatchObject({ requirement: 'required', profiles: ['cloud'] });
     expect(catalog.resolve(1007, 'process.parent_process.parent_process.pid')).toMatchObject({ type: 'integer_t' });
   });

@@ -64,7 +64,8 @@ export function createCatalog(defs: OcsfDefinitions): OcsfCatalog {
         categoryUid: raw.category_uid,
         // Base Event has no category of its own: the schema leaves its name null and its
         // category_uid enum names 0 "Uncategorized", which is what an event carries.
-        categoryName: raw.category_name ?? raw.attributes.category_uid?.enum?.[String(raw.category_uid)] ?? 'Uncategorized',
+        categoryName:
+          raw.category_name ?? raw.attributes.category_uid?.enum?.[String(raw.category_uid)] ?? 'Uncategorized',
         profiles: Object.freeze([...raw.profiles]),
         attributes: toAttributes(raw.attributes),
         ...toConstraints(raw.constraints),
@@ -108,7 +109,8 @@ export function createCatalog(defs: OcsfDefinitions): OcsfCatalog {
   const check = (owner: string, attrs: Readonly<Record<string, OcsfAttribute>>) => {
     for (const a of Object.values(attrs)) {
       if (a.type === 'object_t') {
-        if (!a.objectType || !objects.has(a.objectType)) throw new OcsfDefinitionError(`${owner}.${a.name}: unknown object "${a.objectType}"`);
+        if (!a.objectType || !objects.has(a.objectType))
+          throw new OcsfDefinitionError(`${owner}.${a.name}: unknown object "${a.objectType}"`);
       } else if (!types.has(a.type)) {
         throw new OcsfDefinitionError(`${owner}.${a.name}: unknown type "${a.type}"`);
       }
@@ -128,7 +130,10 @@ export function createCatalog(defs: OcsfDefinitions): OcsfCatalog {
     for (const name of segments(path)) {
       found = attrs && Object.hasOwn(attrs, name) ? attrs[name] : undefined;
       if (!found) break;
-      attrs = found.objectType !== undefined && found.objectType !== FREE_OBJECT ? objects.get(found.objectType)?.attributes : undefined;
+      attrs =
+        found.objectType !== undefined && found.objectType !== FREE_OBJECT
+          ? objects.get(found.objectType)?.attributes
+          : undefined;
     }
     // Paths come from user-written mappings: bound the memo rather than let it grow.
     if (resolved.size >= RESOLVE_CACHE_MAX) resolved.clear();

@@ -46,9 +46,11 @@ function baseCheck(root: string, label: string): ValueCheck {
           ? undefined
           : `expected ${label} (a 32-bit integer), got ${describe(v)}`;
     case 'long_t':
-      return (v) => (typeof v === 'number' && Number.isInteger(v) ? undefined : `expected ${label} (an integer), got ${describe(v)}`);
+      return (v) =>
+        typeof v === 'number' && Number.isInteger(v) ? undefined : `expected ${label} (an integer), got ${describe(v)}`;
     case 'float_t':
-      return (v) => (typeof v === 'number' && Number.isFinite(v) ? undefined : `expected ${label} (a number), got ${describe(v)}`);
+      return (v) =>
+        typeof v === 'number' && Number.isFinite(v) ? undefined : `expected ${label} (a number), got ${describe(v)}`;
     case 'boolean_t':
       return (v) => (typeof v === 'boolean' ? undefined : `expected ${label}, got ${describe(v)}`);
     case 'json_t':
@@ -74,11 +76,17 @@ export function typeCheck(catalog: OcsfCatalog, type: OcsfTypeDef): ValueCheck {
   const base = baseCheck(root, label);
 
   if (type.name === 'timestamp_t') {
-    return (v) => (typeof v === 'number' && Number.isInteger(v) ? undefined : `expected ${label}: integer milliseconds since the epoch, got ${describe(v)}`);
+    return (v) =>
+      typeof v === 'number' && Number.isInteger(v)
+        ? undefined
+        : `expected ${label}: integer milliseconds since the epoch, got ${describe(v)}`;
   }
   if (type.name === 'ip_t') {
     // node:net is exact and much cheaper than the schema's (loose) 1.5 KB pattern.
-    return (v) => (typeof v === 'string' && v.length <= (type.maxLen ?? 64) && isIP(v) !== 0 ? undefined : `expected ${label}, got ${describe(v)}`);
+    return (v) =>
+      typeof v === 'string' && v.length <= (type.maxLen ?? 64) && isIP(v) !== 0
+        ? undefined
+        : `expected ${label}, got ${describe(v)}`;
   }
 
   const maxLen = type.maxLen;
@@ -91,12 +99,14 @@ export function typeCheck(catalog: OcsfCatalog, type: OcsfTypeDef): ValueCheck {
     const wrong = base(v);
     if (wrong !== undefined) return wrong;
     if (typeof v === 'string') {
-      if (maxLen !== undefined && v.length > maxLen) return `expected ${label} of at most ${maxLen} characters, got ${v.length}`;
+      if (maxLen !== undefined && v.length > maxLen)
+        return `expected ${label} of at most ${maxLen} characters, got ${v.length}`;
       if (regex !== undefined && !regex.test(v)) return `expected ${label}, got ${describe(v)}`;
     } else if (typeof v === 'number' && range !== undefined && (v < range[0] || v > range[1])) {
       return `expected ${label} between ${range[0]} and ${range[1]}, got ${v}`;
     }
-    if (values !== undefined && !values.has(v)) return `expected ${label}, one of ${[...values].join(', ')}, got ${describe(v)}`;
+    if (values !== undefined && !values.has(v))
+      return `expected ${label}, one of ${[...values].join(', ')}, got ${describe(v)}`;
     return undefined;
   };
 }

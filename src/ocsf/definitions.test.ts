@@ -98,7 +98,12 @@ describe('OCSF definitions', () => {
     expect(catalog.version).toBe(OCSF_VERSION);
     expect(committed.ocsf_version).toBe(OCSF_VERSION);
     for (const [uid, caption] of ISSUE_CLASSES) expect(catalog.classByUid(uid)?.caption, `class ${uid}`).toBe(caption);
-    expect(catalog.classes().map((c) => c.uid).sort()).toEqual([...SUPPORTED_CLASS_UIDS].sort());
+    expect(
+      catalog
+        .classes()
+        .map((c) => c.uid)
+        .sort(),
+    ).toEqual([...SUPPORTED_CLASS_UIDS].sort());
     expect([...SUPPORTED_CLASS_UIDS].sort()).toEqual(ISSUE_CLASSES.map(([uid]) => uid).sort());
   });
 
@@ -145,7 +150,8 @@ describe('OCSF definitions', () => {
     }
     // Nothing unreachable is carried.
     expect(Object.keys(committed.objects).sort()).toEqual([...seen].sort());
-    for (const [name, type] of Object.entries(committed.types)) expect(type).toEqual(expect.objectContaining({ caption: schema.types[name]!.caption }));
+    for (const [name, type] of Object.entries(committed.types))
+      expect(type).toEqual(expect.objectContaining({ caption: schema.types[name]!.caption }));
   });
 
   it('agree with the spot checks of SOURCE.md (authentication, api_activity)', () => {
@@ -154,11 +160,45 @@ describe('OCSF definitions', () => {
         .filter((a) => a.requirement === 'required')
         .map((a) => a.name)
         .sort();
-    expect(required(3002)).toEqual(['activity_id', 'category_uid', 'class_uid', 'cloud', 'metadata', 'osint', 'severity_id', 'time', 'type_uid', 'user']);
-    expect(required(6003)).toEqual(['activity_id', 'actor', 'api', 'category_uid', 'class_uid', 'cloud', 'metadata', 'osint', 'severity_id', 'src_endpoint', 'time', 'type_uid']);
+    expect(required(3002)).toEqual([
+      'activity_id',
+      'category_uid',
+      'class_uid',
+      'cloud',
+      'metadata',
+      'osint',
+      'severity_id',
+      'time',
+      'type_uid',
+      'user',
+    ]);
+    expect(required(6003)).toEqual([
+      'activity_id',
+      'actor',
+      'api',
+      'category_uid',
+      'class_uid',
+      'cloud',
+      'metadata',
+      'osint',
+      'severity_id',
+      'src_endpoint',
+      'time',
+      'type_uid',
+    ]);
     const auth = ocsfCatalog().classByUid(3002)!;
     expect(Object.keys(auth.attributes)).toHaveLength(75);
-    expect(Object.keys(auth.attributes.type_uid!.enum!)).toEqual(['300200', '300201', '300202', '300203', '300204', '300205', '300206', '300207', '300299']);
+    expect(Object.keys(auth.attributes.type_uid!.enum!)).toEqual([
+      '300200',
+      '300201',
+      '300202',
+      '300203',
+      '300204',
+      '300205',
+      '300206',
+      '300207',
+      '300299',
+    ]);
     expect(Object.keys(auth.attributes.auth_protocol_id!.enum!)).toHaveLength(14);
     expect(auth.attributes.cloud!.profiles).toEqual(['cloud']);
   });

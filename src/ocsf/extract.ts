@@ -5,7 +5,17 @@
 // does the I/O, and the cross-check test runs the same function against the official file.
 import type { OcsfDefinitions, RawAttribute, RawClass, RawConstraints, RawObject, RawType } from './format.js';
 
-const ATTRIBUTE_KEYS = ['caption', 'type', 'object_type', 'is_array', 'requirement', 'sibling', 'profiles', 'observable', 'enum'] as const;
+const ATTRIBUTE_KEYS = [
+  'caption',
+  'type',
+  'object_type',
+  'is_array',
+  'requirement',
+  'sibling',
+  'profiles',
+  'observable',
+  'enum',
+] as const;
 const TYPE_KEYS = ['caption', 'type', 'max_len', 'range', 'regex', 'values', 'observable'] as const;
 
 function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Pick<T, K> {

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { ocsfCatalog } from './catalog.js';
 import { createFieldIndex, type FieldStep } from './fields.js';
 
-const index = createFieldIndex(ocsfCatalog(), ['envelope.organization_id', 'envelope.integration_id', 'envelope.stream', 'envelope.valid']);
+const index = createFieldIndex(ocsfCatalog(), [
+  'envelope.organization_id',
+  'envelope.integration_id',
+  'envelope.stream',
+  'envelope.valid',
+]);
 
 /** `a.b[*].c` / `a[0]` / `a["x.y"]` as steps (enough for these tests). */
 function steps(path: string): FieldStep[] {
@@ -37,18 +42,35 @@ describe('OCSF field index', () => {
   });
 
   it('knows the attributes of the profiles the classes support', () => {
-    for (const path of ['cloud.provider', 'time_dt', 'device.hostname', 'osint[*].value', 'process.container.name', 'risk_score']) expect(check(path), path).toBeUndefined();
+    for (const path of [
+      'cloud.provider',
+      'time_dt',
+      'device.hostname',
+      'osint[*].value',
+      'process.container.name',
+      'risk_score',
+    ])
+      expect(check(path), path).toBeUndefined();
   });
 
   it('allows anything below a free-form attribute (unmapped, xattributes, json data)', () => {
-    for (const path of ['unmapped', 'unmapped.anything.deep[*].x', 'unmapped["x.y"]', 'file.xattributes.whatever', 'enrichments[*].data.ip.country', 'metadata.extensions']) {
+    for (const path of [
+      'unmapped',
+      'unmapped.anything.deep[*].x',
+      'unmapped["x.y"]',
+      'file.xattributes.whatever',
+      'enrichments[*].data.ip.country',
+      'metadata.extensions',
+    ]) {
       expect(check(path), path).toBeUndefined();
     }
   });
 
   it('refuses a path no class has, naming the closest known field', () => {
     expect(check('clas_uid')).toMatchObject({ at: 0, closest: 'class_uid' });
-    expect(check('clas_uid')!.message).toMatch(/no supported OCSF class has 'clas_uid'.*closest known field: 'class_uid'/);
+    expect(check('clas_uid')!.message).toMatch(
+      /no supported OCSF class has 'clas_uid'.*closest known field: 'class_uid'/,
+    );
     expect(check('actor.usr.name')).toMatchObject({ at: 1, closest: 'actor.user.name' });
     expect(check('actor.usr.name')!.message).toContain("'actor' has no field 'usr'");
     expect(check('observables[*].valeu')).toMatchObject({ closest: 'observables[*].value' });

@@ -78,7 +78,10 @@ export function createFieldIndex(catalog: OcsfCatalog, extraTopLevel: readonly s
     const key = (steps[at] as { k: string }).k;
     const atRoot = at === firstKey(steps);
     const before = formatPath(steps.slice(0, at));
-    let best = [...steps.slice(0, at), { t: 'key', k: closest(key, atRoot ? rootNames : [...level.keys()]) } as FieldStep];
+    let best = [
+      ...steps.slice(0, at),
+      { t: 'key', k: closest(key, atRoot ? rootNames : [...level.keys()]) } as FieldStep,
+    ];
     // The rest of the path, when it fits the corrected key, makes the whole suggestion.
     const whole = [...best, ...steps.slice(at + 1)];
     if (check(whole) === undefined) best = whole;
@@ -108,7 +111,11 @@ export function createFieldIndex(catalog: OcsfCatalog, extraTopLevel: readonly s
         if (rest < 0) return undefined;
         const path = formatPath(steps.slice(0, i + 1));
         const k = (steps[i + 1 + rest] as { k: string }).k;
-        return { at: i + 1 + rest, message: `unknown field: '${path}' is a value (${found[0]!.type}) with no field '${k}'; closest known field: '${path}'`, closest: path };
+        return {
+          at: i + 1 + rest,
+          message: `unknown field: '${path}' is a value (${found[0]!.type}) with no field '${k}'; closest known field: '${path}'`,
+          closest: path,
+        };
       }
       level = levelOf(objects);
     }

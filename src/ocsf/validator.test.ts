@@ -28,9 +28,25 @@ function logon(): Event {
     is_mfa: true,
     auth_protocol_id: 5,
     auth_protocol: 'SAML',
-    metadata: { ...metadata, product: { ...metadata.product }, log_name: 'System Log', original_time: '2023-11-14T22:13:20Z' },
-    user: { name: 'alice', uid: '00u1', email_addr: 'alice@example.com', type_id: 1, type: 'User', groups: [{ name: 'admins' }, { uid: 'g2' }] },
-    src_endpoint: { ip: '203.0.113.7', port: 51234, location: { country: 'DE', city: 'Berlin', lat: 52.52, long: 13.4 } },
+    metadata: {
+      ...metadata,
+      product: { ...metadata.product },
+      log_name: 'System Log',
+      original_time: '2023-11-14T22:13:20Z',
+    },
+    user: {
+      name: 'alice',
+      uid: '00u1',
+      email_addr: 'alice@example.com',
+      type_id: 1,
+      type: 'User',
+      groups: [{ name: 'admins' }, { uid: 'g2' }],
+    },
+    src_endpoint: {
+      ip: '203.0.113.7',
+      port: 51234,
+      location: { country: 'DE', city: 'Berlin', lat: 52.52, long: 13.4 },
+    },
     dst_endpoint: { hostname: 'example.okta.com', mac: '00:1a:2b:3c:4d:5e' },
     service: { name: 'Okta', uid: 'okta' },
     session: { uid: 's-1', is_remote: false, created_time: 1_700_000_000_000 },
@@ -40,7 +56,16 @@ function logon(): Event {
 }
 
 function base(classUid: number, activityId: number, extra: Event): Event {
-  return { class_uid: classUid, activity_id: activityId, type_uid: classUid * 100 + activityId, category_uid: Math.floor(classUid / 1000), severity_id: 1, time: 1_700_000_000_000, metadata, ...extra };
+  return {
+    class_uid: classUid,
+    activity_id: activityId,
+    type_uid: classUid * 100 + activityId,
+    category_uid: Math.floor(classUid / 1000),
+    severity_id: 1,
+    time: 1_700_000_000_000,
+    metadata,
+    ...extra,
+  };
 }
 
 const actor = { user: { name: 'bob', uid: 'u-2' } };
@@ -51,14 +76,71 @@ const VALID: [string, Event][] = [
   ['account_change', base(3001, 3, { user: { name: 'bob' }, activity_name: 'Password Change' })],
   ['entity_management', base(3004, 1, { entity: { name: 'policy-7', type: 'Policy' } })],
   ['group_management', base(3006, 3, { group: { name: 'admins' }, user: { uid: 'u-9' } })],
-  ['api_activity', base(6003, 2, { actor, api: { operation: 'GetObject', service: { name: 's3' } }, src_endpoint: { ip: '198.51.100.1' }, resources: [{ uid: 'arn:1', type: 'bucket' }] })],
-  ['web_resources_activity', base(6001, 2, { web_resources: [{ name: 'page', uid: 'w1', url_string: 'https://example.com/a' }] })],
-  ['detection_finding', base(2004, 1, { finding_info: { uid: 'f-1', title: 'Brute force', types: ['credential'] }, risk_level_id: 2, risk_level: 'Medium' })],
-  ['network_activity', base(4001, 6, { src_endpoint: { ip: '10.0.0.1', port: 1234 }, dst_endpoint: { ip: '2001:db8::1', port: 443 }, traffic: { bytes_in: 10, bytes_out: 20 } })],
-  ['http_activity', base(4002, 3, { http_request: { http_method: 'GET', url: { url_string: 'https://example.com/x', path: '/x' } }, http_response: { code: 200 } })],
-  ['dns_activity', base(4003, 1, { query: { hostname: 'example.com', type: 'A' }, src_endpoint: { ip: '10.0.0.2' }, answers: [{ rdata: '93.184.216.34' }] })],
-  ['process_activity', base(1007, 1, { actor, device, process: { pid: 42, name: 'bash', cmd_line: 'bash -c true', file: { name: 'bash', type_id: 1, path: '/bin/bash' } } })],
-  ['file_activity', base(1001, 1, { actor, device, file: { name: 'a.txt', type_id: 1, size: 12, hashes: [{ algorithm_id: 3, value: 'abc' }] } })],
+  [
+    'api_activity',
+    base(6003, 2, {
+      actor,
+      api: { operation: 'GetObject', service: { name: 's3' } },
+      src_endpoint: { ip: '198.51.100.1' },
+      resources: [{ uid: 'arn:1', type: 'bucket' }],
+    }),
+  ],
+  [
+    'web_resources_activity',
+    base(6001, 2, { web_resources: [{ name: 'page', uid: 'w1', url_string: 'https://example.com/a' }] }),
+  ],
+  [
+    'detection_finding',
+    base(2004, 1, {
+      finding_info: { uid: 'f-1', title: 'Brute force', types: ['credential'] },
+      risk_level_id: 2,
+      risk_level: 'Medium',
+    }),
+  ],
+  [
+    'network_activity',
+    base(4001, 6, {
+      src_endpoint: { ip: '10.0.0.1', port: 1234 },
+      dst_endpoint: { ip: '2001:db8::1', port: 443 },
+      traffic: { bytes_in: 10, bytes_out: 20 },
+    }),
+  ],
+  [
+    'http_activity',
+    base(4002, 3, {
+      http_request: { http_method: 'GET', url: { url_string: 'https://example.com/x', path: '/x' } },
+      http_response: { code: 200 },
+    }),
+  ],
+  [
+    'dns_activity',
+    base(4003, 1, {
+      query: { hostname: 'example.com', type: 'A' },
+      src_endpoint: { ip: '10.0.0.2' },
+      answers: [{ rdata: '93.184.216.34' }],
+    }),
+  ],
+  [
+    'process_activity',
+    base(1007, 1, {
+      actor,
+      device,
+      process: {
+        pid: 42,
+        name: 'bash',
+        cmd_line: 'bash -c true',
+        file: { name: 'bash', type_id: 1, path: '/bin/bash' },
+      },
+    }),
+  ],
+  [
+    'file_activity',
+    base(1001, 1, {
+      actor,
+      device,
+      file: { name: 'a.txt', type_id: 1, size: 12, hashes: [{ algorithm_id: 3, value: 'abc' }] },
+    }),
+  ],
 ];
 
 const validator = createValidator(ocsfCatalog());
@@ -91,7 +173,9 @@ describe('OCSF validator: valid events', () => {
   });
 
   it('ignores whatever is under unmapped, and treats null as absent', () => {
-    expect(issues({ ...logon(), unmapped: { x: { 'odd key': [null, { y: 1 }] } }, message: null, whatever: null })).toEqual([]);
+    expect(
+      issues({ ...logon(), unmapped: { x: { 'odd key': [null, { y: 1 }] } }, message: null, whatever: null }),
+    ).toEqual([]);
   });
 });
 
@@ -121,17 +205,29 @@ describe('OCSF validator: issues', () => {
   });
 
   it('99 (Other) allows any caption; other values do not', () => {
-    const other = { ...logon(), activity_id: 99, activity_name: 'Passwordless', type_uid: 300299, type_name: 'Authentication: Passwordless', auth_protocol_id: 99, auth_protocol: 'FIDO2' };
+    const other = {
+      ...logon(),
+      activity_id: 99,
+      activity_name: 'Passwordless',
+      type_uid: 300299,
+      type_name: 'Authentication: Passwordless',
+      auth_protocol_id: 99,
+      auth_protocol: 'FIDO2',
+    };
     expect(issues(other)).toEqual([]);
     expect(official.validate(other)).toEqual([]);
     expect(found({ ...logon(), auth_protocol_id: 0, auth_protocol: 'FIDO2' })).toEqual([['caption', 'auth_protocol']]);
   });
 
   it('enum values must be listed', () => {
-    expect(found({ ...logon(), auth_protocol_id: 42, auth_protocol: undefined })).toEqual([['enum', 'auth_protocol_id']]);
+    expect(found({ ...logon(), auth_protocol_id: 42, auth_protocol: undefined })).toEqual([
+      ['enum', 'auth_protocol_id'],
+    ]);
     expect(found({ ...logon(), severity_id: 7, severity: undefined })).toEqual([['enum', 'severity_id']]);
     // An unknown activity: the enum and the type_uid both say so.
-    expect(found({ ...logon(), activity_id: 55, activity_name: undefined, type_uid: 300255, type_name: undefined })).toEqual([['enum', 'activity_id']]);
+    expect(
+      found({ ...logon(), activity_id: 55, activity_name: undefined, type_uid: 300255, type_name: undefined }),
+    ).toEqual([['enum', 'activity_id']]);
   });
 
   it('required attributes, at the top and inside present objects', () => {
@@ -140,8 +236,12 @@ describe('OCSF validator: issues', () => {
       ['missing_required', 'time'],
       ['missing_required', 'user'],
     ]);
-    expect(found({ ...logon(), observables: [{ name: 'x', value: 'y' }] })).toEqual([['missing_required', 'observables[0].type_id']]);
-    expect(found({ ...logon(), metadata: { product: { name: 'x' } } })).toEqual([['missing_required', 'metadata.version']]);
+    expect(found({ ...logon(), observables: [{ name: 'x', value: 'y' }] })).toEqual([
+      ['missing_required', 'observables[0].type_id'],
+    ]);
+    expect(found({ ...logon(), metadata: { product: { name: 'x' } } })).toEqual([
+      ['missing_required', 'metadata.version'],
+    ]);
   });
 
   it('profile attributes exist only when metadata.profiles lists the profile, and are then required', () => {
@@ -156,7 +256,9 @@ describe('OCSF validator: issues', () => {
     expect(issues(dated)).toEqual([]);
     expect(found({ ...dated, time_dt: '14/11/2023' })).toEqual([['type', 'time_dt']]);
     // Profiles reach into objects too (metadata.data_classifications is in data_classification).
-    expect(found({ ...logon(), metadata: { ...metadata, data_classifications: [{ category_id: 1 }] } })).toEqual([['unknown_attribute', 'metadata.data_classifications']]);
+    expect(found({ ...logon(), metadata: { ...metadata, data_classifications: [{ category_id: 1 }] } })).toEqual([
+      ['unknown_attribute', 'metadata.data_classifications'],
+    ]);
   });
 
   it('types of scalars', () => {
@@ -178,7 +280,12 @@ describe('OCSF validator: issues', () => {
   it('arrays: is_array attributes need arrays, others must not be arrays; paths carry indexes', () => {
     expect(found({ ...logon(), observables: { name: 'x', type_id: 2 } })).toEqual([['type', 'observables']]);
     expect(found({ ...logon(), user: [{ name: 'a' }] })).toEqual([['type', 'user']]);
-    const event = base(6003, 2, { actor, api: { operation: 'x' }, src_endpoint: { ip: '10.0.0.1' }, resources: [{ uid: 'a' }, { uid: 'b' }, { uid: 'c', type: 7 }] });
+    const event = base(6003, 2, {
+      actor,
+      api: { operation: 'x' },
+      src_endpoint: { ip: '10.0.0.1' },
+      resources: [{ uid: 'a' }, { uid: 'b' }, { uid: 'c', type: 7 }],
+    });
     expect(found(event)).toEqual([['type', 'resources[2].type']]);
     expect(found({ ...event, resources: [{ uid: 'a' }, 'b'] })).toEqual([['type', 'resources[1]']]);
   });
@@ -205,23 +312,32 @@ describe('OCSF validator: issues', () => {
 
   it('constraints: at_least_one on the class and on objects', () => {
     const { service: _s, dst_endpoint: _d, ...rest } = logon();
-    expect(issues(rest)).toEqual([{ kind: 'constraint', path: '', message: 'authentication needs at least one of service, dst_endpoint' }]);
+    expect(issues(rest)).toEqual([
+      { kind: 'constraint', path: '', message: 'authentication needs at least one of service, dst_endpoint' },
+    ]);
     expect(found({ ...logon(), service: { version: '1' } })).toEqual([['constraint', 'service']]);
   });
 
   it('constraints: just_one', () => {
-    const finding = (vulnerability: Event) => base(2004, 1, { finding_info: { uid: 'f' }, vulnerabilities: [vulnerability] });
+    const finding = (vulnerability: Event) =>
+      base(2004, 1, { finding_info: { uid: 'f' }, vulnerabilities: [vulnerability] });
     expect(issues(finding({ cve: { uid: 'CVE-2024-1' } }))).toEqual([]);
-    expect(found(finding({ cve: { uid: 'CVE-2024-1' }, cwe: { uid: 'CWE-79' } }))).toEqual([['constraint', 'vulnerabilities[0]']]);
+    expect(found(finding({ cve: { uid: 'CVE-2024-1' }, cwe: { uid: 'CWE-79' } }))).toEqual([
+      ['constraint', 'vulnerabilities[0]'],
+    ]);
     expect(found(finding({ title: 'x' }))).toEqual([['constraint', 'vulnerabilities[0]']]);
   });
 
   it('a non-object event, hostile nesting and floods of issues stay bounded', () => {
-    expect(compileValidator(ocsfCatalog(), 3002)('nope' as unknown as Event)).toEqual([expect.objectContaining({ kind: 'type', path: '' })]);
+    expect(compileValidator(ocsfCatalog(), 3002)('nope' as unknown as Event)).toEqual([
+      expect.objectContaining({ kind: 'type', path: '' }),
+    ]);
     let process: Event = { pid: 1 };
     for (let i = 0; i < 10_000; i++) process = { pid: 1, parent_process: process };
     const deep = base(1007, 1, { actor, device, process });
-    expect(found(deep)).toEqual([['type', expect.stringMatching(new RegExp(`^process(\\.parent_process){${MAX_DEPTH}}$`))]]);
+    expect(found(deep)).toEqual([
+      ['type', expect.stringMatching(new RegExp(`^process(\\.parent_process){${MAX_DEPTH}}$`))],
+    ]);
     const flood = { ...logon(), observables: Array.from({ length: 500 }, () => ({ type_id: 'x' })) };
     expect(issues(flood)).toHaveLength(MAX_ISSUES);
   });

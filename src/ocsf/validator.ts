@@ -107,7 +107,8 @@ class Compiler {
     let b = this.profileBits.get(profile);
     if (b === undefined) {
       // OCSF 1.8.0 has 14 profiles; 31 is what a number's bitwise operators give.
-      if (this.profileBits.size >= 31) throw new Error(`too many OCSF profiles for the validator (>31) at "${profile}"`);
+      if (this.profileBits.size >= 31)
+        throw new Error(`too many OCSF profiles for the validator (>31) at "${profile}"`);
       b = 1 << this.profileBits.size;
       this.profileBits.set(profile, b);
     }
@@ -146,7 +147,10 @@ class Compiler {
       const numeric = rootType(this.catalog, a.type) !== 'string_t';
       enumCaptions = new Map(Object.entries(a.enum).map(([k, caption]) => [numeric ? Number(k) : k, caption]));
       const ids = [...enumCaptions.keys()];
-      if (numeric && ids.every((id) => Number.isInteger(id) && (id as number) >= 0 && (id as number) < ENUM_ARRAY_MAX)) {
+      if (
+        numeric &&
+        ids.every((id) => Number.isInteger(id) && (id as number) >= 0 && (id as number) < ENUM_ARRAY_MAX)
+      ) {
         enumById = Array.from({ length: Math.max(...(ids as number[])) + 1 }, (_, id) => enumCaptions!.get(id));
       }
     }
@@ -182,7 +186,11 @@ class Compiler {
     return spec;
   }
 
-  private fill(spec: ObjSpec, attributes: readonly OcsfAttribute[], overrides: Record<string, { enumKind?: OcsfIssueKind; noEnum?: boolean }> = {}): void {
+  private fill(
+    spec: ObjSpec,
+    attributes: readonly OcsfAttribute[],
+    overrides: Record<string, { enumKind?: OcsfIssueKind; noEnum?: boolean }> = {},
+  ): void {
     for (const a of attributes) {
       const attr = this.attr(a, overrides[a.name]);
       spec.attrs.set(a.name, attr);
@@ -234,7 +242,10 @@ class Compiler {
   }
 }
 
-function emptySpec(name: string, constraints: { readonly at_least_one?: readonly string[]; readonly just_one?: readonly string[] } | undefined): ObjSpec {
+function emptySpec(
+  name: string,
+  constraints: { readonly at_least_one?: readonly string[]; readonly just_one?: readonly string[] } | undefined,
+): ObjSpec {
   return {
     name,
     attrs: new Map(),
@@ -248,17 +259,33 @@ function emptySpec(name: string, constraints: { readonly at_least_one?: readonly
   };
 }
 
-function classChecks(event: Record<string, unknown>, ctx: Ctx, classUid: number, typeNames: ReadonlyMap<number, string>, version: string): void {
+function classChecks(
+  event: Record<string, unknown>,
+  ctx: Ctx,
+  classUid: number,
+  typeNames: ReadonlyMap<number, string>,
+  version: string,
+): void {
   const activity = event.activity_id;
   const typeUid = event.type_uid;
   if (typeof activity === 'number' && typeof typeUid === 'number') {
     const expected = classUid * 100 + activity;
     if (typeUid !== expected) {
-      report(ctx, 'type_uid', `type_uid must be class_uid * 100 + activity_id = ${expected}, got ${typeUid}`, 'type_uid');
+      report(
+        ctx,
+        'type_uid',
+        `type_uid must be class_uid * 100 + activity_id = ${expected}, got ${typeUid}`,
+        'type_uid',
+      );
     } else if (typeof event.type_name === 'string' && activity !== OTHER) {
       const caption = typeNames.get(typeUid);
       if (caption !== undefined && caption !== event.type_name) {
-        report(ctx, 'caption', `type_name must be "${caption}" for type_uid ${typeUid}, got ${describe(event.type_name)}`, 'type_name');
+        report(
+          ctx,
+          'caption',
+          `type_name must be "${caption}" for type_uid ${typeUid}, got ${describe(event.type_name)}`,
+          'type_name',
+        );
       }
     }
   }
@@ -299,13 +326,19 @@ function walk(obj: Record<string, unknown>, spec: ObjSpec, ctx: Ctx): void {
     if (attr === undefined) {
       report(ctx, 'unknown_attribute', `"${key}" is not an attribute of ${spec.name}`, key);
     } else if (attr.profileMask !== 0 && (attr.profileMask & ctx.profiles) === 0) {
-      report(ctx, 'unknown_attribute', `"${key}" belongs to the profile ${attr.profiles}, which metadata.profiles does not list`, key);
+      report(
+        ctx,
+        'unknown_attribute',
+        `"${key}" belongs to the profile ${attr.profiles}, which metadata.profiles does not list`,
+        key,
+      );
     } else {
       if (attr.required) required++;
       if (attr.inAtLeastOne) atLeastOne++;
       if (attr.inJustOne) justOne++;
       if (!attr.isArray) checkValue(value, attr, obj, ctx, key);
-      else if (!Array.isArray(value)) report(ctx, 'type', `expected an array of ${attr.label}, got ${describe(value)}`, key);
+      else if (!Array.isArray(value))
+        report(ctx, 'type', `expected an array of ${attr.label}, got ${describe(value)}`, key);
       else {
         ctx.stack.push(key);
         for (let i = 0; i < value.length; i++) checkValue(value[i], attr, null, ctx, i);
@@ -332,7 +365,12 @@ function reportMissing(obj: Record<string, unknown>, spec: ObjSpec, ctx: Ctx): v
     const value = obj[attr.name];
     if (value !== null && value !== undefined) continue;
     if (attr.profileMask !== 0 && (attr.profileMask & ctx.profiles) === 0) continue;
-    report(ctx, 'missing_required', attr.profileMask ? `"${attr.name}" is required by the profile ${attr.profiles}` : `"${attr.name}" is required`, attr.name);
+    report(
+      ctx,
+      'missing_required',
+      attr.profileMask ? `"${attr.name}" is required by the profile ${attr.profiles}` : `"${attr.name}" is required`,
+      attr.name,
+    );
   }
 }
 
@@ -340,7 +378,13 @@ function reportMissing(obj: Record<string, unknown>, spec: ObjSpec, ctx: Ctx): v
  * `key` is where the value sits in its parent (an attribute name, or an index in a list);
  * `parent` is the object holding a single (non-array) value, for its sibling caption.
  */
-function checkValue(value: unknown, attr: AttrSpec, parent: Record<string, unknown> | null, ctx: Ctx, key: string | number): void {
+function checkValue(
+  value: unknown,
+  attr: AttrSpec,
+  parent: Record<string, unknown> | null,
+  ctx: Ctx,
+  key: string | number,
+): void {
   if (attr.kind !== 'scalar') {
     if (!isPlainObject(value)) return report(ctx, 'type', `expected ${attr.label}, got ${describe(value)}`, key);
     if (attr.kind === 'free') return;
@@ -359,13 +403,23 @@ function checkValue(value: unknown, attr: AttrSpec, parent: Record<string, unkno
   const byId = attr.enumById;
   const caption = byId !== undefined ? (typeof value === 'number' ? byId[value] : undefined) : captions.get(value);
   if (caption === undefined) {
-    return report(ctx, attr.enumKind, `${describe(value)} is not a value of ${attr.name} (${[...captions.keys()].join(', ')})`, key);
+    return report(
+      ctx,
+      attr.enumKind,
+      `${describe(value)} is not a value of ${attr.name} (${[...captions.keys()].join(', ')})`,
+      key,
+    );
   }
   const sibling = attr.sibling;
   if (sibling === undefined || parent === null || value === OTHER) return;
   const given = parent[sibling];
   if (typeof given === 'string' && given !== caption) {
-    report(ctx, 'caption', `${sibling} must be "${caption}" for ${attr.name} ${String(value)}, got ${describe(given)}`, sibling);
+    report(
+      ctx,
+      'caption',
+      `${sibling} must be "${caption}" for ${attr.name} ${String(value)}, got ${describe(given)}`,
+      sibling,
+    );
   }
 }
 
@@ -392,7 +446,10 @@ export function createValidator(catalog: OcsfCatalog): OcsfValidator {
     validate(event) {
       const uid = isPlainObject(event) ? event.class_uid : undefined;
       if (typeof uid !== 'number' || !catalog.classByUid(uid)) {
-        const message = uid === undefined || uid === null ? 'class_uid is missing' : `class_uid ${describe(uid)} is not a supported OCSF class`;
+        const message =
+          uid === undefined || uid === null
+            ? 'class_uid is missing'
+            : `class_uid ${describe(uid)} is not a supported OCSF class`;
         return [{ path: 'class_uid', kind: 'unknown_class', message }];
       }
       return compiler.classValidator(uid)(event);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { COPY_MAX, isPersonalKey, isPersonalPath, MASK_LIMITS, maskCopies, maskEvent, maskText, maskValue } from './mask.js';
+import {
+  COPY_MAX,
+  isPersonalKey,
+  isPersonalPath,
+  MASK_LIMITS,
+  maskCopies,
+  maskEvent,
+  maskText,
+  maskValue,
+} from './mask.js';
 
 describe('isPersonalKey', () => {
   it.each([
@@ -31,10 +40,19 @@ describe('isPersonalKey', () => {
     'password',
   ])('%s names personal data', (key) => expect(isPersonalKey(key)).toBe(true));
 
-  it.each(['zip', 'ship', 'tip', 'description', 'eventName', 'name', 'type', 'userAgent', 'severity', 'recipientCount', 'session'])(
-    '%s does not',
-    (key) => expect(isPersonalKey(key)).toBe(false),
-  );
+  it.each([
+    'zip',
+    'ship',
+    'tip',
+    'description',
+    'eventName',
+    'name',
+    'type',
+    'userAgent',
+    'severity',
+    'recipientCount',
+    'session',
+  ])('%s does not', (key) => expect(isPersonalKey(key)).toBe(false));
 
   it('a path is personal when any segment is', () => {
     expect(isPersonalPath('actor.user.type')).toBe(true);
@@ -61,7 +79,15 @@ describe('maskText', () => {
   });
 
   it('leaves times, versions, UUIDs, short numbers and non-addresses alone', () => {
-    for (const s of ['03:04:05', '2024-01-02T03:04:05.123Z', 'v1.2.3', '550e8400-e29b-41d4-a716-446655440000', 'port 8443', '999.1.1.1', 'a::b::c']) {
+    for (const s of [
+      '03:04:05',
+      '2024-01-02T03:04:05.123Z',
+      'v1.2.3',
+      '550e8400-e29b-41d4-a716-446655440000',
+      'port 8443',
+      '999.1.1.1',
+      'a::b::c',
+    ]) {
       expect(maskText(s)).toBe(s);
     }
   });
@@ -191,7 +217,10 @@ describe('masking every copy of a masked value', () => {
   });
 
   it('is the same in maskValue for an object, and maskCopies masks the copies of named values without copying what does not change', () => {
-    expect(maskValue('details', { user: 'bob.jones', said: 'bob.jones was here' })).toEqual({ user: 'b***', said: 'b*** was here' });
+    expect(maskValue('details', { user: 'bob.jones', said: 'bob.jones was here' })).toEqual({
+      user: 'b***',
+      said: 'b*** was here',
+    });
     const tree = { a: { untouched: true }, b: ['bob.jones rocks', 'x'] };
     const out = maskCopies(tree, ['bob.jones']) as typeof tree;
     expect(out.b).toEqual(['b*** rocks', 'x']);

@@ -60,7 +60,23 @@ const PERSONAL_SUBSTRINGS = [
   'cardnumber',
 ];
 // Run-together spellings that end in "ip" ("zip", "ship" must not match).
-const IP_SUFFIXES = ['clientip', 'remoteip', 'sourceip', 'srcip', 'dstip', 'destip', 'destinationip', 'hostip', 'publicip', 'privateip', 'localip', 'callerip', 'userip', 'realip', 'peerip'];
+const IP_SUFFIXES = [
+  'clientip',
+  'remoteip',
+  'sourceip',
+  'srcip',
+  'dstip',
+  'destip',
+  'destinationip',
+  'hostip',
+  'publicip',
+  'privateip',
+  'localip',
+  'callerip',
+  'userip',
+  'realip',
+  'peerip',
+];
 // Whole words (from snake, kebab and camel case) that name personal data on their own.
 const PERSONAL_WORDS = new Set(['ip', 'ipv4', 'ipv6', 'ips', 'user', 'users', 'upn', 'email', 'phone', 'addr']);
 // Not personal although they contain a personal word.
@@ -117,7 +133,8 @@ function maskIpv6(ip: string): string {
 /** A free text with e-mail addresses, IP addresses and long digit runs masked. */
 export function maskText(text: string): string {
   let out = text.length > MASK_LIMITS.stringLength ? `${text.slice(0, MASK_LIMITS.stringLength)}…` : text;
-  if (out.includes('@')) out = out.replace(EMAIL_RE, (_m, first: string, domain: string) => `${first}${MASK}@${domain}`);
+  if (out.includes('@'))
+    out = out.replace(EMAIL_RE, (_m, first: string, domain: string) => `${first}${MASK}@${domain}`);
   if (out.includes(':')) out = out.replace(IPV6_RE, (m) => (isIPv6(m) ? maskIpv6(m) : m));
   if (out.includes('.')) out = out.replace(IPV4_RE, (m, head: string) => (isIPv4(m) ? `${head}.x` : m));
   return out.replace(DIGITS_RE, MASK);
@@ -176,10 +193,17 @@ function hunterOf(values: Map<string, string>): Hunter | typeof ALL | null {
 }
 
 /** The scalar values `copy` would mask as personal, as text, with what each becomes (within the same limits). */
-function collect(value: unknown, personal: boolean, depth: number, budget: { nodes: number }, out: Map<string, string>): void {
+function collect(
+  value: unknown,
+  personal: boolean,
+  depth: number,
+  budget: { nodes: number },
+  out: Map<string, string>,
+): void {
   if (value === null || typeof value !== 'object') {
     if (!personal) return;
-    const text = typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'bigint' ? String(value) : '';
+    const text =
+      typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'bigint' ? String(value) : '';
     if (text.length >= COPY_MIN && !out.has(text)) out.set(text, String(maskPersonalScalar(value)));
     return;
   }
@@ -258,13 +282,20 @@ function replaceCopies(value: unknown, hunt: Hunter | typeof ALL, depth: number,
     const next = replaceCopies(cur, hunt, depth + 1, budget);
     if (next === cur) continue;
     out ??= { ...(value as Record<string, unknown>) };
-    if (key === '__proto__') Object.defineProperty(out, key, { value: next, enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(out, key, { value: next, enumerable: true, writable: true, configurable: true });
     else (out as Record<string, unknown>)[key] = next;
   }
   return out ?? value;
 }
 
-function copy(value: unknown, personal: boolean, depth: number, budget: { nodes: number }, hunt: Hunter | typeof ALL | null): unknown {
+function copy(
+  value: unknown,
+  personal: boolean,
+  depth: number,
+  budget: { nodes: number },
+  hunt: Hunter | typeof ALL | null,
+): unknown {
   if (value === null || typeof value !== 'object') {
     return personal ? maskPersonalScalar(value) : typeof value === 'string' ? maskFree(value, hunt) : value;
   }
@@ -281,9 +312,16 @@ function copy(value: unknown, personal: boolean, depth: number, budget: { nodes:
   for (const key of Object.keys(value)) {
     if (++budget.nodes > MASK_LIMITS.nodes) break;
     // Under a personal key everything is personal (user: {name, id}).
-    const masked = copy((value as Record<string, unknown>)[key], personal || isPersonalKey(key), depth + 1, budget, hunt);
+    const masked = copy(
+      (value as Record<string, unknown>)[key],
+      personal || isPersonalKey(key),
+      depth + 1,
+      budget,
+      hunt,
+    );
     // A parsed "__proto__" key is data; plain assignment would replace the prototype.
-    if (key === '__proto__') Object.defineProperty(out, key, { value: masked, enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(out, key, { value: masked, enumerable: true, writable: true, configurable: true });
     else out[key] = masked;
   }
   return out;

@@ -21,7 +21,13 @@ function dir(): string {
 }
 
 function holder(pid: number, extra: Partial<LockHolder> = {}): LockHolder {
-  return { pid, host: hostname(), started_at: '2030-01-02T03:04:05.000Z', command: 'weir all (src/main.ts all)', ...extra };
+  return {
+    pid,
+    host: hostname(),
+    started_at: '2030-01-02T03:04:05.000Z',
+    command: 'weir all (src/main.ts all)',
+    ...extra,
+  };
 }
 
 function plant(d: string, h: LockHolder | string): void {
@@ -86,14 +92,17 @@ describe('lockDataDir', () => {
     lock.release();
   });
 
-  it.runIf(process.platform === 'linux')('takes over a lock whose pid now belongs to another process (start time differs)', () => {
-    const d = dir();
-    const pid = liveProcess();
-    plant(d, holder(pid, { start_ticks: (startTicks(pid) ?? 0) + 1 }));
-    const lock = lockDataDir(d);
-    expect(lock.tookOverFrom?.pid).toBe(pid);
-    lock.release();
-  });
+  it.runIf(process.platform === 'linux')(
+    'takes over a lock whose pid now belongs to another process (start time differs)',
+    () => {
+      const d = dir();
+      const pid = liveProcess();
+      plant(d, holder(pid, { start_ticks: (startTicks(pid) ?? 0) + 1 }));
+      const lock = lockDataDir(d);
+      expect(lock.tookOverFrom?.pid).toBe(pid);
+      lock.release();
+    },
+  );
 
   it.runIf(process.platform === 'linux')('takes over a lock from before the last boot', () => {
     const d = dir();

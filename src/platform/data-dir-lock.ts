@@ -63,7 +63,13 @@ function readText(file: string): string | undefined {
 function parseHolder(text: string): LockHolder | undefined {
   try {
     const v = JSON.parse(text) as Partial<LockHolder>;
-    if (!Number.isInteger(v.pid) || typeof v.host !== 'string' || typeof v.started_at !== 'string' || typeof v.command !== 'string') return undefined;
+    if (
+      !Number.isInteger(v.pid) ||
+      typeof v.host !== 'string' ||
+      typeof v.started_at !== 'string' ||
+      typeof v.command !== 'string'
+    )
+      return undefined;
     return v as LockHolder;
   } catch {
     return undefined;

@@ -10,7 +10,10 @@ export function packageVersion(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {
     try {
-      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
       if (pkg.name === 'weir' && pkg.version) return (cached = pkg.version);
     } catch {
       // not here; look one level up

@@ -14,7 +14,10 @@ export interface RunningRole {
   stop(): Promise<void>;
 }
 
-const COMPONENTS: Record<Exclude<Role, 'migrate'>, { api: boolean; worker: boolean; dispatcher: boolean; beat: boolean; syslog: boolean }> = {
+const COMPONENTS: Record<
+  Exclude<Role, 'migrate'>,
+  { api: boolean; worker: boolean; dispatcher: boolean; beat: boolean; syslog: boolean }
+> = {
   all: { api: true, worker: true, dispatcher: true, beat: true, syslog: true },
   api: { api: true, worker: false, dispatcher: false, beat: false, syslog: false },
   worker: { api: false, worker: true, dispatcher: false, beat: false, syslog: false },
@@ -34,7 +37,12 @@ export async function startRole(c: Container, role: Exclude<Role, 'migrate'>): P
   );
 
   const loops = c.loops
-    .filter((l) => (l.role === 'worker' && parts.worker) || (l.role === 'dispatcher' && parts.dispatcher) || (l.role === 'syslog' && parts.syslog))
+    .filter(
+      (l) =>
+        (l.role === 'worker' && parts.worker) ||
+        (l.role === 'dispatcher' && parts.dispatcher) ||
+        (l.role === 'syslog' && parts.syslog),
+    )
     .map((l) => l.start());
 
   let beat: Beat | undefined;

@@ -38,8 +38,16 @@ async function setup(): Promise<Container> {
 describe('the event store and the role', () => {
   it('refuses WEIR_EVENT_STORE=duckdb in a role of a distributed Weir (the file belongs to one process), naming the way out', async () => {
     tdb = await createTestDatabase();
-    const config = loadConfig({ WEIR_SECRET_KEY: TEST_SECRET_KEY, WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'), WEIR_EVENT_STORE: 'duckdb', WEIR_EVENT_STORE_PATH: ':memory:', LOG_LEVEL: 'silent' });
-    await expect(createContainer(config, { role: 'worker', database: tdb.database, logger: pino({ level: 'silent' }) })).rejects.toThrow(/WEIR_EVENT_STORE=duckdb .*weir all.*postgres/);
+    const config = loadConfig({
+      WEIR_SECRET_KEY: TEST_SECRET_KEY,
+      WEIR_DATA_DIR: path.join(tmpdir(), 'weir-test-unused'),
+      WEIR_EVENT_STORE: 'duckdb',
+      WEIR_EVENT_STORE_PATH: ':memory:',
+      LOG_LEVEL: 'silent',
+    });
+    await expect(
+      createContainer(config, { role: 'worker', database: tdb.database, logger: pino({ level: 'silent' }) }),
+    ).rejects.toThrow(/WEIR_EVENT_STORE=duckdb .*weir all.*postgres/);
   });
 });
 

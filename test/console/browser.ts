@@ -21,8 +21,15 @@ export interface Watched {
   problems: string[];
 }
 
-export async function openPage(browser: Browser, options: { colorScheme?: 'light' | 'dark'; timezoneId?: string } = {}): Promise<Watched> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: options.colorScheme ?? 'light', timezoneId: options.timezoneId ?? 'Europe/Paris' });
+export async function openPage(
+  browser: Browser,
+  options: { colorScheme?: 'light' | 'dark'; timezoneId?: string } = {},
+): Promise<Watched> {
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 860 },
+    colorScheme: options.colorScheme ?? 'light',
+    timezoneId: options.timezoneId ?? 'Europe/Paris',
+  });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
   const problems: string[] = [];
@@ -47,7 +54,13 @@ export async function axe(page: Page): Promise<string[]> {
     `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
        .then((r) => r.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))`,
   )) as AxeViolation[];
-  return violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join('; ')})`);
+  return violations.map(
+    (v) =>
+      `${v.id}: ${v.help} (${v.nodes
+        .map((n) => n.target.join(' '))
+        .slice(0, 3)
+        .join('; ')})`,
+  );
 }
 
 export async function shot(page: Page, name: string): Promise<void> {

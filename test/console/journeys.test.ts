@@ -11,7 +11,10 @@ import { axe, launch, openPage, shot, type Watched } from './browser.js';
 import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js';
 
 const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.log(`console browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set WEIR_CHROMIUM)`);
+if (!hasChromium)
+  console.log(
+    `console browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set WEIR_CHROMIUM)`,
+  );
 
 // Under CI a missing Chromium is a failure, as a missing rsyslogd or PostgreSQL is: the journeys must run there.
 describe.runIf(Boolean(process.env.CI))('the console browser tests under CI', () => {
@@ -26,7 +29,8 @@ const VIEWER = { username: 'vera', password: 'viewer password 1', email: 'vera@e
 let weir: RunningWeir;
 let browser: Browser;
 let admin: Watched;
-const ids: { integration?: string; destination?: string; mapping?: string; ingestToken?: string; detection?: string } = {};
+const ids: { integration?: string; destination?: string; mapping?: string; ingestToken?: string; detection?: string } =
+  {};
 
 async function heading(page: Page, name: string | RegExp): Promise<void> {
   await page.getByRole('heading', { level: 1, name }).waitFor();
@@ -80,8 +84,24 @@ async function ready(w: Watched): Promise<void> {
 }
 
 const LOGINS = ['alice', 'bob', 'carol'].map((user, i) => ({ user, action: 'login', ts: `2026-11-26T10:0${i}:00Z` }));
-const DRAFT = { product: { name: 'App', vendor_name: 'Acme' }, rules: [{ name: 'logins', class_uid: 3002, activity_id: 1, set: [{ target: 'time', from: 'ts', cast: 'timestamp' }, { target: 'user.name', from: 'user' }] }] };
-const FIXED = { ...DRAFT, rules: [{ ...DRAFT.rules[0], set: [...(DRAFT.rules[0]?.set ?? []), { target: 'service.name', value: 'app' }] }] };
+const DRAFT = {
+  product: { name: 'App', vendor_name: 'Acme' },
+  rules: [
+    {
+      name: 'logins',
+      class_uid: 3002,
+      activity_id: 1,
+      set: [
+        { target: 'time', from: 'ts', cast: 'timestamp' },
+        { target: 'user.name', from: 'user' },
+      ],
+    },
+  ],
+};
+const FIXED = {
+  ...DRAFT,
+  rules: [{ ...DRAFT.rules[0], set: [...(DRAFT.rules[0]?.set ?? []), { target: 'service.name', value: 'app' }] }],
+};
 
 // Journeys run beside other test files on 2 shared cores: generous per-test time, never a timed assertion.
 describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_000 }, () => {
@@ -140,11 +160,17 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await push('app', LOGINS);
     await nav(page, 'Dashboard');
     const eventsIn = page.getByTestId('last-hour').getByRole('definition').first();
-    await expect.poll(async () => (await page.reload(), await eventsIn.textContent()), { timeout: 20_000, interval: 300 }).toBe('3');
+    await expect
+      .poll(async () => (await page.reload(), await eventsIn.textContent()), { timeout: 20_000, interval: 300 })
+      .toBe('3');
     await accessible(admin, 'dashboard');
 
     await nav(page, 'Data flow');
-    const node = page.getByTestId('flow-map').getByRole('group').filter({ hasText: 'integration' }).filter({ hasText: 'app' });
+    const node = page
+      .getByTestId('flow-map')
+      .getByRole('group')
+      .filter({ hasText: 'integration' })
+      .filter({ hasText: 'app' });
     await expect.poll(async () => node.textContent(), { timeout: 10_000 }).toContain('events in 3');
     await accessible(admin, 'data-flow');
     await node.click();
@@ -173,9 +199,13 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     // The condition editor checks as you type: an unknown OCSF field is refused with its detail.
     const condition = form.getByLabel('Condition');
     await condition.fill('{"field": "actor.usr.name", "op": "eq", "value": "alice"}');
-    await expect.poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 }).toContain('actor.user.name');
+    await expect
+      .poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 })
+      .toContain('actor.user.name');
     await condition.fill('{"field": "actor.user.name", "op": "eq", "value": "alice"}');
-    await expect.poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 }).toBe('Condition accepted.');
+    await expect
+      .poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 })
+      .toBe('Condition accepted.');
     await condition.fill('');
     await accessible(admin, 'routes-new');
     await form.getByRole('button', { name: 'Create route' }).click();
@@ -183,7 +213,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await accessible(admin, 'routes');
   });
 
-  it('fixes a quarantined stream with the mapping editor\'s dry run, publishes and reprocesses, then delivers', async () => {
+  it("fixes a quarantined stream with the mapping editor's dry run, publishes and reprocesses, then delivers", async () => {
     const { page } = admin;
     await nav(page, 'Quarantine');
     await expect.poll(() => page.getByRole('row').filter({ hasText: 'no mapping' }).count()).toBe(3);
@@ -201,8 +231,14 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await expect.poll(() => validation.textContent(), { timeout: 10_000 }).toContain('3 would be quarantined');
     await page.getByText('authentication needs at least one of service, dst_endpoint').first().waitFor();
     await editor.fill(JSON.stringify(FIXED, null, 2));
-    await expect.poll(() => validation.textContent(), { timeout: 10_000 }).toContain('Valid: 3 of 3 samples map cleanly');
-    await page.getByRole('article', { name: 'Sample 1' }).getByLabel('Sample 1 OCSF output').getByText('"service"').waitFor();
+    await expect
+      .poll(() => validation.textContent(), { timeout: 10_000 })
+      .toContain('Valid: 3 of 3 samples map cleanly');
+    await page
+      .getByRole('article', { name: 'Sample 1' })
+      .getByLabel('Sample 1 OCSF output')
+      .getByText('"service"')
+      .waitFor();
     await accessible(admin, 'mapping-editor');
     await page.getByLabel('Comment').fill('logins');
     await page.getByRole('button', { name: 'Publish' }).click();
@@ -215,17 +251,37 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
 
     await page.goto(`${weir.url}/destinations/${ids.destination}`);
     await heading(page, 'files');
-    await expect.poll(async () => (await page.reload(), await page.getByRole('heading', { name: 'Last 24 hours' }).locator('..').textContent()), { timeout: 20_000, interval: 500 }).toContain('Delivered 3');
+    await expect
+      .poll(
+        async () => (
+          await page.reload(),
+          await page.getByRole('heading', { name: 'Last 24 hours' }).locator('..').textContent()
+        ),
+        { timeout: 20_000, interval: 500 },
+      )
+      .toContain('Delivered 3');
     await accessible(admin, 'destination-detail');
 
     const dir = path.join(weir.sinkRoot, 'org-1', 'app');
     const lines = readdirSync(dir).flatMap((f) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean));
-    expect(lines.map((l) => (JSON.parse(l) as { user: { name: string } }).user.name).sort()).toEqual(['alice', 'bob', 'carol']);
+    expect(lines.map((l) => (JSON.parse(l) as { user: { name: string } }).user.name).sort()).toEqual([
+      'alice',
+      'bob',
+      'carol',
+    ]);
     // The live tap: what the destination receives from now on, masked, as it arrives.
     await page.getByRole('button', { name: 'Watch for 60 s' }).click();
     await page.getByRole('button', { name: 'Stop' }).waitFor();
     const tap = page.getByTestId('tap');
-    await expect.poll(async () => (await push('app', [{ user: 'dave', action: 'login', ts: '2026-11-26T10:09:00Z' }]), await tap.textContent()), { timeout: 20_000, interval: 1_000 }).toContain('"service":{"name":"app"}');
+    await expect
+      .poll(
+        async () => (
+          await push('app', [{ user: 'dave', action: 'login', ts: '2026-11-26T10:09:00Z' }]),
+          await tap.textContent()
+        ),
+        { timeout: 20_000, interval: 1_000 },
+      )
+      .toContain('"service":{"name":"app"}');
     expect(await tap.textContent()).not.toContain('dave');
     await shot(page, 'destination-tap');
     await page.getByRole('button', { name: 'Stop' }).click();
@@ -238,7 +294,9 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await query.fill('class_uid = ');
     await page.getByRole('button', { name: 'Run search' }).click();
     const refusal = page.getByRole('form', { name: 'Search query' }).getByRole('alert');
-    await expect.poll(() => refusal.textContent()).toContain('expected a value, found the end of the query (line 1, column 13)');
+    await expect
+      .poll(() => refusal.textContent())
+      .toContain('expected a value, found the end of the query (line 1, column 13)');
     expect(await page.getByTestId('query-caret').textContent()).toBe('class_uid = \n            ^');
     expect(await query.getAttribute('aria-invalid')).toBe('true');
 
@@ -251,7 +309,14 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     const matched = result.getByRole('definition').nth(1);
     // The reprocessed events reach the event store with their delivery: search until they are there.
     await expect
-      .poll(async () => (await page.getByRole('button', { name: 'Run search' }).click(), await result.getByText('completed').waitFor(), await matched.textContent()), { timeout: 20_000, interval: 1_000 })
+      .poll(
+        async () => (
+          await page.getByRole('button', { name: 'Run search' }).click(),
+          await result.getByText('completed').waitFor(),
+          await matched.textContent()
+        ),
+        { timeout: 20_000, interval: 1_000 },
+      )
       .toBe('2');
     const rows = result.getByRole('table', { name: 'Matching events' });
     await rows.getByRole('row').filter({ hasText: 'alice' }).waitFor();
@@ -280,7 +345,9 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await expect.poll(() => matched.textContent(), { timeout: 15_000 }).toBe('2');
     // The history, newest first: reopen the carol search's result and load its query back.
     const history = page.getByRole('table', { name: 'Your searches' });
-    await expect.poll(() => history.getByRole('row').filter({ hasText: 'completed' }).count()).toBeGreaterThanOrEqual(3);
+    await expect
+      .poll(() => history.getByRole('row').filter({ hasText: 'completed' }).count())
+      .toBeGreaterThanOrEqual(3);
     const carol = history.getByRole('row').filter({ hasText: '"carol"' }).first();
     await carol.getByRole('button', { name: /^Open result/ }).click();
     await expect.poll(() => matched.textContent(), { timeout: 15_000 }).toBe('1');
@@ -298,7 +365,10 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await page.getByLabel('Query', { exact: true }).fill('class_uid = 3002 and user.name = "alice"');
     await page.getByLabel('Save as').fill('alice signs in');
     await page.getByRole('button', { name: 'Save query' }).click();
-    await page.getByRole('table', { name: 'Saved queries' }).getByRole('cell', { name: 'alice signs in', exact: true }).waitFor();
+    await page
+      .getByRole('table', { name: 'Saved queries' })
+      .getByRole('cell', { name: 'alice signs in', exact: true })
+      .waitFor();
 
     await page.getByRole('button', { name: 'New schedule' }).click();
     const dialog = page.getByRole('dialog', { name: 'New schedule' });
@@ -318,14 +388,19 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await accessible(admin, 'search-schedule-new');
     await dialog.getByRole('button', { name: 'Create schedule' }).click();
 
-    const row = page.getByRole('table', { name: 'Schedules' }).getByRole('row').filter({ hasText: 'alice every morning' });
+    const row = page
+      .getByRole('table', { name: 'Schedules' })
+      .getByRole('row')
+      .filter({ hasText: 'alice every morning' });
     await row.waitFor();
     const cells = row.getByRole('cell');
     await expect.poll(() => cells.nth(1).textContent()).toBe('alice signs in');
     expect(await cells.nth(2).textContent()).toBe('cron 0 8 * * * (Europe/Paris)');
     const next = new Date((await cells.nth(3).locator('time').getAttribute('datetime')) ?? '');
     expect(next.getTime()).toBeGreaterThan(Date.now());
-    expect(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Paris', hour: '2-digit', minute: '2-digit' }).format(next)).toBe('08:00');
+    expect(
+      new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Paris', hour: '2-digit', minute: '2-digit' }).format(next),
+    ).toBe('08:00');
     await expect.poll(() => cells.nth(4).textContent()).toBe('never run');
     await accessible(admin, 'search-schedules');
 
@@ -348,10 +423,16 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await form.getByLabel('Name').fill('eve signs in');
     const condition = form.getByLabel('Condition');
     await condition.fill('{"field": "user.nam", "op": "eq", "value": "eve"}');
-    await expect.poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 }).toContain('user.nam');
+    await expect
+      .poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 })
+      .toContain('user.nam');
     expect(await form.getByTestId('condition-check').textContent()).not.toBe('Condition accepted.');
-    await condition.fill('{"all": [{"field": "class_uid", "op": "eq", "value": 3002}, {"field": "user.name", "op": "eq", "value": "eve"}]}');
-    await expect.poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 }).toBe('Condition accepted.');
+    await condition.fill(
+      '{"all": [{"field": "class_uid", "op": "eq", "value": 3002}, {"field": "user.name", "op": "eq", "value": "eve"}]}',
+    );
+    await expect
+      .poll(() => form.getByTestId('condition-check').textContent(), { timeout: 10_000 })
+      .toBe('Condition accepted.');
     await form.getByLabel('Severity').selectOption({ label: 'High' });
     await form.getByLabel('MITRE tactics').fill('TA0006');
     await form.getByLabel('MITRE techniques').fill('T1110');
@@ -366,7 +447,12 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await push('app', [{ user: 'eve', action: 'login', ts: new Date().toISOString() }]);
     await nav(page, 'Detections');
     const detection = page.getByRole('link', { name: 'eve signs in' });
-    await expect.poll(async () => (await page.reload(), await heading(page, 'Detections'), await detection.count()), { timeout: 20_000, interval: 1_000 }).toBe(1);
+    await expect
+      .poll(async () => (await page.reload(), await heading(page, 'Detections'), await detection.count()), {
+        timeout: 20_000,
+        interval: 1_000,
+      })
+      .toBe(1);
     await accessible(admin, 'detections');
     await detection.click();
     await heading(page, 'eve signs in');
@@ -412,18 +498,28 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await rules.getByRole('row').filter({ hasText: 'v3' }).filter({ hasText: 'high' }).waitFor();
   });
 
-  it('runs a mapping draft\'s test cases without publishing: pass or fail per case, with the diff', async () => {
+  it("runs a mapping draft's test cases without publishing: pass or fail per case, with the diff", async () => {
     const { page } = admin;
     await page.goto(`${weir.url}/mappings/${ids.mapping}`);
     await heading(page, 'Mapping: custom / app');
     const tests = [
-      { name: 'alice signs in', input: { user: 'alice', action: 'login', ts: '2026-11-26T10:00:00Z' }, expect: { class_uid: 3002, 'user.name': 'alice', 'service.name': 'app' } },
-      { name: 'a wrong name', input: { user: 'bob', action: 'login', ts: '2026-11-26T10:01:00Z' }, expect: { 'user.name': 'robert' } },
+      {
+        name: 'alice signs in',
+        input: { user: 'alice', action: 'login', ts: '2026-11-26T10:00:00Z' },
+        expect: { class_uid: 3002, 'user.name': 'alice', 'service.name': 'app' },
+      },
+      {
+        name: 'a wrong name',
+        input: { user: 'bob', action: 'login', ts: '2026-11-26T10:01:00Z' },
+        expect: { 'user.name': 'robert' },
+      },
     ];
     await page.getByLabel('Mapping document (JSON)').fill(JSON.stringify({ ...FIXED, tests }, null, 2));
     await page.getByRole('button', { name: 'Run test cases' }).click();
     const outcome = page.getByTestId('test-cases');
-    await expect.poll(() => outcome.getByRole('status').textContent(), { timeout: 10_000 }).toBe('1 of 2 test cases pass, 1 fail.');
+    await expect
+      .poll(() => outcome.getByRole('status').textContent(), { timeout: 10_000 })
+      .toBe('1 of 2 test cases pass, 1 fail.');
     const why = page.getByRole('list', { name: 'Why "a wrong name" fails' });
     expect(await why.textContent()).toBe('user.name − expected "robert" + got "bob"');
     expect(await page.getByRole('list', { name: 'Why "alice signs in" fails' }).count()).toBe(0);
@@ -450,10 +546,20 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     const v = viewer.page;
     await signIn(v, VIEWER);
     const navigation = v.getByRole('navigation', { name: 'Console' });
-    for (const hidden of ['Quarantine', 'Enrichment', 'Users', 'Service accounts', 'Audit trail', 'Identity', 'E-mail', 'Configuration']) {
+    for (const hidden of [
+      'Quarantine',
+      'Enrichment',
+      'Users',
+      'Service accounts',
+      'Audit trail',
+      'Identity',
+      'E-mail',
+      'Configuration',
+    ]) {
       expect(await navigation.getByRole('link', { name: hidden, exact: true }).count(), hidden).toBe(0);
     }
-    const writes = /^(New integration|New ingestion token|Test connection|Test|Reset cursor|Start backfill|Publish|Roll back.*|Edit|New route|Move .*|Try the saved routes|New destination|Rotate credential|Revoke credential|Reprocess.*|Watch for 60 s|Mark mapped.*|Ignore.*|Create organization|Deactivate.*|Activate|New rule|Save triage|Save query|Replay|New schedule|Delete)$/;
+    const writes =
+      /^(New integration|New ingestion token|Test connection|Test|Reset cursor|Start backfill|Publish|Roll back.*|Edit|New route|Move .*|Try the saved routes|New destination|Rotate credential|Revoke credential|Reprocess.*|Watch for 60 s|Mark mapped.*|Ignore.*|Create organization|Deactivate.*|Activate|New rule|Save triage|Save query|Replay|New schedule|Delete)$/;
     const screens: [string, string | RegExp, string][] = [
       ['Dashboard', 'Dashboard', ''],
       ['Data flow', 'Data flow', ''],
@@ -476,7 +582,10 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
           await v.waitForLoadState('networkidle');
         }
         const names = await v.getByRole('button').allInnerTexts();
-        expect(names.filter((n) => writes.test(n.trim())), `write actions offered to a viewer on ${link} ${where}`).toEqual([]);
+        expect(
+          names.filter((n) => writes.test(n.trim())),
+          `write actions offered to a viewer on ${link} ${where}`,
+        ).toEqual([]);
       }
     }
     await v.goto(`${weir.url}/mappings/${ids.mapping}`);
@@ -530,7 +639,9 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await form.getByLabel('Client secret').fill('a client secret');
     await form.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved.').waitFor();
-    expect(await page.getByLabel('Stored configuration (secrets as set or not)').textContent()).not.toContain('a client secret');
+    expect(await page.getByLabel('Stored configuration (secrets as set or not)').textContent()).not.toContain(
+      'a client secret',
+    );
 
     const visitor = await openPage(browser);
     await visitor.page.goto(`${weir.url}/routes`);

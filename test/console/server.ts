@@ -20,7 +20,11 @@ export async function buildConsole(): Promise<string> {
   if (given && existsSync(path.join(given, 'index.html'))) return given;
   const outDir = mkdtempSync(path.join(tmpdir(), 'weir-console-'));
   const { build } = await import('vite');
-  await build({ configFile: path.join(ROOT, 'web/vite.config.ts'), logLevel: 'warn', build: { outDir, emptyOutDir: true } });
+  await build({
+    configFile: path.join(ROOT, 'web/vite.config.ts'),
+    logLevel: 'warn',
+    build: { outDir, emptyOutDir: true },
+  });
   return outDir;
 }
 

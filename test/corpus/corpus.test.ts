@@ -12,7 +12,6 @@ import type { SourceTally } from '../../src/pipeline/normalize/corpus.js';
 
 const ROOT = import.meta.dirname;
 
-
 const files = sampleFiles(ROOT);
 const validator = createValidator(ocsfCatalog());
 const validate = (e: Record<string, unknown>) => validator.validate(e);
@@ -29,7 +28,7 @@ describe('the corpus of real events', () => {
     expect(failures).toEqual([]);
   });
 
-  it('names the origin and licence of every sample file in its folder\'s SOURCES.md', () => {
+  it("names the origin and licence of every sample file in its folder's SOURCES.md", () => {
     for (const file of files) {
       const sources = path.join(path.dirname(file), 'SOURCES.md');
       let text = '';
@@ -39,7 +38,9 @@ describe('the corpus of real events', () => {
         // reported below
       }
       expect(text, `${path.relative(ROOT, sources)} exists`).not.toBe('');
-      expect(text.includes(path.basename(file)), `${path.relative(ROOT, sources)} names ${path.basename(file)}`).toBe(true);
+      expect(text.includes(path.basename(file)), `${path.relative(ROOT, sources)} names ${path.basename(file)}`).toBe(
+        true,
+      );
       expect(/licen[cs]e/i.test(text), `${path.relative(ROOT, sources)} names a licence`).toBe(true);
     }
   });
@@ -47,6 +48,7 @@ describe('the corpus of real events', () => {
   it('prints the figures per source', () => {
     if (tallies.size > 0) console.log(['', ...summaryTable(tallies)].join('\n'));
     const known = new Set(BUILTIN_MAPPINGS.map((b) => `${b.platform}/${b.stream}`));
-    for (const source of tallies.keys()) expect(known.has(source), `${source} is a built-in platform/stream`).toBe(true);
+    for (const source of tallies.keys())
+      expect(known.has(source), `${source} is a built-in platform/stream`).toBe(true);
   });
 });

@@ -31,10 +31,17 @@ async function tokenFor(platform: string, stream: string, text: boolean): Promis
   if (known) return known;
   const declared = (VENDOR_PLATFORMS.find((p) => p.name === platform)?.text_streams ?? []) as readonly string[];
   const config = text && !declared.includes(stream) ? { text_streams: [stream] } : {};
-  const created = await t.app.inject({ method: 'POST', url: '/api/integrations/', headers: admin.headers, payload: { name: key, platform, organization_id: org, config } });
+  const created = await t.app.inject({
+    method: 'POST',
+    url: '/api/integrations/',
+    headers: admin.headers,
+    payload: { name: key, platform, organization_id: org, config },
+  });
   expect(created.statusCode, created.body).toBe(201);
   const id = created.json<Json>().id as number;
-  const token = (await t.app.inject({ method: 'POST', url: `/api/ingest/integrations/${id}/token`, headers: admin.headers })).json<Json>().token as string;
+  const token = (
+    await t.app.inject({ method: 'POST', url: `/api/ingest/integrations/${id}/token`, headers: admin.headers })
+  ).json<Json>().token as string;
   tokens.set(key, token);
   return token;
 }
@@ -51,35 +58,47 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 describe('the corpus, pushed', () => {
-  it.each(files.map((f) => [path.relative(ROOT, f), f] as const))('%s: every event delivered with the class and activity expected', async (_name, file) => {
-    const [platform, stream] = sourceOf(file).split('/') as [string, string];
-    const text = file.endsWith('.txt');
-    const body = readFileSync(file, 'utf8');
-    const expected = JSON.parse(readFileSync(expectedFileOf(file), 'utf8')) as Json[];
-    const res = await t.app.inject({
-      method: 'POST',
-      url: `/api/ingest/${stream}`,
-      headers: { authorization: `Bearer ${await tokenFor(platform, stream, text)}`, 'content-type': text ? 'text/plain' : 'application/x-ndjson' },
-      payload: body,
-    });
-    expect(res.statusCode, res.body).toBe(200);
-    expect(res.json<Json>().accepted).toBe(expected.length);
-    const ids = res.json<Json>().batch_ids as string[];
-    let delivered: Json[] = [];
-    for (const id of ids) {
-      const deadline = Date.now() + 10_000;
-      while (!queued.has(id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      const batch = queued.get(id)!;
-      await runNormalize(t, batch);
-      delivered = delivered.concat((await outputs(t, id)).map((o) => o.ocsf));
-    }
-    const want = expected.filter((e) => typeof e.quarantine !== 'string');
-    const kinds = (es: Json[]) => es.map((e) => `${String(e.class_uid)}/${String(e.activity_id)}`);
-    expect(kinds(delivered)).toEqual(kinds(want));
-  });
+  it.each(files.map((f) => [path.relative(ROOT, f), f] as const))(
+    '%s: every event delivered with the class and activity expected',
+    async (_name, file) => {
+      const [platform, stream] = sourceOf(file).split('/') as [string, string];
+      const text = file.endsWith('.txt');
+      const body = readFileSync(file, 'utf8');
+      const expected = JSON.parse(readFileSync(expectedFileOf(file), 'utf8')) as Json[];
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/api/ingest/${stream}`,
+        headers: {
+          authorization: `Bearer ${await tokenFor(platform, stream, text)}`,
+          'content-type': text ? 'text/plain' : 'application/x-ndjson',
+        },
+        payload: body,
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json<Json>().accepted).toBe(expected.length);
+      const ids = res.json<Json>().batch_ids as string[];
+      let delivered: Json[] = [];
+      for (const id of ids) {
+        const deadline = Date.now() + 10_000;
+        while (!queued.has(id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        const batch = queued.get(id)!;
+        await runNormalize(t, batch);
+        delivered = delivered.concat((await outputs(t, id)).map((o) => o.ocsf));
+      }
+      const want = expected.filter((e) => typeof e.quarantine !== 'string');
+      const kinds = (es: Json[]) => es.map((e) => `${String(e.class_uid)}/${String(e.activity_id)}`);
+      expect(kinds(delivered)).toEqual(kinds(want));
+    },
+  );
 
   it('quarantines nothing but the samples whose expected file says so', async () => {
-    const deliberate = files.reduce((n, f) => n + (JSON.parse(readFileSync(expectedFileOf(f), 'utf8')) as Json[]).filter((e) => typeof e.quarantine === 'string').length, 0);
+    const deliberate = files.reduce(
+      (n, f) =>
+        n +
+        (JSON.parse(readFileSync(expectedFileOf(f), 'utf8')) as Json[]).filter((e) => typeof e.quarantine === 'string')
+          .length,
+      0,
+    );
     const q = await t.app.inject({ method: 'GET', url: `/api/quarantine?limit=1`, headers: admin.headers });
     expect(q.statusCode, q.body).toBe(200);
     expect(q.json<{ total: number }>().total).toBe(deliberate);

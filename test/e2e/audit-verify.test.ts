@@ -21,7 +21,9 @@ let cleanup: () => Promise<void> = async () => undefined;
 
 /** Opens the database the script will read (PGlite admits one process: callers close it). */
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
-  const database = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL, poolMax: 2 } : { dataDir: `${env.WEIR_DATA_DIR}/pglite` });
+  const database = await openDatabase(
+    env.DATABASE_URL ? { url: env.DATABASE_URL, poolMax: 2 } : { dataDir: `${env.WEIR_DATA_DIR}/pglite` },
+  );
   try {
     return await fn(database);
   } finally {
@@ -95,12 +97,23 @@ describe('scripts/audit-verify.ts', { timeout: 90_000 }, () => {
   it('exits 0 with a JSON report when the chain is intact', async () => {
     const run = await verifyCommand();
     expect(run.code, run.stderr).toBe(0);
-    expect(run.report).toMatchObject({ ok: true, entries: ENTRIES, head_seq: ENTRIES, database: usingPostgres ? 'postgres' : 'pglite' });
+    expect(run.report).toMatchObject({
+      ok: true,
+      entries: ENTRIES,
+      head_seq: ENTRIES,
+      database: usingPostgres ? 'postgres' : 'pglite',
+    });
   });
 
   // Each case opens the database once: it undoes the previous case's damage and does its own.
   it('exits 1 naming the seq of an edited entry', async () => {
-    await withDatabase(({ db }) => db.updateTable('audit_log').set({ details: JSON.stringify({ i: 3, edited: true }) }).where('seq', '=', 3).execute());
+    await withDatabase(({ db }) =>
+      db
+        .updateTable('audit_log')
+        .set({ details: JSON.stringify({ i: 3, edited: true }) })
+        .where('seq', '=', 3)
+        .execute(),
+    );
     const run = await verifyCommand();
     expect(run.code).toBe(1);
     expect(run.report).toMatchObject({ ok: false, broken_at: 3, reason: 'content does not match its hash' });
@@ -109,7 +122,11 @@ describe('scripts/audit-verify.ts', { timeout: 90_000 }, () => {
   let deleted: AuditRow | undefined;
   it('exits 1 when an entry in the middle is deleted', async () => {
     await withDatabase(async ({ db }) => {
-      await db.updateTable('audit_log').set({ details: JSON.stringify({ i: 3 }) }).where('seq', '=', 3).execute();
+      await db
+        .updateTable('audit_log')
+        .set({ details: JSON.stringify({ i: 3 }) })
+        .where('seq', '=', 3)
+        .execute();
       expect((await createAuditService({ store: createAuditStore(db), clock: systemClock }).verify()).ok).toBe(true);
       deleted = await db.selectFrom('audit_log').selectAll().where('seq', '=', 5).executeTakeFirstOrThrow();
       await db.deleteFrom('audit_log').where('seq', '=', 5).execute();
@@ -122,7 +139,10 @@ describe('scripts/audit-verify.ts', { timeout: 90_000 }, () => {
   it('exits 1 when the newest entry is deleted (the head points past the end)', async () => {
     await withDatabase(async ({ db }) => {
       if (!deleted) throw new Error('the previous case saved no entry');
-      await db.insertInto('audit_log').values({ ...deleted, details: JSON.stringify(deleted.details) }).execute();
+      await db
+        .insertInto('audit_log')
+        .values({ ...deleted, details: JSON.stringify(deleted.details) })
+        .execute();
       expect((await createAuditService({ store: createAuditStore(db), clock: systemClock }).verify()).ok).toBe(true);
       await db.deleteFrom('audit_log').where('seq', '=', ENTRIES).execute();
     });

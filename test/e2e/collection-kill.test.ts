@@ -48,26 +48,51 @@ async function vendorAndReceiver(): Promise<{ sim: OktaSimulator; ids: string[];
 }
 
 /** Routes the organization's events to the receiver, then creates the collecting Okta integration. */
-async function configure(url: string, sim: OktaSimulator, receiver: WebhookReceiver): Promise<{ setup: IngestSetup; integrationId: number }> {
+async function configure(
+  url: string,
+  sim: OktaSimulator,
+  receiver: WebhookReceiver,
+): Promise<{ setup: IngestSetup; integrationId: number }> {
   const setup = await setUpIngestion(url, []);
   const headers = { cookie: setup.cookie };
-  const destination = await createDestination(url, headers, { name: 'receiver', type: 'http', organization_id: setup.organizationId, config: { url: receiver.url }, delivery: { max_wait_ms: 50, timeout_ms: 2000 } });
-  await createRoute(url, headers, { name: 'everything', organization_id: setup.organizationId, destination_ids: [destination] });
+  const destination = await createDestination(url, headers, {
+    name: 'receiver',
+    type: 'http',
+    organization_id: setup.organizationId,
+    config: { url: receiver.url },
+    delivery: { max_wait_ms: 50, timeout_ms: 2000 },
+  });
+  await createRoute(url, headers, {
+    name: 'everything',
+    organization_id: setup.organizationId,
+    destination_ids: [destination],
+  });
   // A route takes effect at the next dispatch cycle (a poll interval): let it.
   await new Promise((r) => setTimeout(r, 500));
-  const created = await http(url, 'POST', '/api/integrations/', {
-    name: 'okta',
-    platform: 'okta',
-    organization_id: setup.organizationId,
-    config: { ...sim.config(), interval_seconds: 30 },
-  }, headers);
+  const created = await http(
+    url,
+    'POST',
+    '/api/integrations/',
+    {
+      name: 'okta',
+      platform: 'okta',
+      organization_id: setup.organizationId,
+      config: { ...sim.config(), interval_seconds: 30 },
+    },
+    headers,
+  );
   expect(created.status, JSON.stringify(created.json)).toBe(201);
   return { setup, integrationId: Number(created.json.id) };
 }
 
 /** Waits until the cycle is past its first page (accepted and delivered) and before its last one, then kills. */
 async function killMidCycle(victim: WeirProcess, sim: OktaSimulator, receiver: WebhookReceiver): Promise<void> {
-  await waitFor('the first page delivered while the second is fetched', async () => (sim.requests >= 2 && receiver.received.size >= 1000 ? true : undefined), 90_000, 20);
+  await waitFor(
+    'the first page delivered while the second is fetched',
+    async () => (sim.requests >= 2 && receiver.received.size >= 1000 ? true : undefined),
+    90_000,
+    20,
+  );
   // Let the dispatcher record its last acknowledgement, so the kill lands in collection, not delivery.
   await new Promise((r) => setTimeout(r, 300));
   victim.kill('SIGKILL');
@@ -76,15 +101,38 @@ async function killMidCycle(victim: WeirProcess, sim: OktaSimulator, receiver: W
   expect(receiver.received.size).toBeLessThan(EVENTS);
 }
 
-async function expectExactlyOnce(url: string, setup: IngestSetup, integrationId: number, ids: string[], sim: OktaSimulator, receiver: WebhookReceiver): Promise<void> {
-  await waitFor('every vendor event delivered', async () => (ids.every((id) => receiver.received.has(id)) ? true : undefined), 120_000, 200);
+async function expectExactlyOnce(
+  url: string,
+  setup: IngestSetup,
+  integrationId: number,
+  ids: string[],
+  sim: OktaSimulator,
+  receiver: WebhookReceiver,
+): Promise<void> {
+  await waitFor(
+    'every vendor event delivered',
+    async () => (ids.every((id) => receiver.received.has(id)) ? true : undefined),
+    120_000,
+    200,
+  );
   // Normalization counted each vendor event once: a page fetched again was dropped by its keys.
-  const eventsIn = await waitFor('the events counted', async () => {
-    const n = await processedEvents(url, setup.cookie, integrationId);
-    return n >= EVENTS ? n : undefined;
-  }, 60_000);
+  const eventsIn = await waitFor(
+    'the events counted',
+    async () => {
+      const n = await processedEvents(url, setup.cookie, integrationId);
+      return n >= EVENTS ? n : undefined;
+    },
+    60_000,
+  );
   const stats = receiver.stats();
-  console.log(JSON.stringify({ vendor_requests: sim.requests, delivered_unique: stats.unique, duplicates: stats.duplicates, events_in: eventsIn }));
+  console.log(
+    JSON.stringify({
+      vendor_requests: sim.requests,
+      delivered_unique: stats.unique,
+      duplicates: stats.duplicates,
+      events_in: eventsIn,
+    }),
+  );
   expect(eventsIn).toBe(EVENTS);
   // Delivery is at-least-once: a request the receiver answered but the killed dispatcher had
   // not yet recorded is sent again after the restart (the 300 ms above usually, not always,
@@ -92,7 +140,9 @@ async function expectExactlyOnce(url: string, setup: IngestSetup, integrationId:
   // kill: the destination's concurrency (2) x max_events (500).
   expect(stats.duplicates).toBeLessThanOrEqual(2 * 500);
   expect([...receiver.received.keys()].filter((k) => !ids.includes(k))).toEqual([]);
-  const state = await http(url, 'GET', `/api/collectors/state?integration_id=${integrationId}`, undefined, { cookie: setup.cookie });
+  const state = await http(url, 'GET', `/api/collectors/state?integration_id=${integrationId}`, undefined, {
+    cookie: setup.cookie,
+  });
   expect(state.status).toBe(200);
   const [row] = state.json as unknown as { watermark_at: string | null; consecutive_failures: number; gap: unknown }[];
   expect(row).toMatchObject({ consecutive_failures: 0, gap: null });
@@ -107,8 +157,12 @@ type Query = (text: string) => Promise<Record<string, unknown>[]>;
  * fetched twice, its events dropped by their keys (docs/collection.md).
  */
 async function expectResumed(query: Query): Promise<void> {
-  const [counters] = await query('select coalesce(sum(events_in), 0)::int as events_in, coalesce(sum(duplicates), 0)::int as duplicates from stream_counters');
-  const runs = await query("select status, events, pages from collector_runs where status = 'succeeded' and events > 0");
+  const [counters] = await query(
+    'select coalesce(sum(events_in), 0)::int as events_in, coalesce(sum(duplicates), 0)::int as duplicates from stream_counters',
+  );
+  const runs = await query(
+    "select status, events, pages from collector_runs where status = 'succeeded' and events > 0",
+  );
   console.log(JSON.stringify({ counters, runs }));
   expect(Number(counters!.events_in)).toBe(EVENTS);
   expect(Number(counters!.duplicates)).toBeLessThanOrEqual(1000);
@@ -119,56 +173,73 @@ async function expectResumed(query: Query): Promise<void> {
 
 describe('SIGKILL of a worker in the middle of a collection cycle', () => {
   // Embedded processes do not depend on the pass's adapters: the embedded pass runs this.
-  it.skipIf(distributed)('embedded: a restarted `weir all` resumes from the cursor; every vendor event is delivered once', async () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'weir-ckill-'));
-    fleet.keepDir(dataDir);
-    const env = { WEIR_DATA_DIR: dataDir };
-    const { sim, ids, receiver } = await vendorAndReceiver();
-    const first = await startApi('all', env);
-    const { setup, integrationId } = await configure(first.url, sim, receiver);
-    await killMidCycle(first.p, sim, receiver);
-
-    const second = await startApi('all', env);
-    await expectExactlyOnce(second.url, setup, integrationId, ids, sim, receiver);
-    second.p.kill('SIGTERM');
-    expect(await second.p.exited).toBe(0);
-    const database = await openDatabase({ dataDir: `${dataDir}/pglite` });
-    try {
-      await expectResumed(async (text) => (await sql.raw<Record<string, unknown>>(text).execute(database.db)).rows);
-    } finally {
-      await database.close();
-    }
-  }, 240_000);
-
-  it.runIf(distributed)('distributed: a worker killed mid-cycle is replaced; every vendor event is delivered once', async () => {
-    const db = await freshPostgresDatabase();
-    const prefix = uniquePrefix();
-    try {
-      const env = { DATABASE_URL: db.url, REDIS_URL: process.env.REDIS_URL, WEIR_REDIS_PREFIX: prefix, WEIR_SECRET_KEY: 'ef'.repeat(32) };
+  it.skipIf(distributed)(
+    'embedded: a restarted `weir all` resumes from the cursor; every vendor event is delivered once',
+    async () => {
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'weir-ckill-'));
+      fleet.keepDir(dataDir);
+      const env = { WEIR_DATA_DIR: dataDir };
       const { sim, ids, receiver } = await vendorAndReceiver();
-      const api = await startApi('api', env);
-      const beat = start('beat', env);
-      const dispatcher = start('dispatcher', env);
-      const worker = start('worker', env);
-      await Promise.all([beat.waitFor(weirStarted, 90_000), dispatcher.waitFor(weirStarted, 90_000), worker.waitFor(weirStarted, 90_000)]);
-      const { setup, integrationId } = await configure(api.url, sim, receiver);
-      await killMidCycle(worker, sim, receiver);
+      const first = await startApi('all', env);
+      const { setup, integrationId } = await configure(first.url, sim, receiver);
+      await killMidCycle(first.p, sim, receiver);
 
-      const replacement = start('worker', env);
-      await replacement.waitFor(weirStarted, 90_000);
-      await expectExactlyOnce(api.url, setup, integrationId, ids, sim, receiver);
-      for (const p of [api.p, beat, dispatcher, replacement]) p.kill('SIGTERM');
-      await Promise.all([api.p.exited, beat.exited, dispatcher.exited, replacement.exited]);
-      const client = new pg.Client({ connectionString: db.url });
-      await client.connect();
+      const second = await startApi('all', env);
+      await expectExactlyOnce(second.url, setup, integrationId, ids, sim, receiver);
+      second.p.kill('SIGTERM');
+      expect(await second.p.exited).toBe(0);
+      const database = await openDatabase({ dataDir: `${dataDir}/pglite` });
       try {
-        await expectResumed(async (text) => (await client.query(text)).rows as Record<string, unknown>[]);
+        await expectResumed(async (text) => (await sql.raw<Record<string, unknown>>(text).execute(database.db)).rows);
       } finally {
-        await client.end();
+        await database.close();
       }
-    } finally {
-      await deletePrefix(prefix);
-      await db.drop();
-    }
-  }, 240_000);
+    },
+    240_000,
+  );
+
+  it.runIf(distributed)(
+    'distributed: a worker killed mid-cycle is replaced; every vendor event is delivered once',
+    async () => {
+      const db = await freshPostgresDatabase();
+      const prefix = uniquePrefix();
+      try {
+        const env = {
+          DATABASE_URL: db.url,
+          REDIS_URL: process.env.REDIS_URL,
+          WEIR_REDIS_PREFIX: prefix,
+          WEIR_SECRET_KEY: 'ef'.repeat(32),
+        };
+        const { sim, ids, receiver } = await vendorAndReceiver();
+        const api = await startApi('api', env);
+        const beat = start('beat', env);
+        const dispatcher = start('dispatcher', env);
+        const worker = start('worker', env);
+        await Promise.all([
+          beat.waitFor(weirStarted, 90_000),
+          dispatcher.waitFor(weirStarted, 90_000),
+          worker.waitFor(weirStarted, 90_000),
+        ]);
+        const { setup, integrationId } = await configure(api.url, sim, receiver);
+        await killMidCycle(worker, sim, receiver);
+
+        const replacement = start('worker', env);
+        await replacement.waitFor(weirStarted, 90_000);
+        await expectExactlyOnce(api.url, setup, integrationId, ids, sim, receiver);
+        for (const p of [api.p, beat, dispatcher, replacement]) p.kill('SIGTERM');
+        await Promise.all([api.p.exited, beat.exited, dispatcher.exited, replacement.exited]);
+        const client = new pg.Client({ connectionString: db.url });
+        await client.connect();
+        try {
+          await expectResumed(async (text) => (await client.query(text)).rows as Record<string, unknown>[]);
+        } finally {
+          await client.end();
+        }
+      } finally {
+        await deletePrefix(prefix);
+        await db.drop();
+      }
+    },
+    240_000,
+  );
 });

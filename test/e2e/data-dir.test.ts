@@ -40,32 +40,39 @@ describe('one process per embedded data directory', () => {
     expect(existsSync(dataDir)).toBe(false);
   }, 60_000);
 
-  it.skipIf(distributed)('refuses a second process naming the first, and takes over after the first is killed', async () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'weir-dir-'));
-    dirs.push(dataDir);
-    const first = start('all', dataDir);
-    await first.waitFor(started, 90_000);
-    const pid = first.proc.pid!;
+  it.skipIf(distributed)(
+    'refuses a second process naming the first, and takes over after the first is killed',
+    async () => {
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'weir-dir-'));
+      dirs.push(dataDir);
+      const first = start('all', dataDir);
+      await first.waitFor(started, 90_000);
+      const pid = first.proc.pid!;
 
-    for (const role of ['all', 'migrate']) {
-      const second = start(role, dataDir);
-      expect(await second.exited).toBe(1);
-      const stderr = second.stderr.join('');
-      expect(stderr).toContain(`is in use by process ${pid}`);
-      expect(stderr).toContain('weir all');
-      expect(second.lines.some(started)).toBe(false);
-    }
-    // The refused processes left the holder's lock alone.
-    expect(JSON.parse(readFileSync(path.join(dataDir, LOCK_FILE), 'utf8'))).toMatchObject({ pid });
+      for (const role of ['all', 'migrate']) {
+        const second = start(role, dataDir);
+        expect(await second.exited).toBe(1);
+        const stderr = second.stderr.join('');
+        expect(stderr).toContain(`is in use by process ${pid}`);
+        expect(stderr).toContain('weir all');
+        expect(second.lines.some(started)).toBe(false);
+      }
+      // The refused processes left the holder's lock alone.
+      expect(JSON.parse(readFileSync(path.join(dataDir, LOCK_FILE), 'utf8'))).toMatchObject({ pid });
 
-    first.kill('SIGKILL');
-    await first.exited;
-    const third = start('all', dataDir);
-    await third.waitFor(started, 90_000);
-    const takeover = await third.waitFor((l) => l.msg === 'took over the data directory lock of a process that is gone', 5_000);
-    expect(takeover.previous).toMatchObject({ pid });
-    third.kill('SIGTERM');
-    expect(await third.exited).toBe(0);
-    expect(existsSync(path.join(dataDir, LOCK_FILE))).toBe(false);
-  }, 240_000);
+      first.kill('SIGKILL');
+      await first.exited;
+      const third = start('all', dataDir);
+      await third.waitFor(started, 90_000);
+      const takeover = await third.waitFor(
+        (l) => l.msg === 'took over the data directory lock of a process that is gone',
+        5_000,
+      );
+      expect(takeover.previous).toMatchObject({ pid });
+      third.kill('SIGTERM');
+      expect(await third.exited).toBe(0);
+      expect(existsSync(path.join(dataDir, LOCK_FILE))).toBe(false);
+    },
+    240_000,
+  );
 });

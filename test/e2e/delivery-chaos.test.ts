@@ -19,7 +19,9 @@ const EVENTS = 50_000;
 const BATCH = 1000;
 
 type Json = Record<string, unknown>;
-const okta = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Json[];
+const okta = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8'),
+) as Json[];
 
 let t: TestApp;
 let base: string;
@@ -31,12 +33,27 @@ let admin: Principal;
 let orgId: number;
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_DISPATCH_POLL_MS: '50', WEIR_DISPATCH_LEASE_MS: '10000', WEIR_INGEST_MAX_PENDING_BATCHES: '100000' } });
+  t = await createTestApp({
+    env: {
+      WEIR_TOKEN_RATE_LIMIT: '1000000',
+      WEIR_DISPATCH_POLL_MS: '50',
+      WEIR_DISPATCH_LEASE_MS: '10000',
+      WEIR_INGEST_MAX_PENDING_BATCHES: '100000',
+    },
+  });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-  consumers = startConsumers(t.container.queue, t.container.jobs.filter((j) => j.role === 'worker'), t.container.logger);
+  consumers = startConsumers(
+    t.container.queue,
+    t.container.jobs.filter((j) => j.role === 'worker'),
+    t.container.logger,
+  );
   loops = t.container.loops.map((l) => l.start());
   const keyOf = (event: unknown) => seqOf(event);
-  flaky = await startWebhookReceiver({ keyOf, seed: 7, faults: { ratio: 0.3, modes: ['5xx', 'timeout', 'reset'], hangMs: 5_000 } });
+  flaky = await startWebhookReceiver({
+    keyOf,
+    seed: 7,
+    faults: { ratio: 0.3, modes: ['5xx', 'timeout', 'reset'], hangMs: 5_000 },
+  });
   healthy = await startWebhookReceiver({ keyOf });
   orgId = await createOrganization(t, 'Chaos Org');
   admin = await createPrincipal(t, { role: 'admin', organizationId: orgId });
@@ -58,15 +75,49 @@ const skipChaos = Boolean(process.env.DATABASE_URL) && process.env.WEIR_CHAOS !=
 describe.skipIf(skipChaos)('delivery under chaos', () => {
   it('loses nothing when one destination fails 30% of its requests, and the other is not held back', async () => {
     const headers = admin.headers;
-    const integration = await http(base, 'POST', '/api/integrations/', { name: 'okta chaos', platform: 'okta', organization_id: orgId }, headers);
+    const integration = await http(
+      base,
+      'POST',
+      '/api/integrations/',
+      { name: 'okta chaos', platform: 'okta', organization_id: orgId },
+      headers,
+    );
     expect(integration.status).toBe(201);
     const integrationId = Number(integration.json.id);
-    const token = String((await http(base, 'POST', `/api/ingest/integrations/${integrationId}/token`, {}, headers)).json.token);
+    const token = String(
+      (await http(base, 'POST', `/api/ingest/integrations/${integrationId}/token`, {}, headers)).json.token,
+    );
 
-    const retry = { max_events: 500, max_wait_ms: 50, timeout_ms: 1000, backoff_base_ms: 50, backoff_max_ms: 1000, max_attempts: 12, breaker_threshold: 8, breaker_cooldown_ms: 300, concurrency: 4 };
-    const flakyId = await createDestination(base, headers, { name: 'flaky', type: 'http', organization_id: orgId, config: { url: flaky.url }, delivery: retry });
-    const healthyId = await createDestination(base, headers, { name: 'healthy', type: 'http', organization_id: orgId, config: { url: healthy.url }, delivery: { ...retry, timeout_ms: 5000 } });
-    await createRoute(base, headers, { name: 'everything', organization_id: orgId, destination_ids: [flakyId, healthyId] });
+    const retry = {
+      max_events: 500,
+      max_wait_ms: 50,
+      timeout_ms: 1000,
+      backoff_base_ms: 50,
+      backoff_max_ms: 1000,
+      max_attempts: 12,
+      breaker_threshold: 8,
+      breaker_cooldown_ms: 300,
+      concurrency: 4,
+    };
+    const flakyId = await createDestination(base, headers, {
+      name: 'flaky',
+      type: 'http',
+      organization_id: orgId,
+      config: { url: flaky.url },
+      delivery: retry,
+    });
+    const healthyId = await createDestination(base, headers, {
+      name: 'healthy',
+      type: 'http',
+      organization_id: orgId,
+      config: { url: healthy.url },
+      delivery: { ...retry, timeout_ms: 5000 },
+    });
+    await createRoute(base, headers, {
+      name: 'everything',
+      organization_id: orgId,
+      destination_ids: [flakyId, healthyId],
+    });
 
     const acknowledged = new Set<string>();
     const started = Date.now();
@@ -75,8 +126,13 @@ describe.skipIf(skipChaos)('delivery under chaos', () => {
       while (next < EVENTS / BATCH) {
         const b = next++;
         const lines: string[] = [];
-        for (let i = 0; i < BATCH; i++) lines.push(JSON.stringify({ ...okta[i % okta.length], weir_test_seq: `${b}-${i}` }));
-        const res = await fetch(`${base}/api/ingest/system_log`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: lines.join('\n') });
+        for (let i = 0; i < BATCH; i++)
+          lines.push(JSON.stringify({ ...okta[i % okta.length], weir_test_seq: `${b}-${i}` }));
+        const res = await fetch(`${base}/api/ingest/system_log`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+          body: lines.join('\n'),
+        });
         expect(res.status).toBe(200);
         for (let i = 0; i < BATCH; i++) acknowledged.add(`${b}-${i}`);
       }
@@ -105,7 +161,11 @@ describe.skipIf(skipChaos)('delivery under chaos', () => {
     const settledMs = Date.now() - started;
 
     // Nothing lost: every acknowledged event reached the flaky destination or its DLQ.
-    const dead = await db.selectFrom('dlq_events').select(['event', 'error_kind']).where('destination_id', '=', flakyId).execute();
+    const dead = await db
+      .selectFrom('dlq_events')
+      .select(['event', 'error_kind'])
+      .where('destination_id', '=', flakyId)
+      .execute();
     const deadSeqs = new Set(dead.map((d) => seqOf(JSON.parse(d.event))));
     const missing = [...acknowledged].filter((s) => !flaky.received.has(s) && !deadSeqs.has(s));
     expect(missing.slice(0, 5)).toEqual([]);
@@ -113,7 +173,15 @@ describe.skipIf(skipChaos)('delivery under chaos', () => {
     expect(acknowledged.size).toBe(EVENTS);
 
     // The ledger balances and says the same as the receivers.
-    expect(balance).toMatchObject({ events_in: EVENTS, quarantined: 0, filtered: 0, routed: EVENTS, copies_added: EVENTS, pending: 0, unaccounted: 0 });
+    expect(balance).toMatchObject({
+      events_in: EVENTS,
+      quarantined: 0,
+      filtered: 0,
+      routed: EVENTS,
+      copies_added: EVENTS,
+      pending: 0,
+      unaccounted: 0,
+    });
     expect(balance.delivered + balance.dead_lettered).toBe(2 * EVENTS);
     expect(balance.dead_lettered).toBe(dead.length);
 
@@ -134,7 +202,13 @@ describe.skipIf(skipChaos)('delivery under chaos', () => {
         routed_ms: routedMs,
         healthy_done_ms: healthyDoneMs,
         settled_ms: settledMs,
-        flaky: { requests: f.requests, faults: f.faults, unique: f.unique, duplicates: f.duplicates, dead_lettered: dead.length },
+        flaky: {
+          requests: f.requests,
+          faults: f.faults,
+          unique: f.unique,
+          duplicates: f.duplicates,
+          dead_lettered: dead.length,
+        },
         healthy: { requests: h.requests, unique: h.unique, duplicates: h.duplicates },
       }),
     );

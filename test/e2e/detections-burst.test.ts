@@ -15,12 +15,22 @@ import { createFleet, weirStarted } from '../support/process.js';
 import { deletePrefix, uniquePrefix } from '../support/redis.js';
 
 const distributed = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
-const fleet = createFleet({ WEIR_MAPPING_REFRESH_MS: '200', WEIR_QUEUE_LEASE_MS: '3000', WEIR_DISPATCH_POLL_MS: '100' });
+const fleet = createFleet({
+  WEIR_MAPPING_REFRESH_MS: '200',
+  WEIR_QUEUE_LEASE_MS: '3000',
+  WEIR_DISPATCH_POLL_MS: '100',
+});
 afterAll(() => fleet.cleanup());
 
-const okta = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Record<string, unknown>[];
-const failedTemplate = okta.find((e) => e.eventType === 'user.session.start' && (e.outcome as { result: string }).result === 'FAILURE')!;
-const successTemplate = okta.find((e) => e.eventType === 'user.session.start' && (e.outcome as { result: string }).result === 'SUCCESS')!;
+const okta = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8'),
+) as Record<string, unknown>[];
+const failedTemplate = okta.find(
+  (e) => e.eventType === 'user.session.start' && (e.outcome as { result: string }).result === 'FAILURE',
+)!;
+const successTemplate = okta.find(
+  (e) => e.eventType === 'user.session.start' && (e.outcome as { result: string }).result === 'SUCCESS',
+)!;
 const WINDOW_MS = 300_000;
 // A complete window a little in the past, so that every event of the burst falls in it.
 const WINDOW = Math.floor(Date.now() / WINDOW_MS) * WINDOW_MS - 2 * WINDOW_MS;
@@ -38,22 +48,37 @@ function signIn(user: string, failed: boolean, offsetSeconds: number): Record<st
 }
 
 async function push(url: string, setup: IngestSetup, events: Record<string, unknown>[]): Promise<void> {
-  const res = await fetch(`${url}/api/ingest/system_log`, { method: 'POST', headers: { authorization: `Bearer ${setup.integrations[0]!.token}` }, body: events.map((e) => JSON.stringify(e)).join('\n') });
+  const res = await fetch(`${url}/api/ingest/system_log`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${setup.integrations[0]!.token}` },
+    body: events.map((e) => JSON.stringify(e)).join('\n'),
+  });
   expect(res.status, await res.text()).toBe(200);
 }
 
 async function createBruteForceRule(url: string, setup: IngestSetup): Promise<string> {
-  const res = await http(url, 'POST', '/api/detections/rules', {
-    organization_id: setup.organizationId,
-    name: 'Okta brute force',
-    definition: {
-      condition: { all: [{ field: 'class_uid', op: 'eq', value: 3002 }, { field: 'status_id', op: 'eq', value: 2 }] },
-      group_by: ['actor.user.name'],
-      threshold: { count: 10, window_seconds: WINDOW_MS / 1000 },
-      severity_id: 4,
-      mitre: { tactics: ['TA0006'], techniques: ['T1110'] },
+  const res = await http(
+    url,
+    'POST',
+    '/api/detections/rules',
+    {
+      organization_id: setup.organizationId,
+      name: 'Okta brute force',
+      definition: {
+        condition: {
+          all: [
+            { field: 'class_uid', op: 'eq', value: 3002 },
+            { field: 'status_id', op: 'eq', value: 2 },
+          ],
+        },
+        group_by: ['actor.user.name'],
+        threshold: { count: 10, window_seconds: WINDOW_MS / 1000 },
+        severity_id: 4,
+        mitre: { tactics: ['TA0006'], techniques: ['T1110'] },
+      },
     },
-  }, { cookie: setup.cookie });
+    { cookie: setup.cookie },
+  );
   expect(res.status, JSON.stringify(res.json)).toBe(201);
   // Workers pick up a new rule at their next refresh.
   await new Promise((r) => setTimeout(r, 1500));
@@ -65,11 +90,22 @@ async function createBruteForceRule(url: string, setup: IngestSetup): Promise<st
  * has committed. The store also keeps the Detection Findings (routed like any event).
  */
 async function settled(url: string, setup: IngestSetup, count: number): Promise<void> {
-  await waitFor(`${count} events stored`, async () => ((await storedEvents(url, setup.cookie, setup.organizationId)).events >= count ? true : undefined), 120_000, 200);
+  await waitFor(
+    `${count} events stored`,
+    async () => ((await storedEvents(url, setup.cookie, setup.organizationId)).events >= count ? true : undefined),
+    120_000,
+    200,
+  );
 }
 
 async function detections(url: string, setup: IngestSetup, ruleId: string): Promise<Record<string, unknown>[]> {
-  const res = await http(url, 'GET', `/api/detections?organization_id=${setup.organizationId}&rule_id=${ruleId}&limit=100`, undefined, { cookie: setup.cookie });
+  const res = await http(
+    url,
+    'GET',
+    `/api/detections?organization_id=${setup.organizationId}&rule_id=${ruleId}&limit=100`,
+    undefined,
+    { cookie: setup.cookie },
+  );
   expect(res.status).toBe(200);
   return res.json.items as Record<string, unknown>[];
 }
@@ -102,7 +138,12 @@ function expectOneAlertFor(found: Record<string, unknown>[], user: string): void
 }
 
 /** Six failures of dave, a SIGKILL of `victim` once they are committed, then six more after the restart. */
-async function restartMidWindow(url: () => string, setup: IngestSetup, stored: number, kill: () => Promise<void>): Promise<number> {
+async function restartMidWindow(
+  url: () => string,
+  setup: IngestSetup,
+  stored: number,
+  kill: () => Promise<void>,
+): Promise<number> {
   const first = Array.from({ length: 6 }, (_, i) => signIn('dave', true, 200 + i));
   await push(url(), setup, first);
   await settled(url(), setup, stored + 6);
@@ -117,63 +158,89 @@ async function restartMidWindow(url: () => string, setup: IngestSetup, stored: n
 }
 
 describe('the brute-force rule over a burst of failed Okta sign-ins', () => {
-  it.skipIf(distributed)('embedded: fires once per window and user, and a SIGKILL mid-window neither loses nor doubles it', async () => {
-    const dataDir = fleet.keepDir(mkdtempSync(path.join(tmpdir(), 'weir-detect-')));
-    const env = { WEIR_DATA_DIR: dataDir };
-    let api = await fleet.startApi('all', env);
-    const setup = await setUpIngestion(api.url, ['okta']);
-    const ruleId = await createBruteForceRule(api.url, setup);
-    // The burst's events and alice's one finding.
-    let stored = (await burst(api.url, setup)) + 1;
-    await settled(api.url, setup, stored);
-    let found = await detections(api.url, setup, ruleId);
-    expect(found).toHaveLength(1);
-    expectOneAlertFor(found, 'alice');
-
-    stored = await restartMidWindow(() => api.url, setup, stored, async () => {
-      api.p.kill('SIGKILL');
-      await api.p.exited;
-      api = await fleet.startApi('all', env);
-    });
-    found = await detections(api.url, setup, ruleId);
-    expect(found).toHaveLength(2);
-    expectOneAlertFor(found, 'dave');
-    expect(await storedEvents(api.url, setup.cookie, setup.organizationId)).toEqual({ events: stored, repeated: 0 });
-    api.p.kill('SIGTERM');
-    expect(await api.p.exited).toBe(0);
-  }, 300_000);
-
-  it.runIf(distributed)('distributed: two workers fire it once per window and user; a worker SIGKILLed mid-window changes nothing', async () => {
-    const db = await freshPostgresDatabase();
-    const prefix = uniquePrefix();
-    try {
-      const env = { DATABASE_URL: db.url, REDIS_URL: process.env.REDIS_URL, WEIR_REDIS_PREFIX: prefix, WEIR_SECRET_KEY: 'ef'.repeat(32) };
-      const api = await fleet.startApi('api', env);
-      const workers = [fleet.start('worker', env), fleet.start('worker', env)];
-      await Promise.all(workers.map((w) => w.waitFor(weirStarted, 90_000)));
+  it.skipIf(distributed)(
+    'embedded: fires once per window and user, and a SIGKILL mid-window neither loses nor doubles it',
+    async () => {
+      const dataDir = fleet.keepDir(mkdtempSync(path.join(tmpdir(), 'weir-detect-')));
+      const env = { WEIR_DATA_DIR: dataDir };
+      let api = await fleet.startApi('all', env);
       const setup = await setUpIngestion(api.url, ['okta']);
       const ruleId = await createBruteForceRule(api.url, setup);
+      // The burst's events and alice's one finding.
       let stored = (await burst(api.url, setup)) + 1;
       await settled(api.url, setup, stored);
       let found = await detections(api.url, setup, ruleId);
       expect(found).toHaveLength(1);
       expectOneAlertFor(found, 'alice');
 
-      stored = await restartMidWindow(() => api.url, setup, stored, async () => {
-        workers[0]!.kill('SIGKILL');
-        await workers[0]!.exited;
-        workers[0] = fleet.start('worker', env);
-        await workers[0].waitFor(weirStarted, 90_000);
-      });
+      stored = await restartMidWindow(
+        () => api.url,
+        setup,
+        stored,
+        async () => {
+          api.p.kill('SIGKILL');
+          await api.p.exited;
+          api = await fleet.startApi('all', env);
+        },
+      );
       found = await detections(api.url, setup, ruleId);
       expect(found).toHaveLength(2);
       expectOneAlertFor(found, 'dave');
       expect(await storedEvents(api.url, setup.cookie, setup.organizationId)).toEqual({ events: stored, repeated: 0 });
-      for (const p of [api.p, ...workers]) p.kill('SIGTERM');
-      await Promise.all([api.p.exited, ...workers.map((w) => w.exited)]);
-    } finally {
-      await deletePrefix(prefix);
-      await db.drop();
-    }
-  }, 300_000);
+      api.p.kill('SIGTERM');
+      expect(await api.p.exited).toBe(0);
+    },
+    300_000,
+  );
+
+  it.runIf(distributed)(
+    'distributed: two workers fire it once per window and user; a worker SIGKILLed mid-window changes nothing',
+    async () => {
+      const db = await freshPostgresDatabase();
+      const prefix = uniquePrefix();
+      try {
+        const env = {
+          DATABASE_URL: db.url,
+          REDIS_URL: process.env.REDIS_URL,
+          WEIR_REDIS_PREFIX: prefix,
+          WEIR_SECRET_KEY: 'ef'.repeat(32),
+        };
+        const api = await fleet.startApi('api', env);
+        const workers = [fleet.start('worker', env), fleet.start('worker', env)];
+        await Promise.all(workers.map((w) => w.waitFor(weirStarted, 90_000)));
+        const setup = await setUpIngestion(api.url, ['okta']);
+        const ruleId = await createBruteForceRule(api.url, setup);
+        let stored = (await burst(api.url, setup)) + 1;
+        await settled(api.url, setup, stored);
+        let found = await detections(api.url, setup, ruleId);
+        expect(found).toHaveLength(1);
+        expectOneAlertFor(found, 'alice');
+
+        stored = await restartMidWindow(
+          () => api.url,
+          setup,
+          stored,
+          async () => {
+            workers[0]!.kill('SIGKILL');
+            await workers[0]!.exited;
+            workers[0] = fleet.start('worker', env);
+            await workers[0].waitFor(weirStarted, 90_000);
+          },
+        );
+        found = await detections(api.url, setup, ruleId);
+        expect(found).toHaveLength(2);
+        expectOneAlertFor(found, 'dave');
+        expect(await storedEvents(api.url, setup.cookie, setup.organizationId)).toEqual({
+          events: stored,
+          repeated: 0,
+        });
+        for (const p of [api.p, ...workers]) p.kill('SIGTERM');
+        await Promise.all([api.p.exited, ...workers.map((w) => w.exited)]);
+      } finally {
+        await deletePrefix(prefix);
+        await db.drop();
+      }
+    },
+    300_000,
+  );
 });

@@ -31,7 +31,14 @@ import { mkdtempSync, readFileSync, rmdirSync, statfsSync, statSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDestination, createRoute, ledgerTotals, seqOf, waitFor, type LedgerTotals } from '../support/delivery-api.js';
+import {
+  createDestination,
+  createRoute,
+  ledgerTotals,
+  seqOf,
+  waitFor,
+  type LedgerTotals,
+} from '../support/delivery-api.js';
 import { http, setUpIngestion, storedEvents, type IngestSetup } from '../support/ingest.js';
 import { directoryBytes } from '../support/overload.js';
 import { createFleet } from '../support/process.js';
@@ -52,7 +59,9 @@ const MAX_BATCHES = 200;
 /** The sender waits while more than this many events wait for normalization. */
 const MAX_UNNORMALIZED = BATCH_SIZE;
 
-const oktaFixtures = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Record<string, unknown>[];
+const oktaFixtures = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8'),
+) as Record<string, unknown>[];
 
 function run(command: string, args: string[]): void {
   execFileSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -61,14 +70,17 @@ function run(command: string, args: string[]): void {
 /** Why this process cannot mount a tmpfs (undefined: it can), from a try on a scratch directory. */
 function mountProblem(): string | undefined {
   if (process.platform !== 'linux') return `a tmpfs mount needs Linux, this is ${process.platform}`;
-  if (process.getuid?.() !== 0) return `mounting a tmpfs needs root (or CAP_SYS_ADMIN); this runs as uid ${process.getuid?.()}`;
+  if (process.getuid?.() !== 0)
+    return `mounting a tmpfs needs root (or CAP_SYS_ADMIN); this runs as uid ${process.getuid?.()}`;
   const dir = mkdtempSync(path.join(tmpdir(), 'weir-mount-probe-'));
   try {
     run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir]);
     run('umount', [dir]);
     return undefined;
   } catch (err) {
-    const stderr = String((err as { stderr?: Buffer }).stderr ?? '').replace(/\s+/g, ' ').trim();
+    const stderr = String((err as { stderr?: Buffer }).stderr ?? '')
+      .replace(/\s+/g, ' ')
+      .trim();
     return `mount -t tmpfs failed (no CAP_SYS_ADMIN in this container?): ${stderr || (err as Error).message}`;
   } finally {
     rmdirSync(dir);
@@ -97,7 +109,8 @@ function metric(text: string, name: string): number | undefined {
 
 function batch(b: number): string {
   const lines: string[] = [];
-  for (let i = 0; i < BATCH_SIZE; i++) lines.push(JSON.stringify({ ...oktaFixtures[(b + i) % oktaFixtures.length], weir_test_seq: `${b}-${i}` }));
+  for (let i = 0; i < BATCH_SIZE; i++)
+    lines.push(JSON.stringify({ ...oktaFixtures[(b + i) % oktaFixtures.length], weir_test_seq: `${b}-${i}` }));
   return lines.join('\n');
 }
 
@@ -109,13 +122,26 @@ interface Pushed {
 }
 
 async function push(url: string, setup: IngestSetup, b: number): Promise<Pushed> {
-  const res = await fetch(`${url}/api/ingest/system_log`, { method: 'POST', headers: { authorization: `Bearer ${setup.integrations[0]!.token}` }, body: batch(b) });
+  const res = await fetch(`${url}/api/ingest/system_log`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${setup.integrations[0]!.token}` },
+    body: batch(b),
+  });
   const json = (await res.json()) as Pushed['json'];
-  return { status: res.status, accepted: res.status === 200 || res.status === 207 ? Number(json.accepted ?? 0) : 0, retryAfter: res.headers.get('retry-after'), json };
+  return {
+    status: res.status,
+    accepted: res.status === 200 || res.status === 207 ? Number(json.accepted ?? 0) : 0,
+    retryAfter: res.headers.get('retry-after'),
+    json,
+  };
 }
 
 describe.skipIf(distributed || problem !== undefined)('a data directory whose disk fills', () => {
-  const fleet = createFleet({ WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', WEIR_DISPATCH_POLL_MS: '100', WEIR_PROMETHEUS_ENABLED: 'true' });
+  const fleet = createFleet({
+    WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+    WEIR_DISPATCH_POLL_MS: '100',
+    WEIR_PROMETHEUS_ENABLED: 'true',
+  });
   let dataDir = '';
   let mounted = false;
   let lowestFree = Infinity;
@@ -150,18 +176,46 @@ describe.skipIf(distributed || problem !== undefined)('a data directory whose di
     // WEIR_DISK_BYTES_PER_EVENT 0: the guard refuses on free space alone, so that what this
     // test reads (free bytes against the floor) is what it decides on; the reserve for events
     // still waiting for normalization is tested in platform/disk/guard.test.ts.
-    const { p, url } = await fleet.startApi('all', { WEIR_DATA_DIR: dataDir, WEIR_DISK_FLOOR_BYTES: String(FLOOR_BYTES), WEIR_DISK_BYTES_PER_EVENT: '0' });
+    const { p, url } = await fleet.startApi('all', {
+      WEIR_DATA_DIR: dataDir,
+      WEIR_DISK_FLOOR_BYTES: String(FLOOR_BYTES),
+      WEIR_DISK_BYTES_PER_EVENT: '0',
+    });
     const startedFree = freeBytes(dataDir);
-    expect(startedFree, 'the tmpfs leaves room over the floor once Weir started').toBeGreaterThan(FLOOR_BYTES + 20 * MiB);
+    expect(startedFree, 'the tmpfs leaves room over the floor once Weir started').toBeGreaterThan(
+      FLOOR_BYTES + 20 * MiB,
+    );
 
     const setup = await setUpIngestion(url, ['okta']);
     const headers = { cookie: setup.cookie };
-    const receiver: WebhookReceiver = await startWebhookReceiver({ keyOf: (event) => seqOf(event), faults: { ratio: 1, modes: ['5xx'] } });
+    const receiver: WebhookReceiver = await startWebhookReceiver({
+      keyOf: (event) => seqOf(event),
+      faults: { ratio: 1, modes: ['5xx'] },
+    });
     fleet.onCleanup(() => receiver.close());
     // Budgets far away: only the disk guard may refuse. Retried for long, so the outage dead-letters nothing.
-    const delivery = { max_wait_ms: 50, timeout_ms: 2_000, backoff_base_ms: 100, backoff_max_ms: 1_000, max_attempts: 100, breaker_cooldown_ms: 500, backlog_max_events: 100_000_000, backlog_max_bytes: 1_099_511_627_776 };
-    const destination = await createDestination(url, headers, { name: 'down webhook', type: 'http', organization_id: setup.organizationId, config: { url: receiver.url }, delivery });
-    await createRoute(url, headers, { name: 'everything', organization_id: setup.organizationId, destination_ids: [destination] });
+    const delivery = {
+      max_wait_ms: 50,
+      timeout_ms: 2_000,
+      backoff_base_ms: 100,
+      backoff_max_ms: 1_000,
+      max_attempts: 100,
+      breaker_cooldown_ms: 500,
+      backlog_max_events: 100_000_000,
+      backlog_max_bytes: 1_099_511_627_776,
+    };
+    const destination = await createDestination(url, headers, {
+      name: 'down webhook',
+      type: 'http',
+      organization_id: setup.organizationId,
+      config: { url: receiver.url },
+      delivery,
+    });
+    await createRoute(url, headers, {
+      name: 'everything',
+      organization_id: setup.organizationId,
+      destination_ids: [destination],
+    });
     await new Promise((r) => setTimeout(r, 500));
     const before = await http(url, 'GET', '/readyz');
     expect(before.status).toBe(200);
@@ -180,7 +234,13 @@ describe.skipIf(distributed || problem !== undefined)('a data directory whose di
         refused = answer;
         break;
       }
-      await waitFor('normalization to keep up', async () => (Number((await ledgerTotals(url, headers)).pending_normalization) <= MAX_UNNORMALIZED ? true : undefined), 30_000, 50);
+      await waitFor(
+        'normalization to keep up',
+        async () =>
+          Number((await ledgerTotals(url, headers)).pending_normalization) <= MAX_UNNORMALIZED ? true : undefined,
+        30_000,
+        50,
+      );
     }
     const freeAtRefusal = freeBytes(dataDir);
     expect(refused, `no refusal after ${b} batches`).toBeDefined();
@@ -205,7 +265,11 @@ describe.skipIf(distributed || problem !== undefined)('a data directory whose di
     expect(metric(text, 'weir_disk_free_bytes')).toBeLessThan(FLOOR_BYTES);
     // Another push is refused too, with nothing accepted.
     const again = await push(url, setup, b + 1);
-    expect({ status: again.status, code: again.json.error?.code, retryAfter: again.retryAfter }).toEqual({ status: 503, code: 'storage.disk_low', retryAfter: '30' });
+    expect({ status: again.status, code: again.json.error?.code, retryAfter: again.retryAfter }).toEqual({
+      status: 503,
+      code: 'storage.disk_low',
+      retryAfter: '30',
+    });
 
     // What was accepted is written through while refusing: normalized, in the outbox, counted.
     const written = await waitFor(
@@ -227,7 +291,12 @@ describe.skipIf(distributed || problem !== undefined)('a data directory whose di
     // The destination recovers: every acknowledged event arrives, and the ledger balances.
     receiver.setFaults(null);
     const recoveredAt = Date.now();
-    await waitFor('every acknowledged event delivered', async () => ([...acknowledged].every((s) => receiver.received.has(s)) ? true : undefined), 60_000, 100);
+    await waitFor(
+      'every acknowledged event delivered',
+      async () => ([...acknowledged].every((s) => receiver.received.has(s)) ? true : undefined),
+      60_000,
+      100,
+    );
     const deliverSeconds = (Date.now() - recoveredAt) / 1000;
     const settled = await waitFor(
       'the ledger to settle',
@@ -239,14 +308,31 @@ describe.skipIf(distributed || problem !== undefined)('a data directory whose di
       200,
     );
     // Each event twice: to the webhook and to the organization's event store.
-    expect(settled).toMatchObject({ events_in: acknowledged.size, delivered: 2 * acknowledged.size, dead_lettered: 0, quarantined: 0, filtered: 0, dropped: 0, pending: 0, unaccounted: 0 } satisfies Partial<LedgerTotals>);
+    expect(settled).toMatchObject({
+      events_in: acknowledged.size,
+      delivered: 2 * acknowledged.size,
+      dead_lettered: 0,
+      quarantined: 0,
+      filtered: 0,
+      dropped: 0,
+      pending: 0,
+      unaccounted: 0,
+    } satisfies Partial<LedgerTotals>);
     expect(receiver.received.size).toBe(acknowledged.size);
-    expect(await storedEvents(url, setup.cookie, setup.organizationId)).toEqual({ events: acknowledged.size, repeated: 0 });
+    expect(await storedEvents(url, setup.cookie, setup.organizationId)).toEqual({
+      events: acknowledged.size,
+      repeated: 0,
+    });
 
     // The body log gives its delivered segments back (it collects every 30 s). Then the
     // guard's answer follows the free space: a push is admitted again only over the floor.
     const bodies = path.join(dataDir, 'bodies');
-    await waitFor('the body log to give its segments back', async () => (directoryBytes(bodies) === 0 ? true : undefined), 65_000, 500);
+    await waitFor(
+      'the body log to give its segments back',
+      async () => (directoryBytes(bodies) === 0 ? true : undefined),
+      65_000,
+      500,
+    );
     await new Promise((r) => setTimeout(r, 1_100)); // the guard reads statfs at most once a second
     const freeAfter = freeBytes(dataDir);
     const after = await http(url, 'GET', '/readyz');
@@ -255,10 +341,19 @@ describe.skipIf(distributed || problem !== undefined)('a data directory whose di
     expect(afterDisk.refusing_events).toBe(afterDisk.free_bytes < FLOOR_BYTES);
     const late = await push(url, setup, MAX_BATCHES + 1);
     if (afterDisk.refusing_events) {
-      expect({ status: late.status, code: late.json.error?.code, retryAfter: late.retryAfter }).toEqual({ status: 503, code: 'storage.disk_low', retryAfter: '30' });
+      expect({ status: late.status, code: late.json.error?.code, retryAfter: late.retryAfter }).toEqual({
+        status: 503,
+        code: 'storage.disk_low',
+        retryAfter: '30',
+      });
     } else {
       expect(late.status).toBe(200);
-      await waitFor('the admitted batch delivered', async () => (receiver.received.has(`${MAX_BATCHES + 1}-${BATCH_SIZE - 1}`) ? true : undefined), 30_000, 100);
+      await waitFor(
+        'the admitted batch delivered',
+        async () => (receiver.received.has(`${MAX_BATCHES + 1}-${BATCH_SIZE - 1}`) ? true : undefined),
+        30_000,
+        100,
+      );
     }
 
     // It never came near ENOSPC, and it did not crash: a SIGTERM ends it cleanly (the event store checkpoints).

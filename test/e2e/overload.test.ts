@@ -23,11 +23,17 @@ const BATCH_EVENTS = 500;
 const EVENTS_PER_PUSH = 250;
 const PUSHERS = 2;
 
-const fleet = createFleet({ WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', WEIR_INGEST_MAX_PENDING_BATCHES: String(PENDING_BATCHES), WEIR_INGEST_BATCH_MAX_EVENTS: String(BATCH_EVENTS) });
+const fleet = createFleet({
+  WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+  WEIR_INGEST_MAX_PENDING_BATCHES: String(PENDING_BATCHES),
+  WEIR_INGEST_BATCH_MAX_EVENTS: String(BATCH_EVENTS),
+});
 afterAll(() => fleet.cleanup());
 
 function expectBounded(f: OverloadFigures): void {
-  console.log(`overload figures: ${JSON.stringify({ ...f, ledger: { events_in: f.ledger.events_in, delivered: f.ledger.delivered, pending: f.ledger.pending, unaccounted: f.ledger.unaccounted } })}`);
+  console.log(
+    `overload figures: ${JSON.stringify({ ...f, ledger: { events_in: f.ledger.events_in, delivered: f.ledger.delivered, pending: f.ledger.pending, unaccounted: f.ledger.unaccounted } })}`,
+  );
   expect(f.acknowledged).toBeGreaterThan(BUDGET);
   // Refused with Retry-After, because a destination was over its budget.
   expect(f.refusals['delivery.backlog_full'] ?? 0).toBeGreaterThan(0);
@@ -49,28 +55,62 @@ function expectBounded(f: OverloadFigures): void {
 }
 
 describe('overload: a slow destination and a down one, pushers at full speed', () => {
-  it.skipIf(distributed)('embedded: backlogs stay within budget, senders are told to retry, and every acknowledged event is delivered after recovery', async () => {
-    const dataDir = fleet.keepDir(mkdtempSync(path.join(tmpdir(), 'weir-overload-')));
-    const { p, url } = await fleet.startApi('all', { WEIR_DATA_DIR: dataDir });
-    const figures = await runOverload({ url, pid: p.proc.pid!, dataSize: async () => directoryBytes(dataDir), pushMs: 15_000, pushers: PUSHERS, eventsPerPush: EVENTS_PER_PUSH, budgetEvents: BUDGET, drainTimeoutMs: 120_000 });
-    expectBounded(figures);
-  }, 240_000);
-
-  it.runIf(distributed)('distributed (PostgreSQL + Redis): the same', async () => {
-    const db = await freshPostgresDatabase();
-    const prefix = uniquePrefix();
-    const client = new pg.Client({ connectionString: db.url });
-    try {
-      const { p, url } = await fleet.startApi('all', { DATABASE_URL: db.url, REDIS_URL: process.env.REDIS_URL, WEIR_REDIS_PREFIX: prefix, WEIR_SECRET_KEY: 'ab'.repeat(32) });
-      await client.connect();
-      const dataSize = async () => Number((await client.query<{ n: string }>('select pg_database_size(current_database())::text as n')).rows[0]!.n);
-      const figures = await runOverload({ url, pid: p.proc.pid!, dataSize, pushMs: 15_000, pushers: PUSHERS, eventsPerPush: EVENTS_PER_PUSH, budgetEvents: BUDGET, drainTimeoutMs: 120_000 });
+  it.skipIf(distributed)(
+    'embedded: backlogs stay within budget, senders are told to retry, and every acknowledged event is delivered after recovery',
+    async () => {
+      const dataDir = fleet.keepDir(mkdtempSync(path.join(tmpdir(), 'weir-overload-')));
+      const { p, url } = await fleet.startApi('all', { WEIR_DATA_DIR: dataDir });
+      const figures = await runOverload({
+        url,
+        pid: p.proc.pid!,
+        dataSize: async () => directoryBytes(dataDir),
+        pushMs: 15_000,
+        pushers: PUSHERS,
+        eventsPerPush: EVENTS_PER_PUSH,
+        budgetEvents: BUDGET,
+        drainTimeoutMs: 120_000,
+      });
       expectBounded(figures);
-    } finally {
-      await client.end().catch(() => undefined);
-      await fleet.cleanup();
-      await deletePrefix(prefix);
-      await db.drop();
-    }
-  }, 240_000);
+    },
+    240_000,
+  );
+
+  it.runIf(distributed)(
+    'distributed (PostgreSQL + Redis): the same',
+    async () => {
+      const db = await freshPostgresDatabase();
+      const prefix = uniquePrefix();
+      const client = new pg.Client({ connectionString: db.url });
+      try {
+        const { p, url } = await fleet.startApi('all', {
+          DATABASE_URL: db.url,
+          REDIS_URL: process.env.REDIS_URL,
+          WEIR_REDIS_PREFIX: prefix,
+          WEIR_SECRET_KEY: 'ab'.repeat(32),
+        });
+        await client.connect();
+        const dataSize = async () =>
+          Number(
+            (await client.query<{ n: string }>('select pg_database_size(current_database())::text as n')).rows[0]!.n,
+          );
+        const figures = await runOverload({
+          url,
+          pid: p.proc.pid!,
+          dataSize,
+          pushMs: 15_000,
+          pushers: PUSHERS,
+          eventsPerPush: EVENTS_PER_PUSH,
+          budgetEvents: BUDGET,
+          drainTimeoutMs: 120_000,
+        });
+        expectBounded(figures);
+      } finally {
+        await client.end().catch(() => undefined);
+        await fleet.cleanup();
+        await deletePrefix(prefix);
+        await db.drop();
+      }
+    },
+    240_000,
+  );
 });

@@ -18,11 +18,17 @@ let orgId: number;
 let admin: Principal;
 let operator: Principal;
 
-const okta = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Json[];
+const okta = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8'),
+) as Json[];
 
 beforeAll(async () => {
   t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_MAPPING_REFRESH_MS: '100' } });
-  consumers = startConsumers(t.container.queue, t.container.jobs.filter((j) => j.role === 'worker'), t.container.logger);
+  consumers = startConsumers(
+    t.container.queue,
+    t.container.jobs.filter((j) => j.role === 'worker'),
+    t.container.logger,
+  );
   orgId = await createOrganization(t, 'Story Org');
   admin = await createPrincipal(t, { role: 'admin', organizationId: orgId });
   operator = await createPrincipal(t, { role: 'operator', organizationId: orgId });
@@ -33,12 +39,21 @@ afterAll(async () => {
 });
 
 async function call(who: Principal, method: string, url: string, payload?: unknown) {
-  const res = await t.app.inject({ method: method as 'GET', url, headers: who.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+  const res = await t.app.inject({
+    method: method as 'GET',
+    url,
+    headers: who.headers,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
   return { status: res.statusCode, body: res.body ? res.json<Json>() : {} };
 }
 
 async function integrationWithToken(platform: string): Promise<{ id: number; token: string }> {
-  const created = await call(admin, 'POST', '/api/integrations/', { name: `${platform} source`, platform, organization_id: orgId });
+  const created = await call(admin, 'POST', '/api/integrations/', {
+    name: `${platform} source`,
+    platform,
+    organization_id: orgId,
+  });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const id = Number(created.body.id);
   const token = await call(admin, 'POST', `/api/ingest/integrations/${id}/token`);
@@ -47,7 +62,12 @@ async function integrationWithToken(platform: string): Promise<{ id: number; tok
 }
 
 async function push(token: string, stream: string, events: Json[]) {
-  const res = await t.app.inject({ method: 'POST', url: `/api/ingest/${stream}`, headers: { authorization: `Bearer ${token}` }, payload: events.map((e) => JSON.stringify(e)).join('\n') });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/api/ingest/${stream}`,
+    headers: { authorization: `Bearer ${token}` },
+    payload: events.map((e) => JSON.stringify(e)).join('\n'),
+  });
   return { status: res.statusCode, body: res.json<Json>() };
 }
 
@@ -76,7 +96,9 @@ describe('push -> normalize -> drift, quarantine, reprocess', () => {
     const res = await push(oktaSource.token, 'system_log', events);
     expect(res.status).toBe(200);
     expect(res.body.accepted).toBe(events.length);
-    await until('the Okta events to be processed', async () => ((await processed(oktaSource.id)) >= events.length ? true : undefined));
+    await until('the Okta events to be processed', async () =>
+      (await processed(oktaSource.id)) >= events.length ? true : undefined,
+    );
 
     const quarantine = await call(operator, 'GET', `/api/quarantine?integration_id=${oktaSource.id}`);
     expect(quarantine.body.total).toBe(0);
@@ -141,7 +163,10 @@ describe('push -> normalize -> drift, quarantine, reprocess', () => {
     const dry = await call(operator, 'POST', '/api/mappings/dry-run', { document, events });
     expect(dry.status, JSON.stringify(dry.body)).toBe(200);
     expect(dry.body.summary).toMatchObject({ total: 3, ok: 3 });
-    const published = await call(operator, 'POST', `/api/mappings/${String(definition.id)}/versions`, { document, comment: 'first version' });
+    const published = await call(operator, 'POST', `/api/mappings/${String(definition.id)}/versions`, {
+      document,
+      comment: 'first version',
+    });
     expect(published.status, JSON.stringify(published.body)).toBe(201);
 
     const reprocess = await call(operator, 'POST', '/api/quarantine/bulk/reprocess', { ids: items.map((i) => i.id) });
@@ -152,7 +177,9 @@ describe('push -> normalize -> drift, quarantine, reprocess', () => {
 
     // New events of the stream are normalized by the live version without a restart.
     expect((await push(customSource.token, 'firewall', events)).status).toBe(200);
-    await until('the new events to be processed', async () => ((await processed(customSource.id)) >= 6 ? true : undefined));
+    await until('the new events to be processed', async () =>
+      (await processed(customSource.id)) >= 6 ? true : undefined,
+    );
     const still = await call(operator, 'GET', `/api/quarantine?integration_id=${customSource.id}`);
     expect(still.body.total).toBe(0);
   });

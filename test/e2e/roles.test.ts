@@ -43,7 +43,11 @@ describe.skipIf(distributed)('embedded: weir all', () => {
     const ready = await fetch(`${address}/readyz`);
     expect(ready.status).toBe(200);
     // The data directory exists here: the disk guard measures it (and refuses nothing on a disk with room).
-    expect(await ready.json()).toEqual({ status: 'ok', checks: { database: 'ok', cache: 'ok' }, disk: { free_bytes: expect.any(Number), floor_bytes: 536870912, refusing_events: false, reserved_bytes: 0 } });
+    expect(await ready.json()).toEqual({
+      status: 'ok',
+      checks: { database: 'ok', cache: 'ok' },
+      disk: { free_bytes: expect.any(Number), floor_bytes: 536870912, refusing_events: false, reserved_bytes: 0 },
+    });
     p.kill('SIGTERM');
     expect(await p.exited).toBe(0);
     expect(p.lines.some((l) => l.msg === 'stopped')).toBe(true);

@@ -83,7 +83,10 @@ describe('Bearer tokens', () => {
   });
 
   it('never fall back to the session cookie when a presented token fails', async () => {
-    const res = await get('/api/fixtures/whoami', { authorization: 'Bearer svcsk_invalid', cookie: 'weir_session=whatever' });
+    const res = await get('/api/fixtures/whoami', {
+      authorization: 'Bearer svcsk_invalid',
+      cookie: 'weir_session=whatever',
+    });
     expect(res.statusCode).toBe(401);
     expect(res.json().detail).toBe('Invalid or expired API token');
   });
@@ -96,8 +99,14 @@ describe('Bearer tokens', () => {
     expect((await get('/api/fixtures/whoami', p.headers)).json().detail).toBe('Invalid or expired API token');
 
     const q = await createPrincipal(t, { role: 'viewer', organizationId: orgA });
-    await t.container.database.db.updateTable('api_tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', q.id).execute();
-    await t.container.cache.del(`tok:${(await t.container.database.db.selectFrom('api_tokens').select('token_hash').where('user_id', '=', q.id).executeTakeFirstOrThrow()).token_hash}`);
+    await t.container.database.db
+      .updateTable('api_tokens')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('user_id', '=', q.id)
+      .execute();
+    await t.container.cache.del(
+      `tok:${(await t.container.database.db.selectFrom('api_tokens').select('token_hash').where('user_id', '=', q.id).executeTakeFirstOrThrow()).token_hash}`,
+    );
     expect((await get('/api/fixtures/whoami', q.headers)).statusCode).toBe(401);
   });
 
@@ -110,7 +119,11 @@ describe('Bearer tokens', () => {
     expect(res.json().detail).toBe('User is inactive');
 
     const sa = await createPrincipal(t, { role: 'viewer', organizationId: orgA, kind: 'service_account' });
-    await t.container.database.db.updateTable('service_accounts').set({ is_active: false }).where('id', '=', sa.id).execute();
+    await t.container.database.db
+      .updateTable('service_accounts')
+      .set({ is_active: false })
+      .where('id', '=', sa.id)
+      .execute();
     await t.container.identity.tokens.invalidateOwner({ kind: 'service_account', id: sa.id });
     expect((await get('/api/fixtures/whoami', sa.headers)).json().detail).toBe('Invalid or expired API token');
   });
@@ -122,23 +135,47 @@ describe('deactivated organizations', () => {
     const platformAdmin = await createPrincipal(t, { role: 'admin', organizationId: null });
     const member = await createPrincipal(t, { role: 'viewer', organizationId: orgC, password: 'member-password-1' });
     const account = await createPrincipal(t, { role: 'viewer', organizationId: orgC, kind: 'service_account' });
-    const username = (await t.container.database.db.selectFrom('users').select('username').where('id', '=', member.id).executeTakeFirstOrThrow()).username;
-    const login = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: 'member-password-1' } });
+    const username = (
+      await t.container.database.db
+        .selectFrom('users')
+        .select('username')
+        .where('id', '=', member.id)
+        .executeTakeFirstOrThrow()
+    ).username;
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username, password: 'member-password-1' },
+    });
     expect(login.statusCode).toBe(200);
     const cookie = String(login.headers['set-cookie']).split(';')[0] as string;
     expect((await get('/api/fixtures/whoami', member.headers)).statusCode).toBe(200);
 
-    const off = await t.app.inject({ method: 'PUT', url: `/api/organizations/${orgC}`, headers: platformAdmin.headers, payload: { is_active: false } });
+    const off = await t.app.inject({
+      method: 'PUT',
+      url: `/api/organizations/${orgC}`,
+      headers: platformAdmin.headers,
+      payload: { is_active: false },
+    });
     expect(off.statusCode).toBe(200);
     const byToken = await get('/api/fixtures/whoami', member.headers);
     expect(byToken.statusCode).toBe(401);
     expect(byToken.json().detail).toBe('Organization is inactive');
     expect((await get('/api/fixtures/whoami', account.headers)).json().detail).toBe('Invalid or expired API token');
     expect((await get('/api/fixtures/whoami', { cookie })).json().detail).toBe('Organization is inactive');
-    const again = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: 'member-password-1' } });
+    const again = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username, password: 'member-password-1' },
+    });
     expect(again.statusCode).toBe(401);
 
-    await t.app.inject({ method: 'PUT', url: `/api/organizations/${orgC}`, headers: platformAdmin.headers, payload: { is_active: true } });
+    await t.app.inject({
+      method: 'PUT',
+      url: `/api/organizations/${orgC}`,
+      headers: platformAdmin.headers,
+      payload: { is_active: true },
+    });
     expect((await get('/api/fixtures/whoami', member.headers)).statusCode).toBe(200);
   });
 });
@@ -168,7 +205,11 @@ describe('authorization', () => {
 
   it('resolves a platform service account to no organization unless its role is admin', async () => {
     const viewer = await createPrincipal(t, { role: 'viewer', organizationId: null, kind: 'service_account' });
-    expect((await get('/api/fixtures/whoami', viewer.headers)).json()).toEqual({ kind: 'service_account', global: false, organization_ids: [] });
+    expect((await get('/api/fixtures/whoami', viewer.headers)).json()).toEqual({
+      kind: 'service_account',
+      global: false,
+      organization_ids: [],
+    });
     const admin = await createPrincipal(t, { role: 'admin', organizationId: null, kind: 'service_account' });
     expect((await get('/api/fixtures/whoami', admin.headers)).json().global).toBe(true);
   });

@@ -17,7 +17,10 @@ import { exampleFor, type JsonSchema } from '../support/schema-example.js';
 /** Stands for the JSON number 1e309 (Infinity once parsed), which JSON.stringify cannot write. */
 const INFINITE = '\u0001weir-sweep-1e309\u0001';
 // 10,000 characters that do not compress (a repeated letter would fit in any index).
-const LONG = fc.sample(fc.string({ minLength: 10_000, maxLength: 10_000, unit: 'grapheme-ascii' }), { seed: 13, numRuns: 1 })[0]!;
+const LONG = fc.sample(fc.string({ minLength: 10_000, maxLength: 10_000, unit: 'grapheme-ascii' }), {
+  seed: 13,
+  numRuns: 1,
+})[0]!;
 
 interface Boundary {
   name: string;
@@ -48,29 +51,68 @@ const BOUNDARIES: Boundary[] = [
 const BASELINES: Record<string, () => Record<string, unknown>> = {
   'auth.set_locale': () => ({ locale: 'en-GB' }),
   'integrations.create': () => ({ platform: 'custom' }),
-  'mappings.dry_run': () => ({ document: loginDocument(), events: [{ type: 'login', ts: '2026-01-01T00:00:00Z', user: { name: 'a' }, host: 'h' }] }),
+  'mappings.dry_run': () => ({
+    document: loginDocument(),
+    events: [{ type: 'login', ts: '2026-01-01T00:00:00Z', user: { name: 'a' }, host: 'h' }],
+  }),
   'mappings.versions_create': () => ({ document: loginDocument() }),
   'mappings.rollback': () => ({ version: 1 }),
   'routes.create': () => ({ organization_id: Number(ids.organization_id), destination_ids: [ids.destination_id] }),
   'routes.dry_run': () => ({ organization_id: Number(ids.organization_id) }),
-  'destinations.create': () => ({ type: 'http', organization_id: Number(ids.organization_id), config: { url: 'http://127.0.0.1:9/' } }),
+  'destinations.create': () => ({
+    type: 'http',
+    organization_id: Number(ids.organization_id),
+    config: { url: 'http://127.0.0.1:9/' },
+  }),
   'destinations.dlq_reprocess': () => ({ all: true }),
   'collector_config.update': () => ({ max_pages_per_cycle: 10 }),
   'config_bundle.import': () => ({
     dry_run: true,
-    document: { format: 'weir.config-bundle', version: 1, weir_version: '0.1.0', exported_at: '2026-01-01T00:00:00Z', organization: { name: 'Sweep' }, integrations: [], mappings: [], destinations: [], routes: [], enrichment_tables: [], enrichment_policies: [] },
+    document: {
+      format: 'weir.config-bundle',
+      version: 1,
+      weir_version: '0.1.0',
+      exported_at: '2026-01-01T00:00:00Z',
+      organization: { name: 'Sweep' },
+      integrations: [],
+      mappings: [],
+      destinations: [],
+      routes: [],
+      enrichment_tables: [],
+      enrichment_policies: [],
+    },
   }),
   'search.run': () => ({ query: { organization_id: Number(ids.organization_id) } }),
-  'search.replay': () => ({ organization_id: Number(ids.organization_id), destination_id: ids.destination_id, time: { last: '1h' }, query: 'class_uid = 3002', where: undefined }),
+  'search.replay': () => ({
+    organization_id: Number(ids.organization_id),
+    destination_id: ids.destination_id,
+    time: { last: '1h' },
+    query: 'class_uid = 3002',
+    where: undefined,
+  }),
   'queries.create': () => ({ organization_id: Number(ids.organization_id), query: { query: 'class_uid = 3002' } }),
   'queries.update': () => ({ query: { query: 'class_uid = 3002' } }),
   'schedules.create': () => ({ query_id: ids.query_id, interval_seconds: 3600 }),
-  'detection_rules.create': () => ({ organization_id: Number(ids.organization_id), definition: { condition: { field: 'class_uid', op: 'eq', value: 3002 }, severity_id: 3 } }),
-  'detection_rules.update': () => ({ definition: { condition: { field: 'class_uid', op: 'eq', value: 3002 }, severity_id: 4 } }),
+  'detection_rules.create': () => ({
+    organization_id: Number(ids.organization_id),
+    definition: { condition: { field: 'class_uid', op: 'eq', value: 3002 }, severity_id: 3 },
+  }),
+  'detection_rules.update': () => ({
+    definition: { condition: { field: 'class_uid', op: 'eq', value: 3002 }, severity_id: 4 },
+  }),
   'detection_rules.rollback': () => ({ version: 1 }),
-  'detection_rules.import_sigma': () => ({ organization_id: Number(ids.organization_id), yaml: 'title: sweep\nlogsource:\n  category: process_creation\ndetection:\n  s:\n    Image|endswith: \\cmd.exe\n  condition: s\n' }),
+  'detection_rules.import_sigma': () => ({
+    organization_id: Number(ids.organization_id),
+    yaml: 'title: sweep\nlogsource:\n  category: process_creation\ndetection:\n  s:\n    Image|endswith: \\cmd.exe\n  condition: s\n',
+  }),
   'detections.update': () => ({ status: 'in_progress' }),
-  'identity.update_config': () => ({ issuer: 'https://127.0.0.1:9/', redirect_uri: 'https://weir.example.test/api/auth/sso/callback', rules: [], scopes: ['openid'], scim_base_url: null }),
+  'identity.update_config': () => ({
+    issuer: 'https://127.0.0.1:9/',
+    redirect_uri: 'https://weir.example.test/api/auth/sso/callback',
+    rules: [],
+    scopes: ['openid'],
+    scim_base_url: null,
+  }),
 };
 
 function wrongType(schema: JsonSchema | undefined): unknown {
@@ -101,7 +143,11 @@ function withIds(schema: JsonSchema | undefined, value: unknown): unknown {
 }
 
 /** Every field of a body schema, nested ones included, as property paths ('0' for an array item). */
-function fields(schema: JsonSchema | undefined, prefix: string[] = [], depth = 0): { path: string[]; schema: JsonSchema }[] {
+function fields(
+  schema: JsonSchema | undefined,
+  prefix: string[] = [],
+  depth = 0,
+): { path: string[]; schema: JsonSchema }[] {
   if (!schema || depth > 4) return [];
   const alt = schema.anyOf ?? schema.oneOf;
   if (alt?.length) return fields(alt.find((s) => s.type !== 'null') ?? alt[0], prefix, depth);
@@ -136,7 +182,10 @@ function setAt(body: unknown, path: string[], value: unknown): unknown {
 function pathFor(op: ApiOperation, override?: { name: string; url: string }): string {
   let url = op.path;
   for (const name of op.params) {
-    const value = override?.name === name ? override.url : encodeURIComponent(ids[name] ?? String(baseline(paramSchema(op, name, 'path'))));
+    const value =
+      override?.name === name
+        ? override.url
+        : encodeURIComponent(ids[name] ?? String(baseline(paramSchema(op, name, 'path'))));
     url = url.replace(`{${name}}`, value);
   }
   return url;
@@ -152,7 +201,8 @@ function queryFor(op: ApiOperation, override?: { name: string; url: string }): s
     if (override?.name === p.name) parts.push(`${p.name}=${override.url}`);
     // An optional parameter that names a seeded object (organization_id above all) is given too:
     // a platform caller must say which organization most organization-scoped operations act on.
-    else if (p.required || p.name in ids) parts.push(`${p.name}=${encodeURIComponent(String(baseline(p.schema, p.name)))}`);
+    else if (p.required || p.name in ids)
+      parts.push(`${p.name}=${encodeURIComponent(String(baseline(p.schema, p.name)))}`);
   }
   return parts.length ? `?${parts.join('&')}` : '';
 }
@@ -171,12 +221,19 @@ async function send(op: ApiOperation, where: string, url: string, body?: unknown
   } catch {
     detail = undefined;
   }
-  answers.push({ where: `${op.method} ${op.path} ${where}`, status: res.statusCode, body: res.body.slice(0, 300), detail, declared: op.statuses });
+  answers.push({
+    where: `${op.method} ${op.path} ${where}`,
+    status: res.statusCode,
+    body: res.body.slice(0, 300),
+    detail,
+    declared: op.statuses,
+  });
 }
 
 /** Destructive operations last, so the seeded objects serve every other operation first. */
 function destructiveLast(a: ApiOperation, b: ApiOperation): number {
-  const rank = (o: ApiOperation) => (o.method === 'DELETE' || /delete|deactivate|revoke|purge|discard|rotate/.test(o.path) ? 1 : 0);
+  const rank = (o: ApiOperation) =>
+    o.method === 'DELETE' || /delete|deactivate|revoke|purge|discard|rotate/.test(o.path) ? 1 : 0;
   return rank(a) - rank(b);
 }
 
@@ -197,17 +254,24 @@ describe('boundary sweep over every operation', () => {
       await send(op, 'baseline', pathFor(op) + queryFor(op), body);
       for (const name of op.params) {
         inputs++;
-        for (const b of BOUNDARIES) await send(op, `path ${name}=${b.name}`, pathFor(op, { name, url: b.url }) + queryFor(op), body);
+        for (const b of BOUNDARIES)
+          await send(op, `path ${name}=${b.name}`, pathFor(op, { name, url: b.url }) + queryFor(op), body);
       }
       for (const p of op.parameters.filter((x) => x.in === 'query')) {
         inputs++;
-        for (const b of BOUNDARIES) await send(op, `query ${p.name}=${b.name}`, pathFor(op) + queryFor(op, { name: p.name, url: b.url }), body);
+        for (const b of BOUNDARIES)
+          await send(op, `query ${p.name}=${b.name}`, pathFor(op) + queryFor(op, { name: p.name, url: b.url }), body);
       }
       for (const field of fields(op.body)) {
         inputs++;
         for (const b of BOUNDARIES) {
           const value = b.name === 'wrong type' ? wrongType(field.schema) : b.json;
-          await send(op, `body ${field.path.join('.')}=${b.name}`, pathFor(op) + queryFor(op), setAt(body, field.path, value));
+          await send(
+            op,
+            `body ${field.path.join('.')}=${b.name}`,
+            pathFor(op) + queryFor(op),
+            setAt(body, field.path, value),
+          );
         }
       }
     }
@@ -216,7 +280,12 @@ describe('boundary sweep over every operation', () => {
     // each swept field would be refused for another field's fault.
     const baselines = answers.filter((x) => x.where.endsWith(' baseline'));
     const succeeded = baselines.filter((a) => a.status < 300).length;
-    console.log(`baselines: ${succeeded} of ${baselines.length} succeed; the others: ${baselines.filter((a) => a.status >= 300).map((a) => `${a.status} ${a.where}`).join('; ')}`);
+    console.log(
+      `baselines: ${succeeded} of ${baselines.length} succeed; the others: ${baselines
+        .filter((a) => a.status >= 300)
+        .map((a) => `${a.status} ${a.where}`)
+        .join('; ')}`,
+    );
     expect(succeeded / baselines.length).toBeGreaterThan(0.75);
     expect(ops.length).toBeGreaterThan(100);
     const faults = answers.filter((a) => a.status >= 500).map((a) => `${a.where}: ${a.status} ${a.body}`);
@@ -224,18 +293,24 @@ describe('boundary sweep over every operation', () => {
   }, 900_000);
 
   it('answers only statuses the OpenAPI document declares for the operation', () => {
-    const undeclared = answers.filter((a) => !a.declared.includes(String(a.status))).map((a) => `${a.where}: ${a.status}`);
+    const undeclared = answers
+      .filter((a) => !a.declared.includes(String(a.status)))
+      .map((a) => `${a.where}: ${a.status}`);
     expect(undeclared).toEqual([]);
   });
 
   it('gives every 4xx answer a string detail', () => {
-    const bare = answers.filter((a) => a.status >= 400 && a.status < 500 && typeof a.detail !== 'string').map((a) => `${a.where}: ${a.status} ${a.body}`);
+    const bare = answers
+      .filter((a) => a.status >= 400 && a.status < 500 && typeof a.detail !== 'string')
+      .map((a) => `${a.where}: ${a.status} ${a.body}`);
     expect(bare).toEqual([]);
   });
 
   it('records every failed operation in the audit trail (the offending value escaped)', () => {
     const lost = t.logs.filter((l) => typeof l.msg === 'string' && l.msg.includes('could not record'));
     expect(lost.map((l) => l.msg)).toEqual([]);
-    expect(t.logs.filter((l) => l.level === 50).map((l) => `${String(l.msg)} ${JSON.stringify(l.err ?? '').slice(0, 200)}`)).toEqual([]);
+    expect(
+      t.logs.filter((l) => l.level === 50).map((l) => `${String(l.msg)} ${JSON.stringify(l.err ?? '').slice(0, 200)}`),
+    ).toEqual([]);
   });
 });

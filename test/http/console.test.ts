@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_SECURITY_HEADERS } from '../../src/platform/http/console.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 
-const INDEX = '<!doctype html><html lang="en"><head><title>Weir</title><script type="module" src="/assets/index-abc123.js"></script></head><body><div id="root"></div></body></html>';
+const INDEX =
+  '<!doctype html><html lang="en"><head><title>Weir</title><script type="module" src="/assets/index-abc123.js"></script></head><body><div id="root"></div></body></html>';
 const SCRIPT = `console.log(${JSON.stringify('x'.repeat(4000))});`;
 const html = { accept: 'text/html,application/xhtml+xml' };
 
@@ -42,7 +43,7 @@ describe('the console at /', () => {
     expect(res.headers['cache-control']).toBe('no-cache');
   });
 
-  it('answers the console\'s own routes with index.html when a browser navigates to them', async () => {
+  it("answers the console's own routes with index.html when a browser navigates to them", async () => {
     for (const url of ['/integrations/7', '/mappings/0191e1a0-0000-7000-8000-000000000000', '/admin/users?x=1']) {
       const res = await served.app.inject({ method: 'GET', url, headers: html });
       expect(res.statusCode, url).toBe(200);
@@ -56,7 +57,11 @@ describe('the console at /', () => {
     expect(plain.statusCode).toBe(200);
     expect(plain.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(plain.body).toBe(SCRIPT);
-    const br = await served.app.inject({ method: 'GET', url: '/assets/index-abc123.js', headers: { 'accept-encoding': 'br, gzip' } });
+    const br = await served.app.inject({
+      method: 'GET',
+      url: '/assets/index-abc123.js',
+      headers: { 'accept-encoding': 'br, gzip' },
+    });
     expect(br.headers['content-encoding']).toBe('br');
     expect(br.rawPayload.length).toBeLessThan(SCRIPT.length / 10);
   });
@@ -70,7 +75,11 @@ describe('the console at /', () => {
     expect(livez.json()).toEqual({ status: 'ok' });
     const asset = await served.app.inject({ method: 'GET', url: '/assets/gone-123.js', headers: html });
     expect(asset.statusCode).toBe(404);
-    const json = await served.app.inject({ method: 'GET', url: '/integrations/7', headers: { accept: 'application/json' } });
+    const json = await served.app.inject({
+      method: 'GET',
+      url: '/integrations/7',
+      headers: { accept: 'application/json' },
+    });
     expect(json.statusCode).toBe(404);
     expect((await served.app.inject({ method: 'POST', url: '/integrations', headers: html })).statusCode).toBe(404);
     const me = await served.app.inject({ method: 'GET', url: '/api/auth/me' });

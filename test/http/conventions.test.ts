@@ -6,7 +6,11 @@ import { fixtureRoutes } from '../support/fixture-routes.js';
 let t: TestApp;
 
 beforeAll(async () => {
-  t = await createTestApp({ extraRoutes: [fixtureRoutes], captureLogs: true, env: { WEIR_BODY_LIMIT_BYTES: '4096', WEIR_JSON_MAX_DEPTH: '8' } });
+  t = await createTestApp({
+    extraRoutes: [fixtureRoutes],
+    captureLogs: true,
+    env: { WEIR_BODY_LIMIT_BYTES: '4096', WEIR_JSON_MAX_DEPTH: '8' },
+  });
 });
 afterAll(async () => t?.close());
 
@@ -69,12 +73,20 @@ describe('correlation id', () => {
 
   it('is present in every log line of the request', async () => {
     const before = t.logs.length;
-    await t.app.inject({ method: 'POST', url: '/api/fixtures/echo', headers: { 'x-correlation-id': 'log-42' }, payload: { name: 'n' } });
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/fixtures/echo',
+      headers: { 'x-correlation-id': 'log-42' },
+      payload: { name: 'n' },
+    });
     await t.app.inject({ method: 'GET', url: '/api/fixtures/crash', headers: { 'x-correlation-id': 'log-43' } });
     const lines = t.logs.slice(before);
     const handler = lines.find((l) => l.msg === 'echo handler ran');
     expect(handler?.correlation_id).toBe('log-42');
-    expect(lines.filter((l) => l.msg === 'request completed').map((l) => l.correlation_id)).toEqual(['log-42', 'log-43']);
+    expect(lines.filter((l) => l.msg === 'request completed').map((l) => l.correlation_id)).toEqual([
+      'log-42',
+      'log-43',
+    ]);
     expect(lines.find((l) => l.msg === 'request failed')?.correlation_id).toBe('log-43');
     expect(lines.every((l) => typeof l.correlation_id === 'string')).toBe(true);
   });
@@ -84,7 +96,10 @@ describe('error body', () => {
   it('maps typed errors from the catalog', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/api/fixtures/conflict' });
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toEqual({ detail: 'Already exists', error: { code: 'resource.conflict', message: 'Already exists', details: { name: 'x' } } });
+    expect(res.json()).toEqual({
+      detail: 'Already exists',
+      error: { code: 'resource.conflict', message: 'Already exists', details: { name: 'x' } },
+    });
   });
 
   it('hides unexpected faults behind a 500 with a string detail', async () => {
@@ -156,7 +171,10 @@ describe('strict query parameters', () => {
 
 describe('dates', () => {
   it('honours offsets and answers in UTC with Z', async () => {
-    const res = await t.app.inject({ method: 'GET', url: `/api/fixtures/things/?since=${encodeURIComponent('2026-01-01T02:00:03+02:00')}` });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/api/fixtures/things/?since=${encodeURIComponent('2026-01-01T02:00:03+02:00')}`,
+    });
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.since).toBe('2026-01-01T00:00:03.000Z');
@@ -210,48 +228,96 @@ describe('pagination shapes', () => {
 
 describe('request bodies', () => {
   it('answers 400 with a string detail for malformed JSON', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/fixtures/echo', headers: { 'content-type': 'application/json' }, payload: '{"name": "a",' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/fixtures/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name": "a",',
+    });
     expect(res.statusCode).toBe(400);
     expectErrorBody(res.json(), 'request.malformed_json');
   });
 
   it('answers 400 for JSON nested beyond the limit', async () => {
     const deep = `{"name":"a","payload":${'['.repeat(20)}${']'.repeat(20)}}`;
-    const res = await t.app.inject({ method: 'POST', url: '/api/fixtures/echo', headers: { 'content-type': 'application/json' }, payload: deep });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/fixtures/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: deep,
+    });
     expect(res.statusCode).toBe(400);
     expectErrorBody(res.json(), 'request.json_too_deep');
     const ok = `{"name":"a","payload":${'['.repeat(5)}${']'.repeat(5)}}`;
-    expect((await t.app.inject({ method: 'POST', url: '/api/fixtures/echo', headers: { 'content-type': 'application/json' }, payload: ok })).statusCode).toBe(200);
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/fixtures/echo',
+          headers: { 'content-type': 'application/json' },
+          payload: ok,
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 
   it('counts brackets inside strings as text, not nesting', async () => {
     const payload = JSON.stringify({ name: 'a', payload: '[[[[[[[[[[[[[[[[[[[[' });
-    const res = await t.app.inject({ method: 'POST', url: '/api/fixtures/echo', headers: { 'content-type': 'application/json' }, payload });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/fixtures/echo',
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
     expect(res.statusCode).toBe(200);
   });
 
   it('answers 413 for a body over the limit', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/fixtures/echo', payload: { name: 'a', payload: 'x'.repeat(10_000) } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/fixtures/echo',
+      payload: { name: 'a', payload: 'x'.repeat(10_000) },
+    });
     expect(res.statusCode).toBe(413);
     expectErrorBody(res.json(), 'request.body_too_large');
   });
 
   it('refuses prototype poisoning with 400', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/fixtures/echo', headers: { 'content-type': 'application/json' }, payload: '{"name":"a","__proto__":{"x":1}}' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/fixtures/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name":"a","__proto__":{"x":1}}',
+    });
     expect(res.statusCode).toBe(400);
     expectErrorBody(res.json(), 'request.malformed_json');
   });
 
   it('answers 415 for an unsupported content type, never 5xx', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/fixtures/echo', headers: { 'content-type': 'application/xml' }, payload: '<a/>' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/fixtures/echo',
+      headers: { 'content-type': 'application/xml' },
+      payload: '<a/>',
+    });
     expect(res.statusCode).toBe(415);
     expectErrorBody(res.json(), 'request.unsupported_media_type');
   });
 
   it('treats an empty JSON body as absent (schema decides)', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/fixtures/conflict', headers: { 'content-type': 'application/json' }, payload: '' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/fixtures/conflict',
+      headers: { 'content-type': 'application/json' },
+      payload: '',
+    });
     expect(res.statusCode).toBe(409);
-    const echo = await t.app.inject({ method: 'POST', url: '/api/fixtures/echo', headers: { 'content-type': 'application/json' }, payload: '' });
+    const echo = await t.app.inject({
+      method: 'POST',
+      url: '/api/fixtures/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '',
+    });
     expect(echo.statusCode).toBe(422);
   });
 
@@ -276,16 +342,35 @@ describe('CORS', () => {
     });
     expect(pre.statusCode).toBe(204);
     expect(pre.headers['access-control-allow-origin']).toBe('http://localhost:5173');
-    const res = await t.app.inject({ method: 'GET', url: '/api/fixtures/pages/', headers: { origin: 'http://127.0.0.1:3000' } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/fixtures/pages/',
+      headers: { origin: 'http://127.0.0.1:3000' },
+    });
     expect(res.headers['access-control-allow-origin']).toBe('http://127.0.0.1:3000');
     const exposed = String(res.headers['access-control-expose-headers']).toLowerCase();
-    for (const h of ['x-total-count', 'x-page', 'x-size', 'x-correlation-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy']) expect(exposed).toContain(h);
+    for (const h of [
+      'x-total-count',
+      'x-page',
+      'x-size',
+      'x-correlation-id',
+      'retry-after',
+      'ratelimit-limit',
+      'ratelimit-remaining',
+      'ratelimit-reset',
+      'ratelimit-policy',
+    ])
+      expect(exposed).toContain(h);
   });
 
   it('does not allow other origins by default', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/livez', headers: { origin: 'https://evil.example' } });
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
-    const lookalike = await t.app.inject({ method: 'GET', url: '/livez', headers: { origin: 'http://localhost.evil.example' } });
+    const lookalike = await t.app.inject({
+      method: 'GET',
+      url: '/livez',
+      headers: { origin: 'http://localhost.evil.example' },
+    });
     expect(lookalike.headers['access-control-allow-origin']).toBeUndefined();
   });
 });

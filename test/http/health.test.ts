@@ -27,7 +27,11 @@ describe('health probes', () => {
     const res = await t.app.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(200);
     // The test app's data directory is never created: the disk guard cannot measure it and refuses nothing.
-    expect(res.json()).toEqual({ status: 'ok', checks: { database: 'ok', cache: 'ok' }, disk: { free_bytes: null, floor_bytes: 536870912, refusing_events: false, reserved_bytes: 0 } });
+    expect(res.json()).toEqual({
+      status: 'ok',
+      checks: { database: 'ok', cache: 'ok' },
+      disk: { free_bytes: null, floor_bytes: 536870912, refusing_events: false, reserved_bytes: 0 },
+    });
     expect(res.body).not.toMatch(/version|edition/i);
   });
 

@@ -26,14 +26,24 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 
 describe('text that cannot be stored', () => {
   it('refuses a NUL in a JSON string of an unauthenticated operation with 422 naming the field', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/auth/login', headers: JSON_TYPE, payload: '{"username":"ad\\u0000min","password":"x"}' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: JSON_TYPE,
+      payload: '{"username":"ad\\u0000min","password":"x"}',
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().error.code).toBe('request.invalid_text');
     expect(res.json().detail).toBe('body/username contains a NUL character (U+0000), which cannot be stored');
   });
 
   it('refuses a lone surrogate in a JSON string, and in a field name', async () => {
-    const value = await t.app.inject({ method: 'POST', url: '/api/organizations/', headers: { ...admin.headers, ...JSON_TYPE }, payload: '{"name":"a\\ud800b"}' });
+    const value = await t.app.inject({
+      method: 'POST',
+      url: '/api/organizations/',
+      headers: { ...admin.headers, ...JSON_TYPE },
+      payload: '{"name":"a\\ud800b"}',
+    });
     expect(value.statusCode).toBe(422);
     expect(value.json().detail).toMatch(/^body\/name contains an unpaired UTF-16 surrogate/);
     const key = await t.app.inject({
@@ -43,20 +53,31 @@ describe('text that cannot be stored', () => {
       payload: `{"name":"d","type":"http","organization_id":${org},"config":{"url":"http://127.0.0.1:9/","x\\udc00":1}}`,
     });
     expect(key.statusCode).toBe(422);
-    expect(key.json().detail).toMatch(/^body\/config\/x\\udc00 has a field name that contains an unpaired UTF-16 surrogate/);
+    expect(key.json().detail).toMatch(
+      /^body\/config\/x\\udc00 has a field name that contains an unpaired UTF-16 surrogate/,
+    );
   });
 
   it('refuses %00 in a path parameter and in a query parameter', async () => {
     const path = await t.app.inject({ method: 'GET', url: '/api/mappings/a%00b', headers: admin.headers });
     expect(path.statusCode).toBe(422);
     expect(path.json().detail).toMatch(/^params\/definition_id contains a NUL/);
-    const query = await t.app.inject({ method: 'GET', url: '/api/integrations/?platform=ok%00ta', headers: admin.headers });
+    const query = await t.app.inject({
+      method: 'GET',
+      url: '/api/integrations/?platform=ok%00ta',
+      headers: admin.headers,
+    });
     expect(query.statusCode).toBe(422);
     expect(query.json().detail).toMatch(/^querystring\/platform contains a NUL/);
   });
 
   it('accepts paired surrogates (an emoji) and stores them', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/organizations/', headers: { ...admin.headers, ...JSON_TYPE }, payload: '{"name":"Team \\ud83d\\ude80"}' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/organizations/',
+      headers: { ...admin.headers, ...JSON_TYPE },
+      payload: '{"name":"Team \\ud83d\\ude80"}',
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json().name).toBe('Team 🚀');
   });
@@ -83,7 +104,12 @@ describe('numbers past their column', () => {
   });
 
   it('refuses 1e309 (Infinity once parsed) in a JSON body', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/service-accounts', headers: { ...admin.headers, ...JSON_TYPE }, payload: '{"name":"sa","role":"viewer","organization_id":1e309}' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/service-accounts',
+      headers: { ...admin.headers, ...JSON_TYPE },
+      payload: '{"name":"sa","role":"viewer","organization_id":1e309}',
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().detail).toMatch(/^body\/organization_id must be <= 2147483647/);
   });
@@ -119,9 +145,16 @@ describe('numbers past their column', () => {
 
 describe('answers Fastify and Node give before a route runs', () => {
   it('414 for a path parameter past 256 characters, with the error body', async () => {
-    const res = await t.app.inject({ method: 'GET', url: `/api/integrations/${'1'.repeat(300)}`, headers: admin.headers });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/api/integrations/${'1'.repeat(300)}`,
+      headers: admin.headers,
+    });
     expect(res.statusCode).toBe(414);
-    expect(res.json()).toMatchObject({ detail: 'A path parameter of the URL is longer than 256 characters', error: { code: 'request.uri_too_long' } });
+    expect(res.json()).toMatchObject({
+      detail: 'A path parameter of the URL is longer than 256 characters',
+      error: { code: 'request.uri_too_long' },
+    });
   });
 
   it('400 for a percent-encoding that is not UTF-8, with the error body', async () => {
@@ -134,11 +167,14 @@ describe('answers Fastify and Node give before a route runs', () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port, path: '/livez', headers: { 'x-big': 'a'.repeat(20_000) } }, (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = httpRequest(
+        { host: '127.0.0.1', port, path: '/livez', headers: { 'x-big': 'a'.repeat(20_000) } },
+        (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -168,14 +204,30 @@ describe('the audit trail of an operation refused for its input', () => {
     const res = await t.app.inject({ method: 'DELETE', url: '/api/collectors/routes/a%00b', headers: admin.headers });
     expect(res.statusCode).toBe(422);
     const row = await auditRowOf(res);
-    expect(row).toMatchObject({ outcome: 'failed', status: 422, error_code: 'request.invalid_text', target_id: 'a\\u0000b' });
+    expect(row).toMatchObject({
+      outcome: 'failed',
+      status: 422,
+      error_code: 'request.invalid_text',
+      target_id: 'a\\u0000b',
+    });
   });
 
   it('records a failed entry for a number past its column, without the organization it cannot hold', async () => {
-    const res = await t.app.inject({ method: 'PUT', url: '/api/organizations/2147483648', headers: { ...admin.headers, ...JSON_TYPE }, payload: '{"name":"x"}' });
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: '/api/organizations/2147483648',
+      headers: { ...admin.headers, ...JSON_TYPE },
+      payload: '{"name":"x"}',
+    });
     expect(res.statusCode).toBe(422);
     const row = await auditRowOf(res);
-    expect(row).toMatchObject({ outcome: 'failed', status: 422, error_code: 'request.validation_failed', target_id: '2147483648', organization_id: null });
+    expect(row).toMatchObject({
+      outcome: 'failed',
+      status: 422,
+      error_code: 'request.validation_failed',
+      target_id: '2147483648',
+      organization_id: null,
+    });
     const chain = await sql<{ n: number }>`select count(*)::int as n from audit_log`.execute(t.container.database.db);
     expect(chain.rows[0]!.n).toBeGreaterThan(0);
   });

@@ -18,10 +18,26 @@ describe('GET /metrics', () => {
   it('answers the events pushed in, per organization and integration, without credentials', async () => {
     const orgId = await createOrganization(on, 'Scraped');
     const admin = await createPrincipal(on, { role: 'admin', organizationId: orgId });
-    const created = await on.app.inject({ method: 'POST', url: '/api/integrations/', headers: admin.headers, payload: { name: 'push', platform: 'custom', organization_id: orgId } });
+    const created = await on.app.inject({
+      method: 'POST',
+      url: '/api/integrations/',
+      headers: admin.headers,
+      payload: { name: 'push', platform: 'custom', organization_id: orgId },
+    });
     const integrationId = created.json<{ id: number }>().id;
-    const token = (await on.app.inject({ method: 'POST', url: `/api/ingest/integrations/${integrationId}/token`, headers: admin.headers })).json<{ token: string }>().token;
-    const pushed = await on.app.inject({ method: 'POST', url: '/api/ingest/s', headers: { authorization: `Bearer ${token}` }, payload: '{"a":1}\n{"a":2}' });
+    const token = (
+      await on.app.inject({
+        method: 'POST',
+        url: `/api/ingest/integrations/${integrationId}/token`,
+        headers: admin.headers,
+      })
+    ).json<{ token: string }>().token;
+    const pushed = await on.app.inject({
+      method: 'POST',
+      url: '/api/ingest/s',
+      headers: { authorization: `Bearer ${token}` },
+      payload: '{"a":1}\n{"a":2}',
+    });
     expect(pushed.statusCode).toBe(200);
 
     const res = await on.app.inject({ method: 'GET', url: '/metrics' });
@@ -34,7 +50,9 @@ describe('GET /metrics', () => {
 
   it('is not routed when Prometheus is off, and is never an API operation', async () => {
     expect((await off.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(404);
-    const doc = (await on.app.inject({ method: 'GET', url: '/api/openapi.json' })).json<{ paths: Record<string, unknown> }>();
+    const doc = (await on.app.inject({ method: 'GET', url: '/api/openapi.json' })).json<{
+      paths: Record<string, unknown>;
+    }>();
     expect(doc.paths['/metrics']).toBeUndefined();
   });
 });

@@ -51,7 +51,10 @@ describe('OpenAPI document', () => {
     for (const { op, method, path: p } of operations()) {
       const responses = op.responses as Record<string, unknown>;
       // A success is a 2xx, or a redirect for the operations whose success sends the browser on (SSO).
-      expect(Object.keys(responses).some((s) => s.startsWith('2') || s === '302'), `${method} ${p}`).toBe(true);
+      expect(
+        Object.keys(responses).some((s) => s.startsWith('2') || s === '302'),
+        `${method} ${p}`,
+      ).toBe(true);
       expect(responses['500'], `${method} ${p}`).toBeDefined();
       if (op['x-weir-requires'] !== 'public') expect(responses['401'], `${method} ${p}`).toBeDefined();
     }
@@ -64,12 +67,17 @@ describe('OpenAPI document', () => {
   it('serves no /api operation the spec does not list, with the permission the spec gives', () => {
     const served = operations();
     // Weir's own additions (running a search, replay) are marked and documented as such.
-    const unknown = served.filter((o) => o.path.startsWith('/api/') && !specKeys.has(key(o.method, o.path)) && o.op['x-weir-addition'] !== true);
+    const unknown = served.filter(
+      (o) => o.path.startsWith('/api/') && !specKeys.has(key(o.method, o.path)) && o.op['x-weir-addition'] !== true,
+    );
     expect(unknown.map((o) => `${o.method.toUpperCase()} ${o.path}`)).toEqual([]);
     const mismatched = served
       .map((o) => ({ o, spec: specKeys.get(key(o.method, o.path)) }))
       .filter(({ o, spec }) => spec && !spec.requires.startsWith(String(o.op['x-weir-requires'])))
-      .map(({ o, spec }) => `${o.method.toUpperCase()} ${o.path}: serves ${String(o.op['x-weir-requires'])}, spec ${spec?.requires}`);
+      .map(
+        ({ o, spec }) =>
+          `${o.method.toUpperCase()} ${o.path}: serves ${String(o.op['x-weir-requires'])}, spec ${spec?.requires}`,
+      );
     expect(mismatched).toEqual([]);
     const coverage = served.filter((o) => specKeys.has(key(o.method, o.path))).length;
     console.log(`OpenAPI coverage: ${coverage} of ${specKeys.size} spec operations served`);
@@ -91,7 +99,8 @@ describe('OpenAPI document', () => {
   it('serves interactive docs at /api/docs', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/docs/' });
     expect([200, 302]).toContain(res.statusCode);
-    const page = res.statusCode === 302 ? await t.app.inject({ method: 'GET', url: String(res.headers.location) }) : res;
+    const page =
+      res.statusCode === 302 ? await t.app.inject({ method: 'GET', url: String(res.headers.location) }) : res;
     expect(page.body).toMatch(/swagger/i);
   });
 });

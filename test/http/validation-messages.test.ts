@@ -27,10 +27,13 @@ function unexplained(schema: unknown, at = '#'): string[] {
   if (typeof s.pattern === 'string') {
     patterns++;
     const words = s.errorMessage;
-    const ok = typeof words === 'string' || (typeof words === 'object' && words !== null && typeof (words as Record<string, unknown>).pattern === 'string');
+    const ok =
+      typeof words === 'string' ||
+      (typeof words === 'object' && words !== null && typeof (words as Record<string, unknown>).pattern === 'string');
     if (!ok) out.push(at);
   }
-  for (const [k, v] of Object.entries(s)) if (k !== 'errorMessage' && k !== 'example' && k !== 'examples') out.push(...unexplained(v, `${at}/${k}`));
+  for (const [k, v] of Object.entries(s))
+    if (k !== 'errorMessage' && k !== 'example' && k !== 'examples') out.push(...unexplained(v, `${at}/${k}`));
   return out;
 }
 
@@ -43,7 +46,11 @@ describe('validation messages', () => {
   });
 
   it('a request part that breaks a pattern gets a 422 in words (the route validator)', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/auth/bootstrap', payload: { username: 'no spaces allowed', password: 'x'.repeat(20), email: 'a@example.com' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/bootstrap',
+      payload: { username: 'no spaces allowed', password: 'x'.repeat(20), email: 'a@example.com' },
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().detail).toBe('body/username may hold only letters, digits and ".", "_", "@", "+", "-"');
     expect(res.body).not.toContain('^[');

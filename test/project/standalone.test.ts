@@ -14,10 +14,11 @@ const TEXT = /\.(ts|tsx|js|mjs|cjs|json|md|ya?ml|sh|py|txt|toml)$|(^|\/)(\.ci\/r
 const SKIP = new Set(['package-lock.json', 'third_party/ocsf-schema/schema-1.8.0.json', 'src/ocsf/definitions.json']);
 
 function trackedFiles(): string[] {
-  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' });
-  return out
-    .split('\0')
-    .filter((f) => f && TEXT.test(f) && !SKIP.has(f) && existsSync(path.join(ROOT, f)));
+  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  return out.split('\0').filter((f) => f && TEXT.test(f) && !SKIP.has(f) && existsSync(path.join(ROOT, f)));
 }
 
 const OUTSIDE = [
@@ -61,10 +62,18 @@ describe('the repository stands alone', () => {
   });
 
   it('carries the official OCSF schema with its licence and NOTICE, and the operation list', () => {
-    for (const f of ['third_party/ocsf-schema/schema-1.8.0.json', 'third_party/ocsf-schema/LICENSE', 'third_party/ocsf-schema/NOTICE', 'NOTICE', 'test/fixtures/operations.json']) {
+    for (const f of [
+      'third_party/ocsf-schema/schema-1.8.0.json',
+      'third_party/ocsf-schema/LICENSE',
+      'third_party/ocsf-schema/NOTICE',
+      'NOTICE',
+      'test/fixtures/operations.json',
+    ]) {
       expect(existsSync(path.join(ROOT, f)), f).toBe(true);
     }
-    expect(readFileSync(path.join(ROOT, 'third_party/ocsf-schema/LICENSE'), 'utf8')).toMatch(/Apache License\s+Version 2\.0/);
+    expect(readFileSync(path.join(ROOT, 'third_party/ocsf-schema/LICENSE'), 'utf8')).toMatch(
+      /Apache License\s+Version 2\.0/,
+    );
   });
 
   it('installs on every Node.js version the README promises (engine-strict, no dependency asks for more)', () => {

@@ -22,13 +22,25 @@ let foreign: Record<string, string> = {};
 function urlFor(op: ApiOperation): string {
   let url = op.path;
   for (const name of op.params) url = url.replace(`{${name}}`, encodeURIComponent(foreign[name] ?? '987654'));
-  const query = op.query ? new URLSearchParams(Object.entries(exampleFor(op.query) as Record<string, unknown>).map(([k, v]): [string, string] => [k, String(v)])) : undefined;
+  const query = op.query
+    ? new URLSearchParams(
+        Object.entries(exampleFor(op.query) as Record<string, unknown>).map(([k, v]): [string, string] => [
+          k,
+          String(v),
+        ]),
+      )
+    : undefined;
   return query && [...query].length ? `${url}?${query}` : url;
 }
 
 function call(op: ApiOperation, headers: Record<string, string> = {}) {
   const payload = op.body ? (exampleFor(op.body) as object) : undefined;
-  return t.app.inject({ method: op.method as 'GET', url: urlFor(op), headers, ...(payload !== undefined ? { payload } : {}) });
+  return t.app.inject({
+    method: op.method as 'GET',
+    url: urlFor(op),
+    headers,
+    ...(payload !== undefined ? { payload } : {}),
+  });
 }
 
 /** A permission other than `p`, so a token scoped to it lacks `p`. */
@@ -89,7 +101,8 @@ describe('route-table security suite', () => {
       const res = await call(op, adminA.headers);
       if (res.statusCode !== 404) failures.push(`${op.method} ${op.path}: ${res.statusCode} ${res.body.slice(0, 120)}`);
     }
-    if (unknownParams.size) console.log(`ids without a foreign fixture (checked with an unknown id): ${[...unknownParams].join(', ')}`);
+    if (unknownParams.size)
+      console.log(`ids without a foreign fixture (checked with an unknown id): ${[...unknownParams].join(', ')}`);
     expect(failures).toEqual([]);
   });
 });

@@ -5,7 +5,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Condition } from '../../src/pipeline/conditions/types.js';
 import type { SigmaLogsource } from '../../src/pipeline/detect/sigma/logsource-types.js';
-import { acceptance, formatAcceptance, pinnedRules, reasonClass, refusedField, type AcceptanceReport } from '../support/sigma/rules.js';
+import {
+  acceptance,
+  formatAcceptance,
+  pinnedRules,
+  reasonClass,
+  refusedField,
+  type AcceptanceReport,
+} from '../support/sigma/rules.js';
 import { writtenPaths } from '../support/sigma/written.js';
 
 /** The measured rate over documented logsources, rounded down to the whole percent; raise it as the import improves. */
@@ -16,7 +23,8 @@ const ACCEPTANCE_FLOOR = 91;
  * vendor fields kept under `unmapped` (test/sigma/tables.test.ts holds that no rule of their
  * variant reads them, so they stay there).
  */
-const ENGINE_PATHS = (p: string): boolean => p === 'class_uid' || p === 'activity_id' || p.startsWith('metadata.product.') || p.startsWith('unmapped.');
+const ENGINE_PATHS = (p: string): boolean =>
+  p === 'class_uid' || p === 'activity_id' || p.startsWith('metadata.product.') || p.startsWith('unmapped.');
 
 function fieldsOf(c: Condition, out: Set<string>): Set<string> {
   if ('all' in c) for (const x of c.all) fieldsOf(x, out);
@@ -32,7 +40,8 @@ function writtenBy(entry: SigmaLogsource): Set<string> {
   let paths = writtenCache.get(entry);
   if (!paths) {
     paths = new Set();
-    for (const v of entry.variants) for (const s of v.sources) for (const p of writtenPaths(s.mapping, s.rules).keys()) paths.add(p);
+    for (const v of entry.variants)
+      for (const s of v.sources) for (const p of writtenPaths(s.mapping, s.rules).keys()) paths.add(p);
     writtenCache.set(entry, paths);
   }
   return paths;
@@ -63,7 +72,8 @@ describe('Sigma import on the pinned SigmaHQ rules', () => {
    * (rules a user writes for these logsources compile): a new one here is a regression.
    */
   const NONE_ACCEPTED: Record<string, string> = {
-    '-/gcp/google_workspace.admin': 'the rules read the Cloud Logging export (eventService, protoPayload.*); Weir reads the Reports API',
+    '-/gcp/google_workspace.admin':
+      'the rules read the Cloud Logging export (eventService, protoPayload.*); Weir reads the Reports API',
     '-/gcp/google_workspace.login': 'the same',
     '-/m365/threat_management': 'the rules test a `status` the Management Activity API does not have',
     'ps_classic_start/windows/-': 'the rules test the whole `Data` text of event 400, kept by no mapping',
@@ -72,7 +82,12 @@ describe('Sigma import on the pinned SigmaHQ rules', () => {
   };
 
   it('accepts some rules of every documented logsource, but those known not to', () => {
-    expect(report.logsources.filter((l) => l.documented && l.accepted === 0).map((l) => l.key).sort()).toEqual(Object.keys(NONE_ACCEPTED).sort());
+    expect(
+      report.logsources
+        .filter((l) => l.documented && l.accepted === 0)
+        .map((l) => l.key)
+        .sort(),
+    ).toEqual(Object.keys(NONE_ACCEPTED).sort());
   });
 
   it('accepted rules read only paths the built-in mappings of their logsource write', () => {
@@ -85,7 +100,9 @@ describe('Sigma import on the pinned SigmaHQ rules', () => {
       const never = [...reads].filter((p) => !ENGINE_PATHS(p) && !isWritten(p, written));
       if (never.length) violations.push(`${r.rule.path} (${r.key}): ${never.join(', ')}`);
     }
-    console.log(`accepted rules that read a never-written path: ${violations.length}${violations.length ? `\n  ${violations.join('\n  ')}` : ''}`);
+    console.log(
+      `accepted rules that read a never-written path: ${violations.length}${violations.length ? `\n  ${violations.join('\n  ')}` : ''}`,
+    );
     expect(violations).toEqual([]);
   });
 });
@@ -93,9 +110,14 @@ describe('Sigma import on the pinned SigmaHQ rules', () => {
 describe('refusal classes', () => {
   it('group reasons by kind: logsource, quoted names, parenthesized lists and numbers left out', () => {
     const ls = { category: 'image_load', product: 'windows' };
-    const reason = 'the field "Signed" is never written by the built-in mappings of logsource category: image_load, product: windows (sysmon.operational (7 image loaded (or of unknown type))), so a rule on it could never fire (fields written: Image, ImageLoaded)';
-    expect(reasonClass(reason, ls)).toBe('the field "…" is never written by the built-in mappings of logsource <logsource> (…), so a rule on it could never fire (…)');
-    expect(reasonClass('windash: more than 4 dashes or slashes to vary')).toBe('windash: more than N dashes or slashes to vary');
+    const reason =
+      'the field "Signed" is never written by the built-in mappings of logsource category: image_load, product: windows (sysmon.operational (7 image loaded (or of unknown type))), so a rule on it could never fire (fields written: Image, ImageLoaded)';
+    expect(reasonClass(reason, ls)).toBe(
+      'the field "…" is never written by the built-in mappings of logsource <logsource> (…), so a rule on it could never fire (…)',
+    );
+    expect(reasonClass('windash: more than 4 dashes or slashes to vary')).toBe(
+      'windash: more than N dashes or slashes to vary',
+    );
     expect(refusedField(reason)).toBe('Signed');
     expect(refusedField('unknown modifier "foo"')).toBeUndefined();
   });

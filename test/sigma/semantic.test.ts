@@ -16,7 +16,15 @@ import type { NormalizedRecord } from '../../src/pipeline/envelope.js';
 import { generate, namedFields, type Generated, type Pad } from '../support/sigma/generate.js';
 import { matches, parseDetection, type Json, type ParsedDetection, type SigmaEvent } from '../support/sigma/matcher.js';
 import { logsourceKey, pinnedRules } from '../support/sigma/rules.js';
-import { buildRaw, entryOf, mappingOf, rankVariants, variantHas, type Built, type Raw } from '../support/sigma/skeletons.js';
+import {
+  buildRaw,
+  entryOf,
+  mappingOf,
+  rankVariants,
+  variantHas,
+  type Built,
+  type Raw,
+} from '../support/sigma/skeletons.js';
 
 /**
  * At most this many accepted rules may go unchecked because no event could be built for them
@@ -63,7 +71,12 @@ interface Failure {
 }
 
 /** Sysmon's Hashes list around a generated `ALGO=value` part, so that the list stays a list of hashes. */
-const HASHES_PAD: Pad = { before: 'MD5=00000000000000000000000000000000,', between: ',', after: ',SHA1=0000000000000000000000000000000000000000', fill: '0' };
+const HASHES_PAD: Pad = {
+  before: 'MD5=00000000000000000000000000000000,',
+  between: ',',
+  after: ',SHA1=0000000000000000000000000000000000000000',
+  fill: '0',
+};
 /** A registry value's full path: a key before the generated text, as Sysmon's TargetObject always has. */
 const REGVALUE_PAD: Pad = { before: 'HKU\\S-1-5-21-1000\\SOFTWARE\\Sample\\x', between: 'x', after: 'x', fill: 'x' };
 
@@ -87,12 +100,21 @@ type Checkable = { v: SigmaVariant; g: Extract<Generated, { ok: true }>; built: 
 
 /** The rule's events in one variant, and their raw form through its best source; a reason when there are none. */
 function inVariant(v: SigmaVariant, doc: Json, det: ParsedDetection): Checkable | { reason: string } {
-  const g = generate(doc, { parsed: det, allowField: (f) => variantHas(v, f), ...(v.eventIds ? { eventIds: v.eventIds } : {}), allowValue: allowValue(v), pad: padFor(v) });
+  const g = generate(doc, {
+    parsed: det,
+    allowField: (f) => variantHas(v, f),
+    ...(v.eventIds ? { eventIds: v.eventIds } : {}),
+    allowValue: allowValue(v),
+    pad: padFor(v),
+  });
   if (!g.ok) return { reason: g.reason };
   const built = buildRaw(v, g.positive, undefined, (e) => matches(det, e));
   if (!built.ok) return { reason: built.reason };
   // The rule's `when` (or the skeleton) may have set a Sigma field the rule tests: the reference decides again.
-  if (!matches(det, built.effective)) return { reason: `the mapping rule ${JSON.stringify(built.rule)} needs values the rule excludes: ${show(built.effective)}` };
+  if (!matches(det, built.effective))
+    return {
+      reason: `the mapping rule ${JSON.stringify(built.rule)} needs values the rule excludes: ${show(built.effective)}`,
+    };
   return { v, g, built };
 }
 
@@ -109,7 +131,10 @@ function variantsOf(ls: SigmaLogsource, doc: Json, det: ParsedDetection): (Check
 
 /** Whether the compiled rule matches an OCSF event (a hit; a threshold rule's count is not this test's business). */
 function detector(compiled: SigmaCompiled): (ocsf: Raw) => boolean {
-  const d = compileDetection({ fingerprint: 'f', rules: [{ id: 'r', name: 'r', version: 1, definition: compiled.definition }] });
+  const d = compileDetection({
+    fingerprint: 'f',
+    rules: [{ id: 'r', name: 'r', version: 1, definition: compiled.definition }],
+  });
   return (ocsf) => d.evaluate([record(ocsf)]).hits.length > 0;
 }
 
@@ -131,7 +156,17 @@ describe('every accepted SigmaHQ rule, end to end through the built-in mappings'
     const failures: Failure[] = [];
     const notGenerated: { path: string; reason: string }[] = [];
     const overLimits: { path: string; reason: string }[] = [];
-    const empty = (): Row => ({ overLimits: 0, accepted: 0, checked: 0, fired: 0, negatives: 0, held: 0, otherSources: 0, notGenerated: 0, failures: 0 });
+    const empty = (): Row => ({
+      overLimits: 0,
+      accepted: 0,
+      checked: 0,
+      fired: 0,
+      negatives: 0,
+      held: 0,
+      otherSources: 0,
+      notGenerated: 0,
+      failures: 0,
+    });
     const row = (key: string) => {
       let r = rows.get(key);
       if (!r) rows.set(key, (r = empty()));
@@ -160,7 +195,11 @@ describe('every accepted SigmaHQ rule, end to end through the built-in mappings'
       const fires = detector(compiled);
       const fail = (kind: Failure['kind'], detail: string) => {
         r.failures++;
-        failures.push({ path: rule.path, kind, detail: `${detail}\n  compiled condition: ${show(compiled.definition.condition)}` });
+        failures.push({
+          path: rule.path,
+          kind,
+          detail: `${detail}\n  compiled condition: ${show(compiled.definition.condition)}`,
+        });
       };
 
       const variants = variantsOf(ls, doc, det);
@@ -174,11 +213,17 @@ describe('every accepted SigmaHQ rule, end to end through the built-in mappings'
         const mapping = mappingOf(built.source.mapping).compiled;
         const out = built.mapped ?? mapping.map(built.raw, { receivedAtMs: 0 });
         if (!out.ok) {
-          fail('mapping failed', `sigma event: ${show(g.positive)}\n  raw (${built.source.mapping}): ${show(built.raw)}\n  ${out.kind}: ${out.detail}`);
+          fail(
+            'mapping failed',
+            `sigma event: ${show(g.positive)}\n  raw (${built.source.mapping}): ${show(built.raw)}\n  ${out.kind}: ${out.detail}`,
+          );
           return false;
         }
         if (!fires(out.event)) {
-          fail('positive did not fire', `sigma event: ${show(g.positive)}\n  raw (${built.source.mapping}, rule ${JSON.stringify(built.rule)}): ${show(built.raw)}\n  ocsf: ${show(out.event)}`);
+          fail(
+            'positive did not fire',
+            `sigma event: ${show(g.positive)}\n  raw (${built.source.mapping}, rule ${JSON.stringify(built.rule)}): ${show(built.raw)}\n  ocsf: ${show(out.event)}`,
+          );
           return false;
         }
         for (const n of g.negatives) {
@@ -186,12 +231,19 @@ describe('every accepted SigmaHQ rule, end to end through the built-in mappings'
           if (!nb.ok || matches(det, nb.effective)) continue;
           const no = nb.mapped ?? mapping.map(nb.raw, { receivedAtMs: 0 });
           if (!no.ok) {
-            fail('mapping failed', `negative (${n.filter}) sigma event: ${show(n.event)}\n  raw (${built.source.mapping}): ${show(nb.raw)}\n  ${no.kind}: ${no.detail}`);
+            fail(
+              'mapping failed',
+              `negative (${n.filter}) sigma event: ${show(n.event)}\n  raw (${built.source.mapping}): ${show(nb.raw)}\n  ${no.kind}: ${no.detail}`,
+            );
             continue;
           }
           r.negatives++;
           if (!fires(no.event)) r.held++;
-          else fail('negative fired', `filter ${n.filter} holds, sigma event: ${show(n.event)}\n  raw (${built.source.mapping}, rule ${JSON.stringify(nb.rule)}): ${show(nb.raw)}\n  ocsf: ${show(no.event)}`);
+          else
+            fail(
+              'negative fired',
+              `filter ${n.filter} holds, sigma event: ${show(n.event)}\n  raw (${built.source.mapping}, rule ${JSON.stringify(nb.rule)}): ${show(nb.raw)}\n  ocsf: ${show(no.event)}`,
+            );
         }
         return true;
       };
@@ -204,7 +256,8 @@ describe('every accepted SigmaHQ rule, end to end through the built-in mappings'
         if (!('v' in x)) continue;
         for (const source of x.v.sources) {
           if (x === gen && source === gen.built.source) continue;
-          const built = source === x.built.source ? x.built : buildRaw(x.v, x.g.positive, source, (e) => matches(det, e));
+          const built =
+            source === x.built.source ? x.built : buildRaw(x.v, x.g.positive, source, (e) => matches(det, e));
           if (!built.ok || !matches(det, built.effective)) continue;
           r.otherSources++;
           check({ ...x, built });
@@ -221,12 +274,23 @@ describe('every accepted SigmaHQ rule, end to end through the built-in mappings'
     }
     lines.push(`total | ${COLUMNS.map(([f]) => total[f]).join(' | ')}`);
     console.log(`Sigma rules end to end:\n${lines.join('\n')}`);
-    if (overLimits.length) console.log(`Compiled but over the rule limits:\n${overLimits.map((x) => `${x.path}: ${x.reason}`).join('\n')}`);
-    if (notGenerated.length) console.log(`Not generated:\n${notGenerated.map((x) => `${x.path}: ${x.reason}`).join('\n')}`);
-    if (failures.length) console.log(`Failures:\n${failures.map((x) => `${x.path}: ${x.kind}\n  ${x.detail}`).join('\n')}`);
+    if (overLimits.length)
+      console.log(`Compiled but over the rule limits:\n${overLimits.map((x) => `${x.path}: ${x.reason}`).join('\n')}`);
+    if (notGenerated.length)
+      console.log(`Not generated:\n${notGenerated.map((x) => `${x.path}: ${x.reason}`).join('\n')}`);
+    if (failures.length)
+      console.log(`Failures:\n${failures.map((x) => `${x.path}: ${x.kind}\n  ${x.detail}`).join('\n')}`);
 
     expect(total.accepted).toBeGreaterThan(0);
-    expect(notGenerated.length, notGenerated.map((x) => `${x.path}: ${x.reason}`).join('\n')).toBeLessThanOrEqual(MAX_NOT_GENERATED);
-    expect(failures.length, failures.slice(0, 20).map((x) => `${x.path}: ${x.kind}\n  ${x.detail}`).join('\n')).toBe(0);
+    expect(notGenerated.length, notGenerated.map((x) => `${x.path}: ${x.reason}`).join('\n')).toBeLessThanOrEqual(
+      MAX_NOT_GENERATED,
+    );
+    expect(
+      failures.length,
+      failures
+        .slice(0, 20)
+        .map((x) => `${x.path}: ${x.kind}\n  ${x.detail}`)
+        .join('\n'),
+    ).toBe(0);
   });
 });

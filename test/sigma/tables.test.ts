@@ -58,11 +58,19 @@ function readsFrom(w: Map<string, Set<string>>, path: string, key: string): bool
   if (at < 0) return false;
   const [listKey, inner] = key.split('[*].') as [string, string | undefined];
   const list = w.get(path.slice(0, at));
-  return list !== undefined && [...list].some((from) => readsKey(from, listKey)) && (inner === undefined || [...w.get(path)!].some((from) => readsKey(from, inner)));
+  return (
+    list !== undefined &&
+    [...list].some((from) => readsKey(from, listKey)) &&
+    (inner === undefined || [...w.get(path)!].some((from) => readsKey(from, inner)))
+  );
 }
 
 describe('the Sigma logsource tables', () => {
-  const rows = LOGSOURCES.flatMap((ls) => ls.variants.flatMap((v, i) => Object.entries(v.fields).map(([name, f]) => ({ where: `${logsourceHeading(ls)} #${i + 1}`, v, name, f }))));
+  const rows = LOGSOURCES.flatMap((ls) =>
+    ls.variants.flatMap((v, i) =>
+      Object.entries(v.fields).map(([name, f]) => ({ where: `${logsourceHeading(ls)} #${i + 1}`, v, name, f })),
+    ),
+  );
 
   it('have fields', () => expect(rows.length).toBeGreaterThan(100));
 
@@ -73,7 +81,9 @@ describe('the Sigma logsource tables', () => {
       const key = f.raw ?? name;
       if (f.also) {
         // A vendor field kept under `unmapped`: no rule of the variant (nor the defaults) reads it, so it stays there.
-        const reader = written.flatMap((w) => [...w].filter(([, froms]) => [...froms].some((from) => readsKey(from, key))).map(([p]) => p));
+        const reader = written.flatMap((w) =>
+          [...w].filter(([, froms]) => [...froms].some((from) => readsKey(from, key))).map(([p]) => p),
+        );
         if (reader.length) missing.push(`${where}: ${name} is read into ${reader.join(', ')}, not kept under unmapped`);
         continue;
       }
@@ -82,7 +92,8 @@ describe('the Sigma logsource tables', () => {
         // A value the compiler maps to the class the mapping chose by it (ObjectType File or Key).
         if (p === 'class_uid' && f.values) continue;
         if (p === 'activity_id') {
-          if (!v.sources.every((s) => activityFrom(s.mapping, s.rules, key))) missing.push(`${where}: ${name} -> activity_id from "${key}"`);
+          if (!v.sources.every((s) => activityFrom(s.mapping, s.rules, key)))
+            missing.push(`${where}: ${name} -> activity_id from "${key}"`);
           continue;
         }
         const ok = written.some((w) => w.has(p) && (!keyed || readsFrom(w, p, key)));

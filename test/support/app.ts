@@ -60,7 +60,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const logs: Record<string, unknown>[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
       cb();
     },
   });
@@ -68,7 +69,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   let container: Container | undefined;
   let app: Api;
   try {
-    container = await createContainer(config, { role: 'api', database: tdb.database, logger, ...(options.clock ? { clock: options.clock } : {}) });
+    container = await createContainer(config, {
+      role: 'api',
+      database: tdb.database,
+      logger,
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
     app = await buildApp(container, { extraRoutes: options.extraRoutes });
   } catch (err) {
     await container?.close();

@@ -3,7 +3,15 @@
 // with a log of every page asked for and a hook that runs before a page is answered
 // (to rate-limit, abort or cancel at a chosen page).
 import { registerConnector } from '../../src/connectors/index.js';
-import { DAY_MS, HOUR_MS, pullConfigSchema, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../../src/connectors/sdk.js';
+import {
+  DAY_MS,
+  HOUR_MS,
+  pullConfigSchema,
+  type Connector,
+  type ConnectorContext,
+  type FetchRequest,
+  type Page,
+} from '../../src/connectors/sdk.js';
 
 export const BACKFILL_PLATFORM = 'test_backfill';
 
@@ -62,12 +70,40 @@ export function fakeBackfillVendor(): FakeVendor {
         ['api_key'],
       ),
       streams: [
-        { name: 'events', display_name: 'Events', description: 'one every 6 h', cursor: 'date', defaultWindowMs: HOUR_MS, intervalMs: 60_000, retentionDays: 30, pageSize: 3, maxWindowMs: DAY_MS, settleMs: 0 },
-        { name: 'audit', display_name: 'Audit', description: 'one every 12 h', cursor: 'date', defaultWindowMs: HOUR_MS, intervalMs: 60_000, retentionDays: 7, pageSize: 5, maxWindowMs: 2 * DAY_MS, settleMs: 0 },
+        {
+          name: 'events',
+          display_name: 'Events',
+          description: 'one every 6 h',
+          cursor: 'date',
+          defaultWindowMs: HOUR_MS,
+          intervalMs: 60_000,
+          retentionDays: 30,
+          pageSize: 3,
+          maxWindowMs: DAY_MS,
+          settleMs: 0,
+        },
+        {
+          name: 'audit',
+          display_name: 'Audit',
+          description: 'one every 12 h',
+          cursor: 'date',
+          defaultWindowMs: HOUR_MS,
+          intervalMs: 60_000,
+          retentionDays: 7,
+          pageSize: 5,
+          maxWindowMs: 2 * DAY_MS,
+          settleMs: 0,
+        },
       ],
       async fetchPage(ctx: ConnectorContext, req: FetchRequest): Promise<Page> {
         if (typeof ctx.config.api_key !== 'string') throw new Error('no api key');
-        const call: PageCall = { stream: req.stream, from: req.from, to: req.to, cursor: req.cursor, pageSize: req.pageSize };
+        const call: PageCall = {
+          stream: req.stream,
+          from: req.from,
+          to: req.to,
+          cursor: req.cursor,
+          pageSize: req.pageSize,
+        };
         const index = vendor.calls.push(call) - 1;
         await vendor.beforePage?.(call, index, ctx);
         if (ctx.signal.aborted) throw new Error('aborted');

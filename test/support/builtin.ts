@@ -20,7 +20,9 @@ export function stream(platform: string, name: string): { raw: Raw[]; out: Raw[]
     expect(official.validate(r.event)).toEqual([]);
     return r.event;
   };
-  const raw = JSON.parse(readFileSync(new URL(`../../src/connectors/${platform}/fixtures/${name}.json`, import.meta.url), 'utf8')) as Raw[];
+  const raw = JSON.parse(
+    readFileSync(new URL(`../../src/connectors/${platform}/fixtures/${name}.json`, import.meta.url), 'utf8'),
+  ) as Raw[];
   return { raw, out: raw.map(map), map };
 }
 

@@ -5,10 +5,47 @@ import type { Condition } from '../../src/pipeline/conditions/types.js';
 
 /** Events of every shape the operators distinguish: strings, numbers, numeric text, lists, nulls, "" and [], IPv4, IPv6 and mapped addresses. */
 export const CONDITION_EVENTS: Record<string, unknown>[] = [
-  { class_uid: 3002, severity_id: 1, status: 'Success', actor: { user: { name: 'admin', groups: [{ name: 'ops' }, { name: 'sec' }] } }, src_endpoint: { ip: '10.1.2.3' }, count: 5, message: 'User admin logged in', observables: [{ value: 'admin' }, { value: '10.1.2.3' }], unmapped: { code: '4624', tags: ['a', 'b'], n: null, empty: '', none: [] } },
-  { class_uid: 3002, severity_id: 4, status: 'Failure', actor: { user: { name: 'Bob', groups: [] } }, src_endpoint: { ip: '192.168.7.1' }, count: 15, message: 'bad password for bob', observables: [{ value: 'bob' }], unmapped: { code: 4625, tags: 'a' } },
-  { class_uid: 6003, severity_id: 2, status: 'Success', actor: { user: { name: 'svc-deploy' } }, src_endpoint: { ip: '::ffff:10.9.9.9' }, count: '7', message: 'API call', unmapped: { code: ' 12 ', tags: [['x'], 'y'] } },
-  { class_uid: 4001, activity_id: 6, src_endpoint: { ip: '2001:db8::1' }, count: 0, message: 'conn', observables: [], unmapped: { code: 'abc' } },
+  {
+    class_uid: 3002,
+    severity_id: 1,
+    status: 'Success',
+    actor: { user: { name: 'admin', groups: [{ name: 'ops' }, { name: 'sec' }] } },
+    src_endpoint: { ip: '10.1.2.3' },
+    count: 5,
+    message: 'User admin logged in',
+    observables: [{ value: 'admin' }, { value: '10.1.2.3' }],
+    unmapped: { code: '4624', tags: ['a', 'b'], n: null, empty: '', none: [] },
+  },
+  {
+    class_uid: 3002,
+    severity_id: 4,
+    status: 'Failure',
+    actor: { user: { name: 'Bob', groups: [] } },
+    src_endpoint: { ip: '192.168.7.1' },
+    count: 15,
+    message: 'bad password for bob',
+    observables: [{ value: 'bob' }],
+    unmapped: { code: 4625, tags: 'a' },
+  },
+  {
+    class_uid: 6003,
+    severity_id: 2,
+    status: 'Success',
+    actor: { user: { name: 'svc-deploy' } },
+    src_endpoint: { ip: '::ffff:10.9.9.9' },
+    count: '7',
+    message: 'API call',
+    unmapped: { code: ' 12 ', tags: [['x'], 'y'] },
+  },
+  {
+    class_uid: 4001,
+    activity_id: 6,
+    src_endpoint: { ip: '2001:db8::1' },
+    count: 0,
+    message: 'conn',
+    observables: [],
+    unmapped: { code: 'abc' },
+  },
   { class_uid: 4001, src_endpoint: { ip: 'not an ip' }, message: 'x', unmapped: { tags: [1, 2, 3] } },
 ];
 

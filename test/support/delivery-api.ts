@@ -41,7 +41,12 @@ export function seqOf(event: unknown): string {
   return typeof unmapped?.weir_test_seq === 'string' ? unmapped.weir_test_seq : '';
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 250): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs: number,
+  everyMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -29,29 +29,74 @@ export async function until<T>(check: () => Promise<T> | T, timeoutMs = 5_000, w
   }
 }
 
-export function record(orgId: number, integrationId: number, stream: string, ocsf: Record<string, unknown>): NormalizedRecord {
-  return { id: newId(), organization_id: orgId, integration_id: integrationId, stream, received_at: new Date().toISOString(), mapping_version_id: 'mv-1', valid: true, ocsf };
+export function record(
+  orgId: number,
+  integrationId: number,
+  stream: string,
+  ocsf: Record<string, unknown>,
+): NormalizedRecord {
+  return {
+    id: newId(),
+    organization_id: orgId,
+    integration_id: integrationId,
+    stream,
+    received_at: new Date().toISOString(),
+    mapping_version_id: 'mv-1',
+    valid: true,
+    ocsf,
+  };
 }
 
 /** A pending normalized batch of these OCSF events, and its events counted in (as normalization does). */
 /** Engines made by engineFor: pendingBatch wakes their routing stages as it wakes the container's. */
 const testEngines = new Set<{ wakeRouting(): void }>();
 
-export async function pendingBatch(t: TestApp, orgId: number, integrationId: number, ocsf: Record<string, unknown>[], stream = 'events'): Promise<{ id: string; records: NormalizedRecord[] }> {
+export async function pendingBatch(
+  t: TestApp,
+  orgId: number,
+  integrationId: number,
+  ocsf: Record<string, unknown>[],
+  stream = 'events',
+): Promise<{ id: string; records: NormalizedRecord[] }> {
   const db = t.container.database.db;
   const records = ocsf.map((o) => record(orgId, integrationId, stream, o));
   const id = newId();
   const ndjson = records.map((r) => JSON.stringify(r)).join('\n');
   await db
     .insertInto('normalized_batches')
-    .values({ id, organization_id: orgId, integration_id: integrationId, stream, source: 'push', event_count: records.length, bytes: ndjson.length, events: await encodeRecords(ndjson), route_state: 'pending', created_at: new Date(), leased_until: null })
+    .values({
+      id,
+      organization_id: orgId,
+      integration_id: integrationId,
+      stream,
+      source: 'push',
+      event_count: records.length,
+      bytes: ndjson.length,
+      events: await encodeRecords(ndjson),
+      route_state: 'pending',
+      created_at: new Date(),
+      leased_until: null,
+    })
     .execute();
   const day = new Date().toISOString().slice(0, 10);
   await db
     .insertInto('stream_counters')
-    .values({ organization_id: orgId, integration_id: integrationId, stream, day, events_in: records.length, bytes_in: ndjson.length, normalized: records.length, flagged: 0, quarantined: 0, last_event_at: new Date() })
+    .values({
+      organization_id: orgId,
+      integration_id: integrationId,
+      stream,
+      day,
+      events_in: records.length,
+      bytes_in: ndjson.length,
+      normalized: records.length,
+      flagged: 0,
+      quarantined: 0,
+      last_event_at: new Date(),
+    })
     .onConflict((oc) =>
-      oc.columns(['integration_id', 'stream', 'day']).doUpdateSet((eb) => ({ events_in: eb('stream_counters.events_in', '+', eb.ref('excluded.events_in')) })),
+      oc
+        .columns(['integration_id', 'stream', 'day'])
+        .doUpdateSet((eb) => ({ events_in: eb('stream_counters.events_in', '+', eb.ref('excluded.events_in')) })),
     )
     .execute();
   // The routing stage does not poll for pending batches (nothing but an earlier version writes them).
@@ -64,7 +109,13 @@ let position = 0;
 export async function addRoute(
   t: TestApp,
   orgId: number,
-  spec: { destinations: string[]; condition?: Condition | null; transforms?: Transform[]; final?: boolean; enabled?: boolean },
+  spec: {
+    destinations: string[];
+    condition?: Condition | null;
+    transforms?: Transform[];
+    final?: boolean;
+    enabled?: boolean;
+  },
 ): Promise<string> {
   const id = newId();
   await t.container.database.db
@@ -120,14 +171,26 @@ export function fakes() {
       close: async () => {},
     }),
   };
-  function destination(orgId: number | null, delivery: DeliverySettingsInput = {}, extra: Partial<DestinationRuntime> = {}): DestinationRuntime {
+  function destination(
+    orgId: number | null,
+    delivery: DeliverySettingsInput = {},
+    extra: Partial<DestinationRuntime> = {},
+  ): DestinationRuntime {
     const d: DestinationRuntime = {
       id: newId(),
       organization_id: orgId,
       name: `d-${newId()}`,
       type: 'fake',
       config: {},
-      delivery: deliverySettings({ max_wait_ms: 0, backoff_base_ms: 10, backoff_max_ms: 100, timeout_ms: 1_000, breaker_threshold: 100, breaker_cooldown_ms: 100, ...delivery }),
+      delivery: deliverySettings({
+        max_wait_ms: 0,
+        backoff_base_ms: 10,
+        backoff_max_ms: 100,
+        timeout_ms: 1_000,
+        breaker_threshold: 100,
+        breaker_cooldown_ms: 100,
+        ...delivery,
+      }),
       enabled: true,
       disabled_reason: null,
       has_credential: false,
@@ -163,7 +226,11 @@ export function testTelemetry() {
 }
 
 /** The delivery module wired on the test app's database with the fakes and short timings. */
-export function engineFor(t: TestApp, f: ReturnType<typeof fakes>, overrides: Partial<DeliveryWiring> & { lineage?: boolean } = {}) {
+export function engineFor(
+  t: TestApp,
+  f: ReturnType<typeof fakes>,
+  overrides: Partial<DeliveryWiring> & { lineage?: boolean } = {},
+) {
   const { lineage, ...rest } = overrides;
   const delivery = wireDelivery({
     db: t.container.database.db,
@@ -172,7 +239,13 @@ export function engineFor(t: TestApp, f: ReturnType<typeof fakes>, overrides: Pa
     telemetry: disabledTelemetry(),
     queue: t.container.queue,
     dataDeletion: { addStep: () => {} },
-    config: { ...t.container.config.delivery, pollMs: 20, leaseMs: 5_000, routeConcurrency: 2, lineageEnabled: lineage ?? false },
+    config: {
+      ...t.container.config.delivery,
+      pollMs: 20,
+      leaseMs: 5_000,
+      routeConcurrency: 2,
+      lineageEnabled: lineage ?? false,
+    },
     directory: f.directory,
     net: createNetPolicy({ allowCidrs: ['127.0.0.0/8'] }),
     sinkTypes: [f.sinkType],

@@ -18,10 +18,17 @@ export const SECURE_TYPE: SinkType = {
   type: 'fake_secure',
   title: 'Fake (credential)',
   description: 'Test type with a credential',
-  configSchema: Type.Object({ url: Type.String({ minLength: 1 }), index: Type.String({ default: 'main' }) }, { additionalProperties: false }),
+  configSchema: Type.Object(
+    { url: Type.String({ minLength: 1 }), index: Type.String({ default: 'main' }) },
+    { additionalProperties: false },
+  ),
   credentialSchema: Type.Object({ token: Type.String({ minLength: 8 }) }, { additionalProperties: false }),
   credentialRequired: true,
-  create: () => ({ send: async () => ({}), test: async () => ({ ok: true, detail: 'fine', latency_ms: 1 }), close: async () => {} }),
+  create: () => ({
+    send: async () => ({}),
+    test: async () => ({ ok: true, detail: 'fine', latency_ms: 1 }),
+    close: async () => {},
+  }),
 };
 export const OPEN_TYPE: SinkType = {
   ...SECURE_TYPE,
@@ -33,7 +40,13 @@ export const OPEN_TYPE: SinkType = {
 };
 
 /** A create body of the credential-holding fake type. */
-export const secure = (name: string, extra: Json = {}) => ({ name, type: 'fake_secure', config: { url: 'http://127.0.0.1:1' }, credential: { token: SECRET }, ...extra });
+export const secure = (name: string, extra: Json = {}) => ({
+  name,
+  type: 'fake_secure',
+  config: { url: 'http://127.0.0.1:1' },
+  credential: { token: SECRET },
+  ...extra,
+});
 /** A create body of the fake type without a credential. */
 export const open = (name: string, extra: Json = {}) => ({ name, type: 'fake_open', config: { path: '/x' }, ...extra });
 

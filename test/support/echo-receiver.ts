@@ -10,11 +10,31 @@ import { createServer as createHttpServer, type IncomingHttpHeaders, type Server
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 
 /** Headers the sinks always send that carry nothing secret. */
-const PLAIN = new Set(['host', 'content-length', 'content-type', 'content-encoding', 'accept', 'accept-encoding', 'user-agent', 'connection', 'x-amz-content-sha256', 'x-amz-date', 'x-amz-user-agent', 'amz-sdk-invocation-id', 'amz-sdk-request', 'expect']);
+const PLAIN = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'content-encoding',
+  'accept',
+  'accept-encoding',
+  'user-agent',
+  'connection',
+  'x-amz-content-sha256',
+  'x-amz-date',
+  'x-amz-user-agent',
+  'amz-sdk-invocation-id',
+  'amz-sdk-request',
+  'expect',
+]);
 
 /** Every echo of a header value a careless server could produce. */
 export function echoesOf(name: string, value: string): string[] {
-  const out = [`${name}: ${value}`, `${name}: ${value.slice(0, 35)}`, `${name}=${encodeURIComponent(value).slice(0, 48)}`, `${name} ${JSON.stringify(value).replace(/\//g, '\\/')}`];
+  const out = [
+    `${name}: ${value}`,
+    `${name}: ${value.slice(0, 35)}`,
+    `${name}=${encodeURIComponent(value).slice(0, 48)}`,
+    `${name} ${JSON.stringify(value).replace(/\//g, '\\/')}`,
+  ];
   const scheme = /^(Basic|ApiKey)\s+(\S+)$/i.exec(value);
   if (scheme) {
     const decoded = Buffer.from(scheme[2]!, 'base64').toString('utf8');
@@ -66,11 +86,17 @@ export async function startEchoReceiver(options: EchoOptions): Promise<EchoRecei
       echoes.push(echo);
       if (options.format === 's3') {
         res.writeHead(status, { 'content-type': 'application/xml' });
-        res.end(req.method === 'HEAD' ? undefined : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${xml(echo)}</Message><RequestId>1</RequestId></Error>`);
+        res.end(
+          req.method === 'HEAD'
+            ? undefined
+            : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${xml(echo)}</Message><RequestId>1</RequestId></Error>`,
+        );
         return;
       }
       res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { type: 'security_exception', reason: echo }, text: echo, code: 3, message: echo }));
+      res.end(
+        JSON.stringify({ error: { type: 'security_exception', reason: echo }, text: echo, code: 3, message: echo }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -97,8 +123,12 @@ function message(type: string, body: Buffer): Buffer {
 }
 
 function errorResponse(code: string, text: string): Buffer {
-  const field = (t: string, v: string) => Buffer.concat([Buffer.from(t, 'latin1'), Buffer.from(v, 'utf8'), Buffer.from([0])]);
-  return message('E', Buffer.concat([field('S', 'FATAL'), field('V', 'FATAL'), field('C', code), field('M', text), Buffer.from([0])]));
+  const field = (t: string, v: string) =>
+    Buffer.concat([Buffer.from(t, 'latin1'), Buffer.from(v, 'utf8'), Buffer.from([0])]);
+  return message(
+    'E',
+    Buffer.concat([field('S', 'FATAL'), field('V', 'FATAL'), field('C', code), field('M', text), Buffer.from([0])]),
+  );
 }
 
 /** Speaks just enough of the protocol (no TLS: use ssl "disable") to get a password and refuse it. */

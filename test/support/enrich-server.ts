@@ -25,7 +25,13 @@ export async function startTestServer(handle: (req: SeenRequest, res: ServerResp
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      const r = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      };
       seen.push(r);
       handle(r, res);
     });
@@ -54,7 +60,11 @@ export const loopbackAllowed = createNetPolicy({ allowCidrs: ['127.0.0.0/8'] });
 export const guarded = createNetPolicy({ allowCidrs: [] });
 
 /** A worker thread holding its own httpCache(), answering what it has for a key. */
-export function cacheWorker(): { ask(sourceId: string, key: string): Promise<unknown>; ready: Promise<void>; close(): Promise<number> } {
+export function cacheWorker(): {
+  ask(sourceId: string, key: string): Promise<unknown>;
+  ready: Promise<void>;
+  close(): Promise<number>;
+} {
   const url = new URL('../../src/pipeline/enrich/http-cache.ts', import.meta.url).href;
   const code = `
     const { parentPort } = require('node:worker_threads');

@@ -40,7 +40,12 @@ export interface FakeEs {
 
 const ACTIONS = new Set(['index', 'create', 'update', 'delete']);
 
-function esError(type: string, reason: string, status: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function esError(
+  type: string,
+  reason: string,
+  status: number,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { error: { root_cause: [{ type, reason, ...extra }], type, reason, ...extra }, status };
 }
 
@@ -76,9 +81,20 @@ export async function startFakeElasticsearch(options: FakeEsOptions = {}): Promi
   let seq = 0;
   const secured = Boolean(options.users || options.apiKeys);
 
-  function send(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, rawBody = ''): void {
+  function send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+    rawBody = '',
+  ): void {
     requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, status, body: rawBody });
-    res.writeHead(status, { 'content-type': 'application/json', ...(options.flavor === 'opensearch' ? {} : { 'x-elastic-product': 'Elasticsearch' }), ...headers });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      ...(options.flavor === 'opensearch' ? {} : { 'x-elastic-product': 'Elasticsearch' }),
+      ...headers,
+    });
     res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body));
   }
 
@@ -103,22 +119,40 @@ export async function startFakeElasticsearch(options: FakeEsOptions = {}): Promi
   function bulk(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, raw: Buffer): void {
     const ctype = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (ctype !== 'application/x-ndjson' && ctype !== 'application/json') {
-      return send(req, res, 406, { error: `Content-Type header [${req.headers['content-type'] ?? ''}] is not supported`, status: 406 });
+      return send(req, res, 406, {
+        error: `Content-Type header [${req.headers['content-type'] ?? ''}] is not supported`,
+        status: 406,
+      });
     }
     if (failures && failures.n > 0) {
       const { status, headers } = failures;
       if (--failures.n === 0) failures = null;
-      const type = status === 429 ? 'es_rejected_execution_exception' : status === 413 ? 'content_too_long_exception' : 'cluster_block_exception';
+      const type =
+        status === 429
+          ? 'es_rejected_execution_exception'
+          : status === 413
+            ? 'content_too_long_exception'
+            : 'cluster_block_exception';
       return send(req, res, status, esError(type, `injected failure ${status}`, status), headers);
     }
     let text: string;
     try {
-      text = (req.headers['content-encoding'] ?? '').toLowerCase() === 'gzip' ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
+      text =
+        (req.headers['content-encoding'] ?? '').toLowerCase() === 'gzip'
+          ? gunzipSync(raw).toString('utf8')
+          : raw.toString('utf8');
     } catch {
       return send(req, res, 400, esError('parse_exception', 'failed to decompress the request body', 400));
     }
     if (text.length > 0 && !text.endsWith('\n')) {
-      return send(req, res, 400, esError('illegal_argument_exception', 'The bulk request must be terminated by a newline [\\n]', 400), {}, text);
+      return send(
+        req,
+        res,
+        400,
+        esError('illegal_argument_exception', 'The bulk request must be terminated by a newline [\\n]', 400),
+        {},
+        text,
+      );
     }
     const lines = text.split('\n');
     lines.pop();
@@ -133,16 +167,42 @@ export async function startFakeElasticsearch(options: FakeEsOptions = {}): Promi
       try {
         action = JSON.parse(lines[i]!) as typeof action;
       } catch {
-        return send(req, res, 400, esError('x_content_parse_exception', `[1:1] Malformed action/metadata line [${i + 1}]`, 400), {}, text);
+        return send(
+          req,
+          res,
+          400,
+          esError('x_content_parse_exception', `[1:1] Malformed action/metadata line [${i + 1}]`, 400),
+          {},
+          text,
+        );
       }
       const keys = Object.keys(action ?? {});
       if (keys.length !== 1 || !ACTIONS.has(keys[0]!)) {
-        return send(req, res, 400, esError('illegal_argument_exception', `Malformed action/metadata line [${i + 1}], expected one of [create, delete, index, update] but found [${keys[0] ?? ''}]`, 400), {}, text);
+        return send(
+          req,
+          res,
+          400,
+          esError(
+            'illegal_argument_exception',
+            `Malformed action/metadata line [${i + 1}], expected one of [create, delete, index, update] but found [${keys[0] ?? ''}]`,
+            400,
+          ),
+          {},
+          text,
+        );
       }
       const op = keys[0]!;
       const meta = action[op] ?? {};
       const index = (meta._index as string | undefined) ?? pathIndex;
-      if (!index) return send(req, res, 400, esError('action_request_validation_exception', 'Validation Failed: 1: index is missing;', 400), {}, text);
+      if (!index)
+        return send(
+          req,
+          res,
+          400,
+          esError('action_request_validation_exception', 'Validation Failed: 1: index is missing;', 400),
+          {},
+          text,
+        );
       let source: Record<string, unknown> | undefined;
       if (op !== 'delete') {
         const srcLine = lines[++i];
@@ -150,7 +210,14 @@ export async function startFakeElasticsearch(options: FakeEsOptions = {}): Promi
           source = JSON.parse(srcLine ?? '') as Record<string, unknown>;
           if (!source || typeof source !== 'object' || Array.isArray(source)) throw new Error('not an object');
         } catch {
-          return send(req, res, 400, esError('x_content_parse_exception', `[1:1] failed to parse the source of line [${i + 1}]`, 400), {}, text);
+          return send(
+            req,
+            res,
+            400,
+            esError('x_content_parse_exception', `[1:1] failed to parse the source of line [${i + 1}]`, 400),
+            {},
+            text,
+          );
         }
       }
       const id = (meta._id as string | undefined) ?? `gen-${++seq}`;
@@ -163,13 +230,34 @@ export async function startFakeElasticsearch(options: FakeEsOptions = {}): Promi
       };
       const badName = invalidIndexName(index);
       const forced = source?.force_item_status;
-      if (badName) item(400, { error: { type: 'invalid_index_name_exception', reason: `Invalid index name [${index}], ${badName}`, index } });
+      if (badName)
+        item(400, {
+          error: { type: 'invalid_index_name_exception', reason: `Invalid index name [${index}], ${badName}`, index },
+        });
       else if (source && 'force_mapping_error' in source) {
-        item(400, { error: { type: 'document_parsing_exception', reason: `[1:2] failed to parse field [force_mapping_error] of type [long] in document with id '${id}'. Preview of field's value: '${String(source.force_mapping_error)}'` } });
-      } else if (forced === 429) item(429, { error: { type: 'es_rejected_execution_exception', reason: 'rejected execution of coordinating operation' } });
-      else if (forced === 503) item(503, { error: { type: 'unavailable_shards_exception', reason: `[${index}][0] primary shard is not active` } });
+        item(400, {
+          error: {
+            type: 'document_parsing_exception',
+            reason: `[1:2] failed to parse field [force_mapping_error] of type [long] in document with id '${id}'. Preview of field's value: '${String(source.force_mapping_error)}'`,
+          },
+        });
+      } else if (forced === 429)
+        item(429, {
+          error: { type: 'es_rejected_execution_exception', reason: 'rejected execution of coordinating operation' },
+        });
+      else if (forced === 503)
+        item(503, {
+          error: { type: 'unavailable_shards_exception', reason: `[${index}][0] primary shard is not active` },
+        });
       else if (op === 'create' && existing) {
-        item(409, { error: { type: 'version_conflict_engine_exception', reason: `[${id}]: version conflict, document already exists (current version [${existing.version}])`, index, shard: '0' } });
+        item(409, {
+          error: {
+            type: 'version_conflict_engine_exception',
+            reason: `[${id}]: version conflict, document already exists (current version [${existing.version}])`,
+            index,
+            shard: '0',
+          },
+        });
       } else if (op === 'index' || op === 'create') {
         const doc: StoredDoc = { source: source!, version: (existing?.version ?? 0) + 1, pipeline };
         pending.set(key, doc);
@@ -177,14 +265,36 @@ export async function startFakeElasticsearch(options: FakeEsOptions = {}): Promi
           if (!indices.has(index)) indices.set(index, new Map());
           indices.get(index)!.set(id, doc);
         });
-        item(existing ? 200 : 201, { _version: doc.version, result: existing ? 'updated' : 'created', _shards: { total: 2, successful: 1, failed: 0 }, _seq_no: seq++, _primary_term: 1 });
-      } else item(400, { error: { type: 'illegal_argument_exception', reason: `the fake supports index and create, not ${op}` } });
+        item(existing ? 200 : 201, {
+          _version: doc.version,
+          result: existing ? 'updated' : 'created',
+          _shards: { total: 2, successful: 1, failed: 0 },
+          _seq_no: seq++,
+          _primary_term: 1,
+        });
+      } else
+        item(400, {
+          error: { type: 'illegal_argument_exception', reason: `the fake supports index and create, not ${op}` },
+        });
     }
-    if (items.length === 0) return send(req, res, 400, esError('action_request_validation_exception', 'Validation Failed: 1: no requests added;', 400), {}, text);
+    if (items.length === 0)
+      return send(
+        req,
+        res,
+        400,
+        esError('action_request_validation_exception', 'Validation Failed: 1: no requests added;', 400),
+        {},
+        text,
+      );
     for (const w of writes) w();
     let body: unknown = { took: 3, errors, items };
     const fp = query.get('filter_path');
-    if (fp) body = filterPath(body, fp.split(',').map((p) => p.trim().split('.'))) ?? {};
+    if (fp)
+      body =
+        filterPath(
+          body,
+          fp.split(',').map((p) => p.trim().split('.')),
+        ) ?? {};
     send(req, res, 200, body, {}, text);
   }
 
@@ -196,9 +306,17 @@ export async function startFakeElasticsearch(options: FakeEsOptions = {}): Promi
       const path = u.pathname.replace(/\/+$/, '') || '/';
       const denied = authFailure(req, path);
       if (denied) {
-        return send(req, res, 401, esError('security_exception', denied, 401, { header: { 'WWW-Authenticate': ['Basic realm="security" charset="UTF-8"', 'ApiKey'] } }), {
-          'www-authenticate': 'Basic realm="security" charset="UTF-8"',
-        });
+        return send(
+          req,
+          res,
+          401,
+          esError('security_exception', denied, 401, {
+            header: { 'WWW-Authenticate': ['Basic realm="security" charset="UTF-8"', 'ApiKey'] },
+          }),
+          {
+            'www-authenticate': 'Basic realm="security" charset="UTF-8"',
+          },
+        );
       }
       if ((req.method === 'GET' || req.method === 'HEAD') && path === '/') {
         const os = options.flavor === 'opensearch';
@@ -206,16 +324,26 @@ export async function startFakeElasticsearch(options: FakeEsOptions = {}): Promi
           name: 'node-1',
           cluster_name: 'weir-test',
           cluster_uuid: 'nVJ3qDf6QcGmM6f7Vg3u0Q',
-          version: os ? { distribution: 'opensearch', number: '2.15.0' } : { number: '8.15.0', build_flavor: 'default' },
+          version: os
+            ? { distribution: 'opensearch', number: '2.15.0' }
+            : { number: '8.15.0', build_flavor: 'default' },
           tagline: os ? 'The OpenSearch Project: https://opensearch.org/' : 'You Know, for Search',
         });
       }
-      if ((req.method === 'POST' || req.method === 'PUT') && /^(\/[^/]+)?\/_bulk$/.test(path)) return bulk(req, res, path, u.searchParams, Buffer.concat(chunks));
-      send(req, res, 404, esError('resource_not_found_exception', `no handler found for uri [${path}] and method [${req.method}]`, 404));
+      if ((req.method === 'POST' || req.method === 'PUT') && /^(\/[^/]+)?\/_bulk$/.test(path))
+        return bulk(req, res, path, u.searchParams, Buffer.concat(chunks));
+      send(
+        req,
+        res,
+        404,
+        esError('resource_not_found_exception', `no handler found for uri [${path}] and method [${req.method}]`, 404),
+      );
     });
   }
 
-  const server: Server = options.tls ? createHttpsServer({ cert: TEST_TLS.cert, key: TEST_TLS.key }, handle) : createHttpServer(handle);
+  const server: Server = options.tls
+    ? createHttpsServer({ cert: TEST_TLS.cert, key: TEST_TLS.key }, handle)
+    : createHttpServer(handle);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('error', () => undefined);

@@ -106,7 +106,9 @@ export function splitConcatenated(text: string): { parts: string[]; error: numbe
 }
 
 export async function startFakeHec(options: { tokens: (string | HecToken)[]; tls?: boolean }): Promise<FakeHec> {
-  const tokens = new Map(options.tokens.map((t) => (typeof t === 'string' ? { token: t } : t)).map((t) => [t.token, t]));
+  const tokens = new Map(
+    options.tokens.map((t) => (typeof t === 'string' ? { token: t } : t)).map((t) => [t.token, t]),
+  );
   const events: HecEvent[] = [];
   const requests: HecRequest[] = [];
   const sockets = new Set<Socket>();
@@ -114,7 +116,13 @@ export async function startFakeHec(options: { tokens: (string | HecToken)[]; tls
   let busyRetryAfter: number | undefined;
   let unhealthy = false;
 
-  function reply(req: IncomingMessage, res: ServerResponse, code: HecCode | 404, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): void {
+  function reply(
+    req: IncomingMessage,
+    res: ServerResponse,
+    code: HecCode | 404,
+    extra: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ): void {
     const [status, text] = code === 404 ? [404, 'The requested URL was not found on this server.'] : HEC_CODES[code];
     requests.push({ path: req.url ?? '', headers: req.headers, status, code });
     res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', ...headers });
@@ -135,7 +143,10 @@ export async function startFakeHec(options: { tokens: (string | HecToken)[]; tls
     }
     let text: string;
     try {
-      text = (req.headers['content-encoding'] ?? '').toLowerCase() === 'gzip' ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
+      text =
+        (req.headers['content-encoding'] ?? '').toLowerCase() === 'gzip'
+          ? gunzipSync(raw).toString('utf8')
+          : raw.toString('utf8');
     } catch {
       return reply(req, res, 6, { 'invalid-event-number': 0 });
     }
@@ -154,7 +165,11 @@ export async function startFakeHec(options: { tokens: (string | HecToken)[]; tls
       if (!('event' in obj)) failed = { code: 12, at: i };
       else if (obj.event === '' || obj.event === null) failed = { code: 13, at: i };
       else if (obj.time !== undefined && !Number.isFinite(Number(obj.time))) failed = { code: 6, at: i };
-      else if (obj.fields !== undefined && (typeof obj.fields !== 'object' || obj.fields === null || Array.isArray(obj.fields))) failed = { code: 15, at: i };
+      else if (
+        obj.fields !== undefined &&
+        (typeof obj.fields !== 'object' || obj.fields === null || Array.isArray(obj.fields))
+      )
+        failed = { code: 15, at: i };
       else {
         const index = typeof obj.index === 'string' && obj.index ? obj.index : (token.defaultIndex ?? 'main');
         if (token.indexes && !token.indexes.includes(index)) failed = { code: 7, at: i };
@@ -183,17 +198,25 @@ export async function startFakeHec(options: { tokens: (string | HecToken)[]; tls
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = (req.url ?? '').split('?')[0]!.replace(/\/+$/, '');
-      if (req.method === 'GET' && (path === '/services/collector/health' || path === '/services/collector/health/1.0')) {
+      if (
+        req.method === 'GET' &&
+        (path === '/services/collector/health' || path === '/services/collector/health/1.0')
+      ) {
         return reply(req, res, unhealthy ? 18 : 17);
       }
-      if (req.method === 'POST' && ['/services/collector', '/services/collector/event', '/services/collector/event/1.0'].includes(path)) {
+      if (
+        req.method === 'POST' &&
+        ['/services/collector', '/services/collector/event', '/services/collector/event/1.0'].includes(path)
+      ) {
         return ingest(req, res, Buffer.concat(chunks));
       }
       reply(req, res, 404);
     });
   }
 
-  const server: Server = options.tls ? createHttpsServer({ cert: TEST_TLS.cert, key: TEST_TLS.key }, handle) : createHttpServer(handle);
+  const server: Server = options.tls
+    ? createHttpsServer({ cert: TEST_TLS.cert, key: TEST_TLS.key }, handle)
+    : createHttpServer(handle);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('error', () => undefined);

@@ -60,9 +60,28 @@ export function arrayBufferOf(bytes: Uint8Array): ArrayBuffer {
   return out;
 }
 
-const STORAGE_CLASSES = new Set(['STANDARD', 'REDUCED_REDUNDANCY', 'STANDARD_IA', 'ONEZONE_IA', 'INTELLIGENT_TIERING', 'GLACIER', 'DEEP_ARCHIVE', 'GLACIER_IR', 'OUTPOSTS', 'SNOW', 'EXPRESS_ONEZONE']);
+const STORAGE_CLASSES = new Set([
+  'STANDARD',
+  'REDUCED_REDUNDANCY',
+  'STANDARD_IA',
+  'ONEZONE_IA',
+  'INTELLIGENT_TIERING',
+  'GLACIER',
+  'DEEP_ARCHIVE',
+  'GLACIER_IR',
+  'OUTPOSTS',
+  'SNOW',
+  'EXPRESS_ONEZONE',
+]);
 const SSE = new Set(['AES256', 'aws:kms', 'aws:kms:dsse']);
-const KEPT_HEADERS = ['content-type', 'content-encoding', 'content-length', 'x-amz-storage-class', 'x-amz-server-side-encryption', 'x-amz-server-side-encryption-aws-kms-key-id'];
+const KEPT_HEADERS = [
+  'content-type',
+  'content-encoding',
+  'content-length',
+  'x-amz-storage-class',
+  'x-amz-server-side-encryption',
+  'x-amz-server-side-encryption-aws-kms-key-id',
+];
 const MAX_SKEW_MS = 15 * 60_000;
 
 /** A refused request; other AWS fakes (test/support/vendors/aws_cloudtrail.ts) map its S3 codes to their protocol's. */
@@ -79,7 +98,8 @@ export class S3Failure extends Error {
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
 /** RFC 3986 encoding, as S3 canonicalizes URIs and query strings. */
-const uriEncode = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const uriEncode = (s: string) =>
+  encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 function canonicalQuery(raw: string): string {
   if (!raw) return '';
@@ -103,29 +123,68 @@ function header(req: IncomingMessage, name: string): string | undefined {
 }
 
 /** Verifies an AWS4-HMAC-SHA256 Authorization header; returns the caller's credential. `expectedService` lets other AWS fakes reuse it. */
-export function verifySignature(req: IncomingMessage, body: Buffer, credentials: FakeS3Credential[], bucketRegion: string | undefined, expectedService = 's3'): FakeS3Credential {
+export function verifySignature(
+  req: IncomingMessage,
+  body: Buffer,
+  credentials: FakeS3Credential[],
+  bucketRegion: string | undefined,
+  expectedService = 's3',
+): FakeS3Credential {
   const auth = header(req, 'authorization');
   if (!auth) throw new S3Failure(403, 'AccessDenied', 'Access Denied');
-  const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request,\s*SignedHeaders=([^,]+),\s*Signature=([0-9a-f]{64})$/.exec(auth);
+  const m =
+    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request,\s*SignedHeaders=([^,]+),\s*Signature=([0-9a-f]{64})$/.exec(
+      auth,
+    );
   if (!m) throw new S3Failure(400, 'AuthorizationHeaderMalformed', 'The authorization header is malformed.');
-  const [, keyId, day, region, service, signedHeaders, signature] = m as unknown as [string, string, string, string, string, string, string];
+  const [, keyId, day, region, service, signedHeaders, signature] = m as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   const cred = credentials.find((c) => c.accessKeyId === keyId);
-  if (!cred) throw new S3Failure(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
-  if (service !== expectedService) throw new S3Failure(400, 'AuthorizationHeaderMalformed', `The authorization header is malformed; incorrect service "${service}". This endpoint belongs to "${expectedService}".`);
+  if (!cred)
+    throw new S3Failure(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
+  if (service !== expectedService)
+    throw new S3Failure(
+      400,
+      'AuthorizationHeaderMalformed',
+      `The authorization header is malformed; incorrect service "${service}". This endpoint belongs to "${expectedService}".`,
+    );
   if (bucketRegion && region !== bucketRegion) {
-    throw new S3Failure(400, 'AuthorizationHeaderMalformed', `The authorization header is malformed; the region '${region}' is wrong; expecting '${bucketRegion}'`);
+    throw new S3Failure(
+      400,
+      'AuthorizationHeaderMalformed',
+      `The authorization header is malformed; the region '${region}' is wrong; expecting '${bucketRegion}'`,
+    );
   }
   const amzDate = header(req, 'x-amz-date') ?? '';
   const dm = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
-  if (!dm || amzDate.slice(0, 8) !== day) throw new S3Failure(403, 'AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
+  if (!dm || amzDate.slice(0, 8) !== day)
+    throw new S3Failure(403, 'AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
   const at = Date.UTC(+dm[1]!, +dm[2]! - 1, +dm[3]!, +dm[4]!, +dm[5]!, +dm[6]!);
-  if (Math.abs(Date.now() - at) > MAX_SKEW_MS) throw new S3Failure(403, 'RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.');
+  if (Math.abs(Date.now() - at) > MAX_SKEW_MS)
+    throw new S3Failure(
+      403,
+      'RequestTimeTooSkewed',
+      'The difference between the request time and the current time is too large.',
+    );
 
   const payloadHash = header(req, 'x-amz-content-sha256');
-  if (!payloadHash) throw new S3Failure(400, 'InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
-  if (payloadHash.startsWith('STREAMING-')) throw new S3Failure(501, 'NotImplemented', 'aws-chunked uploads are not supported by this fake');
+  if (!payloadHash)
+    throw new S3Failure(400, 'InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
+  if (payloadHash.startsWith('STREAMING-'))
+    throw new S3Failure(501, 'NotImplemented', 'aws-chunked uploads are not supported by this fake');
   if (payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== sha256(body)) {
-    throw new S3Failure(400, 'XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.");
+    throw new S3Failure(
+      400,
+      'XAmzContentSHA256Mismatch',
+      "The provided 'x-amz-content-sha256' header does not match what was computed.",
+    );
   }
 
   const names = signedHeaders.split(';');
@@ -138,12 +197,23 @@ export function verifySignature(req: IncomingMessage, body: Buffer, credentials:
     .map((seg) => uriEncode(decodeURIComponent(seg)))
     .join('/');
   const canonicalHeaders = names.map((n) => `${n}:${(header(req, n) ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
-  const canonicalRequest = [req.method, canonicalUri, canonicalQuery(q < 0 ? '' : url.slice(q + 1)), canonicalHeaders, signedHeaders, payloadHash].join('\n');
+  const canonicalRequest = [
+    req.method,
+    canonicalUri,
+    canonicalQuery(q < 0 ? '' : url.slice(q + 1)),
+    canonicalHeaders,
+    signedHeaders,
+    payloadHash,
+  ].join('\n');
   const scope = `${day}/${region}/${service}/aws4_request`;
   const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonicalRequest)].join('\n');
   const key = hmac(hmac(hmac(hmac(`AWS4${cred.secretAccessKey}`, day), region), service), 'aws4_request');
   if (hmac(key, stringToSign).toString('hex') !== signature) {
-    throw new S3Failure(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.');
+    throw new S3Failure(
+      403,
+      'SignatureDoesNotMatch',
+      'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+    );
   }
 
   const token = header(req, 'x-amz-security-token');
@@ -163,7 +233,14 @@ export async function startFakeS3(options: FakeS3Options): Promise<FakeS3> {
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
 
-  function sendError(req: IncomingMessage, res: ServerResponse, status: number, code: string, message: string, extra: Record<string, string> = {}) {
+  function sendError(
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    code: string,
+    message: string,
+    extra: Record<string, string> = {},
+  ) {
     const requestId = randomBytes(8).toString('hex').toUpperCase();
     res.writeHead(status, { 'content-type': 'application/xml', 'x-amz-request-id': requestId, ...extra });
     // HEAD answers carry no body, which is why SDKs only see the status code there.
@@ -171,7 +248,9 @@ export async function startFakeS3(options: FakeS3Options): Promise<FakeS3> {
       res.end();
       return;
     }
-    res.end(`<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>${requestId}</RequestId><HostId>${randomBytes(12).toString('base64')}</HostId></Error>`);
+    res.end(
+      `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>${requestId}</RequestId><HostId>${randomBytes(12).toString('base64')}</HostId></Error>`,
+    );
   }
 
   function handle(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
@@ -179,7 +258,13 @@ export async function startFakeS3(options: FakeS3Options): Promise<FakeS3> {
     const [, rawBucket = '', ...rest] = path.split('/');
     const bucketName = decodeURIComponent(rawBucket);
     const key = rest.map((s) => decodeURIComponent(s)).join('/');
-    const record: RecordedRequest = { method: req.method ?? '', bucket: bucketName, key, headers: req.headers, status: 0 };
+    const record: RecordedRequest = {
+      method: req.method ?? '',
+      bucket: bucketName,
+      key,
+      headers: req.headers,
+      status: 0,
+    };
     requests.push(record);
     const reply = (status: number) => (record.status = status);
 
@@ -208,8 +293,20 @@ export async function startFakeS3(options: FakeS3Options): Promise<FakeS3> {
         const bucket = buckets.get(bucketName);
         const cred = verifySignature(req, body, options.credentials, bucket?.region);
         if (!bucketName) throw new S3Failure(501, 'NotImplemented', 'ListBuckets is not supported by this fake');
-        const op = req.method === 'PUT' && key ? 'put' : req.method === 'GET' && key ? 'get' : req.method === 'HEAD' && !key ? 'head' : undefined;
-        if (!op) throw new S3Failure(501, 'NotImplemented', `${req.method} ${key ? 'object' : 'bucket'} is not supported by this fake`);
+        const op =
+          req.method === 'PUT' && key
+            ? 'put'
+            : req.method === 'GET' && key
+              ? 'get'
+              : req.method === 'HEAD' && !key
+                ? 'head'
+                : undefined;
+        if (!op)
+          throw new S3Failure(
+            501,
+            'NotImplemented',
+            `${req.method} ${key ? 'object' : 'bucket'} is not supported by this fake`,
+          );
         if (cred.allow && !cred.allow.includes(op)) throw new S3Failure(403, 'AccessDenied', 'Access Denied');
         if (!bucket) throw new S3Failure(404, 'NoSuchBucket', 'The specified bucket does not exist');
 
@@ -223,13 +320,20 @@ export async function startFakeS3(options: FakeS3Options): Promise<FakeS3> {
           res.writeHead(200, obj.headers).end(obj.body);
         } else {
           const md5 = header(req, 'content-md5');
-          if (md5 && md5 !== createHash('md5').update(body).digest('base64')) throw new S3Failure(400, 'BadDigest', 'The Content-MD5 you specified did not match what we received.');
+          if (md5 && md5 !== createHash('md5').update(body).digest('base64'))
+            throw new S3Failure(400, 'BadDigest', 'The Content-MD5 you specified did not match what we received.');
           const storage = header(req, 'x-amz-storage-class');
-          if (storage && !STORAGE_CLASSES.has(storage)) throw new S3Failure(400, 'InvalidStorageClass', 'The storage class you specified is not valid');
+          if (storage && !STORAGE_CLASSES.has(storage))
+            throw new S3Failure(400, 'InvalidStorageClass', 'The storage class you specified is not valid');
           const sse = header(req, 'x-amz-server-side-encryption');
-          if (sse && !SSE.has(sse)) throw new S3Failure(400, 'InvalidArgument', 'The encryption method specified is not supported');
+          if (sse && !SSE.has(sse))
+            throw new S3Failure(400, 'InvalidArgument', 'The encryption method specified is not supported');
           if (header(req, 'x-amz-server-side-encryption-aws-kms-key-id') && !sse?.startsWith('aws:kms')) {
-            throw new S3Failure(400, 'InvalidArgument', 'Server Side Encryption with KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms');
+            throw new S3Failure(
+              400,
+              'InvalidArgument',
+              'Server Side Encryption with KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms',
+            );
           }
           const etag = `"${createHash('md5').update(body).digest('hex')}"`;
           const headers: Record<string, string> = { etag, 'last-modified': new Date().toUTCString() };

@@ -31,7 +31,15 @@ export function fixtureRoutes(app: Api): void {
         organization_id: Type.Optional(Type.Integer()),
         since: Type.Optional(DateParam()),
       }),
-      response: { 200: Type.Intersect([OffsetEnvelope(Item), Type.Object({ organization_id: Type.Union([Type.Integer(), Type.Null()]), since: Type.Union([Timestamp(), Type.Null()]) })]) },
+      response: {
+        200: Type.Intersect([
+          OffsetEnvelope(Item),
+          Type.Object({
+            organization_id: Type.Union([Type.Integer(), Type.Null()]),
+            since: Type.Union([Timestamp(), Type.Null()]),
+          }),
+        ]),
+      },
     },
     handler: async (req) => {
       const { limit = 50, offset = 0, organization_id, since } = req.query;
@@ -50,7 +58,10 @@ export function fixtureRoutes(app: Api): void {
     operationId: 'fixtures.list_pages_headers',
     summary: 'page/size with count headers',
     access: { requires: 'public' },
-    schema: { querystring: Type.Object({ ...PageQuery }), response: { 200: { ...Type.Array(Item), headers: PAGE_HEADERS } } },
+    schema: {
+      querystring: Type.Object({ ...PageQuery }),
+      response: { 200: { ...Type.Array(Item), headers: PAGE_HEADERS } },
+    },
     handler: async (req, reply) => {
       const { page = 1, size = 50 } = req.query;
       setPageHeaders(reply, ITEMS.length, { page, size });
@@ -64,7 +75,10 @@ export function fixtureRoutes(app: Api): void {
     operationId: 'fixtures.list_pages_body',
     summary: 'page/size with the count in the body',
     access: { requires: 'public' },
-    schema: { querystring: Type.Object({ ...PageQuery, org_id: Type.Optional(Type.Integer()) }), response: { 200: PageBodySchema(Item) } },
+    schema: {
+      querystring: Type.Object({ ...PageQuery, org_id: Type.Optional(Type.Integer()) }),
+      response: { 200: PageBodySchema(Item) },
+    },
     handler: async (req) => {
       const { page = 1, size = 50 } = req.query;
       return pageBody(ITEMS.slice((page - 1) * size, page * size), ITEMS.length, { page, size });

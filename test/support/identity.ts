@@ -9,7 +9,11 @@ import type { TestApp } from './app.js';
 export const TEST_SECRET_KEY = '5e'.repeat(32);
 
 export async function createOrganization(t: TestApp, name: string): Promise<number> {
-  const row = await t.container.database.db.insertInto('organizations').values({ name, partner_tenant_ids: sql`'[]'::jsonb` as never }).returning('id').executeTakeFirstOrThrow();
+  const row = await t.container.database.db
+    .insertInto('organizations')
+    .values({ name, partner_tenant_ids: sql`'[]'::jsonb` as never })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
@@ -24,7 +28,13 @@ let seq = 0;
 
 export async function createPrincipal(
   t: TestApp,
-  options: { role: RoleName; organizationId?: number | null; kind?: 'user' | 'service_account'; scopes?: Permission[]; password?: string },
+  options: {
+    role: RoleName;
+    organizationId?: number | null;
+    kind?: 'user' | 'service_account';
+    scopes?: Permission[];
+    password?: string;
+  },
 ): Promise<Principal> {
   const kind = options.kind ?? 'user';
   const db = t.container.database.db;
@@ -33,10 +43,31 @@ export async function createPrincipal(
   let id: number;
   if (kind === 'user') {
     const password_hash = await hashPassword(options.password ?? 'correct horse battery');
-    id = (await db.insertInto('users').values({ username: name, email: `${name}@example.test`, password_hash, role: options.role, organization_id: organizationId }).returning('id').executeTakeFirstOrThrow()).id;
+    id = (
+      await db
+        .insertInto('users')
+        .values({
+          username: name,
+          email: `${name}@example.test`,
+          password_hash,
+          role: options.role,
+          organization_id: organizationId,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
   } else {
-    id = (await db.insertInto('service_accounts').values({ name, role: options.role, organization_id: organizationId }).returning('id').executeTakeFirstOrThrow()).id;
+    id = (
+      await db
+        .insertInto('service_accounts')
+        .values({ name, role: options.role, organization_id: organizationId })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
   }
-  const { token } = await t.container.identity.tokens.create({ kind, id, role: options.role }, { name: 'test', ...(options.scopes ? { scopes: options.scopes } : {}) });
+  const { token } = await t.container.identity.tokens.create(
+    { kind, id, role: options.role },
+    { name: 'test', ...(options.scopes ? { scopes: options.scopes } : {}) },
+  );
   return { kind, id, token, headers: { authorization: `Bearer ${token}` } };
 }

@@ -9,7 +9,13 @@ export interface HttpAnswer {
   cookie?: string;
 }
 
-export async function http(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+export async function http(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
@@ -17,7 +23,11 @@ export async function http(base: string, method: string, path: string, body?: un
   });
   const text = await res.text();
   const cookie = res.headers.get('set-cookie')?.split(';')[0];
-  return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {}, ...(cookie ? { cookie } : {}) };
+  return {
+    status: res.status,
+    json: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+    ...(cookie ? { cookie } : {}),
+  };
 }
 
 export interface IngestSetup {
@@ -39,7 +49,13 @@ export async function setUpIngestion(base: string, platforms: string[]): Promise
   const organizationId = Number(org.json.id);
   const integrations: IngestSetup['integrations'] = [];
   for (const [i, platform] of platforms.entries()) {
-    const created = await http(base, 'POST', '/api/integrations/', { name: `${platform}-${i}`, platform, organization_id: organizationId }, headers);
+    const created = await http(
+      base,
+      'POST',
+      '/api/integrations/',
+      { name: `${platform}-${i}`, platform, organization_id: organizationId },
+      headers,
+    );
     if (created.status !== 201) throw new Error(`integration: ${created.status} ${JSON.stringify(created.json)}`);
     const id = Number(created.json.id);
     const token = await http(base, 'POST', `/api/ingest/integrations/${id}/token`, {}, headers);
@@ -62,19 +78,50 @@ export async function processedEvents(base: string, cookie: string, integrationI
  * sending it everything): how many events it holds (any time in the last ten years), and how many of them it
  * holds more than once (0: exactly once).
  */
-export async function storedEvents(base: string, cookie: string, organizationId: number): Promise<{ events: number; repeated: number }> {
-  const res = await http(base, 'POST', '/api/search', { query: { organization_id: organizationId, time: { last: '3650d' }, limit: 0, aggregations: [{ type: 'count' }, { type: 'top', field: 'envelope.id', size: 1 }] }, wait_ms: 60_000 }, { cookie });
+export async function storedEvents(
+  base: string,
+  cookie: string,
+  organizationId: number,
+): Promise<{ events: number; repeated: number }> {
+  const res = await http(
+    base,
+    'POST',
+    '/api/search',
+    {
+      query: {
+        organization_id: organizationId,
+        time: { last: '3650d' },
+        limit: 0,
+        aggregations: [{ type: 'count' }, { type: 'top', field: 'envelope.id', size: 1 }],
+      },
+      wait_ms: 60_000,
+    },
+    { cookie },
+  );
   if (res.status !== 200) throw new Error(`search: ${res.status} ${JSON.stringify(res.json)}`);
   const [count, top] = res.json.aggregations as [{ value: number }, { values: { count: number }[] }];
   return { events: count.value, repeated: Math.max(0, (top.values[0]?.count ?? 1) - 1) };
 }
 
 /** Okta's System Log sample events (src/connectors/okta/fixtures: origin and licence there). */
-const oktaSamples = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Record<string, unknown>[];
+const oktaSamples = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8'),
+) as Record<string, unknown>[];
 
 /** An Okta integration of the organization, with its ingestion token. */
-export async function oktaIntegration(base: string, headers: Record<string, string>, organizationId: number, name: string): Promise<{ id: number; token: string }> {
-  const created = await http(base, 'POST', '/api/integrations/', { name, platform: 'okta', organization_id: organizationId }, headers);
+export async function oktaIntegration(
+  base: string,
+  headers: Record<string, string>,
+  organizationId: number,
+  name: string,
+): Promise<{ id: number; token: string }> {
+  const created = await http(
+    base,
+    'POST',
+    '/api/integrations/',
+    { name, platform: 'okta', organization_id: organizationId },
+    headers,
+  );
   if (created.status !== 201) throw new Error(`integration: ${created.status} ${JSON.stringify(created.json)}`);
   const id = Number(created.json.id);
   const token = await http(base, 'POST', `/api/ingest/integrations/${id}/token`, {}, headers);
@@ -83,8 +130,23 @@ export async function oktaIntegration(base: string, headers: Record<string, stri
 }
 
 /** Pushes `events` Okta sample events to system_log, each tagged `weir_test_seq: <tag>-<i>`. */
-export async function pushOkta(base: string, token: string, tag: string, events: number): Promise<{ status: number; retryAfter: string | null; body: Record<string, unknown> }> {
-  const lines = Array.from({ length: events }, (_, i) => JSON.stringify({ ...oktaSamples[i % oktaSamples.length], weir_test_seq: `${tag}-${i}` }));
-  const res = await fetch(`${base}/api/ingest/system_log`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: lines.join('\n') });
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, unknown> };
+export async function pushOkta(
+  base: string,
+  token: string,
+  tag: string,
+  events: number,
+): Promise<{ status: number; retryAfter: string | null; body: Record<string, unknown> }> {
+  const lines = Array.from({ length: events }, (_, i) =>
+    JSON.stringify({ ...oktaSamples[i % oktaSamples.length], weir_test_seq: `${tag}-${i}` }),
+  );
+  const res = await fetch(`${base}/api/ingest/system_log`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: lines.join('\n'),
+  });
+  return {
+    status: res.status,
+    retryAfter: res.headers.get('retry-after'),
+    body: (await res.json()) as Record<string, unknown>,
+  };
 }

@@ -33,7 +33,14 @@ export interface IrisSimulator {
   readonly authorizations: string[];
   addCustomer(name: string): IrisCustomer;
   /** Cases added through the API. */
-  readonly cases: { case_id: number; case_uuid: string; case_name: string; case_description: string; case_customer: number; case_soc_id: string }[];
+  readonly cases: {
+    case_id: number;
+    case_uuid: string;
+    case_name: string;
+    case_description: string;
+    case_customer: number;
+    case_soc_id: string;
+  }[];
   down(on?: boolean): void;
   hang(on?: boolean): void;
   close(): Promise<void>;
@@ -52,7 +59,12 @@ export async function startIrisSimulator(options: { apiKey?: string } = {}): Pro
   let hanging = false;
 
   const add = (name: string, description = ''): IrisCustomer => {
-    const c = { customer_id: nextId++, customer_name: name, customer_description: description, customer_uuid: randomUUID() };
+    const c = {
+      customer_id: nextId++,
+      customer_name: name,
+      customer_description: description,
+      customer_uuid: randomUUID(),
+    };
     customers.push(c);
     return c;
   };
@@ -62,7 +74,8 @@ export async function startIrisSimulator(options: { apiKey?: string } = {}): Pro
     res.end(JSON.stringify(body));
   };
   const ok = (res: ServerResponse, data: unknown, message = '') => send(res, 200, { status: 'success', message, data });
-  const error = (res: ServerResponse, message: string, data: unknown = [], status = 400) => send(res, status, { status: 'error', message, data });
+  const error = (res: ServerResponse, message: string, data: unknown = [], status = 400) =>
+    send(res, status, { status: 'error', message, data });
 
   async function body(req: IncomingMessage): Promise<unknown> {
     const chunks: Buffer[] = [];
@@ -81,7 +94,8 @@ export async function startIrisSimulator(options: { apiKey?: string } = {}): Pro
     void (async () => {
       const path = url.pathname;
       if (req.method === 'GET' && path === '/api/ping') return ok(res, [], 'pong');
-      if (req.method === 'GET' && path === '/api/versions') return ok(res, { iris_current: IRIS_VERSION, api_min: '2.0.0', api_current: '2.0.5' });
+      if (req.method === 'GET' && path === '/api/versions')
+        return ok(res, { iris_current: IRIS_VERSION, api_min: '2.0.0', api_current: '2.0.5' });
       if (req.method === 'GET' && path === '/manage/customers/list') return ok(res, customers);
       const one = /^\/manage\/customers\/(\d+)$/.exec(path);
       if (req.method === 'GET' && one) {
@@ -89,25 +103,39 @@ export async function startIrisSimulator(options: { apiKey?: string } = {}): Pro
         return c ? ok(res, c) : error(res, 'Invalid Customer ID');
       }
       if (req.method === 'POST' && path === '/manage/cases/add') {
-        if (!String(req.headers['content-type'] ?? '').includes('application/json')) return error(res, 'Invalid request');
+        if (!String(req.headers['content-type'] ?? '').includes('application/json'))
+          return error(res, 'Invalid request');
         const b = ((await body(req)) ?? {}) as Record<string, unknown>;
         const problems: Record<string, string[]> = {};
-        for (const f of ['case_soc_id', 'case_name', 'case_description']) if (typeof b[f] !== 'string' || !(b[f] as string).trim()) problems[f] = ['Missing data for required field.'];
+        for (const f of ['case_soc_id', 'case_name', 'case_description'])
+          if (typeof b[f] !== 'string' || !(b[f] as string).trim()) problems[f] = ['Missing data for required field.'];
         if (!customers.some((c) => c.customer_id === b.case_customer)) problems.case_customer = ['Invalid customer ID'];
         if (Object.keys(problems).length) return error(res, 'Data error', problems);
-        const made = { case_id: cases.length + 1, case_uuid: randomUUID(), case_name: `#${cases.length + 1} - ${String(b.case_name)}`, case_description: String(b.case_description), case_customer: b.case_customer as number, case_soc_id: String(b.case_soc_id) };
+        const made = {
+          case_id: cases.length + 1,
+          case_uuid: randomUUID(),
+          case_name: `#${cases.length + 1} - ${String(b.case_name)}`,
+          case_description: String(b.case_description),
+          case_customer: b.case_customer as number,
+          case_soc_id: String(b.case_soc_id),
+        };
         cases.push(made);
         return ok(res, made, 'Case created');
       }
       if (req.method === 'POST' && path === '/manage/customers/add') {
-        if (!String(req.headers['content-type'] ?? '').includes('application/json')) return error(res, 'Invalid request');
+        if (!String(req.headers['content-type'] ?? '').includes('application/json'))
+          return error(res, 'Invalid request');
         const b = (await body(req)) as { customer_name?: unknown; customer_description?: unknown } | undefined;
         const name = typeof b?.customer_name === 'string' ? b.customer_name.trim() : '';
         if (!name) return error(res, 'Error adding customer', { customer_name: ['Missing data for required field.'] });
         if (customers.some((c) => c.customer_name.toLowerCase() === name.toLowerCase())) {
           return error(res, 'Error adding customer', { customer_name: ['Customer already exists'] });
         }
-        return ok(res, add(name, typeof b?.customer_description === 'string' ? b.customer_description : ''), 'Added successfully');
+        return ok(
+          res,
+          add(name, typeof b?.customer_description === 'string' ? b.customer_description : ''),
+          'Added successfully',
+        );
       }
       return error(res, 'Not found', [], 404);
     })().catch(() => error(res, 'Invalid request'));

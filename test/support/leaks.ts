@@ -30,7 +30,8 @@ function jsonUnescaped(text: string): string {
 function base64Decodings(text: string): string[] {
   const out: string[] = [];
   for (const run of text.match(/[A-Za-z0-9+/_-]{4,}/g) ?? []) {
-    for (let skip = 0; skip < 4 && run.length - skip >= 4; skip++) out.push(Buffer.from(run.slice(skip), 'base64').toString('latin1'));
+    for (let skip = 0; skip < 4 && run.length - skip >= 4; skip++)
+      out.push(Buffer.from(run.slice(skip), 'base64').toString('latin1'));
   }
   return out;
 }
@@ -42,9 +43,12 @@ export function leaks(text: string, secret: string): string[] {
   const wantedBytes = grams(Buffer.from(secret, 'utf8').toString('latin1'));
   const plain = [text, urlDecoded(text), jsonUnescaped(text), urlDecoded(jsonUnescaped(text))];
   const found = new Set<string>();
-  for (const t of plain) for (let i = 0; i + REDACT_MIN <= t.length; i++) if (wanted.has(t.slice(i, i + REDACT_MIN))) found.add(t.slice(i, i + REDACT_MIN));
+  for (const t of plain)
+    for (let i = 0; i + REDACT_MIN <= t.length; i++)
+      if (wanted.has(t.slice(i, i + REDACT_MIN))) found.add(t.slice(i, i + REDACT_MIN));
   for (const t of plain.flatMap(base64Decodings)) {
-    for (let i = 0; i + REDACT_MIN <= t.length; i++) if (wantedBytes.has(t.slice(i, i + REDACT_MIN))) found.add(`base64 of ${t.slice(i, i + REDACT_MIN)}`);
+    for (let i = 0; i + REDACT_MIN <= t.length; i++)
+      if (wantedBytes.has(t.slice(i, i + REDACT_MIN))) found.add(`base64 of ${t.slice(i, i + REDACT_MIN)}`);
   }
   return [...found];
 }

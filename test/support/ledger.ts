@@ -18,7 +18,11 @@ const sessions = new WeakMap<TestApp, Promise<string>>();
 
 async function session(t: TestApp): Promise<string> {
   const admin = await createPrincipal(t, { role: 'admin', password: PASSWORD });
-  const { username } = await t.container.database.db.selectFrom('users').select('username').where('id', '=', admin.id).executeTakeFirstOrThrow();
+  const { username } = await t.container.database.db
+    .selectFrom('users')
+    .select('username')
+    .where('id', '=', admin.id)
+    .executeTakeFirstOrThrow();
   const res = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: PASSWORD } });
   const cookie = res.headers['set-cookie'];
   const first = (Array.isArray(cookie) ? cookie[0] : cookie)?.split(';')[0];
@@ -30,7 +34,11 @@ async function session(t: TestApp): Promise<string> {
 export async function ledgerRows(t: TestApp, filter: LedgerFilter = {}): Promise<LedgerRow[]> {
   let cookie = sessions.get(t);
   if (!cookie) sessions.set(t, (cookie = session(t)));
-  const res = await t.app.inject({ method: 'GET', url: '/api/collectors/destinations/health', headers: { cookie: await cookie } });
+  const res = await t.app.inject({
+    method: 'GET',
+    url: '/api/collectors/destinations/health',
+    headers: { cookie: await cookie },
+  });
   if (res.statusCode !== 200) throw new Error(`destinations health: ${res.statusCode} ${res.body}`);
   const rows = res.json<{ ledger: { rows: LedgerRow[] } }>().ledger.rows;
   return rows.filter(

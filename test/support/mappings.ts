@@ -31,11 +31,23 @@ export function loginDocument(extra: Json[] = []): Json {
   };
 }
 
-export async function defineMapping(t: TestApp, organizationId: number | null, platform: string, stream: string): Promise<string> {
+export async function defineMapping(
+  t: TestApp,
+  organizationId: number | null,
+  platform: string,
+  stream: string,
+): Promise<string> {
   const id = newId();
   await t.container.database.db
     .insertInto('mapping_definitions')
-    .values({ id, organization_id: organizationId, platform, stream, name: `${platform} ${stream}`, builtin: organizationId === null })
+    .values({
+      id,
+      organization_id: organizationId,
+      platform,
+      stream,
+      name: `${platform} ${stream}`,
+      builtin: organizationId === null,
+    })
     .execute();
   return id;
 }

@@ -18,7 +18,13 @@ export async function createIntegration(t: TestApp, organizationId: number, plat
 }
 
 /** Adds a version to the (organization, platform, stream) definition, creating it if needed, and makes it live. */
-export async function publishMapping(t: TestApp, organizationId: number | null, platform: string, stream: string, document: object): Promise<string> {
+export async function publishMapping(
+  t: TestApp,
+  organizationId: number | null,
+  platform: string,
+  stream: string,
+  document: object,
+): Promise<string> {
   const db = t.container.database.db;
   const existing = await db
     .selectFrom('mapping_definitions')
@@ -29,19 +35,49 @@ export async function publishMapping(t: TestApp, organizationId: number | null, 
     .executeTakeFirst();
   const definitionId = existing?.id ?? newId();
   if (!existing) {
-    await db.insertInto('mapping_definitions').values({ id: definitionId, organization_id: organizationId, platform, stream, name: `${platform} / ${stream}`, live_version_id: null }).execute();
+    await db
+      .insertInto('mapping_definitions')
+      .values({
+        id: definitionId,
+        organization_id: organizationId,
+        platform,
+        stream,
+        name: `${platform} / ${stream}`,
+        live_version_id: null,
+      })
+      .execute();
   }
-  const max = await db.selectFrom('mapping_versions').select((eb) => eb.fn.max('version').as('m')).where('definition_id', '=', definitionId).executeTakeFirst();
+  const max = await db
+    .selectFrom('mapping_versions')
+    .select((eb) => eb.fn.max('version').as('m'))
+    .where('definition_id', '=', definitionId)
+    .executeTakeFirst();
   const versionId = newId();
   await db
     .insertInto('mapping_versions')
-    .values({ id: versionId, definition_id: definitionId, version: Number(max?.m ?? 0) + 1, document: JSON.stringify(document), checksum: versionId })
+    .values({
+      id: versionId,
+      definition_id: definitionId,
+      version: Number(max?.m ?? 0) + 1,
+      document: JSON.stringify(document),
+      checksum: versionId,
+    })
     .execute();
-  await db.updateTable('mapping_definitions').set({ live_version_id: versionId, updated_at: new Date() }).where('id', '=', definitionId).execute();
+  await db
+    .updateTable('mapping_definitions')
+    .set({ live_version_id: versionId, updated_at: new Date() })
+    .where('id', '=', definitionId)
+    .execute();
   return versionId;
 }
 
-export function ingestBatch(organizationId: number, integrationId: number, stream: string, events: Record<string, unknown>[], platform = 'custom'): IngestBatch {
+export function ingestBatch(
+  organizationId: number,
+  integrationId: number,
+  stream: string,
+  events: Record<string, unknown>[],
+  platform = 'custom',
+): IngestBatch {
   return {
     id: newId(),
     organization_id: organizationId,
@@ -64,11 +100,22 @@ function handler(t: TestApp, queue: string, name: string) {
 
 /** Runs the worker's normalize job on a batch, as a consumer would (attempt says which delivery). */
 export async function runNormalize(t: TestApp, batch: IngestBatch, attempt = 1): Promise<void> {
-  await handler(t, NORMALIZE_QUEUE, NORMALIZE_JOB)({ id: batch.id, queue: NORMALIZE_QUEUE, name: NORMALIZE_JOB, payload: batch, attempt, maxAttempts: 3 }, new AbortController().signal);
+  await handler(
+    t,
+    NORMALIZE_QUEUE,
+    NORMALIZE_JOB,
+  )(
+    { id: batch.id, queue: NORMALIZE_QUEUE, name: NORMALIZE_JOB, payload: batch, attempt, maxAttempts: 3 },
+    new AbortController().signal,
+  );
 }
 
 export async function runJob(t: TestApp, queue: string, name: string): Promise<void> {
-  await handler(t, queue, name)({ id: newId(), queue, name, payload: {}, attempt: 1, maxAttempts: 1 }, new AbortController().signal);
+  await handler(
+    t,
+    queue,
+    name,
+  )({ id: newId(), queue, name, payload: {}, attempt: 1, maxAttempts: 1 }, new AbortController().signal);
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -81,8 +128,36 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 export async function catchAll(t: TestApp, organizationId: number): Promise<string> {
   const db = t.container.database.db;
   const id = newId();
-  await db.insertInto('destinations').values({ id, organization_id: organizationId, name: `out-${id}`, type: 'file', config: JSON.stringify({ path: 'x' }), delivery: JSON.stringify({}), disabled_reason: null, credential: null, credential_key_id: null, credential_updated_at: null, shadow_destination_id: null, created_by: null }).execute();
-  await db.insertInto('routes').values({ id: newId(), organization_id: organizationId, name: `all-${id}`, position: 1, condition: null, transforms: JSON.stringify([]), destination_ids: JSON.stringify([id]), final: true }).execute();
+  await db
+    .insertInto('destinations')
+    .values({
+      id,
+      organization_id: organizationId,
+      name: `out-${id}`,
+      type: 'file',
+      config: JSON.stringify({ path: 'x' }),
+      delivery: JSON.stringify({}),
+      disabled_reason: null,
+      credential: null,
+      credential_key_id: null,
+      credential_updated_at: null,
+      shadow_destination_id: null,
+      created_by: null,
+    })
+    .execute();
+  await db
+    .insertInto('routes')
+    .values({
+      id: newId(),
+      organization_id: organizationId,
+      name: `all-${id}`,
+      position: 1,
+      condition: null,
+      transforms: JSON.stringify([]),
+      destination_ids: JSON.stringify([id]),
+      final: true,
+    })
+    .execute();
   return id;
 }
 
@@ -93,12 +168,19 @@ export async function outboxText(t: TestApp, stored: string): Promise<string> {
 
 /** The OCSF events the pass wrote to the outbox for one ingest batch, with their envelope ids, in batch order. */
 export async function outputs(t: TestApp, batchId: string): Promise<{ id: string; ocsf: Record<string, unknown> }[]> {
-  const rows = await t.container.database.db.selectFrom('delivery_batches').selectAll().where('source_batch_id', '=', batchId).where('kind', '=', 'primary').execute();
+  const rows = await t.container.database.db
+    .selectFrom('delivery_batches')
+    .selectAll()
+    .where('source_batch_id', '=', batchId)
+    .where('kind', '=', 'primary')
+    .execute();
   const out: { id: string; ocsf: Record<string, unknown> }[] = [];
   for (const row of rows) {
     const ndjson = await outboxText(t, row.events);
     const ids = row.event_ids.split(',');
-    ndjson.split('\n').forEach((line, i) => out.push({ id: ids[i]!, ocsf: JSON.parse(line) as Record<string, unknown> }));
+    ndjson
+      .split('\n')
+      .forEach((line, i) => out.push({ id: ids[i]!, ocsf: JSON.parse(line) as Record<string, unknown> }));
   }
   return out;
 }

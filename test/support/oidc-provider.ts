@@ -38,7 +38,11 @@ export interface OidcTestProvider {
   close(): Promise<void>;
 }
 
-export async function startOidcProvider(options: { clients: TestClient[]; accounts: Record<string, TestAccount>; idTokenTtlSeconds?: number }): Promise<OidcTestProvider> {
+export async function startOidcProvider(options: {
+  clients: TestClient[];
+  accounts: Record<string, TestAccount>;
+  idTokenTtlSeconds?: number;
+}): Promise<OidcTestProvider> {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const jwk = { ...(privateKey.export({ format: 'jwk' }) as JWK), kid: randomUUID(), alg: 'RS256', use: 'sig' };
   const signingKey = await importJWK(jwk, 'RS256');
@@ -49,14 +53,31 @@ export async function startOidcProvider(options: { clients: TestClient[]; accoun
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const configuration: Configuration = {
-    clients: options.clients.map((c) => ({ ...c, grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' })),
+    clients: options.clients.map((c) => ({
+      ...c,
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    })),
     jwks: { keys: [jwk as never] },
     cookies: { keys: ['weir-test-cookie-key'] },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['preferred_username', 'name'], groups: ['groups'] },
+    claims: {
+      openid: ['sub'],
+      email: ['email', 'email_verified'],
+      profile: ['preferred_username', 'name'],
+      groups: ['groups'],
+    },
     scopes: ['openid', 'email', 'profile', 'groups'],
     // The claims asked through scopes go in the ID token too (Weir reads the ID token).
     conformIdTokenClaims: false,
-    ttl: { IdToken: options.idTokenTtlSeconds ?? 60, AccessToken: 600, AuthorizationCode: 60, Interaction: 600, Session: 600, Grant: 600 },
+    ttl: {
+      IdToken: options.idTokenTtlSeconds ?? 60,
+      AccessToken: 600,
+      AuthorizationCode: 60,
+      Interaction: 600,
+      Session: 600,
+      Grant: 600,
+    },
     features: { devInteractions: { enabled: false } },
     pkce: { required: () => true },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
@@ -82,7 +103,13 @@ export async function startOidcProvider(options: { clients: TestClient[]; accoun
     accounts,
     rewriteNextIdToken: null,
     forgeNextIdToken: false,
-    signIn: (url, account) => drive(issuer, url, account, options.clients.flatMap((c) => c.redirect_uris)),
+    signIn: (url, account) =>
+      drive(
+        issuer,
+        url,
+        account,
+        options.clients.flatMap((c) => c.redirect_uris),
+      ),
     close: () => new Promise<void>((ok) => server.close(() => ok())),
   };
 
@@ -91,13 +118,21 @@ export async function startOidcProvider(options: { clients: TestClient[]; accoun
     if (m) {
       const details = await provider.interactionDetails(ctx.req, ctx.res);
       const as = String(ctx.query.as ?? '');
-      const result = details.prompt.name === 'login'
-        ? { login: { accountId: as } }
-        : { consent: { grantId: await (async () => {
-            const grant = new provider.Grant({ clientId: String(details.params.client_id), accountId: String(details.session?.accountId ?? as) });
-            grant.addOIDCScope('openid email profile groups');
-            return grant.save();
-          })() } };
+      const result =
+        details.prompt.name === 'login'
+          ? { login: { accountId: as } }
+          : {
+              consent: {
+                grantId: await (async () => {
+                  const grant = new provider.Grant({
+                    clientId: String(details.params.client_id),
+                    accountId: String(details.session?.accountId ?? as),
+                  });
+                  grant.addOIDCScope('openid email profile groups');
+                  return grant.save();
+                })(),
+              },
+            };
       const to = await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
       ctx.status = 303;
       ctx.redirect(to);
@@ -111,7 +146,9 @@ export async function startOidcProvider(options: { clients: TestClient[]; accoun
       state.forgeNextIdToken = false;
       const body = ctx.body as Record<string, unknown>;
       const claims = rewrite(decodeJwt(String(body.id_token)) as Record<string, unknown>);
-      body.id_token = await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: jwk.kid, typ: 'JWT' }).sign(key);
+      body.id_token = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: jwk.kid, typ: 'JWT' })
+        .sign(key);
     }
   });
   server.on('request', provider.callback());
@@ -126,14 +163,18 @@ async function drive(issuer: string, start: string, account: string, redirectUri
     if (redirectUris.some((r) => url.href.startsWith(r))) return url;
     if (url.origin !== issuer) throw new Error(`the sign-in left the provider for ${url.origin}`);
     if (url.pathname.startsWith('/interaction/')) url.searchParams.set('as', account);
-    const res = await fetch(url, { redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    const res = await fetch(url, {
+      redirect: 'manual',
+      headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
     for (const c of res.headers.getSetCookie()) {
       const [pair] = c.split(';');
       const i = pair!.indexOf('=');
       jar.set(pair!.slice(0, i).trim(), pair!.slice(i + 1).trim());
     }
     const location = res.headers.get('location');
-    if (!location) throw new Error(`the provider answered ${res.status} without a redirect: ${(await res.text()).slice(0, 300)}`);
+    if (!location)
+      throw new Error(`the provider answered ${res.status} without a redirect: ${(await res.text()).slice(0, 300)}`);
     url = new URL(location, url);
   }
   throw new Error('too many redirects');

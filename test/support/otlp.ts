@@ -39,17 +39,20 @@ export async function startReceiver(): Promise<Receiver> {
   };
 }
 
-
-export const attrs = (list: KeyValue[]) => Object.fromEntries(list.map((kv) => [kv.key, kv.value.stringValue ?? kv.value.intValue]));
+export const attrs = (list: KeyValue[]) =>
+  Object.fromEntries(list.map((kv) => [kv.key, kv.value.stringValue ?? kv.value.intValue]));
 export const value = (dp: DataPoint) => Number(dp.asInt ?? dp.asDouble);
 export const metricsIn = (r: Receiver) =>
   r.posts
     .filter((p) => p.path === '/v1/metrics')
     .flatMap((p) => p.body.resourceMetrics ?? [])
-    .flatMap((rm) => rm.scopeMetrics.flatMap((sm) => sm.metrics.map((metric) => ({ resource: attrs(rm.resource.attributes), metric }))));
+    .flatMap((rm) =>
+      rm.scopeMetrics.flatMap((sm) =>
+        sm.metrics.map((metric) => ({ resource: attrs(rm.resource.attributes), metric })),
+      ),
+    );
 export const spansIn = (r: Receiver) =>
   r.posts
     .filter((p) => p.path === '/v1/traces')
     .flatMap((p) => p.body.resourceSpans ?? [])
     .flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans));
-

@@ -12,7 +12,9 @@ import { http, setUpIngestion } from './ingest.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 type Json = Record<string, unknown>;
-const okta = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8')) as Json[];
+const okta = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, '../../src/connectors/okta/fixtures/system_log.json'), 'utf8'),
+) as Json[];
 
 export interface OverloadOptions {
   url: string;
@@ -78,19 +80,54 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadFigures> 
   const down = await startWebhookReceiver({ keyOf: (event) => seqOf(event), faults: { ratio: 1, modes: ['5xx'] } });
   const receivers: WebhookReceiver[] = [slow, down];
   try {
-    const budget = { ...(o.budgetEvents > 0 ? { backlog_max_events: o.budgetEvents } : {}), max_wait_ms: 200, backoff_base_ms: 200, backoff_max_ms: 2_000, max_attempts: 100, timeout_ms: 10_000, breaker_cooldown_ms: 1_000 };
+    const budget = {
+      ...(o.budgetEvents > 0 ? { backlog_max_events: o.budgetEvents } : {}),
+      max_wait_ms: 200,
+      backoff_base_ms: 200,
+      backoff_max_ms: 2_000,
+      max_attempts: 100,
+      timeout_ms: 10_000,
+      breaker_cooldown_ms: 1_000,
+    };
     const destinations: { id: string; name: string }[] = [];
-    for (const [i, [name, receiver]] of ([['slow', slow], ['down', down]] as const).entries()) {
+    for (const [i, [name, receiver]] of (
+      [
+        ['slow', slow],
+        ['down', down],
+      ] as const
+    ).entries()) {
       const integration = setup.integrations[i]!;
-      const id = await createDestination(o.url, headers, { name, type: 'http', organization_id: setup.organizationId, config: { url: receiver.url }, delivery: budget });
-      await createRoute(o.url, headers, { name, organization_id: setup.organizationId, destination_ids: [id], condition: { field: 'envelope.integration_id', op: 'eq', value: integration.id }, final: false });
+      const id = await createDestination(o.url, headers, {
+        name,
+        type: 'http',
+        organization_id: setup.organizationId,
+        config: { url: receiver.url },
+        delivery: budget,
+      });
+      await createRoute(o.url, headers, {
+        name,
+        organization_id: setup.organizationId,
+        destination_ids: [id],
+        condition: { field: 'envelope.integration_id', op: 'eq', value: integration.id },
+        final: false,
+      });
       destinations.push({ id, name });
     }
 
     const figures: OverloadFigures = {
-      acknowledged: 0, refusals: {}, refusalsWithoutRetryAfter: 0, otherFailures: 0, delivered: 0, backlogPeak: { slow: 0, down: 0 },
-      rssPeakMiB: 0, rssStartMiB: rssBytes(o.pid) / MiB, dataPeakMiB: 0, dataStartMiB: (await o.dataSize()) / MiB, drainSeconds: 0,
-      ledger: { events_in: 0, quarantined: 0, filtered: 0, delivered: 0, dead_lettered: 0, pending: 0, unaccounted: 0 }, missing: [],
+      acknowledged: 0,
+      refusals: {},
+      refusalsWithoutRetryAfter: 0,
+      otherFailures: 0,
+      delivered: 0,
+      backlogPeak: { slow: 0, down: 0 },
+      rssPeakMiB: 0,
+      rssStartMiB: rssBytes(o.pid) / MiB,
+      dataPeakMiB: 0,
+      dataStartMiB: (await o.dataSize()) / MiB,
+      drainSeconds: 0,
+      ledger: { events_in: 0, quarantined: 0, filtered: 0, delivered: 0, dead_lettered: 0, pending: 0, unaccounted: 0 },
+      missing: [],
     };
     const acknowledged = new Set<string>();
     let sampling = true;
@@ -100,7 +137,8 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadFigures> 
         figures.dataPeakMiB = Math.max(figures.dataPeakMiB, (await o.dataSize()) / MiB);
         const h = await http(o.url, 'GET', '/api/collectors/destinations/health', undefined, headers);
         for (const item of (h.json.items ?? []) as { name: string; backlog?: { events: number | null } }[]) {
-          if (item.name in figures.backlogPeak) figures.backlogPeak[item.name] = Math.max(figures.backlogPeak[item.name]!, item.backlog?.events ?? 0);
+          if (item.name in figures.backlogPeak)
+            figures.backlogPeak[item.name] = Math.max(figures.backlogPeak[item.name]!, item.backlog?.events ?? 0);
         }
         await new Promise((r) => setTimeout(r, 250));
       }
@@ -113,7 +151,11 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadFigures> 
         const n = pushNo++;
         const seqs = Array.from({ length: o.eventsPerPush }, (_, i) => `${tag}-${n}-${i}`);
         const body = seqs.map((seq, i) => JSON.stringify({ ...okta[i % okta.length], weir_test_seq: seq })).join('\n');
-        const res = await fetch(`${o.url}/api/ingest/system_log`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body }).catch(() => undefined);
+        const res = await fetch(`${o.url}/api/ingest/system_log`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+          body,
+        }).catch(() => undefined);
         if (!res) {
           figures.otherFailures++;
           continue;
@@ -134,17 +176,26 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadFigures> 
         figures.otherFailures++;
       }
     }
-    await Promise.all(setup.integrations.flatMap((integration, i) => Array.from({ length: o.pushers }, () => pusher(integration.token, `${destinations[i]!.name}`))));
+    await Promise.all(
+      setup.integrations.flatMap((integration, i) =>
+        Array.from({ length: o.pushers }, () => pusher(integration.token, `${destinations[i]!.name}`)),
+      ),
+    );
     figures.acknowledged = acknowledged.size;
 
     // Recovery: the slow destination answers at once, the one that was down comes back.
     const recoveredAt = Date.now();
     slow.setResponseDelay(0);
     down.setFaults(null);
-    const settled = await waitFor('every acknowledged event delivered', async () => {
-      const totals = await ledgerTotals(o.url, headers);
-      return totals.pending === 0 ? totals : undefined;
-    }, o.drainTimeoutMs ?? 300_000, 500);
+    const settled = await waitFor(
+      'every acknowledged event delivered',
+      async () => {
+        const totals = await ledgerTotals(o.url, headers);
+        return totals.pending === 0 ? totals : undefined;
+      },
+      o.drainTimeoutMs ?? 300_000,
+      500,
+    );
     figures.drainSeconds = (Date.now() - recoveredAt) / 1000;
     sampling = false;
     await sampler;

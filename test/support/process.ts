@@ -72,7 +72,11 @@ export function spawnWeir(role: string | undefined, env: Record<string, string |
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`timed out waiting for a log line; last lines: ${JSON.stringify(lines.slice(-5))}; stderr: ${stderr.join('').slice(-2000)}`));
+          reject(
+            new Error(
+              `timed out waiting for a log line; last lines: ${JSON.stringify(lines.slice(-5))}; stderr: ${stderr.join('').slice(-2000)}`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(check);
         check();

@@ -34,7 +34,12 @@ if (spec.backend === 'database') {
   queue = new BullMqQueue({ redisUrl: spec.redisUrl ?? '', prefix: spec.prefix ?? '', leaseMs: spec.leaseMs });
 }
 
-await queue.enqueue(spec.queue, 'stall', { from: 'child' }, { jobId: spec.jobId, attempts: spec.attempts ?? 3, backoffMs: 10 });
+await queue.enqueue(
+  spec.queue,
+  'stall',
+  { from: 'child' },
+  { jobId: spec.jobId, attempts: spec.attempts ?? 3, backoffMs: 10 },
+);
 queue.consume(spec.queue, async (job) => {
   console.log(`started ${job.id} ${job.attempt}`);
   await new Promise(() => {});

@@ -128,13 +128,20 @@ export function bullmqFixture(): QueueFixture {
 }
 
 function childSpec(backend: ChildSpec['backend'], queue: string, jobId: string, options: KillOptions = {}): ChildSpec {
-  return { backend, queue, jobId, leaseMs: LEASE_MS, ...(options.attempts !== undefined ? { attempts: options.attempts } : {}) };
+  return {
+    backend,
+    queue,
+    jobId,
+    leaseMs: LEASE_MS,
+    ...(options.attempts !== undefined ? { attempts: options.attempts } : {}),
+  };
 }
 
 /** Child i (from 1) starts attempt i of the job, the earlier children's attempts having stalled. */
 async function killChildren(spec: ChildSpec, options: KillOptions = {}): Promise<number> {
   let killedAt = 0;
-  for (let attempt = 1; attempt <= (options.times ?? 1); attempt++) killedAt = await runUntilStartedThenKill(spec, attempt);
+  for (let attempt = 1; attempt <= (options.times ?? 1); attempt++)
+    killedAt = await runUntilStartedThenKill(spec, attempt);
   return killedAt;
 }
 
@@ -151,7 +158,10 @@ async function runUntilStartedThenKill(spec: ChildSpec, attempt: number, timeout
   try {
     await new Promise<void>((resolve, reject) => {
       let out = '';
-      const timer = setTimeout(() => reject(new Error(`child did not start the job in ${timeoutMs} ms: ${stderr}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`child did not start the job in ${timeoutMs} ms: ${stderr}`)),
+        timeoutMs,
+      );
       child.stdout.on('data', (chunk: Buffer) => {
         out += chunk.toString('utf8');
         if (out.includes(`started ${spec.jobId} ${attempt}`)) {

@@ -28,16 +28,31 @@ export interface RsyslogSender {
 async function hasModule(name: string): Promise<boolean> {
   const dirs = ['/usr/lib/rsyslog', '/usr/lib64/rsyslog'];
   for (const e of await readdir('/usr/lib').catch(() => [] as string[])) dirs.push(`/usr/lib/${e}/rsyslog`);
-  for (const d of dirs) if (await access(path.join(d, name)).then(() => true, () => false)) return true;
+  for (const d of dirs)
+    if (
+      await access(path.join(d, name)).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
   return false;
 }
 
 /** An action that keeps what it could not send in memory and retries every second, forever. */
 const RETRY = 'queue.type="LinkedList" queue.size="200000" action.resumeRetryCount="-1" action.resumeInterval="1"';
 
-export async function startRsyslogSender(targets: Partial<Record<Forward, number>>): Promise<RsyslogSender | { skip: string }> {
+export async function startRsyslogSender(
+  targets: Partial<Record<Forward, number>>,
+): Promise<RsyslogSender | { skip: string }> {
   const bin = await findRsyslogd();
-  const missing = !bin ? 'rsyslogd is not installed' : !(await hasModule('lmnsd_gtls.so')) ? 'rsyslog-gnutls is not installed' : !(await hasModule('omrelp.so')) ? 'rsyslog-relp is not installed' : null;
+  const missing = !bin
+    ? 'rsyslogd is not installed'
+    : !(await hasModule('lmnsd_gtls.so'))
+      ? 'rsyslog-gnutls is not installed'
+      : !(await hasModule('omrelp.so'))
+        ? 'rsyslog-relp is not installed'
+        : null;
   if (missing) {
     if (process.env.CI === 'true') throw new Error(`syslog receiver tests need a real rsyslogd: ${missing}`);
     return { skip: missing };
@@ -50,11 +65,15 @@ export async function startRsyslogSender(targets: Partial<Record<Forward, number
   for (const [via, port] of Object.entries(targets) as [Forward, number][]) {
     inputs[via] = await freePort('tcp');
     const action =
-      via === 'udp' ? `type="omfwd" protocol="udp" template="RSYSLOG_SyslogProtocol23Format"`
-      : via === 'tcp' ? `type="omfwd" protocol="tcp" TCP_Framing="octet-counted" template="RSYSLOG_SyslogProtocol23Format"`
-      : via === 'tcp_lf' ? `type="omfwd" protocol="tcp" TCP_Framing="traditional" template="RSYSLOG_TraditionalForwardFormat"`
-      : via === 'tls' ? `type="omfwd" protocol="tcp" TCP_Framing="octet-counted" StreamDriver="gtls" StreamDriverMode="1" StreamDriverAuthMode="anon" template="RSYSLOG_SyslogProtocol23Format" ${RETRY}`
-      : `type="omrelp" template="RSYSLOG_SyslogProtocol23Format" ${RETRY}`;
+      via === 'udp'
+        ? `type="omfwd" protocol="udp" template="RSYSLOG_SyslogProtocol23Format"`
+        : via === 'tcp'
+          ? `type="omfwd" protocol="tcp" TCP_Framing="octet-counted" template="RSYSLOG_SyslogProtocol23Format"`
+          : via === 'tcp_lf'
+            ? `type="omfwd" protocol="tcp" TCP_Framing="traditional" template="RSYSLOG_TraditionalForwardFormat"`
+            : via === 'tls'
+              ? `type="omfwd" protocol="tcp" TCP_Framing="octet-counted" StreamDriver="gtls" StreamDriverMode="1" StreamDriverAuthMode="anon" template="RSYSLOG_SyslogProtocol23Format" ${RETRY}`
+              : `type="omrelp" template="RSYSLOG_SyslogProtocol23Format" ${RETRY}`;
     actions.push(`ruleset(name="${via}") { action(${action} target="127.0.0.1" port="${port}") }`);
     actions.push(`input(type="imtcp" port="${inputs[via]}" address="127.0.0.1" ruleset="${via}")`);
   }
@@ -66,7 +85,9 @@ module(load="omrelp")
 ${actions.join('\n')}
 `,
   );
-  const child: ChildProcess = spawn(bin as string, ['-n', '-f', f('rsyslog.conf'), '-i', f('rsyslogd.pid')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(bin as string, ['-n', '-f', f('rsyslog.conf'), '-i', f('rsyslogd.pid')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
@@ -110,7 +131,8 @@ ${actions.join('\n')}
     async open(via) {
       const s = await input(via);
       return {
-        write: (lines) => new Promise<void>((ok, fail) => s.write(`${lines.join('\n')}\n`, (err) => (err ? fail(err) : ok()))),
+        write: (lines) =>
+          new Promise<void>((ok, fail) => s.write(`${lines.join('\n')}\n`, (err) => (err ? fail(err) : ok()))),
         end: () => new Promise<void>((ok) => s.end(() => ok())),
       };
     },

@@ -66,7 +66,13 @@ async function hasGtls(): Promise<boolean> {
   const dirs = ['/usr/lib/rsyslog', '/usr/lib64/rsyslog'];
   for (const e of await readdir('/usr/lib').catch(() => [] as string[])) dirs.push(`/usr/lib/${e}/rsyslog`);
   for (const d of dirs) {
-    if (await access(path.join(d, 'lmnsd_gtls.so')).then(() => true, () => false)) return true;
+    if (
+      await access(path.join(d, 'lmnsd_gtls.so')).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
   }
   return false;
 }
@@ -100,12 +106,46 @@ export async function stopRsyslogd(child: ChildProcess, exited: Promise<void>, d
 export async function makeCertificates(dir: string): Promise<void> {
   const o = (args: string[]) => run('openssl', args, { cwd: dir });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-  await o(['req', '-x509', ...ec, '-keyout', 'ca-key.pem', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=Weir test CA']);
-  await writeFile(path.join(dir, 'server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  await o([
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    'ca-key.pem',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Weir test CA',
+  ]);
+  await writeFile(
+    path.join(dir, 'server.ext'),
+    'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n',
+  );
   await writeFile(path.join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
-  for (const [name, cn] of [['server', 'localhost'], ['client', 'weir-client']] as const) {
+  for (const [name, cn] of [
+    ['server', 'localhost'],
+    ['client', 'weir-client'],
+  ] as const) {
     await o(['req', ...ec, '-keyout', `${name}-key.pem`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`]);
-    await o(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-days', '2', '-out', `${name}.pem`, '-extfile', `${name}.ext`]);
+    await o([
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca-key.pem',
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-out',
+      `${name}.pem`,
+      '-extfile',
+      `${name}.ext`,
+    ]);
   }
 }
 
@@ -132,16 +172,29 @@ input(type="imudp" port="${ports.udp}" address="127.0.0.1" name="udp" ruleset="n
  */
 export async function startRsyslog(): Promise<Rsyslog | { skip: string }> {
   const bin = await findRsyslogd();
-  const missing = !bin ? 'rsyslogd is not installed (apt-get install rsyslog rsyslog-gnutls)' : !(await hasGtls()) ? 'rsyslog TLS driver missing (apt-get install rsyslog-gnutls)' : null;
+  const missing = !bin
+    ? 'rsyslogd is not installed (apt-get install rsyslog rsyslog-gnutls)'
+    : !(await hasGtls())
+      ? 'rsyslog TLS driver missing (apt-get install rsyslog-gnutls)'
+      : null;
   if (missing) {
     if (process.env.CI === 'true') throw new Error(`syslog sink tests need a real rsyslogd: ${missing}`);
     return { skip: missing };
   }
   const dir = await mkdtemp(path.join(tmpdir(), 'weir-rsyslog-'));
   await makeCertificates(dir);
-  const ports = { tcp: await freePort('tcp'), tls: await freePort('tcp'), mtls: await freePort('tcp'), udp: await freePort('udp') };
+  const ports = {
+    tcp: await freePort('tcp'),
+    tls: await freePort('tcp'),
+    mtls: await freePort('tcp'),
+    udp: await freePort('udp'),
+  };
   await writeFile(path.join(dir, 'rsyslog.conf'), config(dir, ports));
-  const child: ChildProcess = spawn(bin as string, ['-n', '-f', path.join(dir, 'rsyslog.conf'), '-i', path.join(dir, 'rsyslogd.pid')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(
+    bin as string,
+    ['-n', '-f', path.join(dir, 'rsyslog.conf'), '-i', path.join(dir, 'rsyslogd.pid')],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
@@ -182,7 +235,9 @@ export async function startRsyslog(): Promise<Rsyslog | { skip: string }> {
         s.on('error', () => ok(false));
       });
       if (tcpUp) {
-        await new Promise<void>((ok) => udp.send(`<14>1 - - - - ${PROBE_MSGID} - probe`, ports.udp, '127.0.0.1', () => ok()));
+        await new Promise<void>((ok) =>
+          udp.send(`<14>1 - - - - ${PROBE_MSGID} - probe`, ports.udp, '127.0.0.1', () => ok()),
+        );
         if ((await all()).some((m) => m.msgid === PROBE_MSGID)) break;
       }
       await new Promise((r) => setTimeout(r, 50));

@@ -37,8 +37,10 @@ export async function startScimServer(options: { token: string; pageSize?: numbe
       res.writeHead(status, { 'content-type': 'application/scim+json' });
       res.end(JSON.stringify(body));
     };
-    if (req.headers.authorization !== `Bearer ${options.token}`) return send(401, { schemas: [ERROR], status: '401', detail: 'Authorization failure' });
-    if (req.method !== 'GET' || url.pathname !== '/scim/v2/Users') return send(404, { schemas: [ERROR], status: '404', detail: 'Resource not found' });
+    if (req.headers.authorization !== `Bearer ${options.token}`)
+      return send(401, { schemas: [ERROR], status: '401', detail: 'Authorization failure' });
+    if (req.method !== 'GET' || url.pathname !== '/scim/v2/Users')
+      return send(404, { schemas: [ERROR], status: '404', detail: 'Resource not found' });
     // RFC 7644 §3.4.2.4: startIndex below 1 is read as 1; count is capped by the provider.
     const startIndex = Math.max(1, Number(url.searchParams.get('startIndex') ?? 1) || 1);
     const count = Math.min(maxPage, Math.max(0, Number(url.searchParams.get('count') ?? maxPage) || 0));

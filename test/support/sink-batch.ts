@@ -49,10 +49,12 @@ export interface SinkBatchOptions {
 /** A SinkBatch of the given events (each serialized with JSON.stringify). */
 export function sinkBatch(events: object[], options: SinkBatchOptions = {}): SinkBatch {
   const meta = options.meta ?? DEFAULT_META;
-  const ids = options.ids ?? events.map((e) => {
-    const uid = (e as { metadata?: { uid?: unknown } }).metadata?.uid;
-    return typeof uid === 'string' ? uid : randomUUID();
-  });
+  const ids =
+    options.ids ??
+    events.map((e) => {
+      const uid = (e as { metadata?: { uid?: unknown } }).metadata?.uid;
+      return typeof uid === 'string' ? uid : randomUUID();
+    });
   if (ids.length !== events.length) throw new Error('sinkBatch: ids and events must have the same length');
   const lines = events.map((e) => JSON.stringify(e));
   return sinkBatchFromLines(lines, { meta, ids });

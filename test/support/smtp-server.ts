@@ -67,7 +67,8 @@ export async function startSmtpServer(options: TestSmtpOptions = {}): Promise<Te
     authOptional: !options.auth,
     ...(options.auth ? {} : { disabledCommands: ['AUTH'] }),
     onAuth(auth, _session, callback) {
-      const ok = Boolean(options.auth) && auth.username === options.auth!.user && auth.password === options.auth!.password;
+      const ok =
+        Boolean(options.auth) && auth.username === options.auth!.user && auth.password === options.auth!.password;
       authAttempts.push({ user: auth.username ?? '', ok });
       if (!ok) {
         const err = Object.assign(new Error('Authentication credentials invalid'), { responseCode: 535 });
@@ -109,7 +110,9 @@ export async function startSmtpServer(options: TestSmtpOptions = {}): Promise<Te
   });
 
   const port = await new Promise<number>((resolve, fail) => {
-    const net = server.listen(0, options.listenAddress ?? '127.0.0.1', () => resolve((net.address() as AddressInfo).port));
+    const net = server.listen(0, options.listenAddress ?? '127.0.0.1', () =>
+      resolve((net.address() as AddressInfo).port),
+    );
     net.once('error', fail);
   });
 
@@ -120,7 +123,10 @@ export async function startSmtpServer(options: TestSmtpOptions = {}): Promise<Te
     waitFor(count, timeoutMs = 15_000) {
       if (received.length >= count) return Promise.resolve(received);
       return new Promise((resolve, fail) => {
-        const timer = setTimeout(() => fail(new Error(`${received.length} of ${count} messages arrived in ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () => fail(new Error(`${received.length} of ${count} messages arrived in ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         waiters.push({
           count,
           resolve: () => {

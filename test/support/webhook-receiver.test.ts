@@ -14,7 +14,12 @@ async function start(options: Parameters<typeof startWebhookReceiver>[0] = {}): 
   return r;
 }
 
-function post(url: string, body: string | Buffer, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+function post(
+  url: string,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Response> {
   return fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/x-ndjson', ...headers }, signal });
 }
 
@@ -95,10 +100,27 @@ describe('webhook receiver', () => {
     const body = `${ev('s')}\n`;
     const ts = String(Math.floor(Date.now() / 1000));
     const sig = `sha256=${createHmac('sha256', 'sixteen-chars-secret').update(`${ts}.${body}`).digest('hex')}`;
-    expect((await post(r.url, body, { authorization: 'Bearer tkn', 'x-weir-timestamp': ts, 'x-weir-signature': sig })).status).toBe(200);
-    expect((await post(r.url, body, { authorization: 'Bearer nope', 'x-weir-timestamp': ts, 'x-weir-signature': sig })).status).toBe(401);
-    expect((await post(r.url, `${body} `, { authorization: 'Bearer tkn', 'x-weir-timestamp': ts, 'x-weir-signature': sig })).status).toBe(401);
-    expect((await post(r.url, body, { authorization: 'Bearer tkn', 'x-weir-timestamp': String(Number(ts) - 3600), 'x-weir-signature': sig })).status).toBe(401);
+    expect(
+      (await post(r.url, body, { authorization: 'Bearer tkn', 'x-weir-timestamp': ts, 'x-weir-signature': sig }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await post(r.url, body, { authorization: 'Bearer nope', 'x-weir-timestamp': ts, 'x-weir-signature': sig }))
+        .status,
+    ).toBe(401);
+    expect(
+      (await post(r.url, `${body} `, { authorization: 'Bearer tkn', 'x-weir-timestamp': ts, 'x-weir-signature': sig }))
+        .status,
+    ).toBe(401);
+    expect(
+      (
+        await post(r.url, body, {
+          authorization: 'Bearer tkn',
+          'x-weir-timestamp': String(Number(ts) - 3600),
+          'x-weir-signature': sig,
+        })
+      ).status,
+    ).toBe(401);
     expect(r.stats()).toMatchObject({ accepted: 1, rejected: 3 });
   });
 });

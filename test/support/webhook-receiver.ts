@@ -2,7 +2,13 @@
 // accepted (by a key, so duplicates from at-least-once redelivery show up), keeps a record
 // of each request, and can misbehave on purpose (5xx, hang, reset, 429) at a seeded ratio.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { gunzipSync } from 'node:zlib';
@@ -193,14 +199,27 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
     return faults.modes[Math.floor(random() * faults.modes.length)];
   }
 
-  function answer(res: ServerResponse, record: ReceivedRequest, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  function answer(
+    res: ServerResponse,
+    record: ReceivedRequest,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): void {
     record.status = status;
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
   }
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
-    const record: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, bytes: 0, events: 0, status: null };
+    const record: ReceivedRequest = {
+      method: req.method ?? '',
+      path: req.url ?? '/',
+      headers: req.headers,
+      bytes: 0,
+      events: 0,
+      status: null,
+    };
     requests.push(record);
     const fault = pickFault();
     if (fault) {
@@ -223,7 +242,14 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
         return;
       }
       if (fault === '5xx') return answer(res, record, random() < 0.5 ? 500 : 503, { error: 'injected server error' });
-      if (fault === '429') return answer(res, record, 429, { error: 'slow down' }, { 'retry-after': String(faults?.retryAfterSeconds ?? 1) });
+      if (fault === '429')
+        return answer(
+          res,
+          record,
+          429,
+          { error: 'slow down' },
+          { 'retry-after': String(faults?.retryAfterSeconds ?? 1) },
+        );
       const problem = authProblem(req, raw, options);
       if (problem) {
         rejected++;
@@ -238,7 +264,10 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
       let parsed: { event: unknown; line: string }[];
       let text: string;
       try {
-        text = (header(req, 'content-encoding') ?? '').toLowerCase() === 'gzip' ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
+        text =
+          (header(req, 'content-encoding') ?? '').toLowerCase() === 'gzip'
+            ? gunzipSync(raw).toString('utf8')
+            : raw.toString('utf8');
         parsed = parseEvents(text);
       } catch (err) {
         rejected++;
@@ -265,7 +294,9 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
     });
   }
 
-  const server: Server = options.tls ? createHttpsServer({ cert: TEST_TLS.cert, key: TEST_TLS.key }, handle) : createHttpServer(handle);
+  const server: Server = options.tls
+    ? createHttpsServer({ cert: TEST_TLS.cert, key: TEST_TLS.key }, handle)
+    : createHttpServer(handle);
   // The raw TCP socket, for TLS too: destroying it ends the TLS session above it.
   server.on('connection', (s: Socket) => {
     sockets.add(s);

@@ -36,10 +36,21 @@ export function useOrgFilter(): { organization_id?: number } {
   return organizationId === null ? {} : { organization_id: organizationId };
 }
 
-export function SessionProvider({ children, signedOut }: { children: ReactNode; signedOut: (status: AuthStatus | undefined) => ReactNode }) {
+export function SessionProvider({
+  children,
+  signedOut,
+}: {
+  children: ReactNode;
+  signedOut: (status: AuthStatus | undefined) => ReactNode;
+}) {
   const client = useQueryClient();
   const profile = useQuery({ queryKey: ['profile'], queryFn: loadProfile, retry: false, staleTime: 60_000 });
-  const status = useQuery({ queryKey: ['auth-status'], queryFn: () => call(api.GET('/api/auth/status')), enabled: profile.isError, staleTime: 0 });
+  const status = useQuery({
+    queryKey: ['auth-status'],
+    queryFn: () => call(api.GET('/api/auth/status')),
+    enabled: profile.isError,
+    staleTime: 0,
+  });
   // A platform caller's choice survives reloads and new tabs (kept per browser, not per user).
   const [organizationId, setOrganizationIdState] = useState<number | null>(() => {
     const stored = Number(localStorage.getItem(ORG_KEY));
@@ -83,7 +94,12 @@ export function SessionProvider({ children, signedOut }: { children: ReactNode; 
     };
   }, [data, organizationId, setOrganizationId, client]);
 
-  if (profile.isPending) return <p className="boot" role="status">Loading…</p>;
+  if (profile.isPending)
+    return (
+      <p className="boot" role="status">
+        Loading…
+      </p>
+    );
   if (!session) {
     const unauthenticated = profile.error instanceof ApiError && profile.error.status === 401;
     if (!unauthenticated && profile.error) return <p role="alert">{profile.error.message}</p>;

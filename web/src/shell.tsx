@@ -97,7 +97,10 @@ function OrganizationPicker() {
   return (
     <label className="org">
       <span>Organization</span>
-      <select value={session.organizationId ?? ''} onChange={(e) => session.setOrganizationId(e.target.value === '' ? null : Number(e.target.value))}>
+      <select
+        value={session.organizationId ?? ''}
+        onChange={(e) => session.setOrganizationId(e.target.value === '' ? null : Number(e.target.value))}
+      >
         <option value="">All organizations</option>
         {(orgs.data ?? []).map((o) => (
           <option key={o.id} value={o.id}>

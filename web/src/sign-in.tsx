@@ -34,11 +34,42 @@ export function SignIn({ status }: { status: AuthStatus | undefined }) {
       <p>{firstRun ? 'Create the first platform administrator.' : 'Sign in to the console.'}</p>
       {passwordLogin || firstRun ? (
         <form onSubmit={onSubmit} aria-label={firstRun ? 'Create the administrator' : 'Sign in'}>
-          <Field label="Username">{(id) => <input id={id} autoComplete="username" required value={username} onChange={(e) => setUsername(e.target.value)} />}</Field>
-          {firstRun ? <Field label="E-mail">{(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field> : null}
+          <Field label="Username">
+            {(id) => (
+              <input
+                id={id}
+                autoComplete="username"
+                required
+                value={username}
+                onChange={(e) => setUsername(e.target.value)}
+              />
+            )}
+          </Field>
+          {firstRun ? (
+            <Field label="E-mail">
+              {(id) => (
+                <input
+                  id={id}
+                  type="email"
+                  autoComplete="email"
+                  required
+                  value={email}
+                  onChange={(e) => setEmail(e.target.value)}
+                />
+              )}
+            </Field>
+          ) : null}
           <Field label="Password" hint={firstRun ? 'At least 8 characters.' : undefined}>
             {(id, hint) => (
-              <input id={id} type="password" aria-describedby={hint} autoComplete={firstRun ? 'new-password' : 'current-password'} required value={password} onChange={(e) => setPassword(e.target.value)} />
+              <input
+                id={id}
+                type="password"
+                aria-describedby={hint}
+                autoComplete={firstRun ? 'new-password' : 'current-password'}
+                required
+                value={password}
+                onChange={(e) => setPassword(e.target.value)}
+              />
             )}
           </Field>
           <ErrorNote error={submit.error} />

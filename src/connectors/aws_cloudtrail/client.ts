@@ -100,7 +100,8 @@ function awsError(res: VendorResponse): { type: string; message: string } {
   }
   const raw = typeof body.__type === 'string' ? body.__type : (res.header('x-amzn-errortype') ?? 'UnknownError');
   const type = raw.split('#').pop()!.split(':')[0]!;
-  const message = typeof body.message === 'string' ? body.message : typeof body.Message === 'string' ? body.Message : '';
+  const message =
+    typeof body.message === 'string' ? body.message : typeof body.Message === 'string' ? body.Message : '';
   return { type, message: message.slice(0, 300) };
 }
 
@@ -127,16 +128,22 @@ function parseEvents(res: VendorResponse, host: string): { events: LookupEvent[]
   }
   const events = ((body.Events as unknown[] | undefined) ?? []).map((e): LookupEvent => {
     const { EventId, EventTime, CloudTrailEvent } = (e ?? {}) as Record<string, unknown>;
-    if (typeof EventId !== 'string' || typeof CloudTrailEvent !== 'string') throw new VendorError('invalid_response', `${host}: an event has no EventId or CloudTrailEvent`);
+    if (typeof EventId !== 'string' || typeof CloudTrailEvent !== 'string')
+      throw new VendorError('invalid_response', `${host}: an event has no EventId or CloudTrailEvent`);
     let record: unknown;
     try {
       record = JSON.parse(CloudTrailEvent);
     } catch {
       throw new VendorError('invalid_response', `${host}: CloudTrailEvent of ${EventId} is not JSON`);
     }
-    if (typeof record !== 'object' || record === null || Array.isArray(record)) throw new VendorError('invalid_response', `${host}: CloudTrailEvent of ${EventId} is not an object`);
-    const seconds = typeof EventTime === 'number' ? EventTime : Date.parse(String((record as Record<string, unknown>).eventTime)) / 1000;
-    if (!Number.isFinite(seconds)) throw new VendorError('invalid_response', `${host}: event ${EventId} has no EventTime`);
+    if (typeof record !== 'object' || record === null || Array.isArray(record))
+      throw new VendorError('invalid_response', `${host}: CloudTrailEvent of ${EventId} is not an object`);
+    const seconds =
+      typeof EventTime === 'number'
+        ? EventTime
+        : Date.parse(String((record as Record<string, unknown>).eventTime)) / 1000;
+    if (!Number.isFinite(seconds))
+      throw new VendorError('invalid_response', `${host}: event ${EventId} has no EventTime`);
     return { EventId, EventTime: seconds, record: record as Record<string, unknown> };
   });
   const next = body.NextToken;
@@ -147,7 +154,10 @@ function parseEvents(res: VendorResponse, host: string): { events: LookupEvent[]
  * One LookupEvents call. Null when CloudTrail refused the NextToken (InvalidNextTokenException:
  * expired, or written for other parameters): the caller restarts the window.
  */
-export async function lookupEvents(ctx: ConnectorContext, input: LookupInput): Promise<{ events: LookupEvent[]; nextToken: string | undefined } | null> {
+export async function lookupEvents(
+  ctx: ConnectorContext,
+  input: LookupInput,
+): Promise<{ events: LookupEvent[]; nextToken: string | undefined } | null> {
   const url = endpointOf(ctx);
   const region = regionOf(ctx);
   const accessKeyId = configString(ctx.config, 'access_key_id');
@@ -184,7 +194,11 @@ export async function lookupEvents(ctx: ConnectorContext, input: LookupInput): P
     const what = `${url.host}: ${err.type}${err.message ? `: ${err.message}` : ''}`;
     if (THROTTLING.has(err.type)) {
       ctx.http.usage.rateLimited += 1;
-      if (attempt >= THROTTLE_ATTEMPTS) throw new VendorError('rate_limited', `${what} (still throttled after ${attempt} attempts)`, { status: res.status, retryAfterMs: THROTTLED_RETRY_AFTER_MS });
+      if (attempt >= THROTTLE_ATTEMPTS)
+        throw new VendorError('rate_limited', `${what} (still throttled after ${attempt} attempts)`, {
+          status: res.status,
+          retryAfterMs: THROTTLED_RETRY_AFTER_MS,
+        });
       await wait(THROTTLE_BACKOFF_MS * 2 ** (attempt - 1), ctx.signal);
       continue;
     }

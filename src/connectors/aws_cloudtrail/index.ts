@@ -5,7 +5,17 @@
 // LookupEvents' StartTime and EndTime are both inclusive and in whole seconds, so the window
 // [from, to) is asked with the seconds around it and trimmed here on EventTime: an event on a
 // window edge lands in exactly one window.
-import { HOUR_MS, MINUTE_MS, VendorError, pullConfigSchema, urlField, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
+import {
+  HOUR_MS,
+  MINUTE_MS,
+  VendorError,
+  pullConfigSchema,
+  urlField,
+  type Connector,
+  type ConnectorContext,
+  type FetchRequest,
+  type Page,
+} from '../sdk.js';
 import { MAX_RESULTS, endpointOf, lookupEvents, regionOf } from './client.js';
 import { cloudtrailQuery } from './query.js';
 
@@ -31,12 +41,27 @@ async function fetchEvents(ctx: ConnectorContext, req: FetchRequest): Promise<Pa
     StartTime: Math.floor(req.from.getTime() / 1000),
     EndTime: Math.ceil(to.getTime() / 1000),
     MaxResults: Math.min(Math.max(1, Math.floor(req.pageSize)), MAX_RESULTS),
-    ...(req.filter?.LookupAttributes ? { LookupAttributes: JSON.parse(req.filter.LookupAttributes) as { AttributeKey: string; AttributeValue: string }[] } : {}),
+    ...(req.filter?.LookupAttributes
+      ? {
+          LookupAttributes: JSON.parse(req.filter.LookupAttributes) as {
+            AttributeKey: string;
+            AttributeValue: string;
+          }[],
+        }
+      : {}),
   };
   // A refused NextToken restarts the window: what was already taken comes again under the same EventIds, which dedup drops.
-  const page = (req.cursor ? await lookupEvents(ctx, { ...input, NextToken: decodeToken(req.cursor) }) : null) ?? (await lookupEvents(ctx, input));
-  if (!page) throw new VendorError('invalid_response', 'LookupEvents refused a request without NextToken as having an invalid NextToken');
-  const inWindow = page.events.filter((e) => e.EventTime * 1000 >= req.from.getTime() && e.EventTime * 1000 < to.getTime());
+  const page =
+    (req.cursor ? await lookupEvents(ctx, { ...input, NextToken: decodeToken(req.cursor) }) : null) ??
+    (await lookupEvents(ctx, input));
+  if (!page)
+    throw new VendorError(
+      'invalid_response',
+      'LookupEvents refused a request without NextToken as having an invalid NextToken',
+    );
+  const inWindow = page.events.filter(
+    (e) => e.EventTime * 1000 >= req.from.getTime() && e.EventTime * 1000 < to.getTime(),
+  );
   return {
     events: inWindow.map((e) => e.record),
     keys: inWindow.map((e) => e.EventId),
@@ -54,11 +79,36 @@ export const awsCloudtrailConnector: Connector = {
   auth: 'aws_sigv4',
   config_schema: pullConfigSchema(
     {
-      region: { type: 'string', pattern: '^[a-z]{2}(-[a-z]+)+-\\d{1,2}$', errorMessage: { pattern: 'must be an AWS region such as "us-east-1"' }, default: 'us-east-1', description: 'AWS region whose event history is collected (one integration per region)' },
-      access_key_id: { type: 'string', pattern: '^[A-Z0-9]{16,128}$', errorMessage: { pattern: 'must be an access key id: 16 to 128 uppercase letters and digits' }, description: 'Access key id of an IAM user or role with cloudtrail:LookupEvents' },
-      secret_access_key: { type: 'string', minLength: 16, maxLength: 256, writeOnly: true, description: 'Secret access key' },
-      session_token: { type: 'string', minLength: 1, maxLength: 4096, writeOnly: true, description: 'Session token of temporary credentials (ASIA... keys)' },
-      endpoint: urlField('CloudTrail endpoint override (a VPC endpoint or FIPS endpoint); default https://cloudtrail.{region}.amazonaws.com/'),
+      region: {
+        type: 'string',
+        pattern: '^[a-z]{2}(-[a-z]+)+-\\d{1,2}$',
+        errorMessage: { pattern: 'must be an AWS region such as "us-east-1"' },
+        default: 'us-east-1',
+        description: 'AWS region whose event history is collected (one integration per region)',
+      },
+      access_key_id: {
+        type: 'string',
+        pattern: '^[A-Z0-9]{16,128}$',
+        errorMessage: { pattern: 'must be an access key id: 16 to 128 uppercase letters and digits' },
+        description: 'Access key id of an IAM user or role with cloudtrail:LookupEvents',
+      },
+      secret_access_key: {
+        type: 'string',
+        minLength: 16,
+        maxLength: 256,
+        writeOnly: true,
+        description: 'Secret access key',
+      },
+      session_token: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 4096,
+        writeOnly: true,
+        description: 'Session token of temporary credentials (ASIA... keys)',
+      },
+      endpoint: urlField(
+        'CloudTrail endpoint override (a VPC endpoint or FIPS endpoint); default https://cloudtrail.{region}.amazonaws.com/',
+      ),
     },
     ['access_key_id', 'secret_access_key'],
   ),
@@ -66,7 +116,8 @@ export const awsCloudtrailConnector: Connector = {
     {
       name: STREAM,
       display_name: 'CloudTrail event history',
-      description: 'Management events (API calls and console sign-ins), newest first from LookupEvents; CloudTrail makes an event queryable within about 15 minutes.',
+      description:
+        'Management events (API calls and console sign-ins), newest first from LookupEvents; CloudTrail makes an event queryable within about 15 minutes.',
       cursor: 'date',
       defaultWindowMs: HOUR_MS,
       intervalMs: 5 * MINUTE_MS,
@@ -84,7 +135,9 @@ export const awsCloudtrailConnector: Connector = {
   },
   async test(ctx) {
     const page = await lookupEvents(ctx, { MaxResults: 1 });
-    const found = page?.events.length ? 'the latest event of the last 90 days was returned' : 'no event in the last 90 days';
+    const found = page?.events.length
+      ? 'the latest event of the last 90 days was returned'
+      : 'no event in the last 90 days';
     return `LookupEvents answered in ${regionOf(ctx)} (${endpointOf(ctx).host}): ${found}`;
   },
 };

@@ -22,11 +22,16 @@ export const cloudtrailQuery: LiveQuerySpec = {
     ],
   },
   render(_stream, filter) {
-    const leaves = conjuncts(filter).filter(isLeaf).filter((f) => f.op === 'eq');
+    const leaves = conjuncts(filter)
+      .filter(isLeaf)
+      .filter((f) => f.op === 'eq');
     leaves.sort((a, b) => PRIORITY.indexOf(nameOf(a.field)) - PRIORITY.indexOf(nameOf(b.field)));
     const best = leaves[0];
     if (!best) return NOTHING;
     const key = nameOf(best.field);
-    return { params: { LookupAttributes: JSON.stringify([{ AttributeKey: key, AttributeValue: best.value }]) }, text: `${key}=${best.value}` };
+    return {
+      params: { LookupAttributes: JSON.stringify([{ AttributeKey: key, AttributeValue: best.value }]) },
+      text: `${key}=${best.value}`,
+    };
   },
 };

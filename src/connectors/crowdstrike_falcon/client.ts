@@ -42,7 +42,10 @@ function errorText(body: FalconEnvelope<unknown>): string {
 }
 
 async function issueToken(ctx: ConnectorContext): Promise<{ token: string; expiresInMs: number }> {
-  const form = new URLSearchParams({ client_id: configString(ctx.config, 'client_id'), client_secret: configString(ctx.config, 'client_secret') });
+  const form = new URLSearchParams({
+    client_id: configString(ctx.config, 'client_id'),
+    client_secret: configString(ctx.config, 'client_secret'),
+  });
   const member = memberCid(ctx);
   if (member) form.set('member_cid', member);
   // 401/403 (wrong client or secret, or a member CID the client may not act for) are raised as auth by the client.
@@ -54,7 +57,10 @@ async function issueToken(ctx: ConnectorContext): Promise<{ token: string; expir
   });
   const body = res.json<{ access_token?: unknown; expires_in?: unknown }>();
   if (typeof body.access_token !== 'string' || body.access_token === '') {
-    throw new VendorError('invalid_response', `${new URL(baseUrl(ctx)).host}: the OAuth2 token answer has no access_token`);
+    throw new VendorError(
+      'invalid_response',
+      `${new URL(baseUrl(ctx)).host}: the OAuth2 token answer has no access_token`,
+    );
   }
   const expiresIn = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : 1799;
   return { token: body.access_token, expiresInMs: expiresIn * 1000 };
@@ -66,16 +72,28 @@ export function forgetToken(ctx: ConnectorContext): void {
 }
 
 /** An API call with the bearer token; a 401 (expired or revoked token) gets one new token and one retry. */
-export async function falconRequest(ctx: ConnectorContext, req: Omit<VendorRequest, 'url' | 'accept'> & { path: string }): Promise<VendorResponse> {
+export async function falconRequest(
+  ctx: ConnectorContext,
+  req: Omit<VendorRequest, 'url' | 'accept'> & { path: string },
+): Promise<VendorResponse> {
   const key = tokenKey(ctx);
   const { path, ...rest } = req;
   for (let attempt = 1; ; attempt++) {
     const token = await ctx.tokens.get(key, () => issueToken(ctx));
-    const res = await ctx.http.request({ ...rest, url: `${baseUrl(ctx)}${path}`, headers: { ...rest.headers, authorization: `Bearer ${token}` }, accept: [401] });
+    const res = await ctx.http.request({
+      ...rest,
+      url: `${baseUrl(ctx)}${path}`,
+      headers: { ...rest.headers, authorization: `Bearer ${token}` },
+      accept: [401],
+    });
     if (res.status !== 401) return res;
     ctx.tokens.invalidate(key);
     if (attempt >= 2) {
-      throw new VendorError('auth', `${new URL(baseUrl(ctx)).host}: HTTP 401 after a new access token (${errorText(safeJson(res))})`, { status: 401 });
+      throw new VendorError(
+        'auth',
+        `${new URL(baseUrl(ctx)).host}: HTTP 401 after a new access token (${errorText(safeJson(res))})`,
+        { status: 401 },
+      );
     }
   }
 }
@@ -105,10 +123,17 @@ export interface AlertQuery {
 }
 
 /** GET /alerts/queries/alerts/v2: composite ids in the sort order, and the total matching the filter. */
-export async function queryAlertIds(ctx: ConnectorContext, q: AlertQuery): Promise<{ ids: string[]; total: number | undefined }> {
-  const res = await falconRequest(ctx, { path: '/alerts/queries/alerts/v2', query: { filter: q.filter, sort: q.sort, limit: q.limit, offset: q.offset } });
+export async function queryAlertIds(
+  ctx: ConnectorContext,
+  q: AlertQuery,
+): Promise<{ ids: string[]; total: number | undefined }> {
+  const res = await falconRequest(ctx, {
+    path: '/alerts/queries/alerts/v2',
+    query: { filter: q.filter, sort: q.sort, limit: q.limit, offset: q.offset },
+  });
   const body = envelope<unknown>(res, 'alerts query');
-  if (!body.resources.every((id): id is string => typeof id === 'string')) throw new VendorError('invalid_response', 'alerts query: resources are not composite ids');
+  if (!body.resources.every((id): id is string => typeof id === 'string'))
+    throw new VendorError('invalid_response', 'alerts query: resources are not composite ids');
   const total = body.meta?.pagination?.total;
   return { ids: body.resources, total: typeof total === 'number' ? total : undefined };
 }
@@ -125,7 +150,8 @@ export async function alertEntities(ctx: ConnectorContext, ids: string[]): Promi
     });
     const body = envelope<unknown>(res, 'alert entities');
     for (const alert of body.resources) {
-      if (typeof alert !== 'object' || alert === null || Array.isArray(alert)) throw new VendorError('invalid_response', 'alert entities: a resource is not an object');
+      if (typeof alert !== 'object' || alert === null || Array.isArray(alert))
+        throw new VendorError('invalid_response', 'alert entities: a resource is not an object');
       out.push(alert as Record<string, unknown>);
     }
   }

@@ -1,7 +1,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPlatformRegistry } from '../../modules/integrations/platforms.js';
-import { collectWindow, contextPool, vendorRejection, windowSequence } from '../../../test/support/vendors/collect-all.js';
-import { startCrowdstrikeFalconSimulator, type CrowdstrikeFalconSimulator } from '../../../test/support/vendors/crowdstrike_falcon.js';
+import {
+  collectWindow,
+  contextPool,
+  vendorRejection,
+  windowSequence,
+} from '../../../test/support/vendors/collect-all.js';
+import {
+  startCrowdstrikeFalconSimulator,
+  type CrowdstrikeFalconSimulator,
+} from '../../../test/support/vendors/crowdstrike_falcon.js';
 import { stream } from '../../../test/support/builtin.js';
 import { crowdstrikeFalconConnector as falcon } from './index.js';
 
@@ -45,7 +53,10 @@ describe('crowdstrike_falcon connector', () => {
 
   it('respects the window bounds [from, to)', async () => {
     const w = freshWindow(10);
-    const before = sim.addEvents('alerts', 3, { from: new Date(w.from.getTime() - 3 * MIN), to: new Date(w.from.getTime() - 1) });
+    const before = sim.addEvents('alerts', 3, {
+      from: new Date(w.from.getTime() - 3 * MIN),
+      to: new Date(w.from.getTime() - 1),
+    });
     const inside = sim.addEvents('alerts', 5, w);
     const atEnd = sim.addEvents('alerts', 2, { from: w.to, to: new Date(w.to.getTime() + MIN) });
     const got = await collectWindow(falcon, open(), 'alerts', w.from, w.to);
@@ -117,7 +128,10 @@ describe('crowdstrike_falcon connector', () => {
     const err = await vendorRejection(falcon.test(open(wrong)));
     expect(err.kind).toBe('auth');
     expect(err.message).not.toContain('not-the-secret-at-all');
-    expect((await vendorRejection(falcon.test(open({ ...sim.config(), member_cid: 'ffffffffffffffffffffffffffffffff' })))).kind).toBe('auth');
+    expect(
+      (await vendorRejection(falcon.test(open({ ...sim.config(), member_cid: 'ffffffffffffffffffffffffffffffff' }))))
+        .kind,
+    ).toBe('auth');
   });
 
   it('collects a Flight Control child CID (member_cid or the managed-provider tenant) and only its alerts', async () => {
@@ -125,24 +139,50 @@ describe('crowdstrike_falcon connector', () => {
     const w = freshWindow(10);
     const parentIds = sim.addEvents('alerts', 2, w);
     const childIds = sim.addEvents('alerts', 3, w, { cid: child });
-    expect((await collectWindow(falcon, open({ ...sim.config(), member_cid: child }), 'alerts', w.from, w.to)).events.map((e) => e.composite_id)).toEqual(childIds);
-    expect((await collectWindow(falcon, open(sim.config(), { tenantId: child }), 'alerts', w.from, w.to)).events.map((e) => e.composite_id)).toEqual(childIds);
-    expect((await collectWindow(falcon, open(), 'alerts', w.from, w.to)).events.map((e) => e.composite_id)).toEqual(parentIds);
+    expect(
+      (await collectWindow(falcon, open({ ...sim.config(), member_cid: child }), 'alerts', w.from, w.to)).events.map(
+        (e) => e.composite_id,
+      ),
+    ).toEqual(childIds);
+    expect(
+      (await collectWindow(falcon, open(sim.config(), { tenantId: child }), 'alerts', w.from, w.to)).events.map(
+        (e) => e.composite_id,
+      ),
+    ).toEqual(childIds);
+    expect((await collectWindow(falcon, open(), 'alerts', w.from, w.to)).events.map((e) => e.composite_id)).toEqual(
+      parentIds,
+    );
   });
 
   it('refuses a page token it did not write', async () => {
     const w = freshWindow(10);
-    const err = await vendorRejection(falcon.fetchPage(open(), { stream: 'alerts', cursor: 'bm90LWEtdG9rZW4', from: w.from, to: w.to, pageSize: 10 }));
+    const err = await vendorRejection(
+      falcon.fetchPage(open(), { stream: 'alerts', cursor: 'bm90LWEtdG9rZW4', from: w.from, to: w.to, pageSize: 10 }),
+    );
     expect(err.kind).toBe('bad_request');
   });
 
   it('has a config schema that needs the credentials to collect and keeps the secret write-only', () => {
-    const registry = createPlatformRegistry([{ name: falcon.platform, display_name: falcon.display_name, kind: 'pull', description: falcon.description, config_schema: falcon.config_schema }]);
+    const registry = createPlatformRegistry([
+      {
+        name: falcon.platform,
+        display_name: falcon.display_name,
+        kind: 'pull',
+        description: falcon.description,
+        config_schema: falcon.config_schema,
+      },
+    ]);
     const platform = registry.get('crowdstrike_falcon')!;
     expect(platform.secretFields).toEqual(['client_secret']);
-    expect(platform.validate({ collect: true }).map((i) => i.location)).toEqual(expect.arrayContaining(['body/config/client_id', 'body/config/client_secret']));
+    expect(platform.validate({ collect: true }).map((i) => i.location)).toEqual(
+      expect.arrayContaining(['body/config/client_id', 'body/config/client_secret']),
+    );
     expect(platform.validate({ collect: false })).toEqual([]);
-    expect(platform.validate({ collect: true, client_id: 'abc', client_secret: 'def', member_cid: 'not-a-cid' }).map((i) => i.location)).toEqual(['body/config/member_cid']);
+    expect(
+      platform
+        .validate({ collect: true, client_id: 'abc', client_secret: 'def', member_cid: 'not-a-cid' })
+        .map((i) => i.location),
+    ).toEqual(['body/config/member_cid']);
     const config: Record<string, unknown> = { collect: true, client_id: 'abc', client_secret: 'def' };
     expect(platform.validate(config)).toEqual([]);
     expect(config.base_url).toBe('https://api.crowdstrike.com');

@@ -7,7 +7,18 @@
 // exact timestamp. Falcon refuses offset + limit beyond 10 000, and an alert updated between two
 // pages would shift plain offsets and lose another alert; keyset paging has neither problem and
 // at worst fetches a tie twice (the dedup keys drop it).
-import { DAY_MS, HOUR_MS, MINUTE_MS, VendorError, pullConfigSchema, urlField, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
+import {
+  DAY_MS,
+  HOUR_MS,
+  MINUTE_MS,
+  VendorError,
+  pullConfigSchema,
+  urlField,
+  type Connector,
+  type ConnectorContext,
+  type FetchRequest,
+  type Page,
+} from '../sdk.js';
 import { falconQuery } from './query.js';
 import { DEFAULT_BASE_URL, MAX_IDS_PER_REQUEST, alertEntities, baseUrl, forgetToken, queryAlertIds } from './client.js';
 
@@ -30,7 +41,8 @@ function encodeToken(t: PageToken): string {
 function decodeToken(cursor: string): PageToken {
   try {
     const t = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<PageToken>;
-    if (typeof t.since === 'string' && TIMESTAMP.test(t.since) && Number.isInteger(t.skip) && (t.skip as number) >= 0) return t as PageToken;
+    if (typeof t.since === 'string' && TIMESTAMP.test(t.since) && Number.isInteger(t.skip) && (t.skip as number) >= 0)
+      return t as PageToken;
   } catch {
     // falls through to the error below
   }
@@ -55,7 +67,8 @@ async function fetchAlerts(ctx: ConnectorContext, req: FetchRequest): Promise<Pa
 
   const byId = new Map<string, Record<string, unknown>>();
   for (const alert of await alertEntities(ctx, ids)) {
-    if (typeof alert.composite_id !== 'string') throw new VendorError('invalid_response', 'alert entities: an alert has no composite_id');
+    if (typeof alert.composite_id !== 'string')
+      throw new VendorError('invalid_response', 'alert entities: an alert has no composite_id');
     byId.set(alert.composite_id, alert);
   }
   // The query's order is the window's order; an id gone meanwhile (deleted alert) is skipped.
@@ -93,13 +106,24 @@ export const crowdstrikeFalconConnector: Connector = {
           'EU-1 https://api.eu-1.crowdstrike.com, US-GOV-1 https://api.laggar.gcw.crowdstrike.com, US-GOV-2 https://api.us-gov-2.crowdstrike.mil',
         DEFAULT_BASE_URL,
       ),
-      client_id: { type: 'string', minLength: 1, maxLength: 256, description: 'API client id (Falcon console, Support and resources > API clients and keys)' },
-      client_secret: { type: 'string', minLength: 1, maxLength: 256, writeOnly: true, description: 'API client secret' },
+      client_id: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 256,
+        description: 'API client id (Falcon console, Support and resources > API clients and keys)',
+      },
+      client_secret: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 256,
+        writeOnly: true,
+        description: 'API client secret',
+      },
       member_cid: {
         type: 'string',
         pattern: '^[0-9a-fA-F]{32}(-[0-9a-fA-F]{2})?$',
         errorMessage: { pattern: 'must be a CID: 32 hexadecimal digits, optionally followed by "-" and 2 more' },
-        description: 'Flight Control (MSSP): the child CID to collect; empty for the API client\'s own CID',
+        description: "Flight Control (MSSP): the child CID to collect; empty for the API client's own CID",
       },
     },
     ['client_id', 'client_secret'],
@@ -108,7 +132,8 @@ export const crowdstrikeFalconConnector: Connector = {
     {
       name: STREAM,
       display_name: 'Alerts',
-      description: 'Endpoint, identity and cloud alerts (Alerts API v2), by updated_timestamp: each change of an alert is a new event.',
+      description:
+        'Endpoint, identity and cloud alerts (Alerts API v2), by updated_timestamp: each change of an alert is a new event.',
       cursor: 'date',
       defaultWindowMs: HOUR_MS,
       intervalMs: 2 * MINUTE_MS,
@@ -126,7 +151,12 @@ export const crowdstrikeFalconConnector: Connector = {
   async test(ctx) {
     forgetToken(ctx);
     const since = new Date(ctx.now().getTime() - DAY_MS).toISOString();
-    const { total } = await queryAlertIds(ctx, { filter: `updated_timestamp:>='${since}'`, sort: SORT, limit: 1, offset: 0 });
+    const { total } = await queryAlertIds(ctx, {
+      filter: `updated_timestamp:>='${since}'`,
+      sort: SORT,
+      limit: 1,
+      offset: 0,
+    });
     return `OAuth2 token issued by ${new URL(baseUrl(ctx)).host} and the Alerts API answered (${total ?? 'unknown number of'} alerts updated in the last 24 h)`;
   },
 };

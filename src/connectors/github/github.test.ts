@@ -51,11 +51,23 @@ describe('github connector: audit_log', () => {
     const first = await githubConnector.fetchPage(c, { stream: 'audit_log', cursor: null, from, to, pageSize: 50 });
     expect(first.next).toContain('/organizations/90412377/audit-log');
     expect(first.next).toMatch(/after=/);
-    const second = await githubConnector.fetchPage(c, { stream: 'audit_log', cursor: first.next, from, to, pageSize: 50 });
+    const second = await githubConnector.fetchPage(c, {
+      stream: 'audit_log',
+      cursor: first.next,
+      from,
+      to,
+      pageSize: 50,
+    });
     // The first page also held the entry just before `from` (same second), filtered out here.
     expect(first.keys).toEqual(inside.slice(0, 49));
     expect(second.keys[0]).toBe(inside[49]);
-    const otherWindow = await githubConnector.fetchPage(c, { stream: 'audit_log', cursor: first.next, from: new Date(from.getTime() + 1000), to, pageSize: 50 });
+    const otherWindow = await githubConnector.fetchPage(c, {
+      stream: 'audit_log',
+      cursor: first.next,
+      from: new Date(from.getTime() + 1000),
+      to,
+      pageSize: 50,
+    });
     // A cursor of another window is not followed: that window starts over from its beginning.
     expect(first.keys).toEqual(expect.arrayContaining(otherWindow.keys.slice(0, 40)));
   });
@@ -64,7 +76,14 @@ describe('github connector: audit_log', () => {
     const ent = await startGithubSimulator({ useEnterprise: true });
     try {
       const ids = ent.addEvents('audit_log', 30);
-      const got = await collectWindow(githubConnector, ctx(ent.config()), 'audit_log', new Date(Date.now() - 40 * MIN), new Date(Date.now() - MIN), 7);
+      const got = await collectWindow(
+        githubConnector,
+        ctx(ent.config()),
+        'audit_log',
+        new Date(Date.now() - 40 * MIN),
+        new Date(Date.now() - MIN),
+        7,
+      );
       expect(got.pages).toBe(5);
       expect([...got.keys].sort()).toEqual([...ids].sort());
       expect(ent.eventIds('audit_log')).toEqual(ids);
@@ -81,14 +100,18 @@ describe('github connector: audit_log', () => {
 
   it('gives up on a long 429 with rate_limited and the time to come back', async () => {
     sim.rateLimit(1, 3600);
-    const err = await vendorRejection(githubConnector.fetchPage(ctx(), { stream: 'audit_log', cursor: null, from, to, pageSize: 10 }));
+    const err = await vendorRejection(
+      githubConnector.fetchPage(ctx(), { stream: 'audit_log', cursor: null, from, to, pageSize: 10 }),
+    );
     expect(err.kind).toBe('rate_limited');
     expect(err.details.retryAfterMs).toBe(3_600_000);
   });
 
   it('reads a secondary rate limit answered 403 as rate_limited, not as refused credentials', async () => {
     sim.secondaryRateLimit(1, 120);
-    const err = await vendorRejection(githubConnector.fetchPage(ctx(), { stream: 'audit_log', cursor: null, from, to, pageSize: 10 }));
+    const err = await vendorRejection(
+      githubConnector.fetchPage(ctx(), { stream: 'audit_log', cursor: null, from, to, pageSize: 10 }),
+    );
     expect(err.kind).toBe('rate_limited');
     expect(err.details).toMatchObject({ status: 403, retryAfterMs: 120_000 });
   });
@@ -115,7 +138,9 @@ describe('github connector: audit_log', () => {
   });
 
   it('test() proves the token; a wrong token is auth, an unknown org is config; the token never shows', async () => {
-    await expect(githubConnector.test(ctx())).resolves.toBe('the token read the audit log of organization example-corp on 127.0.0.1:' + new URL(sim.url).port);
+    await expect(githubConnector.test(ctx())).resolves.toBe(
+      'the token read the audit log of organization example-corp on 127.0.0.1:' + new URL(sim.url).port,
+    );
     const wrong = { ...sim.config(), token: 'ghp_wrong0123456789' };
     const err = await vendorRejection(githubConnector.test(ctx(wrong)));
     expect(err.kind).toBe('auth');
@@ -138,12 +163,22 @@ describe('github connector: audit_log', () => {
 });
 
 describe('github connector: declaration', () => {
-  const platform = createPlatformRegistry([{ name: 'github', display_name: 'GitHub', kind: 'pull', description: '', config_schema: githubConnector.config_schema }]).get('github')!;
+  const platform = createPlatformRegistry([
+    {
+      name: 'github',
+      display_name: 'GitHub',
+      kind: 'pull',
+      description: '',
+      config_schema: githubConnector.config_schema,
+    },
+  ]).get('github')!;
 
   it('requires the token and an org or enterprise only when collecting; the token is a secret', () => {
     expect(platform.secretFields).toEqual(['token']);
     expect(platform.validate({})).toEqual([]);
-    expect(platform.validate({ collect: true }).map((i) => i.location)).toEqual(expect.arrayContaining(['body/config/token', 'body/config/org', 'body/config/enterprise']));
+    expect(platform.validate({ collect: true }).map((i) => i.location)).toEqual(
+      expect.arrayContaining(['body/config/token', 'body/config/org', 'body/config/enterprise']),
+    );
     expect(platform.validate({ collect: true, token: 't' }).length).toBeGreaterThan(0);
     const org = { collect: true, token: 't', org: 'example-corp' };
     expect(platform.validate(org)).toEqual([]);
@@ -153,6 +188,8 @@ describe('github connector: declaration', () => {
   });
 
   it('declares a date stream with the vendor retention', () => {
-    expect(githubConnector.streams).toMatchObject([{ name: 'audit_log', cursor: 'date', retentionDays: 180, pageSize: 100 }]);
+    expect(githubConnector.streams).toMatchObject([
+      { name: 'audit_log', cursor: 'date', retentionDays: 180, pageSize: 100 },
+    ]);
   });
 });

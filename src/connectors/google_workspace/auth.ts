@@ -18,9 +18,13 @@ function privateKey(pem: string): KeyObject {
   try {
     key = createPrivateKey({ key: text, format: 'pem' });
   } catch {
-    throw new VendorError('config', 'config.private_key is not a PEM private key (use the private_key of the service account\'s JSON key)');
+    throw new VendorError(
+      'config',
+      "config.private_key is not a PEM private key (use the private_key of the service account's JSON key)",
+    );
   }
-  if (key.asymmetricKeyType !== 'rsa') throw new VendorError('config', 'config.private_key must be an RSA key (Google service account keys are RSA)');
+  if (key.asymmetricKeyType !== 'rsa')
+    throw new VendorError('config', 'config.private_key must be an RSA key (Google service account keys are RSA)');
   return key;
 }
 
@@ -56,17 +60,32 @@ export async function accessToken(ctx: ConnectorContext): Promise<string> {
       let reason = '';
       try {
         const body = JSON.parse(res.text) as { error?: unknown; error_description?: unknown };
-        reason = [body.error, body.error_description].filter((v) => typeof v === 'string').join(': ').slice(0, 200);
+        reason = [body.error, body.error_description]
+          .filter((v) => typeof v === 'string')
+          .join(': ')
+          .slice(0, 200);
       } catch {
         // Not the documented {error, error_description}: the status says enough.
       }
-      throw new VendorError('auth', `${tokenUri.host}: the token endpoint refused the service account (HTTP ${res.status}${reason ? `: ${reason}` : ''}); check the key, domain-wide delegation of ${REPORTS_SCOPE} and the subject`, {
-        status: res.status,
-      });
+      throw new VendorError(
+        'auth',
+        `${tokenUri.host}: the token endpoint refused the service account (HTTP ${res.status}${reason ? `: ${reason}` : ''}); check the key, domain-wide delegation of ${REPORTS_SCOPE} and the subject`,
+        {
+          status: res.status,
+        },
+      );
     }
     const body = res.json<{ access_token?: unknown; expires_in?: unknown }>();
-    if (typeof body.access_token !== 'string' || body.access_token === '' || typeof body.expires_in !== 'number' || !(body.expires_in > 0)) {
-      throw new VendorError('invalid_response', `${tokenUri.host}: the token answer has no access_token and expires_in`);
+    if (
+      typeof body.access_token !== 'string' ||
+      body.access_token === '' ||
+      typeof body.expires_in !== 'number' ||
+      !(body.expires_in > 0)
+    ) {
+      throw new VendorError(
+        'invalid_response',
+        `${tokenUri.host}: the token answer has no access_token and expires_in`,
+      );
     }
     return { token: body.access_token, expiresInMs: body.expires_in * 1000 };
   });

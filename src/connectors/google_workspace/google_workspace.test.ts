@@ -1,7 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { collectWindow, contextPool, vendorRejection } from '../../../test/support/vendors/collect-all.js';
-import { startGoogleWorkspaceSimulator, type GoogleWorkspaceSimulator } from '../../../test/support/vendors/google_workspace.js';
+import {
+  startGoogleWorkspaceSimulator,
+  type GoogleWorkspaceSimulator,
+} from '../../../test/support/vendors/google_workspace.js';
 import { stream } from '../../../test/support/builtin.js';
 import { createPlatformRegistry } from '../../modules/integrations/platforms.js';
 import { googleWorkspaceConnector as google } from './index.js';
@@ -77,7 +80,15 @@ describe('google workspace connector: login and admin', () => {
     const other = await startGoogleWorkspaceSimulator({ privateKeyPem: privatePem, publicKeyPem: publicPem });
     try {
       const tokensBefore = sim.tokenRequests;
-      const err = await vendorRejection(google.fetchPage(ctx({ ...sim.config(), base_url: other.url }, 'foreign'), { stream: 'login', cursor: null, from, to, pageSize: 10 }));
+      const err = await vendorRejection(
+        google.fetchPage(ctx({ ...sim.config(), base_url: other.url }, 'foreign'), {
+          stream: 'login',
+          cursor: null,
+          from,
+          to,
+          pageSize: 10,
+        }),
+      );
       expect(err).toMatchObject({ kind: 'auth', details: { status: 401 } });
       expect(sim.tokenRequests - tokensBefore).toBe(2);
       expect(other.requests).toBe(2);
@@ -90,11 +101,15 @@ describe('google workspace connector: login and admin', () => {
     sim.rateLimit(1, 1);
     expect((await collectWindow(google, ctx(), 'login', from, to, 1000)).keys).toHaveLength(inside.length);
     sim.rateLimit(1, 3600);
-    const long = await vendorRejection(google.fetchPage(ctx(), { stream: 'login', cursor: null, from, to, pageSize: 10 }));
+    const long = await vendorRejection(
+      google.fetchPage(ctx(), { stream: 'login', cursor: null, from, to, pageSize: 10 }),
+    );
     expect(long.kind).toBe('rate_limited');
     expect(long.details.retryAfterMs).toBe(3_600_000);
     sim.rateLimit403(1);
-    const forbidden = await vendorRejection(google.fetchPage(ctx(), { stream: 'login', cursor: null, from, to, pageSize: 10 }));
+    const forbidden = await vendorRejection(
+      google.fetchPage(ctx(), { stream: 'login', cursor: null, from, to, pageSize: 10 }),
+    );
     expect(forbidden.kind).toBe('rate_limited');
     expect(forbidden.details).toMatchObject({ status: 403, retryAfterMs: MIN });
   });
@@ -108,22 +123,37 @@ describe('google workspace connector: login and admin', () => {
   });
 
   it('test() proves the key and delegation; a wrong key, a non-admin subject or a bad PEM fail without showing the key', async () => {
-    await expect(google.test(ctx())).resolves.toBe('the service account, acting as it.admin@example.com, read the login audit report');
+    await expect(google.test(ctx())).resolves.toBe(
+      'the service account, acting as it.admin@example.com, read the login audit report',
+    );
     // A key pasted with the JSON file's escaped newlines, and a PKCS#1 key, work the same.
-    await expect(google.test(ctx({ ...sim.config(), private_key: privatePem.replace(/\n/g, '\\n') }, 'escaped'))).resolves.toBeTypeOf('string');
+    await expect(
+      google.test(ctx({ ...sim.config(), private_key: privatePem.replace(/\n/g, '\\n') }, 'escaped')),
+    ).resolves.toBeTypeOf('string');
     const pkcs1 = pair.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
     await expect(google.test(ctx({ ...sim.config(), private_key: pkcs1 }, 'pkcs1'))).resolves.toBeTypeOf('string');
 
-    const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
     const wrongKey = await vendorRejection(google.test(ctx({ ...sim.config(), private_key: other }, 'wrong-key')));
     expect(wrongKey.kind).toBe('auth');
     expect(wrongKey.message).toContain('invalid_grant');
     expect(wrongKey.message).not.toContain('PRIVATE KEY');
 
-    const notAdmin = await vendorRejection(google.test(ctx({ ...sim.config(), subject: 'jane.doe@example.com' }, 'not-admin')));
+    const notAdmin = await vendorRejection(
+      google.test(ctx({ ...sim.config(), subject: 'jane.doe@example.com' }, 'not-admin')),
+    );
     expect(notAdmin).toMatchObject({ kind: 'auth', details: { status: 403 } });
 
-    const badPem = await vendorRejection(google.test(ctx({ ...sim.config(), private_key: '-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----' }, 'bad-pem')));
+    const badPem = await vendorRejection(
+      google.test(
+        ctx(
+          { ...sim.config(), private_key: '-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----' },
+          'bad-pem',
+        ),
+      ),
+    );
     expect(badPem.kind).toBe('config');
     expect(badPem.message).not.toContain('c2VjcmV0');
   });
@@ -140,7 +170,15 @@ describe('google workspace connector: login and admin', () => {
 });
 
 describe('google workspace connector: declaration', () => {
-  const platform = createPlatformRegistry([{ name: 'google_workspace', display_name: 'Google Workspace', kind: 'pull', description: '', config_schema: google.config_schema }]).get('google_workspace')!;
+  const platform = createPlatformRegistry([
+    {
+      name: 'google_workspace',
+      display_name: 'Google Workspace',
+      kind: 'pull',
+      description: '',
+      config_schema: google.config_schema,
+    },
+  ]).get('google_workspace')!;
 
   it('requires the service account and subject only when collecting; the private key is a secret', () => {
     expect(platform.secretFields).toEqual(['private_key']);
@@ -148,9 +186,18 @@ describe('google workspace connector: declaration', () => {
     expect(platform.validate({ collect: true }).map((i) => i.location)).toEqual(
       expect.arrayContaining(['body/config/client_email', 'body/config/private_key', 'body/config/subject']),
     );
-    const config: Record<string, unknown> = { collect: true, client_email: 'sa@p.iam.gserviceaccount.com', private_key: privatePem, subject: 'admin@example.com' };
+    const config: Record<string, unknown> = {
+      collect: true,
+      client_email: 'sa@p.iam.gserviceaccount.com',
+      private_key: privatePem,
+      subject: 'admin@example.com',
+    };
     expect(platform.validate(config)).toEqual([]);
-    expect(config).toMatchObject({ customer_id: 'my_customer', base_url: 'https://admin.googleapis.com', token_uri: 'https://oauth2.googleapis.com/token' });
+    expect(config).toMatchObject({
+      customer_id: 'my_customer',
+      base_url: 'https://admin.googleapis.com',
+      token_uri: 'https://oauth2.googleapis.com/token',
+    });
     expect(platform.validate({ ...config, subject: 'not an email' })).not.toEqual([]);
   });
 

@@ -5,7 +5,11 @@
 // comma cannot be told apart in `filters` and stays local.
 import { conjuncts, isLeaf, nameOf, type LiveQuerySpec, type VendorField } from '../query.js';
 
-const param = (name: string): VendorField => ({ path: `events[0].parameters[?name=${name}].value`, name: `filters:${name}`, ops: ['eq'] });
+const param = (name: string): VendorField => ({
+  path: `events[0].parameters[?name=${name}].value`,
+  name: `filters:${name}`,
+  ops: ['eq'],
+});
 const common: VendorField[] = [
   { path: 'actor.email', name: 'userKey', ops: ['eq'] },
   { path: 'events[0].name', name: 'eventName', ops: ['eq'] },
@@ -25,13 +29,16 @@ export const googleQuery: LiveQuerySpec = {
       const name = nameOf(f.field);
       if (f.op !== 'eq') continue;
       if (name.startsWith('filters:')) {
-        if (!/[,=]/.test(f.value) && !filters.some((x) => x.startsWith(`${name.slice(8)}==`))) filters.push(`${name.slice(8)}==${f.value}`);
+        if (!/[,=]/.test(f.value) && !filters.some((x) => x.startsWith(`${name.slice(8)}==`)))
+          filters.push(`${name.slice(8)}==${f.value}`);
       } else if (params[name] === undefined) {
         params[name] = f.value;
       }
     }
     if (filters.length > 0) params.filters = filters.join(',');
-    const text = Object.entries(params).map(([k, v]) => `${k}=${v}`).join(' ');
+    const text = Object.entries(params)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
     return { params, text: text === '' ? null : text };
   },
 };

@@ -10,7 +10,8 @@ export const DEFAULT_LOGIN_URL = 'https://login.microsoftonline.com';
 export const DEFAULT_GRAPH_URL = 'https://graph.microsoft.com';
 
 /** A tenant GUID or a verified domain (contoso.onmicrosoft.com): it becomes a path segment. */
-export const TENANT_PATTERN = '^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[A-Za-z0-9]([A-Za-z0-9-]{0,62}\\.)+[A-Za-z]{2,63})$';
+export const TENANT_PATTERN =
+  '^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[A-Za-z0-9]([A-Za-z0-9-]{0,62}\\.)+[A-Za-z]{2,63})$';
 const TENANT_RE = new RegExp(TENANT_PATTERN);
 
 export interface GraphTarget {
@@ -24,7 +25,8 @@ export interface GraphTarget {
 /** Where this call goes: a child collects its customer's tenant, anyone else the configured one. */
 export function graphTarget(ctx: ConnectorContext): GraphTarget {
   const tenant = ctx.tenantId ?? configString(ctx.config, 'tenant_id');
-  if (!TENANT_RE.test(tenant)) throw new VendorError('config', 'the tenant id is neither a tenant GUID nor a domain name');
+  if (!TENANT_RE.test(tenant))
+    throw new VendorError('config', 'the tenant id is neither a tenant GUID nor a domain name');
   return {
     login: configUrl(ctx.config, 'login_url', DEFAULT_LOGIN_URL),
     graph: configUrl(ctx.config, 'graph_url', DEFAULT_GRAPH_URL),
@@ -48,7 +50,8 @@ interface GraphErrorBody {
 /** The first line of an Entra error (AADSTS code and reason), without its trace and correlation ids. */
 function entraReason(body: TokenError): string {
   // Entra appends trace, correlation ids and a timestamp on lines of their own: noise in a status.
-  const description = typeof body.error_description === 'string' ? body.error_description.split(/\r?\n|\s+Trace ID:/)[0]!.trim() : '';
+  const description =
+    typeof body.error_description === 'string' ? body.error_description.split(/\r?\n|\s+Trace ID:/)[0]!.trim() : '';
   const code = typeof body.error === 'string' ? body.error : 'refused';
   return description ? `${code}: ${description.slice(0, 300)}` : code;
 }
@@ -70,11 +73,20 @@ async function requestToken(ctx: ConnectorContext, t: GraphTarget): Promise<{ to
     accept: [400, 401],
   });
   if (res.status === 400 || res.status === 401) {
-    throw new VendorError('auth', `${t.login.host}: Microsoft Entra ID refused the app credentials for tenant ${t.tenant} (${entraReason(res.json<TokenError>())})`, { status: res.status });
+    throw new VendorError(
+      'auth',
+      `${t.login.host}: Microsoft Entra ID refused the app credentials for tenant ${t.tenant} (${entraReason(res.json<TokenError>())})`,
+      { status: res.status },
+    );
   }
   const answer = res.json<TokenAnswer>();
   const expires = Number(answer.expires_in);
-  if (typeof answer.access_token !== 'string' || answer.access_token === '' || !Number.isFinite(expires) || expires <= 0) {
+  if (
+    typeof answer.access_token !== 'string' ||
+    answer.access_token === '' ||
+    !Number.isFinite(expires) ||
+    expires <= 0
+  ) {
     throw new VendorError('invalid_response', `${t.login.host}: the token answer has no access_token or expires_in`);
   }
   return { token: answer.access_token, expiresInMs: expires * 1000 };
@@ -96,7 +108,8 @@ export async function graphGet<T>(ctx: ConnectorContext, t: GraphTarget, url: UR
       let reason = 'the access token was refused';
       try {
         const err = res.json<GraphErrorBody>().error;
-        if (typeof err?.code === 'string') reason = `${err.code}${typeof err.message === 'string' ? `: ${err.message.slice(0, 200)}` : ''}`;
+        if (typeof err?.code === 'string')
+          reason = `${err.code}${typeof err.message === 'string' ? `: ${err.message.slice(0, 200)}` : ''}`;
       } catch {
         // A 401 without Graph's error body still is a refusal.
       }
@@ -113,9 +126,11 @@ export interface Collection {
 /** A Graph collection page; its nextLink must stay on the configured Graph. */
 export function collection(body: unknown, t: GraphTarget, what: string): Collection {
   const b = body as { value?: unknown; '@odata.nextLink'?: unknown } | null;
-  if (typeof b !== 'object' || b === null || !Array.isArray(b.value)) throw new VendorError('invalid_response', `${t.graph.host}: ${what} did not answer a collection (value[])`);
+  if (typeof b !== 'object' || b === null || !Array.isArray(b.value))
+    throw new VendorError('invalid_response', `${t.graph.host}: ${what} did not answer a collection (value[])`);
   for (const item of b.value) {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new VendorError('invalid_response', `${t.graph.host}: ${what} answered a value that is not an object`);
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      throw new VendorError('invalid_response', `${t.graph.host}: ${what} answered a value that is not an object`);
   }
   const link = b['@odata.nextLink'];
   if (link === undefined || link === null) return { value: b.value as Record<string, unknown>[], nextLink: null };
@@ -126,7 +141,11 @@ export function collection(body: unknown, t: GraphTarget, what: string): Collect
     throw new VendorError('invalid_response', `${t.graph.host}: ${what} answered a nextLink that is not a URL`);
   }
   // The link is followed with the bearer token: it must not lead anywhere else.
-  if (!isUnder(next, t.graph)) throw new VendorError('invalid_response', `${t.graph.host}: ${what} answered a nextLink outside the configured Graph URL (${next.origin})`);
+  if (!isUnder(next, t.graph))
+    throw new VendorError(
+      'invalid_response',
+      `${t.graph.host}: ${what} answered a nextLink outside the configured Graph URL (${next.origin})`,
+    );
   return { value: b.value as Record<string, unknown>[], nextLink: next.href };
 }
 

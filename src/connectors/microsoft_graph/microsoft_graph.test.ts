@@ -1,7 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stream } from '../../../test/support/builtin.js';
 import { collectWindow, contextPool, vendorRejection } from '../../../test/support/vendors/collect-all.js';
-import { startMicrosoftGraphSimulator, type MicrosoftGraphSimulator } from '../../../test/support/vendors/microsoft_graph.js';
+import {
+  startMicrosoftGraphSimulator,
+  type MicrosoftGraphSimulator,
+} from '../../../test/support/vendors/microsoft_graph.js';
 import { createPlatformRegistry } from '../../modules/integrations/platforms.js';
 import { VendorError } from '../sdk.js';
 import { collection } from './client.js';
@@ -35,7 +38,10 @@ describe('microsoft_graph connector: audit log windows', () => {
   let audits: string[];
 
   beforeAll(() => {
-    outside = [...sim.addEvents('signins', 12, { from: new Date(from.getTime() - 20 * MIN), to: from }), ...sim.addEvents('signins', 12, { from: to, to: new Date(to.getTime() + 5 * MIN) })];
+    outside = [
+      ...sim.addEvents('signins', 12, { from: new Date(from.getTime() - 20 * MIN), to: from }),
+      ...sim.addEvents('signins', 12, { from: to, to: new Date(to.getTime() + 5 * MIN) }),
+    ];
     inside = sim.addEvents('signins', 230, { from, to });
     audits = sim.addEvents('directory_audits', 75, { from, to });
     sim.addEvents('directory_audits', 5, { from: to, to: new Date(to.getTime() + MIN) });
@@ -52,7 +58,9 @@ describe('microsoft_graph connector: audit log windows', () => {
     expect(got.events.map((e) => e.id)).toEqual(got.keys);
     expect(sim.eventIds('signins').filter((id) => inside.includes(id))).toEqual([...got.keys].reverse());
     const sent = sim.queries.at(-5)!.params;
-    expect(sent.get('$filter')).toBe(`createdDateTime ge ${from.toISOString()} and createdDateTime lt ${to.toISOString()}`);
+    expect(sent.get('$filter')).toBe(
+      `createdDateTime ge ${from.toISOString()} and createdDateTime lt ${to.toISOString()}`,
+    );
     expect(sent.get('$top')).toBe('50');
   });
 
@@ -74,7 +82,10 @@ describe('microsoft_graph connector: audit log windows', () => {
     const otherWindow = await graph.fetchPage(c, { stream: 'signins', cursor: first.next, ...shorter, pageSize: 100 });
     const fresh = await graph.fetchPage(c, { stream: 'signins', cursor: null, ...shorter, pageSize: 100 });
     expect(otherWindow.keys).toEqual(fresh.keys);
-    const foreign = JSON.stringify({ ...JSON.parse(first.next!), link: JSON.parse(first.next!).link.replace(sim.url, 'http://127.0.0.2:9') });
+    const foreign = JSON.stringify({
+      ...JSON.parse(first.next!),
+      link: JSON.parse(first.next!).link.replace(sim.url, 'http://127.0.0.2:9'),
+    });
     const again = await graph.fetchPage(c, { stream: 'signins', cursor: foreign, from, to, pageSize: 100 });
     expect(again.keys).toEqual(first.keys);
   });
@@ -87,7 +98,9 @@ describe('microsoft_graph connector: audit log windows', () => {
 
   it('gives up on a long 429 with rate_limited and the time to come back', async () => {
     sim.rateLimit(1, 3600);
-    const err = await vendorRejection(graph.fetchPage(ctx(), { stream: 'signins', cursor: null, from, to, pageSize: 10 }));
+    const err = await vendorRejection(
+      graph.fetchPage(ctx(), { stream: 'signins', cursor: null, from, to, pageSize: 10 }),
+    );
     expect(err.kind).toBe('rate_limited');
     expect(err.details.retryAfterMs).toBe(3_600_000);
   });
@@ -114,7 +127,9 @@ describe('microsoft_graph connector: audit log windows', () => {
 
     sim.refuseTokens(true);
     try {
-      const err = await vendorRejection(graph.fetchPage(c, { stream: 'signins', cursor: null, from, to, pageSize: 10 }));
+      const err = await vendorRejection(
+        graph.fetchPage(c, { stream: 'signins', cursor: null, from, to, pageSize: 10 }),
+      );
       expect([err.kind, err.details.status]).toEqual(['auth', 401]);
       expect(err.message).toMatch(/InvalidAuthenticationToken/);
       expect(tokens()).toBe(issued + 2);
@@ -144,8 +159,12 @@ describe('microsoft_graph connector: security alerts', () => {
     const first = await collectWindow(graph, ctx(), 'security_alerts', a.from, a.to, 5);
     expect(first.pages).toBe(5);
     expect([...first.keys].sort()).toEqual([...added].sort());
-    expect(first.keys.every((k, i) => k === `${first.events[i]!.id}@${first.events[i]!.lastUpdateDateTime}`)).toBe(true);
-    expect(sim.queries.at(-1)!.params.get('$filter')).toBe(`lastUpdateDateTime ge ${a.from.toISOString()} and lastUpdateDateTime lt ${a.to.toISOString()}`);
+    expect(first.keys.every((k, i) => k === `${first.events[i]!.id}@${first.events[i]!.lastUpdateDateTime}`)).toBe(
+      true,
+    );
+    expect(sim.queries.at(-1)!.params.get('$filter')).toBe(
+      `lastUpdateDateTime ge ${a.from.toISOString()} and lastUpdateDateTime lt ${a.to.toISOString()}`,
+    );
 
     const updated = sim.updateAlert(added[3]!, new Date(b.from.getTime() + 5 * MIN), { status: 'resolved' });
     const later = await collectWindow(graph, ctx(), 'security_alerts', b.from, b.to, 500);
@@ -154,7 +173,11 @@ describe('microsoft_graph connector: security alerts', () => {
     expect(updated).not.toBe(added[3]);
     const { map } = stream('microsoft_graph', 'security_alerts');
     const finding = map(later.events[0]!);
-    expect([finding.activity_name, finding.status, finding.time]).toEqual(['Close', 'Resolved', b.from.getTime() + 5 * MIN]);
+    expect([finding.activity_name, finding.status, finding.time]).toEqual([
+      'Close',
+      'Resolved',
+      b.from.getTime() + 5 * MIN,
+    ]);
     for (const raw of first.events) expect(map(raw).finding_info.uid).toBe(raw.id);
   });
 });
@@ -166,7 +189,14 @@ describe('microsoft_graph connector: managed provider (GDAP)', () => {
     const before = sim.requests;
     const found = await graph.tenants!.discover(ctx(partner()));
     expect(sim.requests - before).toBe(3);
-    expect(found).toEqual(CUSTOMERS.map((c) => ({ external_id: c.id, name: c.displayName, domain: null, details: { tenant_id: c.id, source: 'delegatedAdminCustomers' } })));
+    expect(found).toEqual(
+      CUSTOMERS.map((c) => ({
+        external_id: c.id,
+        name: c.displayName,
+        domain: null,
+        details: { tenant_id: c.id, source: 'delegatedAdminCustomers' },
+      })),
+    );
     await expect(graph.test(ctx(partner()))).resolves.toMatch(/delegated admin customers \(2 on the first page\)/);
   });
 
@@ -182,9 +212,13 @@ describe('microsoft_graph connector: managed provider (GDAP)', () => {
     expect(sim.queries.at(-1)!.tenant).toBe(customer);
     await expect(graph.test(child)).resolves.toContain(`tenant ${customer}`);
 
-    const err = await vendorRejection(graph.fetchPage(ctx(partner()), { stream: 'signins', cursor: null, from, to, pageSize: 10 }));
+    const err = await vendorRejection(
+      graph.fetchPage(ctx(partner()), { stream: 'signins', cursor: null, from, to, pageSize: 10 }),
+    );
     expect(err.kind).toBe('config');
-    const stranger = await vendorRejection(graph.test(ctx(sim.config(), { tenantId: '22222222-aaaa-4bbb-8ccc-000000000009' })));
+    const stranger = await vendorRejection(
+      graph.test(ctx(sim.config(), { tenantId: '22222222-aaaa-4bbb-8ccc-000000000009' })),
+    );
     expect(stranger.kind).toBe('auth');
     expect(stranger.message).toMatch(/AADSTS90002/);
   });
@@ -192,7 +226,9 @@ describe('microsoft_graph connector: managed provider (GDAP)', () => {
 
 describe('microsoft_graph connector: credentials and declaration', () => {
   it('test() gets a token and reads one sign-in; refused credentials are auth and never echo the secret', async () => {
-    await expect(graph.test(ctx())).resolves.toMatch(new RegExp(`token for tenant ${sim.tenantId} and read its sign-in log`));
+    await expect(graph.test(ctx())).resolves.toMatch(
+      new RegExp(`token for tenant ${sim.tenantId} and read its sign-in log`),
+    );
     expect(sim.queries.at(-1)!.params.get('$top')).toBe('1');
     const wrongSecret = { ...sim.config(), client_secret: 'not-the-secret-0123456789' };
     const err = await vendorRejection(graph.test(ctx(wrongSecret)));
@@ -200,18 +236,30 @@ describe('microsoft_graph connector: credentials and declaration', () => {
     expect(err.message).toMatch(/AADSTS7000215/);
     expect(err.message).not.toContain('not-the-secret-0123456789');
     expect(err.message).not.toContain('Trace ID');
-    const wrongApp = await vendorRejection(graph.test(ctx({ ...sim.config(), client_id: '33333333-aaaa-4bbb-8ccc-000000000000' })));
+    const wrongApp = await vendorRejection(
+      graph.test(ctx({ ...sim.config(), client_id: '33333333-aaaa-4bbb-8ccc-000000000000' })),
+    );
     expect([wrongApp.kind, wrongApp.details.status]).toEqual(['auth', 400]);
     expect(wrongApp.message).toMatch(/AADSTS700016/);
   });
 
   it('refuses a nextLink that leaves the configured Graph', () => {
     const t = { login: new URL(sim.url), graph: new URL(sim.url), tenant: sim.tenantId, clientId: sim.clientId };
-    expect(() => collection({ value: [], '@odata.nextLink': 'https://attacker.example/v1.0/x' }, t, 'signIns')).toThrow(/outside the configured Graph/);
+    expect(() => collection({ value: [], '@odata.nextLink': 'https://attacker.example/v1.0/x' }, t, 'signIns')).toThrow(
+      /outside the configured Graph/,
+    );
     expect(() => collection({ values: [] }, t, 'signIns')).toThrow(VendorError);
   });
 
-  const platform = createPlatformRegistry([{ name: 'microsoft_graph', display_name: 'Graph', kind: 'pull', description: '', config_schema: graph.config_schema }]).get('microsoft_graph')!;
+  const platform = createPlatformRegistry([
+    {
+      name: 'microsoft_graph',
+      display_name: 'Graph',
+      kind: 'pull',
+      description: '',
+      config_schema: graph.config_schema,
+    },
+  ]).get('microsoft_graph')!;
 
   it('requires the app credentials only when collecting; the client secret is a secret', () => {
     expect(platform.secretFields).toEqual(['client_secret']);

@@ -2,7 +2,19 @@
 // query (since, until) in ascending order, pages chained by Link rel="next" until the window
 // is exhausted. Authorization: SSWS <api token>. Rate limits are per endpoint and minute;
 // the shared HTTP client reads X-Rate-Limit-Remaining/-Reset and waits or gives up.
-import { configString, DAY_MS, HOUR_MS, MINUTE_MS, pullConfigSchema, urlField, VendorError, type Connector, type ConnectorContext, type FetchRequest, type Page } from '../sdk.js';
+import {
+  configString,
+  DAY_MS,
+  HOUR_MS,
+  MINUTE_MS,
+  pullConfigSchema,
+  urlField,
+  VendorError,
+  type Connector,
+  type ConnectorContext,
+  type FetchRequest,
+  type Page,
+} from '../sdk.js';
 import { configUrl, isUnder, nextLink, under } from '../vendor-url.js';
 import { oktaQuery } from './query.js';
 
@@ -49,10 +61,17 @@ function resumable(cursor: string | null, base: URL, from: Date, to: Date): URL 
 }
 
 function events(body: unknown, host: string): LogEvent[] {
-  if (!Array.isArray(body)) throw new VendorError('invalid_response', `${host}: /api/v1/logs did not answer an array of log events`);
+  if (!Array.isArray(body))
+    throw new VendorError('invalid_response', `${host}: /api/v1/logs did not answer an array of log events`);
   for (const e of body) {
     const ev = e as Partial<LogEvent> | null;
-    if (typeof ev !== 'object' || ev === null || typeof ev.uuid !== 'string' || typeof ev.published !== 'string' || Number.isNaN(Date.parse(ev.published))) {
+    if (
+      typeof ev !== 'object' ||
+      ev === null ||
+      typeof ev.uuid !== 'string' ||
+      typeof ev.published !== 'string' ||
+      Number.isNaN(Date.parse(ev.published))
+    ) {
       throw new VendorError('invalid_response', `${host}: a log event has no uuid or published time`);
     }
   }
@@ -63,7 +82,8 @@ async function fetchPage(ctx: ConnectorContext, req: FetchRequest): Promise<Page
   if (req.stream !== STREAM) throw new VendorError('config', `okta has no stream ${req.stream}`);
   if (!req.to) throw new VendorError('config', `${STREAM} is collected in time windows: the window end is required`);
   const base = configUrl(ctx.config, 'base_url');
-  const url = resumable(req.cursor, base, req.from, req.to) ?? firstPage(base, req.from, req.to, req.pageSize, req.filter);
+  const url =
+    resumable(req.cursor, base, req.from, req.to) ?? firstPage(base, req.from, req.to, req.pageSize, req.filter);
   const res = await ctx.http.request({ url, headers: auth(ctx) });
   const page = events(res.json(), base.host);
   const from = req.from.getTime();
@@ -87,7 +107,8 @@ export const oktaConnector: Connector = {
   platform: 'okta',
   display_name: 'Okta',
   vendor: 'Okta',
-  description: 'Okta System Log events (sign-ins, MFA, user lifecycle, admin changes) read from the Okta API with an API token.',
+  description:
+    'Okta System Log events (sign-ins, MFA, user lifecycle, admin changes) read from the Okta API with an API token.',
   auth: 'api_token',
   config_schema: pullConfigSchema(
     {
@@ -122,7 +143,10 @@ export const oktaConnector: Connector = {
   async test(ctx) {
     const base = configUrl(ctx.config, 'base_url');
     const now = ctx.now();
-    const res = await ctx.http.request({ url: firstPage(base, new Date(now.getTime() - DAY_MS), now, 1), headers: auth(ctx) });
+    const res = await ctx.http.request({
+      url: firstPage(base, new Date(now.getTime() - DAY_MS), now, 1),
+      headers: auth(ctx),
+    });
     events(res.json(), base.host);
     return `the API token read the System Log of ${base.host}`;
   },

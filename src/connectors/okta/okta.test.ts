@@ -27,7 +27,10 @@ describe('okta connector: system_log', () => {
   let outside: string[];
 
   beforeAll(() => {
-    outside = [...sim.addEvents('system_log', 15, { from: new Date(from.getTime() - 20 * MIN), to: from }), ...sim.addEvents('system_log', 15, { from: to, to: new Date(to.getTime() + 5 * MIN) })];
+    outside = [
+      ...sim.addEvents('system_log', 15, { from: new Date(from.getTime() - 20 * MIN), to: from }),
+      ...sim.addEvents('system_log', 15, { from: to, to: new Date(to.getTime() + 5 * MIN) }),
+    ];
     inside = sim.addEvents('system_log', 230, { from, to });
   });
 
@@ -49,13 +52,25 @@ describe('okta connector: system_log', () => {
     const c = ctx();
     const first = await oktaConnector.fetchPage(c, { stream: 'system_log', cursor: null, from, to, pageSize: 100 });
     expect(first.next).toMatch(/after=/);
-    const second = await oktaConnector.fetchPage(c, { stream: 'system_log', cursor: first.next, from, to, pageSize: 100 });
+    const second = await oktaConnector.fetchPage(c, {
+      stream: 'system_log',
+      cursor: first.next,
+      from,
+      to,
+      pageSize: 100,
+    });
     expect(second.keys[0]).toBe(inside[100]);
     const foreign = first.next!.replace(sim.url, 'http://127.0.0.2:1');
     const again = await oktaConnector.fetchPage(c, { stream: 'system_log', cursor: foreign, from, to, pageSize: 100 });
     expect(again.keys).toEqual(first.keys);
     // A cursor of another window is not followed into this one.
-    const otherWindow = await oktaConnector.fetchPage(c, { stream: 'system_log', cursor: first.next, from, to: new Date(to.getTime() - MIN), pageSize: 100 });
+    const otherWindow = await oktaConnector.fetchPage(c, {
+      stream: 'system_log',
+      cursor: first.next,
+      from,
+      to: new Date(to.getTime() - MIN),
+      pageSize: 100,
+    });
     expect(otherWindow.keys).toEqual(first.keys);
   });
 
@@ -67,7 +82,9 @@ describe('okta connector: system_log', () => {
 
   it('gives up on a long 429 with rate_limited and the time to come back', async () => {
     sim.rateLimit(1, 3600);
-    const err = await vendorRejection(oktaConnector.fetchPage(ctx(), { stream: 'system_log', cursor: null, from, to, pageSize: 10 }));
+    const err = await vendorRejection(
+      oktaConnector.fetchPage(ctx(), { stream: 'system_log', cursor: null, from, to, pageSize: 10 }),
+    );
     expect(err.kind).toBe('rate_limited');
     expect(err.details.retryAfterMs).toBeGreaterThan(3_500_000);
   });
@@ -102,14 +119,20 @@ describe('okta connector: system_log', () => {
 });
 
 describe('okta connector: declaration', () => {
-  const platform = createPlatformRegistry([{ name: 'okta', display_name: 'Okta', kind: 'pull', description: '', config_schema: oktaConnector.config_schema }]).get('okta')!;
+  const platform = createPlatformRegistry([
+    { name: 'okta', display_name: 'Okta', kind: 'pull', description: '', config_schema: oktaConnector.config_schema },
+  ]).get('okta')!;
 
   it('requires the org URL and the token only when collecting; the token is a secret', () => {
     expect(platform.secretFields).toEqual(['api_token']);
     expect(platform.validate({})).toEqual([]);
-    expect(platform.validate({ collect: true }).map((i) => i.location)).toEqual(expect.arrayContaining(['body/config/api_token', 'body/config/base_url']));
+    expect(platform.validate({ collect: true }).map((i) => i.location)).toEqual(
+      expect.arrayContaining(['body/config/api_token', 'body/config/base_url']),
+    );
     expect(platform.validate({ collect: true, base_url: 'https://example.okta.com', api_token: '00abc' })).toEqual([]);
-    expect(platform.validate({ collect: true, base_url: 'ftp://example.okta.com', api_token: '00abc' })).not.toEqual([]);
+    expect(platform.validate({ collect: true, base_url: 'ftp://example.okta.com', api_token: '00abc' })).not.toEqual(
+      [],
+    );
   });
 
   it('declares a date stream with the vendor retention', () => {
@@ -121,7 +144,10 @@ describe('okta connector: declaration', () => {
 
 describe('okta simulator in its own process', () => {
   it('serves the events it was started with and lists their ids on /__sim/ids', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/vendors/okta-main.ts', '25'], { cwd: new URL('../../..', import.meta.url).pathname, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/vendors/okta-main.ts', '25'], {
+      cwd: new URL('../../..', import.meta.url).pathname,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       const line = await new Promise<string>((resolve, reject) => {
         createInterface({ input: child.stdout }).once('line', resolve);
@@ -131,7 +157,9 @@ describe('okta simulator in its own process', () => {
       expect(started.ids).toBe(25);
       const ids = ((await (await fetch(`${started.url}/__sim/ids`)).json()) as { system_log: string[] }).system_log;
       expect(ids).toHaveLength(25);
-      const added = (await (await fetch(`${started.url}/__sim/events?stream=system_log&n=5`, { method: 'POST' })).json()) as { ids: string[] };
+      const added = (await (
+        await fetch(`${started.url}/__sim/events?stream=system_log&n=5`, { method: 'POST' })
+      ).json()) as { ids: string[] };
       expect(added.ids).toHaveLength(5);
       const c = ctx(started.config);
       const end = new Date(Date.now() - MIN);

@@ -27,7 +27,11 @@ beforeAll(async () => {
     display_name: 'Secretive',
     kind: 'pull',
     description: 'test',
-    config_schema: { type: 'object', properties: { api_key: { type: 'string', writeOnly: true } }, additionalProperties: false },
+    config_schema: {
+      type: 'object',
+      properties: { api_key: { type: 'string', writeOnly: true } },
+      additionalProperties: false,
+    },
   });
   orgA = await createOrganization(t, 'Audit A');
   orgB = await createOrganization(t, 'Audit B');
@@ -39,8 +43,19 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-function call(who: Principal, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, headers: Record<string, string> = {}) {
-  return t.app.inject({ method, url, headers: { ...who.headers, ...headers }, ...(payload !== undefined ? { payload: payload as Json } : {}) });
+function call(
+  who: Principal,
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  url: string,
+  payload?: unknown,
+  headers: Record<string, string> = {},
+) {
+  return t.app.inject({
+    method,
+    url,
+    headers: { ...who.headers, ...headers },
+    ...(payload !== undefined ? { payload: payload as Json } : {}),
+  });
 }
 
 async function entriesOf(correlationId: string): Promise<Json[]> {
@@ -50,7 +65,13 @@ async function entriesOf(correlationId: string): Promise<Json[]> {
 
 describe('the audit mechanism', () => {
   it('writes one entry for a successful mutating call: actor, operation, target, outcome, status, correlation id', async () => {
-    const res = await call(adminA, 'POST', '/api/integrations/', { name: 'Audited', platform: 'custom', organization_id: orgA }, { 'x-correlation-id': 'corr-create-1' });
+    const res = await call(
+      adminA,
+      'POST',
+      '/api/integrations/',
+      { name: 'Audited', platform: 'custom', organization_id: orgA },
+      { 'x-correlation-id': 'corr-create-1' },
+    );
     expect(res.statusCode).toBe(201);
     const entries = await entriesOf('corr-create-1');
     expect(entries).toHaveLength(1);
@@ -74,35 +95,95 @@ describe('the audit mechanism', () => {
     expect(e.hash).toMatch(/^[0-9a-f]{64}$/);
     expect(e.prev_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(Object.keys(e).sort()).toEqual(
-      ['seq', 'at', 'actor_kind', 'actor_id', 'actor_name', 'organization_id', 'operation_id', 'method', 'path', 'target_type', 'target_id', 'outcome', 'status', 'error_code', 'correlation_id', 'details', 'hash', 'prev_hash'].sort(),
+      [
+        'seq',
+        'at',
+        'actor_kind',
+        'actor_id',
+        'actor_name',
+        'organization_id',
+        'operation_id',
+        'method',
+        'path',
+        'target_type',
+        'target_id',
+        'outcome',
+        'status',
+        'error_code',
+        'correlation_id',
+        'details',
+        'hash',
+        'prev_hash',
+      ].sort(),
     );
   });
 
   it('writes a failed entry with the error code for a refused call, whose change is rolled back', async () => {
-    const res = await call(adminA, 'POST', '/api/integrations/', { name: 'AUDITED', platform: 'custom', organization_id: orgA }, { 'x-correlation-id': 'corr-dup-1' });
+    const res = await call(
+      adminA,
+      'POST',
+      '/api/integrations/',
+      { name: 'AUDITED', platform: 'custom', organization_id: orgA },
+      { 'x-correlation-id': 'corr-dup-1' },
+    );
     expect(res.statusCode).toBe(409);
     const [e] = await entriesOf('corr-dup-1');
-    expect(e).toMatchObject({ outcome: 'failed', status: 409, error_code: 'integration.name_taken', operation_id: 'integrations.create', actor_id: adminA.id });
+    expect(e).toMatchObject({
+      outcome: 'failed',
+      status: 409,
+      error_code: 'integration.name_taken',
+      operation_id: 'integrations.create',
+      actor_id: adminA.id,
+    });
     const list = await call(adminA, 'GET', '/api/integrations/?limit=500');
     expect(list.json<Page>().items.filter((i) => String(i.name).toLowerCase() === 'audited')).toHaveLength(1);
   });
 
   it('rolls back the writes a failing operation made before it failed', async () => {
-    const parent = await call(adminA, 'POST', '/api/integrations/', { name: 'Parent', platform: 'custom', organization_id: orgA });
-    await call(adminA, 'POST', '/api/integrations/', { name: 'Child', platform: 'custom', organization_id: orgA, parent_id: parent.json().id });
+    const parent = await call(adminA, 'POST', '/api/integrations/', {
+      name: 'Parent',
+      platform: 'custom',
+      organization_id: orgA,
+    });
+    await call(adminA, 'POST', '/api/integrations/', {
+      name: 'Child',
+      platform: 'custom',
+      organization_id: orgA,
+      parent_id: parent.json().id,
+    });
     // The delete is refused (409) after the row lock and reads: nothing of it stays.
-    const res = await call(adminA, 'DELETE', `/api/integrations/${String(parent.json().id)}`, undefined, { 'x-correlation-id': 'corr-del-409' });
+    const res = await call(adminA, 'DELETE', `/api/integrations/${String(parent.json().id)}`, undefined, {
+      'x-correlation-id': 'corr-del-409',
+    });
     expect(res.statusCode).toBe(409);
     const [e] = await entriesOf('corr-del-409');
-    expect(e).toMatchObject({ outcome: 'failed', status: 409, error_code: 'integration.has_active_children', target_id: String(parent.json().id), organization_id: orgA });
+    expect(e).toMatchObject({
+      outcome: 'failed',
+      status: 409,
+      error_code: 'integration.has_active_children',
+      target_id: String(parent.json().id),
+      organization_id: orgA,
+    });
     expect((await call(adminA, 'GET', `/api/integrations/${String(parent.json().id)}`)).statusCode).toBe(200);
   });
 
   it('writes a denied entry for a 403 on a mutating route', async () => {
-    const res = await call(viewerA, 'POST', '/api/integrations/bulk/deactivate', { ids: [1] }, { 'x-correlation-id': 'corr-denied-1' });
+    const res = await call(
+      viewerA,
+      'POST',
+      '/api/integrations/bulk/deactivate',
+      { ids: [1] },
+      { 'x-correlation-id': 'corr-denied-1' },
+    );
     expect(res.statusCode).toBe(403);
     const [e] = await entriesOf('corr-denied-1');
-    expect(e).toMatchObject({ outcome: 'denied', status: 403, error_code: 'auth.forbidden', actor_id: viewerA.id, operation_id: 'integrations.bulk_deactivate' });
+    expect(e).toMatchObject({
+      outcome: 'denied',
+      status: 403,
+      error_code: 'auth.forbidden',
+      actor_id: viewerA.id,
+      operation_id: 'integrations.bulk_deactivate',
+    });
   });
 
   it('writes a denied entry when a viewer calls a user.manage route', async (ctx) => {
@@ -113,12 +194,25 @@ describe('the audit mechanism', () => {
     expect(res.json().detail).toContain('user.manage');
     const entries = await entriesOf('corr-denied-2');
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ outcome: 'denied', status: 403, error_code: 'auth.forbidden', actor_id: viewerA.id, organization_id: orgA, method: 'POST', path: '/api/auth/users' });
+    expect(entries[0]).toMatchObject({
+      outcome: 'denied',
+      status: 403,
+      error_code: 'auth.forbidden',
+      actor_id: viewerA.id,
+      organization_id: orgA,
+      method: 'POST',
+      path: '/api/auth/users',
+    });
     expect(JSON.stringify(entries)).not.toContain('Viewer-tried-this-1');
   });
 
   it('never stores a secret: config secrets, token values, passwords, license tokens', async (ctx) => {
-    const created = await call(adminA, 'POST', '/api/integrations/', { name: 'Secret holder', platform: 'secretive', organization_id: orgA, config: { api_key: SECRET } });
+    const created = await call(adminA, 'POST', '/api/integrations/', {
+      name: 'Secret holder',
+      platform: 'secretive',
+      organization_id: orgA,
+      config: { api_key: SECRET },
+    });
     expect(created.statusCode).toBe(201);
     await call(adminA, 'PUT', `/api/integrations/${String(created.json().id)}`, { config: { api_key: `${SECRET}-2` } });
     const secrets = [SECRET];
@@ -132,19 +226,35 @@ describe('the audit mechanism', () => {
     }
     const password = 'Sup3r-secret-passw0rd!';
     if (has('POST', '/api/auth/users')) {
-      await call(root, 'POST', '/api/auth/users', { username: 'audited-user', password, email: 'a@example.test', role: 'viewer', organization_id: orgA });
+      await call(root, 'POST', '/api/auth/users', {
+        username: 'audited-user',
+        password,
+        email: 'a@example.test',
+        role: 'viewer',
+        organization_id: orgA,
+      });
       secrets.push(password);
     }
     if (has('POST', '/api/auth/login')) {
-      await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'audited-user', password: 'Wr0ng-login-secret' } });
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { username: 'audited-user', password: 'Wr0ng-login-secret' },
+      });
       secrets.push('Wr0ng-login-secret');
     }
     if (has('POST', '/api/auth/bootstrap')) {
-      await t.app.inject({ method: 'POST', url: '/api/auth/bootstrap', payload: { username: 'late', password: 'B00tstrap-secret', email: 'b@example.test' } });
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/auth/bootstrap',
+        payload: { username: 'late', password: 'B00tstrap-secret', email: 'b@example.test' },
+      });
       secrets.push('B00tstrap-secret');
     }
     if (has('POST', '/api/licenses/activate')) {
-      await call(root, 'POST', '/api/licenses/activate', { license_token: 'eyJhbGciOiJFZERTQSJ9.license-secret-claims.c2ln' });
+      await call(root, 'POST', '/api/licenses/activate', {
+        license_token: 'eyJhbGciOiJFZERTQSJ9.license-secret-claims.c2ln',
+      });
       secrets.push('license-secret-claims');
     }
     const rows = await t.container.database.db.selectFrom('audit_log').selectAll().execute();
@@ -175,7 +285,13 @@ describe('GET /api/history/', () => {
   });
 
   it('shows a caller with user.manage every entry of its scope, and only that', async () => {
-    await call(adminB, 'POST', '/api/integrations/', { name: 'B one', platform: 'custom', organization_id: orgB }, { 'x-correlation-id': 'corr-b-1' });
+    await call(
+      adminB,
+      'POST',
+      '/api/integrations/',
+      { name: 'B one', platform: 'custom', organization_id: orgB },
+      { 'x-correlation-id': 'corr-b-1' },
+    );
     const a = await call(adminA, 'GET', '/api/history/?limit=500');
     const items = a.json<Page>().items;
     expect(items.some((e) => e.actor_id === viewerA.id)).toBe(true);
@@ -241,7 +357,13 @@ describe('GET /api/history/audit', () => {
 
   it('shows an organization admin its organizations only; platform entries only to a global caller', async () => {
     // A global caller's bulk call over no organization is a platform entry (organization null).
-    await call(root, 'POST', '/api/integrations/bulk/deactivate', { ids: [987_654] }, { 'x-correlation-id': 'corr-platform-1' });
+    await call(
+      root,
+      'POST',
+      '/api/integrations/bulk/deactivate',
+      { ids: [987_654] },
+      { 'x-correlation-id': 'corr-platform-1' },
+    );
     const [platformEntry] = await entriesOf('corr-platform-1');
     expect(platformEntry?.organization_id).toBeNull();
     const a = await call(adminA, 'GET', '/api/history/audit?limit=500');
@@ -260,8 +382,18 @@ describe('GET /api/history/audit', () => {
     const byOrg = await call(root, 'GET', `/api/history/audit?org_id=${orgB}&limit=500`);
     expect(byOrg.json<Page>().total).toBeGreaterThan(0);
     expect(byOrg.json<Page>().items.every((e) => e.organization_id === orgB)).toBe(true);
-    const combined = await call(root, 'GET', `/api/history/audit?organization_id=${orgA}&operation_id=integrations.create&outcome=failed`);
-    expect(combined.json<Page>().items.every((e) => e.organization_id === orgA && e.outcome === 'failed' && e.operation_id === 'integrations.create')).toBe(true);
+    const combined = await call(
+      root,
+      'GET',
+      `/api/history/audit?organization_id=${orgA}&operation_id=integrations.create&outcome=failed`,
+    );
+    expect(
+      combined
+        .json<Page>()
+        .items.every(
+          (e) => e.organization_id === orgA && e.outcome === 'failed' && e.operation_id === 'integrations.create',
+        ),
+    ).toBe(true);
     expect(combined.json<Page>().total).toBeGreaterThan(0);
     const conflicting = await call(root, 'GET', `/api/history/audit?org_id=${orgA}&organization_id=${orgB}`);
     expect(conflicting.statusCode).toBe(422);
@@ -277,21 +409,36 @@ describe('GET /api/history/audit/csv', () => {
     const db = t.container.database.db;
     const user = await db
       .insertInto('users')
-      .values({ username: '=HYPERLINK("http://evil","x"),1', email: 'evil@example.test', password_hash: 'x', role: 'viewer', organization_id: orgA })
+      .values({
+        username: '=HYPERLINK("http://evil","x"),1',
+        email: 'evil@example.test',
+        password_hash: 'x',
+        role: 'viewer',
+        organization_id: orgA,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const { token } = await t.container.identity.tokens.create({ kind: 'user', id: user.id, role: 'viewer' }, { name: 'evil' });
+    const { token } = await t.container.identity.tokens.create(
+      { kind: 'user', id: user.id, role: 'viewer' },
+      { name: 'evil' },
+    );
     const evil = { kind: 'user' as const, id: user.id, token, headers: { authorization: `Bearer ${token}` } };
-    expect((await call(evil, 'DELETE', '/api/integrations/1', undefined, { 'x-correlation-id': 'corr-evil' })).statusCode).toBe(403);
+    expect(
+      (await call(evil, 'DELETE', '/api/integrations/1', undefined, { 'x-correlation-id': 'corr-evil' })).statusCode,
+    ).toBe(403);
 
     const res = await call(adminA, 'GET', `/api/history/audit/csv?actor_id=${user.id}`);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/csv/);
     expect(res.headers['content-disposition']).toMatch(/^attachment; filename="audit-[0-9TZ]+\.csv"$/);
     const lines = res.body.split('\r\n');
-    expect(lines[0]).toBe('seq,at,actor_kind,actor_id,actor_name,organization_id,operation_id,method,path,target_type,target_id,outcome,status,error_code,correlation_id,details,hash,prev_hash');
+    expect(lines[0]).toBe(
+      'seq,at,actor_kind,actor_id,actor_name,organization_id,operation_id,method,path,target_type,target_id,outcome,status,error_code,correlation_id,details,hash,prev_hash',
+    );
     expect(lines).toHaveLength(3); // header, one entry, final CRLF
-    expect(lines[1]).toContain(`,user,${user.id},"'=HYPERLINK(""http://evil"",""x""),1",${orgA},integrations.delete,DELETE,/api/integrations/1,`);
+    expect(lines[1]).toContain(
+      `,user,${user.id},"'=HYPERLINK(""http://evil"",""x""),1",${orgA},integrations.delete,DELETE,/api/integrations/1,`,
+    );
     expect(lines[1]).toContain(',denied,403,auth.forbidden,corr-evil,{},');
   });
 
@@ -337,7 +484,12 @@ describe('GET /api/history/audit/csv', () => {
 async function appendEntries(n: number): Promise<number> {
   await inTransaction(t.container.database.db, async () => {
     const db = executor(t.container.database.db);
-    const head = await db.selectFrom('audit_chain_head').selectAll().where('id', '=', 1).forUpdate().executeTakeFirstOrThrow();
+    const head = await db
+      .selectFrom('audit_chain_head')
+      .selectAll()
+      .where('id', '=', 1)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
     let prev = head.hash;
     let seq = Number(head.seq);
     const rows: AuditRow[] = [];

@@ -78,7 +78,10 @@ export function auditRoutes(app: Api, service: AuditService): void {
       response: { 200: { description: 'The entries as CSV', content: { 'text/csv': { schema: CsvBody } } } },
     },
     handler: async (req, reply) => {
-      const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+      const stamp = new Date()
+        .toISOString()
+        .replace(/[-:]/g, '')
+        .replace(/\.\d+Z$/, 'Z');
       reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="audit-${stamp}.csv"`)

@@ -7,9 +7,12 @@ const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 export const OUTCOMES = ['success', 'failed', 'denied', 'error'] as const;
 export const ACTOR_KINDS = ['user', 'service_account', 'anonymous'] as const;
 
-const Outcome = Type.Union(OUTCOMES.map((o) => Type.Literal(o)), {
-  description: 'success; failed (refused by a rule, changes rolled back); denied (403); error (5xx)',
-});
+const Outcome = Type.Union(
+  OUTCOMES.map((o) => Type.Literal(o)),
+  {
+    description: 'success; failed (refused by a rule, changes rolled back); denied (403); error (5xx)',
+  },
+);
 
 export const AuditEntry = Type.Object(
   {

@@ -93,7 +93,9 @@ export function createAuditService(deps: { store: AuditStore; clock: Clock }) {
         actor_kind: a ? a.kind : 'anonymous',
         actor_id: a ? a.id : null,
         actor_name: a ? a.name : null,
-        organization_id: storableId(e.target.organizationId) ?? (a && !a.global && a.organizationIds.length === 1 ? (a.organizationIds[0] ?? null) : null),
+        organization_id:
+          storableId(e.target.organizationId) ??
+          (a && !a.global && a.organizationIds.length === 1 ? (a.organizationIds[0] ?? null) : null),
         operation_id: e.operationId,
         method: e.method,
         // A failed operation is recorded even when its input was bad: what it named is kept,
@@ -105,7 +107,7 @@ export function createAuditService(deps: { store: AuditStore; clock: Clock }) {
         status: e.status,
         error_code: e.errorCode ?? null,
         correlation_id: e.correlationId,
-        details: (escapeDeep(e.target.details ?? {}) as Record<string, unknown>),
+        details: escapeDeep(e.target.details ?? {}) as Record<string, unknown>,
       });
     },
 
@@ -135,16 +137,43 @@ export function createAuditService(deps: { store: AuditStore; clock: Clock }) {
       for await (const row of store.scan(GLOBAL_SCOPE, {})) {
         const seq = Number(row.seq);
         const { hash, prev_hash, ...content } = row;
-        if (seq !== expected) return { ok: false, entries, headSeq: (await store.head()).seq, brokenAt: expected, reason: `entry ${expected} is missing` };
-        if (prev_hash !== prev) return { ok: false, entries, headSeq: (await store.head()).seq, brokenAt: seq, reason: 'link to the previous entry does not match' };
-        if (entryHash(prev, { ...content, seq }) !== hash) return { ok: false, entries, headSeq: (await store.head()).seq, brokenAt: seq, reason: 'content does not match its hash' };
+        if (seq !== expected)
+          return {
+            ok: false,
+            entries,
+            headSeq: (await store.head()).seq,
+            brokenAt: expected,
+            reason: `entry ${expected} is missing`,
+          };
+        if (prev_hash !== prev)
+          return {
+            ok: false,
+            entries,
+            headSeq: (await store.head()).seq,
+            brokenAt: seq,
+            reason: 'link to the previous entry does not match',
+          };
+        if (entryHash(prev, { ...content, seq }) !== hash)
+          return {
+            ok: false,
+            entries,
+            headSeq: (await store.head()).seq,
+            brokenAt: seq,
+            reason: 'content does not match its hash',
+          };
         prev = hash;
         expected++;
         entries++;
       }
       const head = await store.head();
       if (head.seq !== entries || head.hash !== prev) {
-        return { ok: false, entries, headSeq: head.seq, brokenAt: entries + 1, reason: 'entries after the last one found were removed' };
+        return {
+          ok: false,
+          entries,
+          headSeq: head.seq,
+          brokenAt: entries + 1,
+          reason: 'entries after the last one found were removed',
+        };
       }
       return { ok: true, entries, headSeq: head.seq };
     },

@@ -60,20 +60,34 @@ export function createAuditStore(db: Kysely<DB>) {
     /** Appends in the current transaction (the caller's unit of work). */
     async append(input: AuditInput): Promise<AuditRow> {
       const q = executor(db);
-      const head = await q.selectFrom('audit_chain_head').select(['seq', 'hash']).where('id', '=', 1).forUpdate().executeTakeFirstOrThrow();
+      const head = await q
+        .selectFrom('audit_chain_head')
+        .select(['seq', 'hash'])
+        .where('id', '=', 1)
+        .forUpdate()
+        .executeTakeFirstOrThrow();
       const seq = Number(head.seq) + 1;
       const body = { ...input, seq };
       const hash = entryHash(head.hash, body);
       const row: AuditRow = { ...body, prev_hash: head.hash, hash };
-      await q.insertInto('audit_log').values({ ...row, details: JSON.stringify(row.details) }).execute();
+      await q
+        .insertInto('audit_log')
+        .values({ ...row, details: JSON.stringify(row.details) })
+        .execute();
       await q.updateTable('audit_chain_head').set({ seq, hash }).where('id', '=', 1).execute();
       return row;
     },
 
-    async list(scope: Scope, f: AuditFilter, page: { limit: number; offset: number }): Promise<{ items: AuditRow[]; total: number }> {
+    async list(
+      scope: Scope,
+      f: AuditFilter,
+      page: { limit: number; offset: number },
+    ): Promise<{ items: AuditRow[]; total: number }> {
       const [items, count] = await Promise.all([
         filtered(scope, f).selectAll().orderBy('seq', 'desc').limit(page.limit).offset(page.offset).execute(),
-        filtered(scope, f).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+        filtered(scope, f)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow(),
       ]);
       return { items, total: Number(count.n) };
     },
@@ -82,7 +96,12 @@ export function createAuditStore(db: Kysely<DB>) {
     async *scan(scope: Scope, f: AuditFilter, batch = 500): AsyncGenerator<AuditRow> {
       let after = 0;
       for (;;) {
-        const rows = await filtered(scope, f).selectAll().where('seq', '>', after).orderBy('seq').limit(batch).execute();
+        const rows = await filtered(scope, f)
+          .selectAll()
+          .where('seq', '>', after)
+          .orderBy('seq')
+          .limit(batch)
+          .execute();
         for (const r of rows) yield r;
         if (rows.length < batch) return;
         after = Number(rows[rows.length - 1]?.seq);
@@ -90,7 +109,11 @@ export function createAuditStore(db: Kysely<DB>) {
     },
 
     async head(): Promise<{ seq: number; hash: string }> {
-      const h = await executor(db).selectFrom('audit_chain_head').select(['seq', 'hash']).where('id', '=', 1).executeTakeFirstOrThrow();
+      const h = await executor(db)
+        .selectFrom('audit_chain_head')
+        .select(['seq', 'hash'])
+        .where('id', '=', 1)
+        .executeTakeFirstOrThrow();
       return { seq: Number(h.seq), hash: h.hash };
     },
   };

@@ -22,7 +22,11 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 type Headers = Record<string, string>;
-const req = (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, opts: { headers?: Headers; cookie?: string; payload?: unknown; remoteAddress?: string } = {}) =>
+const req = (
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  url: string,
+  opts: { headers?: Headers; cookie?: string; payload?: unknown; remoteAddress?: string } = {},
+) =>
   t.app.inject({
     method,
     url,
@@ -57,22 +61,30 @@ describe('bootstrap and status', () => {
 
   it('creates exactly one first administrator under concurrent calls', async () => {
     const answers = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => req('POST', '/api/auth/bootstrap', { payload: { ...ROOT, username: i === 0 ? ROOT.username : `root${i}` } })),
+      Array.from({ length: 6 }, (_, i) =>
+        req('POST', '/api/auth/bootstrap', { payload: { ...ROOT, username: i === 0 ? ROOT.username : `root${i}` } }),
+      ),
     );
     expect(answers.map((a) => a.statusCode).sort()).toEqual([201, 409, 409, 409, 409, 409]);
     const created = answers.find((a) => a.statusCode === 201)!;
-    for (const refused of answers.filter((a) => a.statusCode === 409)) expect(refused.json().error.code).toBe('auth.already_bootstrapped');
+    for (const refused of answers.filter((a) => a.statusCode === 409))
+      expect(refused.json().error.code).toBe('auth.already_bootstrapped');
     const user = created.json();
     expect(user).toMatchObject({ role: 'admin', organization_id: null, is_active: true, last_login_at: null });
     expect(user.created_at).toMatch(/Z$/);
     expect(created.body).not.toMatch(/password|argon2/);
-    const count = await t.container.database.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const count = await t.container.database.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(1);
     ROOT.username = user.username;
   });
 
   it('answers 409 once any user exists', async () => {
-    const res = await req('POST', '/api/auth/bootstrap', { payload: { username: 'late', password: 'late-password', email: 'late@example.test' } });
+    const res = await req('POST', '/api/auth/bootstrap', {
+      payload: { username: 'late', password: 'late-password', email: 'late@example.test' },
+    });
     expect(res.statusCode).toBe(409);
     expect(typeof res.json().detail).toBe('string');
   });
@@ -121,8 +133,16 @@ describe('login', () => {
   });
 
   it('refuses an inactive user', async () => {
-    const u = await createUser({ username: 'soon-inactive', password: 'password-123', email: 'i@example.test', role: 'viewer', organization_id: orgA });
-    expect((await req('PUT', `/api/auth/users/${u.id}`, { cookie: rootCookie, payload: { is_active: false } })).statusCode).toBe(200);
+    const u = await createUser({
+      username: 'soon-inactive',
+      password: 'password-123',
+      email: 'i@example.test',
+      role: 'viewer',
+      organization_id: orgA,
+    });
+    expect(
+      (await req('PUT', `/api/auth/users/${u.id}`, { cookie: rootCookie, payload: { is_active: false } })).statusCode,
+    ).toBe(200);
     const res = await login('soon-inactive', 'password-123');
     expect(res.statusCode).toBe(401);
     expect(res.json().detail).toBe('User is inactive');
@@ -130,7 +150,13 @@ describe('login', () => {
   });
 
   it('throttles attempts per username with 429 and Retry-After; success resets the count', async () => {
-    await createUser({ username: 'throttled', password: 'password-123', email: 't@example.test', role: 'viewer', organization_id: orgA });
+    await createUser({
+      username: 'throttled',
+      password: 'password-123',
+      email: 't@example.test',
+      role: 'viewer',
+      organization_id: orgA,
+    });
     for (let i = 0; i < 9; i++) expect((await login('throttled', 'wrong-password')).statusCode).toBe(401);
     expect((await login('throttled', 'password-123')).statusCode).toBe(200);
     // The success cleared the count: ten more attempts are allowed, the eleventh is not.
@@ -138,7 +164,11 @@ describe('login', () => {
     const res = await login('throttled', 'password-123');
     expect(res.statusCode).toBe(429);
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
-    expect(res.headers).toMatchObject({ 'ratelimit-limit': '10', 'ratelimit-remaining': '0', 'ratelimit-reset': res.headers['retry-after'] });
+    expect(res.headers).toMatchObject({
+      'ratelimit-limit': '10',
+      'ratelimit-remaining': '0',
+      'ratelimit-reset': res.headers['retry-after'],
+    });
     expect(typeof res.json().detail).toBe('string');
     expect(res.json().error.code).toBe('rate_limit.exceeded');
   });
@@ -156,13 +186,26 @@ describe('login', () => {
 
   it('is audited without the password, in the trail and in the logs', async () => {
     const secret = 'Very-Secret-Pass-42';
-    await createUser({ username: 'audited', password: secret, email: 'a@example.test', role: 'viewer', organization_id: orgA });
+    await createUser({
+      username: 'audited',
+      password: secret,
+      email: 'a@example.test',
+      role: 'viewer',
+      organization_id: orgA,
+    });
     expect((await login('audited', secret)).statusCode).toBe(200);
     expect((await login('audited', `${secret}-wrong`)).statusCode).toBe(401);
-    const rows = await t.container.database.db.selectFrom('audit_log').selectAll().where('operation_id', '=', 'auth.login').orderBy('seq').execute();
+    const rows = await t.container.database.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('operation_id', '=', 'auth.login')
+      .orderBy('seq')
+      .execute();
     const success = rows.find((r) => r.outcome === 'success' && r.actor_name === 'audited');
     expect(success).toMatchObject({ actor_kind: 'user', target_type: 'user' });
-    expect(rows.some((r) => r.outcome === 'failed' && (r.details as { username?: string }).username === 'audited')).toBe(true);
+    expect(
+      rows.some((r) => r.outcome === 'failed' && (r.details as { username?: string }).username === 'audited'),
+    ).toBe(true);
     expect(JSON.stringify(rows)).not.toContain(secret);
     expect(JSON.stringify(t.logs)).not.toContain(secret);
   });
@@ -188,7 +231,13 @@ describe('logout and sessions', () => {
   });
 
   it('revoke-others keeps the current session and ends the others', async () => {
-    await createUser({ username: 'two-sessions', password: 'password-123', email: 's@example.test', role: 'operator', organization_id: orgA });
+    await createUser({
+      username: 'two-sessions',
+      password: 'password-123',
+      email: 's@example.test',
+      role: 'operator',
+      organization_id: orgA,
+    });
     const a = await session('two-sessions', 'password-123');
     const b = await session('two-sessions', 'password-123');
     const res = await req('POST', '/api/auth/me/sessions/revoke-others', { cookie: a });
@@ -199,19 +248,37 @@ describe('logout and sessions', () => {
   });
 
   it('password change needs the current password and ends the other sessions only', async () => {
-    const u = await createUser({ username: 'changer', password: 'password-123', email: 'c@example.test', role: 'operator', organization_id: orgA });
+    const u = await createUser({
+      username: 'changer',
+      password: 'password-123',
+      email: 'c@example.test',
+      role: 'operator',
+      organization_id: orgA,
+    });
     const a = await session('changer', 'password-123');
     const b = await session('changer', 'password-123');
-    const { token } = await t.container.identity.tokens.create({ kind: 'user', id: u.id, role: 'operator' }, { name: 'keep' });
+    const { token } = await t.container.identity.tokens.create(
+      { kind: 'user', id: u.id, role: 'operator' },
+      { name: 'keep' },
+    );
 
-    const wrong = await req('POST', '/api/auth/me/password', { cookie: a, payload: { current_password: 'nope-nope', new_password: 'new-password-1' } });
+    const wrong = await req('POST', '/api/auth/me/password', {
+      cookie: a,
+      payload: { current_password: 'nope-nope', new_password: 'new-password-1' },
+    });
     expect(wrong.statusCode).toBe(400);
     expect(wrong.json().error.code).toBe('auth.wrong_current_password');
-    const short = await req('POST', '/api/auth/me/password', { cookie: a, payload: { current_password: 'password-123', new_password: 'short' } });
+    const short = await req('POST', '/api/auth/me/password', {
+      cookie: a,
+      payload: { current_password: 'password-123', new_password: 'short' },
+    });
     expect(short.statusCode).toBe(422);
     expect((await req('GET', '/api/auth/me', { cookie: b })).statusCode).toBe(200);
 
-    const ok = await req('POST', '/api/auth/me/password', { cookie: a, payload: { current_password: 'password-123', new_password: 'new-password-1' } });
+    const ok = await req('POST', '/api/auth/me/password', {
+      cookie: a,
+      payload: { current_password: 'password-123', new_password: 'new-password-1' },
+    });
     expect(ok.statusCode).toBe(204);
     expect((await req('GET', '/api/auth/me', { cookie: a })).statusCode).toBe(200);
     expect((await req('GET', '/api/auth/me', { cookie: b })).statusCode).toBe(401);
@@ -229,7 +296,10 @@ describe('which credential counts', () => {
   });
 
   it('an invalid svcsk_ token with a valid cookie is 401, no fallback', async () => {
-    const res = await req('GET', '/api/auth/me', { cookie: rootCookie, headers: { authorization: `Bearer svcsk_${'x'.repeat(40)}` } });
+    const res = await req('GET', '/api/auth/me', {
+      cookie: rootCookie,
+      headers: { authorization: `Bearer svcsk_${'x'.repeat(40)}` },
+    });
     expect(res.statusCode).toBe(401);
     expect(res.json().detail).toBe('Invalid or expired API token');
     expect(res.headers['www-authenticate']).toBe('Bearer realm="service"');
@@ -250,11 +320,18 @@ describe('which credential counts', () => {
 
 describe('the caller itself', () => {
   it('PATCH me changes display name and e-mail', async () => {
-    const res = await req('PATCH', '/api/auth/me', { cookie: rootCookie, payload: { display_name: 'The Root', email: 'new-root@example.test' } });
+    const res = await req('PATCH', '/api/auth/me', {
+      cookie: rootCookie,
+      payload: { display_name: 'The Root', email: 'new-root@example.test' },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ kind: 'user', display_name: 'The Root', email: 'new-root@example.test' });
-    expect((await req('PATCH', '/api/auth/me', { cookie: rootCookie, payload: { email: 'not-an-email' } })).statusCode).toBe(422);
-    expect((await req('PATCH', '/api/auth/me', { cookie: rootCookie, payload: { role: 'admin' } })).statusCode).toBe(422);
+    expect(
+      (await req('PATCH', '/api/auth/me', { cookie: rootCookie, payload: { email: 'not-an-email' } })).statusCode,
+    ).toBe(422);
+    expect((await req('PATCH', '/api/auth/me', { cookie: rootCookie, payload: { role: 'admin' } })).statusCode).toBe(
+      422,
+    );
   });
 
   it('PUT me/locale takes a BCP 47 tag', async () => {
@@ -262,12 +339,19 @@ describe('the caller itself', () => {
     expect(ok.statusCode).toBe(200);
     expect(ok.json().locale).toBe('pt-BR');
     for (const locale of ['', 'english please', 'x', 'en_US', 'a'.repeat(40)]) {
-      expect((await req('PUT', '/api/auth/me/locale', { cookie: rootCookie, payload: { locale } })).statusCode, locale).toBe(422);
+      expect(
+        (await req('PUT', '/api/auth/me/locale', { cookie: rootCookie, payload: { locale } })).statusCode,
+        locale,
+      ).toBe(422);
     }
   });
 
   it('profile describes role, organization, permissions, scope and auth method', async () => {
-    const p = await createPrincipal(t, { role: 'operator', organizationId: orgA, scopes: ['integration.read', 'quarantine.read'] });
+    const p = await createPrincipal(t, {
+      role: 'operator',
+      organizationId: orgA,
+      scopes: ['integration.read', 'quarantine.read'],
+    });
     const res = await req('GET', '/api/auth/me/profile', { headers: p.headers });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({
@@ -290,19 +374,34 @@ describe('the caller itself', () => {
     expect(body.role).toBe('viewer');
     expect(body.global).toBe(false);
     expect(body.permissions).toEqual([...ROLE_PERMISSIONS.viewer].sort());
-    for (const role of ['viewer', 'operator', 'admin'] as const) expect(body.roles[role]).toEqual([...ROLE_PERMISSIONS[role]].sort());
+    for (const role of ['viewer', 'operator', 'admin'] as const)
+      expect(body.roles[role]).toEqual([...ROLE_PERMISSIONS[role]].sort());
   });
 
   it('describes a service account; user-only operations answer 400', async () => {
     const sa = await createPrincipal(t, { role: 'operator', organizationId: orgA, kind: 'service_account' });
     const me = await req('GET', '/api/auth/me', { headers: sa.headers });
     expect(me.statusCode).toBe(200);
-    expect(me.json()).toMatchObject({ kind: 'service_account', id: sa.id, role: 'operator', organization_id: orgA, is_active: true });
+    expect(me.json()).toMatchObject({
+      kind: 'service_account',
+      id: sa.id,
+      role: 'operator',
+      organization_id: orgA,
+      is_active: true,
+    });
     const profile = (await req('GET', '/api/auth/me/profile', { headers: sa.headers })).json();
-    expect(profile).toMatchObject({ kind: 'service_account', email: null, auth_method: 'token', organization: { id: orgA } });
+    expect(profile).toMatchObject({
+      kind: 'service_account',
+      email: null,
+      auth_method: 'token',
+      organization: { id: orgA },
+    });
     expect((await req('GET', '/api/auth/permissions', { headers: sa.headers })).json().role).toBe('operator');
     const calls = [
-      req('POST', '/api/auth/me/password', { headers: sa.headers, payload: { current_password: 'whatever1', new_password: 'whatever2' } }),
+      req('POST', '/api/auth/me/password', {
+        headers: sa.headers,
+        payload: { current_password: 'whatever1', new_password: 'whatever2' },
+      }),
       req('PUT', '/api/auth/me/locale', { headers: sa.headers, payload: { locale: 'fr' } }),
       req('POST', '/api/auth/me/sessions/revoke-others', { headers: sa.headers }),
       req('PATCH', '/api/auth/me', { headers: sa.headers, payload: { display_name: 'x' } }),
@@ -327,12 +426,19 @@ describe('the last platform administrator', () => {
     const sa = await createPrincipal(t, { role: 'admin', kind: 'service_account' });
     expect((await req('DELETE', `/api/auth/users/${rootId}`, { headers: sa.headers })).statusCode).toBe(409);
     // With a second platform admin, the first may step down.
-    const other = await createUser({ username: 'second-root', password: 'password-123', email: 'r2@example.test', role: 'admin' });
+    const other = await createUser({
+      username: 'second-root',
+      password: 'password-123',
+      email: 'r2@example.test',
+      role: 'admin',
+    });
     const res = await req('PUT', `/api/auth/users/${rootId}`, { cookie: rootCookie, payload: { role: 'operator' } });
     expect(res.statusCode, res.body).toBe(200);
     expect((await req('GET', '/api/auth/users', { cookie: rootCookie })).statusCode).toBe(403);
     // ...and now the second one is the last.
     const cookie = await session('second-root', 'password-123');
-    expect((await req('PUT', `/api/auth/users/${other.id}`, { cookie, payload: { is_active: false } })).statusCode).toBe(409);
+    expect(
+      (await req('PUT', `/api/auth/users/${other.id}`, { cookie, payload: { is_active: false } })).statusCode,
+    ).toBe(409);
   });
 });

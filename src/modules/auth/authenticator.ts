@@ -48,7 +48,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         // Verification and the rate-limit count are independent round trips to the cache
         // (Redis in the distributed mode): run them together. Malformed tokens are refused
         // by their checksum before either.
-        if (!isWellFormed(presented, API_TOKEN_PREFIX)) throw unauthorized(new AppError('auth.invalid_token', { detail: 'Invalid or expired API token' }));
+        if (!isWellFormed(presented, API_TOKEN_PREFIX))
+          throw unauthorized(new AppError('auth.invalid_token', { detail: 'Invalid or expired API token' }));
         const [verified, decision] = await Promise.allSettled([
           deps.tokens.verify(presented),
           deps.rateLimiter.hit(`token:${deps.tokens.fingerprint(presented)}`, deps.tokenRateLimit, 60_000),

@@ -26,18 +26,49 @@ export interface IdentityDeps {
 export function wireIdentity(deps: IdentityDeps) {
   const users = createUserStore(deps.db);
   const sessions = createSessionService({ store: createSessionStore(deps.db), clock: deps.clock });
-  const tokens = createTokenService({ store: createTokenStore(deps.db), cache: deps.cache, clock: deps.clock, hmacKey: deps.tokenHmacKey });
-  const authenticator = createAuthenticator({ tokens, sessions, rateLimiter: deps.rateLimiter, tokenRateLimit: deps.tokenRateLimit });
+  const tokens = createTokenService({
+    store: createTokenStore(deps.db),
+    cache: deps.cache,
+    clock: deps.clock,
+    hmacKey: deps.tokenHmacKey,
+  });
+  const authenticator = createAuthenticator({
+    tokens,
+    sessions,
+    rateLimiter: deps.rateLimiter,
+    tokenRateLimit: deps.tokenRateLimit,
+  });
   return { users, sessions, tokens, authenticator };
 }
 
 export type Identity = ReturnType<typeof wireIdentity>;
 
 /** The auth API family: bootstrap, login, the caller's own account, user administration. */
-export function wireAuth(deps: { db: Kysely<DB>; identity: Identity; rateLimiter: RateLimiterPort; clock: Clock; loginLimits?: LoginLimits; sso?: SsoPolicy }) {
+export function wireAuth(deps: {
+  db: Kysely<DB>;
+  identity: Identity;
+  rateLimiter: RateLimiterPort;
+  clock: Clock;
+  loginLimits?: LoginLimits;
+  sso?: SsoPolicy;
+}) {
   const { identity, clock } = deps;
   const directory = createDirectoryStore(deps.db);
-  const service = createAuthService({ users: identity.users, directory, sessions: identity.sessions, rateLimiter: deps.rateLimiter, clock, ...(deps.sso ? { sso: deps.sso } : {}), ...(deps.loginLimits ? { loginLimits: deps.loginLimits } : {}) });
-  const admin = createUserAdmin({ users: identity.users, directory, sessions: identity.sessions, tokens: identity.tokens, clock });
+  const service = createAuthService({
+    users: identity.users,
+    directory,
+    sessions: identity.sessions,
+    rateLimiter: deps.rateLimiter,
+    clock,
+    ...(deps.sso ? { sso: deps.sso } : {}),
+    ...(deps.loginLimits ? { loginLimits: deps.loginLimits } : {}),
+  });
+  const admin = createUserAdmin({
+    users: identity.users,
+    directory,
+    sessions: identity.sessions,
+    tokens: identity.tokens,
+    clock,
+  });
   return { service, admin, routes: (app: Api) => authRoutes(app, service, admin) };
 }

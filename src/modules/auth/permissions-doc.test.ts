@@ -12,7 +12,8 @@ const END = '<!-- role-table:end -->';
 
 function roleTable(): string {
   const lines = [`| Permission | ${ROLES.join(' | ')} |`, `|---|${ROLES.map(() => ':-:|').join('')}`];
-  for (const p of PERMISSIONS) lines.push(`| \`${p}\` | ${ROLES.map((r) => (ROLE_PERMISSIONS[r].has(p) ? 'yes' : '')).join(' | ')} |`);
+  for (const p of PERMISSIONS)
+    lines.push(`| \`${p}\` | ${ROLES.map((r) => (ROLE_PERMISSIONS[r].has(p) ? 'yes' : '')).join(' | ')} |`);
   return lines.join('\n');
 }
 

@@ -31,7 +31,11 @@ const NoContent = Type.Null({ description: 'No content' });
 const me = (req: FastifyRequest): Actor => req.actor as Actor;
 
 /** The session cookie of a sign-in (password or single sign-on): one set of attributes. */
-export function setSessionCookie(req: FastifyRequest, reply: FastifyReply, cookie: { value: string; maxAgeMs: number; expiresAt: Date }): void {
+export function setSessionCookie(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  cookie: { value: string; maxAgeMs: number; expiresAt: Date },
+): void {
   reply.setCookie(SESSION_COOKIE, cookie.value, {
     httpOnly: true,
     sameSite: 'lax',
@@ -157,7 +161,7 @@ export function authRoutes(app: Api, auth: AuthService, admin: UserAdmin): void 
     method: 'POST',
     url: '/api/auth/me/sessions/revoke-others',
     operationId: 'auth.revoke_other_sessions',
-    summary: "End every session of the caller except the current one (users only)",
+    summary: 'End every session of the caller except the current one (users only)',
     access: { requires: 'authenticated' },
     schema: { response: { 200: RevokedSessions } },
     handler: async (req) => auth.revokeOtherSessions(me(req), req.sessionHash),

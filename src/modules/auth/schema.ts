@@ -39,7 +39,9 @@ const userFields = {
   locale: Type.String(),
   created_at: Timestamp(),
   last_login_at: Nullable(Timestamp()),
-  sso: Type.Boolean({ description: 'Signs in through the identity provider (created by single sign-on; see /api/identity/config)' }),
+  sso: Type.Boolean({
+    description: 'Signs in through the identity provider (created by single sign-on; see /api/identity/config)',
+  }),
 };
 
 export const User = Type.Object(userFields, { description: 'A person who signs in; never carries the password hash' });
@@ -98,11 +100,17 @@ export const Status = Type.Object({
   sso_enabled: Type.Boolean(),
 });
 
-export const BootstrapBody = Type.Object({ username: Username, password: Password, email: Email }, { additionalProperties: false });
+export const BootstrapBody = Type.Object(
+  { username: Username, password: Password, email: Email },
+  { additionalProperties: false },
+);
 
 export const LoginBody = Type.Object(
   // Not the creation rules: a login with a short password is simply a wrong password.
-  { username: Type.String({ minLength: 1, maxLength: 150 }), password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }) },
+  {
+    username: Type.String({ minLength: 1, maxLength: 150 }),
+    password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }),
+  },
   { additionalProperties: false },
 );
 
@@ -126,16 +134,26 @@ export const CreateUserBody = Type.Object(
     password: Password,
     email: Email,
     role: Role,
-    organization_id: Type.Optional(Type.Integer({ minimum: 1, description: 'Omitted: a platform user (global scope callers only)' })),
+    organization_id: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Omitted: a platform user (global scope callers only)' }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const UpdateUserBody = Type.Object(
-  { role: Type.Optional(Role), is_active: Type.Optional(Type.Boolean()), email: Type.Optional(Email), password: Type.Optional(Password) },
+  {
+    role: Type.Optional(Role),
+    is_active: Type.Optional(Type.Boolean()),
+    email: Type.Optional(Email),
+    password: Type.Optional(Password),
+  },
   { additionalProperties: false },
 );
 
-export const UserListQuery = Type.Object({ organization_id: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false });
+export const UserListQuery = Type.Object(
+  { organization_id: Type.Optional(Type.Integer({ minimum: 1 })) },
+  { additionalProperties: false },
+);
 
 export { ErrorBody };

@@ -64,7 +64,9 @@ const sorted = (perms: Iterable<string>) => [...perms].sort();
 
 function usersOnly(actor: Actor): void {
   if (actor.kind !== 'user') {
-    throw new AppError('auth.users_only', { detail: 'This operation applies to users; a service account has no password, locale or sessions' });
+    throw new AppError('auth.users_only', {
+      detail: 'This operation applies to users; a service account has no password, locale or sessions',
+    });
   }
 }
 
@@ -101,20 +103,38 @@ export function createAuthService(deps: AuthServiceDeps) {
   return {
     async status() {
       const sso = (await deps.sso?.status())?.enabled ?? false;
-      return { bootstrapped: (await users.count()) > 0, login_methods: sso ? ['password', 'sso'] : ['password'], sso_enabled: sso };
+      return {
+        bootstrapped: (await users.count()) > 0,
+        login_methods: sso ? ['password', 'sso'] : ['password'],
+        sso_enabled: sso,
+      };
     },
 
     /** Creates the first platform administrator; 409 once any user exists. */
     async bootstrap(input: { username: string; password: string; email: string }): Promise<UserView> {
-      const already = () => new AppError('auth.already_bootstrapped', { detail: 'The service is already bootstrapped: users exist. Sign in instead.' });
+      const already = () =>
+        new AppError('auth.already_bootstrapped', {
+          detail: 'The service is already bootstrapped: users exist. Sign in instead.',
+        });
       // Checked before hashing so that a bootstrapped instance spends nothing on the call.
       if ((await users.count()) > 0) throw already();
       const password_hash = await hashPassword(input.password);
       // Two concurrent bootstraps: the second waits here, then sees the first one's user.
       await users.lockAdministration();
       if ((await users.count()) > 0) throw already();
-      const row = await users.insert({ username: input.username, email: input.email, password_hash, role: 'admin', organization_id: null });
-      setAuditTarget({ type: 'user', id: row.id, organizationId: null, details: { username: row.username, role: 'admin' } });
+      const row = await users.insert({
+        username: input.username,
+        email: input.email,
+        password_hash,
+        role: 'admin',
+        organization_id: null,
+      });
+      setAuditTarget({
+        type: 'user',
+        id: row.id,
+        organizationId: null,
+        details: { username: row.username, role: 'admin' },
+      });
       return toUser(row);
     },
 
@@ -136,7 +156,10 @@ export function createAuthService(deps: AuthServiceDeps) {
       // Said only to someone who knows the password, so it reveals nothing to a guesser.
       if (!row.is_active) throw new AppError('auth.user_inactive', { detail: 'User is inactive' });
       if (deps.sso && !(await deps.sso.passwordLoginAllowed(row))) {
-        throw new AppError('auth.password_login_disabled', { detail: 'Password login is turned off for single sign-on users: sign in through the identity provider (GET /api/auth/sso/login)' });
+        throw new AppError('auth.password_login_disabled', {
+          detail:
+            'Password login is turned off for single sign-on users: sign in through the identity provider (GET /api/auth/sso/login)',
+        });
       }
       if (row.organization_id !== null && (await directory.organization(row.organization_id))?.is_active === false) {
         throw new AppError('auth.organization_inactive', { detail: 'Organization is inactive' });
@@ -148,11 +171,26 @@ export function createAuthService(deps: AuthServiceDeps) {
       const session = await sessions.open(row.id, meta);
       setAuditTarget({ id: row.id, organizationId: row.organization_id });
       const actor = actorFor(
-        { kind: 'user', id: row.id, name: row.username, role: row.role, organizationId: row.organization_id, active: true },
+        {
+          kind: 'user',
+          id: row.id,
+          name: row.username,
+          role: row.role,
+          organizationId: row.organization_id,
+          active: true,
+        },
         null,
         'session',
       );
-      return { user: toUser(updated), actor, cookie: { value: session.value, maxAgeMs: SESSION_MAX_AGE_MS, expiresAt: new Date(now.getTime() + SESSION_MAX_AGE_MS) } };
+      return {
+        user: toUser(updated),
+        actor,
+        cookie: {
+          value: session.value,
+          maxAgeMs: SESSION_MAX_AGE_MS,
+          expiresAt: new Date(now.getTime() + SESSION_MAX_AGE_MS),
+        },
+      };
     },
 
     /** Ends the session that authenticated the call; a token caller has none (no-op). */
@@ -176,7 +214,12 @@ export function createAuthService(deps: AuthServiceDeps) {
       if (input.email !== undefined) changes.email = input.email;
       const row = Object.keys(changes).length ? await users.update(actor.id, changes) : await users.byId(actor.id);
       if (!row) throw new AppError('auth.session_expired', { detail: 'The account no longer exists' });
-      setAuditTarget({ type: 'user', id: actor.id, organizationId: row.organization_id, details: { changed: Object.keys(changes) } });
+      setAuditTarget({
+        type: 'user',
+        id: actor.id,
+        organizationId: row.organization_id,
+        details: { changed: Object.keys(changes) },
+      });
       return { kind: 'user' as const, ...toUser(row) };
     },
 
@@ -189,16 +232,27 @@ export function createAuthService(deps: AuthServiceDeps) {
     },
 
     /** Needs the current password; ends the caller's other sessions, nothing else. */
-    async changePassword(actor: Actor, sessionHash: string | undefined, input: { current_password: string; new_password: string }): Promise<number> {
+    async changePassword(
+      actor: Actor,
+      sessionHash: string | undefined,
+      input: { current_password: string; new_password: string },
+    ): Promise<number> {
       usersOnly(actor);
-      const gate = await rateLimiter.hit(`password:user:${actor.id}`, PASSWORD_CHANGE_LIMIT.limit, PASSWORD_CHANGE_LIMIT.windowMs);
+      const gate = await rateLimiter.hit(
+        `password:user:${actor.id}`,
+        PASSWORD_CHANGE_LIMIT.limit,
+        PASSWORD_CHANGE_LIMIT.windowMs,
+      );
       if (!gate.allowed) throw throttled(gate, 'password change attempts');
       const row = await userOf(actor);
       setAuditTarget({ type: 'user', id: row.id, organizationId: row.organization_id });
       if (!(await verifyPassword(row.password_hash, input.current_password))) {
         throw new AppError('auth.wrong_current_password', { detail: 'The current password is not correct' });
       }
-      await users.update(row.id, { password_hash: await hashPassword(input.new_password), password_changed_at: clock.now() });
+      await users.update(row.id, {
+        password_hash: await hashPassword(input.new_password),
+        password_changed_at: clock.now(),
+      });
       return sessions.closeOthers(row.id, actor.via === 'session' ? (sessionHash ?? null) : null);
     },
 
@@ -210,15 +264,43 @@ export function createAuthService(deps: AuthServiceDeps) {
 
     async profile(actor: Actor) {
       const me = await self(actor);
-      const base = me.kind === 'user'
-        ? { id: me.row.id, name: me.row.username, email: me.row.email, display_name: me.row.display_name, locale: me.row.locale, role: me.row.role, organization_id: me.row.organization_id }
-        : { id: me.sa.id, name: me.sa.name, email: null, display_name: null, locale: null, role: me.sa.role, organization_id: me.sa.organization_id };
-      const organization = base.organization_id === null ? null : ((await directory.organization(base.organization_id)) ?? null);
-      return { kind: me.kind, ...base, organization, global: actor.global, permissions: sorted(actor.permissions), auth_method: actor.via };
+      const base =
+        me.kind === 'user'
+          ? {
+              id: me.row.id,
+              name: me.row.username,
+              email: me.row.email,
+              display_name: me.row.display_name,
+              locale: me.row.locale,
+              role: me.row.role,
+              organization_id: me.row.organization_id,
+            }
+          : {
+              id: me.sa.id,
+              name: me.sa.name,
+              email: null,
+              display_name: null,
+              locale: null,
+              role: me.sa.role,
+              organization_id: me.sa.organization_id,
+            };
+      const organization =
+        base.organization_id === null ? null : ((await directory.organization(base.organization_id)) ?? null);
+      return {
+        kind: me.kind,
+        ...base,
+        organization,
+        global: actor.global,
+        permissions: sorted(actor.permissions),
+        auth_method: actor.via,
+      };
     },
 
     async permissions(actor: Actor) {
-      const roles = Object.fromEntries(ROLES.map((r) => [r, sorted(ROLE_PERMISSIONS[r])])) as Record<RoleName, string[]>;
+      const roles = Object.fromEntries(ROLES.map((r) => [r, sorted(ROLE_PERMISSIONS[r])])) as Record<
+        RoleName,
+        string[]
+      >;
       return { role: await roleOf(actor), global: actor.global, permissions: sorted(actor.permissions), roles };
     },
 

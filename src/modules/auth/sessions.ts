@@ -20,10 +20,19 @@ export const hashSession = (value: string) => createHash('sha256').update(value)
 export function createSessionService(deps: { store: SessionStore; clock: Clock }) {
   const { store, clock } = deps;
   return {
-    async open(userId: number, meta: { ip: string | null; userAgent: string | null }): Promise<{ value: string; expiresAt: Date }> {
+    async open(
+      userId: number,
+      meta: { ip: string | null; userAgent: string | null },
+    ): Promise<{ value: string; expiresAt: Date }> {
       const value = randomBytes(32).toString('base64url');
       const expiresAt = new Date(clock.now().getTime() + IDLE_MS);
-      await store.insert({ id_hash: hashSession(value), user_id: userId, expires_at: expiresAt, ip: meta.ip, user_agent: meta.userAgent?.slice(0, 256) ?? null });
+      await store.insert({
+        id_hash: hashSession(value),
+        user_id: userId,
+        expires_at: expiresAt,
+        ip: meta.ip,
+        user_agent: meta.userAgent?.slice(0, 256) ?? null,
+      });
       return { value, expiresAt };
     },
 
@@ -35,13 +44,21 @@ export function createSessionService(deps: { store: SessionStore; clock: Clock }
         throw new AppError('auth.session_expired', { detail: 'Session expired or signed out' });
       }
       if (!row.is_active) throw new AppError('auth.user_inactive', { detail: 'User is inactive' });
-      if (!row.organization_active) throw new AppError('auth.organization_inactive', { detail: 'Organization is inactive' });
+      if (!row.organization_active)
+        throw new AppError('auth.organization_inactive', { detail: 'Organization is inactive' });
       if (now.getTime() - row.last_seen_at.getTime() > TOUCH_EVERY_MS) {
         const cap = row.created_at.getTime() + ABSOLUTE_MS;
         await store.touch(hash, now, new Date(Math.min(now.getTime() + IDLE_MS, cap)));
       }
       const actor = actorFor(
-        { kind: 'user', id: row.user_id, name: row.username, role: row.role, organizationId: row.organization_id, active: row.is_active },
+        {
+          kind: 'user',
+          id: row.user_id,
+          name: row.username,
+          role: row.role,
+          organizationId: row.organization_id,
+          active: row.is_active,
+        },
         null,
         'session',
       );

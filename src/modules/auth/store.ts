@@ -14,13 +14,30 @@ const ADMINISTRATION_LOCK = 0x7765_6972_0001;
 export function createUserStore(db: Kysely<DB>) {
   const q = () => executor(db);
   return {
-    count: async () => Number((await q().selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n),
+    count: async () =>
+      Number(
+        (
+          await q()
+            .selectFrom('users')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
     byUsername: (username: string) =>
-      q().selectFrom('users').selectAll().where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase())).executeTakeFirst(),
+      q()
+        .selectFrom('users')
+        .selectAll()
+        .where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()))
+        .executeTakeFirst(),
     byId: (id: number) => q().selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst(),
     /** A user the scope may see: platform users only for a global scope. */
     inScope: (scope: Scope, id: number) =>
-      q().selectFrom('users').selectAll().where('id', '=', id).where(scoped(scope, 'users.organization_id')).executeTakeFirst(),
+      q()
+        .selectFrom('users')
+        .selectAll()
+        .where('id', '=', id)
+        .where(scoped(scope, 'users.organization_id'))
+        .executeTakeFirst(),
     list: (scope: Scope, filter: { organizationId?: number } = {}) => {
       let s = q().selectFrom('users').selectAll().where(scoped(scope, 'users.organization_id'));
       if (filter.organizationId !== undefined) s = s.where('organization_id', '=', filter.organizationId);
@@ -56,35 +73,76 @@ export function createUserStore(db: Kysely<DB>) {
             .executeTakeFirstOrThrow()
         ).n,
       ),
-    update: (id: number, values: Partial<Pick<UserRow, 'email' | 'role' | 'is_active' | 'password_hash' | 'display_name' | 'locale' | 'password_changed_at' | 'last_login_at'>>) =>
-      q().updateTable('users').set({ ...values, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirst(),
-    remove: async (id: number) => Number((await q().deleteFrom('users').where('id', '=', id).executeTakeFirst()).numDeletedRows),
+    update: (
+      id: number,
+      values: Partial<
+        Pick<
+          UserRow,
+          | 'email'
+          | 'role'
+          | 'is_active'
+          | 'password_hash'
+          | 'display_name'
+          | 'locale'
+          | 'password_changed_at'
+          | 'last_login_at'
+        >
+      >,
+    ) =>
+      q()
+        .updateTable('users')
+        .set({ ...values, updated_at: new Date() })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst(),
+    remove: async (id: number) =>
+      Number((await q().deleteFrom('users').where('id', '=', id).executeTakeFirst()).numDeletedRows),
   };
 }
 
 export function createSessionStore(db: Kysely<DB>) {
   const q = () => executor(db);
   return {
-    insert: (values: { id_hash: string; user_id: number; expires_at: Date; ip: string | null; user_agent: string | null }) =>
-      q().insertInto('sessions').values(values).execute(),
+    insert: (values: {
+      id_hash: string;
+      user_id: number;
+      expires_at: Date;
+      ip: string | null;
+      user_agent: string | null;
+    }) => q().insertInto('sessions').values(values).execute(),
     withUser: (idHash: string) =>
       q()
         .selectFrom('sessions')
         .innerJoin('users', 'users.id', 'sessions.user_id')
         .leftJoin('organizations', 'organizations.id', 'users.organization_id')
-        .select(['sessions.id_hash', 'sessions.user_id', 'sessions.created_at', 'sessions.last_seen_at', 'sessions.expires_at', 'users.username', 'users.role', 'users.organization_id', 'users.is_active'])
+        .select([
+          'sessions.id_hash',
+          'sessions.user_id',
+          'sessions.created_at',
+          'sessions.last_seen_at',
+          'sessions.expires_at',
+          'users.username',
+          'users.role',
+          'users.organization_id',
+          'users.is_active',
+        ])
         .select((eb) => eb.fn.coalesce('organizations.is_active', eb.val(true)).as('organization_active'))
         .where('sessions.id_hash', '=', idHash)
         .executeTakeFirst(),
     touch: (idHash: string, lastSeen: Date, expiresAt: Date) =>
-      q().updateTable('sessions').set({ last_seen_at: lastSeen, expires_at: expiresAt }).where('id_hash', '=', idHash).execute(),
+      q()
+        .updateTable('sessions')
+        .set({ last_seen_at: lastSeen, expires_at: expiresAt })
+        .where('id_hash', '=', idHash)
+        .execute(),
     remove: (idHash: string) => q().deleteFrom('sessions').where('id_hash', '=', idHash).execute(),
     removeOthers: async (userId: number, keep: string | null) => {
       let d = q().deleteFrom('sessions').where('user_id', '=', userId);
       if (keep) d = d.where('id_hash', '<>', keep);
       return Number((await d.executeTakeFirst()).numDeletedRows);
     },
-    pruneExpired: async (now: Date) => Number((await q().deleteFrom('sessions').where('expires_at', '<', now).executeTakeFirst()).numDeletedRows),
+    pruneExpired: async (now: Date) =>
+      Number((await q().deleteFrom('sessions').where('expires_at', '<', now).executeTakeFirst()).numDeletedRows),
   };
 }
 
@@ -92,13 +150,28 @@ export function createSessionStore(db: Kysely<DB>) {
 export function createDirectoryStore(db: Kysely<DB>) {
   const q = () => executor(db);
   return {
-    organization: (id: number) => q().selectFrom('organizations').select(['id', 'name', 'is_active']).where('id', '=', id).executeTakeFirst(),
+    organization: (id: number) =>
+      q().selectFrom('organizations').select(['id', 'name', 'is_active']).where('id', '=', id).executeTakeFirst(),
     organizationInScope: (scope: Scope, id: number) =>
-      q().selectFrom('organizations').select(['id', 'name']).where('id', '=', id).where(scoped(scope, 'organizations.id')).executeTakeFirst(),
+      q()
+        .selectFrom('organizations')
+        .select(['id', 'name'])
+        .where('id', '=', id)
+        .where(scoped(scope, 'organizations.id'))
+        .executeTakeFirst(),
     organizations: (scope: Scope) =>
-      q().selectFrom('organizations').select(['id', 'name']).where(scoped(scope, 'organizations.id')).orderBy('id').execute(),
+      q()
+        .selectFrom('organizations')
+        .select(['id', 'name'])
+        .where(scoped(scope, 'organizations.id'))
+        .orderBy('id')
+        .execute(),
     serviceAccount: (id: number) =>
-      q().selectFrom('service_accounts').select(['id', 'name', 'role', 'organization_id', 'is_active', 'created_at']).where('id', '=', id).executeTakeFirst(),
+      q()
+        .selectFrom('service_accounts')
+        .select(['id', 'name', 'role', 'organization_id', 'is_active', 'created_at'])
+        .where('id', '=', id)
+        .executeTakeFirst(),
   };
 }
 

@@ -24,7 +24,12 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, who: { headers: Record<string, string> } | { cookie: string }, payload?: unknown) =>
+const call = (
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  url: string,
+  who: { headers: Record<string, string> } | { cookie: string },
+  payload?: unknown,
+) =>
   t.app.inject({
     method,
     url,
@@ -33,10 +38,21 @@ const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, who: { hea
   });
 
 let n = 0;
-const newUser = (extra: Record<string, unknown> = {}) => ({ username: `user-${++n}`, password: 'password-123', email: `u${n}@example.test`, role: 'viewer', ...extra });
+const newUser = (extra: Record<string, unknown> = {}) => ({
+  username: `user-${++n}`,
+  password: 'password-123',
+  email: `u${n}@example.test`,
+  role: 'viewer',
+  ...extra,
+});
 
 async function login(username: string, password: string): Promise<string> {
-  const res = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password }, remoteAddress: `10.1.0.${++n % 250}` });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/auth/login',
+    payload: { username, password },
+    remoteAddress: `10.1.0.${++n % 250}`,
+  });
   expect(res.statusCode, res.body).toBe(200);
   return res.cookies[0]?.value as string;
 }
@@ -62,8 +78,27 @@ describe('create', () => {
     const res = await call('POST', '/api/auth/users', adminA, newUser({ organization_id: orgA, role: 'operator' }));
     expect(res.statusCode).toBe(201);
     const u = res.json();
-    expect(u).toMatchObject({ role: 'operator', organization_id: orgA, is_active: true, display_name: null, locale: 'en', last_login_at: null });
-    expect(Object.keys(u).sort()).toEqual(['created_at', 'display_name', 'email', 'id', 'is_active', 'last_login_at', 'locale', 'organization_id', 'role', 'sso', 'username']);
+    expect(u).toMatchObject({
+      role: 'operator',
+      organization_id: orgA,
+      is_active: true,
+      display_name: null,
+      locale: 'en',
+      last_login_at: null,
+    });
+    expect(Object.keys(u).sort()).toEqual([
+      'created_at',
+      'display_name',
+      'email',
+      'id',
+      'is_active',
+      'last_login_at',
+      'locale',
+      'organization_id',
+      'role',
+      'sso',
+      'username',
+    ]);
     expect(res.body).not.toMatch(/password|argon2/);
   });
 
@@ -85,7 +120,11 @@ describe('create', () => {
   it('refuses a duplicate username in any letter case (409)', async () => {
     const body = newUser({ organization_id: orgA });
     expect((await call('POST', '/api/auth/users', adminA, body)).statusCode).toBe(201);
-    const dup = await call('POST', '/api/auth/users', platform, { ...body, username: body.username.toUpperCase(), organization_id: orgB });
+    const dup = await call('POST', '/api/auth/users', platform, {
+      ...body,
+      username: body.username.toUpperCase(),
+      organization_id: orgB,
+    });
     expect(dup.statusCode).toBe(409);
     expect(dup.json().error.code).toBe('auth.username_taken');
   });
@@ -98,7 +137,8 @@ describe('create', () => {
       newUser({ organization_id: orgA, is_admin: true }),
       { password: 'password-123', email: 'x@example.test', role: 'viewer', organization_id: orgA },
     ];
-    for (const body of bad) expect((await call('POST', '/api/auth/users', adminA, body)).statusCode, JSON.stringify(body)).toBe(422);
+    for (const body of bad)
+      expect((await call('POST', '/api/auth/users', adminA, body)).statusCode, JSON.stringify(body)).toBe(422);
   });
 });
 
@@ -118,7 +158,9 @@ describe('list and admin-access', () => {
     expect(all.some((u) => u.organization_id === null)).toBe(true);
     expect(all.some((u) => u.organization_id === orgB)).toBe(true);
     for (const param of ['organization_id', 'org_id']) {
-      const only = (await call('GET', `/api/auth/users?${param}=${orgB}`, platform)).json() as { organization_id: number | null }[];
+      const only = (await call('GET', `/api/auth/users?${param}=${orgB}`, platform)).json() as {
+        organization_id: number | null;
+      }[];
       expect(only.length).toBeGreaterThan(0);
       expect(only.every((u) => u.organization_id === orgB)).toBe(true);
     }
@@ -127,7 +169,10 @@ describe('list and admin-access', () => {
   });
 
   it('admin-access says what the caller administers', async () => {
-    expect((await call('GET', '/api/auth/admin-access', adminA)).json()).toEqual({ global: false, organizations: [{ id: orgA, name: 'Org A' }] });
+    expect((await call('GET', '/api/auth/admin-access', adminA)).json()).toEqual({
+      global: false,
+      organizations: [{ id: orgA, name: 'Org A' }],
+    });
     const global = (await call('GET', '/api/auth/admin-access', platform)).json();
     expect(global.global).toBe(true);
     expect(global.organizations.map((o: { id: number }) => o.id)).toEqual([orgA, orgB]);
@@ -147,10 +192,12 @@ describe('update', () => {
     expect(res.statusCode).toBe(404);
     expect((await call('PUT', `/api/auth/users/${platform.id}`, adminA, { is_active: false })).statusCode).toBe(404);
     expect((await call('PUT', '/api/auth/users/999999', adminA, { is_active: false })).statusCode).toBe(404);
-    expect((await call('GET', `/api/auth/users`, adminA)).json().some((u: { id: number }) => u.id === adminB.id)).toBe(false);
+    expect((await call('GET', `/api/auth/users`, adminA)).json().some((u: { id: number }) => u.id === adminB.id)).toBe(
+      false,
+    );
   });
 
-  it('a role change takes effect on the user\'s token at once', async () => {
+  it("a role change takes effect on the user's token at once", async () => {
     const u = await createPrincipal(t, { role: 'admin', organizationId: orgA });
     expect((await call('GET', '/api/auth/users', u)).statusCode).toBe(200);
     const res = await call('PUT', `/api/auth/users/${u.id}`, adminA, { role: 'viewer' });
@@ -164,11 +211,16 @@ describe('update', () => {
   it('deactivation makes the token answer 401 "User is inactive" at once and ends the sessions', async () => {
     const created = (await call('POST', '/api/auth/users', adminA, newUser({ organization_id: orgA }))).json();
     const cookie = await login(created.username, 'password-123');
-    const { token } = await t.container.identity.tokens.create({ kind: 'user', id: created.id, role: 'viewer' }, { name: 'mine' });
+    const { token } = await t.container.identity.tokens.create(
+      { kind: 'user', id: created.id, role: 'viewer' },
+      { name: 'mine' },
+    );
     const bearer = { headers: { authorization: `Bearer ${token}` } };
     expect((await call('GET', '/api/auth/me', bearer)).statusCode).toBe(200);
 
-    expect((await call('PUT', `/api/auth/users/${created.id}`, adminA, { is_active: false })).json().is_active).toBe(false);
+    expect((await call('PUT', `/api/auth/users/${created.id}`, adminA, { is_active: false })).json().is_active).toBe(
+      false,
+    );
     const res = await call('GET', '/api/auth/me', bearer);
     expect(res.statusCode).toBe(401);
     expect(res.json().detail).toBe('User is inactive');
@@ -178,25 +230,36 @@ describe('update', () => {
     expect((await call('GET', '/api/auth/me', bearer)).statusCode).toBe(200);
   });
 
-  it('changes e-mail and resets the password (ending the user\'s sessions)', async () => {
+  it("changes e-mail and resets the password (ending the user's sessions)", async () => {
     const created = (await call('POST', '/api/auth/users', adminA, newUser({ organization_id: orgA }))).json();
     const cookie = await login(created.username, 'password-123');
-    const res = await call('PUT', `/api/auth/users/${created.id}`, adminA, { email: 'changed@example.test', password: 'reset-password-9' });
+    const res = await call('PUT', `/api/auth/users/${created.id}`, adminA, {
+      email: 'changed@example.test',
+      password: 'reset-password-9',
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json().email).toBe('changed@example.test');
     expect(res.body).not.toMatch(/reset-password-9|password_hash/);
     expect((await call('GET', '/api/auth/me', { cookie })).statusCode).toBe(401);
     await login(created.username, 'reset-password-9');
     expect((await call('PUT', `/api/auth/users/${created.id}`, adminA, { password: 'short' })).statusCode).toBe(422);
-    expect((await call('PUT', `/api/auth/users/${created.id}`, adminA, { organization_id: orgB })).statusCode).toBe(422);
+    expect((await call('PUT', `/api/auth/users/${created.id}`, adminA, { organization_id: orgB })).statusCode).toBe(
+      422,
+    );
   });
 
   it('records the change in the audit trail without the password', async () => {
-    const rows = await t.container.database.db.selectFrom('audit_log').selectAll().where('operation_id', '=', 'auth.update_user').execute();
+    const rows = await t.container.database.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('operation_id', '=', 'auth.update_user')
+      .execute();
     expect(rows.length).toBeGreaterThan(0);
     // Denied calls are refused before the operation runs; every other entry names the user.
     expect(rows.filter((r) => r.outcome !== 'denied').every((r) => r.target_type === 'user')).toBe(true);
-    expect(rows.some((r) => r.outcome === 'success' && (r.details as { changed?: string[] }).changed?.includes('password'))).toBe(true);
+    expect(
+      rows.some((r) => r.outcome === 'success' && (r.details as { changed?: string[] }).changed?.includes('password')),
+    ).toBe(true);
     expect(JSON.stringify(rows)).not.toMatch(/reset-password-9/);
   });
 });
@@ -216,7 +279,9 @@ describe('delete', () => {
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
     expect((await call('GET', '/api/auth/me', victim)).statusCode).toBe(401);
-    expect((await call('GET', '/api/auth/users', adminA)).json().some((u: { id: number }) => u.id === victim.id)).toBe(false);
+    expect((await call('GET', '/api/auth/users', adminA)).json().some((u: { id: number }) => u.id === victim.id)).toBe(
+      false,
+    );
     expect((await call('DELETE', `/api/auth/users/${victim.id}`, adminA)).statusCode).toBe(404);
   });
 });

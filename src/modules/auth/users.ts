@@ -40,7 +40,8 @@ const isPlatformAdmin = (u: UserRow) => u.organization_id === null && u.role ===
 
 export function createUserAdmin(deps: UserAdminDeps) {
   const { users, directory, sessions, tokens, clock } = deps;
-  const taken = (username: string) => new AppError('auth.username_taken', { detail: `The username "${username}" is already taken` });
+  const taken = (username: string) =>
+    new AppError('auth.username_taken', { detail: `The username "${username}" is already taken` });
 
   async function found(actor: Actor, id: number): Promise<UserRow> {
     setAuditTarget({ type: 'user', id });
@@ -69,7 +70,9 @@ export function createUserAdmin(deps: UserAdminDeps) {
       setAuditTarget({ type: 'user', organizationId, details: { username: input.username, role: input.role } });
       if (organizationId === null) {
         if (!actor.global) {
-          throw errors.forbidden('Only a caller with platform (global) scope may create a platform user; send organization_id');
+          throw errors.forbidden(
+            'Only a caller with platform (global) scope may create a platform user; send organization_id',
+          );
         }
       } else if (!(await directory.organizationInScope(scopeOf(actor), organizationId))) {
         throw errors.notFound('Organization');
@@ -77,7 +80,13 @@ export function createUserAdmin(deps: UserAdminDeps) {
       // Checked before hashing; the insert below settles a race on the unique index.
       if (await users.byUsername(input.username)) throw taken(input.username);
       const password_hash = await hashPassword(input.password);
-      const row = await users.insertUnique({ username: input.username, email: input.email, password_hash, role: input.role, organization_id: organizationId });
+      const row = await users.insertUnique({
+        username: input.username,
+        email: input.email,
+        password_hash,
+        role: input.role,
+        organization_id: organizationId,
+      });
       if (!row) throw taken(input.username);
       setAuditTarget({ type: 'user', id: row.id, organizationId, details: { username: row.username, role: row.role } });
       return toUser(row);
@@ -92,7 +101,8 @@ export function createUserAdmin(deps: UserAdminDeps) {
       const row = await found(actor, id);
       const deactivates = input.is_active === false && row.is_active;
       const roleChanges = input.role !== undefined && input.role !== row.role;
-      if (isPlatformAdmin(row) && (deactivates || (roleChanges && input.role !== 'admin'))) await keepOnePlatformAdmin(row);
+      if (isPlatformAdmin(row) && (deactivates || (roleChanges && input.role !== 'admin')))
+        await keepOnePlatformAdmin(row);
 
       const changes: Parameters<UserStore['update']>[1] = {};
       if (input.role !== undefined) changes.role = input.role;

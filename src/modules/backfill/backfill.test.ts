@@ -41,7 +41,12 @@ afterAll(async () => {
 });
 
 function call(who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) {
-  return t.app.inject({ method, url, headers: who.headers, ...(payload !== undefined ? { payload: payload as Json } : {}) });
+  return t.app.inject({
+    method,
+    url,
+    headers: who.headers,
+    ...(payload !== undefined ? { payload: payload as Json } : {}),
+  });
 }
 
 let n = 0;
@@ -74,7 +79,8 @@ describe('POST /api/integrations/{id}/backfill: validation', () => {
   beforeAll(async () => {
     id = await integration(adminA, orgA);
   });
-  const post = (body: Json, who = adminA, integrationId = id) => call(who, 'POST', `/api/integrations/${integrationId}/backfill`, body);
+  const post = (body: Json, who = adminA, integrationId = id) =>
+    call(who, 'POST', `/api/integrations/${integrationId}/backfill`, body);
 
   it('refuses the singular stream with 422 backfill.stream_singular', async () => {
     const res = await post({ stream: 'events', from_ts: daysAgo(2), to_ts: daysAgo(1) });
@@ -124,7 +130,9 @@ describe('POST /api/integrations/{id}/backfill: validation', () => {
   });
 
   it('refuses a managed-provider parent (partner config, or an integration with children) with 422', async () => {
-    const partner = await integration(adminA, orgA, { config: { collect: true, api_key: 'secret-key-123456', partner: true } });
+    const partner = await integration(adminA, orgA, {
+      config: { collect: true, api_key: 'secret-key-123456', partner: true },
+    });
     let res = await post({ streams: ['events'], from_ts: daysAgo(2), to_ts: daysAgo(1) }, adminA, partner);
     expect(res.statusCode).toBe(422);
     expect(res.json().error.code).toBe('backfill.managed_provider_parent');
@@ -137,7 +145,11 @@ describe('POST /api/integrations/{id}/backfill: validation', () => {
   });
 
   it('refuses a platform without connector (422 integration.not_collectable) and an integration that does not collect', async () => {
-    const custom = await call(adminA, 'POST', '/api/integrations/', { name: `custom-${++n}`, platform: 'custom', organization_id: orgA });
+    const custom = await call(adminA, 'POST', '/api/integrations/', {
+      name: `custom-${++n}`,
+      platform: 'custom',
+      organization_id: orgA,
+    });
     expect(custom.statusCode, custom.body).toBe(201);
     let res = await post({ streams: ['events'], from_ts: daysAgo(2), to_ts: daysAgo(1) }, adminA, custom.json().id);
     expect(res.statusCode).toBe(422);
@@ -162,7 +174,14 @@ describe('POST /api/integrations/{id}/backfill: validation', () => {
     expect(res.statusCode, res.body).toBe(201);
     const job = res.json();
     expect(isUuid(job.id)).toBe(true);
-    expect(job).toMatchObject({ integration_id: id, organization_id: orgA, status: 'queued', streams: ['events', 'audit'], cancel_requested: false, events: 0 });
+    expect(job).toMatchObject({
+      integration_id: id,
+      organization_id: orgA,
+      status: 'queued',
+      streams: ['events', 'audit'],
+      cancel_requested: false,
+      events: 0,
+    });
     // audit keeps 7 days: it starts 7 days back instead of 10.
     expect(job.warnings).toHaveLength(1);
     expect(job.warnings[0]).toMatch(/^audit: the vendor keeps 7 days/);
@@ -177,7 +196,11 @@ describe('jobs: read, list, cancel, scoping', () => {
   let jobId: string;
   beforeAll(async () => {
     id = await integration(adminA, orgA);
-    const res = await call(adminA, 'POST', `/api/integrations/${id}/backfill`, { streams: ['events'], from_ts: daysAgo(3), to_ts: daysAgo(2) });
+    const res = await call(adminA, 'POST', `/api/integrations/${id}/backfill`, {
+      streams: ['events'],
+      from_ts: daysAgo(3),
+      to_ts: daysAgo(2),
+    });
     jobId = res.json().id;
   });
 
@@ -190,8 +213,12 @@ describe('jobs: read, list, cancel, scoping', () => {
     expect((await call(adminA, 'GET', '/api/backfill-jobs/not-a-uuid')).statusCode).toBe(404);
   });
 
-  it('lists an integration\'s jobs in the {total, items, limit, offset} envelope; 404 outside scope', async () => {
-    await call(adminA, 'POST', `/api/integrations/${id}/backfill`, { streams: ['events'], from_ts: daysAgo(4), to_ts: daysAgo(3) });
+  it("lists an integration's jobs in the {total, items, limit, offset} envelope; 404 outside scope", async () => {
+    await call(adminA, 'POST', `/api/integrations/${id}/backfill`, {
+      streams: ['events'],
+      from_ts: daysAgo(4),
+      to_ts: daysAgo(3),
+    });
     const res = await call(viewerA, 'GET', `/api/integrations/${id}/backfill-jobs?limit=1`);
     expect(res.statusCode).toBe(200);
     const body = res.json();
@@ -214,9 +241,17 @@ describe('jobs: read, list, cancel, scoping', () => {
   });
 
   it('flags a running job for its worker (202, still running)', async () => {
-    const created = await call(adminA, 'POST', `/api/integrations/${id}/backfill`, { streams: ['events'], from_ts: daysAgo(6), to_ts: daysAgo(5) });
+    const created = await call(adminA, 'POST', `/api/integrations/${id}/backfill`, {
+      streams: ['events'],
+      from_ts: daysAgo(6),
+      to_ts: daysAgo(5),
+    });
     const running = created.json().id as string;
-    await t.container.database.db.updateTable('backfill_jobs').set({ status: 'running' }).where('id', '=', running).execute();
+    await t.container.database.db
+      .updateTable('backfill_jobs')
+      .set({ status: 'running' })
+      .where('id', '=', running)
+      .execute();
     const res = await call(adminA, 'POST', `/api/backfill-jobs/${running}/cancel`);
     expect(res.statusCode).toBe(202);
     expect(res.json()).toMatchObject({ status: 'running', cancel_requested: true });
@@ -226,7 +261,11 @@ describe('jobs: read, list, cancel, scoping', () => {
 describe('a job run by a worker, and the diagnostics', () => {
   beforeAll(async () => {
     // The jobs made by the tests above are not for the worker to run.
-    await t.container.database.db.updateTable('backfill_jobs').set({ status: 'cancelled' }).where('status', 'in', ['queued', 'running']).execute();
+    await t.container.database.db
+      .updateTable('backfill_jobs')
+      .set({ status: 'cancelled' })
+      .where('status', 'in', ['queued', 'running'])
+      .execute();
     consumers = startConsumers(t.container.queue, t.container.jobs, t.container.logger);
     heartbeat = await t.container.processes.start('worker', 60_000);
   });
@@ -236,7 +275,11 @@ describe('a job run by a worker, and the diagnostics', () => {
     const id = await integration(adminA, orgA);
     const from = Math.floor((Date.now() - 4 * DAY_MS) / HOUR_MS) * HOUR_MS;
     const to = from + 3 * DAY_MS;
-    const res = await call(adminA, 'POST', `/api/integrations/${id}/backfill`, { streams: ['events'], from_ts: iso(from), to_ts: iso(to) });
+    const res = await call(adminA, 'POST', `/api/integrations/${id}/backfill`, {
+      streams: ['events'],
+      from_ts: iso(from),
+      to_ts: iso(to),
+    });
     expect(res.statusCode, res.body).toBe(201);
     const jobId = res.json().id as string;
     const job = await waitFor(
@@ -250,12 +293,22 @@ describe('a job run by a worker, and the diagnostics', () => {
     expect(job.started_at).not.toBeNull();
     expect(job.finished_at).not.toBeNull();
     const counters = await waitFor(
-      () => t.container.database.db.selectFrom('stream_counters').select(['events_in', 'duplicates']).where('integration_id', '=', id).where('stream', '=', 'events').execute(),
+      () =>
+        t.container.database.db
+          .selectFrom('stream_counters')
+          .select(['events_in', 'duplicates'])
+          .where('integration_id', '=', id)
+          .where('stream', '=', 'events')
+          .execute(),
       (rows) => rows.reduce((s, r) => s + Number(r.events_in), 0) >= 12,
     );
     expect(counters.reduce((s, r) => s + Number(r.events_in), 0)).toBe(12);
     // Vendor usage of the backfill is counted for the cost summary.
-    const usage = await t.container.database.db.selectFrom('collector_usage').selectAll().where('integration_id', '=', id).execute();
+    const usage = await t.container.database.db
+      .selectFrom('collector_usage')
+      .selectAll()
+      .where('integration_id', '=', id)
+      .execute();
     expect(usage.reduce((s, r) => s + Number(r.pages), 0)).toBe(6);
     expect(usage.reduce((s, r) => s + Number(r.events), 0)).toBe(12);
   });
@@ -271,7 +324,14 @@ describe('a job run by a worker, and the diagnostics', () => {
     expect(d.api.broker.backend).toBe(t.container.queue.backend);
     expect(d.workers.length).toBeGreaterThanOrEqual(1);
     expect(d.workers.every((w: Json) => w.same_broker === true)).toBe(true);
-    expect(d.queue).toEqual(expect.objectContaining({ waiting: expect.any(Number), active: expect.any(Number), delayed: expect.any(Number), failed: expect.any(Number) }));
+    expect(d.queue).toEqual(
+      expect.objectContaining({
+        waiting: expect.any(Number),
+        active: expect.any(Number),
+        delayed: expect.any(Number),
+        failed: expect.any(Number),
+      }),
+    );
     // Never credentials: the body names no password or URL userinfo.
     expect(res.body).not.toMatch(/password|@/i);
     if (t.container.queue.backend === 'bullmq') expect(d.api.broker.prefix).toBe(t.container.config.redisPrefix);
@@ -279,8 +339,27 @@ describe('a job run by a worker, and the diagnostics', () => {
 
   it('diagnostics: a worker on another broker makes same_broker false', async () => {
     const db = t.container.database.db;
-    const other = JSON.stringify({ backend: 'bullmq', scheme: 'redis', host: 'elsewhere', port: 6379, db: '3', prefix: 'other' });
-    await db.insertInto('process_heartbeats').values({ id: 'stray:1:worker', role: 'worker', hostname: 'stray', pid: 1, started_at: new Date(), last_seen_at: new Date(), queue_backend: 'bullmq', broker: other }).execute();
+    const other = JSON.stringify({
+      backend: 'bullmq',
+      scheme: 'redis',
+      host: 'elsewhere',
+      port: 6379,
+      db: '3',
+      prefix: 'other',
+    });
+    await db
+      .insertInto('process_heartbeats')
+      .values({
+        id: 'stray:1:worker',
+        role: 'worker',
+        hostname: 'stray',
+        pid: 1,
+        started_at: new Date(),
+        last_seen_at: new Date(),
+        queue_backend: 'bullmq',
+        broker: other,
+      })
+      .execute();
     try {
       const d = (await call(root, 'GET', '/api/backfill-jobs/diagnostics')).json();
       expect(d.same_broker).toBe(false);
@@ -297,7 +376,18 @@ describe('a job run by a worker, and the diagnostics', () => {
     const stuckId = newId();
     await t.container.database.db
       .insertInto('backfill_jobs')
-      .values({ id: stuckId, organization_id: orgA, integration_id: id, streams: JSON.stringify(['events']), from_ts: old, to_ts: old, status: 'queued', events: 0, created_at: old, updated_at: old })
+      .values({
+        id: stuckId,
+        organization_id: orgA,
+        integration_id: id,
+        streams: JSON.stringify(['events']),
+        from_ts: old,
+        to_ts: old,
+        status: 'queued',
+        events: 0,
+        created_at: old,
+        updated_at: old,
+      })
       .execute();
     const a = (await call(adminA, 'GET', '/api/backfill-jobs/diagnostics')).json();
     expect(a.stuck_jobs.map((j: Json) => j.id)).toContain(stuckId);

@@ -58,7 +58,13 @@ export function createDiagnostics(deps: DiagnosticsDeps) {
         return { ok: true, ms: elapsed, worker: answer.worker, waited_ms: elapsed, error: null };
       }
       if (elapsed >= waitMs) {
-        return { ok: false, ms: null, worker: null, waited_ms: elapsed, error: `no worker completed the ping within ${waitMs} ms` };
+        return {
+          ok: false,
+          ms: null,
+          worker: null,
+          waited_ms: elapsed,
+          error: `no worker completed the ping within ${waitMs} ms`,
+        };
       }
       await sleep(pollMs);
     }
@@ -75,7 +81,9 @@ export function createDiagnostics(deps: DiagnosticsDeps) {
         deps.store.stuck(scope, new Date(now.getTime() - STUCK_AFTER_MS)),
         roundTrip(),
       ]);
-      const live = beats.filter((b) => WORKER_ROLES.has(b.role) && now.getTime() - new Date(b.last_seen_at).getTime() <= deps.liveWithinMs);
+      const live = beats.filter(
+        (b) => WORKER_ROLES.has(b.role) && now.getTime() - new Date(b.last_seen_at).getTime() <= deps.liveWithinMs,
+      );
       const workers = live.map((b) => {
         const broker = parseBrokerKey(b.broker);
         return {
@@ -100,7 +108,10 @@ export function createDiagnostics(deps: DiagnosticsDeps) {
           organization_id: j.organization_id,
           integration_id: j.integration_id,
           created_at: j.created_at,
-          waiting_seconds: Math.max(0, Math.floor((now.getTime() - new Date(j.resume_at ?? j.updated_at).getTime()) / 1000)),
+          waiting_seconds: Math.max(
+            0,
+            Math.floor((now.getTime() - new Date(j.resume_at ?? j.updated_at).getTime()) / 1000),
+          ),
         })),
       };
     },

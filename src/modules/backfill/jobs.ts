@@ -34,11 +34,19 @@ export const pingKey = (token: string) => `backfill:ping:${token}`;
  * The first run of a job has a stable queue id (a repeated enqueue is ignored); a run queued
  * again (rate limit, lock held) gets its own, since the current one still exists.
  */
-export function enqueueRun(queue: Pick<QueuePort, 'enqueue'>, jobId: string, again?: { delayMs: number }): Promise<string> {
+export function enqueueRun(
+  queue: Pick<QueuePort, 'enqueue'>,
+  jobId: string,
+  again?: { delayMs: number },
+): Promise<string> {
   const payload: RunPayload = { job_id: jobId };
   const id = again ? `backfill-${jobId}-${newId()}` : `backfill-${jobId}`;
   const delayMs = again?.delayMs ?? 0;
-  return queue.enqueue(BACKFILL_QUEUE, RUN_JOB, payload, { ...RUN_OPTIONS, jobId: id, delayMs: Math.min(Math.max(0, Math.round(delayMs)), 2_147_483_647) });
+  return queue.enqueue(BACKFILL_QUEUE, RUN_JOB, payload, {
+    ...RUN_OPTIONS,
+    jobId: id,
+    delayMs: Math.min(Math.max(0, Math.round(delayMs)), 2_147_483_647),
+  });
 }
 
 export function backfillJobs(deps: { runner: BackfillRunner; cache: CachePort; concurrency: number }): JobRegistration {

@@ -3,7 +3,15 @@ import { scopeOf } from '../../core/scope.js';
 import { route, type Api } from '../../platform/http/routes.js';
 import { DEFAULT_LIMIT, ErrorBody } from '../../platform/http/schemas.js';
 import type { Diagnostics as DiagnosticsRunner } from './diagnostics.js';
-import { BackfillJob, BackfillJobPage, CreateBody, Diagnostics, IntegrationParams, JobParams, ListQuery } from './schema.js';
+import {
+  BackfillJob,
+  BackfillJobPage,
+  CreateBody,
+  Diagnostics,
+  IntegrationParams,
+  JobParams,
+  ListQuery,
+} from './schema.js';
 import type { BackfillService } from './service.js';
 
 export function backfillRoutes(app: Api, service: BackfillService, diagnostics: DiagnosticsRunner): void {
@@ -16,11 +24,15 @@ export function backfillRoutes(app: Api, service: BackfillService, diagnostics: 
       'Body {streams, from_ts, to_ts}: `stream` (singular) is 422 backfill.stream_singular; an unknown stream 422 backfill.unknown_stream; ' +
       'a window over 90 days 400 backfill.window_too_long; a start more than 90 days back 400 backfill.start_too_old; to_ts not after ' +
       'from_ts or in the future 400 backfill.invalid_window; a managed-provider parent 422 backfill.managed_provider_parent; a platform ' +
-      'without connector 422 integration.not_collectable. The start is clamped to the vendor\'s retention, with a warning.',
+      "without connector 422 integration.not_collectable. The start is clamped to the vendor's retention, with a warning.",
     access: { requires: 'integration.write' },
     // Stored, then queued outside a transaction (the embedded queue shares the one connection).
     audit: 'separate',
-    schema: { params: IntegrationParams, body: CreateBody, response: { 201: BackfillJob, 409: ErrorBody, 503: ErrorBody } },
+    schema: {
+      params: IntegrationParams,
+      body: CreateBody,
+      response: { 201: BackfillJob, 409: ErrorBody, 503: ErrorBody },
+    },
     handler: async (req, reply) => {
       const job = await service.create(req.actor!, req.params.integration_id, req.body);
       reply.code(201);
@@ -50,7 +62,7 @@ export function backfillRoutes(app: Api, service: BackfillService, diagnostics: 
     operationId: 'backfill.diagnostics',
     summary: 'Do the API and the workers share one message broker? With a live round trip through it',
     description:
-      'Compares this process\'s queue backend and broker (Redis host, port, database and key prefix, or the database; never credentials) ' +
+      "Compares this process's queue backend and broker (Redis host, port, database and key prefix, or the database; never credentials) " +
       'with what live workers report, enqueues a backfill.ping job and waits up to 3 s for a worker to complete it. ' +
       'When a job is accepted with 201 and nothing happens, look here first.',
     access: { requires: 'user.manage' },
@@ -73,7 +85,8 @@ export function backfillRoutes(app: Api, service: BackfillService, diagnostics: 
     url: '/api/backfill-jobs/:job_id/cancel',
     operationId: 'backfill.cancel',
     summary: 'Cancel a backfill job: a queued one ends at once, a running one after the page in hand',
-    description: 'Answers 202 with the job (cancel_requested true; status cancelled at once when it was only queued). A finished job is 409 backfill.already_finished.',
+    description:
+      'Answers 202 with the job (cancel_requested true; status cancelled at once when it was only queued). A finished job is 409 backfill.already_finished.',
     access: { requires: 'integration.write' },
     schema: { params: JobParams, response: { 202: BackfillJob, 409: ErrorBody } },
     handler: async (req, reply) => {

@@ -27,7 +27,11 @@ beforeAll(async () => {
   t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '100000' } });
   org = await createOrganization(t, 'Org');
   admin = await createPrincipal(t, { role: 'admin', organizationId: org });
-  consumers = startConsumers(t.container.queue, t.container.jobs.filter((j) => j.queue === NORMALIZE_QUEUE), t.container.logger);
+  consumers = startConsumers(
+    t.container.queue,
+    t.container.jobs.filter((j) => j.queue === NORMALIZE_QUEUE),
+    t.container.logger,
+  );
   run = t.container.jobs.find((j) => j.queue === BACKFILL_QUEUE)!.handlers[RUN_JOB]!;
 });
 afterAll(async () => {
@@ -37,21 +41,42 @@ afterAll(async () => {
 beforeEach(() => vendor.reset());
 
 function call(method: 'GET' | 'POST', url: string, payload?: unknown) {
-  return t.app.inject({ method, url, headers: admin.headers, ...(payload !== undefined ? { payload: payload as Json } : {}) });
+  return t.app.inject({
+    method,
+    url,
+    headers: admin.headers,
+    ...(payload !== undefined ? { payload: payload as Json } : {}),
+  });
 }
 
 let n = 0;
 async function newJob(streams: string[], from: number, to: number): Promise<{ integrationId: number; jobId: string }> {
-  const created = await call('POST', '/api/integrations/', { name: `r-${++n}`, platform: BACKFILL_PLATFORM, organization_id: org, config: { collect: true, api_key: 'secret-key-123456' } });
+  const created = await call('POST', '/api/integrations/', {
+    name: `r-${++n}`,
+    platform: BACKFILL_PLATFORM,
+    organization_id: org,
+    config: { collect: true, api_key: 'secret-key-123456' },
+  });
   expect(created.statusCode, created.body).toBe(201);
   const integrationId = created.json().id as number;
-  const res = await call('POST', `/api/integrations/${integrationId}/backfill`, { streams, from_ts: new Date(from).toISOString(), to_ts: new Date(to).toISOString() });
+  const res = await call('POST', `/api/integrations/${integrationId}/backfill`, {
+    streams,
+    from_ts: new Date(from).toISOString(),
+    to_ts: new Date(to).toISOString(),
+  });
   expect(res.statusCode, res.body).toBe(201);
   return { integrationId, jobId: res.json().id as string };
 }
 
 function job(jobId: string, attempt = 1): Job {
-  return { id: `q-${jobId}-${attempt}`, queue: BACKFILL_QUEUE, name: RUN_JOB, payload: { job_id: jobId }, attempt, maxAttempts: 10 };
+  return {
+    id: `q-${jobId}-${attempt}`,
+    queue: BACKFILL_QUEUE,
+    name: RUN_JOB,
+    payload: { job_id: jobId },
+    attempt,
+    maxAttempts: 10,
+  };
 }
 
 async function getJob(jobId: string): Promise<Json & { progress: Record<string, Json>; warnings: string[] }> {
@@ -59,11 +84,23 @@ async function getJob(jobId: string): Promise<Json & { progress: Record<string, 
 }
 
 /** Waits until normalization has counted `total` events (new + duplicates) of the integration's stream. */
-async function counters(integrationId: number, stream: string, total: number): Promise<{ events_in: number; duplicates: number }> {
+async function counters(
+  integrationId: number,
+  stream: string,
+  total: number,
+): Promise<{ events_in: number; duplicates: number }> {
   const until = Date.now() + 20_000;
   for (;;) {
-    const rows = await t.container.database.db.selectFrom('stream_counters').select(['events_in', 'duplicates']).where('integration_id', '=', integrationId).where('stream', '=', stream).execute();
-    const sum = { events_in: rows.reduce((s, r) => s + Number(r.events_in), 0), duplicates: rows.reduce((s, r) => s + Number(r.duplicates), 0) };
+    const rows = await t.container.database.db
+      .selectFrom('stream_counters')
+      .select(['events_in', 'duplicates'])
+      .where('integration_id', '=', integrationId)
+      .where('stream', '=', stream)
+      .execute();
+    const sum = {
+      events_in: rows.reduce((s, r) => s + Number(r.events_in), 0),
+      duplicates: rows.reduce((s, r) => s + Number(r.duplicates), 0),
+    };
     if (sum.events_in + sum.duplicates >= total || Date.now() > until) return sum;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -96,7 +133,10 @@ describe('backfill.run', () => {
     await run(job(jobId), new AbortController().signal);
     const done = await getJob(jobId);
     expect(done.status).toBe('completed');
-    for (const [stream, maxWindow] of [['events', DAY_MS], ['audit', 2 * DAY_MS]] as const) {
+    for (const [stream, maxWindow] of [
+      ['events', DAY_MS],
+      ['audit', 2 * DAY_MS],
+    ] as const) {
       const firstPages = vendor.calls.filter((c) => c.stream === stream && c.cursor === null);
       expect(firstPages[0]!.from.getTime()).toBe(from);
       expect(firstPages.at(-1)!.to!.getTime()).toBe(to);
@@ -107,7 +147,9 @@ describe('backfill.run', () => {
       expect(firstPages).toHaveLength(Math.ceil((to - from) / maxWindow));
       // Later pages of a chunk ask for the same window with the vendor's token.
       for (const c of vendor.calls.filter((x) => x.stream === stream && x.cursor !== null)) {
-        expect(firstPages.some((f) => f.from.getTime() === c.from.getTime() && f.to!.getTime() === c.to!.getTime())).toBe(true);
+        expect(
+          firstPages.some((f) => f.from.getTime() === c.from.getTime() && f.to!.getTime() === c.to!.getTime()),
+        ).toBe(true);
       }
       const expected = vendor.eventsIn(stream, new Date(from), new Date(to)).length;
       expect(done.progress[stream]).toMatchObject({ done: true, events: expected });
@@ -150,7 +192,11 @@ describe('backfill.run', () => {
     const from = hourFloor(Date.now() - 4 * DAY_MS);
     const { integrationId, jobId } = await newJob(['events'], from, from + 3 * DAY_MS);
     vendor.beforePage = (_call, index) => {
-      if (index === 2) throw new VendorError('rate_limited', 'vendor.test: rate limited (HTTP 429), retry in 3600 s', { status: 429, retryAfterMs: 3_600_000 });
+      if (index === 2)
+        throw new VendorError('rate_limited', 'vendor.test: rate limited (HTTP 429), retry in 3600 s', {
+          status: 429,
+          retryAfterMs: 3_600_000,
+        });
     };
     const delayedBefore = (await t.container.queue.counts(BACKFILL_QUEUE)).delayed;
     await run(job(jobId), new AbortController().signal);
@@ -200,7 +246,9 @@ describe('backfill.run', () => {
       if (++accepted === 3) throw new Error('process killed');
     };
     const runner = customRunner({ accept: crashing });
-    await expect(runner.run(jobId, new AbortController().signal, { attempt: 1, maxAttempts: 10 })).rejects.toThrow('process killed');
+    await expect(runner.run(jobId, new AbortController().signal, { attempt: 1, maxAttempts: 10 })).rejects.toThrow(
+      'process killed',
+    );
     expect(await getJob(jobId)).toMatchObject({ status: 'running', pages: 2 });
 
     vendor.reset();
@@ -247,7 +295,7 @@ describe('backfill.run', () => {
     expect((await getJob(jobId)).status).toBe('completed');
   });
 
-  it('a vendor refusal fails the job with the vendor\'s message, never the secret', async () => {
+  it("a vendor refusal fails the job with the vendor's message, never the secret", async () => {
     const from = hourFloor(Date.now() - 3 * DAY_MS);
     const { jobId } = await newJob(['events'], from, from + DAY_MS);
     vendor.beforePage = () => {

@@ -30,7 +30,9 @@ export interface BackfillRunnerDeps {
   lock: LockPort;
   integrations: {
     find(scope: typeof GLOBAL_SCOPE, id: number): Promise<IntegrationRow | undefined>;
-    collectTarget(row: IntegrationRow): Promise<{ config: Record<string, unknown>; secrets: string[]; tenantId: string | null }>;
+    collectTarget(
+      row: IntegrationRow,
+    ): Promise<{ config: Record<string, unknown>; secrets: string[]; tenantId: string | null }>;
   };
   connectorFor(platform: string): Connector | undefined;
   connectorRuntime: ConnectorRuntime;
@@ -131,19 +133,32 @@ export function createBackfillRunner(deps: BackfillRunnerDeps) {
         await store.saveProgress(job.id, rc.progress, { events: 0, pages: 0 }, now);
         break;
       }
-      const chunkTo = p.chunk_to ? new Date(p.chunk_to) : new Date(Math.min(from.getTime() + spec.maxWindowMs, to.getTime()));
+      const chunkTo = p.chunk_to
+        ? new Date(p.chunk_to)
+        : new Date(Math.min(from.getTime() + spec.maxWindowMs, to.getTime()));
       p.chunk_to = chunkTo.toISOString();
 
       let page;
       try {
-        page = await rc.connector.fetchPage(open.ctx, { stream: spec.name, cursor: p.cursor, from, to: chunkTo, pageSize: spec.pageSize });
+        page = await rc.connector.fetchPage(open.ctx, {
+          stream: spec.name,
+          cursor: p.cursor,
+          from,
+          to: chunkTo,
+          pageSize: spec.pageSize,
+        });
       } catch (err) {
         if (signal.aborted) throw new BackfillInterrupted('the worker is stopping');
         await usage(0, 0, 0).catch(() => undefined);
         throw err;
       }
-      if (page.keys.length !== page.events.length) throw new VendorError('invalid_response', `${spec.name}: the connector returned ${page.events.length} events and ${page.keys.length} keys`);
-      if (page.next !== null && page.next === p.cursor) throw new VendorError('invalid_response', `${spec.name}: the vendor returned the same page token twice`);
+      if (page.keys.length !== page.events.length)
+        throw new VendorError(
+          'invalid_response',
+          `${spec.name}: the connector returned ${page.events.length} events and ${page.keys.length} keys`,
+        );
+      if (page.next !== null && page.next === p.cursor)
+        throw new VendorError('invalid_response', `${spec.name}: the vendor returned the same page token twice`);
 
       const events: Record<string, unknown>[] = [];
       const keys: string[] = [];
@@ -183,7 +198,12 @@ export function createBackfillRunner(deps: BackfillRunnerDeps) {
     return 'done';
   }
 
-  async function runLocked(job: BackfillJobRow, signal: AbortSignal, lease: Lease, secrets: string[]): Promise<Outcome> {
+  async function runLocked(
+    job: BackfillJobRow,
+    signal: AbortSignal,
+    lease: Lease,
+    secrets: string[],
+  ): Promise<Outcome> {
     const integration = await deps.integrations.find(GLOBAL_SCOPE, job.integration_id);
     if (!integration) throw new VendorError('config', 'the integration no longer exists');
     if (!integration.is_active) throw new VendorError('config', 'the integration is not active');
@@ -197,8 +217,22 @@ export function createBackfillRunner(deps: BackfillRunnerDeps) {
     }
     const target = await deps.integrations.collectTarget(integration);
     secrets.push(...target.secrets);
-    const open = deps.connectorRuntime.open({ key: integration.id, config: target.config, secrets: target.secrets, tenantId: target.tenantId }, signal);
-    const rc: RunContext = { job, integration, connector, progress: (job.progress ?? {}) as Progress, open, filters, lease, signal, sliceEndsAt: performance.now() + sliceMs, pagesThisRun: 0 };
+    const open = deps.connectorRuntime.open(
+      { key: integration.id, config: target.config, secrets: target.secrets, tenantId: target.tenantId },
+      signal,
+    );
+    const rc: RunContext = {
+      job,
+      integration,
+      connector,
+      progress: (job.progress ?? {}) as Progress,
+      open,
+      filters,
+      lease,
+      signal,
+      sliceEndsAt: performance.now() + sliceMs,
+      pagesThisRun: 0,
+    };
     try {
       for (const name of job.streams as string[]) {
         const p = rc.progress[name];
@@ -268,7 +302,9 @@ export function createBackfillRunner(deps: BackfillRunnerDeps) {
         // Interrupted, vendor unavailable or our own infrastructure: the queue delivers it again
         // (with backoff) and it resumes from its progress; after the last attempt it is failed.
         if (!lastAttempt) throw err;
-        await store.finish(jobId, 'failed', `stopped after ${attempt.maxAttempts} attempts: ${message}`, clock.now()).catch(() => undefined);
+        await store
+          .finish(jobId, 'failed', `stopped after ${attempt.maxAttempts} attempts: ${message}`, clock.now())
+          .catch(() => undefined);
         throw err;
       } finally {
         await lease.release().catch(() => undefined);

@@ -19,29 +19,49 @@ export const CreateBody = Type.Object(
       Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
         minItems: 1,
         maxItems: MAX_STREAMS,
-        description: 'Required. Stream names of the integration\'s platform, plural and a list even for one stream',
+        description: "Required. Stream names of the integration's platform, plural and a list even for one stream",
       }),
     ),
-    stream: Type.Optional(Type.Unknown({ description: 'Not accepted: send `streams` (a list). Answers 422 backfill.stream_singular' })),
-    from_ts: Type.String({ format: 'date-time', description: 'Start (inclusive), ISO 8601 UTC; at most 90 days in the past' }),
-    to_ts: Type.String({ format: 'date-time', description: 'End (exclusive), ISO 8601 UTC; after from_ts, not in the future, at most 90 days after from_ts' }),
+    stream: Type.Optional(
+      Type.Unknown({ description: 'Not accepted: send `streams` (a list). Answers 422 backfill.stream_singular' }),
+    ),
+    from_ts: Type.String({
+      format: 'date-time',
+      description: 'Start (inclusive), ISO 8601 UTC; at most 90 days in the past',
+    }),
+    to_ts: Type.String({
+      format: 'date-time',
+      description: 'End (exclusive), ISO 8601 UTC; after from_ts, not in the future, at most 90 days after from_ts',
+    }),
   },
   { additionalProperties: false },
 );
 
-const JobStatus = Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed'), Type.Literal('cancelled')], {
-  description: 'queued -> running -> completed | failed | cancelled (queued again while waiting out a vendor rate limit)',
-});
+const JobStatus = Type.Union(
+  [
+    Type.Literal('queued'),
+    Type.Literal('running'),
+    Type.Literal('completed'),
+    Type.Literal('failed'),
+    Type.Literal('cancelled'),
+  ],
+  {
+    description:
+      'queued -> running -> completed | failed | cancelled (queued again while waiting out a vendor rate limit)',
+  },
+);
 
 export const StreamProgress = Type.Object({
   chunk_from: Timestamp({ description: 'Start of the chunk being collected (everything before it is accepted)' }),
   chunk_to: Nullable(Timestamp({ description: 'End of that chunk; null between chunks' })),
-  cursor: Nullable(Type.String({ description: 'The vendor\'s page token inside the chunk; null = its first page' })),
+  cursor: Nullable(Type.String({ description: "The vendor's page token inside the chunk; null = its first page" })),
   events: Type.Integer(),
-  filtered: Type.Integer({ description: 'Events dropped by the integration\'s collection filters' }),
+  filtered: Type.Integer({ description: "Events dropped by the integration's collection filters" }),
   pages: Type.Integer(),
   done: Type.Boolean(),
-  clamped_from: Nullable(Timestamp({ description: 'Where the start was moved to because the vendor keeps less history' })),
+  clamped_from: Nullable(
+    Timestamp({ description: 'Where the start was moved to because the vendor keeps less history' }),
+  ),
 });
 
 export const BackfillJob = Type.Object(
@@ -66,7 +86,10 @@ export const BackfillJob = Type.Object(
     finished_at: Nullable(Timestamp()),
     updated_at: Timestamp(),
   },
-  { description: 'A backfill job: re-collection of a past window, in chunks of the stream\'s longest window, page by page' },
+  {
+    description:
+      "A backfill job: re-collection of a past window, in chunks of the stream's longest window, page by page",
+  },
 );
 
 export const ListQuery = Type.Object({
@@ -87,7 +110,9 @@ const Broker = Type.Object({
 
 export const Diagnostics = Type.Object(
   {
-    same_broker: Type.Boolean({ description: 'true when at least one live worker reports this process\'s broker and none reports another' }),
+    same_broker: Type.Boolean({
+      description: "true when at least one live worker reports this process's broker and none reports another",
+    }),
     api: Type.Object({ process: Type.String(), queue_backend: Type.String(), broker: Broker }),
     workers: Type.Array(
       Type.Object({
@@ -108,7 +133,12 @@ export const Diagnostics = Type.Object(
       waited_ms: Type.Integer(),
       error: Nullable(Type.String()),
     }),
-    queue: Type.Object({ waiting: Type.Integer(), active: Type.Integer(), delayed: Type.Integer(), failed: Type.Integer() }),
+    queue: Type.Object({
+      waiting: Type.Integer(),
+      active: Type.Integer(),
+      delayed: Type.Integer(),
+      failed: Type.Integer(),
+    }),
     stuck_jobs: Type.Array(
       Type.Object({
         id: Type.String(),

@@ -63,7 +63,8 @@ export function represent(row: BackfillJobRow) {
 
 function parseWindowDate(field: 'from_ts' | 'to_ts', value: string): Date {
   const date = parseDate(value);
-  if (!date) throw new AppError('request.invalid_date', { detail: `body/${field} is not an ISO 8601 date`, details: { field } });
+  if (!date)
+    throw new AppError('request.invalid_date', { detail: `body/${field} is not an ISO 8601 date`, details: { field } });
   return date;
 }
 
@@ -78,20 +79,33 @@ export function createBackfillService(deps: BackfillServiceDeps) {
       throw new AppError('backfill.invalid_window', { detail: 'to_ts must be after from_ts', details: window });
     }
     if (to.getTime() - from.getTime() > MAX_WINDOW_MS) {
-      throw new AppError('backfill.window_too_long', { detail: `A backfill window is at most ${MAX_BACKFILL_DAYS} days; split it into several jobs`, details: { ...window, max_days: MAX_BACKFILL_DAYS } });
+      throw new AppError('backfill.window_too_long', {
+        detail: `A backfill window is at most ${MAX_BACKFILL_DAYS} days; split it into several jobs`,
+        details: { ...window, max_days: MAX_BACKFILL_DAYS },
+      });
     }
     if (from.getTime() < now.getTime() - MAX_WINDOW_MS - SKEW_MS) {
-      throw new AppError('backfill.start_too_old', { detail: `from_ts must be at most ${MAX_BACKFILL_DAYS} days in the past`, details: { ...window, max_days: MAX_BACKFILL_DAYS } });
+      throw new AppError('backfill.start_too_old', {
+        detail: `from_ts must be at most ${MAX_BACKFILL_DAYS} days in the past`,
+        details: { ...window, max_days: MAX_BACKFILL_DAYS },
+      });
     }
     if (to.getTime() > now.getTime() + SKEW_MS) {
-      throw new AppError('backfill.invalid_window', { detail: 'to_ts must not be in the future', details: { ...window, now: now.toISOString() } });
+      throw new AppError('backfill.invalid_window', {
+        detail: 'to_ts must not be in the future',
+        details: { ...window, now: now.toISOString() },
+      });
     }
     const end = to > now ? now : to;
-    if (end <= from) throw new AppError('backfill.invalid_window', { detail: 'to_ts must be after from_ts', details: window });
+    if (end <= from)
+      throw new AppError('backfill.invalid_window', { detail: 'to_ts must be after from_ts', details: window });
     return { from, to: end };
   }
 
-  async function collectable(scope: Scope, integrationId: number): Promise<{ row: IntegrationRow; connector: Connector }> {
+  async function collectable(
+    scope: Scope,
+    integrationId: number,
+  ): Promise<{ row: IntegrationRow; connector: Connector }> {
     const row = await deps.integrations.find(scope, integrationId);
     if (!row) throw errors.notFound('Integration');
     const connector = deps.connectorFor(row.platform);
@@ -110,7 +124,9 @@ export function createBackfillService(deps: BackfillServiceDeps) {
     }
     if (!row.is_active || config.collect !== true) {
       throw new AppError('collection.not_collectable', {
-        detail: row.is_active ? `Integration ${row.id} does not collect (config.collect is not true)` : `Integration ${row.id} is not active`,
+        detail: row.is_active
+          ? `Integration ${row.id} does not collect (config.collect is not true)`
+          : `Integration ${row.id} is not active`,
         details: { integration_id: row.id, is_active: row.is_active, collect: config.collect === true },
       });
     }
@@ -131,13 +147,21 @@ export function createBackfillService(deps: BackfillServiceDeps) {
     try {
       filters = compileCollectionFilters(row.collection_filters);
     } catch (err) {
-      throw errors.validation(`The integration's collection filters are not valid (${(err as Error).message}); fix them first`);
+      throw errors.validation(
+        `The integration's collection filters are not valid (${(err as Error).message}); fix them first`,
+      );
     }
     const disabled = streams.filter((s) => !filters.streamEnabled(s));
     if (disabled.length > 0) {
-      throw errors.validation(`The integration's collection filters leave out ${disabled.join(', ')}; enable the stream first`, {
-        errors: disabled.map((s) => ({ location: 'body/streams', message: `${s} is disabled by the collection filters` })),
-      });
+      throw errors.validation(
+        `The integration's collection filters leave out ${disabled.join(', ')}; enable the stream first`,
+        {
+          errors: disabled.map((s) => ({
+            location: 'body/streams',
+            message: `${s} is disabled by the collection filters`,
+          })),
+        },
+      );
     }
     return streams;
   }
@@ -145,12 +169,17 @@ export function createBackfillService(deps: BackfillServiceDeps) {
   return {
     async create(actor: Actor, integrationId: number, input: CreateInput) {
       if (input.stream !== undefined) {
-        throw new AppError('backfill.stream_singular', { detail: 'Send streams (a list, even for one stream), not stream', details: { field: 'stream' } });
+        throw new AppError('backfill.stream_singular', {
+          detail: 'Send streams (a list, even for one stream), not stream',
+          details: { field: 'stream' },
+        });
       }
       const scope = scopeOf(actor);
       const { row, connector } = await collectable(scope, integrationId);
       if (input.streams === undefined) {
-        throw errors.validation('body/streams is required', { errors: [{ location: 'body/streams', message: 'is required' }] });
+        throw errors.validation('body/streams is required', {
+          errors: [{ location: 'body/streams', message: 'is required' }],
+        });
       }
       const streams = checkStreams(input, connector, row);
       const now = clock.now();
@@ -188,12 +217,21 @@ export function createBackfillService(deps: BackfillServiceDeps) {
         },
         now,
       );
-      setAuditTarget({ type: 'backfill_job', id: job.id, organizationId: row.organization_id, details: { integration_id: row.id, streams, from_ts: from, to_ts: to } });
+      setAuditTarget({
+        type: 'backfill_job',
+        id: job.id,
+        organizationId: row.organization_id,
+        details: { integration_id: row.id, streams, from_ts: from, to_ts: to },
+      });
       try {
         await deps.enqueueRun(job.id);
       } catch (err) {
         await store.finish(job.id, 'failed', 'could not be queued', clock.now());
-        throw new AppError('dependency.unavailable', { detail: 'Dependency unavailable: job queue', details: { dependency: 'queue' }, cause: err });
+        throw new AppError('dependency.unavailable', {
+          detail: 'Dependency unavailable: job queue',
+          details: { dependency: 'queue' },
+          cause: err,
+        });
       }
       return represent(job);
     },
@@ -213,13 +251,21 @@ export function createBackfillService(deps: BackfillServiceDeps) {
     async cancel(scope: Scope, id: string) {
       const updated = await store.requestCancel(scope, id, clock.now());
       if (updated) {
-        setAuditTarget({ type: 'backfill_job', id, organizationId: updated.organization_id, details: { status: updated.status } });
+        setAuditTarget({
+          type: 'backfill_job',
+          id,
+          organizationId: updated.organization_id,
+          details: { status: updated.status },
+        });
         return represent(updated);
       }
       const row = await store.get(scope, id);
       if (!row) throw notFound();
       if (isFinal(row.status)) {
-        throw new AppError('backfill.already_finished', { detail: `Backfill job ${id} has already finished (${row.status})`, details: { status: row.status } });
+        throw new AppError('backfill.already_finished', {
+          detail: `Backfill job ${id} has already finished (${row.status})`,
+          details: { status: row.status },
+        });
       }
       // Raced with a transition between the two reads: report what it is now.
       return represent(row);

@@ -84,11 +84,22 @@ export function createBackfillStore(db: Kysely<DB>) {
       return jobs().selectAll().where(scoped(scope, 'organization_id')).where('id', '=', id).executeTakeFirst();
     },
 
-    async list(scope: Scope, integrationId: number, status: JobStatus | undefined, page: OffsetPage): Promise<{ items: BackfillJobRow[]; total: number }> {
+    async list(
+      scope: Scope,
+      integrationId: number,
+      status: JobStatus | undefined,
+      page: OffsetPage,
+    ): Promise<{ items: BackfillJobRow[]; total: number }> {
       let base = jobs().where(scoped(scope, 'organization_id')).where('integration_id', '=', integrationId);
       if (status !== undefined) base = base.where('status', '=', status);
       const [items, count] = await Promise.all([
-        base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+        base
+          .selectAll()
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(page.limit)
+          .offset(page.offset)
+          .execute(),
         base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
       ]);
       return { items, total: Number(count.n) };
@@ -128,7 +139,12 @@ export function createBackfillStore(db: Kysely<DB>) {
     async start(id: string, now: Date): Promise<BackfillJobRow | undefined> {
       return q()
         .updateTable('backfill_jobs')
-        .set({ status: 'running', started_at: sql`coalesce(started_at, ${now}::timestamptz)`, resume_at: null, updated_at: now })
+        .set({
+          status: 'running',
+          started_at: sql`coalesce(started_at, ${now}::timestamptz)`,
+          resume_at: null,
+          updated_at: now,
+        })
         .where('id', '=', id)
         .where('status', 'in', ['queued', 'running'])
         .returningAll()
@@ -136,7 +152,12 @@ export function createBackfillStore(db: Kysely<DB>) {
     },
 
     /** Written after every accepted page: the per-stream resume point and the totals. */
-    async saveProgress(id: string, progress: Progress, delta: { events: number; pages: number }, now: Date): Promise<void> {
+    async saveProgress(
+      id: string,
+      progress: Progress,
+      delta: { events: number; pages: number },
+      now: Date,
+    ): Promise<void> {
       await q()
         .updateTable('backfill_jobs')
         .set({
@@ -171,7 +192,12 @@ export function createBackfillStore(db: Kysely<DB>) {
       return Number(res.numUpdatedRows) > 0;
     },
 
-    async finish(id: string, status: 'completed' | 'failed' | 'cancelled', error: string | null, now: Date): Promise<void> {
+    async finish(
+      id: string,
+      status: 'completed' | 'failed' | 'cancelled',
+      error: string | null,
+      now: Date,
+    ): Promise<void> {
       await q()
         .updateTable('backfill_jobs')
         .set({ status, error, finished_at: now, resume_at: null, updated_at: now })
@@ -214,11 +240,19 @@ export function createBackfillStore(db: Kysely<DB>) {
     // ---- what the service checks about the integration ----
 
     async hasChildren(integrationId: number): Promise<boolean> {
-      return Boolean(await q().selectFrom('integrations').select('id').where('parent_id', '=', integrationId).executeTakeFirst());
+      return Boolean(
+        await q().selectFrom('integrations').select('id').where('parent_id', '=', integrationId).executeTakeFirst(),
+      );
     },
 
     /** Jobs in scope still queued olderThan after they were due (created, or their resume time). */
-    async stuck(scope: Scope, olderThan: Date, limit = 100): Promise<Pick<BackfillJobRow, 'id' | 'organization_id' | 'integration_id' | 'created_at' | 'updated_at' | 'resume_at'>[]> {
+    async stuck(
+      scope: Scope,
+      olderThan: Date,
+      limit = 100,
+    ): Promise<
+      Pick<BackfillJobRow, 'id' | 'organization_id' | 'integration_id' | 'created_at' | 'updated_at' | 'resume_at'>[]
+    > {
       return jobs()
         .select(['id', 'organization_id', 'integration_id', 'created_at', 'updated_at', 'resume_at'])
         .where(scoped(scope, 'organization_id'))

@@ -52,7 +52,12 @@ export function createIrisClient(options: CaseClientOptions) {
   const base = options.url.replace(/\/+$/, '');
   const host = new URL(base).host;
 
-  async function call(method: 'GET' | 'POST', path: string, body?: unknown, accept: number[] = []): Promise<{ status: number; envelope: Envelope }> {
+  async function call(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    accept: number[] = [],
+  ): Promise<{ status: number; envelope: Envelope }> {
     const http = createVendorHttp({
       net: options.net,
       signal: new AbortController().signal,
@@ -66,7 +71,10 @@ export function createIrisClient(options: CaseClientOptions) {
       res = await http.request({
         method,
         url: `${base}${path}`,
-        headers: { authorization: `Bearer ${options.apiKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          authorization: `Bearer ${options.apiKey}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         accept,
       });
@@ -85,7 +93,8 @@ export function createIrisClient(options: CaseClientOptions) {
     } catch (err) {
       throw new CaseSystemError(err instanceof Error ? err.message : `${host}: the answer is not JSON`);
     }
-    if (typeof envelope !== 'object' || envelope === null) throw new CaseSystemError(`${host}: the answer is not an IRIS envelope`);
+    if (typeof envelope !== 'object' || envelope === null)
+      throw new CaseSystemError(`${host}: the answer is not an IRIS envelope`);
     return { status: res.status, envelope };
   }
 
@@ -98,7 +107,8 @@ export function createIrisClient(options: CaseClientOptions) {
     /** GET /api/ping: answers "pong" when the server and the key are good. */
     async ping(): Promise<void> {
       const { envelope } = await call('GET', '/api/ping');
-      if (!success(envelope)) throw new CaseSystemError(`${host}: ping answered ${String(envelope.status ?? 'no status')}`);
+      if (!success(envelope))
+        throw new CaseSystemError(`${host}: ping answered ${String(envelope.status ?? 'no status')}`);
     },
 
     /** GET /api/versions: the IRIS and API versions. */
@@ -120,34 +130,60 @@ export function createIrisClient(options: CaseClientOptions) {
     /** GET /manage/customers/list. */
     async customers(): Promise<IrisCustomer[]> {
       const { envelope } = await call('GET', '/manage/customers/list');
-      if (!success(envelope) || !Array.isArray(envelope.data)) throw new CaseSystemError(`${host}: the customer list is not a list`);
+      if (!success(envelope) || !Array.isArray(envelope.data))
+        throw new CaseSystemError(`${host}: the customer list is not a list`);
       return envelope.data.map(customerOf).filter((c): c is IrisCustomer => c !== undefined);
     },
 
     /** POST /manage/customers/add. */
     async addCustomer(name: string, description: string): Promise<IrisCustomer> {
-      const { status, envelope } = await call('POST', '/manage/customers/add', { customer_name: name, customer_description: description, customer_sla: '', custom_attributes: {} }, [400]);
+      const { status, envelope } = await call(
+        'POST',
+        '/manage/customers/add',
+        { customer_name: name, customer_description: description, customer_sla: '', custom_attributes: {} },
+        [400],
+      );
       const created = success(envelope) ? customerOf(envelope.data) : undefined;
       if (status === 400 || !created) {
-        const reason = typeof envelope.message === 'string' && envelope.message ? redact(envelope.message).slice(0, 200) : `HTTP ${status}`;
-        const fields = envelope.data && typeof envelope.data === 'object' ? ` ${redact(JSON.stringify(envelope.data)).slice(0, 300)}` : '';
+        const reason =
+          typeof envelope.message === 'string' && envelope.message
+            ? redact(envelope.message).slice(0, 200)
+            : `HTTP ${status}`;
+        const fields =
+          envelope.data && typeof envelope.data === 'object'
+            ? ` ${redact(JSON.stringify(envelope.data)).slice(0, 300)}`
+            : '';
         throw new CaseSystemError(`${host}: IRIS refused to add customer "${name}": ${reason}${fields}`);
       }
       return created;
     },
 
     /** POST /manage/cases/add: a case for the customer; its id. */
-    async addCase(input: { customerId: string; name: string; description: string; socId: string }): Promise<{ id: string }> {
+    async addCase(input: {
+      customerId: string;
+      name: string;
+      description: string;
+      socId: string;
+    }): Promise<{ id: string }> {
       const { status, envelope } = await call(
         'POST',
         '/manage/cases/add',
-        { case_soc_id: input.socId, case_customer: Number(input.customerId), case_name: input.name, case_description: input.description, custom_attributes: {} },
+        {
+          case_soc_id: input.socId,
+          case_customer: Number(input.customerId),
+          case_name: input.name,
+          case_description: input.description,
+          custom_attributes: {},
+        },
         [400],
       );
       const data = (envelope.data ?? {}) as Record<string, unknown>;
       const id = data.case_id;
       if (status === 400 || !success(envelope) || (typeof id !== 'number' && typeof id !== 'string')) {
-        const reason = typeof envelope.message === 'string' && envelope.message ? redact(envelope.message).slice(0, 200) : `HTTP ${status}`;
+        const reason =
+          typeof envelope.message === 'string' && envelope.message
+            ? redact(envelope.message).slice(0, 200)
+            : `HTTP ${status}`;
         throw new CaseSystemError(`${host}: IRIS refused to add the case: ${reason}`);
       }
       return { id: String(id) };

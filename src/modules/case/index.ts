@@ -7,7 +7,12 @@ import { createIrisClient } from './client.js';
 import { caseRoutes } from './routes.js';
 import { createCaseService } from './service.js';
 
-export function wireCaseManagement(deps: { config: CaseManagementConfig; net: NetPolicy; cache: CachePort; clock: Clock }) {
+export function wireCaseManagement(deps: {
+  config: CaseManagementConfig;
+  net: NetPolicy;
+  cache: CachePort;
+  clock: Clock;
+}) {
   const { url, apiKey, timeoutMs } = deps.config;
   const client = url && apiKey ? createIrisClient({ url, apiKey, timeoutMs, net: deps.net }) : undefined;
   const service = createCaseService({ client, cache: deps.cache, clock: deps.clock });

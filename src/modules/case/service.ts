@@ -50,7 +50,10 @@ export interface CaseDeps {
 /** A failed call as the API answers it: 502 with the system's words, never a 5xx of ours. */
 function unavailable(err: unknown): never {
   if (err instanceof CaseSystemError) {
-    throw new AppError('case.unavailable', { detail: `Case management (DFIR-IRIS) is unavailable: ${err.message}`, details: { system: 'dfir-iris' } });
+    throw new AppError('case.unavailable', {
+      detail: `Case management (DFIR-IRIS) is unavailable: ${err.message}`,
+      details: { system: 'dfir-iris' },
+    });
   }
   throw err;
 }
@@ -66,10 +69,28 @@ export function createCaseService(deps: CaseDeps) {
       await c.ping();
       const latency = Math.max(0, Math.round(elapsed() - started));
       const versions = await c.versions().catch(() => ({ iris: null, api: null }));
-      return { configured: true, reachable: true, system: c.system, version: versions.iris, api_version: versions.api, latency_ms: latency, checked_at: at, detail: null };
+      return {
+        configured: true,
+        reachable: true,
+        system: c.system,
+        version: versions.iris,
+        api_version: versions.api,
+        latency_ms: latency,
+        checked_at: at,
+        detail: null,
+      };
     } catch (err) {
       if (!(err instanceof CaseSystemError)) throw err;
-      return { configured: true, reachable: false, system: c.system, version: null, api_version: null, latency_ms: null, checked_at: at, detail: err.message };
+      return {
+        configured: true,
+        reachable: false,
+        system: c.system,
+        version: null,
+        api_version: null,
+        latency_ms: null,
+        checked_at: at,
+        detail: err.message,
+      };
     }
   }
 
@@ -78,7 +99,17 @@ export function createCaseService(deps: CaseDeps) {
 
     async health(): Promise<CaseHealth> {
       if (!client) {
-        return { configured: false, reachable: false, system: null, version: null, api_version: null, latency_ms: null, checked_at: clock.now(), cached: false, detail: CASE_NOT_CONFIGURED };
+        return {
+          configured: false,
+          reachable: false,
+          system: null,
+          version: null,
+          api_version: null,
+          latency_ms: null,
+          checked_at: clock.now(),
+          cached: false,
+          detail: CASE_NOT_CONFIGURED,
+        };
       }
       const stored = await cache.get<StoredHealth>(HEALTH_CACHE_KEY).catch(() => undefined);
       // Freshness by the service's clock (the cache's own expiry only bounds how long the entry stays).
@@ -94,7 +125,11 @@ export function createCaseService(deps: CaseDeps) {
      * The organization's IRIS customer: the one its stored id names, else the one with its
      * name (IRIS names are unique, case-insensitive), else a new one. undefined when not configured.
      */
-    async resolveCustomer(org: { id: number; name: string; case_customer_id: string | null }): Promise<CustomerResolution | undefined> {
+    async resolveCustomer(org: {
+      id: number;
+      name: string;
+      case_customer_id: string | null;
+    }): Promise<CustomerResolution | undefined> {
       if (!client) return undefined;
       try {
         let replaced: string | undefined;
@@ -117,7 +152,10 @@ export function createCaseService(deps: CaseDeps) {
      * Opens a case for the organization's customer (resolved as resolveCustomer does); the case id
      * and the customer. undefined when case management is not configured.
      */
-    async openCase(org: { id: number; name: string; case_customer_id: string | null }, input: { name: string; description: string; socId: string }): Promise<{ case_id: string; customer: IrisCustomer } | undefined> {
+    async openCase(
+      org: { id: number; name: string; case_customer_id: string | null },
+      input: { name: string; description: string; socId: string },
+    ): Promise<{ case_id: string; customer: IrisCustomer } | undefined> {
       if (!client) return undefined;
       const resolved = await this.resolveCustomer(org);
       if (!resolved) return undefined;

@@ -47,7 +47,9 @@ export interface EngineDeps {
   integrations: {
     /** The row, whatever its organization (the worker acts for the scheduler). */
     row(id: number): Promise<IntegrationRow | undefined>;
-    collectTarget(row: IntegrationRow): Promise<{ config: Record<string, unknown>; secrets: string[]; tenantId: string | null }>;
+    collectTarget(
+      row: IntegrationRow,
+    ): Promise<{ config: Record<string, unknown>; secrets: string[]; tenantId: string | null }>;
   };
   runtime: Pick<ConnectorRuntime, 'open'>;
   connectorFor(platform: string): Connector | undefined;
@@ -60,11 +62,15 @@ export interface EngineDeps {
 export const lockKey = (integrationId: number, stream: string) => `collect:${integrationId}:${stream}`;
 
 /** Why an integration's stream is not collected, or null when it is. */
-export function notCollectable(row: Pick<IntegrationRow, 'is_active' | 'platform' | 'config'>, connector: Connector | undefined): string | null {
+export function notCollectable(
+  row: Pick<IntegrationRow, 'is_active' | 'platform' | 'config'>,
+  connector: Connector | undefined,
+): string | null {
   if (!connector) return `platform ${row.platform} has no vendor connector`;
   if (!row.is_active) return 'the integration is not active';
   if (row.config?.collect !== true) return 'the integration does not collect (config.collect is not true)';
-  if (row.config?.partner === true) return 'a managed-provider parent does not collect itself; its child integrations do';
+  if (row.config?.partner === true)
+    return 'a managed-provider parent does not collect itself; its child integrations do';
   return null;
 }
 
@@ -74,7 +80,17 @@ export function createCycleRunner(deps: EngineDeps) {
   const { store, clock, logger } = deps;
 
   async function finish(runId: string, outcome: CycleOutcome): Promise<CycleOutcome> {
-    await store.finishRun(runId, { status: outcome.status, pages: outcome.pages, events: outcome.events, capped: outcome.capped, error: outcome.error }, clock.now());
+    await store.finishRun(
+      runId,
+      {
+        status: outcome.status,
+        pages: outcome.pages,
+        events: outcome.events,
+        capped: outcome.capped,
+        error: outcome.error,
+      },
+      clock.now(),
+    );
     return outcome;
   }
 
@@ -85,8 +101,11 @@ export function createCycleRunner(deps: EngineDeps) {
     const row = await deps.integrations.row(integrationId);
     const connector = row ? deps.connectorFor(row.platform) : undefined;
     const spec = connector ? streamOf(connector, stream) : undefined;
-    const refused = !row ? 'the integration no longer exists' : notCollectable(row, connector) ?? (spec ? null : `platform ${row.platform} has no stream ${stream}`);
-    if (refused || !row || !connector || !spec) return finish(runId, { status: 'failed', ...empty, error: refused ?? 'not collectable' });
+    const refused = !row
+      ? 'the integration no longer exists'
+      : (notCollectable(row, connector) ?? (spec ? null : `platform ${row.platform} has no stream ${stream}`));
+    if (refused || !row || !connector || !spec)
+      return finish(runId, { status: 'failed', ...empty, error: refused ?? 'not collectable' });
 
     // The pipeline cannot take this integration's events now: the cursor stays where it is and
     // the scheduler's next cycle tries again (a cycle already running stops at its next page).
@@ -95,7 +114,10 @@ export function createCycleRunner(deps: EngineDeps) {
       const now = clock.now();
       await store.ensureState(integrationId, row.organization_id, stream, now);
       await store.updateState(integrationId, stream, { paused_reason: held.message }, now);
-      logger.info({ integration_id: integrationId, stream, reason: held.message }, 'collection cycle paused: the pipeline does not take new events of this integration now');
+      logger.info(
+        { integration_id: integrationId, stream, reason: held.message },
+        'collection cycle paused: the pipeline does not take new events of this integration now',
+      );
       return finish(runId, { status: 'paused', ...empty, error: held.message });
     }
 
@@ -104,18 +126,25 @@ export function createCycleRunner(deps: EngineDeps) {
       await store.ensureState(integrationId, row.organization_id, stream, clock.now());
       await store.countSkipped(integrationId, stream, clock.now());
       deps.metrics.skippedLocked(integrationId, stream);
-      logger.info({ integration_id: integrationId, stream }, 'collection cycle skipped: the previous cycle still holds the stream');
+      logger.info(
+        { integration_id: integrationId, stream },
+        'collection cycle skipped: the previous cycle still holds the stream',
+      );
       return finish(runId, { status: 'skipped_locked', ...empty, error: null });
     }
     // Renewed in the background too: one slow page (vendor retries, Retry-After waits) must
     // not outlive the lease. A lost lease stops the cycle before its next cursor write.
     const lost = new AbortController();
-    const heartbeat = setInterval(() => {
-      void lease.renew(deps.lockTtlMs).then(
-        (kept) => kept || lost.abort(new Stop('the stream lock expired during the cycle; another cycle may have taken over')),
-        (err: unknown) => logger.warn({ err }, 'could not renew a collection lock'),
-      );
-    }, Math.max(250, Math.floor(deps.lockTtlMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        void lease.renew(deps.lockTtlMs).then(
+          (kept) =>
+            kept || lost.abort(new Stop('the stream lock expired during the cycle; another cycle may have taken over')),
+          (err: unknown) => logger.warn({ err }, 'could not renew a collection lock'),
+        );
+      },
+      Math.max(250, Math.floor(deps.lockTtlMs / 3)),
+    );
     heartbeat.unref();
     try {
       return await collect(runId, row, connector, spec, lease, AbortSignal.any([signal, lost.signal]));
@@ -125,7 +154,14 @@ export function createCycleRunner(deps: EngineDeps) {
     }
   }
 
-  async function collect(runId: string, row: IntegrationRow, connector: Connector, spec: StreamSpec, lease: Lease, signal: AbortSignal): Promise<CycleOutcome> {
+  async function collect(
+    runId: string,
+    row: IntegrationRow,
+    connector: Connector,
+    spec: StreamSpec,
+    lease: Lease,
+    signal: AbortSignal,
+  ): Promise<CycleOutcome> {
     const started = clock.now();
     const key = { organization_id: row.organization_id, integration_id: row.id, stream: spec.name };
     await store.ensureState(row.id, row.organization_id, spec.name, started);
@@ -139,7 +175,10 @@ export function createCycleRunner(deps: EngineDeps) {
       const filters = compileCollectionFilters(row.collection_filters);
       const target = await deps.integrations.collectTarget(row);
       secrets = target.secrets;
-      const open = deps.runtime.open({ key: row.id, config: target.config, secrets: target.secrets, tenantId: target.tenantId }, signal);
+      const open = deps.runtime.open(
+        { key: row.id, config: target.config, secrets: target.secrets, tenantId: target.tenantId },
+        signal,
+      );
       closeConnector = open.close;
       const cycle: PageLoop = {
         ctx: open.ctx,
@@ -192,15 +231,23 @@ export function createCycleRunner(deps: EngineDeps) {
       const now = clock.now();
       const stopped = signal.aborted || err instanceof Stop;
       const reason: unknown = signal.aborted ? signal.reason : undefined;
-      const message = reason instanceof Stop ? reason.message : redact(err instanceof Error ? err.message : String(err), secrets);
+      const message =
+        reason instanceof Stop ? reason.message : redact(err instanceof Error ? err.message : String(err), secrets);
       if (stopped) {
         // Shutdown or a lost lock is not the vendor's fault: no failure counted, retried soon.
-        await store.updateState(row.id, spec.name, { last_run_at: started, last_events: tally.events, last_duration_ms: now.getTime() - started.getTime() }, now, tally.events);
+        await store.updateState(
+          row.id,
+          spec.name,
+          { last_run_at: started, last_events: tally.events, last_duration_ms: now.getTime() - started.getTime() },
+          now,
+          tally.events,
+        );
         logger.info({ integration_id: row.id, stream: spec.name, reason: message }, 'collection cycle stopped');
         return await finish(runId, { status: 'failed', ...tally, error: message });
       }
       const failures = state.consecutive_failures + 1;
-      const retryAfter = err instanceof VendorError && err.kind === 'rate_limited' ? err.details.retryAfterMs : undefined;
+      const retryAfter =
+        err instanceof VendorError && err.kind === 'rate_limited' ? err.details.retryAfterMs : undefined;
       await store.updateState(
         row.id,
         spec.name,
@@ -217,10 +264,22 @@ export function createCycleRunner(deps: EngineDeps) {
         now,
         tally.events,
       );
-      logger.warn({ integration_id: row.id, stream: spec.name, failures, error: message, kind: err instanceof VendorError ? err.kind : 'internal' }, 'collection cycle failed');
+      logger.warn(
+        {
+          integration_id: row.id,
+          stream: spec.name,
+          failures,
+          error: message,
+          kind: err instanceof VendorError ? err.kind : 'internal',
+        },
+        'collection cycle failed',
+      );
       return await finish(runId, { status: 'failed', ...tally, error: message });
     } finally {
-      if (usage && (usage.requests > 0 || usage.pages > 0)) await store.addUsage(key, usage, clock.now()).catch((err: unknown) => logger.warn({ err }, 'could not record vendor usage'));
+      if (usage && (usage.requests > 0 || usage.pages > 0))
+        await store
+          .addUsage(key, usage, clock.now())
+          .catch((err: unknown) => logger.warn({ err }, 'could not record vendor usage'));
       await closeConnector?.().catch(() => undefined);
     }
   }
@@ -242,7 +301,11 @@ export function createCycleRunner(deps: EngineDeps) {
 
   /** Accepts a page's kept events; only then may the caller move the cursor. */
   async function accept(c: PageLoop, events: Record<string, unknown>[], keys: string[]): Promise<void> {
-    if (keys.length !== events.length) throw new VendorError('invalid_response', `the connector returned ${events.length} events and ${keys.length} keys`);
+    if (keys.length !== events.length)
+      throw new VendorError(
+        'invalid_response',
+        `the connector returned ${events.length} events and ${keys.length} keys`,
+      );
     const keptEvents: Record<string, unknown>[] = [];
     const keptKeys: string[] = [];
     for (let i = 0; i < events.length; i++) {
@@ -253,14 +316,20 @@ export function createCycleRunner(deps: EngineDeps) {
       }
     }
     if (keptEvents.length > 0) {
-      const accepted = await acceptPulled(deps.accept, clock, {
-        organizationId: c.row.organization_id,
-        integrationId: c.row.id,
-        platform: c.row.platform,
-        stream: c.spec.name,
-        events: keptEvents,
-        keys: keptKeys,
-      }, undefined, deps.traceContext?.());
+      const accepted = await acceptPulled(
+        deps.accept,
+        clock,
+        {
+          organizationId: c.row.organization_id,
+          integrationId: c.row.id,
+          platform: c.row.platform,
+          stream: c.spec.name,
+          events: keptEvents,
+          keys: keptKeys,
+        },
+        undefined,
+        deps.traceContext?.(),
+      );
       c.tally.events += accepted.events;
     }
     c.tally.pages += 1;
@@ -268,7 +337,8 @@ export function createCycleRunner(deps: EngineDeps) {
 
   /** After a page: keep the lock, and stop at the ceiling. True when the cycle may fetch another page. */
   async function mayContinue(c: PageLoop): Promise<boolean> {
-    if (!(await c.lease.renew(deps.lockTtlMs))) throw new Stop('the stream lock expired during the cycle; another cycle may have taken over');
+    if (!(await c.lease.renew(deps.lockTtlMs)))
+      throw new Stop('the stream lock expired during the cycle; another cycle may have taken over');
     if (c.signal.aborted) throw new Stop('collection was stopped');
     if (!(c.tally.pages < c.maxPages && clock.now().getTime() < c.deadline)) return false;
     const refused = await deps.admission?.check(c.row.id);
@@ -277,7 +347,8 @@ export function createCycleRunner(deps: EngineDeps) {
   }
 
   async function moveCursor(c: PageLoop, point: { cursor: string | null; watermark_at?: Date }): Promise<void> {
-    if (!(await store.advance(c.row.id, c.spec.name, c.state.reset_at, point, clock.now()))) throw new Stop('the cursor was reset during the cycle');
+    if (!(await store.advance(c.row.id, c.spec.name, c.state.reset_at, point, clock.now())))
+      throw new Stop('the cursor was reset during the cycle');
   }
 
   async function dateLoop(c: PageLoop): Promise<void> {
@@ -287,11 +358,25 @@ export function createCycleRunner(deps: EngineDeps) {
     let plan = planWindow(c.spec, c.state, horizon);
     if (plan?.gap) {
       const now = clock.now();
-      await store.updateState(c.row.id, c.spec.name, { gap_from: plan.gap.from, gap_to: plan.gap.to, gap_detected_at: now }, now);
-      logger.warn({ integration_id: c.row.id, stream: c.spec.name, gap_from: plan.gap.from, gap_to: plan.gap.to }, 'collection gap: the watermark had fallen behind the vendor retention');
+      await store.updateState(
+        c.row.id,
+        c.spec.name,
+        { gap_from: plan.gap.from, gap_to: plan.gap.to, gap_detected_at: now },
+        now,
+      );
+      logger.warn(
+        { integration_id: c.row.id, stream: c.spec.name, gap_from: plan.gap.from, gap_to: plan.gap.to },
+        'collection gap: the watermark had fallen behind the vendor retention',
+      );
     }
     while (plan) {
-      const page = await c.connector.fetchPage(c.ctx, { stream: c.spec.name, cursor: plan.page, from: plan.from, to: plan.to, pageSize: c.spec.pageSize });
+      const page = await c.connector.fetchPage(c.ctx, {
+        stream: c.spec.name,
+        cursor: plan.page,
+        from: plan.from,
+        to: plan.to,
+        pageSize: c.spec.pageSize,
+      });
       await accept(c, page.events, page.keys);
       if (page.next !== null) {
         await moveCursor(c, { cursor: encodeDateCursor(plan.from, plan.to, page.next) });
@@ -312,7 +397,13 @@ export function createCycleRunner(deps: EngineDeps) {
     let cursor = c.state.cursor;
     const from = new Date(clock.now().getTime() - c.spec.defaultWindowMs);
     for (;;) {
-      const page = await c.connector.fetchPage(c.ctx, { stream: c.spec.name, cursor, from, to: null, pageSize: c.spec.pageSize });
+      const page = await c.connector.fetchPage(c.ctx, {
+        stream: c.spec.name,
+        cursor,
+        from,
+        to: null,
+        pageSize: c.spec.pageSize,
+      });
       await accept(c, page.events, page.keys);
       if (page.next !== null && page.next !== cursor) {
         await moveCursor(c, { cursor: page.next });

@@ -5,7 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { testTelemetry } from '../../../test/support/delivery-engine.js';
 import { createOrganization, createPrincipal } from '../../../test/support/identity.js';
-import { FAKE_PLATFORM, fakeVendorConnector, startFakeVendor, type FakeVendor } from '../../../test/support/vendors/fake-vendor.js';
+import {
+  FAKE_PLATFORM,
+  fakeVendorConnector,
+  startFakeVendor,
+  type FakeVendor,
+} from '../../../test/support/vendors/fake-vendor.js';
 import { registerConnector } from '../../connectors/index.js';
 import { disabledTelemetry, type Telemetry } from '../../platform/telemetry/index.js';
 import { NORMALIZE_QUEUE, type AcceptBatch, type Admission } from '../../pipeline/envelope.js';
@@ -24,7 +29,11 @@ const db = () => t.container.database.db;
 
 beforeAll(async () => {
   t = await createTestApp();
-  consumers = startConsumers(t.container.queue, t.container.jobs.filter((j) => j.queue === NORMALIZE_QUEUE), t.container.logger);
+  consumers = startConsumers(
+    t.container.queue,
+    t.container.jobs.filter((j) => j.queue === NORMALIZE_QUEUE),
+    t.container.logger,
+  );
 });
 afterAll(async () => {
   await Promise.all(consumers.map((c) => c.close()));
@@ -33,18 +42,35 @@ afterAll(async () => {
 });
 
 /** A fresh vendor and an organization with one collecting integration of it. */
-async function scenario(name: string, config: Record<string, unknown> = {}, vendorOptions: Parameters<typeof startFakeVendor>[0] = {}) {
+async function scenario(
+  name: string,
+  config: Record<string, unknown> = {},
+  vendorOptions: Parameters<typeof startFakeVendor>[0] = {},
+) {
   const vendor = await startFakeVendor(vendorOptions);
   vendors.push(vendor);
   const orgId = await createOrganization(t, name);
   const admin = await createPrincipal(t, { role: 'admin', organizationId: orgId });
-  const res = await t.app.inject({ method: 'POST', url: '/api/integrations/', headers: admin.headers, payload: { name, platform: FAKE_PLATFORM, organization_id: orgId, config: { ...vendor.config(), ...config } } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/integrations/',
+    headers: admin.headers,
+    payload: { name, platform: FAKE_PLATFORM, organization_id: orgId, config: { ...vendor.config(), ...config } },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return { vendor, orgId, admin, integrationId: res.json<{ id: number }>().id };
 }
 
 /** The engine wired on the test app with replaced parts (acceptance, settings, telemetry). */
-function engineWith(o: { accept?: AcceptBatch; admission?: Admission; settings?: Partial<CollectorSettings>; telemetry?: Telemetry; lockTtlMs?: number } = {}) {
+function engineWith(
+  o: {
+    accept?: AcceptBatch;
+    admission?: Admission;
+    settings?: Partial<CollectorSettings>;
+    telemetry?: Telemetry;
+    lockTtlMs?: number;
+  } = {},
+) {
   const c = t.container;
   return wireCollection({
     db: c.database.db,
@@ -63,7 +89,8 @@ function engineWith(o: { accept?: AcceptBatch; admission?: Admission; settings?:
   }).engine;
 }
 
-const state = async (integrationId: number, stream: string) => (await t.container.collection.engine.getState(integrationId, stream))!;
+const state = async (integrationId: number, stream: string) =>
+  (await t.container.collection.engine.getState(integrationId, stream))!;
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -80,15 +107,29 @@ async function counted(integrationId: number, stream: string, n: number) {
   return until(`${n} events in for ${stream}`, async () => {
     const row = await db()
       .selectFrom('stream_counters')
-      .select([sql<number>`coalesce(sum(events_in), 0)::int`.as('events_in'), sql<number>`coalesce(sum(duplicates), 0)::int`.as('duplicates')])
+      .select([
+        sql<number>`coalesce(sum(events_in), 0)::int`.as('events_in'),
+        sql<number>`coalesce(sum(duplicates), 0)::int`.as('duplicates'),
+      ])
       .where('integration_id', '=', integrationId)
       .where('stream', '=', stream)
       .executeTakeFirstOrThrow();
-    return Number(row.events_in) >= n ? { events_in: Number(row.events_in), duplicates: Number(row.duplicates) } : undefined;
+    return Number(row.events_in) >= n
+      ? { events_in: Number(row.events_in), duplicates: Number(row.duplicates) }
+      : undefined;
   });
 }
 const keys = async (integrationId: number, stream: string) =>
-  (await db().selectFrom('collected_keys').select('key').where('integration_id', '=', integrationId).where('stream', '=', stream).execute()).map((r) => r.key).sort();
+  (
+    await db()
+      .selectFrom('collected_keys')
+      .select('key')
+      .where('integration_id', '=', integrationId)
+      .where('stream', '=', stream)
+      .execute()
+  )
+    .map((r) => r.key)
+    .sort();
 
 describe('a collection cycle', () => {
   it('collects every event of a date stream and an opaque stream exactly once, page by page', async () => {
@@ -100,10 +141,22 @@ describe('a collection cycle', () => {
     const first = await engine.runCycle(integrationId, 'events');
     expect(first).toMatchObject({ status: 'succeeded', pages: 4, events: 35, capped: false, error: null });
     const s = await state(integrationId, 'events');
-    expect(s).toMatchObject({ cursor: null, consecutive_failures: 0, last_run_capped: false, last_error: null, last_events: 35, events_total: 35 });
+    expect(s).toMatchObject({
+      cursor: null,
+      consecutive_failures: 0,
+      last_run_capped: false,
+      last_error: null,
+      last_events: 35,
+      events_total: 35,
+    });
     expect(s.watermark_at!.getTime()).toBeGreaterThan(Date.now() - 60_000);
     expect(s.last_success_at).not.toBeNull();
-    expect(await engine.getRun(first.run_id)).toMatchObject({ status: 'succeeded', pages: 4, events: 35, reason: 'trigger' });
+    expect(await engine.getRun(first.run_id)).toMatchObject({
+      status: 'succeeded',
+      pages: 4,
+      events: 35,
+      reason: 'trigger',
+    });
 
     const alerts = await engine.runCycle(integrationId, 'alerts');
     expect(alerts).toMatchObject({ status: 'succeeded', pages: 3, events: 25 });
@@ -120,7 +173,12 @@ describe('a collection cycle', () => {
     expect(await engine.runCycle(integrationId, 'alerts')).toMatchObject({ status: 'succeeded', events: 3 });
     expect(await counted(integrationId, 'alerts', 28)).toEqual({ events_in: 28, duplicates: 0 });
 
-    const usage = await db().selectFrom('collector_usage').selectAll().where('integration_id', '=', integrationId).where('stream', '=', 'events').executeTakeFirstOrThrow();
+    const usage = await db()
+      .selectFrom('collector_usage')
+      .selectAll()
+      .where('integration_id', '=', integrationId)
+      .where('stream', '=', 'events')
+      .executeTakeFirstOrThrow();
     expect(usage).toMatchObject({ pages: 5, events: 35, filtered: 0, errors: 0, rate_limited: 0 });
     expect(usage.requests).toBe(5);
     expect(usage.bytes).toBeGreaterThan(0);
@@ -149,7 +207,11 @@ describe('a collection cycle', () => {
     expect(resumed.pages).toBeGreaterThanOrEqual(2);
     expect(await counted(integrationId, 'events', 25)).toEqual({ events_in: 25, duplicates: 0 });
     expect(await keys(integrationId, 'events')).toEqual([...ids].sort());
-    expect(await state(integrationId, 'events')).toMatchObject({ consecutive_failures: 0, last_error: null, cursor: null });
+    expect(await state(integrationId, 'events')).toMatchObject({
+      consecutive_failures: 0,
+      last_error: null,
+      cursor: null,
+    });
   });
 
   it('skips a cycle whose stream is still locked, and counts it', async () => {
@@ -166,7 +228,9 @@ describe('a collection cycle', () => {
       await lease!.release();
     }
     expect((await state(integrationId, 'events')).cycles_skipped_locked).toBe(2);
-    expect(await tel.points('collector_cycles_skipped_locked_total')).toEqual([{ attributes: { integration_id: String(integrationId), stream: 'events' }, value: 2 }]);
+    expect(await tel.points('collector_cycles_skipped_locked_total')).toEqual([
+      { attributes: { integration_id: String(integrationId), stream: 'events' }, value: 2 },
+    ]);
     expect(await engine.runCycle(integrationId, 'events')).toMatchObject({ status: 'succeeded' });
     await tel.shutdown();
   });
@@ -175,7 +239,12 @@ describe('a collection cycle', () => {
     const { vendor, integrationId } = await scenario('capped');
     vendor.addEvents('events', 45);
     const engine = engineWith({ settings: { max_pages_per_cycle: 2 } });
-    expect(await engine.runCycle(integrationId, 'events')).toMatchObject({ status: 'succeeded', pages: 2, events: 20, capped: true });
+    expect(await engine.runCycle(integrationId, 'events')).toMatchObject({
+      status: 'succeeded',
+      pages: 2,
+      events: 20,
+      capped: true,
+    });
     const s = await state(integrationId, 'events');
     expect(s.last_run_capped).toBe(true);
     expect(s.next_run_at!.getTime()).toBeLessThanOrEqual(Date.now());
@@ -186,28 +255,48 @@ describe('a collection cycle', () => {
     expect(await counted(integrationId, 'events', 45)).toEqual({ events_in: 45, duplicates: 0 });
   });
 
-  it('pauses with its cursor where it is while the pipeline refuses the integration\'s events (backlog budget, disk floor), and says why in the state', async () => {
+  it("pauses with its cursor where it is while the pipeline refuses the integration's events (backlog budget, disk floor), and says why in the state", async () => {
     const { vendor, integrationId, admin } = await scenario('paused');
     vendor.addEvents('events', 35);
-    const full = Object.assign(new Error('Destination "s3" (d1) has 600000 events waiting, over its backlog budget'), { code: 'delivery.backlog_full' });
+    const full = Object.assign(new Error('Destination "s3" (d1) has 600000 events waiting, over its backlog budget'), {
+      code: 'delivery.backlog_full',
+    });
     let refuseAfter = 0;
     let checks = 0;
-    const admission: Admission = { check: async () => (++checks > refuseAfter ? full : undefined), checkNow: () => undefined };
+    const admission: Admission = {
+      check: async () => (++checks > refuseAfter ? full : undefined),
+      checkNow: () => undefined,
+    };
     const engine = engineWith({ admission });
     // Refused from the start: no page is fetched, the cursor does not move.
     const paused = await engine.runCycle(integrationId, 'events');
     expect(paused).toMatchObject({ status: 'paused', pages: 0, events: 0, error: full.message });
     expect(await engine.getRun(paused.run_id)).toMatchObject({ status: 'paused' });
     expect(vendor.requests).toBe(0);
-    const listed = await t.app.inject({ method: 'GET', url: `/api/collectors/state?integration_id=${integrationId}`, headers: admin.headers });
-    expect(listed.json<{ paused_reason: string | null; stream: string }[]>().find((r) => r.stream === 'events')).toMatchObject({ paused_reason: full.message });
+    const listed = await t.app.inject({
+      method: 'GET',
+      url: `/api/collectors/state?integration_id=${integrationId}`,
+      headers: admin.headers,
+    });
+    expect(
+      listed.json<{ paused_reason: string | null; stream: string }[]>().find((r) => r.stream === 'events'),
+    ).toMatchObject({ paused_reason: full.message });
     // Refused after the first page: the cycle ends there (capped, the cursor after page 1).
     refuseAfter = checks + 1;
-    expect(await engine.runCycle(integrationId, 'events')).toMatchObject({ status: 'succeeded', pages: 1, events: 10, capped: true });
+    expect(await engine.runCycle(integrationId, 'events')).toMatchObject({
+      status: 'succeeded',
+      pages: 1,
+      events: 10,
+      capped: true,
+    });
     expect(parseDateCursor((await state(integrationId, 'events')).cursor)?.page).toBe('10');
     // Admitted again: the rest, and the reason is gone.
     refuseAfter = Number.POSITIVE_INFINITY;
-    expect(await engine.runCycle(integrationId, 'events')).toMatchObject({ status: 'succeeded', events: 25, capped: false });
+    expect(await engine.runCycle(integrationId, 'events')).toMatchObject({
+      status: 'succeeded',
+      events: 25,
+      capped: false,
+    });
     expect(await state(integrationId, 'events')).toMatchObject({ paused_reason: null });
     expect(await counted(integrationId, 'events', 35)).toEqual({ events_in: 35, duplicates: 0 });
   });
@@ -215,7 +304,11 @@ describe('a collection cycle', () => {
   it('keeps its lock through a page slower than the lock lease', async () => {
     const { vendor, integrationId } = await scenario('slow-pages', {}, { pageDelayMs: 1_300 });
     vendor.addEvents('alerts', 15);
-    expect(await engineWith({ lockTtlMs: 900 }).runCycle(integrationId, 'alerts')).toMatchObject({ status: 'succeeded', pages: 2, events: 15 });
+    expect(await engineWith({ lockTtlMs: 900 }).runCycle(integrationId, 'alerts')).toMatchObject({
+      status: 'succeeded',
+      pages: 2,
+      events: 15,
+    });
   });
 
   it('counts failures with their message, backs off (Retry-After wins), and recovers', async () => {
@@ -245,7 +338,13 @@ describe('a collection cycle', () => {
     expect(s.consecutive_failures).toBe(3);
     expect(s.last_error).toMatch(/rate limited/);
     expect(s.next_run_at!.getTime() - Date.now()).toBeGreaterThan(7_000_000);
-    expect((await db().selectFrom('collector_usage').select(['rate_limited', 'errors']).where('integration_id', '=', integrationId).executeTakeFirstOrThrow())).toMatchObject({ rate_limited: 1, errors: 2 });
+    expect(
+      await db()
+        .selectFrom('collector_usage')
+        .select(['rate_limited', 'errors'])
+        .where('integration_id', '=', integrationId)
+        .executeTakeFirstOrThrow(),
+    ).toMatchObject({ rate_limited: 1, errors: 2 });
 
     expect(await engine.runCycle(integrationId, 'events')).toMatchObject({ status: 'succeeded', events: 3 });
     s = await state(integrationId, 'events');
@@ -256,7 +355,10 @@ describe('a collection cycle', () => {
   it('records a gap when the watermark fell behind the vendor retention and restarts at the retention limit', async () => {
     const { vendor, integrationId, orgId } = await scenario('gap');
     const old = new Date(Date.now() - 10 * 86_400_000);
-    await db().insertInto('collector_state').values({ integration_id: integrationId, stream: 'events', organization_id: orgId, watermark_at: old }).execute();
+    await db()
+      .insertInto('collector_state')
+      .values({ integration_id: integrationId, stream: 'events', organization_id: orgId, watermark_at: old })
+      .execute();
     vendor.addEvents('events', 4);
     const outcome = await t.container.collection.engine.runCycle(integrationId, 'events');
     expect(outcome).toMatchObject({ status: 'succeeded', events: 4 });
@@ -270,9 +372,22 @@ describe('a collection cycle', () => {
   it('drops events the collection filters exclude (counted as filtered) and stops cleanly on shutdown', async () => {
     const { vendor, integrationId } = await scenario('filtered', {}, { pageDelayMs: 0 });
     const ids = vendor.addEvents('alerts', 12);
-    await db().updateTable('integrations').set({ collection_filters: JSON.stringify({ exclude: [{ field: 'id', op: 'in', value: ids.slice(0, 4) }] }) }).where('id', '=', integrationId).execute();
-    expect(await t.container.collection.engine.runCycle(integrationId, 'alerts')).toMatchObject({ status: 'succeeded', events: 8 });
-    expect(await db().selectFrom('collector_usage').select(['events', 'filtered']).where('integration_id', '=', integrationId).executeTakeFirstOrThrow()).toEqual({ events: 8, filtered: 4 });
+    await db()
+      .updateTable('integrations')
+      .set({ collection_filters: JSON.stringify({ exclude: [{ field: 'id', op: 'in', value: ids.slice(0, 4) }] }) })
+      .where('id', '=', integrationId)
+      .execute();
+    expect(await t.container.collection.engine.runCycle(integrationId, 'alerts')).toMatchObject({
+      status: 'succeeded',
+      events: 8,
+    });
+    expect(
+      await db()
+        .selectFrom('collector_usage')
+        .select(['events', 'filtered'])
+        .where('integration_id', '=', integrationId)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ events: 8, filtered: 4 });
 
     vendor.addEvents('alerts', 30);
     vendor.pageDelayMs = 400;
@@ -285,6 +400,9 @@ describe('a collection cycle', () => {
     // Stopping is not a vendor failure: nothing counted, the cursor keeps what was accepted.
     expect(s.consecutive_failures).toBe(0);
     vendor.pageDelayMs = 0;
-    expect(await t.container.collection.engine.runCycle(integrationId, 'alerts')).toMatchObject({ status: 'succeeded', events: 30 - stopped.events });
+    expect(await t.container.collection.engine.runCycle(integrationId, 'alerts')).toMatchObject({
+      status: 'succeeded',
+      events: 30 - stopped.events,
+    });
   });
 });

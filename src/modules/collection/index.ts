@@ -42,7 +42,9 @@ export interface CollectionWiring {
   config: Pick<CollectionConfig, 'scheduleMs' | 'lockTtlMs' | 'concurrency'>;
   integrations: {
     find(scope: Scope, id: number): Promise<IntegrationRow | undefined>;
-    collectTarget(row: IntegrationRow): Promise<{ config: Record<string, unknown>; secrets: string[]; tenantId: string | null }>;
+    collectTarget(
+      row: IntegrationRow,
+    ): Promise<{ config: Record<string, unknown>; secrets: string[]; tenantId: string | null }>;
   };
   runtime: Pick<ConnectorRuntime, 'open'>;
   settings: { current(): Promise<CollectorSettings> };
@@ -59,7 +61,11 @@ export function wireCollection(deps: CollectionWiring) {
   const metrics = createCollectionMetrics(deps.telemetry.meter);
   if (deps.observeGauges) {
     metrics.observe(
-      async () => (await store.gaugeRows()).map((r) => ({ ...r, cursor: lookup(r.platform)?.streams.find((s) => s.name === r.stream)?.cursor })),
+      async () =>
+        (await store.gaugeRows()).map((r) => ({
+          ...r,
+          cursor: lookup(r.platform)?.streams.find((s) => s.name === r.stream)?.cursor,
+        })),
       () => clock.now(),
     );
   }
@@ -67,7 +73,12 @@ export function wireCollection(deps: CollectionWiring) {
   const enqueueCycle: SchedulerDeps['enqueueCycle'] = async (run) => {
     // The row first: a worker that takes the job at once finds it.
     await store.insertRun({ ...run, created_at: clock.now() });
-    await queue.enqueue(COLLECT_QUEUE, CYCLE_JOB, { run_id: run.id, integration_id: run.integration_id, stream: run.stream }, { ...CYCLE_JOB_OPTIONS, jobId: run.id });
+    await queue.enqueue(
+      COLLECT_QUEUE,
+      CYCLE_JOB,
+      { run_id: run.id, integration_id: run.integration_id, stream: run.stream },
+      { ...CYCLE_JOB_OPTIONS, jobId: run.id },
+    );
   };
 
   const cycles = createCycleRunner({
@@ -79,13 +90,23 @@ export function wireCollection(deps: CollectionWiring) {
     lock: deps.lock,
     lockTtlMs: deps.config.lockTtlMs,
     settings: deps.settings,
-    integrations: { row: (id) => deps.integrations.find(GLOBAL_SCOPE, id), collectTarget: (row) => deps.integrations.collectTarget(row) },
+    integrations: {
+      row: (id) => deps.integrations.find(GLOBAL_SCOPE, id),
+      collectTarget: (row) => deps.integrations.collectTarget(row),
+    },
     runtime: deps.runtime,
     connectorFor: lookup,
     metrics,
     ...(deps.telemetry.enabled ? { traceContext: () => injectTraceContext({}) } : {}),
   });
-  const scheduler = createScheduler({ store, clock, logger, settings: deps.settings, connectorFor: lookup, enqueueCycle });
+  const scheduler = createScheduler({
+    store,
+    clock,
+    logger,
+    settings: deps.settings,
+    connectorFor: lookup,
+    enqueueCycle,
+  });
   const service = createCollectionService({
     store,
     clock,
@@ -99,11 +120,23 @@ export function wireCollection(deps: CollectionWiring) {
     schedule: (now?: Date) => scheduler.schedule(now),
     housekeeping: () => scheduler.housekeeping(),
     /** Runs one cycle here and now (tests, tools): records a run row like a trigger and returns its outcome. */
-    async runCycle(integrationId: number, stream: string, signal: AbortSignal = new AbortController().signal): Promise<CycleOutcome & { run_id: string }> {
+    async runCycle(
+      integrationId: number,
+      stream: string,
+      signal: AbortSignal = new AbortController().signal,
+    ): Promise<CycleOutcome & { run_id: string }> {
       const row = await deps.integrations.find(GLOBAL_SCOPE, integrationId);
       if (!row) throw new Error(`no integration ${integrationId}`);
       const id = newId();
-      await store.insertRun({ id, organization_id: row.organization_id, integration_id: integrationId, stream, reason: 'trigger', requested_by: null, created_at: clock.now() });
+      await store.insertRun({
+        id,
+        organization_id: row.organization_id,
+        integration_id: integrationId,
+        stream,
+        reason: 'trigger',
+        requested_by: null,
+        created_at: clock.now(),
+      });
       return { run_id: id, ...(await cycles.run({ run_id: id, integration_id: integrationId, stream }, signal)) };
     },
     getRun: (id: string) => store.getRun(id),

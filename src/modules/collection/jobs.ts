@@ -19,7 +19,12 @@ const HOUSEKEEPING_EVERY_MS = 600_000;
  */
 export const CYCLE_JOB_OPTIONS = { attempts: 3, backoffMs: 5_000 } as const;
 
-export function collectionJobs(deps: { cycles: CycleRunner; scheduler: Scheduler; tracer: Tracer; concurrency: number }): JobRegistration {
+export function collectionJobs(deps: {
+  cycles: CycleRunner;
+  scheduler: Scheduler;
+  tracer: Tracer;
+  concurrency: number;
+}): JobRegistration {
   const { cycles, tracer } = deps;
   return {
     queue: COLLECT_QUEUE,
@@ -30,12 +35,24 @@ export function collectionJobs(deps: { cycles: CycleRunner; scheduler: Scheduler
         const payload = job.payload as CyclePayload;
         await tracer.startActiveSpan(
           CYCLE_JOB,
-          { attributes: { 'weir.run_id': payload.run_id, 'weir.integration_id': payload.integration_id, 'weir.stream': payload.stream } },
+          {
+            attributes: {
+              'weir.run_id': payload.run_id,
+              'weir.integration_id': payload.integration_id,
+              'weir.stream': payload.stream,
+            },
+          },
           async (span) => {
             try {
               const outcome = await cycles.run(payload, signal);
-              span.setAttributes({ 'weir.status': outcome.status, 'weir.pages': outcome.pages, 'weir.events': outcome.events, 'weir.capped': outcome.capped });
-              if (outcome.status === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? 'failed' });
+              span.setAttributes({
+                'weir.status': outcome.status,
+                'weir.pages': outcome.pages,
+                'weir.events': outcome.events,
+                'weir.capped': outcome.capped,
+              });
+              if (outcome.status === 'failed')
+                span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? 'failed' });
             } catch (err) {
               span.recordException(err as Error);
               span.setStatus({ code: SpanStatusCode.ERROR });
@@ -53,7 +70,11 @@ export function collectionJobs(deps: { cycles: CycleRunner; scheduler: Scheduler
   };
 }
 
-export function collectionTasks(deps: { scheduler: Scheduler; queue: Pick<QueuePort, 'enqueue'>; scheduleMs: number }): BeatTask[] {
+export function collectionTasks(deps: {
+  scheduler: Scheduler;
+  queue: Pick<QueuePort, 'enqueue'>;
+  scheduleMs: number;
+}): BeatTask[] {
   return [
     { name: SCHEDULE_TASK, everyMs: deps.scheduleMs, run: async (now) => void (await deps.scheduler.schedule(now)) },
     {
@@ -61,7 +82,12 @@ export function collectionTasks(deps: { scheduler: Scheduler; queue: Pick<QueueP
       everyMs: HOUSEKEEPING_EVERY_MS,
       run: async (now) => {
         const slot = Math.floor(now.getTime() / HOUSEKEEPING_EVERY_MS);
-        await deps.queue.enqueue(COLLECT_QUEUE, HOUSEKEEPING_JOB, {}, { jobId: `${HOUSEKEEPING_JOB}-${slot}`, attempts: 3 });
+        await deps.queue.enqueue(
+          COLLECT_QUEUE,
+          HOUSEKEEPING_JOB,
+          {},
+          { jobId: `${HOUSEKEEPING_JOB}-${slot}`, attempts: 3 },
+        );
       },
     },
   ];

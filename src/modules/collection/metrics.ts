@@ -33,7 +33,8 @@ export function createCollectionMetrics(meter: Meter): CollectionMetrics {
     unit: 's',
   });
   const cursorLag = meter.createObservableGauge('collector_cursor_lag_seconds', {
-    description: 'now - last_success_at (compatibility; reads ~0 on a collector that runs but lags: alert on collector_watermark_lag_seconds)',
+    description:
+      'now - last_success_at (compatibility; reads ~0 on a collector that runs but lags: alert on collector_watermark_lag_seconds)',
     unit: 's',
   });
   return {
@@ -50,14 +51,20 @@ export function createCollectionMetrics(meter: Meter): CollectionMetrics {
         const t = now().getTime();
         for (const r of await snapshot()) {
           if (r.cursor !== 'date' || !r.watermark_at) continue;
-          result.observe(Math.max(0, Math.round((t - r.watermark_at.getTime()) / 1000)), { integration_id: String(r.integration_id), stream: r.stream });
+          result.observe(Math.max(0, Math.round((t - r.watermark_at.getTime()) / 1000)), {
+            integration_id: String(r.integration_id),
+            stream: r.stream,
+          });
         }
       });
       cursorLag.addCallback(async (result) => {
         const t = now().getTime();
         for (const r of await snapshot()) {
           if (!r.last_success_at) continue;
-          result.observe(Math.max(0, Math.round((t - r.last_success_at.getTime()) / 1000)), { integration_id: String(r.integration_id), stream: r.stream });
+          result.observe(Math.max(0, Math.round((t - r.last_success_at.getTime()) / 1000)), {
+            integration_id: String(r.integration_id),
+            stream: r.stream,
+          });
         }
       });
     },

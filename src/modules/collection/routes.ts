@@ -1,7 +1,18 @@
 import { scopeOf } from '../../core/scope.js';
 import { route, type Api } from '../../platform/http/routes.js';
 import { ErrorBody } from '../../platform/http/schemas.js';
-import { CollectorState, CostQuery, CostSummary, PlatformStreams, StateList, StateQuery, StreamParams, Summary, TriggerResult, Vendors } from './schema.js';
+import {
+  CollectorState,
+  CostQuery,
+  CostSummary,
+  PlatformStreams,
+  StateList,
+  StateQuery,
+  StreamParams,
+  Summary,
+  TriggerResult,
+  Vendors,
+} from './schema.js';
 import type { CollectionService } from './service.js';
 
 export function collectionRoutes(app: Api, service: CollectionService): void {
@@ -15,7 +26,11 @@ export function collectionRoutes(app: Api, service: CollectionService): void {
     schema: { querystring: StateQuery, response: { 200: StateList } },
     handler: async (req) => {
       const { organization_id, integration_id, platform } = req.query;
-      return service.states(scopeOf(req.actor!), { organizationId: organization_id, integrationId: integration_id, platform });
+      return service.states(scopeOf(req.actor!), {
+        organizationId: organization_id,
+        integrationId: integration_id,
+        platform,
+      });
     },
   });
 
@@ -38,7 +53,11 @@ export function collectionRoutes(app: Api, service: CollectionService): void {
     schema: { querystring: CostQuery, response: { 200: CostSummary } },
     handler: async (req) => {
       const { days = 7, organization_id, integration_id, platform } = req.query;
-      return service.costSummary(scopeOf(req.actor!), days, { organizationId: organization_id, integrationId: integration_id, platform });
+      return service.costSummary(scopeOf(req.actor!), days, {
+        organizationId: organization_id,
+        integrationId: integration_id,
+        platform,
+      });
     },
   });
 
@@ -66,9 +85,9 @@ export function collectionRoutes(app: Api, service: CollectionService): void {
     method: 'DELETE',
     url: '/api/collectors/state/:integration_id/:stream/cursor',
     operationId: 'collectors.reset_cursor',
-    summary: 'Restart a stream from the vendor\'s default window',
+    summary: "Restart a stream from the vendor's default window",
     description:
-      'Clears the cursor and the watermark: the next cycle (due at once) starts at now - the stream\'s default window. ' +
+      "Clears the cursor and the watermark: the next cycle (due at once) starts at now - the stream's default window. " +
       'Events seen within the deduplication period are dropped again; older ones are collected again. Answers the reset state row.',
     access: { requires: 'integration.reset' },
     schema: { params: StreamParams, response: { 200: CollectorState, 404: ErrorBody } },
@@ -80,7 +99,8 @@ export function collectionRoutes(app: Api, service: CollectionService): void {
     url: '/api/collectors/state/:integration_id/:stream/trigger',
     operationId: 'collectors.trigger',
     summary: 'Run a collection cycle of the stream now (a real call to the vendor, consuming its quota)',
-    description: 'Answers 202 with the task id (a collector run), not the result. 422 collection.not_collectable when the integration does not collect.',
+    description:
+      'Answers 202 with the task id (a collector run), not the result. 422 collection.not_collectable when the integration does not collect.',
     access: { requires: 'authenticated' },
     // The run is recorded and queued outside a transaction, so the job never starts before its row exists.
     audit: 'separate',

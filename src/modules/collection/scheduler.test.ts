@@ -40,7 +40,11 @@ function engineWith(o: { settings?: Partial<CollectorSettings>; telemetry?: Tele
   });
 }
 
-async function integration(orgId: number, config: Record<string, unknown>, extra: { is_active?: boolean; collection_filters?: object; platform?: string } = {}) {
+async function integration(
+  orgId: number,
+  config: Record<string, unknown>,
+  extra: { is_active?: boolean; collection_filters?: object; platform?: string } = {},
+) {
   const row = await db()
     .insertInto('integrations')
     .values({
@@ -56,8 +60,20 @@ async function integration(orgId: number, config: Record<string, unknown>, extra
   return row.id;
 }
 
-const runsOf = (integrationId: number) => db().selectFrom('collector_runs').selectAll().where('integration_id', '=', integrationId).orderBy('created_at').execute();
-const stateOf = (integrationId: number) => db().selectFrom('collector_state').selectAll().where('integration_id', '=', integrationId).orderBy('stream').execute();
+const runsOf = (integrationId: number) =>
+  db()
+    .selectFrom('collector_runs')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .orderBy('created_at')
+    .execute();
+const stateOf = (integrationId: number) =>
+  db()
+    .selectFrom('collector_state')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .orderBy('stream')
+    .execute();
 
 describe('collection.schedule', () => {
   it('enqueues one cycle per due stream of every collecting integration, then waits for the interval', async () => {
@@ -105,7 +121,10 @@ describe('collection.schedule', () => {
     const now = new Date();
     await Promise.all([a.schedule(now), b.schedule(now)]);
     expect(await runsOf(id)).toHaveLength(2);
-    expect((await stateOf(id)).map((s) => s.next_run_at!.getTime())).toEqual([now.getTime() + 60_000, now.getTime() + 60_000]);
+    expect((await stateOf(id)).map((s) => s.next_run_at!.getTime())).toEqual([
+      now.getTime() + 60_000,
+      now.getTime() + 60_000,
+    ]);
   });
 
   it('enqueues nothing while collection is paused, and is a beat task of its own period', async () => {
@@ -114,7 +133,11 @@ describe('collection.schedule', () => {
     const paused = engineWith({ settings: { paused: true } });
     await paused.engine.schedule(new Date());
     expect(await runsOf(id)).toEqual([]);
-    const tasks = collectionTasks({ scheduler: { schedule: async () => 0, housekeeping: async () => ({ keys: 0, runs: 0 }) }, queue: t.container.queue, scheduleMs: 1234 });
+    const tasks = collectionTasks({
+      scheduler: { schedule: async () => 0, housekeeping: async () => ({ keys: 0, runs: 0 }) },
+      queue: t.container.queue,
+      scheduleMs: 1234,
+    });
     expect(tasks.find((task) => task.name === SCHEDULE_TASK)?.everyMs).toBe(1234);
     expect(t.container.beatTasks.map((task) => task.name)).toContain(SCHEDULE_TASK);
   });
@@ -130,14 +153,30 @@ describe('collection.schedule', () => {
         { integration_id: id, stream: 'events', key: 'young', seen_at: new Date(now - 60_000) },
       ])
       .execute();
-    const run = (rid: string, ageMs: number, status: 'succeeded' | 'running') => ({ id: rid, organization_id: org, integration_id: id, stream: 'events', reason: 'schedule' as const, status, created_at: new Date(now - ageMs) });
+    const run = (rid: string, ageMs: number, status: 'succeeded' | 'running') => ({
+      id: rid,
+      organization_id: org,
+      integration_id: id,
+      stream: 'events',
+      reason: 'schedule' as const,
+      status,
+      created_at: new Date(now - ageMs),
+    });
     await db()
       .insertInto('collector_runs')
-      .values([run('old-run', 8 * 86_400_000, 'succeeded'), run('recent-run', 86_400_000, 'succeeded'), run('old-running', 8 * 86_400_000, 'running')])
+      .values([
+        run('old-run', 8 * 86_400_000, 'succeeded'),
+        run('recent-run', 86_400_000, 'succeeded'),
+        run('old-running', 8 * 86_400_000, 'running'),
+      ])
       .execute();
     const removed = await engineWith({ settings: { dedup_hours: 2 } }).engine.housekeeping();
     expect(removed.keys).toBeGreaterThanOrEqual(1);
-    expect((await db().selectFrom('collected_keys').select('key').where('integration_id', '=', id).execute()).map((r) => r.key)).toEqual(['young']);
+    expect(
+      (await db().selectFrom('collected_keys').select('key').where('integration_id', '=', id).execute()).map(
+        (r) => r.key,
+      ),
+    ).toEqual(['young']);
     expect((await runsOf(id)).map((r) => r.id).sort()).toEqual(['old-running', 'recent-run']);
   });
 
@@ -148,19 +187,35 @@ describe('collection.schedule', () => {
     await db()
       .insertInto('collector_state')
       .values([
-        { integration_id: id, stream: 'events', organization_id: org, watermark_at: new Date(now - 3_600_000), last_success_at: new Date(now - 5_000) },
-        { integration_id: id, stream: 'alerts', organization_id: org, cursor: '42', last_success_at: new Date(now - 10_000) },
+        {
+          integration_id: id,
+          stream: 'events',
+          organization_id: org,
+          watermark_at: new Date(now - 3_600_000),
+          last_success_at: new Date(now - 5_000),
+        },
+        {
+          integration_id: id,
+          stream: 'alerts',
+          organization_id: org,
+          cursor: '42',
+          last_success_at: new Date(now - 10_000),
+        },
       ])
       .execute();
     const tel = testTelemetry();
     engineWith({ telemetry: tel.telemetry });
-    const mine = (points: { attributes: Record<string, unknown>; value: number }[]) => points.filter((p) => p.attributes.integration_id === String(id));
+    const mine = (points: { attributes: Record<string, unknown>; value: number }[]) =>
+      points.filter((p) => p.attributes.integration_id === String(id));
     const watermark = mine(await tel.points('collector_watermark_lag_seconds'));
     expect(watermark.map((p) => p.attributes.stream)).toEqual(['events']);
     expect(watermark[0]!.value).toBeGreaterThanOrEqual(3600);
     expect(watermark[0]!.value).toBeLessThan(3700);
     const cursor = mine(await tel.points('collector_cursor_lag_seconds'));
-    expect(Object.fromEntries(cursor.map((p) => [p.attributes.stream, p.value]))).toMatchObject({ events: expect.any(Number), alerts: expect.any(Number) });
+    expect(Object.fromEntries(cursor.map((p) => [p.attributes.stream, p.value]))).toMatchObject({
+      events: expect.any(Number),
+      alerts: expect.any(Number),
+    });
     expect(cursor.find((p) => p.attributes.stream === 'events')!.value).toBeLessThan(60);
     await tel.shutdown();
   });

@@ -23,7 +23,14 @@ export interface SchedulerDeps {
   settings: { current(): Promise<CollectorSettings> };
   connectorFor(platform: string): Connector | undefined;
   /** Records the run (queued) and enqueues its job; ignores a job id already queued. */
-  enqueueCycle(run: { id: string; organization_id: number; integration_id: number; stream: string; reason: 'schedule' | 'trigger'; requested_by: number | null }): Promise<void>;
+  enqueueCycle(run: {
+    id: string;
+    organization_id: number;
+    integration_id: number;
+    stream: string;
+    reason: 'schedule' | 'trigger';
+    requested_by: number | null;
+  }): Promise<void>;
 }
 
 export const RUN_RETENTION_MS = 7 * 86_400_000;
@@ -31,7 +38,10 @@ const PRUNE_CHUNK = 10_000;
 const PRUNE_MAX_CHUNKS = 20;
 
 /** The streams an integration collects: its connector's, minus those its collection filters leave out. */
-export function enabledStreams(integration: Pick<CollectingIntegration, 'collection_filters'>, connector: Connector): StreamSpec[] {
+export function enabledStreams(
+  integration: Pick<CollectingIntegration, 'collection_filters'>,
+  connector: Connector,
+): StreamSpec[] {
   let enabled: (stream: string) => boolean = () => true;
   try {
     enabled = compileCollectionFilters(integration.collection_filters).streamEnabled;
@@ -52,7 +62,11 @@ export function createScheduler(deps: SchedulerDeps) {
       const candidates: { integration: CollectingIntegration; spec: StreamSpec }[] = [];
       for (const integration of await store.collectingIntegrations()) {
         const connector = deps.connectorFor(integration.platform);
-        if (!connector || notCollectable({ is_active: true, platform: integration.platform, config: integration.config }, connector)) continue;
+        if (
+          !connector ||
+          notCollectable({ is_active: true, platform: integration.platform, config: integration.config }, connector)
+        )
+          continue;
         for (const spec of enabledStreams(integration, connector)) candidates.push({ integration, spec });
       }
       const due = await store.dueTimes([...new Set(candidates.map((c) => c.integration.id))]);
@@ -64,11 +78,22 @@ export function createScheduler(deps: SchedulerDeps) {
         const next = new Date(now.getTime() + intervalMs(integration.config, spec, settings.default_interval_seconds));
         const id = `cycle-${integration.id}-${spec.name}-${previous?.getTime() ?? 0}`;
         try {
-          await deps.enqueueCycle({ id, organization_id: integration.organization_id, integration_id: integration.id, stream: spec.name, reason: 'schedule', requested_by: null });
-          if (await store.claimDue(integration.id, integration.organization_id, spec.name, previous, next, now)) enqueued += 1;
+          await deps.enqueueCycle({
+            id,
+            organization_id: integration.organization_id,
+            integration_id: integration.id,
+            stream: spec.name,
+            reason: 'schedule',
+            requested_by: null,
+          });
+          if (await store.claimDue(integration.id, integration.organization_id, spec.name, previous, next, now))
+            enqueued += 1;
         } catch (err) {
           // next_run_at did not move: the next pass tries again.
-          logger.warn({ err, integration_id: integration.id, stream: spec.name }, 'could not enqueue a collection cycle');
+          logger.warn(
+            { err, integration_id: integration.id, stream: spec.name },
+            'could not enqueue a collection cycle',
+          );
         }
       }
       return enqueued;

@@ -3,18 +3,25 @@ import { Timestamp } from '../../platform/http/schemas.js';
 import { COST_DAYS_MAX, LAGGING_AFTER_SECONDS } from './service.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
-const Id = (description?: string) => Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
+const Id = (description?: string) =>
+  Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
 const CursorKind = Type.Union([Type.Literal('date'), Type.Literal('opaque')]);
 
 export const StateQuery = Type.Object({
-  organization_id: Type.Optional(Id('Only this organization\'s streams (alias: org_id)')),
-  integration_id: Type.Optional(Id('Only this integration\'s streams')),
-  platform: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only integrations of this platform' })),
+  organization_id: Type.Optional(Id("Only this organization's streams (alias: org_id)")),
+  integration_id: Type.Optional(Id("Only this integration's streams")),
+  platform: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 100, description: 'Only integrations of this platform' }),
+  ),
 });
 
 export const StreamParams = Type.Object({
   integration_id: Id(),
-  stream: Type.String({ minLength: 1, maxLength: 100, description: 'A stream of the integration\'s platform (GET /api/collectors/platforms-streams)' }),
+  stream: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: "A stream of the integration's platform (GET /api/collectors/platforms-streams)",
+  }),
 });
 
 const Gap = Type.Object(
@@ -23,7 +30,10 @@ const Gap = Type.Object(
     to: Timestamp(),
     detected_at: Nullable(Timestamp()),
   },
-  { description: 'A window the vendor no longer held when collection reached it (the watermark had fallen behind its retention): those events are lost' },
+  {
+    description:
+      'A window the vendor no longer held when collection reached it (the watermark had fallen behind its retention): those events are lost',
+  },
 );
 
 export const CollectorState = Type.Object(
@@ -34,17 +44,36 @@ export const CollectorState = Type.Object(
     platform: Type.String(),
     stream: Type.String(),
     cursor_kind: Nullable(CursorKind),
-    watermark_at: Nullable(Timestamp({ description: 'Date cursors: every event before it has been durably accepted. Null for opaque cursors and before the first window completes. Judge lag from this.' })),
-    last_success_at: Nullable(Timestamp({ description: 'Last error-free cycle, even one far behind: it only says the collector ran' })),
+    watermark_at: Nullable(
+      Timestamp({
+        description:
+          'Date cursors: every event before it has been durably accepted. Null for opaque cursors and before the first window completes. Judge lag from this.',
+      }),
+    ),
+    last_success_at: Nullable(
+      Timestamp({ description: 'Last error-free cycle, even one far behind: it only says the collector ran' }),
+    ),
     consecutive_failures: Type.Integer({ minimum: 0 }),
-    last_run_capped: Type.Boolean({ description: 'The last cycle stopped at its ceiling (pages or time) with backlog left; the next one continues' }),
-    last_error: Nullable(Type.String({ description: 'Message of the last failure (never secrets); cleared by a success' })),
+    last_run_capped: Type.Boolean({
+      description: 'The last cycle stopped at its ceiling (pages or time) with backlog left; the next one continues',
+    }),
+    last_error: Nullable(
+      Type.String({ description: 'Message of the last failure (never secrets); cleared by a success' }),
+    ),
     paused_reason: Nullable(
-      Type.String({ description: 'Why collection waits with its cursor where it is: the disk under its floor, or a destination these events feed over its backlog budget. Null when it does not wait' }),
+      Type.String({
+        description:
+          'Why collection waits with its cursor where it is: the disk under its floor, or a destination these events feed over its backlog budget. Null when it does not wait',
+      }),
     ),
     lag_seconds: Nullable(Type.Integer({ description: 'now - watermark_at (date cursors only)' })),
-    next_run_at: Nullable(Timestamp({ description: 'When the scheduler next enqueues a cycle (failures and Retry-After move it later)' })),
-    cycles_skipped_locked: Type.Integer({ minimum: 0, description: 'Cycles skipped because the previous cycle of the stream still ran' }),
+    next_run_at: Nullable(
+      Timestamp({ description: 'When the scheduler next enqueues a cycle (failures and Retry-After move it later)' }),
+    ),
+    cycles_skipped_locked: Type.Integer({
+      minimum: 0,
+      description: 'Cycles skipped because the previous cycle of the stream still ran',
+    }),
     gap: Nullable(Gap),
   },
   { description: 'Collector state of one integration and stream' },
@@ -74,11 +103,26 @@ export const Summary = Type.Object({
       detected_at: Nullable(Timestamp()),
     }),
   ),
-  platforms: Type.Array(Type.Object({ platform: Type.String(), streams: Type.Integer(), failing: Type.Integer(), lagging: Type.Integer(), capped: Type.Integer() })),
+  platforms: Type.Array(
+    Type.Object({
+      platform: Type.String(),
+      streams: Type.Integer(),
+      failing: Type.Integer(),
+      lagging: Type.Integer(),
+      capped: Type.Integer(),
+    }),
+  ),
 });
 
 export const CostQuery = Type.Object({
-  days: Type.Optional(Type.Integer({ minimum: 1, maximum: COST_DAYS_MAX, default: 7, description: `UTC days back, today included (at most ${COST_DAYS_MAX})` })),
+  days: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: COST_DAYS_MAX,
+      default: 7,
+      description: `UTC days back, today included (at most ${COST_DAYS_MAX})`,
+    }),
+  ),
   organization_id: Type.Optional(Id('Only this organization (alias: org_id)')),
   integration_id: Type.Optional(Id()),
   platform: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
@@ -122,11 +166,13 @@ export const PlatformStreams = Type.Array(
         description: Type.String(),
         cursor_kind: CursorKind,
         default_window_seconds: Type.Integer({ description: 'First run and cursor reset start this far back' }),
-        interval_seconds: Type.Integer({ description: 'Default time between cycles (config.interval_seconds overrides it)' }),
+        interval_seconds: Type.Integer({
+          description: 'Default time between cycles (config.interval_seconds overrides it)',
+        }),
         retention_days: Type.Integer({ description: 'How long the vendor keeps the data' }),
         page_size: Type.Integer(),
         max_window_seconds: Type.Integer(),
-        settle_seconds: Type.Integer({ description: 'Windows end this long before now: the vendor\'s ingestion delay' }),
+        settle_seconds: Type.Integer({ description: "Windows end this long before now: the vendor's ingestion delay" }),
       }),
     ),
   }),
@@ -144,7 +190,9 @@ export const Vendors = Type.Array(
 );
 
 export const TriggerResult = Type.Object({
-  task_id: Type.String({ description: 'The run\'s id (collector_runs); the answer says the cycle is queued, not its result' }),
+  task_id: Type.String({
+    description: "The run's id (collector_runs); the answer says the cycle is queued, not its result",
+  }),
   integration_id: Type.Integer(),
   stream: Type.String(),
   status: Type.Literal('queued'),

@@ -83,7 +83,10 @@ export function createCollectionService(deps: CollectionServiceDeps) {
       const now = clock.now();
       const rows = (await store.listStates(scope, {})).map((r) => represent(r, now));
       const lagging = (r: (typeof rows)[number]) => r.lag_seconds !== null && r.lag_seconds > LAGGING_AFTER_SECONDS;
-      const byPlatform = new Map<string, { platform: string; streams: number; failing: number; lagging: number; capped: number }>();
+      const byPlatform = new Map<
+        string,
+        { platform: string; streams: number; failing: number; lagging: number; capped: number }
+      >();
       for (const r of rows) {
         const p = byPlatform.get(r.platform) ?? { platform: r.platform, streams: 0, failing: 0, lagging: 0, capped: 0 };
         p.streams += 1;
@@ -107,7 +110,12 @@ export function createCollectionService(deps: CollectionServiceDeps) {
         lagging_after_seconds: LAGGING_AFTER_SECONDS,
         gaps: rows
           .filter((r) => r.gap !== null)
-          .map((r) => ({ integration_id: r.integration_id, integration_name: r.integration_name, stream: r.stream, ...r.gap! })),
+          .map((r) => ({
+            integration_id: r.integration_id,
+            integration_name: r.integration_name,
+            stream: r.stream,
+            ...r.gap!,
+          })),
         platforms: [...byPlatform.values()].sort((a, b) => a.platform.localeCompare(b.platform)),
       };
     },
@@ -115,28 +123,78 @@ export function createCollectionService(deps: CollectionServiceDeps) {
     async costSummary(scope: Scope, days: number, filter: StateFilter) {
       const now = clock.now();
       const fromDay = new Date(now.getTime() - (days - 1) * 86_400_000).toISOString().slice(0, 10);
-      const [intake, usage] = await Promise.all([store.dailyIntake(scope, fromDay, filter), store.dailyUsage(scope, fromDay, filter)]);
-      const items = new Map<string, { integration_id: number; integration_name: string; organization_id: number; platform: string; day: string; events: number; bytes: number; requests: number; rate_limited: number; errors: number; pages: number; filtered: number }>();
-      const entry = (r: { integration_id: number; organization_id: number; name: string; platform: string; day: string }) => {
+      const [intake, usage] = await Promise.all([
+        store.dailyIntake(scope, fromDay, filter),
+        store.dailyUsage(scope, fromDay, filter),
+      ]);
+      const items = new Map<
+        string,
+        {
+          integration_id: number;
+          integration_name: string;
+          organization_id: number;
+          platform: string;
+          day: string;
+          events: number;
+          bytes: number;
+          requests: number;
+          rate_limited: number;
+          errors: number;
+          pages: number;
+          filtered: number;
+        }
+      >();
+      const entry = (r: {
+        integration_id: number;
+        organization_id: number;
+        name: string;
+        platform: string;
+        day: string;
+      }) => {
         const k = `${r.integration_id}/${r.day}`;
         let e = items.get(k);
         if (!e) {
-          e = { integration_id: r.integration_id, integration_name: r.name, organization_id: r.organization_id, platform: r.platform, day: r.day, events: 0, bytes: 0, requests: 0, rate_limited: 0, errors: 0, pages: 0, filtered: 0 };
+          e = {
+            integration_id: r.integration_id,
+            integration_name: r.name,
+            organization_id: r.organization_id,
+            platform: r.platform,
+            day: r.day,
+            events: 0,
+            bytes: 0,
+            requests: 0,
+            rate_limited: 0,
+            errors: 0,
+            pages: 0,
+            filtered: 0,
+          };
           items.set(k, e);
         }
         return e;
       };
       for (const r of intake) Object.assign(entry(r), { events: Number(r.events ?? 0), bytes: Number(r.bytes ?? 0) });
       for (const r of usage) {
-        Object.assign(entry(r), { requests: Number(r.requests ?? 0), rate_limited: Number(r.rate_limited ?? 0), errors: Number(r.errors ?? 0), pages: Number(r.pages ?? 0), filtered: Number(r.filtered ?? 0) });
+        Object.assign(entry(r), {
+          requests: Number(r.requests ?? 0),
+          rate_limited: Number(r.rate_limited ?? 0),
+          errors: Number(r.errors ?? 0),
+          pages: Number(r.pages ?? 0),
+          filtered: Number(r.filtered ?? 0),
+        });
       }
-      const list = [...items.values()].sort((a, b) => b.day.localeCompare(a.day) || a.integration_id - b.integration_id);
-      const totals = list.reduce((t, e) => ({ events: t.events + e.events, bytes: t.bytes + e.bytes, requests: t.requests + e.requests }), { events: 0, bytes: 0, requests: 0 });
+      const list = [...items.values()].sort(
+        (a, b) => b.day.localeCompare(a.day) || a.integration_id - b.integration_id,
+      );
+      const totals = list.reduce(
+        (t, e) => ({ events: t.events + e.events, bytes: t.bytes + e.bytes, requests: t.requests + e.requests }),
+        { events: 0, bytes: 0, requests: 0 },
+      );
       return { days, from_day: fromDay, to_day: now.toISOString().slice(0, 10), totals, items: list };
     },
 
     platformsStreams() {
-      return deps.allConnectors()
+      return deps
+        .allConnectors()
         .map((c) => ({
           platform: c.platform,
           display_name: c.display_name,
@@ -183,7 +241,13 @@ export function createCollectionService(deps: CollectionServiceDeps) {
         type: 'collector_state',
         id: `${row.id}/${spec.name}`,
         organizationId: row.organization_id,
-        details: { integration_id: row.id, stream: spec.name, cursor_kind: spec.cursor, previous_watermark_at: before?.watermark_at?.toISOString() ?? null, had_cursor: Boolean(before?.cursor) },
+        details: {
+          integration_id: row.id,
+          stream: spec.name,
+          cursor_kind: spec.cursor,
+          previous_watermark_at: before?.watermark_at?.toISOString() ?? null,
+          had_cursor: Boolean(before?.cursor),
+        },
       });
       return represent({ ...after, integration_name: row.name, platform: row.platform }, now);
     },
@@ -192,15 +256,34 @@ export function createCollectionService(deps: CollectionServiceDeps) {
     async trigger(actor: Actor, integrationId: number, stream: string) {
       const { row, connector, spec } = await streamInScope(scopeOf(actor), integrationId, stream);
       const refused = notCollectable(row, connector);
-      if (refused) throw new AppError('collection.not_collectable', { detail: `Integration ${row.id} cannot be collected: ${refused}`, details: { integration_id: row.id } });
+      if (refused)
+        throw new AppError('collection.not_collectable', {
+          detail: `Integration ${row.id} cannot be collected: ${refused}`,
+          details: { integration_id: row.id },
+        });
       if (!spec) throw unknownStream(row, stream, connector);
       if (!enabledStreams(row, connector!).some((s) => s.name === spec.name)) {
-        throw new AppError('collection.not_collectable', { detail: `Stream ${spec.name} is left out by the integration's collection filters`, details: { integration_id: row.id, stream: spec.name } });
+        throw new AppError('collection.not_collectable', {
+          detail: `Stream ${spec.name} is left out by the integration's collection filters`,
+          details: { integration_id: row.id, stream: spec.name },
+        });
       }
       const id = newId();
       await store.ensureState(row.id, row.organization_id, spec.name, clock.now());
-      await deps.enqueueCycle({ id, organization_id: row.organization_id, integration_id: row.id, stream: spec.name, reason: 'trigger', requested_by: actor.kind === 'user' ? actor.id : null });
-      setAuditTarget({ type: 'collector_state', id: `${row.id}/${spec.name}`, organizationId: row.organization_id, details: { task_id: id, stream: spec.name } });
+      await deps.enqueueCycle({
+        id,
+        organization_id: row.organization_id,
+        integration_id: row.id,
+        stream: spec.name,
+        reason: 'trigger',
+        requested_by: actor.kind === 'user' ? actor.id : null,
+      });
+      setAuditTarget({
+        type: 'collector_state',
+        id: `${row.id}/${spec.name}`,
+        organizationId: row.organization_id,
+        details: { task_id: id, stream: spec.name },
+      });
       return { task_id: id, integration_id: row.id, stream: spec.name, status: 'queued' as const };
     },
   };

@@ -71,7 +71,11 @@ export function createCollectionStore(db: Kysely<DB>) {
 
     async dueTimes(integrationIds: number[]): Promise<Map<string, Date | null>> {
       if (integrationIds.length === 0) return new Map();
-      const rows = await q().selectFrom('collector_state').select(['integration_id', 'stream', 'next_run_at']).where('integration_id', 'in', integrationIds).execute();
+      const rows = await q()
+        .selectFrom('collector_state')
+        .select(['integration_id', 'stream', 'next_run_at'])
+        .where('integration_id', 'in', integrationIds)
+        .execute();
       return new Map(rows.map((r) => [`${r.integration_id}/${r.stream}`, r.next_run_at]));
     },
 
@@ -79,10 +83,23 @@ export function createCollectionStore(db: Kysely<DB>) {
      * Moves next_run_at from `previous` (what the scheduler read) to `next`, creating the row
      * on first sight. A compare-and-set: of two schedulers that read the same value, one wins.
      */
-    async claimDue(integrationId: number, organizationId: number, stream: string, previous: Date | null, next: Date, now: Date): Promise<boolean> {
+    async claimDue(
+      integrationId: number,
+      organizationId: number,
+      stream: string,
+      previous: Date | null,
+      next: Date,
+      now: Date,
+    ): Promise<boolean> {
       const row = await q()
         .insertInto('collector_state')
-        .values({ integration_id: integrationId, stream, organization_id: organizationId, next_run_at: next, updated_at: now })
+        .values({
+          integration_id: integrationId,
+          stream,
+          organization_id: organizationId,
+          next_run_at: next,
+          updated_at: now,
+        })
         .onConflict((oc) =>
           oc
             .columns(['integration_id', 'stream'])
@@ -103,14 +120,29 @@ export function createCollectionStore(db: Kysely<DB>) {
     },
 
     async getState(integrationId: number, stream: string): Promise<StateRow | undefined> {
-      return q().selectFrom('collector_state').selectAll().where('integration_id', '=', integrationId).where('stream', '=', stream).executeTakeFirst();
+      return q()
+        .selectFrom('collector_state')
+        .selectAll()
+        .where('integration_id', '=', integrationId)
+        .where('stream', '=', stream)
+        .executeTakeFirst();
     },
 
     /** Writes the resume point after an accepted page; false when a reset happened since resetAt was read. */
-    async advance(integrationId: number, stream: string, resetAt: Date | null, point: { cursor: string | null; watermark_at?: Date }, now: Date): Promise<boolean> {
+    async advance(
+      integrationId: number,
+      stream: string,
+      resetAt: Date | null,
+      point: { cursor: string | null; watermark_at?: Date },
+      now: Date,
+    ): Promise<boolean> {
       const res = await q()
         .updateTable('collector_state')
-        .set({ cursor: point.cursor, ...(point.watermark_at ? { watermark_at: point.watermark_at } : {}), updated_at: now })
+        .set({
+          cursor: point.cursor,
+          ...(point.watermark_at ? { watermark_at: point.watermark_at } : {}),
+          updated_at: now,
+        })
         .where('integration_id', '=', integrationId)
         .where('stream', '=', stream)
         .where(sql<boolean>`reset_at is not distinct from ${resetAt}`)
@@ -118,7 +150,13 @@ export function createCollectionStore(db: Kysely<DB>) {
       return Number(res.numUpdatedRows) > 0;
     },
 
-    async updateState(integrationId: number, stream: string, patch: StatePatch, now: Date, eventsAdded = 0): Promise<void> {
+    async updateState(
+      integrationId: number,
+      stream: string,
+      patch: StatePatch,
+      now: Date,
+      eventsAdded = 0,
+    ): Promise<void> {
       await q()
         .updateTable('collector_state')
         .set({ ...patch, events_total: sql<number>`events_total + ${eventsAdded}`, updated_at: now })
@@ -138,7 +176,17 @@ export function createCollectionStore(db: Kysely<DB>) {
 
     /** Clears the resume point: the next cycle starts at the stream's default window. */
     async resetCursor(integrationId: number, organizationId: number, stream: string, now: Date): Promise<StateRow> {
-      const cleared = { cursor: null, watermark_at: null, last_run_capped: false, gap_from: null, gap_to: null, gap_detected_at: null, reset_at: now, next_run_at: now, updated_at: now };
+      const cleared = {
+        cursor: null,
+        watermark_at: null,
+        last_run_capped: false,
+        gap_from: null,
+        gap_to: null,
+        gap_detected_at: null,
+        reset_at: now,
+        next_run_at: now,
+        updated_at: now,
+      };
       return q()
         .insertInto('collector_state')
         .values({ integration_id: integrationId, stream, organization_id: organizationId, ...cleared })
@@ -147,7 +195,15 @@ export function createCollectionStore(db: Kysely<DB>) {
         .executeTakeFirstOrThrow();
     },
 
-    async insertRun(run: { id: string; organization_id: number; integration_id: number; stream: string; reason: 'schedule' | 'trigger'; requested_by: number | null; created_at: Date }): Promise<void> {
+    async insertRun(run: {
+      id: string;
+      organization_id: number;
+      integration_id: number;
+      stream: string;
+      reason: 'schedule' | 'trigger';
+      requested_by: number | null;
+      created_at: Date;
+    }): Promise<void> {
       await q()
         .insertInto('collector_runs')
         .values({ ...run, status: 'queued' })
@@ -160,10 +216,18 @@ export function createCollectionStore(db: Kysely<DB>) {
     },
 
     async startRun(id: string, now: Date): Promise<void> {
-      await q().updateTable('collector_runs').set({ status: 'running', started_at: now }).where('id', '=', id).execute();
+      await q()
+        .updateTable('collector_runs')
+        .set({ status: 'running', started_at: now })
+        .where('id', '=', id)
+        .execute();
     },
 
-    async finishRun(id: string, outcome: { status: RunRow['status']; pages: number; events: number; capped: boolean; error: string | null }, now: Date): Promise<void> {
+    async finishRun(
+      id: string,
+      outcome: { status: RunRow['status']; pages: number; events: number; capped: boolean; error: string | null },
+      now: Date,
+    ): Promise<void> {
       await q()
         .updateTable('collector_runs')
         .set({ ...outcome, finished_at: now })
@@ -171,7 +235,11 @@ export function createCollectionStore(db: Kysely<DB>) {
         .execute();
     },
 
-    async addUsage(key: { organization_id: number; integration_id: number; stream: string }, usage: Usage, now: Date): Promise<void> {
+    async addUsage(
+      key: { organization_id: number; integration_id: number; stream: string },
+      usage: Usage,
+      now: Date,
+    ): Promise<void> {
       const add = (c: keyof Usage) => sql<number>`collector_usage.${sql.ref(c)} + ${usage[c]}`;
       await q()
         .insertInto('collector_usage')
@@ -192,18 +260,30 @@ export function createCollectionStore(db: Kysely<DB>) {
 
     async pruneKeys(before: Date, limit: number): Promise<number> {
       const res = await sql`
-        delete from collected_keys where ctid in (select ctid from collected_keys where seen_at < ${before} limit ${limit})`.execute(q());
+        delete from collected_keys where ctid in (select ctid from collected_keys where seen_at < ${before} limit ${limit})`.execute(
+        q(),
+      );
       return Number(res.numAffectedRows ?? 0);
     },
 
     async pruneRuns(before: Date, limit: number): Promise<number> {
       const res = await sql`
-        delete from collector_runs where id in (select id from collector_runs where created_at < ${before} and status not in ('queued', 'running') limit ${limit})`.execute(q());
+        delete from collector_runs where id in (select id from collector_runs where created_at < ${before} and status not in ('queued', 'running') limit ${limit})`.execute(
+        q(),
+      );
       return Number(res.numAffectedRows ?? 0);
     },
 
     /** Every state row with its integration's platform: the gauges' source. */
-    async gaugeRows(): Promise<{ integration_id: number; stream: string; platform: string; watermark_at: Date | null; last_success_at: Date | null }[]> {
+    async gaugeRows(): Promise<
+      {
+        integration_id: number;
+        stream: string;
+        platform: string;
+        watermark_at: Date | null;
+        last_success_at: Date | null;
+      }[]
+    > {
       return q()
         .selectFrom('collector_state as s')
         .innerJoin('integrations as i', 'i.id', 's.integration_id')

@@ -8,11 +8,19 @@ const ago = (ms: number) => new Date(now.getTime() - ms);
 
 describe('planWindow', () => {
   it('starts a first run (or a reset) at now - defaultWindow and ends at now - settle', () => {
-    expect(planWindow(spec, { cursor: null, watermark_at: null }, now)).toEqual({ from: ago(HOUR_MS), to: ago(2 * MINUTE_MS), page: null });
+    expect(planWindow(spec, { cursor: null, watermark_at: null }, now)).toEqual({
+      from: ago(HOUR_MS),
+      to: ago(2 * MINUTE_MS),
+      page: null,
+    });
   });
 
   it('continues from the watermark, at most maxWindow at a time', () => {
-    expect(planWindow(spec, { cursor: null, watermark_at: ago(2 * DAY_MS) }, now)).toEqual({ from: ago(2 * DAY_MS), to: ago(2 * DAY_MS - 6 * HOUR_MS), page: null });
+    expect(planWindow(spec, { cursor: null, watermark_at: ago(2 * DAY_MS) }, now)).toEqual({
+      from: ago(2 * DAY_MS),
+      to: ago(2 * DAY_MS - 6 * HOUR_MS),
+      page: null,
+    });
   });
 
   it('is caught up when nothing older than now - settle is left', () => {
@@ -22,20 +30,36 @@ describe('planWindow', () => {
 
   it('resumes an open window with its page token', () => {
     const cursor = encodeDateCursor(ago(3 * HOUR_MS), ago(2 * HOUR_MS), 'p2');
-    expect(planWindow(spec, { cursor, watermark_at: ago(3 * HOUR_MS) }, now)).toEqual({ from: ago(3 * HOUR_MS), to: ago(2 * HOUR_MS), page: 'p2' });
+    expect(planWindow(spec, { cursor, watermark_at: ago(3 * HOUR_MS) }, now)).toEqual({
+      from: ago(3 * HOUR_MS),
+      to: ago(2 * HOUR_MS),
+      page: 'p2',
+    });
   });
 
   it('records a gap and starts at the retention limit when the watermark is older than the retention', () => {
     const plan = planWindow(spec, { cursor: null, watermark_at: ago(10 * DAY_MS) }, now);
-    expect(plan).toEqual({ from: ago(7 * DAY_MS), to: ago(7 * DAY_MS - 6 * HOUR_MS), page: null, gap: { from: ago(10 * DAY_MS), to: ago(7 * DAY_MS) } });
+    expect(plan).toEqual({
+      from: ago(7 * DAY_MS),
+      to: ago(7 * DAY_MS - 6 * HOUR_MS),
+      page: null,
+      gap: { from: ago(10 * DAY_MS), to: ago(7 * DAY_MS) },
+    });
     const open = encodeDateCursor(ago(9 * DAY_MS), ago(8 * DAY_MS), 'p5');
-    expect(planWindow(spec, { cursor: open, watermark_at: ago(9 * DAY_MS) }, now)?.gap).toEqual({ from: ago(9 * DAY_MS), to: ago(7 * DAY_MS) });
+    expect(planWindow(spec, { cursor: open, watermark_at: ago(9 * DAY_MS) }, now)?.gap).toEqual({
+      from: ago(9 * DAY_MS),
+      to: ago(7 * DAY_MS),
+    });
   });
 
   it('treats an unreadable cursor as none', () => {
     expect(parseDateCursor('not json')).toBeNull();
     expect(parseDateCursor('{"from":"x","to":"y"}')).toBeNull();
-    expect(parseDateCursor(encodeDateCursor(ago(1), now, null))).toEqual({ from: ago(1).toISOString(), to: now.toISOString(), page: null });
+    expect(parseDateCursor(encodeDateCursor(ago(1), now, null))).toEqual({
+      from: ago(1).toISOString(),
+      to: now.toISOString(),
+      page: null,
+    });
   });
 });
 

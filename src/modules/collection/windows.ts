@@ -46,12 +46,17 @@ type WindowSpec = Pick<StreamSpec, 'defaultWindowMs' | 'retentionDays' | 'maxWin
  * now - settle is left). An open window (stored cursor) is resumed as it was; otherwise the
  * window starts at the watermark, or now - defaultWindow on a first run or after a reset.
  */
-export function planWindow(spec: WindowSpec, state: { cursor: string | null; watermark_at: Date | null }, now: Date): WindowPlan | null {
+export function planWindow(
+  spec: WindowSpec,
+  state: { cursor: string | null; watermark_at: Date | null },
+  now: Date,
+): WindowPlan | null {
   const retentionLimit = new Date(now.getTime() - spec.retentionDays * DAY_MS);
   const open = parseDateCursor(state.cursor);
   // A window opened before a long stop may start before what the vendor still holds: then
   // it is abandoned like an old watermark.
-  if (open && new Date(open.from) >= retentionLimit) return { from: new Date(open.from), to: new Date(open.to), page: open.page };
+  if (open && new Date(open.from) >= retentionLimit)
+    return { from: new Date(open.from), to: new Date(open.to), page: open.page };
   const start = open ? new Date(open.from) : (state.watermark_at ?? new Date(now.getTime() - spec.defaultWindowMs));
   if (start < retentionLimit) {
     const plan = freshWindow(spec, retentionLimit, now);
@@ -81,7 +86,11 @@ export function backoffMs(consecutiveFailures: number, retryAfterMs?: number): n
 }
 
 /** The interval between a stream's cycles: the integration's setting, else the stream's, else the global default. */
-export function intervalMs(config: Readonly<Record<string, unknown>>, spec: Pick<StreamSpec, 'intervalMs'>, defaultIntervalSeconds: number): number {
+export function intervalMs(
+  config: Readonly<Record<string, unknown>>,
+  spec: Pick<StreamSpec, 'intervalMs'>,
+  defaultIntervalSeconds: number,
+): number {
   const own = config.interval_seconds;
   if (typeof own === 'number' && Number.isFinite(own) && own > 0) return own * 1000;
   if (spec.intervalMs > 0) return spec.intervalMs;

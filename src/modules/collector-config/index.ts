@@ -37,7 +37,10 @@ export function wireCollectorConfig(deps: CollectorConfigWiring) {
     platforms: () => deps.platforms.list(),
     onSessionsChanged: () => recorder.invalidate(),
   });
-  deps.dataDeletion?.addStep({ name: 'capture_sessions', run: async (organizationId) => ({ rows: await store.deleteOrganization(organizationId) }) });
+  deps.dataDeletion?.addStep({
+    name: 'capture_sessions',
+    run: async (organizationId) => ({ rows: await store.deleteOrganization(organizationId) }),
+  });
   return {
     service,
     recorder,

@@ -29,7 +29,12 @@ export function captureBeatTasks(queue: QueuePort): BeatTask[] {
       everyMs: EVERY_MS,
       run: async (now: Date) => {
         const slot = Math.floor(now.getTime() / EVERY_MS);
-        await queue.enqueue(CAPTURE_QUEUE, CAPTURE_HOUSEKEEPING_JOB, {}, { jobId: `${CAPTURE_HOUSEKEEPING_JOB}-${slot}`, attempts: 3 });
+        await queue.enqueue(
+          CAPTURE_QUEUE,
+          CAPTURE_HOUSEKEEPING_JOB,
+          {},
+          { jobId: `${CAPTURE_HOUSEKEEPING_JOB}-${slot}`, attempts: 3 },
+        );
       },
     },
   ];

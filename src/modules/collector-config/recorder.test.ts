@@ -33,7 +33,9 @@ beforeEach(async () => {
   clock.set(new Date());
 });
 
-async function session(options: { integrationId?: number; stream?: string | null; maxEvents?: number; ttlMs?: number } = {}): Promise<string> {
+async function session(
+  options: { integrationId?: number; stream?: string | null; maxEvents?: number; ttlMs?: number } = {},
+): Promise<string> {
   const id = newId();
   const now = clock.now();
   await t.container.database.db
@@ -56,8 +58,18 @@ async function session(options: { integrationId?: number; stream?: string | null
 
 async function state(id: string) {
   const db = t.container.database.db;
-  const row = await db.selectFrom('capture_sessions').select(['status', 'events_captured', 'stopped_at']).where('id', '=', id).executeTakeFirstOrThrow();
-  const events = await db.selectFrom('capture_events').select(['raw', 'stream', 'source']).where('session_id', '=', id).orderBy('captured_at').orderBy('id').execute();
+  const row = await db
+    .selectFrom('capture_sessions')
+    .select(['status', 'events_captured', 'stopped_at'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+  const events = await db
+    .selectFrom('capture_events')
+    .select(['raw', 'stream', 'source'])
+    .where('session_id', '=', id)
+    .orderBy('captured_at')
+    .orderBy('id')
+    .execute();
   return { ...row, events };
 }
 
@@ -118,11 +130,24 @@ describe('capture recorder', () => {
   });
 
   it('captures nothing for a session stopped in another process, even before its refresh', async () => {
-    const s = await t.app.inject({ method: 'POST', url: '/api/collectors/config/capture-sessions', headers: adminA.headers, payload: { integration_id: intA } });
+    const s = await t.app.inject({
+      method: 'POST',
+      url: '/api/collectors/config/capture-sessions',
+      headers: adminA.headers,
+      payload: { integration_id: intA },
+    });
     const id = String(s.json<Json>().id);
     const r = recorder();
     await r.record(ingestBatch(orgA, intA, 's', events(1)));
-    expect((await t.app.inject({ method: 'POST', url: `/api/collectors/config/capture-sessions/${id}/stop`, headers: adminA.headers })).statusCode).toBe(200);
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `/api/collectors/config/capture-sessions/${id}/stop`,
+          headers: adminA.headers,
+        })
+      ).statusCode,
+    ).toBe(200);
     await r.record(ingestBatch(orgA, intA, 's', events(1, 1)));
     expect(await state(id)).toMatchObject({ status: 'stopped', events_captured: 1 });
   });
@@ -130,7 +155,11 @@ describe('capture recorder', () => {
   it('keeps events_captured exact when several workers record at once', async () => {
     const id = await session({ maxEvents: 20 });
     const workers = [recorder(), recorder(), recorder()];
-    await Promise.all(workers.flatMap((w, k) => Array.from({ length: 4 }, (_, i) => w.record(ingestBatch(orgA, intA, 's', events(3, k * 100 + i * 10))))));
+    await Promise.all(
+      workers.flatMap((w, k) =>
+        Array.from({ length: 4 }, (_, i) => w.record(ingestBatch(orgA, intA, 's', events(3, k * 100 + i * 10)))),
+      ),
+    );
     const s = await state(id);
     expect(s).toMatchObject({ status: 'full', events_captured: 20 });
     expect(s.events).toHaveLength(20);
@@ -142,10 +171,19 @@ describe('capture end to end', () => {
   afterAll(async () => consumer?.close());
 
   it('captures what is pushed to /api/ingest/{stream} once the worker has normalized it', async () => {
-    const tokenRes = await t.app.inject({ method: 'POST', url: `/api/ingest/integrations/${intA}/token`, headers: adminA.headers });
+    const tokenRes = await t.app.inject({
+      method: 'POST',
+      url: `/api/ingest/integrations/${intA}/token`,
+      headers: adminA.headers,
+    });
     expect(tokenRes.statusCode, tokenRes.body).toBe(201);
     const token = String(tokenRes.json<Json>().token);
-    const created = await t.app.inject({ method: 'POST', url: '/api/collectors/config/capture-sessions', headers: adminA.headers, payload: { integration_id: intA, stream: 'audit' } });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/collectors/config/capture-sessions',
+      headers: adminA.headers,
+      payload: { integration_id: intA, stream: 'audit' },
+    });
     expect(created.statusCode, created.body).toBe(201);
     const id = String(created.json<Json>().id);
 
@@ -157,20 +195,40 @@ describe('capture end to end', () => {
       done.add(job.id);
     });
     const push = async (stream: string, body: string) => {
-      const res = await t.app.inject({ method: 'POST', url: `/api/ingest/${stream}`, headers: { authorization: `Bearer ${token}` }, payload: body });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/api/ingest/${stream}`,
+        headers: { authorization: `Bearer ${token}` },
+        payload: body,
+      });
       expect(res.statusCode, res.body).toBe(200);
       return res.json<{ batch_ids: string[] }>().batch_ids;
     };
-    const ids = [...(await push('audit', '{"actor":"ann@example.com","action":"login"}\n{"actor":"bob","action":"logout"}')), ...(await push('other', '{"x":1}'))];
+    const ids = [
+      ...(await push('audit', '{"actor":"ann@example.com","action":"login"}\n{"actor":"bob","action":"logout"}')),
+      ...(await push('other', '{"x":1}')),
+    ];
     const deadline = Date.now() + 20_000;
     while (!ids.every((b) => done.has(b)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
     expect(ids.every((b) => done.has(b))).toBe(true);
 
-    const res = await t.app.inject({ method: 'GET', url: `/api/collectors/config/capture-sessions/${id}/events`, headers: adminA.headers });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/api/collectors/config/capture-sessions/${id}/events`,
+      headers: adminA.headers,
+    });
     expect(res.statusCode).toBe(200);
     const page = res.json<{ total: number; items: Json[] }>();
     expect(page.total).toBe(2);
-    expect(page.items.map((e) => e.raw)).toEqual([{ actor: 'ann@example.com', action: 'login' }, { actor: 'bob', action: 'logout' }]);
-    expect(page.items[0]).toMatchObject({ stream: 'audit', source: 'push', integration_id: intA, organization_id: orgA });
+    expect(page.items.map((e) => e.raw)).toEqual([
+      { actor: 'ann@example.com', action: 'login' },
+      { actor: 'bob', action: 'logout' },
+    ]);
+    expect(page.items[0]).toMatchObject({
+      stream: 'audit',
+      source: 'push',
+      integration_id: intA,
+      organization_id: orgA,
+    });
   });
 });

@@ -42,7 +42,8 @@ export function collectorConfigRoutes(app: Api, service: CollectorConfigService)
     url: BASE,
     operationId: 'collector_config.update',
     summary: 'Change some collector settings (platform-wide); the audit entry records each old and new value',
-    description: 'Partial: absent settings keep their value. Out-of-range values are 422. Workers read the change within 5 seconds.',
+    description:
+      'Partial: absent settings keep their value. Out-of-range values are 422. Workers read the change within 5 seconds.',
     access: { requires: 'user.manage', globalScope: true },
     schema: { body: SettingsPatch, response: { 200: CollectorConfig } },
     handler: async (req) => service.updateConfig(req.actor!, req.body),
@@ -58,7 +59,11 @@ export function collectorConfigRoutes(app: Api, service: CollectorConfigService)
     handler: async (req) => {
       const { limit = DEFAULT_LIMIT, offset = 0, status, integration_id, organization_id } = req.query;
       const page = { limit, offset };
-      const { items, total } = await service.listSessions(scopeOf(req.actor!), { status, integrationId: integration_id, organizationId: organization_id }, page);
+      const { items, total } = await service.listSessions(
+        scopeOf(req.actor!),
+        { status, integrationId: integration_id, organizationId: organization_id },
+        page,
+      );
       return offsetEnvelope(items, total, page);
     },
   });
@@ -118,7 +123,8 @@ export function collectorConfigRoutes(app: Api, service: CollectorConfigService)
     summary: 'One captured event, as captured (mask=true masks personal data)',
     access: { requires: 'user.manage' },
     schema: { params: EventParams, querystring: EventQuery, response: { 200: CapturedEvent } },
-    handler: async (req) => service.event(scopeOf(req.actor!), req.params.session_id, req.params.event_id, req.query.mask ?? false),
+    handler: async (req) =>
+      service.event(scopeOf(req.actor!), req.params.session_id, req.params.event_id, req.query.mask ?? false),
   });
 
   route(app, {
@@ -136,7 +142,9 @@ export function collectorConfigRoutes(app: Api, service: CollectorConfigService)
     schema: {
       params: SessionParams,
       querystring: ExportQuery,
-      response: { 200: { description: 'The events as NDJSON', content: { 'application/x-ndjson': { schema: NdjsonBody } } } },
+      response: {
+        200: { description: 'The events as NDJSON', content: { 'application/x-ndjson': { schema: NdjsonBody } } },
+      },
     },
     handler: async (req, reply) => {
       const mask = req.query.mask ?? true;

@@ -4,7 +4,8 @@ import { STREAM_NAME_PATTERN, STREAM_NAME_RULE } from '../../pipeline/sources/pu
 import { OffsetEnvelope, OffsetQuery, Timestamp } from '../../platform/http/schemas.js';
 import { COLLECTOR_SETTING_FIELDS } from './settings.js';
 
-const Id = (description?: string) => Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
+const Id = (description?: string) =>
+  Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
 function field(name: string) {
@@ -40,7 +41,11 @@ export const SettingsPatch = Type.Object(
     capture_max_events: Type.Optional(SETTINGS.capture_max_events),
     paused: Type.Optional(SETTINGS.paused),
   },
-  { additionalProperties: false, minProperties: 1, description: 'The settings to change; absent ones keep their value. Out-of-range values are 422.' },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description: 'The settings to change; absent ones keep their value. Out-of-range values are 422.',
+  },
 );
 
 export const SettingField = Type.Object({
@@ -61,21 +66,38 @@ export const CollectorConfig = Type.Object({
   updated_by: Nullable(Type.Integer({ description: 'The user who last changed the settings' })),
 });
 
-const Status = Type.Union([Type.Literal('active'), Type.Literal('stopped'), Type.Literal('expired'), Type.Literal('full')], {
-  description: 'active: capturing; stopped: by a user; expired: expires_at passed; full: max_events reached',
-});
+const Status = Type.Union(
+  [Type.Literal('active'), Type.Literal('stopped'), Type.Literal('expired'), Type.Literal('full')],
+  {
+    description: 'active: capturing; stopped: by a user; expired: expires_at passed; full: max_events reached',
+  },
+);
 
-const StreamName = Type.String({ pattern: STREAM_NAME_PATTERN, errorMessage: STREAM_NAME_RULE, description: 'Only this stream (null or absent: every stream of the integration)' });
+const StreamName = Type.String({
+  pattern: STREAM_NAME_PATTERN,
+  errorMessage: STREAM_NAME_RULE,
+  description: 'Only this stream (null or absent: every stream of the integration)',
+});
 
 export const CreateSessionBody = Type.Object(
   {
     integration_id: Id('An integration of your scope'),
     stream: Type.Optional(Nullable(StreamName)),
     duration_seconds: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 604_800, description: 'How long the session captures; at most the setting capture_max_minutes × 60 (422 capture.limit_exceeded). Default: 900, or the maximum if lower.' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 604_800,
+        description:
+          'How long the session captures; at most the setting capture_max_minutes × 60 (422 capture.limit_exceeded). Default: 900, or the maximum if lower.',
+      }),
     ),
     max_events: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'Most events kept; at most the setting capture_max_events (422 capture.limit_exceeded). Default: 1000, or the maximum if lower.' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 10_000_000,
+        description:
+          'Most events kept; at most the setting capture_max_events (422 capture.limit_exceeded). Default: 1000, or the maximum if lower.',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -95,7 +117,9 @@ export const CaptureSession = Type.Object({
   stopped_at: Nullable(Timestamp({ description: 'When it stopped, filled up or expired' })),
 });
 
-export const SessionParams = Type.Object({ session_id: Type.String({ minLength: 1, maxLength: 64, description: 'The session id (UUID)' }) });
+export const SessionParams = Type.Object({
+  session_id: Type.String({ minLength: 1, maxLength: 64, description: 'The session id (UUID)' }),
+});
 export const EventParams = Type.Object({
   session_id: Type.String({ minLength: 1, maxLength: 64, description: 'The session id (UUID)' }),
   event_id: Type.String({ minLength: 1, maxLength: 64, description: 'The captured event id (UUID)' }),
@@ -128,14 +152,18 @@ export const CapturedEvent = Type.Object({
   integration_id: Type.Integer(),
   stream: Type.String(),
   source: Type.String({ description: 'push, pull or reprocess: how the event reached the normalization stage' }),
-  raw: Type.Record(Type.String(), Type.Unknown(), { description: 'The event as the normalization stage received it (masked only when mask=true)' }),
+  raw: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'The event as the normalization stage received it (masked only when mask=true)',
+  }),
   bytes: Type.Integer({ description: 'Size of the event as JSON' }),
   captured_at: Timestamp(),
 });
 
 export const EventPage = OffsetEnvelope(CapturedEvent);
 
-export const NdjsonBody = Type.Unsafe<Readable | string>(Type.String({ description: 'One captured event per line (JSON), oldest first' }));
+export const NdjsonBody = Type.Unsafe<Readable | string>(
+  Type.String({ description: 'One captured event per line (JSON), oldest first' }),
+);
 
 export const CaptureVendor = Type.Object({
   platform: Type.String(),
@@ -146,7 +174,9 @@ export const CaptureVendor = Type.Object({
       name: Type.String(),
       display_name: Type.String(),
       description: Type.String(),
-      collected: Type.Boolean({ description: 'true: a connector collects this stream from the vendor API; false: it arrives by push' }),
+      collected: Type.Boolean({
+        description: 'true: a connector collects this stream from the vendor API; false: it arrives by push',
+      }),
     }),
     { description: 'Known streams; a session may also name any other stream its integration pushes' },
   ),

@@ -15,7 +15,12 @@ import { maskEvent } from '../../pipeline/mask.js';
 import { afterCommit } from '../../platform/db/ambient.js';
 import { setAuditTarget } from '../audit/service.js';
 import type { PlatformDefinition } from '../integrations/platforms.js';
-import { COLLECTOR_SETTING_FIELDS, DEFAULT_COLLECTOR_SETTINGS, type CollectorSettings, type SettingsReader } from './settings.js';
+import {
+  COLLECTOR_SETTING_FIELDS,
+  DEFAULT_COLLECTOR_SETTINGS,
+  type CollectorSettings,
+  type SettingsReader,
+} from './settings.js';
 import type { CaptureEventRow, CollectorConfigStore, SessionFilter, SessionRow } from './store.js';
 
 /** Active sessions one integration may have at once: each one is a reservation per batch. */
@@ -52,7 +57,11 @@ export function createCollectorConfigService(deps: CollectorConfigDeps) {
   /** The row as clients see it: an active session past expires_at reads as expired. */
   function present(row: SessionRow) {
     const expired = row.status === 'active' && row.expires_at.getTime() <= clock.now().getTime();
-    return { ...row, status: expired ? ('expired' as const) : row.status, stopped_at: expired ? row.expires_at : row.stopped_at };
+    return {
+      ...row,
+      status: expired ? ('expired' as const) : row.status,
+      stopped_at: expired ? row.expires_at : row.stopped_at,
+    };
   }
 
   function presentEvent(row: CaptureEventRow, mask: boolean) {
@@ -70,7 +79,11 @@ export function createCollectorConfigService(deps: CollectorConfigDeps) {
     const stored = (row?.settings ?? {}) as Partial<CollectorSettings>;
     return {
       settings: { ...DEFAULT_COLLECTOR_SETTINGS, ...stored },
-      fields: COLLECTOR_SETTING_FIELDS.map((f) => ({ ...f, default: DEFAULT_COLLECTOR_SETTINGS[f.name], customized: f.name in stored })),
+      fields: COLLECTOR_SETTING_FIELDS.map((f) => ({
+        ...f,
+        default: DEFAULT_COLLECTOR_SETTINGS[f.name],
+        customized: f.name in stored,
+      })),
       updated_at: row?.updated_at ?? null,
       updated_by: row?.updated_by ?? null,
     };
@@ -136,7 +149,17 @@ export function createCollectorConfigService(deps: CollectorConfigDeps) {
         expires_at: new Date(now.getTime() + duration * 1000),
         stopped_at: null,
       });
-      setAuditTarget({ type: 'capture_session', id: row.id, organizationId: row.organization_id, details: { integration_id: row.integration_id, stream: row.stream, max_events: maxEvents, duration_seconds: duration } });
+      setAuditTarget({
+        type: 'capture_session',
+        id: row.id,
+        organizationId: row.organization_id,
+        details: {
+          integration_id: row.integration_id,
+          stream: row.stream,
+          max_events: maxEvents,
+          duration_seconds: duration,
+        },
+      });
       await changed();
       return present(row);
     },
@@ -150,7 +173,10 @@ export function createCollectorConfigService(deps: CollectorConfigDeps) {
       const row = await sessionInScope(scope, id);
       const stopped = await store.stopSession(scope, row.id, clock.now());
       if (!stopped) {
-        throw new AppError('capture.not_active', { detail: `The capture session is ${present(row).status}, not active`, details: { status: present(row).status } });
+        throw new AppError('capture.not_active', {
+          detail: `The capture session is ${present(row).status}, not active`,
+          details: { status: present(row).status },
+        });
       }
       setAuditTarget({ type: 'capture_session', id: row.id, organizationId: row.organization_id });
       await changed();
@@ -160,7 +186,12 @@ export function createCollectorConfigService(deps: CollectorConfigDeps) {
     async deleteSession(scope: Scope, id: string): Promise<void> {
       const row = await sessionInScope(scope, id);
       if (!(await store.deleteSession(scope, row.id))) throw sessionNotFound();
-      setAuditTarget({ type: 'capture_session', id: row.id, organizationId: row.organization_id, details: { events_captured: row.events_captured } });
+      setAuditTarget({
+        type: 'capture_session',
+        id: row.id,
+        organizationId: row.organization_id,
+        details: { events_captured: row.events_captured },
+      });
       await changed();
     },
 
@@ -184,7 +215,11 @@ export function createCollectorConfigService(deps: CollectorConfigDeps) {
         type: 'capture_session',
         id: session.id,
         organizationId: session.organization_id,
-        details: { mask, events: session.events_captured, ...(mask ? {} : { warning: 'raw (unmasked) events exported' }) },
+        details: {
+          mask,
+          events: session.events_captured,
+          ...(mask ? {} : { warning: 'raw (unmasked) events exported' }),
+        },
       });
       async function* lines(): AsyncGenerator<string> {
         for await (const chunk of store.scanEvents(session.id)) {
@@ -198,8 +233,17 @@ export function createCollectorConfigService(deps: CollectorConfigDeps) {
     vendors() {
       return deps.platforms().map((p) => {
         const connector = connectorFor(p.name);
-        const streams = new Map<string, { name: string; display_name: string; description: string; collected: boolean }>();
-        for (const s of connector?.streams ?? []) streams.set(s.name, { name: s.name, display_name: s.display_name, description: s.description, collected: true });
+        const streams = new Map<
+          string,
+          { name: string; display_name: string; description: string; collected: boolean }
+        >();
+        for (const s of connector?.streams ?? [])
+          streams.set(s.name, {
+            name: s.name,
+            display_name: s.display_name,
+            description: s.description,
+            collected: true,
+          });
         for (const m of BUILTIN_MAPPINGS) {
           if (m.platform !== p.name || streams.has(m.stream)) continue;
           streams.set(m.stream, { name: m.stream, display_name: m.name, description: m.description, collected: false });

@@ -41,7 +41,11 @@ export function createSettingsReader(db: Kysely<DB>, clock: Clock) {
       const now = clock.now().getTime();
       if (cached && now - cached.at < SETTINGS_CACHE_MS) return cached.value;
       // executor: a read inside a request's transaction joins it (PGlite has one connection).
-      const row = await executor(db).selectFrom('collector_settings').select('settings').where('id', '=', 1).executeTakeFirst();
+      const row = await executor(db)
+        .selectFrom('collector_settings')
+        .select('settings')
+        .where('id', '=', 1)
+        .executeTakeFirst();
       const value = { ...DEFAULT_COLLECTOR_SETTINGS, ...(row?.settings ?? {}) } as CollectorSettings;
       cached = { at: now, value };
       return value;
@@ -66,11 +70,59 @@ export interface SettingField {
 }
 
 export const COLLECTOR_SETTING_FIELDS: readonly SettingField[] = Object.freeze([
-  { name: 'max_pages_per_cycle', type: 'integer', unit: 'pages', minimum: 1, maximum: 10_000, description: 'Pages one collection cycle fetches at most; then it stops with last_run_capped and the next cycle continues' },
-  { name: 'max_cycle_seconds', type: 'integer', unit: 'seconds', minimum: 10, maximum: 3_600, description: 'Seconds one collection cycle runs at most; then it stops with last_run_capped' },
-  { name: 'dedup_hours', type: 'integer', unit: 'hours', minimum: 1, maximum: 168, description: 'How long the vendor keys of collected events are remembered to drop duplicates' },
-  { name: 'default_interval_seconds', type: 'integer', unit: 'seconds', minimum: 30, maximum: 86_400, description: "Time between cycles of a stream when neither the integration (config.interval_seconds) nor the connector sets one" },
-  { name: 'capture_max_minutes', type: 'integer', unit: 'minutes', minimum: 1, maximum: 1_440, description: 'Longest duration of a live capture session' },
-  { name: 'capture_max_events', type: 'integer', unit: 'events', minimum: 1, maximum: 100_000, description: 'Most events one live capture session keeps' },
-  { name: 'paused', type: 'boolean', description: 'Collection is paused everywhere: the scheduler enqueues no cycles (triggers and backfills still run)' },
+  {
+    name: 'max_pages_per_cycle',
+    type: 'integer',
+    unit: 'pages',
+    minimum: 1,
+    maximum: 10_000,
+    description:
+      'Pages one collection cycle fetches at most; then it stops with last_run_capped and the next cycle continues',
+  },
+  {
+    name: 'max_cycle_seconds',
+    type: 'integer',
+    unit: 'seconds',
+    minimum: 10,
+    maximum: 3_600,
+    description: 'Seconds one collection cycle runs at most; then it stops with last_run_capped',
+  },
+  {
+    name: 'dedup_hours',
+    type: 'integer',
+    unit: 'hours',
+    minimum: 1,
+    maximum: 168,
+    description: 'How long the vendor keys of collected events are remembered to drop duplicates',
+  },
+  {
+    name: 'default_interval_seconds',
+    type: 'integer',
+    unit: 'seconds',
+    minimum: 30,
+    maximum: 86_400,
+    description:
+      'Time between cycles of a stream when neither the integration (config.interval_seconds) nor the connector sets one',
+  },
+  {
+    name: 'capture_max_minutes',
+    type: 'integer',
+    unit: 'minutes',
+    minimum: 1,
+    maximum: 1_440,
+    description: 'Longest duration of a live capture session',
+  },
+  {
+    name: 'capture_max_events',
+    type: 'integer',
+    unit: 'events',
+    minimum: 1,
+    maximum: 100_000,
+    description: 'Most events one live capture session keeps',
+  },
+  {
+    name: 'paused',
+    type: 'boolean',
+    description: 'Collection is paused everywhere: the scheduler enqueues no cycles (triggers and backfills still run)',
+  },
 ]);

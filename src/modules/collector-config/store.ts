@@ -32,14 +32,18 @@ export type NewCaptureEvent = Required<Insertable<CaptureEventsTable>>;
 
 export function createCollectorConfigStore(db: Kysely<DB>) {
   const q = () => executor(db);
-  const sessions = (scope: Scope) => q().selectFrom('capture_sessions').where(scoped(scope, 'capture_sessions.organization_id'));
+  const sessions = (scope: Scope) =>
+    q().selectFrom('capture_sessions').where(scoped(scope, 'capture_sessions.organization_id'));
 
   function filtered(scope: Scope, f: SessionFilter, now: Date) {
     let base = sessions(scope);
     if (f.integrationId !== undefined) base = base.where('integration_id', '=', f.integrationId);
     if (f.organizationId !== undefined) base = base.where('organization_id', '=', f.organizationId);
     if (f.status === 'active') base = base.where('status', '=', 'active').where('expires_at', '>', now);
-    else if (f.status === 'expired') base = base.where((eb) => eb.or([eb('status', '=', 'expired'), eb.and([eb('status', '=', 'active'), eb('expires_at', '<=', now)])]));
+    else if (f.status === 'expired')
+      base = base.where((eb) =>
+        eb.or([eb('status', '=', 'expired'), eb.and([eb('status', '=', 'active'), eb('expires_at', '<=', now)])]),
+      );
     else if (f.status !== undefined) base = base.where('status', '=', f.status);
     return base;
   }
@@ -51,12 +55,20 @@ export function createCollectorConfigStore(db: Kysely<DB>) {
 
     /** The settings row locked for the rest of the transaction (created empty when absent). */
     async lockSettings(now: Date) {
-      await q().insertInto('collector_settings').values({ id: 1, settings: '{}', updated_by: null, updated_at: now }).onConflict((oc) => oc.column('id').doNothing()).execute();
+      await q()
+        .insertInto('collector_settings')
+        .values({ id: 1, settings: '{}', updated_by: null, updated_at: now })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
       return q().selectFrom('collector_settings').selectAll().where('id', '=', 1).forUpdate().executeTakeFirstOrThrow();
     },
 
     async writeSettings(settings: Record<string, unknown>, updatedBy: number | null, now: Date): Promise<void> {
-      await q().updateTable('collector_settings').set({ settings: JSON.stringify(settings), updated_by: updatedBy, updated_at: now }).where('id', '=', 1).execute();
+      await q()
+        .updateTable('collector_settings')
+        .set({ settings: JSON.stringify(settings), updated_by: updatedBy, updated_at: now })
+        .where('id', '=', 1)
+        .execute();
     },
 
     /** The integration (id, organization, platform, name) when it is in scope. */
@@ -89,9 +101,20 @@ export function createCollectorConfigStore(db: Kysely<DB>) {
     },
 
     /** Newest first; ids (UUIDv7) break ties. */
-    async listSessions(scope: Scope, f: SessionFilter, page: OffsetPage, now: Date): Promise<{ items: SessionRow[]; total: number }> {
+    async listSessions(
+      scope: Scope,
+      f: SessionFilter,
+      page: OffsetPage,
+      now: Date,
+    ): Promise<{ items: SessionRow[]; total: number }> {
       const base = filtered(scope, f, now);
-      const items = await base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute();
+      const items = await base
+        .selectAll()
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(page.limit)
+        .offset(page.offset)
+        .execute();
       const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       return { items, total: Number(total.n) };
     },
@@ -121,23 +144,39 @@ export function createCollectorConfigStore(db: Kysely<DB>) {
     /** Oldest first (capture order), so paging is stable while a capture is running. */
     async listEvents(sessionId: string, page: OffsetPage): Promise<{ items: CaptureEventRow[]; total: number }> {
       const base = q().selectFrom('capture_events').where('session_id', '=', sessionId);
-      const items = await base.selectAll().orderBy('captured_at', 'asc').orderBy('id', 'asc').limit(page.limit).offset(page.offset).execute();
+      const items = await base
+        .selectAll()
+        .orderBy('captured_at', 'asc')
+        .orderBy('id', 'asc')
+        .limit(page.limit)
+        .offset(page.offset)
+        .execute();
       const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       return { items, total: Number(total.n) };
     },
 
     async event(sessionId: string, eventId: string): Promise<CaptureEventRow | undefined> {
-      return q().selectFrom('capture_events').selectAll().where('session_id', '=', sessionId).where('id', '=', eventId).executeTakeFirst();
+      return q()
+        .selectFrom('capture_events')
+        .selectAll()
+        .where('session_id', '=', sessionId)
+        .where('id', '=', eventId)
+        .executeTakeFirst();
     },
 
     /** The raw events of a session in capture order, in chunks (an export never holds them all). */
     async *scanEvents(sessionId: string, chunk = 500): AsyncGenerator<CaptureEventRow['raw'][]> {
       let after: { at: Date; id: string } | undefined;
       for (;;) {
-        let query = q().selectFrom('capture_events').select(['id', 'captured_at', 'raw']).where('session_id', '=', sessionId);
+        let query = q()
+          .selectFrom('capture_events')
+          .select(['id', 'captured_at', 'raw'])
+          .where('session_id', '=', sessionId);
         if (after) {
           const { at, id } = after;
-          query = query.where((eb) => eb.or([eb('captured_at', '>', at), eb.and([eb('captured_at', '=', at), eb('id', '>', id)])]));
+          query = query.where((eb) =>
+            eb.or([eb('captured_at', '>', at), eb.and([eb('captured_at', '=', at), eb('id', '>', id)])]),
+          );
         }
         const rows = await query.orderBy('captured_at', 'asc').orderBy('id', 'asc').limit(chunk).execute();
         if (rows.length === 0) return;
@@ -165,7 +204,11 @@ export function createCollectorConfigStore(db: Kysely<DB>) {
      * Returns how many were granted and the session's status after; undefined when the
      * session is no longer active (stopped, full, expired, deleted).
      */
-    async reserve(id: string, wanted: number, now: Date): Promise<{ granted: number; status: SessionStatus } | undefined> {
+    async reserve(
+      id: string,
+      wanted: number,
+      now: Date,
+    ): Promise<{ granted: number; status: SessionStatus } | undefined> {
       const res = await sql<{ before: number; after: number; status: SessionStatus }>`
         with s as (
           select id, events_captured as before from capture_sessions
@@ -215,7 +258,9 @@ export function createCollectorConfigStore(db: Kysely<DB>) {
     async deleteEventsOf(sessionId: string, limit: number): Promise<number> {
       const res = await q()
         .deleteFrom('capture_events')
-        .where('id', 'in', (eb) => eb.selectFrom('capture_events').select('id').where('session_id', '=', sessionId).limit(limit))
+        .where('id', 'in', (eb) =>
+          eb.selectFrom('capture_events').select('id').where('session_id', '=', sessionId).limit(limit),
+        )
         .executeTakeFirst();
       return Number(res.numDeletedRows);
     },
@@ -226,8 +271,14 @@ export function createCollectorConfigStore(db: Kysely<DB>) {
 
     /** An organization's capture data (organization data deletion). */
     async deleteOrganization(organizationId: number): Promise<number> {
-      const events = await q().deleteFrom('capture_events').where('organization_id', '=', organizationId).executeTakeFirst();
-      const rows = await q().deleteFrom('capture_sessions').where('organization_id', '=', organizationId).executeTakeFirst();
+      const events = await q()
+        .deleteFrom('capture_events')
+        .where('organization_id', '=', organizationId)
+        .executeTakeFirst();
+      const rows = await q()
+        .deleteFrom('capture_sessions')
+        .where('organization_id', '=', organizationId)
+        .executeTakeFirst();
       return Number(events.numDeletedRows) + Number(rows.numDeletedRows);
     },
   };

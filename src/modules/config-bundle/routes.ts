@@ -1,7 +1,15 @@
 import { ErrorBody } from '../../platform/http/schemas.js';
 import { route, type Api } from '../../platform/http/routes.js';
 import { publishSchema } from '../../platform/http/openapi.js';
-import { BUNDLE_SCHEMA_ID, bundleJsonSchema, ConfigBundle, ExportQuery, ImportBody, ImportResult, MAX_BODY_BYTES } from './schema.js';
+import {
+  BUNDLE_SCHEMA_ID,
+  bundleJsonSchema,
+  ConfigBundle,
+  ExportQuery,
+  ImportBody,
+  ImportResult,
+  MAX_BODY_BYTES,
+} from './schema.js';
 import type { BundleService } from './service.js';
 
 export function configBundleRoutes(app: Api, service: BundleService): void {
@@ -12,7 +20,7 @@ export function configBundleRoutes(app: Api, service: BundleService): void {
     method: 'GET',
     url: '/api/collectors/config/export',
     operationId: 'config_bundle.export',
-    summary: 'One organization\'s configuration as one versioned JSON document (secrets as markers)',
+    summary: "One organization's configuration as one versioned JSON document (secrets as markers)",
     description:
       'Integrations, mappings (with their versions), destinations, routes, enrichment tables (with their rows), sources and policies, ' +
       'and the collector settings, keyed by name; references by name. Secrets are never exported: each is ' +
@@ -36,6 +44,10 @@ export function configBundleRoutes(app: Api, service: BundleService): void {
     access: { requires: 'user.manage' },
     bodyLimit: MAX_BODY_BYTES,
     schema: { querystring: ExportQuery, body: ImportBody, response: { 200: ImportResult, 409: ErrorBody } },
-    handler: async (req) => service.import(req.actor!, req.query.organization_id, { ...req.body, document: req.body.document as Record<string, unknown> }),
+    handler: async (req) =>
+      service.import(req.actor!, req.query.organization_id, {
+        ...req.body,
+        document: req.body.document as Record<string, unknown>,
+      }),
   });
 }

@@ -21,10 +21,19 @@ export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Text = Type.String({ maxLength: 4000 });
 const Free = (description: string) => Type.Record(Type.String({ maxLength: 200 }), Type.Unknown(), { description });
-const Version = Type.Union([Type.Integer({ minimum: 0, maximum: 2_147_483_647 }), Type.Null()], { description: 'The version in the exporting organization (informative; import writes a new version when the content differs)' });
+const Version = Type.Union([Type.Integer({ minimum: 0, maximum: 2_147_483_647 }), Type.Null()], {
+  description:
+    'The version in the exporting organization (informative; import writes a new version when the content differs)',
+});
 
 export const SecretMarker = Type.Object(
-  { $secret: Type.String({ minLength: 1, maxLength: 500, description: 'kind:name:field; give its value in the import body\'s `secrets`' }) },
+  {
+    $secret: Type.String({
+      minLength: 1,
+      maxLength: 500,
+      description: "kind:name:field; give its value in the import body's `secrets`",
+    }),
+  },
   { additionalProperties: false, description: 'A secret the document does not carry' },
 );
 
@@ -33,7 +42,7 @@ const Integration = Type.Object(
     name: Name,
     platform: Type.String({ minLength: 1, maxLength: 100 }),
     is_active: Type.Boolean(),
-    parent: Type.Union([Name, Type.Null()], { description: 'The parent integration\'s name' }),
+    parent: Type.Union([Name, Type.Null()], { description: "The parent integration's name" }),
     config: Free('The platform config; secret fields are {"$secret": "integration:<name>:<field>"}'),
   },
   { additionalProperties: false },
@@ -46,14 +55,14 @@ const Mapping = Type.Object(
     stream: Type.String({ minLength: 1, maxLength: 200 }),
     description: Text,
     version: Version,
-    document: Type.Union([Free('The live version\'s mapping document'), Type.Null()]),
+    document: Type.Union([Free("The live version's mapping document"), Type.Null()]),
     versions: Type.Optional(
       Type.Array(
         Type.Object(
           {
             version: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
             comment: Type.String({ maxLength: 1000 }),
-            document: Free('This version\'s mapping document'),
+            document: Free("This version's mapping document"),
           },
           { additionalProperties: false },
         ),
@@ -76,7 +85,7 @@ const Destination = Type.Object(
     name: Name,
     type: Type.String({ minLength: 1, maxLength: 100 }),
     description: Text,
-    config: Free('The type\'s config'),
+    config: Free("The type's config"),
     delivery: Free('Delivery settings'),
     enabled: Type.Boolean(),
     credential: Type.Union([Type.Record(Type.String({ maxLength: 200 }), CredentialField), Type.Null()], {
@@ -94,7 +103,10 @@ const Route = Type.Object(
     enabled: Type.Boolean(),
     condition: Type.Unknown({ description: 'null or a condition (docs/conditions.md)' }),
     transforms: Type.Array(Type.Unknown(), { maxItems: 100 }),
-    destinations: Type.Array(Name, { maxItems: 50, description: 'Destination names: the organization\'s own or global ones' }),
+    destinations: Type.Array(Name, {
+      maxItems: 50,
+      description: "Destination names: the organization's own or global ones",
+    }),
     final: Type.Boolean(),
     version: Version,
   },
@@ -118,14 +130,29 @@ const Source = Type.Object(
     name: Name,
     description: Text,
     kind: Type.Union([Type.Literal('mmdb'), Type.Literal('http'), Type.Literal('feed')]),
-    config: Free('The kind\'s config (GET /api/collectors/enrichment/enrichers)'),
+    config: Free("The kind's config (GET /api/collectors/enrichment/enrichers)"),
     enabled: Type.Boolean(),
-    shared: Type.Boolean({ description: 'Shared with every organization (needs the Enterprise edition where it is imported)' }),
+    shared: Type.Boolean({
+      description: 'Shared with every organization (needs the Enterprise edition where it is imported)',
+    }),
     credential: Type.Union(
-      [Type.Object({ header: Type.String({ minLength: 1, maxLength: 256 }), value: SecretMarker }, { additionalProperties: false }), Type.Null()],
-      { description: 'http and feed: the secret header sent with each call; its value is {"$secret": "enrichment_source:<name>:credential"}' },
+      [
+        Type.Object(
+          { header: Type.String({ minLength: 1, maxLength: 256 }), value: SecretMarker },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      {
+        description:
+          'http and feed: the secret header sent with each call; its value is {"$secret": "enrichment_source:<name>:credential"}',
+      },
     ),
-    table: Type.Optional(Type.Union([Name, Type.Null()], { description: 'feed: the table the feed fills (created with the source; policies may name it)' })),
+    table: Type.Optional(
+      Type.Union([Name, Type.Null()], {
+        description: 'feed: the table the feed fills (created with the source; policies may name it)',
+      }),
+    ),
     mmdb_base64: Type.Optional(
       Type.Union([Type.String({ maxLength: MAX_MMDB_BASE64 }), Type.Null()], {
         description: `mmdb: the database file, base64, when at most ${MAX_MMDB_BASE64} characters; null when larger (upload it to the source, then import)`,
@@ -158,16 +185,24 @@ const Policy = Type.Object(
   { additionalProperties: false },
 );
 
-const CollectorSettings = Type.Record(Type.String({ maxLength: 100 }), Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000 }), Type.Boolean()]), {
-  description: 'Installation-wide collector settings (GET /api/collectors/config); imported only with platform scope',
-});
+const CollectorSettings = Type.Record(
+  Type.String({ maxLength: 100 }),
+  Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000 }), Type.Boolean()]),
+  {
+    description: 'Installation-wide collector settings (GET /api/collectors/config); imported only with platform scope',
+  },
+);
 
 const List = <T extends Parameters<typeof Type.Array>[0]>(item: T) => Type.Array(item, { maxItems: MAX_OBJECTS });
 
 export const ConfigBundle = Type.Object(
   {
     format: Type.Literal(BUNDLE_FORMAT),
-    version: Type.Integer({ minimum: 1, maximum: 1000, description: `The bundle format version (this Weir writes and reads ${BUNDLE_VERSION})` }),
+    version: Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      description: `The bundle format version (this Weir writes and reads ${BUNDLE_VERSION})`,
+    }),
     weir_version: Type.String({ maxLength: 50 }),
     exported_at: Type.String({ maxLength: 40, format: 'date-time' }),
     organization: Type.Object({ name: Name }, { additionalProperties: false }),
@@ -180,30 +215,58 @@ export const ConfigBundle = Type.Object(
     enrichment_policies: List(Policy),
     collector_settings: Type.Optional(CollectorSettings),
   },
-  { additionalProperties: false, title: 'Weir configuration bundle', description: 'One organization\'s configuration (docs/config-bundle.md)' },
+  {
+    additionalProperties: false,
+    title: 'Weir configuration bundle',
+    description: "One organization's configuration (docs/config-bundle.md)",
+  },
 );
 export type ConfigBundle = Static<typeof ConfigBundle>;
 
 /** The document's JSON Schema as plain JSON (TypeBox's own markers left out). */
 export function bundleJsonSchema(): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(ConfigBundle, (k, v: unknown) => (k.startsWith('~') ? undefined : v))) as Record<string, unknown>;
+  return JSON.parse(JSON.stringify(ConfigBundle, (k, v: unknown) => (k.startsWith('~') ? undefined : v))) as Record<
+    string,
+    unknown
+  >;
 }
 
 export const ExportQuery = Type.Object({
-  organization_id: Type.Optional(Type.Integer({ minimum: 1, description: 'Required with platform scope or several organizations' })),
+  organization_id: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'Required with platform scope or several organizations' }),
+  ),
 });
 
 export const ImportBody = Type.Object(
   {
-    document: Type.Object({}, { additionalProperties: true, description: `A ${BUNDLE_SCHEMA_ID} document (checked against it, then its references)` }),
+    document: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description: `A ${BUNDLE_SCHEMA_ID} document (checked against it, then its references)`,
+      },
+    ),
     dry_run: Type.Optional(Type.Boolean({ default: false })),
-    secrets: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 500 }), Type.String({ maxLength: 65_536 }), { maxProperties: 2_000 })),
+    secrets: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 500 }), Type.String({ maxLength: 65_536 }), {
+        maxProperties: 2_000,
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
 const L = Type.Literal;
-export const ItemKind = Type.Union([L('integration'), L('mapping'), L('route'), L('destination'), L('enrichment_table'), L('enrichment_source'), L('enrichment_policy'), L('collector_settings')]);
+export const ItemKind = Type.Union([
+  L('integration'),
+  L('mapping'),
+  L('route'),
+  L('destination'),
+  L('enrichment_table'),
+  L('enrichment_source'),
+  L('enrichment_policy'),
+  L('collector_settings'),
+]);
 export const ItemAction = Type.Union([L('create'), L('update'), L('unchanged'), L('conflict')]);
 
 export const ImportItem = Type.Object({
@@ -212,13 +275,20 @@ export const ImportItem = Type.Object({
   action: ItemAction,
   changes: Type.Optional(Type.Array(Type.String(), { description: 'The fields that differ (names, never values)' })),
   reason: Type.Optional(Type.String()),
-  id: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: 'The id in the target organization after apply' })),
+  id: Type.Optional(
+    Type.Union([Type.String(), Type.Integer()], { description: 'The id in the target organization after apply' }),
+  ),
 });
 
 export const ImportResult = Type.Object({
   dry_run: Type.Boolean(),
   applied: Type.Boolean(),
-  summary: Type.Object({ create: Type.Integer(), update: Type.Integer(), unchanged: Type.Integer(), conflict: Type.Integer() }),
+  summary: Type.Object({
+    create: Type.Integer(),
+    update: Type.Integer(),
+    unchanged: Type.Integer(),
+    conflict: Type.Integer(),
+  }),
   items: Type.Array(ImportItem),
 });
 export type ImportItem = Static<typeof ImportItem>;

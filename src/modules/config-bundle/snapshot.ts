@@ -50,7 +50,9 @@ export interface Current {
 
 const PAGE = 500;
 
-async function all<T>(page: (p: { limit: number; offset: number }) => Promise<{ items: T[]; total: number }>): Promise<T[]> {
+async function all<T>(
+  page: (p: { limit: number; offset: number }) => Promise<{ items: T[]; total: number }>,
+): Promise<T[]> {
   const out: T[] = [];
   for (let offset = 0; ; offset += PAGE) {
     const { items, total } = await page({ limit: PAGE, offset });
@@ -91,27 +93,47 @@ function credentialMarkers(name: string, shape: Record<string, string[] | null> 
   if (!shape) return null;
   const out: Record<string, { $secret: string } | Record<string, { $secret: string }>> = {};
   for (const [field, keys] of Object.entries(shape)) {
-    out[field] = keys === null ? marker(secretRef('destination', name, field)) : Object.fromEntries(keys.map((k) => [k, marker(secretRef('destination', name, `${field}.${k}`))]));
+    out[field] =
+      keys === null
+        ? marker(secretRef('destination', name, field))
+        : Object.fromEntries(keys.map((k) => [k, marker(secretRef('destination', name, `${field}.${k}`))]));
   }
   return out;
 }
 
 export async function snapshot(ports: BundlePorts, scope: Scope, organizationId: number): Promise<Current> {
   const ids: Current['ids'] = {
-    integration: new Map(), mapping: new Map(), destination: new Map(), globalDestination: new Map(),
-    route: new Map(), table: new Map(), source: new Map(), ownSource: new Map(), policy: new Map(),
+    integration: new Map(),
+    mapping: new Map(),
+    destination: new Map(),
+    globalDestination: new Map(),
+    route: new Map(),
+    table: new Map(),
+    source: new Map(),
+    ownSource: new Map(),
+    policy: new Map(),
   };
   const integrationRows = await Promise.all(
-    (await all((p) => ports.integrations.list(scope, { organizationId }, p))).map((r) => ports.integrations.get(scope, r.id)),
+    (await all((p) => ports.integrations.list(scope, { organizationId }, p))).map((r) =>
+      ports.integrations.get(scope, r.id),
+    ),
   );
   const integrationName = new Map(integrationRows.map((r) => [r.id, r.name]));
   const integrations = integrationRows.map((r) => {
     ids.integration.set(r.name, r.id);
-    return { name: r.name, platform: r.platform, is_active: r.is_active, parent: r.parent_id === null ? null : (integrationName.get(r.parent_id) ?? null), config: integrationConfig(ports, r.name, r.platform, r.config) };
+    return {
+      name: r.name,
+      platform: r.platform,
+      is_active: r.is_active,
+      parent: r.parent_id === null ? null : (integrationName.get(r.parent_id) ?? null),
+      config: integrationConfig(ports, r.name, r.platform, r.config),
+    };
   });
 
   const mappingRows = await Promise.all(
-    (await all((p) => ports.mappings.list(scope, { organizationId, builtin: false }, p))).map((r) => ports.mappings.get(scope, r.id)),
+    (await all((p) => ports.mappings.list(scope, { organizationId, builtin: false }, p))).map((r) =>
+      ports.mappings.get(scope, r.id),
+    ),
   );
   const mappings: Bundle['mappings'] = [];
   for (const m of mappingRows) {
@@ -129,7 +151,15 @@ export async function snapshot(ports: BundlePorts, scope: Scope, organizationId:
       const full = await ports.mappings.version(scope, m.id, v.id);
       versions.push({ version: full.version, comment: full.comment, document: full.document as Json });
     }
-    mappings.push({ name: m.name, platform: m.platform, stream: m.stream, description: m.description, version: m.live_version?.version ?? null, document: (m.document as Json | null) ?? null, versions });
+    mappings.push({
+      name: m.name,
+      platform: m.platform,
+      stream: m.stream,
+      description: m.description,
+      version: m.live_version?.version ?? null,
+      document: (m.document as Json | null) ?? null,
+      versions,
+    });
   }
 
   const destinationName = new Map<string, string>();
@@ -143,20 +173,37 @@ export async function snapshot(ports: BundlePorts, scope: Scope, organizationId:
     if (d.organization_id !== organizationId) continue;
     ids.destination.set(d.name, d.id);
     const shape = d.has_credential ? await ports.destinations.credentialFields(scope, d.id) : null;
-    destinations.push({ name: d.name, type: d.type, description: d.description, config: d.config, delivery: d.delivery as Json, enabled: d.enabled, credential: credentialMarkers(d.name, shape) });
+    destinations.push({
+      name: d.name,
+      type: d.type,
+      description: d.description,
+      config: d.config,
+      delivery: d.delivery as Json,
+      enabled: d.enabled,
+      credential: credentialMarkers(d.name, shape),
+    });
   }
 
   const routes = (await ports.routes.list(scope, organizationId)).map((r) => {
     ids.route.set(r.name, r.id);
     return {
-      name: r.name, description: r.description, position: r.position, enabled: r.enabled, condition: r.condition ?? null,
-      transforms: (r.transforms ?? []) as unknown[], destinations: r.destination_ids.map((id) => destinationName.get(id) ?? id), final: r.final, version: r.version,
+      name: r.name,
+      description: r.description,
+      position: r.position,
+      enabled: r.enabled,
+      condition: r.condition ?? null,
+      transforms: (r.transforms ?? []) as unknown[],
+      destinations: r.destination_ids.map((id) => destinationName.get(id) ?? id),
+      final: r.final,
+      version: r.version,
     };
   });
 
   // Sources first: a feed's table is filled by the feed, so it travels with its source, not as a table.
   const sourceRows = await ports.sources.list(scope, organizationId);
-  const feedTables = new Set(sourceRows.filter((s) => s.organization_id === organizationId && s.table_id !== null).map((s) => s.table_id!));
+  const feedTables = new Set(
+    sourceRows.filter((s) => s.organization_id === organizationId && s.table_id !== null).map((s) => s.table_id!),
+  );
   const tableName = new Map<string, string>();
   const enrichment_tables: Bundle['enrichment_tables'] = [];
   for (const t of await ports.tables.list(scope, organizationId)) {
@@ -168,7 +215,14 @@ export async function snapshot(ports: BundlePorts, scope: Scope, organizationId:
     const full = await ports.tables.get(scope, t.id, { limit: 1_000_000, offset: 0 });
     ids.table.set(full.name, full.id);
     tableName.set(full.id, full.name);
-    enrichment_tables.push({ name: full.name, description: full.description, key_column: full.key_column, match: full.match, version: full.version, rows: full.rows as Json[] });
+    enrichment_tables.push({
+      name: full.name,
+      description: full.description,
+      key_column: full.key_column,
+      match: full.match,
+      version: full.version,
+      rows: full.rows as Json[],
+    });
   }
   const sourceName = new Map<string, string>();
   const enrichment_sources: NonNullable<Bundle['enrichment_sources']> = [];
@@ -180,18 +234,44 @@ export async function snapshot(ports: BundlePorts, scope: Scope, organizationId:
     ids.ownSource.set(s.name, s.id);
     const extra = await ports.sources.exportable(scope, s.id);
     enrichment_sources.push({
-      name: s.name, description: s.description, kind: s.kind as 'mmdb' | 'http' | 'feed', config: s.config, enabled: s.enabled, shared: s.shared,
-      credential: extra.credentialHeader === null ? null : { header: extra.credentialHeader, value: marker(secretRef('enrichment_source', s.name, 'credential')) },
+      name: s.name,
+      description: s.description,
+      kind: s.kind as 'mmdb' | 'http' | 'feed',
+      config: s.config,
+      enabled: s.enabled,
+      shared: s.shared,
+      credential:
+        extra.credentialHeader === null
+          ? null
+          : { header: extra.credentialHeader, value: marker(secretRef('enrichment_source', s.name, 'credential')) },
       ...(s.kind === 'feed' ? { table: s.table_id === null ? null : (tableName.get(s.table_id) ?? null) } : {}),
-      ...(s.kind === 'mmdb' ? { mmdb_base64: extra.mmdbBase64 !== null && extra.mmdbBase64.length <= MAX_MMDB_BASE64 ? extra.mmdbBase64 : null } : {}),
+      ...(s.kind === 'mmdb'
+        ? {
+            mmdb_base64:
+              extra.mmdbBase64 !== null && extra.mmdbBase64.length <= MAX_MMDB_BASE64 ? extra.mmdbBase64 : null,
+          }
+        : {}),
     });
   }
   const enrichment_policies = (await ports.policies.list(scope, organizationId)).map((p) => {
     ids.policy.set(p.name, p.id);
-    const lookup = 'table_id' in p.lookup ? { table: tableName.get(p.lookup.table_id!) ?? p.lookup.table_id! } : { source: sourceName.get(p.lookup.source_id!) ?? p.lookup.source_id ?? '' };
+    const lookup =
+      'table_id' in p.lookup
+        ? { table: tableName.get(p.lookup.table_id!) ?? p.lookup.table_id! }
+        : { source: sourceName.get(p.lookup.source_id!) ?? p.lookup.source_id ?? '' };
     return {
-      name: p.name, enabled: p.enabled, version: p.version, description: p.description, order: p.order, condition: p.condition ?? null,
-      key: p.key, lookup, output: p.output, on_miss: p.on_miss, ...(p.defaults ? { defaults: p.defaults } : {}), ...(p.overwrite !== undefined ? { overwrite: p.overwrite } : {}),
+      name: p.name,
+      enabled: p.enabled,
+      version: p.version,
+      description: p.description,
+      order: p.order,
+      condition: p.condition ?? null,
+      key: p.key,
+      lookup,
+      output: p.output,
+      on_miss: p.on_miss,
+      ...(p.defaults ? { defaults: p.defaults } : {}),
+      ...(p.overwrite !== undefined ? { overwrite: p.overwrite } : {}),
     };
   });
 

@@ -13,7 +13,9 @@ import { startConsumers } from '../../roles/jobs.js';
 import { collectionState } from './service.js';
 
 type Json = Record<string, unknown>;
-const okta = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../connectors/okta/fixtures/system_log.json'), 'utf8')) as Json[];
+const okta = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, '../../connectors/okta/fixtures/system_log.json'), 'utf8'),
+) as Json[];
 
 let t: TestApp;
 let base: string;
@@ -27,8 +29,19 @@ let receiver: WebhookReceiver;
 const consumers: Consumer[] = [];
 const loops: { stop(): Promise<void> }[] = [];
 
-async function integrationWithToken(who: Principal, organizationId: number, name: string, platform: string): Promise<{ id: number; token: string }> {
-  const created = await http(base, 'POST', '/api/integrations/', { name, platform, organization_id: organizationId }, who.headers);
+async function integrationWithToken(
+  who: Principal,
+  organizationId: number,
+  name: string,
+  platform: string,
+): Promise<{ id: number; token: string }> {
+  const created = await http(
+    base,
+    'POST',
+    '/api/integrations/',
+    { name, platform, organization_id: organizationId },
+    who.headers,
+  );
   expect(created.status).toBe(201);
   const id = Number(created.json.id);
   const token = await http(base, 'POST', `/api/ingest/integrations/${id}/token`, {}, who.headers);
@@ -36,8 +49,14 @@ async function integrationWithToken(who: Principal, organizationId: number, name
 }
 
 async function push(token: string, stream: string, tag: string, events: number): Promise<void> {
-  const lines = Array.from({ length: events }, (_, i) => JSON.stringify({ ...okta[i % okta.length], weir_test_seq: `${tag}-${i}` }));
-  const res = await fetch(`${base}/api/ingest/${stream}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: lines.join('\n') });
+  const lines = Array.from({ length: events }, (_, i) =>
+    JSON.stringify({ ...okta[i % okta.length], weir_test_seq: `${tag}-${i}` }),
+  );
+  const res = await fetch(`${base}/api/ingest/${stream}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: lines.join('\n'),
+  });
   expect(res.status).toBe(200);
 }
 
@@ -60,17 +79,38 @@ beforeAll(async () => {
   const oktaA = await integrationWithToken(adminA, orgA, 'okta a', 'okta');
   const customA = await integrationWithToken(adminA, orgA, 'custom a', 'custom');
   const oktaB = await integrationWithToken(adminB, orgB, 'okta b', 'okta');
-  const destination = await createDestination(base, adminA.headers, { name: 'receiver', type: 'http', organization_id: orgA, config: { url: receiver.url }, delivery: { max_wait_ms: 20 } });
-  await createRoute(base, adminA.headers, { name: 'everything', organization_id: orgA, destination_ids: [destination] });
-  consumers.push(...startConsumers(t.container.queue, t.container.jobs.filter((j) => j.role === 'worker'), t.container.logger));
+  const destination = await createDestination(base, adminA.headers, {
+    name: 'receiver',
+    type: 'http',
+    organization_id: orgA,
+    config: { url: receiver.url },
+    delivery: { max_wait_ms: 20 },
+  });
+  await createRoute(base, adminA.headers, {
+    name: 'everything',
+    organization_id: orgA,
+    destination_ids: [destination],
+  });
+  consumers.push(
+    ...startConsumers(
+      t.container.queue,
+      t.container.jobs.filter((j) => j.role === 'worker'),
+      t.container.logger,
+    ),
+  );
   loops.push(...t.container.loops.map((l) => l.start()));
   await push(oktaA.token, 'system_log', 'a', 40);
   await push(customA.token, 'events', 'c', 5);
   await push(oktaB.token, 'system_log', 'b', 7);
-  await waitFor('every event settled', async () => {
-    const totals = await ledgerTotals(base, root.headers);
-    return totals.pending === 0 && totals.events_in === 52 ? totals : undefined;
-  }, 60_000, 50);
+  await waitFor(
+    'every event settled',
+    async () => {
+      const totals = await ledgerTotals(base, root.headers);
+      return totals.pending === 0 && totals.events_in === 52 ? totals : undefined;
+    },
+    60_000,
+    50,
+  );
 }, 90_000);
 
 afterAll(async () => {
@@ -109,7 +149,12 @@ describe('GET /api/dashboard/summary', () => {
     const res = await summary(adminB);
     expect(res.status).toBe(200);
     expect((res.json.traffic as Json).today).toMatchObject({ events_in: 7, delivered: 0, filtered: 7, quarantined: 0 });
-    expect((res.json.traffic as Json).last_hour).toMatchObject({ events_in: 7, delivered: 0, filtered: 7, quarantined: 0 });
+    expect((res.json.traffic as Json).last_hour).toMatchObject({
+      events_in: 7,
+      delivered: 0,
+      filtered: 7,
+      quarantined: 0,
+    });
     expect(res.json).toMatchObject({ organizations: 1, destinations: { total: 0 }, quarantine: { open: 0 } });
   });
 
@@ -122,8 +167,18 @@ describe('GET /api/dashboard/summary', () => {
   it('sums every organization for a platform caller, and narrows to one on request', async () => {
     const all = await summary(root);
     expect(all.status).toBe(200);
-    expect((all.json.traffic as Json).today).toMatchObject({ events_in: 52, delivered: 40, filtered: 7, quarantined: 5 });
-    expect((all.json.traffic as Json).last_24_hours).toMatchObject({ events_in: 52, delivered: 40, filtered: 7, quarantined: 5 });
+    expect((all.json.traffic as Json).today).toMatchObject({
+      events_in: 52,
+      delivered: 40,
+      filtered: 7,
+      quarantined: 5,
+    });
+    expect((all.json.traffic as Json).last_24_hours).toMatchObject({
+      events_in: 52,
+      delivered: 40,
+      filtered: 7,
+      quarantined: 5,
+    });
     expect(all.json.organizations).toBe(2);
     const onlyB = await summary(root, `?organization_id=${orgB}`);
     expect(onlyB.status).toBe(200);

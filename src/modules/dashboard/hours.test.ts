@@ -27,7 +27,14 @@ let adminA: Principal;
 const db = () => t.container.database.db;
 
 /** Events received at `at` (stream counters and their hour), `quarantined` of them quarantined. */
-async function received(organizationId: number, integrationId: number, at: string, events: number, quarantined = 0, released = 0): Promise<void> {
+async function received(
+  organizationId: number,
+  integrationId: number,
+  at: string,
+  events: number,
+  quarantined = 0,
+  released = 0,
+): Promise<void> {
   await createNormalizationStore(db()).addCounters({
     organization_id: organizationId,
     integration_id: integrationId,
@@ -44,7 +51,12 @@ async function received(organizationId: number, integrationId: number, at: strin
 }
 
 /** Ledger outcomes written at `at` (the ledger and its hour). */
-async function outcomes(organizationId: number, integrationId: number, at: string, counts: Partial<Record<LedgerDelta['outcome'], number>>): Promise<void> {
+async function outcomes(
+  organizationId: number,
+  integrationId: number,
+  at: string,
+  counts: Partial<Record<LedgerDelta['outcome'], number>>,
+): Promise<void> {
   const deltas = Object.entries(counts).map(([outcome, count]) => ({
     organization_id: organizationId,
     integration_id: integrationId,
@@ -82,7 +94,13 @@ beforeAll(async () => {
   await outcomes(orgA, intA, '2026-11-25T10:10:00Z', { routed: 1, copies: 1, delivered: 1 });
   // The hour before (in the last hour):
   await received(orgA, intA, '2026-11-25T09:30:00Z', 5);
-  await outcomes(orgA, intA, '2026-11-25T09:31:00Z', { filtered: 1, routed: 4, copies: 4, delivered: 3, dead_lettered: 1 });
+  await outcomes(orgA, intA, '2026-11-25T09:31:00Z', {
+    filtered: 1,
+    routed: 4,
+    copies: 4,
+    delivered: 3,
+    dead_lettered: 1,
+  });
   // Three hours before (in the last 24 hours only):
   await received(orgA, intA, '2026-11-25T07:10:00Z', 3);
   await outcomes(orgA, intA, '2026-11-25T07:11:00Z', { routed: 3, copies: 3, delivered: 3 });
@@ -95,32 +113,74 @@ beforeAll(async () => {
   await received(orgB, intB, '2026-11-25T10:01:00Z', 6);
   await outcomes(orgB, intB, '2026-11-25T10:02:00Z', { filtered: 6 });
   // A batch of A accepted at 10:15 and not normalized yet: events in of every window that covers 10:15.
-  await db().insertInto('accepted_batches').values({ id: newId(), organization_id: orgA, integration_id: intA, stream: 's', event_count: 2, accepted_at: new Date('2026-11-25T10:15:00Z') }).execute();
+  await db()
+    .insertInto('accepted_batches')
+    .values({
+      id: newId(),
+      organization_id: orgA,
+      integration_id: intA,
+      stream: 's',
+      event_count: 2,
+      accepted_at: new Date('2026-11-25T10:15:00Z'),
+    })
+    .execute();
 }, 60_000);
 
 afterAll(async () => {
   await t?.close();
 });
 
-describe('the dashboard\'s hourly windows', () => {
+describe("the dashboard's hourly windows", () => {
   it('sums the current hour so far and the whole hour before it as the last hour', async () => {
     clock.set(new Date('2026-11-25T10:20:00Z'));
     const w = await traffic(adminA);
-    expect(w.last_hour).toMatchObject({ resolution: 'hour', events_in: 10 + 5 + 2, delivered: 8 + 1 + 3, filtered: 1, quarantined: 2 - 1, dead_lettered: 1, dlq_reprocessed: 0 });
+    expect(w.last_hour).toMatchObject({
+      resolution: 'hour',
+      events_in: 10 + 5 + 2,
+      delivered: 8 + 1 + 3,
+      filtered: 1,
+      quarantined: 2 - 1,
+      dead_lettered: 1,
+      dlq_reprocessed: 0,
+    });
     expect(at(String(w.last_hour.from))).toBe(at('2026-11-25T09:00:00Z'));
     expect(at(String(w.last_hour.to))).toBe(at('2026-11-25T10:20:00Z'));
     // From the start of the hour 24 hours before the current one: 2026-11-24 10:00 is in, 09:59:59 is out.
-    expect(w.last_24_hours).toMatchObject({ events_in: 10 + 5 + 3 + 4 + 2, delivered: 8 + 1 + 3 + 3 + 4, filtered: 1, quarantined: 1, dead_lettered: 1 });
+    expect(w.last_24_hours).toMatchObject({
+      events_in: 10 + 5 + 3 + 4 + 2,
+      delivered: 8 + 1 + 3 + 3 + 4,
+      filtered: 1,
+      quarantined: 1,
+      dead_lettered: 1,
+    });
     expect(at(String(w.last_24_hours.from))).toBe(at('2026-11-24T10:00:00Z'));
     // The days, from the day tables written by the same statements, agree with the hours.
-    expect(w.today).toMatchObject({ resolution: 'utc_day', events_in: 10 + 5 + 3 + 2, delivered: 8 + 1 + 3 + 3, quarantined: 1 });
+    expect(w.today).toMatchObject({
+      resolution: 'utc_day',
+      events_in: 10 + 5 + 3 + 2,
+      delivered: 8 + 1 + 3 + 3,
+      quarantined: 1,
+    });
     expect(w.yesterday).toMatchObject({ events_in: 4 + 7, delivered: 4 + 7 });
-    const hourRows = await db().selectFrom('ledger_hours').select(['hour', 'term', 'count']).where('organization_id', '=', orgA).execute();
-    const dayRows = await db().selectFrom('ledger').select(['day', 'outcome', 'count']).where('organization_id', '=', orgA).where('outcome', 'in', ['delivered', 'filtered', 'dead_lettered']).execute();
+    const hourRows = await db()
+      .selectFrom('ledger_hours')
+      .select(['hour', 'term', 'count'])
+      .where('organization_id', '=', orgA)
+      .execute();
+    const dayRows = await db()
+      .selectFrom('ledger')
+      .select(['day', 'outcome', 'count'])
+      .where('organization_id', '=', orgA)
+      .where('outcome', 'in', ['delivered', 'filtered', 'dead_lettered'])
+      .execute();
     for (const day of ['2026-11-24', '2026-11-25']) {
       for (const term of ['delivered', 'filtered', 'dead_lettered']) {
-        const hours = hourRows.filter((r) => new Date(r.hour).toISOString().startsWith(day) && r.term === term).reduce((n, r) => n + Number(r.count), 0);
-        const days = dayRows.filter((r) => r.day === day && r.outcome === term).reduce((n, r) => n + Number(r.count), 0);
+        const hours = hourRows
+          .filter((r) => new Date(r.hour).toISOString().startsWith(day) && r.term === term)
+          .reduce((n, r) => n + Number(r.count), 0);
+        const days = dayRows
+          .filter((r) => r.day === day && r.outcome === term)
+          .reduce((n, r) => n + Number(r.count), 0);
         expect(hours, `${day} ${term}`).toBe(days);
       }
     }
@@ -148,7 +208,13 @@ describe('the dashboard\'s hourly windows', () => {
   it('lets the previous hour go when the clock passes the next hour', async () => {
     clock.set(new Date('2026-11-25T11:05:00Z'));
     const w = await traffic(adminA);
-    expect(w.last_hour).toMatchObject({ events_in: 10 + 2, delivered: 9, filtered: 0, quarantined: 1, dead_lettered: 0 });
+    expect(w.last_hour).toMatchObject({
+      events_in: 10 + 2,
+      delivered: 9,
+      filtered: 0,
+      quarantined: 1,
+      dead_lettered: 0,
+    });
     expect(at(String(w.last_hour.from))).toBe(at('2026-11-25T10:00:00Z'));
     // The 24-hour window now starts at 2026-11-24 11:00: yesterday's rows are out.
     expect(w.last_24_hours).toMatchObject({ events_in: 10 + 5 + 3 + 2, delivered: 8 + 1 + 3 + 3 });
@@ -163,22 +229,55 @@ describe('the dashboard\'s hourly windows', () => {
   it('keeps 48 hours of hourly rows (delivery housekeeping)', async () => {
     clock.set(new Date('2026-11-26T10:00:00Z'));
     const purge = t.container.jobs.find((j) => j.queue === DELIVERY_HOUSEKEEPING_QUEUE)!.handlers[PURGE_STATS_JOB]!;
-    await purge({ id: 'p', queue: DELIVERY_HOUSEKEEPING_QUEUE, name: PURGE_STATS_JOB, payload: {}, attempt: 1, maxAttempts: 1 }, new AbortController().signal);
-    const hours = await db().selectFrom('ledger_hours').select('hour').distinct().where('organization_id', '=', orgA).execute();
+    await purge(
+      { id: 'p', queue: DELIVERY_HOUSEKEEPING_QUEUE, name: PURGE_STATS_JOB, payload: {}, attempt: 1, maxAttempts: 1 },
+      new AbortController().signal,
+    );
+    const hours = await db()
+      .selectFrom('ledger_hours')
+      .select('hour')
+      .distinct()
+      .where('organization_id', '=', orgA)
+      .execute();
     const kept = hours.map((r) => new Date(r.hour).toISOString()).sort();
     // The cutoff is 48 hours ago, 2026-11-24 10:00: the 09:00 bucket goes, the 10:00 bucket stays.
-    expect(kept).toEqual(['2026-11-24T10:00:00.000Z', '2026-11-25T07:00:00.000Z', '2026-11-25T09:00:00.000Z', '2026-11-25T10:00:00.000Z']);
+    expect(kept).toEqual([
+      '2026-11-24T10:00:00.000Z',
+      '2026-11-25T07:00:00.000Z',
+      '2026-11-25T09:00:00.000Z',
+      '2026-11-25T10:00:00.000Z',
+    ]);
     // The day tables are not touched by the hours' retention.
-    const ledgerDays = await db().selectFrom('ledger').select('day').distinct().where('organization_id', '=', orgA).execute();
+    const ledgerDays = await db()
+      .selectFrom('ledger')
+      .select('day')
+      .distinct()
+      .where('organization_id', '=', orgA)
+      .execute();
     expect(ledgerDays.map((r) => r.day).sort()).toEqual(['2026-11-24', '2026-11-25']);
   });
 
-  it('deletes the hourly rows with the organization\'s data, and nothing of another', async () => {
+  it("deletes the hourly rows with the organization's data, and nothing of another", async () => {
     const id = newId();
-    await db().insertInto('org_data_deletions').values({ id, organization_id: orgA, requested_by: null, state: 'queued', detail: JSON.stringify({}) }).execute();
+    await db()
+      .insertInto('org_data_deletions')
+      .values({ id, organization_id: orgA, requested_by: null, state: 'queued', detail: JSON.stringify({}) })
+      .execute();
     await t.container.organizations.dataDeletion.run(id, 1, 1);
-    expect((await db().selectFrom('org_data_deletions').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe('completed');
-    const count = async (o: number) => Number((await db().selectFrom('ledger_hours').select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', o).executeTakeFirstOrThrow()).n);
+    expect(
+      (await db().selectFrom('org_data_deletions').select('state').where('id', '=', id).executeTakeFirstOrThrow())
+        .state,
+    ).toBe('completed');
+    const count = async (o: number) =>
+      Number(
+        (
+          await db()
+            .selectFrom('ledger_hours')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('organization_id', '=', o)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     expect(await count(orgA)).toBe(0);
     expect(await count(orgB)).toBeGreaterThan(0);
   });

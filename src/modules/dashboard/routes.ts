@@ -10,7 +10,7 @@ export function dashboardRoutes(app: Api, service: DashboardService): void {
     operationId: 'dashboard.summary',
     summary: 'Traffic, destination and integration health, open work and the license, for your organizations',
     description:
-      'Traffic is the ledger\'s terms per UTC day (today so far and yesterday). organization_id narrows to one organization of your scope; ' +
+      "Traffic is the ledger's terms per UTC day (today so far and yesterday). organization_id narrows to one organization of your scope; " +
       'another organization answers 404.',
     access: { requires: 'authenticated' },
     schema: { querystring: SummaryQuery, response: { 200: DashboardSummary } },

@@ -80,7 +80,10 @@ function windowOf(day: string, terms: DayTerms | undefined, to: Date, pendingNor
   };
 }
 
-export function collectionState(g: Pick<IntegrationGroup, 'is_active' | 'collect' | 'state'>, pull: boolean): CollectionState {
+export function collectionState(
+  g: Pick<IntegrationGroup, 'is_active' | 'collect' | 'state'>,
+  pull: boolean,
+): CollectionState {
   if (!g.is_active) return 'inactive';
   if (!pull) return 'push';
   if (!g.collect) return 'not_collecting';
@@ -95,7 +98,8 @@ export function createDashboardService(deps: DashboardDeps) {
   /** The scope the summary covers: the caller's, or one organization of it (404 outside). */
   async function narrowed(scope: Scope, organizationId: number | undefined): Promise<Scope> {
     if (organizationId === undefined) return scope;
-    if (!inScope(scope, organizationId) || !(await store.organizationExists(organizationId))) throw errors.notFound('Organization');
+    if (!inScope(scope, organizationId) || !(await store.organizationExists(organizationId)))
+      throw errors.notFound('Organization');
     return { global: false, organizationIds: [organizationId] };
   }
 
@@ -113,17 +117,21 @@ export function createDashboardService(deps: DashboardDeps) {
       };
       // Global destinations serve every organization: counted for a platform caller looking at everything.
       const withGlobal = callerScope.global && organizationId === undefined;
-      const [organizations, hours, series, days, pending, destinations, integrations, open, edition] = await Promise.all([
-        store.organizations(scope),
-        store.ledgerHours(scope, Object.entries(hourFrom).map(([name, from]) => ({ name, from }))),
-        store.ledgerSeries(scope, hourFrom.last_24_hours),
-        store.ledgerDays(scope, [today, yesterday]),
-        store.pending(scope),
-        store.destinations(scope, withGlobal, statsFrom),
-        store.integrations(scope),
-        store.openWork(scope),
-        deps.editions.current(),
-      ]);
+      const [organizations, hours, series, days, pending, destinations, integrations, open, edition] =
+        await Promise.all([
+          store.organizations(scope),
+          store.ledgerHours(
+            scope,
+            Object.entries(hourFrom).map(([name, from]) => ({ name, from })),
+          ),
+          store.ledgerSeries(scope, hourFrom.last_24_hours),
+          store.ledgerDays(scope, [today, yesterday]),
+          store.pending(scope),
+          store.destinations(scope, withGlobal, statsFrom),
+          store.integrations(scope),
+          store.openWork(scope),
+          deps.editions.current(),
+        ]);
       const byDay = new Map(days.map((d) => [d.day, d]));
 
       const destinationCounts: Record<HealthStatus, number> = { healthy: 0, degraded: 0, unhealthy: 0, idle: 0 };
@@ -138,7 +146,14 @@ export function createDashboardService(deps: DashboardDeps) {
         destinationCounts[status] += 1;
       }
 
-      const integrationCounts: Record<CollectionState, number> = { collecting: 0, failing: 0, never_run: 0, push: 0, not_collecting: 0, inactive: 0 };
+      const integrationCounts: Record<CollectionState, number> = {
+        collecting: 0,
+        failing: 0,
+        never_run: 0,
+        push: 0,
+        not_collecting: 0,
+        inactive: 0,
+      };
       let integrationTotal = 0;
       for (const g of integrations) {
         integrationCounts[collectionState(g, deps.isPull(g.platform))] += g.count;
@@ -154,7 +169,12 @@ export function createDashboardService(deps: DashboardDeps) {
           last_24_hours: hourWindowOf(hourFrom.last_24_hours, now, hours.get('last_24_hours')),
           today: windowOf(today, byDay.get(today), now, pending.normalization),
           yesterday: windowOf(yesterday, byDay.get(yesterday), dayStart(today), 0),
-          pending: { total: pending.normalization + pending.routing + pending.outbox, normalization: pending.normalization, routing: pending.routing, outbox: pending.outbox },
+          pending: {
+            total: pending.normalization + pending.routing + pending.outbox,
+            normalization: pending.normalization,
+            routing: pending.routing,
+            outbox: pending.outbox,
+          },
           hourly: hourlyPoints(hourFrom.last_24_hours.getTime(), currentHour, series),
         },
         destinations: { total: destinations.length, by_health: destinationCounts },

@@ -117,7 +117,12 @@ export function createDashboardStore(db: Kysely<DB>) {
       if (windows.length === 0) return out;
       const earliest = new Date(Math.min(...windows.map((w) => w.from.getTime())));
       const sums = (column: string, time: string) =>
-        sql.join(windows.map((w, i) => sql`coalesce(sum(${sql.ref(column)}) filter (where ${sql.ref(time)} >= ${w.from}::timestamptz), 0)::bigint as ${sql.ref(`w${i}`)}`));
+        sql.join(
+          windows.map(
+            (w, i) =>
+              sql`coalesce(sum(${sql.ref(column)}) filter (where ${sql.ref(time)} >= ${w.from}::timestamptz), 0)::bigint as ${sql.ref(`w${i}`)}`,
+          ),
+        );
       const [hours, accepted] = await Promise.all([
         sql<Record<string, string>>`
           select term, ${sums('count', 'hour')} from ledger_hours
@@ -125,10 +130,20 @@ export function createDashboardStore(db: Kysely<DB>) {
           group by term`.execute(q()),
         sql<Record<string, string>>`
           select ${sums('event_count', 'accepted_at')} from accepted_batches
-          where event_count > 0 and ${scoped(scope, 'accepted_batches.organization_id')} and accepted_at >= ${earliest}::timestamptz`.execute(q()),
+          where event_count > 0 and ${scoped(scope, 'accepted_batches.organization_id')} and accepted_at >= ${earliest}::timestamptz`.execute(
+          q(),
+        ),
       ]);
       windows.forEach((w, i) => {
-        const terms: HourTerms = { events_in: 0, quarantined: 0, filtered: 0, delivered: 0, dead_lettered: 0, dlq_reprocessed: 0, pending_normalization: n(accepted.rows[0]?.[`w${i}`]) };
+        const terms: HourTerms = {
+          events_in: 0,
+          quarantined: 0,
+          filtered: 0,
+          delivered: 0,
+          dead_lettered: 0,
+          dlq_reprocessed: 0,
+          pending_normalization: n(accepted.rows[0]?.[`w${i}`]),
+        };
         for (const r of hours.rows) {
           const v = n(r[`w${i}`]);
           if (r.term === 'quarantine_released') terms.quarantined -= v;
@@ -161,7 +176,9 @@ export function createDashboardStore(db: Kysely<DB>) {
         select
           (select coalesce(sum(event_count), 0) from accepted_batches where event_count > 0 and ${scoped(scope, 'accepted_batches.organization_id')})::bigint as normalization,
           (select coalesce(sum(event_count), 0) from normalized_batches where route_state = 'pending' and ${scoped(scope, 'normalized_batches.organization_id')})::bigint as routing,
-          (select coalesce(sum(event_count), 0) from delivery_batches where kind in ('primary', 'reprocess', 'replay') and ${scoped(scope, 'delivery_batches.organization_id')})::bigint as outbox`.execute(q());
+          (select coalesce(sum(event_count), 0) from delivery_batches where kind in ('primary', 'reprocess', 'replay') and ${scoped(scope, 'delivery_batches.organization_id')})::bigint as outbox`.execute(
+        q(),
+      );
       const r = rows[0] ?? {};
       return { normalization: n(r.normalization), routing: n(r.routing), outbox: n(r.outbox) };
     },
@@ -186,7 +203,9 @@ export function createDashboardStore(db: Kysely<DB>) {
           select sum(event_count) as events from delivery_batches
           where destination_id = d.id and kind in ('primary', 'reprocess', 'replay') and ${scoped(scope, 'delivery_batches.organization_id')}
         ) p on true
-        where ${withGlobal ? sql`(d.organization_id is null or ${own})` : sql`(d.organization_id is not null and ${own})`}`.execute(q());
+        where ${withGlobal ? sql`(d.organization_id is null or ${own})` : sql`(d.organization_id is not null and ${own})`}`.execute(
+        q(),
+      );
       const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
       return rows.map((r) => ({
         id: String(r.id),
@@ -231,7 +250,9 @@ export function createDashboardStore(db: Kysely<DB>) {
         select
           (select count(*) from drift_fields where status = 'new' and ${scoped(scope, 'drift_fields.organization_id')})::bigint as drift,
           (select count(*) from quarantine_events where status = 'quarantined' and ${scoped(scope, 'quarantine_events.organization_id')})::bigint as quarantine,
-          (select count(*) from detections where status in ('new', 'in_progress') and ${scoped(scope, 'detections.organization_id')})::bigint as detections`.execute(q());
+          (select count(*) from detections where status in ('new', 'in_progress') and ${scoped(scope, 'detections.organization_id')})::bigint as detections`.execute(
+        q(),
+      );
       const r = rows[0] ?? {};
       return { drift: n(r.drift), quarantine: n(r.quarantine), detections: n(r.detections) };
     },

@@ -61,7 +61,13 @@ describe('balanceLedger', () => {
       // A replay of 2 stored events to d1.
       { ...s1, outcome: 'replayed', reason: 'd1', count: 2 },
     ];
-    const queued = balanceLedger({ counters: [{ ...s1, events_in: 10, quarantined: 0 }], ledger: base, pendingNormalization: [], pendingRouting: [], pendingOutbox: [{ ...s1, events: 2 }] });
+    const queued = balanceLedger({
+      counters: [{ ...s1, events_in: 10, quarantined: 0 }],
+      ledger: base,
+      pendingNormalization: [],
+      pendingRouting: [],
+      pendingOutbox: [{ ...s1, events: 2 }],
+    });
     expect(queued.totals).toMatchObject({ replayed: 2, pending: 2, unaccounted: 0 });
     const delivered = balanceLedger({
       counters: [{ ...s1, events_in: 10, quarantined: 0 }],
@@ -118,13 +124,20 @@ describe('balanceLedger', () => {
   });
 
   it('answers zeros for an empty scope', () => {
-    expect(balanceLedger({ counters: [], ledger: [], pendingNormalization: [], pendingRouting: [], pendingOutbox: [] })).toEqual({ totals: emptyCounts(), rows: [] });
-    expect(emptyCounts()).toMatchObject({ events_in: 0, unaccounted: 0, filtered_by_reason: {}, dead_lettered_by_reason: {} });
+    expect(
+      balanceLedger({ counters: [], ledger: [], pendingNormalization: [], pendingRouting: [], pendingOutbox: [] }),
+    ).toEqual({ totals: emptyCounts(), rows: [] });
+    expect(emptyCounts()).toMatchObject({
+      events_in: 0,
+      unaccounted: 0,
+      filtered_by_reason: {},
+      dead_lettered_by_reason: {},
+    });
   });
 });
 
 describe('destinationLedger', () => {
-  it('gives one destination\'s copies, deliveries, net dead letters and outbox per stream', () => {
+  it("gives one destination's copies, deliveries, net dead letters and outbox per stream", () => {
     expect(
       destinationLedger({
         ledger: [
@@ -136,7 +149,19 @@ describe('destinationLedger', () => {
         pendingOutbox: [{ ...s1, events: 2 }],
       }),
     ).toEqual([
-      { ...s1, copies: 10, delivered: 6, dead_lettered: 2, dead_lettered_by_reason: { rejected: 2 }, dlq_reprocessed: 1, dropped: 0, dropped_by_reason: {}, pending: 2, shadow_delivered: 0, shadow_dropped: 0 },
+      {
+        ...s1,
+        copies: 10,
+        delivered: 6,
+        dead_lettered: 2,
+        dead_lettered_by_reason: { rejected: 2 },
+        dlq_reprocessed: 1,
+        dropped: 0,
+        dropped_by_reason: {},
+        pending: 2,
+        shadow_delivered: 0,
+        shadow_dropped: 0,
+      },
     ]);
   });
 });

@@ -94,7 +94,23 @@ interface Acc {
 
 function accumulator(key: StreamKey): Acc {
   const k = { organization_id: key.organization_id, integration_id: key.integration_id, stream: key.stream };
-  return { key: k, events_in: 0, quarantined: 0, filtered: {}, routed: 0, copies: 0, replayed: 0, delivered: 0, dead: {}, reprocessed: {}, dropped: {}, pending: 0, queued: 0, shadow_delivered: 0, shadow_dropped: 0 };
+  return {
+    key: k,
+    events_in: 0,
+    quarantined: 0,
+    filtered: {},
+    routed: 0,
+    copies: 0,
+    replayed: 0,
+    delivered: 0,
+    dead: {},
+    reprocessed: {},
+    dropped: {},
+    pending: 0,
+    queued: 0,
+    shadow_delivered: 0,
+    shadow_dropped: 0,
+  };
 }
 
 function collect(input: Partial<BalanceInput>): Acc[] {
@@ -113,17 +129,38 @@ function collect(input: Partial<BalanceInput>): Acc[] {
   for (const e of input.ledger ?? []) {
     const acc = at(e);
     switch (e.outcome) {
-      case 'filtered': add(acc.filtered, e.reason, e.count); break;
-      case 'routed': acc.routed += e.count; break;
-      case 'copies': acc.copies += e.count; break;
-      case 'replayed': acc.replayed += e.count; break;
-      case 'delivered': acc.delivered += e.count; break;
-      case 'dead_lettered': add(acc.dead, e.reason, e.count); break;
-      case 'dlq_reprocessed': add(acc.reprocessed, e.reason, e.count); break;
-      case 'dropped': add(acc.dropped, e.reason, e.count); break;
-      case 'shadow_delivered': acc.shadow_delivered += e.count; break;
-      case 'shadow_dropped': acc.shadow_dropped += e.count; break;
-      default: break; // an outcome this version does not know is outside the equation
+      case 'filtered':
+        add(acc.filtered, e.reason, e.count);
+        break;
+      case 'routed':
+        acc.routed += e.count;
+        break;
+      case 'copies':
+        acc.copies += e.count;
+        break;
+      case 'replayed':
+        acc.replayed += e.count;
+        break;
+      case 'delivered':
+        acc.delivered += e.count;
+        break;
+      case 'dead_lettered':
+        add(acc.dead, e.reason, e.count);
+        break;
+      case 'dlq_reprocessed':
+        add(acc.reprocessed, e.reason, e.count);
+        break;
+      case 'dropped':
+        add(acc.dropped, e.reason, e.count);
+        break;
+      case 'shadow_delivered':
+        acc.shadow_delivered += e.count;
+        break;
+      case 'shadow_dropped':
+        acc.shadow_dropped += e.count;
+        break;
+      default:
+        break; // an outcome this version does not know is outside the equation
     }
   }
   for (const p of input.pendingNormalization ?? []) {
@@ -135,7 +172,10 @@ function collect(input: Partial<BalanceInput>): Acc[] {
   for (const p of input.pendingRouting ?? []) at(p).pending += p.events;
   for (const p of input.pendingOutbox ?? []) at(p).pending += p.events;
   return [...byKey.values()].sort(
-    (a, b) => a.key.organization_id - b.key.organization_id || a.key.integration_id - b.key.integration_id || a.key.stream.localeCompare(b.key.stream),
+    (a, b) =>
+      a.key.organization_id - b.key.organization_id ||
+      a.key.integration_id - b.key.integration_id ||
+      a.key.stream.localeCompare(b.key.stream),
   );
 }
 
@@ -169,7 +209,11 @@ function countsOf(acc: Acc): LedgerCounts {
     dropped_by_reason: nonZero(acc.dropped),
     pending: acc.pending,
     pending_normalization: acc.queued,
-    unaccounted: acc.events_in + copiesAdded + acc.replayed - (acc.delivered + filtered + acc.quarantined + deadTotal + dropped + acc.pending),
+    unaccounted:
+      acc.events_in +
+      copiesAdded +
+      acc.replayed -
+      (acc.delivered + filtered + acc.quarantined + deadTotal + dropped + acc.pending),
     shadow_delivered: acc.shadow_delivered,
     shadow_dropped: acc.shadow_dropped,
   };
@@ -180,7 +224,23 @@ export function emptyCounts(): LedgerCounts {
 }
 
 function addCounts(total: LedgerCounts, c: LedgerCounts): void {
-  for (const k of ['events_in', 'quarantined', 'filtered', 'routed', 'copies_added', 'replayed', 'delivered', 'dead_lettered', 'dlq_reprocessed', 'dropped', 'pending', 'pending_normalization', 'unaccounted', 'shadow_delivered', 'shadow_dropped'] as const) {
+  for (const k of [
+    'events_in',
+    'quarantined',
+    'filtered',
+    'routed',
+    'copies_added',
+    'replayed',
+    'delivered',
+    'dead_lettered',
+    'dlq_reprocessed',
+    'dropped',
+    'pending',
+    'pending_normalization',
+    'unaccounted',
+    'shadow_delivered',
+    'shadow_dropped',
+  ] as const) {
     total[k] += c[k];
   }
   for (const [r, n] of Object.entries(c.filtered_by_reason)) add(total.filtered_by_reason, r, n);
@@ -198,7 +258,10 @@ export function balanceLedger(input: BalanceInput): { totals: LedgerCounts; rows
 }
 
 /** One destination's side of the ledger per stream: what was copied to it and where it is now. */
-export function destinationLedger(input: { ledger: LedgerEntry[]; pendingOutbox: (StreamKey & { events: number })[] }): DestinationLedgerRow[] {
+export function destinationLedger(input: {
+  ledger: LedgerEntry[];
+  pendingOutbox: (StreamKey & { events: number })[];
+}): DestinationLedgerRow[] {
   return collect({ ledger: input.ledger, pendingOutbox: input.pendingOutbox }).map((acc) => {
     const dead = netDead(acc);
     return {

@@ -22,20 +22,42 @@ type Page = { total: number; limit: number; offset: number; items: Json[] };
 const db = () => t.container.database.db;
 
 function call(who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) {
-  return t.app.inject({ method, url, headers: who.headers, ...(payload !== undefined ? { payload: payload as Json } : {}) });
+  return t.app.inject({
+    method,
+    url,
+    headers: who.headers,
+    ...(payload !== undefined ? { payload: payload as Json } : {}),
+  });
 }
 
-async function destination(organizationId: number | null, name: string, extra: { enabled?: boolean; delivery?: Json } = {}): Promise<string> {
+async function destination(
+  organizationId: number | null,
+  name: string,
+  extra: { enabled?: boolean; delivery?: Json } = {},
+): Promise<string> {
   const id = newId();
   await db()
     .insertInto('destinations')
-    .values({ id, organization_id: organizationId, name, type: 'http', config: JSON.stringify({ url: 'https://example.test/' }), delivery: JSON.stringify(extra.delivery ?? {}), enabled: extra.enabled ?? true })
+    .values({
+      id,
+      organization_id: organizationId,
+      name,
+      type: 'http',
+      config: JSON.stringify({ url: 'https://example.test/' }),
+      delivery: JSON.stringify(extra.delivery ?? {}),
+      enabled: extra.enabled ?? true,
+    })
     .execute();
   return id;
 }
 
 let minute = Date.parse('2025-06-01T00:00:00Z');
-async function dead(destinationId: string, organizationId: number, integrationId: number, extra: { errorKind?: string; status?: 'dead' | 'reprocessed'; event?: Json; stream?: string } = {}): Promise<string> {
+async function dead(
+  destinationId: string,
+  organizationId: number,
+  integrationId: number,
+  extra: { errorKind?: string; status?: 'dead' | 'reprocessed'; event?: Json; stream?: string } = {},
+): Promise<string> {
   const id = newId();
   minute += 60_000;
   await db()
@@ -48,7 +70,9 @@ async function dead(destinationId: string, organizationId: number, integrationId
       stream: extra.stream ?? 'events',
       event_id: newId(),
       delivery_batch_id: newId(),
-      event: JSON.stringify(extra.event ?? { class_uid: 3002, user: { email_addr: 'alice@example.com' }, message: `event ${id}` }),
+      event: JSON.stringify(
+        extra.event ?? { class_uid: 3002, user: { email_addr: 'alice@example.com' }, message: `event ${id}` },
+      ),
       error_kind: extra.errorKind ?? 'rejected',
       reason: 'HTTP 400: mapper_parsing_exception token=abcd1234',
       status_code: 400,
@@ -62,7 +86,12 @@ async function dead(destinationId: string, organizationId: number, integrationId
 }
 
 async function ledgerCount(destinationId: string, outcome: string): Promise<number> {
-  const rows = await db().selectFrom('ledger').select('count').where('destination_id', '=', destinationId).where('outcome', '=', outcome).execute();
+  const rows = await db()
+    .selectFrom('ledger')
+    .select('count')
+    .where('destination_id', '=', destinationId)
+    .where('outcome', '=', outcome)
+    .execute();
   return rows.reduce((n, r) => n + Number(r.count), 0);
 }
 
@@ -81,7 +110,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 beforeEach(async () => {
-  for (const table of ['dlq_events', 'delivery_batches', 'ledger', 'stream_counters'] as const) await db().deleteFrom(table).execute();
+  for (const table of ['dlq_events', 'delivery_batches', 'ledger', 'stream_counters'] as const)
+    await db().deleteFrom(table).execute();
 });
 
 describe('GET /destinations/{id}/dlq', () => {
@@ -111,8 +141,16 @@ describe('GET /destinations/{id}/dlq', () => {
     expect(String(body.items[0]!.reason)).not.toContain('abcd1234');
     const all = (await call(adminA, 'GET', `/api/collectors/destinations/${destA}/dlq?status=all`)).json<Page>();
     expect(all.items.map((i) => i.id)).toEqual([newer, done, older]);
-    expect((await call(adminA, 'GET', `/api/collectors/destinations/${destA}/dlq?status=reprocessed`)).json<Page>().items.map((i) => i.id)).toEqual([done]);
-    expect((await call(adminA, 'GET', `/api/collectors/destinations/${destA}/dlq?error_kind=rejected`)).json<Page>().items.map((i) => i.id)).toEqual([older]);
+    expect(
+      (await call(adminA, 'GET', `/api/collectors/destinations/${destA}/dlq?status=reprocessed`))
+        .json<Page>()
+        .items.map((i) => i.id),
+    ).toEqual([done]);
+    expect(
+      (await call(adminA, 'GET', `/api/collectors/destinations/${destA}/dlq?error_kind=rejected`))
+        .json<Page>()
+        .items.map((i) => i.id),
+    ).toEqual([older]);
     const page = (await call(adminA, 'GET', `/api/collectors/destinations/${destA}/dlq?limit=1&offset=1`)).json<Page>();
     expect(page).toMatchObject({ total: 2, limit: 1, offset: 1 });
     expect(page.items.map((i) => i.id)).toEqual([older]);
@@ -127,7 +165,7 @@ describe('GET /destinations/{id}/dlq', () => {
     expect(JSON.stringify(item.event)).not.toContain('alice@example.com');
   });
 
-  it('answers 404 for another organization\'s destination and an unknown one, 422 for a bad filter', async () => {
+  it("answers 404 for another organization's destination and an unknown one, 422 for a bad filter", async () => {
     await dead(destB, orgB, intB);
     expect((await call(adminA, 'GET', `/api/collectors/destinations/${destB}/dlq`)).statusCode).toBe(404);
     expect((await call(adminA, 'GET', '/api/collectors/destinations/nope/dlq')).statusCode).toBe(404);
@@ -145,7 +183,9 @@ describe('GET /destinations/{id}/dlq', () => {
     const a = (await call(adminA, 'GET', `/api/collectors/destinations/${destGlobal}/dlq`)).json<Page>();
     expect(a.items.map((i) => i.id)).toEqual([mine]);
     expect((await call(root, 'GET', `/api/collectors/destinations/${destGlobal}/dlq`)).json<Page>().total).toBe(2);
-    expect((await call(root, 'GET', `/api/collectors/destinations/${destGlobal}/dlq?org_id=${orgB}`)).json<Page>().total).toBe(1);
+    expect(
+      (await call(root, 'GET', `/api/collectors/destinations/${destGlobal}/dlq?org_id=${orgB}`)).json<Page>().total,
+    ).toBe(1);
   });
 });
 
@@ -153,8 +193,14 @@ describe('POST /destinations/{id}/dlq/reprocess', () => {
   const url = (id: string) => `/api/collectors/destinations/${id}/dlq/reprocess`;
 
   it('writes the events back to the outbox, marks them and counts them, in one go', async () => {
-    const events = [{ class_uid: 1, n: 1 }, { class_uid: 1, n: 2 }];
-    const ids = [await dead(destA, orgA, intA, { event: events[0] }), await dead(destA, orgA, intA, { event: events[1] })];
+    const events = [
+      { class_uid: 1, n: 1 },
+      { class_uid: 1, n: 2 },
+    ];
+    const ids = [
+      await dead(destA, orgA, intA, { event: events[0] }),
+      await dead(destA, orgA, intA, { event: events[1] }),
+    ];
     const res = await call(adminA, 'POST', url(destA), { ids });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({ reprocessed: 2, batches: 1, errors: [], remaining: 0, destination_enabled: true });
@@ -162,18 +208,45 @@ describe('POST /destinations/{id}/dlq/reprocess', () => {
     const batches = await db().selectFrom('delivery_batches').selectAll().execute();
     expect(batches).toHaveLength(1);
     const batch = batches[0]!;
-    expect(batch).toMatchObject({ destination_id: destA, organization_id: orgA, integration_id: intA, stream: 'events', kind: 'reprocess', event_count: 2, attempts: 0 });
-    const rows = await db().selectFrom('dlq_events').select(['event_id', 'status', 'reprocessed_at']).where('id', 'in', ids).orderBy('created_at').execute();
+    expect(batch).toMatchObject({
+      destination_id: destA,
+      organization_id: orgA,
+      integration_id: intA,
+      stream: 'events',
+      kind: 'reprocess',
+      event_count: 2,
+      attempts: 0,
+    });
+    const rows = await db()
+      .selectFrom('dlq_events')
+      .select(['event_id', 'status', 'reprocessed_at'])
+      .where('id', 'in', ids)
+      .orderBy('created_at')
+      .execute();
     expect(batch.event_ids).toBe(rows.map((r) => r.event_id).join(','));
     expect((await outboxText(t, batch.events)).split('\n').map((l) => JSON.parse(l) as Json)).toEqual(events);
     expect(batch.source_batch_id).not.toBe(batch.id);
     expect(rows.every((r) => r.status === 'reprocessed' && r.reprocessed_at instanceof Date)).toBe(true);
     expect(await ledgerCount(destA, 'dlq_reprocessed')).toBe(2);
-    const ledger = await db().selectFrom('ledger').selectAll().where('outcome', '=', 'dlq_reprocessed').executeTakeFirstOrThrow();
+    const ledger = await db()
+      .selectFrom('ledger')
+      .selectAll()
+      .where('outcome', '=', 'dlq_reprocessed')
+      .executeTakeFirstOrThrow();
     expect(ledger).toMatchObject({ organization_id: orgA, integration_id: intA, stream: 'events', reason: 'rejected' });
 
-    const audit = await db().selectFrom('audit_log').selectAll().where('operation_id', '=', 'destinations.dlq_reprocess').orderBy('seq', 'desc').executeTakeFirstOrThrow();
-    expect(audit).toMatchObject({ outcome: 'success', target_type: 'destination', target_id: destA, organization_id: orgA });
+    const audit = await db()
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('operation_id', '=', 'destinations.dlq_reprocess')
+      .orderBy('seq', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(audit).toMatchObject({
+      outcome: 'success',
+      target_type: 'destination',
+      target_id: destA,
+      organization_id: orgA,
+    });
     expect(audit.details).toMatchObject({ reprocessed: 2, selection: 'ids' });
   });
 
@@ -186,39 +259,62 @@ describe('POST /destinations/{id}/dlq/reprocess', () => {
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json<{ reprocessed: number; errors: { id: string; reason: string }[] }>();
     expect(body.reprocessed).toBe(1);
-    expect(body.errors).toEqual(expect.arrayContaining([
-      { id: foreign, reason: 'not_found' },
-      { id: unknown, reason: 'not_found' },
-      { id: done, reason: 'already_reprocessed' },
-    ]));
+    expect(body.errors).toEqual(
+      expect.arrayContaining([
+        { id: foreign, reason: 'not_found' },
+        { id: unknown, reason: 'not_found' },
+        { id: done, reason: 'already_reprocessed' },
+      ]),
+    );
     expect(body.errors).toHaveLength(3);
-    expect((await db().selectFrom('dlq_events').select('status').where('id', '=', foreign).executeTakeFirstOrThrow()).status).toBe('dead');
+    expect(
+      (await db().selectFrom('dlq_events').select('status').where('id', '=', foreign).executeTakeFirstOrThrow()).status,
+    ).toBe('dead');
   });
 
-  it('on a global destination resends only the caller\'s organizations\' events, all of them with platform scope', async () => {
+  it("on a global destination resends only the caller's organizations' events, all of them with platform scope", async () => {
     await dead(destGlobal, orgA, intA);
     await dead(destGlobal, orgA, intA, { stream: 'audit' });
     const theirs = await dead(destGlobal, orgB, intB);
     const a = await call(adminA, 'POST', url(destGlobal), { all: true });
     expect(a.statusCode, a.body).toBe(200);
     expect(a.json()).toMatchObject({ reprocessed: 2, batches: 2, remaining: 0, errors: [] });
-    expect((await db().selectFrom('dlq_events').select('status').where('id', '=', theirs).executeTakeFirstOrThrow()).status).toBe('dead');
-    const outbox = await db().selectFrom('delivery_batches').select(['organization_id', 'stream']).orderBy('stream').execute();
-    expect(outbox).toEqual([{ organization_id: orgA, stream: 'audit' }, { organization_id: orgA, stream: 'events' }]);
+    expect(
+      (await db().selectFrom('dlq_events').select('status').where('id', '=', theirs).executeTakeFirstOrThrow()).status,
+    ).toBe('dead');
+    const outbox = await db()
+      .selectFrom('delivery_batches')
+      .select(['organization_id', 'stream'])
+      .orderBy('stream')
+      .execute();
+    expect(outbox).toEqual([
+      { organization_id: orgA, stream: 'audit' },
+      { organization_id: orgA, stream: 'events' },
+    ]);
     // An organization administrator's entry is filed under the organization.
-    const audit = await db().selectFrom('audit_log').select('organization_id').where('operation_id', '=', 'destinations.dlq_reprocess').orderBy('seq', 'desc').executeTakeFirstOrThrow();
+    const audit = await db()
+      .selectFrom('audit_log')
+      .select('organization_id')
+      .where('operation_id', '=', 'destinations.dlq_reprocess')
+      .orderBy('seq', 'desc')
+      .executeTakeFirstOrThrow();
     expect(audit.organization_id).toBe(orgA);
 
     const r = await call(root, 'POST', url(destGlobal), { all: true });
     expect(r.json()).toMatchObject({ reprocessed: 1, remaining: 0 });
-    expect((await db().selectFrom('delivery_batches').select('organization_id').where('organization_id', '=', orgB).execute())).toHaveLength(1);
+    expect(
+      await db().selectFrom('delivery_batches').select('organization_id').where('organization_id', '=', orgB).execute(),
+    ).toHaveLength(1);
     // Platform scope by id reaches every organization too; an organization admin's by id does not.
     const more = await dead(destGlobal, orgB, intB);
-    expect((await call(adminA, 'POST', url(destGlobal), { ids: [more] })).json()).toMatchObject({ reprocessed: 0, errors: [{ id: more, reason: 'not_found' }] });
+    expect((await call(adminA, 'POST', url(destGlobal), { ids: [more] })).json()).toMatchObject({
+      reprocessed: 0,
+      errors: [{ id: more, reason: 'not_found' }],
+    });
     expect((await call(root, 'POST', url(destGlobal), { ids: [more] })).json()).toMatchObject({ reprocessed: 1 });
   });
 
-  it('filters all by error kind and cuts the outbox rows to the destination\'s batch size', async () => {
+  it("filters all by error kind and cuts the outbox rows to the destination's batch size", async () => {
     const small = await destination(orgA, `small-${newId()}`, { delivery: { max_events: 2 }, enabled: false });
     for (let i = 0; i < 5; i++) await dead(small, orgA, intA, { errorKind: 'retries_exhausted' });
     await dead(small, orgA, intA, { errorKind: 'rejected' });
@@ -226,15 +322,29 @@ describe('POST /destinations/{id}/dlq/reprocess', () => {
     expect(res.statusCode, res.body).toBe(200);
     // A disabled destination keeps them in its outbox; the answer says so.
     expect(res.json()).toEqual({ reprocessed: 5, batches: 3, errors: [], remaining: 0, destination_enabled: false });
-    const sizes = (await db().selectFrom('delivery_batches').select('event_count').where('destination_id', '=', small).execute()).map((b) => b.event_count);
+    const sizes = (
+      await db().selectFrom('delivery_batches').select('event_count').where('destination_id', '=', small).execute()
+    ).map((b) => b.event_count);
     expect(sizes.sort()).toEqual([1, 2, 2]);
-    expect((await db().selectFrom('dlq_events').select('status').where('destination_id', '=', small).where('error_kind', '=', 'rejected').executeTakeFirstOrThrow()).status).toBe('dead');
+    expect(
+      (
+        await db()
+          .selectFrom('dlq_events')
+          .select('status')
+          .where('destination_id', '=', small)
+          .where('error_kind', '=', 'rejected')
+          .executeTakeFirstOrThrow()
+      ).status,
+    ).toBe('dead');
   });
 
   it('keeps the ledger balanced: dead-lettered events become pending', async () => {
     const day = new Date().toISOString().slice(0, 10);
     const key = { organization_id: orgA, integration_id: intA, stream: 'events', day };
-    await db().insertInto('stream_counters').values({ ...key, events_in: 3, bytes_in: 300, normalized: 3, flagged: 0, quarantined: 0 }).execute();
+    await db()
+      .insertInto('stream_counters')
+      .values({ ...key, events_in: 3, bytes_in: 300, normalized: 3, flagged: 0, quarantined: 0 })
+      .execute();
     await db()
       .insertInto('ledger')
       .values([
@@ -245,22 +355,43 @@ describe('POST /destinations/{id}/dlq/reprocess', () => {
       ])
       .execute();
     const ids = [await dead(destA, orgA, intA), await dead(destA, orgA, intA)];
-    const balance = async () => (await call(adminA, 'GET', '/api/collectors/destinations/health')).json<{ ledger: { totals: Json } }>().ledger.totals;
+    const balance = async () =>
+      (await call(adminA, 'GET', '/api/collectors/destinations/health')).json<{ ledger: { totals: Json } }>().ledger
+        .totals;
     expect(await balance()).toMatchObject({ events_in: 3, delivered: 1, dead_lettered: 2, pending: 0, unaccounted: 0 });
     expect((await call(adminA, 'POST', url(destA), { ids })).statusCode).toBe(200);
-    expect(await balance()).toMatchObject({ events_in: 3, delivered: 1, dead_lettered: 0, dlq_reprocessed: 2, pending: 2, unaccounted: 0 });
+    expect(await balance()).toMatchObject({
+      events_in: 3,
+      delivered: 1,
+      dead_lettered: 0,
+      dlq_reprocessed: 2,
+      pending: 2,
+      unaccounted: 0,
+    });
   });
 
   it('refuses an ambiguous selection with 422, a viewer with 403 and a foreign destination with 404', async () => {
     const id = await dead(destA, orgA, intA);
-    for (const body of [{}, { ids: [id], all: true }, { all: false }, { ids: [id], error_kind: 'rejected' }, { ids: [] }, { ids: ['not-a-uuid'] }, { all: true, extra: 1 }]) {
+    for (const body of [
+      {},
+      { ids: [id], all: true },
+      { all: false },
+      { ids: [id], error_kind: 'rejected' },
+      { ids: [] },
+      { ids: ['not-a-uuid'] },
+      { all: true, extra: 1 },
+    ]) {
       const res = await call(adminA, 'POST', url(destA), body);
       expect(res.statusCode, JSON.stringify(body)).toBe(422);
       expect(typeof res.json().detail).toBe('string');
     }
-    expect((await call(adminA, 'POST', url(destA), { ids: Array.from({ length: 501 }, () => newId()) })).statusCode).toBe(422);
+    expect(
+      (await call(adminA, 'POST', url(destA), { ids: Array.from({ length: 501 }, () => newId()) })).statusCode,
+    ).toBe(422);
     expect((await call(viewerA, 'POST', url(destA), { all: true })).statusCode).toBe(403);
     expect((await call(adminA, 'POST', url(destB), { all: true })).statusCode).toBe(404);
-    expect((await db().selectFrom('dlq_events').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status).toBe('dead');
+    expect(
+      (await db().selectFrom('dlq_events').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status,
+    ).toBe('dead');
   });
 });

@@ -17,7 +17,16 @@ export type { TapService } from './tap.js';
  * (single and batch, with the ledger), metrics, lineage and tap. `lineageEnabled` is
  * config.delivery.lineageEnabled.
  */
-export function wireDeliveryStatus(deps: { db: Kysely<DB>; clock: Clock; lineageEnabled: boolean; tapPollMs?: number; onError?: (err: unknown) => void; onTapOpened?: () => void; onOutboxWritten?: () => void; bodies?: BodyLog | undefined }) {
+export function wireDeliveryStatus(deps: {
+  db: Kysely<DB>;
+  clock: Clock;
+  lineageEnabled: boolean;
+  tapPollMs?: number;
+  onError?: (err: unknown) => void;
+  onTapOpened?: () => void;
+  onOutboxWritten?: () => void;
+  bodies?: BodyLog | undefined;
+}) {
   const store = createDeliveryStatusStore(deps.db, deps.bodies, deps.onOutboxWritten);
   const service = createDeliveryStatusService({
     store,
@@ -25,6 +34,12 @@ export function wireDeliveryStatus(deps: { db: Kysely<DB>; clock: Clock; lineage
     lineageEnabled: deps.lineageEnabled,
     snapshot: (fn) => inSnapshot(deps.db, fn),
   });
-  const tap = createTapService({ store, clock: deps.clock, pollMs: deps.tapPollMs, onError: deps.onError, onOpened: deps.onTapOpened });
+  const tap = createTapService({
+    store,
+    clock: deps.clock,
+    pollMs: deps.tapPollMs,
+    onError: deps.onError,
+    onOpened: deps.onTapOpened,
+  });
   return { service, tap, routes: (app: Api) => deliveryStatusRoutes(app, service, tap) };
 }

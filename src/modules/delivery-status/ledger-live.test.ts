@@ -19,7 +19,6 @@ interface Totals {
   unaccounted: number;
 }
 
-
 let t: TestApp;
 let base: string;
 let admin: Principal;
@@ -29,7 +28,9 @@ const consumers: Consumer[] = [];
 const loops: { stop(): Promise<void> }[] = [];
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_DISPATCH_POLL_MS: '20', WEIR_INGEST_BATCH_MAX_EVENTS: '100' } });
+  t = await createTestApp({
+    env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_DISPATCH_POLL_MS: '20', WEIR_INGEST_BATCH_MAX_EVENTS: '100' },
+  });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
   orgId = await createOrganization(t, 'Ledger Org');
   admin = await createPrincipal(t, { role: 'admin', organizationId: orgId });
@@ -61,14 +62,36 @@ describe('the ledger during a run', () => {
     await push(token, 'queued', 250);
     const row = (await ledger()).rows.find((r) => r.integration_id === id);
     // Three batches (100, 100, 50) wait in the queue: no worker runs yet.
-    expect(row).toMatchObject({ events_in: 250, pending: 250, pending_normalization: 250, delivered: 0, unaccounted: 0 });
+    expect(row).toMatchObject({
+      events_in: 250,
+      pending: 250,
+      pending_normalization: 250,
+      delivered: 0,
+      unaccounted: 0,
+    });
   });
 
   it('balances in every poll while events are pushed, normalized, routed and delivered', async () => {
     const { id, token } = await integrationWithToken('live');
-    const destination = await createDestination(base, admin.headers, { name: 'receiver', type: 'http', organization_id: orgId, config: { url: receiver.url }, delivery: { max_wait_ms: 20 } });
-    await createRoute(base, admin.headers, { name: 'everything', organization_id: orgId, destination_ids: [destination] });
-    consumers.push(...startConsumers(t.container.queue, t.container.jobs.filter((j) => j.role === 'worker'), t.container.logger));
+    const destination = await createDestination(base, admin.headers, {
+      name: 'receiver',
+      type: 'http',
+      organization_id: orgId,
+      config: { url: receiver.url },
+      delivery: { max_wait_ms: 20 },
+    });
+    await createRoute(base, admin.headers, {
+      name: 'everything',
+      organization_id: orgId,
+      destination_ids: [destination],
+    });
+    consumers.push(
+      ...startConsumers(
+        t.container.queue,
+        t.container.jobs.filter((j) => j.role === 'worker'),
+        t.container.logger,
+      ),
+    );
     loops.push(...t.container.loops.map((l) => l.start()));
 
     const BATCHES = 30;
@@ -79,11 +102,16 @@ describe('the ledger during a run', () => {
       while (pushing || polls.length < 5) polls.push((await ledger()).totals);
     })();
     for (let b = 0; b < BATCHES; b += 3) await Promise.all([0, 1, 2].map((k) => push(token, `live-${b + k}`, EVENTS)));
-    const settled = await waitFor('every event delivered', async () => {
-      const totals = (await ledger()).totals;
-      polls.push(totals);
-      return totals.pending === 0 ? totals : undefined;
-    }, 60_000, 20);
+    const settled = await waitFor(
+      'every event delivered',
+      async () => {
+        const totals = (await ledger()).totals;
+        polls.push(totals);
+        return totals.pending === 0 ? totals : undefined;
+      },
+      60_000,
+      20,
+    );
     pushing = false;
     await poller;
 
@@ -96,7 +124,12 @@ describe('the ledger during a run', () => {
     // The first test's queued events went the same way once the worker started.
     const total = 250 + BATCHES * EVENTS;
     expect(settled).toMatchObject({ events_in: total, delivered: total, unaccounted: 0 });
-    expect((await ledger()).rows.find((r) => r.integration_id === id)).toMatchObject({ events_in: BATCHES * EVENTS, delivered: BATCHES * EVENTS, pending: 0, unaccounted: 0 });
+    expect((await ledger()).rows.find((r) => r.integration_id === id)).toMatchObject({
+      events_in: BATCHES * EVENTS,
+      delivered: BATCHES * EVENTS,
+      pending: 0,
+      unaccounted: 0,
+    });
     expect(receiver.received.size).toBe(total);
   }, 120_000);
 });

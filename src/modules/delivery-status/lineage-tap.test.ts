@@ -27,7 +27,10 @@ function call(who: Principal, url: string, method: 'GET' | 'POST' = 'GET', paylo
 
 async function destination(organizationId: number | null, name: string): Promise<string> {
   const id = newId();
-  await db().insertInto('destinations').values({ id, organization_id: organizationId, name, type: 'http', config: '{}', delivery: '{}' }).execute();
+  await db()
+    .insertInto('destinations')
+    .values({ id, organization_id: organizationId, name, type: 'http', config: '{}', delivery: '{}' })
+    .execute();
   return id;
 }
 
@@ -41,7 +44,8 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, ms = 5000): Promi
   }
 }
 
-const sessionOf = (destinationId: string) => db().selectFrom('tap_sessions').selectAll().where('destination_id', '=', destinationId).executeTakeFirst();
+const sessionOf = (destinationId: string) =>
+  db().selectFrom('tap_sessions').selectAll().where('destination_id', '=', destinationId).executeTakeFirst();
 
 beforeAll(async () => {
   t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_LINEAGE_ENABLED: 'true' } });
@@ -77,26 +81,90 @@ describe('lineage when it is on', () => {
       routes: JSON.stringify(routes),
       filtered: null,
     });
-    await db().insertInto('lineage_events').values([event(e1, orgA, intA, ['r1', 'r2']), event(e2, orgA, intA, ['r1']), event(e3, orgB, intB, ['r9'])]).execute();
+    await db()
+      .insertInto('lineage_events')
+      .values([event(e1, orgA, intA, ['r1', 'r2']), event(e2, orgA, intA, ['r1']), event(e3, orgB, intB, ['r9'])])
+      .execute();
     await db()
       .insertInto('lineage_copies')
       .values([
-        { event_id: e1, destination_id: destA, delivery_batch_id: b1, route_id: 'r1', kind: 'primary', created_at: at(1) },
-        { event_id: e1, destination_id: destGlobal, delivery_batch_id: b2, route_id: 'r2', kind: 'primary', created_at: at(1) },
-        { event_id: e2, destination_id: destA, delivery_batch_id: b3, route_id: 'r1', kind: 'primary', created_at: at(2) },
-        { event_id: e3, destination_id: destGlobal, delivery_batch_id: b4, route_id: 'r9', kind: 'primary', created_at: at(3) },
+        {
+          event_id: e1,
+          destination_id: destA,
+          delivery_batch_id: b1,
+          route_id: 'r1',
+          kind: 'primary',
+          created_at: at(1),
+        },
+        {
+          event_id: e1,
+          destination_id: destGlobal,
+          delivery_batch_id: b2,
+          route_id: 'r2',
+          kind: 'primary',
+          created_at: at(1),
+        },
+        {
+          event_id: e2,
+          destination_id: destA,
+          delivery_batch_id: b3,
+          route_id: 'r1',
+          kind: 'primary',
+          created_at: at(2),
+        },
+        {
+          event_id: e3,
+          destination_id: destGlobal,
+          delivery_batch_id: b4,
+          route_id: 'r9',
+          kind: 'primary',
+          created_at: at(3),
+        },
       ])
       .execute();
     await db()
       .insertInto('lineage_attempts')
       .values([
-        { id: newId(), delivery_batch_id: b1, destination_id: destA, attempt: 1, outcome: 'retry', status_code: 503, error: 'HTTP 503 token=s3cr3tvalue', duration_ms: 40, at: at(2) },
-        { id: newId(), delivery_batch_id: b1, destination_id: destA, attempt: 2, outcome: 'delivered', status_code: 200, error: null, duration_ms: 20, at: at(3) },
+        {
+          id: newId(),
+          delivery_batch_id: b1,
+          destination_id: destA,
+          attempt: 1,
+          outcome: 'retry',
+          status_code: 503,
+          error: 'HTTP 503 token=s3cr3tvalue',
+          duration_ms: 40,
+          at: at(2),
+        },
+        {
+          id: newId(),
+          delivery_batch_id: b1,
+          destination_id: destA,
+          attempt: 2,
+          outcome: 'delivered',
+          status_code: 200,
+          error: null,
+          duration_ms: 20,
+          at: at(3),
+        },
       ])
       .execute();
     await db()
       .insertInto('dlq_events')
-      .values({ id: newId(), destination_id: destA, organization_id: orgA, integration_id: intA, stream: 'events', event_id: e2, delivery_batch_id: b3, event: '{"n":2}', error_kind: 'rejected', reason: 'HTTP 400', status_code: 400, attempts: 1 })
+      .values({
+        id: newId(),
+        destination_id: destA,
+        organization_id: orgA,
+        integration_id: intA,
+        stream: 'events',
+        event_id: e2,
+        delivery_batch_id: b3,
+        event: '{"n":2}',
+        error_kind: 'rejected',
+        reason: 'HTTP 400',
+        status_code: 400,
+        attempts: 1,
+      })
       .execute();
   });
 
@@ -131,7 +199,14 @@ describe('lineage when it is on', () => {
     const toA = copies.find((c) => c.destination_id === destA)!;
     expect(toA).toMatchObject({ route_id: 'r1', delivery_batch_id: b1 });
     expect(toA.attempts).toEqual([
-      { attempt: 1, outcome: 'retry', status_code: 503, error: expect.not.stringContaining('s3cr3tvalue'), duration_ms: 40, at: at(2).toISOString() },
+      {
+        attempt: 1,
+        outcome: 'retry',
+        status_code: 503,
+        error: expect.not.stringContaining('s3cr3tvalue'),
+        duration_ms: 40,
+        at: at(2).toISOString(),
+      },
       { attempt: 2, outcome: 'delivered', status_code: 200, error: null, duration_ms: 20, at: at(3).toISOString() },
     ]);
     expect((records[0]!.copies as Json[])[0]).toMatchObject({ destination_id: destA, dead_lettered: true });
@@ -142,12 +217,16 @@ describe('lineage when it is on', () => {
   });
 
   it('shows an organization only its own events in a global destination', async () => {
-    expect((await call(adminA, `/api/collectors/destinations/${destGlobal}/lineage`)).json<Json[]>().map((r) => r.event_id)).toEqual([e1]);
-    expect((await call(root, `/api/collectors/destinations/${destGlobal}/lineage`)).json<Json[]>().map((r) => r.event_id)).toEqual([e3, e1]);
+    expect(
+      (await call(adminA, `/api/collectors/destinations/${destGlobal}/lineage`)).json<Json[]>().map((r) => r.event_id),
+    ).toEqual([e1]);
+    expect(
+      (await call(root, `/api/collectors/destinations/${destGlobal}/lineage`)).json<Json[]>().map((r) => r.event_id),
+    ).toEqual([e3, e1]);
     expect((await call(adminA, `/api/collectors/destinations/${destB}/lineage`)).statusCode).toBe(404);
   });
 
-  it('answers one event\'s lineage; unknown or foreign events are 404', async () => {
+  it("answers one event's lineage; unknown or foreign events are 404", async () => {
     const res = await call(adminA, `/api/collectors/lineage/${e1}`);
     expect(res.statusCode, res.body).toBe(200);
     const [record] = res.json<Json[]>();
@@ -161,12 +240,23 @@ describe('lineage when it is on', () => {
 
   it('records the copy a DLQ reprocess makes', async () => {
     const dlq = await db().selectFrom('dlq_events').select('id').where('event_id', '=', e2).executeTakeFirstOrThrow();
-    expect((await call(adminA, `/api/collectors/destinations/${destA}/dlq/reprocess`, 'POST', { ids: [dlq.id] })).json()).toMatchObject({ reprocessed: 1 });
+    expect(
+      (await call(adminA, `/api/collectors/destinations/${destA}/dlq/reprocess`, 'POST', { ids: [dlq.id] })).json(),
+    ).toMatchObject({ reprocessed: 1 });
     const [record] = (await call(adminA, `/api/collectors/lineage/${e2}`)).json<{ copies: Json[] }[]>();
-    const batch = await db().selectFrom('delivery_batches').select('id').where('kind', '=', 'reprocess').executeTakeFirstOrThrow();
+    const batch = await db()
+      .selectFrom('delivery_batches')
+      .select('id')
+      .where('kind', '=', 'reprocess')
+      .executeTakeFirstOrThrow();
     expect(record!.copies).toEqual([
       expect.objectContaining({ kind: 'primary', dead_lettered: false }),
-      expect.objectContaining({ kind: 'reprocess', delivery_batch_id: batch.id, route_id: null, destination_id: destA }),
+      expect.objectContaining({
+        kind: 'reprocess',
+        delivery_batch_id: batch.id,
+        route_id: null,
+        destination_id: destA,
+      }),
     ]);
   });
 });
@@ -186,7 +276,12 @@ describe('GET /destinations/{id}/tap', () => {
         [1, 2, 3].map((n) => ({
           destination_id: destA,
           session_id: session.id,
-          event: JSON.stringify({ n, user: { email_addr: 'bob@example.com', name: 'bob.jones' }, observables: [{ name: 'user.name', value: 'bob.jones' }], message: 'bob.jones signed in' }),
+          event: JSON.stringify({
+            n,
+            user: { email_addr: 'bob@example.com', name: 'bob.jones' },
+            observables: [{ name: 'user.name', value: 'bob.jones' }],
+            message: 'bob.jones signed in',
+          }),
         })),
       )
       .execute();
@@ -194,7 +289,10 @@ describe('GET /destinations/{id}/tap', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/x-ndjson/);
     expect(Date.now() - started).toBeLessThan(10_000);
-    const lines = res.body.trim().split('\n').map((l) => JSON.parse(l) as { at: string; event: Json });
+    const lines = res.body
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { at: string; event: Json });
     expect(lines.map((l) => l.event.n)).toEqual([1, 2]);
     expect(lines[0]!.at).toMatch(/Z$/);
     expect(res.body).not.toContain('bob@example.com');
@@ -202,7 +300,9 @@ describe('GET /destinations/{id}/tap', () => {
     expect(res.body).not.toContain('bob.jones');
     expect(lines[0]!.event).toMatchObject({ observables: [{ value: 'b***' }], message: 'b*** signed in' });
     expect(await sessionOf(destA)).toBeUndefined();
-    expect(await db().selectFrom('tap_samples').select('id').where('session_id', '=', session.id).execute()).toEqual([]);
+    expect(await db().selectFrom('tap_samples').select('id').where('session_id', '=', session.id).execute()).toEqual(
+      [],
+    );
   });
 
   it('stops when the time is up, empty when nothing was sent', async () => {
@@ -218,7 +318,10 @@ describe('GET /destinations/{id}/tap', () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     const abort = new AbortController();
-    const res = await fetch(`http://127.0.0.1:${port}${url(destA, 'seconds=30')}`, { headers: adminA.headers, signal: abort.signal });
+    const res = await fetch(`http://127.0.0.1:${port}${url(destA, 'seconds=30')}`, {
+      headers: adminA.headers,
+      signal: abort.signal,
+    });
     expect(res.status).toBe(200);
     await waitFor(() => sessionOf(destA));
     abort.abort();
@@ -232,7 +335,8 @@ describe('GET /destinations/{id}/tap', () => {
     expect((await call(root, url(destGlobal, 'seconds=1'))).statusCode).toBe(200);
     expect((await call(adminA, url(destB, 'seconds=1'))).statusCode).toBe(404);
     expect((await call(viewerA, url(destA, 'seconds=1'))).statusCode).toBe(403);
-    for (const q of ['seconds=0', 'seconds=61', 'limit=1001', 'limit=0', 'follow=1']) expect((await call(adminA, url(destA, q))).statusCode, q).toBe(422);
+    for (const q of ['seconds=0', 'seconds=61', 'limit=1001', 'limit=0', 'follow=1'])
+      expect((await call(adminA, url(destA, q))).statusCode, q).toBe(422);
     expect(await db().selectFrom('tap_sessions').select('id').execute()).toEqual([]);
   });
 });

@@ -22,7 +22,10 @@ function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
 export async function assembleLineage(store: DeliveryStatusStore, events: LineageEventRow[]): Promise<LineageRecord[]> {
   const eventIds = events.map((e) => e.event_id);
   const copies = await store.lineageCopies(eventIds);
-  const [attempts, dead] = await Promise.all([store.lineageAttempts([...new Set(copies.map((c) => c.delivery_batch_id))]), store.deadPairs(eventIds)]);
+  const [attempts, dead] = await Promise.all([
+    store.lineageAttempts([...new Set(copies.map((c) => c.delivery_batch_id))]),
+    store.deadPairs(eventIds),
+  ]);
   const attemptsOf = groupBy(attempts, (a) => a.delivery_batch_id);
   const copiesOf = groupBy(copies, (c) => c.event_id);
   const deadSet = new Set(dead.map((d) => `${d.event_id}\u0000${d.destination_id}`));

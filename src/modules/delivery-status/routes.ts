@@ -36,9 +36,9 @@ export function deliveryStatusRoutes(app: Api, service: DeliveryStatusService, t
     operationId: 'destinations.health_all',
     summary: 'Health of every destination you can see, in one call, with the accounting ledger of your scope',
     description:
-      'One item per destination (your organizations\' and the global ones): breaker state, dead letters, outbox backlog and ' +
+      "One item per destination (your organizations' and the global ones): breaker state, dead letters, outbox backlog and " +
       'lag, last success and error, status. ledger accounts for every event of your scope: unaccounted is 0 when none is lost. ' +
-      'Poll this instead of each destination\'s health.',
+      "Poll this instead of each destination's health.",
     access: { requires: 'destination.read' },
     schema: { response: { 200: HealthBatch } },
     handler: async (req) => service.healthAll(scopeOf(req.actor!)),
@@ -61,27 +61,52 @@ export function deliveryStatusRoutes(app: Api, service: DeliveryStatusService, t
     summary: `Hourly delivery statistics of one destination over the last hours (default ${DEFAULT_METRICS_HOURS}, at most 168)`,
     description:
       'On a global destination without platform scope, series and totals (which span every organization) are withheld ' +
-      '(per_organization: true) and ledger gives your organizations\' daily counts.',
+      "(per_organization: true) and ledger gives your organizations' daily counts.",
     access: { requires: 'destination.read' },
     schema: { params: DestinationParams, querystring: MetricsQuery, response: { 200: Metrics } },
-    handler: async (req) => service.metrics(scopeOf(req.actor!), req.params.destination_id, req.query.hours ?? DEFAULT_METRICS_HOURS),
+    handler: async (req) =>
+      service.metrics(scopeOf(req.actor!), req.params.destination_id, req.query.hours ?? DEFAULT_METRICS_HOURS),
   });
 
   route(app, {
     method: 'GET',
     url: `${BASE}/:destination_id/dlq`,
     operationId: 'destinations.dlq_list',
-    summary: 'The destination\'s dead-letter queue, newest first',
+    summary: "The destination's dead-letter queue, newest first",
     description:
       'Events the destination refused for good or that exhausted their retries, with the reason. On a global destination ' +
-      'you see your organizations\' events only, unless you have platform scope. Personal data in event is masked unless you hold user.manage.',
+      "you see your organizations' events only, unless you have platform scope. Personal data in event is masked unless you hold user.manage.",
     access: { requires: 'destination.read' },
     schema: { params: DestinationParams, querystring: DlqQuery, response: { 200: DlqPage } },
     handler: async (req) => {
-      const { limit = DEFAULT_LIMIT, offset = 0, status = 'dead', error_kind, organization_id, integration_id, stream, since, until } = req.query;
+      const {
+        limit = DEFAULT_LIMIT,
+        offset = 0,
+        status = 'dead',
+        error_kind,
+        organization_id,
+        integration_id,
+        stream,
+        since,
+        until,
+      } = req.query;
       const page = { limit, offset };
-      const filter = { status: status === 'all' ? undefined : status, errorKind: error_kind, organizationId: organization_id, integrationId: integration_id, stream, since, until };
-      const { items, total } = await service.dlqList(scopeOf(req.actor!), req.params.destination_id, filter, page, req.actor!.permissions.has('user.manage'));
+      const filter = {
+        status: status === 'all' ? undefined : status,
+        errorKind: error_kind,
+        organizationId: organization_id,
+        integrationId: integration_id,
+        stream,
+        since,
+        until,
+      };
+      const { items, total } = await service.dlqList(
+        scopeOf(req.actor!),
+        req.params.destination_id,
+        filter,
+        page,
+        req.actor!.permissions.has('user.manage'),
+      );
       return offsetEnvelope(items, total, page);
     },
   });
@@ -90,12 +115,12 @@ export function deliveryStatusRoutes(app: Api, service: DeliveryStatusService, t
     method: 'POST',
     url: `${BASE}/:destination_id/dlq/reprocess`,
     operationId: 'destinations.dlq_reprocess',
-    summary: 'Send dead letters back to the destination\'s outbox',
+    summary: "Send dead letters back to the destination's outbox",
     description:
       'Either ids (at most 500) or all: true (optionally one error_kind; at most 10,000 per call, remaining says how many ' +
       'are left). The events become new delivery batches of kind reprocess, the rows are marked reprocessed and the ledger ' +
-      'counts them, in one transaction. On a global destination an organization administrator resends their organizations\' ' +
-      'events; a platform administrator resends every organization\'s. A disabled destination keeps them in its outbox until ' +
+      "counts them, in one transaction. On a global destination an organization administrator resends their organizations' " +
+      "events; a platform administrator resends every organization's. A disabled destination keeps them in its outbox until " +
       'it is enabled (destination_enabled: false). Unknown and foreign ids are listed as not_found.',
     access: { requires: 'user.manage' },
     schema: { params: DestinationParams, body: ReprocessBody, response: { 200: ReprocessResult } },
@@ -114,7 +139,10 @@ export function deliveryStatusRoutes(app: Api, service: DeliveryStatusService, t
     schema: { params: DestinationParams, querystring: LineageQuery, response: { 200: LineageList } },
     handler: async (req, reply) => {
       const { limit = DEFAULT_LIMIT, offset = 0 } = req.query;
-      const { items, total } = await service.lineageOfDestination(scopeOf(req.actor!), req.params.destination_id, { limit, offset });
+      const { items, total } = await service.lineageOfDestination(scopeOf(req.actor!), req.params.destination_id, {
+        limit,
+        offset,
+      });
       reply.header('x-total-count', String(total));
       return items;
     },
@@ -146,18 +174,31 @@ export function deliveryStatusRoutes(app: Api, service: DeliveryStatusService, t
     schema: {
       params: DestinationParams,
       querystring: TapQuery,
-      response: { 200: { description: 'The sampled events as NDJSON', content: { 'application/x-ndjson': { schema: NdjsonBody } } }, 403: ErrorBody },
+      response: {
+        200: {
+          description: 'The sampled events as NDJSON',
+          content: { 'application/x-ndjson': { schema: NdjsonBody } },
+        },
+        403: ErrorBody,
+      },
     },
     handler: async (req, reply) => {
       const actor = req.actor!;
       const { seconds = DEFAULT_TAP_SECONDS, limit = DEFAULT_TAP_LIMIT } = req.query;
-      const session = await tap.open(scopeOf(actor), req.params.destination_id, { seconds, limit, createdBy: actor.kind === 'user' ? actor.id : null });
+      const session = await tap.open(scopeOf(actor), req.params.destination_id, {
+        seconds,
+        limit,
+        createdBy: actor.kind === 'user' ? actor.id : null,
+      });
       // The response's close is the client going away (or the end): it stops the polling.
       const stop = new AbortController();
       reply.raw.once('close', () => stop.abort());
       // Node sends the head with the first line; a quiet destination would leave the client waiting for it.
       reply.raw.once('pipe', () => reply.raw.flushHeaders());
-      reply.type('application/x-ndjson; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no');
+      reply
+        .type('application/x-ndjson; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('x-accel-buffering', 'no');
       return reply.send(Readable.from(session.lines(stop.signal)));
     },
   });

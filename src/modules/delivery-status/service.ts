@@ -20,7 +20,12 @@ import { isUuid, newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
 import { encodeRecords } from '../../pipeline/batch-codec.js';
-import { deliverySettings, overBacklogBudget, type DeliverySettings, type DeliverySettingsInput } from '../../pipeline/delivery/settings.js';
+import {
+  deliverySettings,
+  overBacklogBudget,
+  type DeliverySettings,
+  type DeliverySettingsInput,
+} from '../../pipeline/delivery/settings.js';
 import { maskEvent } from '../../pipeline/mask.js';
 import { redactSecrets } from '../../pipeline/sinks/types.js';
 import { setAuditTarget } from '../audit/service.js';
@@ -132,7 +137,9 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
   async function reprocessBatches(dest: DestinationRow, rows: DlqRow[], now: Date): Promise<NewDeliveryBatch[]> {
     const settings = deliverySettings(dest.delivery as DeliverySettingsInput);
     const groups = new Map<string, DlqRow[]>();
-    for (const r of [...rows].sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.id.localeCompare(b.id))) {
+    for (const r of [...rows].sort(
+      (a, b) => a.created_at.getTime() - b.created_at.getTime() || a.id.localeCompare(b.id),
+    )) {
       const key = `${r.organization_id}\u0000${r.integration_id}\u0000${r.stream}`;
       const g = groups.get(key);
       if (g) g.push(r);
@@ -164,7 +171,8 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
       for (const row of group) {
         const line = asLine(row.event);
         const size = Buffer.byteLength(line);
-        if (chunk.length > 0 && (chunk.length >= settings.max_events || bytes + size > settings.max_bytes)) await flush();
+        if (chunk.length > 0 && (chunk.length >= settings.max_events || bytes + size > settings.max_bytes))
+          await flush();
         chunk.push({ row, line, bytes: size });
         bytes += size;
       }
@@ -212,8 +220,18 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
         last_test_at: state?.last_test_at ?? null,
         last_test_ok: state?.last_test_ok ?? null,
         delivered_last_hour: shared ? null : st.delivered,
-        status: healthStatus({ enabled: d.enabled, breaker_state: breaker, failing, recent_delivered: st.delivered, pending: p.events }),
-        backlog: backlogOf(deliverySettings(d.delivery as DeliverySettingsInput), backlog.get(d.id) ?? { events: 0, bytes: 0 }, shared),
+        status: healthStatus({
+          enabled: d.enabled,
+          breaker_state: breaker,
+          failing,
+          recent_delivered: st.delivered,
+          pending: p.events,
+        }),
+        backlog: backlogOf(
+          deliverySettings(d.delivery as DeliverySettingsInput),
+          backlog.get(d.id) ?? { events: 0, bytes: 0 },
+          shared,
+        ),
       };
     });
   }
@@ -257,7 +275,8 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
       if ((req.ids === undefined) === (req.all !== true)) {
         throw errors.validation('Give either ids (1 to 500 dead-letter ids) or all: true, not both and not neither');
       }
-      if (req.error_kind !== undefined && req.all !== true) throw errors.validation('error_kind filters all: true; with ids, name the events instead');
+      if (req.error_kind !== undefined && req.all !== true)
+        throw errors.validation('error_kind filters all: true; with ids, name the events instead');
       const now = clock.now();
       let todo: DlqRow[];
       let missing: string[] = [];
@@ -274,7 +293,10 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
       }
       const batches = await reprocessBatches(dest, todo, now);
       await store.insertBatches(batches);
-      await store.markReprocessed(todo.map((r) => r.id), now);
+      await store.markReprocessed(
+        todo.map((r) => r.id),
+        now,
+      );
       const deltas: LedgerDelta[] = todo.map((r) => ({
         organization_id: r.organization_id,
         integration_id: r.integration_id,
@@ -286,7 +308,9 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
       }));
       await store.addLedger(deltas, now);
       if (lineageEnabled) {
-        const copies = batches.flatMap((b) => b.event_ids.split(',').map((event_id) => ({ event_id, destination_id: dest.id, delivery_batch_id: b.id })));
+        const copies = batches.flatMap((b) =>
+          b.event_ids.split(',').map((event_id) => ({ event_id, destination_id: dest.id, delivery_batch_id: b.id })),
+        );
         await store.addLineageCopies(copies, now);
       }
       const remaining = req.all === true ? await store.countDead(scope, dest.id, req.error_kind) : 0;
@@ -309,7 +333,13 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
           remaining,
         },
       });
-      return { reprocessed: todo.length, batches: batches.length, errors: errs, remaining, destination_enabled: dest.enabled };
+      return {
+        reprocessed: todo.length,
+        batches: batches.length,
+        errors: errs,
+        remaining,
+        destination_enabled: dest.enabled,
+      };
     },
 
     /**
@@ -329,7 +359,11 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
           store.pendingRouting(scope),
           store.pendingOutbox(scope),
         ]);
-        return { items, ledger: balanceLedger({ counters, ledger, pendingNormalization, pendingRouting, pendingOutbox }), generated_at: now };
+        return {
+          items,
+          ledger: balanceLedger({ counters, ledger, pendingNormalization, pendingRouting, pendingOutbox }),
+          generated_at: now,
+        };
       });
     },
 
@@ -350,7 +384,10 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
       const dest = await visible(scope, destinationId);
       const from = new Date(hourStart(clock.now()).getTime() - (hours - 1) * HOUR_MS);
       const perOrganization = dest.organization_id === null && !scope.global;
-      const [stats, daily] = await Promise.all([perOrganization ? Promise.resolve([]) : store.stats(dest.id, from), store.ledgerDaily(scope, dest.id, utcDay(from))]);
+      const [stats, daily] = await Promise.all([
+        perOrganization ? Promise.resolve([]) : store.stats(dest.id, from),
+        store.ledgerDaily(scope, dest.id, utcDay(from)),
+      ]);
       const byHour = new Map(stats.map((s) => [new Date(s.hour).getTime(), s]));
       const series = perOrganization
         ? []
@@ -382,16 +419,36 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
               latency_ms_avg: t.latency_ms_avg,
               latency_ms_max: Math.max(t.latency_ms_max, p.latency_ms_max),
             }),
-            { delivered: 0, bytes: 0, requests: 0, failed_requests: 0, dead_lettered: 0, latency_ms_avg: 0, latency_ms_max: 0 },
+            {
+              delivered: 0,
+              bytes: 0,
+              requests: 0,
+              failed_requests: 0,
+              dead_lettered: 0,
+              latency_ms_avg: 0,
+              latency_ms_max: 0,
+            },
           );
       if (totals) totals.latency_ms_avg = totals.requests > 0 ? Math.round(latencySum / totals.requests) : 0;
-      const days = new Map<string, { day: string; delivered: number; dead_lettered: number; dlq_reprocessed: number }>();
+      const days = new Map<
+        string,
+        { day: string; delivered: number; dead_lettered: number; dlq_reprocessed: number }
+      >();
       for (const d of daily) {
         const entry = days.get(d.day) ?? { day: d.day, delivered: 0, dead_lettered: 0, dlq_reprocessed: 0 };
-        if (d.outcome === 'delivered' || d.outcome === 'dead_lettered' || d.outcome === 'dlq_reprocessed') entry[d.outcome] += d.count;
+        if (d.outcome === 'delivered' || d.outcome === 'dead_lettered' || d.outcome === 'dlq_reprocessed')
+          entry[d.outcome] += d.count;
         days.set(d.day, entry);
       }
-      return { destination_id: dest.id, hours, from, per_organization: perOrganization, series, totals, ledger: [...days.values()] };
+      return {
+        destination_id: dest.id,
+        hours,
+        from,
+        per_organization: perOrganization,
+        series,
+        totals,
+        ledger: [...days.values()],
+      };
     },
 
     /** Lineage off: an empty list, after the destination check (an unknown destination is still 404). */
@@ -405,7 +462,10 @@ export function createDeliveryStatusService(deps: DeliveryStatusDeps) {
     async lineageOfEvent(scope: Scope, eventId: string) {
       if (!lineageEnabled) return [];
       const event = isUuid(eventId) ? await store.lineageEvent(scope, eventId.toLowerCase()) : undefined;
-      if (!event) throw new AppError('resource.not_found', { detail: 'No lineage for this event (unknown, expired or outside your scope)' });
+      if (!event)
+        throw new AppError('resource.not_found', {
+          detail: 'No lineage for this event (unknown, expired or outside your scope)',
+        });
       return assembleLineage(store, [event]);
     },
   };

@@ -21,24 +21,70 @@ function call(who: Principal, url: string) {
   return t.app.inject({ method: 'GET', url, headers: who.headers });
 }
 
-async function destination(organizationId: number | null, name: string, extra: { enabled?: boolean; disabled_reason?: string } = {}): Promise<string> {
+async function destination(
+  organizationId: number | null,
+  name: string,
+  extra: { enabled?: boolean; disabled_reason?: string } = {},
+): Promise<string> {
   const id = newId();
   await db()
     .insertInto('destinations')
-    .values({ id, organization_id: organizationId, name, type: 'http', config: '{}', delivery: '{}', enabled: extra.enabled ?? true, disabled_reason: extra.disabled_reason ?? null })
+    .values({
+      id,
+      organization_id: organizationId,
+      name,
+      type: 'http',
+      config: '{}',
+      delivery: '{}',
+      enabled: extra.enabled ?? true,
+      disabled_reason: extra.disabled_reason ?? null,
+    })
     .execute();
   return id;
 }
 
-async function outbox(destinationId: string, organizationId: number, events: number, createdAt: Date, kind: 'primary' | 'shadow' | 'reprocess' = 'primary') {
+async function outbox(
+  destinationId: string,
+  organizationId: number,
+  events: number,
+  createdAt: Date,
+  kind: 'primary' | 'shadow' | 'reprocess' = 'primary',
+) {
   await db()
     .insertInto('delivery_batches')
-    .values({ id: newId(), destination_id: destinationId, organization_id: organizationId, integration_id: intA, stream: 'events', source_batch_id: newId(), kind, event_count: events, bytes: 10, event_ids: '', events: '', created_at: createdAt })
+    .values({
+      id: newId(),
+      destination_id: destinationId,
+      organization_id: organizationId,
+      integration_id: intA,
+      stream: 'events',
+      source_batch_id: newId(),
+      kind,
+      event_count: events,
+      bytes: 10,
+      event_ids: '',
+      events: '',
+      created_at: createdAt,
+    })
     .execute();
 }
 
-async function stats(destinationId: string, hour: Date, values: { delivered?: number; requests?: number; failed_requests?: number; latency_ms_sum?: number; latency_ms_max?: number; bytes?: number }) {
-  await db().insertInto('destination_stats').values({ destination_id: destinationId, hour, ...values }).execute();
+async function stats(
+  destinationId: string,
+  hour: Date,
+  values: {
+    delivered?: number;
+    requests?: number;
+    failed_requests?: number;
+    latency_ms_sum?: number;
+    latency_ms_max?: number;
+    bytes?: number;
+  },
+) {
+  await db()
+    .insertInto('destination_stats')
+    .values({ destination_id: destinationId, hour, ...values })
+    .execute();
 }
 
 beforeAll(async () => {
@@ -52,7 +98,19 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 beforeEach(async () => {
-  for (const table of ['destinations', 'destination_state', 'destination_stats', 'dlq_events', 'delivery_batches', 'ledger', 'stream_counters', 'tap_sessions', 'tap_samples', 'normalized_batches', 'accepted_batches'] as const) {
+  for (const table of [
+    'destinations',
+    'destination_state',
+    'destination_stats',
+    'dlq_events',
+    'delivery_batches',
+    'ledger',
+    'stream_counters',
+    'tap_sessions',
+    'tap_samples',
+    'normalized_batches',
+    'accepted_batches',
+  ] as const) {
     await db().deleteFrom(table).execute();
   }
 });
@@ -67,15 +125,44 @@ describe('GET /destinations/health (batch)', () => {
     await destination(orgA, 'e-off', { enabled: false, disabled_reason: 'credential_revoked' });
     const global = await destination(null, 'f-global');
     await destination(orgB, 'b-only');
-    await db().insertInto('destination_state').values({ destination_id: open, breaker_state: 'open', consecutive_failures: 5, last_error: 'HTTP 503 password=hunter22', last_error_at: new Date(now - 1000) }).execute();
-    await db().insertInto('destination_state').values({ destination_id: failing, last_error: 'HTTP 400', last_error_at: new Date(now - 5000), last_success_at: new Date(now - 60_000) }).execute();
+    await db()
+      .insertInto('destination_state')
+      .values({
+        destination_id: open,
+        breaker_state: 'open',
+        consecutive_failures: 5,
+        last_error: 'HTTP 503 password=hunter22',
+        last_error_at: new Date(now - 1000),
+      })
+      .execute();
+    await db()
+      .insertInto('destination_state')
+      .values({
+        destination_id: failing,
+        last_error: 'HTTP 400',
+        last_error_at: new Date(now - 5000),
+        last_success_at: new Date(now - 60_000),
+      })
+      .execute();
     await stats(busy, hourStart(now), { delivered: 40, requests: 2 });
     await stats(global, hourStart(now), { delivered: 7, requests: 1 });
     await outbox(busy, orgA, 5, new Date(now - 120_000));
     await outbox(busy, orgA, 100, new Date(now - 10_000), 'shadow');
     await db()
       .insertInto('dlq_events')
-      .values({ id: newId(), destination_id: failing, organization_id: orgA, integration_id: intA, stream: 'events', event_id: newId(), delivery_batch_id: newId(), event: '{}', error_kind: 'rejected', reason: 'HTTP 400', attempts: 1 })
+      .values({
+        id: newId(),
+        destination_id: failing,
+        organization_id: orgA,
+        integration_id: intA,
+        stream: 'events',
+        event_id: newId(),
+        delivery_batch_id: newId(),
+        event: '{}',
+        error_kind: 'rejected',
+        reason: 'HTTP 400',
+        attempts: 1,
+      })
       .execute();
 
     const res = await call(viewerA, '/api/collectors/destinations/health');
@@ -112,12 +199,27 @@ describe('GET /destinations/health (batch)', () => {
       last_test_ok: null,
       delivered_last_hour: 0,
       status: 'idle',
-      backlog: { events: 0, bytes: 0, max_events: 500_000, max_bytes: 512 * 1_048_576, when_full: 'block', state: 'ok' },
+      backlog: {
+        events: 0,
+        bytes: 0,
+        max_events: 500_000,
+        max_bytes: 512 * 1_048_576,
+        when_full: 'block',
+        state: 'ok',
+      },
     });
-    expect(byName.get('b-open')).toMatchObject({ breaker_state: 'open', consecutive_failures: 5, last_error_at: expect.stringMatching(/Z$/) });
+    expect(byName.get('b-open')).toMatchObject({
+      breaker_state: 'open',
+      consecutive_failures: 5,
+      last_error_at: expect.stringMatching(/Z$/),
+    });
     expect(String(byName.get('b-open')!.last_error)).not.toContain('hunter22');
     // Shadow rows are not this destination's backlog.
-    expect(byName.get('c-busy')).toMatchObject({ pending_events: 5, delivered_last_hour: 40, oldest_pending_at: expect.stringMatching(/Z$/) });
+    expect(byName.get('c-busy')).toMatchObject({
+      pending_events: 5,
+      delivered_last_hour: 40,
+      oldest_pending_at: expect.stringMatching(/Z$/),
+    });
     expect(byName.get('c-busy')!.lag_seconds).toBeGreaterThanOrEqual(119);
     expect(byName.get('d-failing')).toMatchObject({ dlq_count: 1, current_error: 'HTTP 400', last_error: 'HTTP 400' });
     expect(byName.get('e-off')).toMatchObject({ enabled: false, disabled_reason: 'credential_revoked' });
@@ -134,7 +236,10 @@ describe('GET /destinations/health (batch)', () => {
     const d2 = await destination(orgA, 'two');
     const day = new Date().toISOString().slice(0, 10);
     const key = { organization_id: orgA, integration_id: intA, stream: 'events', day };
-    await db().insertInto('stream_counters').values({ ...key, events_in: 10, bytes_in: 1, normalized: 9, flagged: 0, quarantined: 1 }).execute();
+    await db()
+      .insertInto('stream_counters')
+      .values({ ...key, events_in: 10, bytes_in: 1, normalized: 9, flagged: 0, quarantined: 1 })
+      .execute();
     await db()
       .insertInto('ledger')
       .values([
@@ -151,11 +256,33 @@ describe('GET /destinations/health (batch)', () => {
     // One batch still waiting for routing.
     await db()
       .insertInto('normalized_batches')
-      .values({ id: newId(), organization_id: orgA, integration_id: intA, stream: 'events', source: 'push', event_count: 1, bytes: 1, events: '', route_state: 'pending' })
+      .values({
+        id: newId(),
+        organization_id: orgA,
+        integration_id: intA,
+        stream: 'events',
+        source: 'push',
+        event_count: 1,
+        bytes: 1,
+        events: '',
+        route_state: 'pending',
+      })
       .execute();
     // And 5 events accepted, still waiting for normalization: in and pending.
-    await db().insertInto('accepted_batches').values({ id: newId(), organization_id: orgA, integration_id: intA, stream: 'events', event_count: 5, accepted_at: new Date() }).execute();
-    const { ledger } = (await call(adminA, '/api/collectors/destinations/health')).json<{ ledger: { totals: Json; rows: Json[] } }>();
+    await db()
+      .insertInto('accepted_batches')
+      .values({
+        id: newId(),
+        organization_id: orgA,
+        integration_id: intA,
+        stream: 'events',
+        event_count: 5,
+        accepted_at: new Date(),
+      })
+      .execute();
+    const { ledger } = (await call(adminA, '/api/collectors/destinations/health')).json<{
+      ledger: { totals: Json; rows: Json[] };
+    }>();
     expect(ledger.rows).toEqual([
       {
         organization_id: orgA,
@@ -184,7 +311,9 @@ describe('GET /destinations/health (batch)', () => {
     expect(ledger.totals).toMatchObject({ events_in: 15, pending_normalization: 5, unaccounted: 0 });
     // Organization B sees none of it.
     const adminB = await createPrincipal(t, { role: 'admin', organizationId: orgB });
-    expect((await call(adminB, '/api/collectors/destinations/health')).json<{ ledger: { rows: Json[] } }>().ledger.rows).toEqual([]);
+    expect(
+      (await call(adminB, '/api/collectors/destinations/health')).json<{ ledger: { rows: Json[] } }>().ledger.rows,
+    ).toEqual([]);
 
     const single = (await call(adminA, `/api/collectors/destinations/${d2}/health`)).json<{ ledger: Json[] }>();
     expect(single.ledger).toEqual([
@@ -208,12 +337,17 @@ describe('GET /destinations/health (batch)', () => {
 });
 
 describe('GET /destinations/{id}/health', () => {
-  it('answers one destination; another organization\'s is 404', async () => {
+  it("answers one destination; another organization's is 404", async () => {
     const a = await destination(orgA, 'mine');
     const b = await destination(orgB, 'theirs');
     const res = await call(viewerA, `/api/collectors/destinations/${a}/health`);
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ destination_id: a, status: 'idle', ledger: [], generated_at: expect.stringMatching(/Z$/) });
+    expect(res.json()).toMatchObject({
+      destination_id: a,
+      status: 'idle',
+      ledger: [],
+      generated_at: expect.stringMatching(/Z$/),
+    });
     expect((await call(adminA, `/api/collectors/destinations/${b}/health`)).statusCode).toBe(404);
     expect((await call(root, `/api/collectors/destinations/${b}/health`)).statusCode).toBe(200);
   });
@@ -224,7 +358,14 @@ describe('GET /destinations/{id}/metrics', () => {
     const d = await destination(orgA, 'metered');
     const current = hourStart(Date.now());
     const earlier = new Date(current.getTime() - 2 * HOUR);
-    await stats(d, earlier, { delivered: 10, bytes: 1000, requests: 2, failed_requests: 1, latency_ms_sum: 300, latency_ms_max: 200 });
+    await stats(d, earlier, {
+      delivered: 10,
+      bytes: 1000,
+      requests: 2,
+      failed_requests: 1,
+      latency_ms_sum: 300,
+      latency_ms_max: 200,
+    });
     await stats(d, current, { delivered: 5, bytes: 500, requests: 1, latency_ms_sum: 100, latency_ms_max: 100 });
     await stats(d, new Date(current.getTime() - 30 * HOUR), { delivered: 99, requests: 1 });
     const res = await call(viewerA, `/api/collectors/destinations/${d}/metrics?hours=3`);
@@ -236,26 +377,63 @@ describe('GET /destinations/{id}/metrics', () => {
       [new Date(earlier.getTime() + HOUR).toISOString(), 0],
       [current.toISOString(), 5],
     ]);
-    expect(body.series[0]).toMatchObject({ requests: 2, failed_requests: 1, latency_ms_avg: 150, latency_ms_max: 200, bytes: 1000 });
-    expect(body.totals).toEqual({ delivered: 15, bytes: 1500, requests: 3, failed_requests: 1, dead_lettered: 0, latency_ms_avg: 133, latency_ms_max: 200 });
-    expect((await call(viewerA, `/api/collectors/destinations/${d}/metrics`)).json<{ series: Json[] }>().series).toHaveLength(24);
+    expect(body.series[0]).toMatchObject({
+      requests: 2,
+      failed_requests: 1,
+      latency_ms_avg: 150,
+      latency_ms_max: 200,
+      bytes: 1000,
+    });
+    expect(body.totals).toEqual({
+      delivered: 15,
+      bytes: 1500,
+      requests: 3,
+      failed_requests: 1,
+      dead_lettered: 0,
+      latency_ms_avg: 133,
+      latency_ms_max: 200,
+    });
+    expect(
+      (await call(viewerA, `/api/collectors/destinations/${d}/metrics`)).json<{ series: Json[] }>().series,
+    ).toHaveLength(24);
     expect((await call(viewerA, `/api/collectors/destinations/${d}/metrics?hours=169`)).statusCode).toBe(422);
     expect((await call(viewerA, `/api/collectors/destinations/${d}/metrics?hours=0`)).statusCode).toBe(422);
   });
 
-  it('on a global destination without platform scope answers only the organization\'s ledger counts', async () => {
+  it("on a global destination without platform scope answers only the organization's ledger counts", async () => {
     const g = await destination(null, 'global-metrics');
     await stats(g, hourStart(Date.now()), { delivered: 50, requests: 5 });
     const day = new Date().toISOString().slice(0, 10);
     await db()
       .insertInto('ledger')
       .values([
-        { organization_id: orgA, integration_id: intA, stream: 'events', day, outcome: 'delivered', destination_id: g, count: 20 },
-        { organization_id: orgB, integration_id: 999, stream: 'events', day, outcome: 'delivered', destination_id: g, count: 30 },
+        {
+          organization_id: orgA,
+          integration_id: intA,
+          stream: 'events',
+          day,
+          outcome: 'delivered',
+          destination_id: g,
+          count: 20,
+        },
+        {
+          organization_id: orgB,
+          integration_id: 999,
+          stream: 'events',
+          day,
+          outcome: 'delivered',
+          destination_id: g,
+          count: 30,
+        },
       ])
       .execute();
     const a = (await call(adminA, `/api/collectors/destinations/${g}/metrics`)).json();
-    expect(a).toMatchObject({ per_organization: true, series: [], totals: null, ledger: [{ day, delivered: 20, dead_lettered: 0, dlq_reprocessed: 0 }] });
+    expect(a).toMatchObject({
+      per_organization: true,
+      series: [],
+      totals: null,
+      ledger: [{ day, delivered: 20, dead_lettered: 0, dlq_reprocessed: 0 }],
+    });
     const r = (await call(root, `/api/collectors/destinations/${g}/metrics?hours=1`)).json();
     expect(r).toMatchObject({ per_organization: false, totals: { delivered: 50 }, ledger: [{ day, delivered: 50 }] });
   });

@@ -9,7 +9,14 @@ import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
 import { afterCommit, executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
-import type { DestinationStateTable, DestinationStatsTable, DlqEventsTable, LineageAttemptsTable, LineageCopiesTable, LineageEventsTable } from '../../platform/db/schema.js';
+import type {
+  DestinationStateTable,
+  DestinationStatsTable,
+  DlqEventsTable,
+  LineageAttemptsTable,
+  LineageCopiesTable,
+  LineageEventsTable,
+} from '../../platform/db/schema.js';
 import { scoped } from '../../platform/db/scope.js';
 import { addLedger, type LedgerDelta } from '../delivery/ledger.js';
 
@@ -83,8 +90,16 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
 
     // ------------------------------------------------------------------ DLQ
 
-    async dlqList(scope: Scope, destinationId: string, f: DlqFilter, page: OffsetPage): Promise<{ items: DlqRow[]; total: number }> {
-      let base = q().selectFrom('dlq_events').where('destination_id', '=', destinationId).where(scoped(scope, 'dlq_events.organization_id'));
+    async dlqList(
+      scope: Scope,
+      destinationId: string,
+      f: DlqFilter,
+      page: OffsetPage,
+    ): Promise<{ items: DlqRow[]; total: number }> {
+      let base = q()
+        .selectFrom('dlq_events')
+        .where('destination_id', '=', destinationId)
+        .where(scoped(scope, 'dlq_events.organization_id'));
       if (f.status !== undefined) base = base.where('status', '=', f.status);
       if (f.errorKind !== undefined) base = base.where('error_kind', '=', f.errorKind);
       if (f.organizationId !== undefined) base = base.where('organization_id', '=', f.organizationId);
@@ -93,7 +108,13 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
       if (f.since !== undefined) base = base.where('created_at', '>=', f.since);
       if (f.until !== undefined) base = base.where('created_at', '<', f.until);
       const [items, total] = await Promise.all([
-        base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+        base
+          .selectAll()
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(page.limit)
+          .offset(page.offset)
+          .execute(),
         base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
       ]);
       return { items, total: n(total.n) };
@@ -114,7 +135,12 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
     },
 
     /** The oldest dead rows in scope; rows another reprocess holds are skipped, not waited for. */
-    async lockDead(scope: Scope, destinationId: string, errorKind: string | undefined, limit: number): Promise<DlqRow[]> {
+    async lockDead(
+      scope: Scope,
+      destinationId: string,
+      errorKind: string | undefined,
+      limit: number,
+    ): Promise<DlqRow[]> {
       let base = q()
         .selectFrom('dlq_events')
         .selectAll()
@@ -137,7 +163,10 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
 
     async insertBatches(rows: NewDeliveryBatch[]): Promise<void> {
       if (rows.length === 0) return;
-      const events = await keepBodies(bodies, rows.map((r) => r.events));
+      const events = await keepBodies(
+        bodies,
+        rows.map((r) => r.events),
+      );
       await q()
         .insertInto('delivery_batches')
         .values(rows.map((r, i) => ({ ...r, events: events[i]!, kind: 'reprocess' as const, attempts: 0 })))
@@ -147,7 +176,11 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
 
     async markReprocessed(ids: string[], now: Date): Promise<void> {
       if (ids.length === 0) return;
-      await q().updateTable('dlq_events').set({ status: 'reprocessed', reprocessed_at: now }).where('id', 'in', ids).execute();
+      await q()
+        .updateTable('dlq_events')
+        .set({ status: 'reprocessed', reprocessed_at: now })
+        .where('id', 'in', ids)
+        .execute();
     },
 
     /** Joins the open transaction: the ledger changes with the rows it counts. */
@@ -156,7 +189,10 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
     },
 
     /** Lineage of the copies a reprocess made, for the events lineage knows. */
-    async addLineageCopies(copies: { event_id: string; destination_id: string; delivery_batch_id: string }[], now: Date): Promise<void> {
+    async addLineageCopies(
+      copies: { event_id: string; destination_id: string; delivery_batch_id: string }[],
+      now: Date,
+    ): Promise<void> {
       if (copies.length === 0) return;
       await sql`
         insert into lineage_copies (event_id, destination_id, delivery_batch_id, route_id, kind, created_at)
@@ -174,7 +210,11 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
     },
 
     /** Per destination: dead letters waiting, and dead letters written since `since`. */
-    async dlqCounts(scope: Scope, ids: readonly string[], since: Date): Promise<Map<string, { dead: number; recent: number }>> {
+    async dlqCounts(
+      scope: Scope,
+      ids: readonly string[],
+      since: Date,
+    ): Promise<Map<string, { dead: number; recent: number }>> {
       if (ids.length === 0) return new Map();
       const rows = await q()
         .selectFrom('dlq_events')
@@ -196,13 +236,19 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
       if (ids.length === 0) return new Map();
       const rows = await q()
         .selectFrom('delivery_batches')
-        .select(['destination_id', sql<string>`sum(event_count)::bigint`.as('events'), sql<Date | null>`min(created_at)`.as('oldest')])
+        .select([
+          'destination_id',
+          sql<string>`sum(event_count)::bigint`.as('events'),
+          sql<Date | null>`min(created_at)`.as('oldest'),
+        ])
         .where(idsIn('destination_id', ids))
         .where('kind', 'in', ['primary', 'reprocess', 'replay'])
         .where(scoped(scope, 'delivery_batches.organization_id'))
         .groupBy('destination_id')
         .execute();
-      return new Map(rows.map((r) => [r.destination_id, { events: n(r.events), oldest: r.oldest ? new Date(r.oldest) : null }]));
+      return new Map(
+        rows.map((r) => [r.destination_id, { events: n(r.events), oldest: r.oldest ? new Date(r.oldest) : null }]),
+      );
     },
 
     /** Per destination: the whole outbox (every organization and kind), what its backlog budget counts. */
@@ -210,7 +256,11 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
       if (ids.length === 0) return new Map();
       const rows = await q()
         .selectFrom('delivery_batches')
-        .select(['destination_id', sql<string>`sum(event_count)::bigint`.as('events'), sql<string>`sum(bytes)::bigint`.as('bytes')])
+        .select([
+          'destination_id',
+          sql<string>`sum(event_count)::bigint`.as('events'),
+          sql<string>`sum(bytes)::bigint`.as('bytes'),
+        ])
         .where(idsIn('destination_id', ids))
         .groupBy('destination_id')
         .execute();
@@ -222,7 +272,11 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
       if (ids.length === 0) return new Map();
       const rows = await q()
         .selectFrom('destination_stats')
-        .select(['destination_id', sql<string>`sum(delivered)::bigint`.as('delivered'), sql<string>`sum(failed_requests)::bigint`.as('failed')])
+        .select([
+          'destination_id',
+          sql<string>`sum(delivered)::bigint`.as('delivered'),
+          sql<string>`sum(failed_requests)::bigint`.as('failed'),
+        ])
         .where(idsIn('destination_id', ids))
         .where('hour', '>=', from)
         .groupBy('destination_id')
@@ -250,14 +304,29 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
     },
 
     /** Ledger rows summed over days (and destinations), per stream, outcome and reason, in scope; optionally one destination's. */
-    async ledger(scope: Scope, destinationId?: string): Promise<(StreamKey & { outcome: string; reason: string; count: number })[]> {
+    async ledger(
+      scope: Scope,
+      destinationId?: string,
+    ): Promise<(StreamKey & { outcome: string; reason: string; count: number })[]> {
       let base = q().selectFrom('ledger').where(scoped(scope, 'ledger.organization_id'));
       // Copies may name their destination in reason (docs/delivery.md) or in destination_id.
       if (destinationId !== undefined) {
-        base = base.where((eb) => eb.or([eb('destination_id', '=', destinationId), eb.and([eb('outcome', '=', 'copies'), eb('reason', '=', destinationId)])]));
+        base = base.where((eb) =>
+          eb.or([
+            eb('destination_id', '=', destinationId),
+            eb.and([eb('outcome', '=', 'copies'), eb('reason', '=', destinationId)]),
+          ]),
+        );
       }
       const rows = await base
-        .select(['organization_id', 'integration_id', 'stream', 'outcome', 'reason', sql<string>`sum(count)::bigint`.as('count')])
+        .select([
+          'organization_id',
+          'integration_id',
+          'stream',
+          'outcome',
+          'reason',
+          sql<string>`sum(count)::bigint`.as('count'),
+        ])
         .groupBy(['organization_id', 'integration_id', 'stream', 'outcome', 'reason'])
         .execute();
       return rows.map((r) => ({ ...r, count: n(r.count) }));
@@ -304,11 +373,21 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
     // ------------------------------------------------------------------ metrics
 
     async stats(destinationId: string, from: Date): Promise<StatsRow[]> {
-      return q().selectFrom('destination_stats').selectAll().where('destination_id', '=', destinationId).where('hour', '>=', from).orderBy('hour').execute();
+      return q()
+        .selectFrom('destination_stats')
+        .selectAll()
+        .where('destination_id', '=', destinationId)
+        .where('hour', '>=', from)
+        .orderBy('hour')
+        .execute();
     },
 
     /** One destination's ledger counts per day from `fromDay`, in scope. */
-    async ledgerDaily(scope: Scope, destinationId: string, fromDay: string): Promise<{ day: string; outcome: string; count: number }[]> {
+    async ledgerDaily(
+      scope: Scope,
+      destinationId: string,
+      fromDay: string,
+    ): Promise<{ day: string; outcome: string; count: number }[]> {
       const rows = await q()
         .selectFrom('ledger')
         .select(['day', 'outcome', sql<string>`sum(count)::bigint`.as('count')])
@@ -325,7 +404,11 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
     // ------------------------------------------------------------------ lineage
 
     /** Events copied to the destination, in scope, the most recently copied first. */
-    async lineageOfDestination(scope: Scope, destinationId: string, page: OffsetPage): Promise<{ items: LineageEventRow[]; total: number }> {
+    async lineageOfDestination(
+      scope: Scope,
+      destinationId: string,
+      page: OffsetPage,
+    ): Promise<{ items: LineageEventRow[]; total: number }> {
       const copied = q()
         .selectFrom('lineage_copies as c')
         .innerJoin('lineage_events as e', 'e.event_id', 'c.event_id')
@@ -347,32 +430,65 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
     },
 
     async lineageEvent(scope: Scope, eventId: string): Promise<LineageEventRow | undefined> {
-      return q().selectFrom('lineage_events').selectAll().where('event_id', '=', eventId).where(scoped(scope, 'lineage_events.organization_id')).executeTakeFirst();
+      return q()
+        .selectFrom('lineage_events')
+        .selectAll()
+        .where('event_id', '=', eventId)
+        .where(scoped(scope, 'lineage_events.organization_id'))
+        .executeTakeFirst();
     },
 
     async lineageCopies(eventIds: readonly string[]): Promise<LineageCopyRow[]> {
       if (eventIds.length === 0) return [];
-      return q().selectFrom('lineage_copies').selectAll().where(idsIn('event_id', eventIds)).orderBy('created_at').orderBy('delivery_batch_id').execute();
+      return q()
+        .selectFrom('lineage_copies')
+        .selectAll()
+        .where(idsIn('event_id', eventIds))
+        .orderBy('created_at')
+        .orderBy('delivery_batch_id')
+        .execute();
     },
 
     async lineageAttempts(batchIds: readonly string[]): Promise<LineageAttemptRow[]> {
       if (batchIds.length === 0) return [];
-      return q().selectFrom('lineage_attempts').selectAll().where(idsIn('delivery_batch_id', batchIds)).orderBy('at').orderBy('attempt').execute();
+      return q()
+        .selectFrom('lineage_attempts')
+        .selectAll()
+        .where(idsIn('delivery_batch_id', batchIds))
+        .orderBy('at')
+        .orderBy('attempt')
+        .execute();
     },
 
     /** (event, destination) pairs waiting in a dead-letter queue. */
     async deadPairs(eventIds: readonly string[]): Promise<{ event_id: string; destination_id: string }[]> {
       if (eventIds.length === 0) return [];
-      return q().selectFrom('dlq_events').select(['event_id', 'destination_id']).where(idsIn('event_id', eventIds)).where('status', '=', 'dead').execute();
+      return q()
+        .selectFrom('dlq_events')
+        .select(['event_id', 'destination_id'])
+        .where(idsIn('event_id', eventIds))
+        .where('status', '=', 'dead')
+        .execute();
     },
 
     // ------------------------------------------------------------------ tap
 
-    async openTapSession(s: { id: string; destination_id: string; expires_at: Date; max_events: number; created_by: number | null; created_at: Date }): Promise<void> {
+    async openTapSession(s: {
+      id: string;
+      destination_id: string;
+      expires_at: Date;
+      max_events: number;
+      created_by: number | null;
+      created_at: Date;
+    }): Promise<void> {
       await q().insertInto('tap_sessions').values(s).execute();
     },
 
-    async tapSamples(sessionId: string, afterId: number, limit: number): Promise<{ id: number; event: string; at: Date }[]> {
+    async tapSamples(
+      sessionId: string,
+      afterId: number,
+      limit: number,
+    ): Promise<{ id: number; event: string; at: Date }[]> {
       const rows = await q()
         .selectFrom('tap_samples')
         .select(['id', 'event', 'at'])

@@ -49,7 +49,10 @@ function line(at: Date, text: string): string {
     event = { unparsed: '***' };
   }
   // The dispatcher masks what it samples; masking again costs little and keeps a slip there from leaking here.
-  const masked = event !== null && typeof event === 'object' && !Array.isArray(event) ? maskEvent(event as Record<string, unknown>) : event;
+  const masked =
+    event !== null && typeof event === 'object' && !Array.isArray(event)
+      ? maskEvent(event as Record<string, unknown>)
+      : event;
   return `${JSON.stringify({ at: at.toISOString(), event: masked })}\n`;
 }
 
@@ -64,13 +67,20 @@ export function createTapService(deps: TapDeps) {
       if (!dest) throw errors.notFound('Destination');
       if (dest.organization_id === null && !scope.global) {
         throw new AppError('destination.tap_needs_platform_scope', {
-          detail: 'A global destination carries every organization\'s events: tapping it needs platform (global) scope',
+          detail: "A global destination carries every organization's events: tapping it needs platform (global) scope",
         });
       }
       const now = clock.now();
       const id = newId();
       const expiresAt = new Date(now.getTime() + options.seconds * 1000);
-      await store.openTapSession({ id, destination_id: dest.id, expires_at: expiresAt, max_events: options.limit, created_by: options.createdBy, created_at: now });
+      await store.openTapSession({
+        id,
+        destination_id: dest.id,
+        expires_at: expiresAt,
+        max_events: options.limit,
+        created_by: options.createdBy,
+        created_at: now,
+      });
       deps.onOpened?.();
 
       async function* lines(signal: AbortSignal): AsyncGenerator<string> {

@@ -26,12 +26,20 @@ const consumers: Consumer[] = [];
 const loops: { stop(): Promise<void> }[] = [];
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_DISPATCH_POLL_MS: '20', WEIR_INGEST_BATCH_MAX_EVENTS: '100' } });
+  t = await createTestApp({
+    env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_DISPATCH_POLL_MS: '20', WEIR_INGEST_BATCH_MAX_EVENTS: '100' },
+  });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
   orgId = await createOrganization(t, 'Backlog Org');
   admin = await createPrincipal(t, { role: 'admin', organizationId: orgId });
   receiver = await startWebhookReceiver({ keyOf: (event) => seqOf(event), faults: DOWN });
-  consumers.push(...startConsumers(t.container.queue, t.container.jobs.filter((j) => j.role === 'worker'), t.container.logger));
+  consumers.push(
+    ...startConsumers(
+      t.container.queue,
+      t.container.jobs.filter((j) => j.role === 'worker'),
+      t.container.logger,
+    ),
+  );
   loops.push(...t.container.loops.map((l) => l.start()));
 });
 
@@ -57,10 +65,25 @@ async function totals(): Promise<Json> {
 }
 
 /** An integration routed (by a condition on its id) to one destination. */
-async function pipe(name: string, delivery: Json): Promise<{ token: string; integrationId: number; destinationId: string }> {
+async function pipe(
+  name: string,
+  delivery: Json,
+): Promise<{ token: string; integrationId: number; destinationId: string }> {
   const { id, token } = await integrationWithToken(name);
-  const destinationId = await createDestination(base, admin.headers, { name, type: 'http', organization_id: orgId, config: { url: receiver.url }, delivery: { ...FAST, ...delivery } });
-  await createRoute(base, admin.headers, { name, organization_id: orgId, destination_ids: [destinationId], condition: { field: 'envelope.integration_id', op: 'eq', value: id }, final: false });
+  const destinationId = await createDestination(base, admin.headers, {
+    name,
+    type: 'http',
+    organization_id: orgId,
+    config: { url: receiver.url },
+    delivery: { ...FAST, ...delivery },
+  });
+  await createRoute(base, admin.headers, {
+    name,
+    organization_id: orgId,
+    destination_ids: [destinationId],
+    condition: { field: 'envelope.integration_id', op: 'eq', value: id },
+    final: false,
+  });
   return { token, integrationId: id, destinationId };
 }
 
@@ -69,34 +92,59 @@ describe('backlog budgets', () => {
     const blocked = await pipe('blocked', { backlog_max_events: 100 });
     const other = await pipe('other', { backlog_max_events: 100_000 });
     expect((await push(blocked.token, 'b1', 150)).status).toBe(200);
-    const full = await waitFor('the backlog over its budget', async () => {
-      const h = await health(blocked.destinationId);
-      return h.backlog.events === 150 ? h : undefined;
-    }, 30_000);
+    const full = await waitFor(
+      'the backlog over its budget',
+      async () => {
+        const h = await health(blocked.destinationId);
+        return h.backlog.events === 150 ? h : undefined;
+      },
+      30_000,
+    );
     expect(full.backlog).toMatchObject({ events: 150, max_events: 100, when_full: 'block', state: 'blocking' });
 
     let attempt = 0;
-    const refused = await waitFor('a refused push', async () => {
-      const r = await push(blocked.token, `b2.${attempt++}`, 10);
-      return r.status === 503 ? r : undefined;
-    }, 10_000);
+    const refused = await waitFor(
+      'a refused push',
+      async () => {
+        const r = await push(blocked.token, `b2.${attempt++}`, 10);
+        return r.status === 503 ? r : undefined;
+      },
+      10_000,
+    );
     expect(refused.retryAfter).toBe('5');
-    expect(refused.body).toMatchObject({ error: { code: 'delivery.backlog_full', details: { destination_id: blocked.destinationId, destination_name: 'blocked', max_events: 100 } } });
+    expect(refused.body).toMatchObject({
+      error: {
+        code: 'delivery.backlog_full',
+        details: { destination_id: blocked.destinationId, destination_name: 'blocked', max_events: 100 },
+      },
+    });
     expect(String(refused.body.detail)).toMatch(/Destination "blocked" .* backlog budget/);
     // An integration whose events do not wait for it is not held back.
     expect((await push(other.token, 'o1', 20)).status).toBe(200);
 
     receiver.setFaults(null);
-    await waitFor('the backlog drained', async () => ((await health(blocked.destinationId)).backlog.state === 'ok' ? true : undefined), 30_000);
-    const again = await waitFor('a push accepted again', async () => {
-      const r = await push(blocked.token, `b3.${attempt++}`, 10);
-      return r.status === 200 ? r : undefined;
-    }, 10_000);
+    await waitFor(
+      'the backlog drained',
+      async () => ((await health(blocked.destinationId)).backlog.state === 'ok' ? true : undefined),
+      30_000,
+    );
+    const again = await waitFor(
+      'a push accepted again',
+      async () => {
+        const r = await push(blocked.token, `b3.${attempt++}`, 10);
+        return r.status === 200 ? r : undefined;
+      },
+      10_000,
+    );
     expect(again.body).toMatchObject({ accepted: 10 });
-    const settled = await waitFor('everything delivered', async () => {
-      const s = await totals();
-      return s.pending === 0 ? s : undefined;
-    }, 30_000);
+    const settled = await waitFor(
+      'everything delivered',
+      async () => {
+        const s = await totals();
+        return s.pending === 0 ? s : undefined;
+      },
+      30_000,
+    );
     expect(settled).toMatchObject({ unaccounted: 0, dropped: 0 });
     // Nothing accepted was lost: the 150, the other integration's 20 and the 10 after recovery.
     expect(settled.delivered).toBe(receiver.received.size);
@@ -109,27 +157,58 @@ describe('backlog budgets', () => {
     const dropping = await pipe('dropping', { backlog_max_events: 100, when_full: 'drop_newest' });
     // One batch of 100 (the batch size here): the budget is reached with it, not within it.
     expect((await push(dropping.token, 'd1', 100)).status).toBe(200);
-    await waitFor('the backlog over its budget', async () => ((await health(dropping.destinationId)).backlog.state === 'dropping' ? true : undefined), 30_000);
+    await waitFor(
+      'the backlog over its budget',
+      async () => ((await health(dropping.destinationId)).backlog.state === 'dropping' ? true : undefined),
+      30_000,
+    );
     const later = await push(dropping.token, 'd2', 40);
     expect(later.status).toBe(200);
-    const h = await waitFor('the copies counted as dropped', async () => {
-      const d = await health(dropping.destinationId);
-      return d.ledger.reduce((n, r) => n + Number(r.dropped), 0) === 40 ? d : undefined;
-    }, 30_000);
-    expect(h.ledger).toEqual([expect.objectContaining({ integration_id: dropping.integrationId, dropped: 40, dropped_by_reason: { backlog_full: 40 }, pending: 100 })]);
+    const h = await waitFor(
+      'the copies counted as dropped',
+      async () => {
+        const d = await health(dropping.destinationId);
+        return d.ledger.reduce((n, r) => n + Number(r.dropped), 0) === 40 ? d : undefined;
+      },
+      30_000,
+    );
+    expect(h.ledger).toEqual([
+      expect.objectContaining({
+        integration_id: dropping.integrationId,
+        dropped: 40,
+        dropped_by_reason: { backlog_full: 40 },
+        pending: 100,
+      }),
+    ]);
 
     receiver.setFaults(null);
-    const settled = await waitFor('the backlog delivered', async () => {
-      const s = await totals();
-      return s.pending === 0 ? s : undefined;
-    }, 30_000);
+    const settled = await waitFor(
+      'the backlog delivered',
+      async () => {
+        const s = await totals();
+        return s.pending === 0 ? s : undefined;
+      },
+      30_000,
+    );
     expect(settled).toMatchObject({ unaccounted: 0, dropped: 40, dropped_by_reason: { backlog_full: 40 } });
     expect([...receiver.received.keys()].filter((k) => k.startsWith('d1-')).length).toBe(100);
     expect([...receiver.received.keys()].filter((k) => k.startsWith('d2-')).length).toBe(0);
   }, 90_000);
 
   it('refuses a budget below its minimum with 422', async () => {
-    const res = await http(base, 'POST', '/api/collectors/destinations', { name: 'tiny', type: 'http', organization_id: orgId, config: { url: receiver.url }, delivery: { backlog_max_events: 5 } }, admin.headers);
+    const res = await http(
+      base,
+      'POST',
+      '/api/collectors/destinations',
+      {
+        name: 'tiny',
+        type: 'http',
+        organization_id: orgId,
+        config: { url: receiver.url },
+        delivery: { backlog_max_events: 5 },
+      },
+      admin.headers,
+    );
     expect(res.status).toBe(422);
     expect(String(res.json.detail)).toMatch(/backlog_max_events/);
   });

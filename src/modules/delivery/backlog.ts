@@ -39,7 +39,8 @@ export interface BacklogGateDeps {
   onError?: (err: unknown) => void;
 }
 
-const isFull = (b: DestinationBacklog) => overBacklogBudget({ backlog_max_events: b.max_events, backlog_max_bytes: b.max_bytes }, b);
+const isFull = (b: DestinationBacklog) =>
+  overBacklogBudget({ backlog_max_events: b.max_events, backlog_max_bytes: b.max_bytes }, b);
 
 function build(rows: BacklogRow[]): Map<string, DestinationBacklog> {
   const out = new Map<string, DestinationBacklog>();
@@ -47,7 +48,17 @@ function build(rows: BacklogRow[]): Map<string, DestinationBacklog> {
     let b = out.get(r.destination_id);
     if (!b) {
       const s = deliverySettings(r.delivery as DeliverySettingsInput);
-      b = { destination_id: r.destination_id, name: r.name, events: 0, bytes: 0, max_events: s.backlog_max_events, max_bytes: s.backlog_max_bytes, when_full: s.when_full, full: false, integrations: new Set() };
+      b = {
+        destination_id: r.destination_id,
+        name: r.name,
+        events: 0,
+        bytes: 0,
+        max_events: s.backlog_max_events,
+        max_bytes: s.backlog_max_bytes,
+        when_full: s.when_full,
+        full: false,
+        integrations: new Set(),
+      };
       out.set(r.destination_id, b);
     }
     b.events += r.events;
@@ -92,9 +103,12 @@ export function createBacklogGate(deps: BacklogGateDeps) {
       // A failed read keeps the last snapshot: the writes themselves report a database that is down.
       reading = deps
         .read()
-        .then((rows) => {
-          snapshot = build(rows);
-        }, deps.onError ?? (() => undefined))
+        .then(
+          (rows) => {
+            snapshot = build(rows);
+          },
+          deps.onError ?? (() => undefined),
+        )
         .finally(() => {
           reading = undefined;
         });
@@ -137,7 +151,8 @@ export function createBacklogGate(deps: BacklogGateDeps) {
       const ledger: LedgerEntry[] = [];
       const kept = write.deliveries.filter((d) => {
         const b = map.get(d.destination_id);
-        if (!b || !b.full || b.when_full !== 'drop_newest' || (d.kind !== 'primary' && d.kind !== 'shadow')) return true;
+        if (!b || !b.full || b.when_full !== 'drop_newest' || (d.kind !== 'primary' && d.kind !== 'shadow'))
+          return true;
         dropped.add(d.id);
         ledger.push({
           organization_id: d.organization_id,
@@ -182,9 +197,17 @@ export type BacklogGate = ReturnType<typeof createBacklogGate>;
 
 /** weir_destination_backlog_events / _bytes and weir_destination_backlog_full (1 over budget) per destination_id, from the gate's last reading. */
 export function observeBacklog(meter: Meter, gate: Pick<BacklogGate, 'peek'>): void {
-  const events = meter.createObservableGauge('weir_destination_backlog_events', { description: 'Events waiting for a destination in the outbox (the backlog budget counts these)', unit: '{event}' });
-  const bytes = meter.createObservableGauge('weir_destination_backlog_bytes', { description: 'Bytes (before compression) of the events waiting for a destination', unit: 'By' });
-  const full = meter.createObservableGauge('weir_destination_backlog_full', { description: '1 while a destination is over its backlog budget (when_full applies), else 0' });
+  const events = meter.createObservableGauge('weir_destination_backlog_events', {
+    description: 'Events waiting for a destination in the outbox (the backlog budget counts these)',
+    unit: '{event}',
+  });
+  const bytes = meter.createObservableGauge('weir_destination_backlog_bytes', {
+    description: 'Bytes (before compression) of the events waiting for a destination',
+    unit: 'By',
+  });
+  const full = meter.createObservableGauge('weir_destination_backlog_full', {
+    description: '1 while a destination is over its backlog budget (when_full applies), else 0',
+  });
   meter.addBatchObservableCallback(
     (result) => {
       for (const b of gate.peek().values()) {

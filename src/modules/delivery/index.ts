@@ -30,7 +30,6 @@ import { deliveryHousekeeping, deliveryHousekeepingJobs, deliveryHousekeepingTas
 import { createDeliveryMetrics } from './metrics.js';
 import { createDeliveryStore, ORG_DELIVERY_TABLES } from './store.js';
 
-
 export interface DeliveryWiring {
   db: Kysely<DB>;
   clock: Clock;
@@ -79,8 +78,11 @@ export function wireDelivery(deps: DeliveryWiring) {
   const store = createDeliveryStore(db, deps.bodies);
   const metrics = createDeliveryMetrics(deps.telemetry.meter);
   const types = deps.sinkTypes ?? SINK_TYPES;
-  const sinkTypes = deps.sinkTypeOf ? { find: deps.sinkTypeOf } : { find: (type: string) => types.find((t) => t.type === type) };
-  const directoryRefreshMs = deps.directoryRefreshMs ?? (deps.exclusive ? EXCLUSIVE_REFRESH_MS : Math.max(config.pollMs, 1_000));
+  const sinkTypes = deps.sinkTypeOf
+    ? { find: deps.sinkTypeOf }
+    : { find: (type: string) => types.find((t) => t.type === type) };
+  const directoryRefreshMs =
+    deps.directoryRefreshMs ?? (deps.exclusive ? EXCLUSIVE_REFRESH_MS : Math.max(config.pollMs, 1_000));
   const engine = createDeliveryEngine({
     store: store.engine,
     transact: (fn) => inTransaction(db, fn),
@@ -107,7 +109,11 @@ export function wireDelivery(deps: DeliveryWiring) {
 
   // What the one pass (the normalization worker) needs of routing: the routes, the
   // destinations snapshot and the writes of its transaction.
-  const routesCache = createRoutesCache({ store: store.engine, compile: deps.compile ?? compileRoutes, pollMs: config.pollMs });
+  const routesCache = createRoutesCache({
+    store: store.engine,
+    compile: deps.compile ?? compileRoutes,
+    pollMs: config.pollMs,
+  });
   const destinationsSnapshot = createDestinationsSnapshot(deps.directory, directoryRefreshMs, config.pollMs);
   const passRouting = {
     lineage: config.lineageEnabled,
@@ -118,13 +124,18 @@ export function wireDelivery(deps: DeliveryWiring) {
       await deps.backlog?.dropOverBudget(write);
       if (write.stored.length > 0) await deps.inlineStore?.prepare(write.batchId, write.stored);
       if (deps.bodies && write.deliveries.length > 0) {
-        const refs = await keepBodies(deps.bodies, write.deliveries.map((d) => d.events), false);
+        const refs = await keepBodies(
+          deps.bodies,
+          write.deliveries.map((d) => d.events),
+          false,
+        );
         write.deliveries.forEach((d, i) => (d.events = refs[i]!));
       }
     },
     /** After the batch's transaction, committed or not. */
     release: (write: RoutingWrite) => deps.bodies?.release(write.deliveries.map((d) => d.events)),
-    write: (write: RoutingWrite, at: Date) => storeRoutingWrite(store.engine, write, at, config.lineageEnabled, deps.inlineStore),
+    write: (write: RoutingWrite, at: Date) =>
+      storeRoutingWrite(store.engine, write, at, config.lineageEnabled, deps.inlineStore),
     written: (write: RoutingWrite) => {
       deps.backlog?.added(write.deliveries);
       engine.wakeLanes();

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { addRoute, engineFor, fakes, pendingBatch, sleep, testTelemetry, until } from '../../../test/support/delivery-engine.js';
+import {
+  addRoute,
+  engineFor,
+  fakes,
+  pendingBatch,
+  sleep,
+  testTelemetry,
+  until,
+} from '../../../test/support/delivery-engine.js';
 import { createOrganization } from '../../../test/support/identity.js';
 import { createIntegration } from '../../../test/support/normalization.js';
 import type { DeliverySettingsInput } from '../../pipeline/delivery/settings.js';
@@ -25,12 +33,19 @@ async function expectBalanced(orgId: number) {
   return rows;
 }
 
-const outbox = (destinationId: string) => db().selectFrom('delivery_batches').selectAll().where('destination_id', '=', destinationId).execute();
-const dlq = (destinationId: string) => db().selectFrom('dlq_events').selectAll().where('destination_id', '=', destinationId).orderBy('event_id').execute();
-const events = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ class_uid: 1, n: from + i, user: { email_addr: `user${i}@example.com` } }));
+const outbox = (destinationId: string) =>
+  db().selectFrom('delivery_batches').selectAll().where('destination_id', '=', destinationId).execute();
+const dlq = (destinationId: string) =>
+  db().selectFrom('dlq_events').selectAll().where('destination_id', '=', destinationId).orderBy('event_id').execute();
+const events = (n: number, from = 0) =>
+  Array.from({ length: n }, (_, i) => ({ class_uid: 1, n: from + i, user: { email_addr: `user${i}@example.com` } }));
 
 /** An organization with one integration and one destination (the fake sink) routed everything. */
-async function scenario(name: string, delivery: DeliverySettingsInput = {}, engineOptions: Parameters<typeof engineFor>[2] = {}) {
+async function scenario(
+  name: string,
+  delivery: DeliverySettingsInput = {},
+  engineOptions: Parameters<typeof engineFor>[2] = {},
+) {
   const org = await createOrganization(t, name);
   const integration = await createIntegration(t, org);
   const f = fakes();
@@ -60,10 +75,18 @@ describe('delivery lanes', () => {
     }
     expect(times).toHaveLength(3);
     expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(390);
-    const state = await db().selectFrom('destination_state').selectAll().where('destination_id', '=', dest.id).executeTakeFirstOrThrow();
+    const state = await db()
+      .selectFrom('destination_state')
+      .selectAll()
+      .where('destination_id', '=', dest.id)
+      .executeTakeFirstOrThrow();
     expect(state).toMatchObject({ breaker_state: 'closed', consecutive_failures: 0, last_error: 'HTTP 429' });
     expect(state.last_success_at).not.toBeNull();
-    const stats = await db().selectFrom('destination_stats').selectAll().where('destination_id', '=', dest.id).executeTakeFirstOrThrow();
+    const stats = await db()
+      .selectFrom('destination_stats')
+      .selectAll()
+      .where('destination_id', '=', dest.id)
+      .executeTakeFirstOrThrow();
     expect(stats).toMatchObject({ requests: 3, failed_requests: 2, delivered: 3, dead_lettered: 0 });
     expect(await expectBalanced(org)).toMatchObject([{ delivered: 3, pending: 0, dead_lettered: 0 }]);
   });
@@ -82,10 +105,12 @@ describe('delivery lanes', () => {
     }
     expect(f.calls.get(dest.id)).toBe(2);
     const rows = await dlq(dest.id);
-    expect(rows.map((r) => ({ kind: r.error_kind, reason: r.reason, attempts: r.attempts, status: r.status }))).toEqual([
-      { kind: 'retries_exhausted', reason: 'connection refused', attempts: 2, status: 'dead' },
-      { kind: 'retries_exhausted', reason: 'connection refused', attempts: 2, status: 'dead' },
-    ]);
+    expect(rows.map((r) => ({ kind: r.error_kind, reason: r.reason, attempts: r.attempts, status: r.status }))).toEqual(
+      [
+        { kind: 'retries_exhausted', reason: 'connection refused', attempts: 2, status: 'dead' },
+        { kind: 'retries_exhausted', reason: 'connection refused', attempts: 2, status: 'dead' },
+      ],
+    );
     expect(JSON.parse(rows[0]!.event)).toMatchObject({ class_uid: 1 });
     expect(await outbox(dest.id)).toEqual([]);
     expect(await expectBalanced(org)).toMatchObject([{ dead_lettered: 2, pending: 0 }]);
@@ -107,7 +132,9 @@ describe('delivery lanes', () => {
       await run2.stop();
     }
     expect(f2.calls.get(p.id)).toBe(1);
-    expect((await dlq(p.id)).map((r) => [r.error_kind, r.status_code, r.attempts])).toEqual(Array(3).fill(['http_4xx', 400, 1]));
+    expect((await dlq(p.id)).map((r) => [r.error_kind, r.status_code, r.attempts])).toEqual(
+      Array(3).fill(['http_4xx', 400, 1]),
+    );
     expect(await expectBalanced(org2)).toMatchObject([{ dead_lettered: 3, delivered: 0, pending: 0 }]);
   });
 
@@ -117,18 +144,27 @@ describe('delivery lanes', () => {
       if (call > 1) return {};
       const refuse = batch.events().findIndex((e) => e.n === 1);
       const later = batch.events().findIndex((e) => e.n === 2);
-      return { rejected: [{ index: refuse, reason: 'mapping conflict', statusCode: 400 }], retry: [{ index: later, reason: 'queue full', statusCode: 429 }] };
+      return {
+        rejected: [{ index: refuse, reason: 'mapping conflict', statusCode: 400 }],
+        retry: [{ index: later, reason: 'queue full', statusCode: 429 }],
+      };
     });
     const b = await pendingBatch(t, org, integration, events(4));
     const run = d.loops[0]!.start();
     try {
-      await until(async () => f.received.get(dest.id)?.length === 3 && (await outbox(dest.id)).length === 0, 5_000, 'partial delivery');
+      await until(
+        async () => f.received.get(dest.id)?.length === 3 && (await outbox(dest.id)).length === 0,
+        5_000,
+        'partial delivery',
+      );
     } finally {
       await run.stop();
     }
     expect(f.calls.get(dest.id)).toBe(2);
     expect(f.received.get(dest.id)).toEqual([b.records[0]!.id, b.records[3]!.id, b.records[2]!.id]);
-    expect((await dlq(dest.id)).map((r) => [r.event_id, r.error_kind, r.reason, r.status_code])).toEqual([[b.records[1]!.id, 'rejected', 'mapping conflict', 400]]);
+    expect((await dlq(dest.id)).map((r) => [r.event_id, r.error_kind, r.reason, r.status_code])).toEqual([
+      [b.records[1]!.id, 'rejected', 'mapping conflict', 400],
+    ]);
     expect(await expectBalanced(org)).toMatchObject([{ delivered: 3, dead_lettered: 1, pending: 0 }]);
   });
 
@@ -159,7 +195,11 @@ describe('delivery lanes', () => {
 
   it('opens the breaker after threshold failures, claims nothing while open, closes on a successful probe', async () => {
     const tel = testTelemetry();
-    const { org, integration, f, dest, d } = await scenario('lane-breaker', { breaker_threshold: 2, breaker_cooldown_ms: 1_500, max_attempts: 50, backoff_base_ms: 10, backoff_max_ms: 100 }, { telemetry: tel.telemetry, lagRefreshMs: 50 });
+    const { org, integration, f, dest, d } = await scenario(
+      'lane-breaker',
+      { breaker_threshold: 2, breaker_cooldown_ms: 1_500, max_attempts: 50, backoff_base_ms: 10, backoff_max_ms: 100 },
+      { telemetry: tel.telemetry, lagRefreshMs: 50 },
+    );
     let healthy = false;
     f.behaviours.set(dest.id, async () => {
       if (!healthy) throw new DeliveryError('http_5xx', 'HTTP 502', { statusCode: 502 });
@@ -168,22 +208,55 @@ describe('delivery lanes', () => {
     await pendingBatch(t, org, integration, events(2));
     const run = d.loops[0]!.start();
     try {
-      await until(async () => (await db().selectFrom('destination_state').select('breaker_state').where('destination_id', '=', dest.id).executeTakeFirst())?.breaker_state === 'open', 5_000, 'breaker open');
+      await until(
+        async () =>
+          (
+            await db()
+              .selectFrom('destination_state')
+              .select('breaker_state')
+              .where('destination_id', '=', dest.id)
+              .executeTakeFirst()
+          )?.breaker_state === 'open',
+        5_000,
+        'breaker open',
+      );
       const callsWhenOpened = f.calls.get(dest.id)!;
       expect(callsWhenOpened).toBe(2);
-      expect(await tel.points('collector_destination_breaker_state')).toEqual([{ attributes: { destination_id: dest.id }, value: 1 }]);
+      expect(await tel.points('collector_destination_breaker_state')).toEqual([
+        { attributes: { destination_id: dest.id }, value: 1 },
+      ]);
       await sleep(250);
       expect(f.calls.get(dest.id)).toBe(callsWhenOpened); // nothing claimed, no attempt spent
       const [row] = await outbox(dest.id);
       expect(row).toMatchObject({ attempts: 2, lease_owner: null });
-      expect(await tel.points('collector_dataplane_consumer_lag')).toContainEqual({ attributes: { partition: `destination:${dest.id}` }, value: 2 });
+      expect(await tel.points('collector_dataplane_consumer_lag')).toContainEqual({
+        attributes: { partition: `destination:${dest.id}` },
+        value: 2,
+      });
       healthy = true;
       await until(() => f.received.get(dest.id)?.length === 2, 5_000, 'probe delivery');
-      await until(async () => (await db().selectFrom('destination_state').select('breaker_state').where('destination_id', '=', dest.id).executeTakeFirst())?.breaker_state === 'closed', 2_000, 'breaker closed');
+      await until(
+        async () =>
+          (
+            await db()
+              .selectFrom('destination_state')
+              .select('breaker_state')
+              .where('destination_id', '=', dest.id)
+              .executeTakeFirst()
+          )?.breaker_state === 'closed',
+        2_000,
+        'breaker closed',
+      );
       expect(f.calls.get(dest.id)).toBe(3);
-      expect(await tel.points('collector_destination_breaker_state')).toEqual([{ attributes: { destination_id: dest.id }, value: 0 }]);
-      expect(await tel.points('collector_dispatch_failures_total')).toEqual([{ attributes: { target: dest.id, reason: 'http_5xx' }, value: 2 }]);
-      expect(await tel.points('collector_events_sent_total')).toEqual([{ attributes: { destination_id: dest.id, kind: 'primary' }, value: 2 }]);
+      expect(await tel.points('collector_destination_breaker_state')).toEqual([
+        { attributes: { destination_id: dest.id }, value: 0 },
+      ]);
+      expect(await tel.points('collector_dispatch_failures_total')).toEqual([
+        { attributes: { target: dest.id, reason: 'http_5xx' }, value: 2 },
+      ]);
+      expect(await tel.points('collector_events_sent_total')).toEqual([
+        { attributes: { destination_id: dest.id, kind: 'primary' }, value: 2 },
+      ]);
     } finally {
       await run.stop();
       await tel.shutdown();
@@ -218,7 +291,9 @@ describe('delivery lanes', () => {
 
   it('times out a request after timeout_ms and retries it', async () => {
     const { org, integration, f, dest, d } = await scenario('lane-timeout', { timeout_ms: 150, max_attempts: 5 });
-    f.behaviours.set(dest.id, (_b, signal, call) => (call === 1 ? new Promise(() => {}) : Promise.resolve(signal.aborted ? {} : {})));
+    f.behaviours.set(dest.id, (_b, signal, call) =>
+      call === 1 ? new Promise(() => {}) : Promise.resolve(signal.aborted ? {} : {}),
+    );
     await pendingBatch(t, org, integration, events(2));
     const run = d.loops[0]!.start();
     try {
@@ -226,7 +301,11 @@ describe('delivery lanes', () => {
     } finally {
       await run.stop();
     }
-    const state = await db().selectFrom('destination_state').selectAll().where('destination_id', '=', dest.id).executeTakeFirstOrThrow();
+    const state = await db()
+      .selectFrom('destination_state')
+      .selectAll()
+      .where('destination_id', '=', dest.id)
+      .executeTakeFirstOrThrow();
     expect(state.last_error).toBe('no answer within 150 ms');
     await expectBalanced(org);
   });
@@ -236,7 +315,11 @@ describe('delivery lanes', () => {
     await pendingBatch(t, org, integration, events(3));
     await d.engine.routeOnce();
     // A dispatcher claimed the rows and was killed before it could settle.
-    await db().updateTable('delivery_batches').set({ lease_owner: 'dead-dispatcher', leased_until: new Date(Date.now() + 1_500) }).where('destination_id', '=', dest.id).execute();
+    await db()
+      .updateTable('delivery_batches')
+      .set({ lease_owner: 'dead-dispatcher', leased_until: new Date(Date.now() + 1_500) })
+      .where('destination_id', '=', dest.id)
+      .execute();
     const run = d.loops[0]!.start();
     try {
       await sleep(300);
@@ -251,21 +334,40 @@ describe('delivery lanes', () => {
 
   it('writes masked samples for an open tap session, up to its max', async () => {
     const { org, integration, f, dest, d } = await scenario('lane-tap');
-    await db().insertInto('tap_sessions').values({ id: 'tap-1', destination_id: dest.id, expires_at: new Date(Date.now() + 60_000), max_events: 3, created_by: null }).execute();
+    await db()
+      .insertInto('tap_sessions')
+      .values({
+        id: 'tap-1',
+        destination_id: dest.id,
+        expires_at: new Date(Date.now() + 60_000),
+        max_events: 3,
+        created_by: null,
+      })
+      .execute();
     const run = d.loops[0]!.start();
     try {
       await until(() => d.engine.breakerStates().length === 1, 5_000, 'the lane');
       await sleep(150); // the lane sees the session (checked every pollMs)
       await pendingBatch(t, org, integration, events(5));
       await until(() => f.received.get(dest.id)?.length === 5, 5_000, 'delivery');
-      await until(async () => (await db().selectFrom('tap_samples').select('id').where('session_id', '=', 'tap-1').execute()).length === 3, 2_000, 'samples');
+      await until(
+        async () =>
+          (await db().selectFrom('tap_samples').select('id').where('session_id', '=', 'tap-1').execute()).length === 3,
+        2_000,
+        'samples',
+      );
       await pendingBatch(t, org, integration, events(2, 5));
       await until(() => f.received.get(dest.id)?.length === 7, 5_000, 'second delivery');
       await sleep(100);
     } finally {
       await run.stop();
     }
-    const samples = await db().selectFrom('tap_samples').selectAll().where('session_id', '=', 'tap-1').orderBy('id').execute();
+    const samples = await db()
+      .selectFrom('tap_samples')
+      .selectAll()
+      .where('session_id', '=', 'tap-1')
+      .orderBy('id')
+      .execute();
     expect(samples).toHaveLength(3);
     const first = JSON.parse(samples[0]!.event) as { user: { email_addr: string }; class_uid: number };
     expect(first.class_uid).toBe(1);
@@ -286,8 +388,12 @@ describe('delivery lanes', () => {
       await until(async () => (await dlq(dest.id)).length === 2, 5_000, 'dead letters');
     } finally {
       await run.stop();
-      expect(await tel.points('collector_dlq_total')).toEqual([{ attributes: { destination_id: dest.id, error_kind: 'auth' }, value: 2 }]);
-      expect(await tel.points('collector_dispatch_failures_total')).toEqual([{ attributes: { target: dest.id, reason: 'auth' }, value: 1 }]);
+      expect(await tel.points('collector_dlq_total')).toEqual([
+        { attributes: { destination_id: dest.id, error_kind: 'auth' }, value: 2 },
+      ]);
+      expect(await tel.points('collector_dispatch_failures_total')).toEqual([
+        { attributes: { target: dest.id, reason: 'auth' }, value: 1 },
+      ]);
       await tel.shutdown();
     }
     await expectBalanced(org);

@@ -12,17 +12,26 @@ const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 0.5,
 
 export function createDeliveryMetrics(meter: Meter): EngineMetrics & { observe(source: GaugeSource): void } {
   const sent = meter.createCounter('collector_events_sent_total', { description: 'Events delivered per destination' });
-  const failures = meter.createCounter('collector_dispatch_failures_total', { description: 'Failed delivery requests' });
+  const failures = meter.createCounter('collector_dispatch_failures_total', {
+    description: 'Failed delivery requests',
+  });
   const dlq = meter.createCounter('collector_dlq_total', { description: 'Events sent to the dead-letter queue' });
-  const breaker = meter.createObservableGauge('collector_destination_breaker_state', { description: 'Destination circuit breaker: 1 open, 0.5 half-open, 0 closed' });
-  const lag = meter.createObservableGauge('collector_dataplane_consumer_lag', { description: 'Events waiting in the data plane (routing, each destination outbox)' });
+  const breaker = meter.createObservableGauge('collector_destination_breaker_state', {
+    description: 'Destination circuit breaker: 1 open, 0.5 half-open, 0 closed',
+  });
+  const lag = meter.createObservableGauge('collector_dataplane_consumer_lag', {
+    description: 'Events waiting in the data plane (routing, each destination outbox)',
+  });
   return {
-    sent: (destinationId: string, kind: DeliveryKind, events: number) => sent.add(events, { destination_id: destinationId, kind }),
+    sent: (destinationId: string, kind: DeliveryKind, events: number) =>
+      sent.add(events, { destination_id: destinationId, kind }),
     failure: (destinationId: string, reason: string) => failures.add(1, { target: destinationId, reason }),
-    deadLettered: (destinationId: string, errorKind: string, events: number) => dlq.add(events, { destination_id: destinationId, error_kind: errorKind }),
+    deadLettered: (destinationId: string, errorKind: string, events: number) =>
+      dlq.add(events, { destination_id: destinationId, error_kind: errorKind }),
     observe(source: GaugeSource) {
       breaker.addCallback((result) => {
-        for (const [destinationId, state] of source.breakerStates()) result.observe(BREAKER_VALUE[state], { destination_id: destinationId });
+        for (const [destinationId, state] of source.breakerStates())
+          result.observe(BREAKER_VALUE[state], { destination_id: destinationId });
       });
       lag.addCallback((result) => {
         for (const { partition, events } of source.lag()) result.observe(events, { partition });

@@ -43,7 +43,18 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
     async enabledRoutes(organizationId) {
       const rows = await q()
         .selectFrom('routes')
-        .select(['id', 'organization_id', 'name', 'position', 'enabled', 'condition', 'transforms', 'destination_ids', 'final', 'version'])
+        .select([
+          'id',
+          'organization_id',
+          'name',
+          'position',
+          'enabled',
+          'condition',
+          'transforms',
+          'destination_ids',
+          'final',
+          'version',
+        ])
         .where('organization_id', '=', organizationId)
         .where('enabled', '=', true)
         .orderBy('position')
@@ -53,7 +64,14 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
     },
 
     async claimPending(limit, leaseMs) {
-      const { rows } = await sql<{ id: string; organization_id: number; integration_id: number; stream: string; event_count: number; events: string }>`
+      const { rows } = await sql<{
+        id: string;
+        organization_id: number;
+        integration_id: number;
+        stream: string;
+        event_count: number;
+        events: string;
+      }>`
         update normalized_batches set leased_until = now() + ${ms(leaseMs)}
         where id in (
           select id from normalized_batches
@@ -65,7 +83,9 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
 
     async nextLeaseEnd() {
       const { rows } = await sql<{ until: Date | string | null }>`
-        select min(coalesce(leased_until, 'epoch'::timestamptz)) as until from normalized_batches where route_state = 'pending'`.execute(q());
+        select min(coalesce(leased_until, 'epoch'::timestamptz)) as until from normalized_batches where route_state = 'pending'`.execute(
+        q(),
+      );
       const until = rows[0]?.until;
       return until == null ? null : new Date(until);
     },
@@ -82,12 +102,20 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
 
     async releasePending(batchIds) {
       if (batchIds.length === 0) return;
-      await q().updateTable('normalized_batches').set({ leased_until: null }).where('id', 'in', batchIds).where('route_state', '=', 'pending').execute();
+      await q()
+        .updateTable('normalized_batches')
+        .set({ leased_until: null })
+        .where('id', 'in', batchIds)
+        .where('route_state', '=', 'pending')
+        .execute();
     },
 
     async insertDeliveries(rows) {
       if (rows.length === 0) return;
-      const events = await keepBodies(bodies, rows.map((r) => r.events));
+      const events = await keepBodies(
+        bodies,
+        rows.map((r) => r.events),
+      );
       // A few rows (one per destination) with large texts: bound parameters, no JSON to parse.
       await q()
         .insertInto('delivery_batches')
@@ -118,7 +146,9 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
           select v.event_id, v.organization_id, v.integration_id, v.stream, v.mapping_version_id, v.received_at, v.normalized_batch_id, v.routes, v.filtered
           from jsonb_to_recordset(${json(events)}::jsonb) as v(event_id text, organization_id integer, integration_id integer, stream text,
             mapping_version_id text, received_at timestamptz, normalized_batch_id text, routes jsonb, filtered text)
-          on conflict (event_id) do update set routes = excluded.routes, filtered = excluded.filtered, normalized_batch_id = excluded.normalized_batch_id`.execute(q());
+          on conflict (event_id) do update set routes = excluded.routes, filtered = excluded.filtered, normalized_batch_id = excluded.normalized_batch_id`.execute(
+          q(),
+        );
       }
       if (copies.length > 0) {
         await sql`
@@ -156,7 +186,9 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
         from w
         where b.id = w.id and ((w.rn = 1 and ${budget.firstAlways}) or (w.ce <= ${budget.events} and w.cb <= ${budget.bytes}))
         returning b.id, b.destination_id, b.organization_id, b.integration_id, b.stream, b.kind, b.event_count, b.bytes, b.event_ids, b.events,
-          b.attempts, (extract(epoch from (now() - b.created_at)) * 1000)::float8 as age_ms, w.rn::int as rn`.execute(q());
+          b.attempts, (extract(epoch from (now() - b.created_at)) * 1000)::float8 as age_ms, w.rn::int as rn`.execute(
+        q(),
+      );
       const claimed = rows.sort((a, b) => a.rn - b.rn).map(({ rn: _rn, ...row }) => row);
       await Promise.all(claimed.map(async (row) => (row.events = await loadBody(bodies, row.events as string))));
       return claimed;
@@ -164,7 +196,13 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
 
     async lockOwned(ids, owner) {
       if (ids.length === 0) return new Set();
-      const rows = await q().selectFrom('delivery_batches').select('id').where('id', 'in', ids).where('lease_owner', '=', owner).forUpdate().execute();
+      const rows = await q()
+        .selectFrom('delivery_batches')
+        .select('id')
+        .where('id', 'in', ids)
+        .where('lease_owner', '=', owner)
+        .forUpdate()
+        .execute();
       return new Set(rows.map((r) => r.id));
     },
 
@@ -175,8 +213,17 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
 
     async rewriteDeliveries(rows, owner) {
       if (rows.length === 0) return;
-      const events = await keepBodies(bodies, rows.map((r) => r.content?.events ?? ''));
-      const flat = rows.map((r, i) => ({ id: r.id, attempts: r.attempts, delay_ms: r.delay_ms, last_error: r.last_error, ...(r.content ? { ...r.content, events: events[i]! } : {}) }));
+      const events = await keepBodies(
+        bodies,
+        rows.map((r) => r.content?.events ?? ''),
+      );
+      const flat = rows.map((r, i) => ({
+        id: r.id,
+        attempts: r.attempts,
+        delay_ms: r.delay_ms,
+        last_error: r.last_error,
+        ...(r.content ? { ...r.content, events: events[i]! } : {}),
+      }));
       await sql`
         update delivery_batches b set
           attempts = v.attempts,
@@ -199,7 +246,9 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
         insert into dlq_events (id, destination_id, organization_id, integration_id, stream, event_id, delivery_batch_id, event, error_kind, reason, status_code, attempts)
         select v.id, v.destination_id, v.organization_id, v.integration_id, v.stream, v.event_id, v.delivery_batch_id, v.event, v.error_kind, v.reason, v.status_code, v.attempts
         from jsonb_to_recordset(${json(rows)}::jsonb) as v(id text, destination_id text, organization_id integer, integration_id integer, stream text,
-          event_id text, delivery_batch_id text, event text, error_kind text, reason text, status_code integer, attempts integer)`.execute(q());
+          event_id text, delivery_batch_id text, event text, error_kind text, reason text, status_code integer, attempts integer)`.execute(
+        q(),
+      );
     },
 
     async addDestinationStats(d, hour) {
@@ -300,7 +349,9 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
       const { rows } = await sql<{ partition: string; events: number }>`
         select 'routing' as partition, coalesce(sum(event_count), 0)::float8 as events from normalized_batches where route_state = 'pending'
         union all
-        select 'destination:' || destination_id, sum(event_count)::float8 from delivery_batches group by destination_id`.execute(q());
+        select 'destination:' || destination_id, sum(event_count)::float8 from delivery_batches group by destination_id`.execute(
+        q(),
+      );
       return rows.map((r) => ({ partition: r.partition, events: Number(r.events) }));
     },
   };
@@ -308,7 +359,9 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
   /** The body-log segments the outbox's rows name. */
   async function bodySegments(): Promise<number[]> {
     const { rows } = await sql<{ seq: number }>`
-      select distinct split_part(events, ':', 2)::int as seq from delivery_batches where events like ${`${BODY_REF_PREFIX}%`}`.execute(q());
+      select distinct split_part(events, ':', 2)::int as seq from delivery_batches where events like ${`${BODY_REF_PREFIX}%`}`.execute(
+      q(),
+    );
     return rows.map((r) => r.seq);
   }
 
@@ -316,7 +369,9 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
   async function purgeOlder(table: string, column: string, key: string, before: Date, limit: number): Promise<number> {
     const res = await sql`
       delete from ${sql.table(table)} where ${sql.ref(key)} in (
-        select ${sql.ref(key)} from ${sql.table(table)} where ${sql.ref(column)} < ${before}::timestamptz limit ${limit})`.execute(q());
+        select ${sql.ref(key)} from ${sql.table(table)} where ${sql.ref(column)} < ${before}::timestamptz limit ${limit})`.execute(
+      q(),
+    );
     return Number(res.numAffectedRows ?? 0);
   }
 
@@ -329,9 +384,11 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
       (await purgeOlder('lineage_copies', 'created_at', 'ctid', before, limit)) +
       (await purgeOlder('lineage_events', 'created_at', 'event_id', before, limit)),
     purgeTaps: async (before: Date, limit: number) =>
-      (await purgeOlder('tap_samples', 'at', 'id', before, limit)) + (await purgeOlder('tap_sessions', 'expires_at', 'id', before, limit)),
+      (await purgeOlder('tap_samples', 'at', 'id', before, limit)) +
+      (await purgeOlder('tap_sessions', 'expires_at', 'id', before, limit)),
     purgeStats: async (before: Date, limit: number) =>
-      (await purgeOlder('route_stats', 'hour', 'ctid', before, limit)) + (await purgeOlder('destination_stats', 'hour', 'ctid', before, limit)),
+      (await purgeOlder('route_stats', 'hour', 'ctid', before, limit)) +
+      (await purgeOlder('destination_stats', 'hour', 'ctid', before, limit)),
     /** The hourly ledger's rows of hours before `before` (ledger_hours_hour index). */
     purgeLedgerHours: (before: Date, limit: number) => purgeOlder('ledger_hours', 'hour', 'ctid', before, limit),
 

@@ -31,7 +31,12 @@ const FAKE_HTTP: SinkType = {
         const res = await fetch(url, { headers: { authorization: `Bearer ${ctx.credential?.token ?? ''}` }, signal });
         const text = await res.text();
         if (res.status === 401) throw new DeliveryError('auth', `server answered 401: ${text}`, { statusCode: 401 });
-        return { ok: res.ok, detail: `health answered ${res.status}`, latency_ms: performance.now() - started, ...(res.ok ? {} : { error_kind: 'http_5xx' as const }) };
+        return {
+          ok: res.ok,
+          detail: `health answered ${res.status}`,
+          latency_ms: performance.now() - started,
+          ...(res.ok ? {} : { error_kind: 'http_5xx' as const }),
+        };
       },
       close: async () => {
         closed.push(ctx.destinationId);
@@ -50,13 +55,25 @@ const seen: string[] = [];
 type Json = Record<string, unknown>;
 const BASE = '/api/collectors/destinations';
 
-async function makeDestination(app: TestApp, who: Principal, name: string, url: string, token = SECRET): Promise<string> {
-  const res = await app.app.inject({ method: 'POST', url: BASE, headers: who.headers, payload: { name, type: 'fake_http', config: { url }, credential: { token } } });
+async function makeDestination(
+  app: TestApp,
+  who: Principal,
+  name: string,
+  url: string,
+  token = SECRET,
+): Promise<string> {
+  const res = await app.app.inject({
+    method: 'POST',
+    url: BASE,
+    headers: who.headers,
+    payload: { name, type: 'fake_http', config: { url }, credential: { token } },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return String(res.json<Json>().id);
 }
 
-const probe = (app: TestApp, who: Principal, id: string) => app.app.inject({ method: 'POST', url: `${BASE}/${id}/test`, headers: who.headers });
+const probe = (app: TestApp, who: Principal, id: string) =>
+  app.app.inject({ method: 'POST', url: `${BASE}/${id}/test`, headers: who.headers });
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -66,7 +83,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32' }, captureLogs: true });
+  t = await createTestApp({
+    env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32' },
+    captureLogs: true,
+  });
   t.container.destinations.types.register(FAKE_HTTP);
   orgA = await createOrganization(t, 'Org A');
   adminA = await createPrincipal(t, { role: 'admin', organizationId: orgA });
@@ -85,8 +105,14 @@ describe('POST /destinations/{id}/test', () => {
     expect(res.json()).toEqual({ ok: true, detail: 'health answered 200', latency_ms: expect.any(Number) });
     expect(seen).toEqual([`Bearer ${SECRET}`]);
     expect(closed).toContain(id);
-    const audit = (await t.app.inject({ method: 'GET', url: `${BASE}/${id}/credential/audit`, headers: adminA.headers })).json();
-    expect(audit.items[0]).toMatchObject({ operation_id: 'destinations.test', outcome: 'success', details: { ok: true } });
+    const audit = (
+      await t.app.inject({ method: 'GET', url: `${BASE}/${id}/credential/audit`, headers: adminA.headers })
+    ).json();
+    expect(audit.items[0]).toMatchObject({
+      operation_id: 'destinations.test',
+      outcome: 'success',
+      details: { ok: true },
+    });
   });
 
   it('reports a refused credential as ok false with its kind, the echoed secret redacted', async () => {
@@ -97,7 +123,12 @@ describe('POST /destinations/{id}/test', () => {
     expect(body).toMatchObject({ ok: false, error_kind: 'auth' });
     expect(String(body.detail)).toContain('server answered 401');
     expect(res.body).not.toContain('not-the-right-token-123');
-    const entry = await t.container.database.db.selectFrom('audit_log').select('details').where('operation_id', '=', 'destinations.test').where('target_id', '=', id).executeTakeFirstOrThrow();
+    const entry = await t.container.database.db
+      .selectFrom('audit_log')
+      .select('details')
+      .where('operation_id', '=', 'destinations.test')
+      .where('target_id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(entry.details).toMatchObject({ ok: false, error_kind: 'auth' });
     expect(JSON.stringify(t.logs)).not.toContain('not-the-right-token-123');
   });
@@ -111,7 +142,11 @@ describe('POST /destinations/{id}/test', () => {
     expect((await probe(t, adminA, id)).json()).toMatchObject({ ok: false, error_kind: 'connection' });
 
     await t.app.inject({ method: 'POST', url: `${BASE}/${id}/credential/revoke`, headers: adminA.headers });
-    expect((await probe(t, adminA, id)).json()).toMatchObject({ ok: false, error_kind: 'config', detail: expect.stringContaining('no credential') });
+    expect((await probe(t, adminA, id)).json()).toMatchObject({
+      ok: false,
+      error_kind: 'config',
+      detail: expect.stringContaining('no credential'),
+    });
     expect((await probe(t, adminA, 'no-such-destination')).statusCode).toBe(404);
   });
 
@@ -123,25 +158,46 @@ describe('POST /destinations/{id}/test', () => {
       seen.length = 0;
       const res = await probe(t, adminA, id);
       expect(res.statusCode).toBe(200);
-      expect(res.json(), url).toMatchObject({ ok: false, error_kind: 'blocked_address', detail: expect.stringContaining('WEIR_OUTBOUND_ALLOW_CIDRS') });
+      expect(res.json(), url).toMatchObject({
+        ok: false,
+        error_kind: 'blocked_address',
+        detail: expect.stringContaining('WEIR_OUTBOUND_ALLOW_CIDRS'),
+      });
       expect(seen).toEqual([]);
     }
   });
 
   it('records the outcome for health: a failed test is the current error, a later success clears it (kept as history)', async () => {
     const id = await makeDestination(t, adminA, 'Recovering', baseUrl, 'stale-token-abcdef');
-    const health = async () => (await t.app.inject({ method: 'GET', url: `${BASE}/${id}/health`, headers: adminA.headers })).json<Json>();
+    const health = async () =>
+      (await t.app.inject({ method: 'GET', url: `${BASE}/${id}/health`, headers: adminA.headers })).json<Json>();
     expect((await probe(t, adminA, id)).json()).toMatchObject({ ok: false });
     const failing = await health();
-    expect(failing).toMatchObject({ status: 'degraded', last_test_ok: false, current_error: expect.stringMatching(/^test: server answered 401/) });
+    expect(failing).toMatchObject({
+      status: 'degraded',
+      last_test_ok: false,
+      current_error: expect.stringMatching(/^test: server answered 401/),
+    });
     expect(JSON.stringify(failing)).not.toContain('stale-token-abcdef');
 
-    const rotated = await t.app.inject({ method: 'POST', url: `${BASE}/${id}/credential/rotate`, headers: adminA.headers, payload: { credential: { token: SECRET } } });
+    const rotated = await t.app.inject({
+      method: 'POST',
+      url: `${BASE}/${id}/credential/rotate`,
+      headers: adminA.headers,
+      payload: { credential: { token: SECRET } },
+    });
     expect(rotated.statusCode, rotated.body).toBe(200);
     expect((await probe(t, adminA, id)).json()).toMatchObject({ ok: true });
     const recovered = await health();
     // No event was delivered yet: idle rather than healthy, and nothing is failing.
-    expect(recovered).toMatchObject({ status: 'idle', current_error: null, last_test_ok: true, last_error: expect.stringMatching(/^test: /) });
-    expect(Date.parse(String(recovered.last_test_at))).toBeGreaterThanOrEqual(Date.parse(String(recovered.last_error_at)));
+    expect(recovered).toMatchObject({
+      status: 'idle',
+      current_error: null,
+      last_test_ok: true,
+      last_error: expect.stringMatching(/^test: /),
+    });
+    expect(Date.parse(String(recovered.last_test_at))).toBeGreaterThanOrEqual(
+      Date.parse(String(recovered.last_error_at)),
+    );
   });
 });

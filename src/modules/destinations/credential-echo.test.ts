@@ -12,7 +12,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { addRoute, pendingBatch, until } from '../../../test/support/delivery-engine.js';
-import { startEchoPostgres, startEchoReceiver, type EchoPostgres, type EchoReceiver } from '../../../test/support/echo-receiver.js';
+import {
+  startEchoPostgres,
+  startEchoReceiver,
+  type EchoPostgres,
+  type EchoReceiver,
+} from '../../../test/support/echo-receiver.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { leaks } from '../../../test/support/leaks.js';
 import { integration } from '../../../test/support/quarantine.js';
@@ -61,7 +66,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-const call = (who: Principal, method: 'GET' | 'POST', url: string, payload?: Json) => t.app.inject({ method, url, headers: who.headers, ...(payload ? { payload } : {}) });
+const call = (who: Principal, method: 'GET' | 'POST', url: string, payload?: Json) =>
+  t.app.inject({ method, url, headers: who.headers, ...(payload ? { payload } : {}) });
 
 beforeAll(async () => {
   http = await startEchoReceiver({ format: 'json' });
@@ -73,7 +79,12 @@ beforeAll(async () => {
   const root = path.join(await mkdtemp(path.join(tmpdir(), 'weir-echo-')), 'not-a-directory');
   writeFileSync(root, 'x');
   t = await createTestApp({
-    env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_LINEAGE_ENABLED: 'true', WEIR_DISPATCH_POLL_MS: '20', WEIR_FILE_SINK_ROOT: root },
+    env: {
+      WEIR_TOKEN_RATE_LIMIT: '1000000',
+      WEIR_LINEAGE_ENABLED: 'true',
+      WEIR_DISPATCH_POLL_MS: '20',
+      WEIR_FILE_SINK_ROOT: root,
+    },
     captureLogs: true,
   });
   org = await createOrganization(t, 'Echo');
@@ -81,9 +92,30 @@ beforeAll(async () => {
   viewer = await createPrincipal(t, { role: 'viewer', organizationId: org });
 
   cases = [
-    { name: 'http bearer', type: 'http', config: () => ({ url: `${http.url}/in?x=1` }), credential: { bearer_token: 'bT-Zq8xW2vK7pL4mN9rS3tY6uH1jG5fD0cA' }, secrets: ['bT-Zq8xW2vK7pL4mN9rS3tY6uH1jG5fD0cA'], echoes: true },
-    { name: 'http basic', type: 'http', config: () => ({ url: `${http.url}/in` }), credential: { basic_username: 'svc-weir', basic_password: PASSWORD }, secrets: [PASSWORD], echoes: true },
-    { name: 'http secret headers', type: 'http', config: () => ({ url: `${http.url}/in` }), credential: { secret_headers: { 'X-Api-Key': 'hK-7Fq2Ws9Lp4Xv1Nb8Zr3Tm6Jc0Yd5Ge' } }, secrets: ['hK-7Fq2Ws9Lp4Xv1Nb8Zr3Tm6Jc0Yd5Ge'], echoes: true },
+    {
+      name: 'http bearer',
+      type: 'http',
+      config: () => ({ url: `${http.url}/in?x=1` }),
+      credential: { bearer_token: 'bT-Zq8xW2vK7pL4mN9rS3tY6uH1jG5fD0cA' },
+      secrets: ['bT-Zq8xW2vK7pL4mN9rS3tY6uH1jG5fD0cA'],
+      echoes: true,
+    },
+    {
+      name: 'http basic',
+      type: 'http',
+      config: () => ({ url: `${http.url}/in` }),
+      credential: { basic_username: 'svc-weir', basic_password: PASSWORD },
+      secrets: [PASSWORD],
+      echoes: true,
+    },
+    {
+      name: 'http secret headers',
+      type: 'http',
+      config: () => ({ url: `${http.url}/in` }),
+      credential: { secret_headers: { 'X-Api-Key': 'hK-7Fq2Ws9Lp4Xv1Nb8Zr3Tm6Jc0Yd5Ge' } },
+      secrets: ['hK-7Fq2Ws9Lp4Xv1Nb8Zr3Tm6Jc0Yd5Ge'],
+      echoes: true,
+    },
     {
       name: 'http hmac',
       type: 'http',
@@ -92,10 +124,38 @@ beforeAll(async () => {
       secrets: ['hM-4Rt8Yu2Io6Pa9Sd3Fg7Hj1Kl5Zx0Cv'],
       echoes: true,
     },
-    { name: 'elasticsearch basic', type: 'elasticsearch', config: () => ({ url: http.url }), credential: { username: 'elastic', password: ES_PASSWORD }, secrets: [ES_PASSWORD], echoes: true },
-    { name: 'elasticsearch api key id:key', type: 'elasticsearch', config: () => ({ url: http.url }), credential: { api_key: ES_KEY }, secrets: [ES_KEY.split(':')[1]!], echoes: true },
-    { name: 'elasticsearch api key encoded', type: 'elasticsearch', config: () => ({ url: http.url }), credential: { api_key: ES_ENCODED }, secrets: [ES_ENCODED, 'Rt5kq9wVbN2mXs7yZa4LpQ'], echoes: true },
-    { name: 'splunk hec token', type: 'splunk_hec', config: () => ({ url: http.url }), credential: { token: 'Hec-tK7q-Wz4p-Lm9x-Rv2n-Yb6s-Jd3fU' }, secrets: ['Hec-tK7q-Wz4p-Lm9x-Rv2n-Yb6s-Jd3fU'], echoes: true },
+    {
+      name: 'elasticsearch basic',
+      type: 'elasticsearch',
+      config: () => ({ url: http.url }),
+      credential: { username: 'elastic', password: ES_PASSWORD },
+      secrets: [ES_PASSWORD],
+      echoes: true,
+    },
+    {
+      name: 'elasticsearch api key id:key',
+      type: 'elasticsearch',
+      config: () => ({ url: http.url }),
+      credential: { api_key: ES_KEY },
+      secrets: [ES_KEY.split(':')[1]!],
+      echoes: true,
+    },
+    {
+      name: 'elasticsearch api key encoded',
+      type: 'elasticsearch',
+      config: () => ({ url: http.url }),
+      credential: { api_key: ES_ENCODED },
+      secrets: [ES_ENCODED, 'Rt5kq9wVbN2mXs7yZa4LpQ'],
+      echoes: true,
+    },
+    {
+      name: 'splunk hec token',
+      type: 'splunk_hec',
+      config: () => ({ url: http.url }),
+      credential: { token: 'Hec-tK7q-Wz4p-Lm9x-Rv2n-Yb6s-Jd3fU' },
+      secrets: ['Hec-tK7q-Wz4p-Lm9x-Rv2n-Yb6s-Jd3fU'],
+      echoes: true,
+    },
     {
       name: 's3 keys',
       type: 's3',
@@ -115,7 +175,14 @@ beforeAll(async () => {
     {
       name: 'postgres password',
       type: 'postgres',
-      config: () => ({ host: '127.0.0.1', port: pg.port, database: 'events', user: 'weir', table: 'ocsf', ssl: 'disable' }),
+      config: () => ({
+        host: '127.0.0.1',
+        port: pg.port,
+        database: 'events',
+        user: 'weir',
+        table: 'ocsf',
+        ssl: 'disable',
+      }),
       credential: { password: 'pG-3Mn7Bv1Cx5Za9Qw2Er6Ty0Ui4Op8As' },
       secrets: ['pG-3Mn7Bv1Cx5Za9Qw2Er6Ty0Ui4Op8As'],
       echoes: true,
@@ -126,9 +193,17 @@ beforeAll(async () => {
       config: () => ({ host: '127.0.0.1', port: closedPort, protocol: 'tls', tls_ca: TEST_TLS.cert }),
       credential: { client_cert: TEST_TLS.cert, client_key: TEST_TLS.key },
       secrets: [TEST_TLS.key, ...TEST_TLS.key.split('\n').filter((l) => l && !l.startsWith('-----'))],
-      echoes: 'syslog receivers never answer, and the client key never leaves the process (TLS proves possession without sending it): the refused connection is the error path read',
+      echoes:
+        'syslog receivers never answer, and the client key never leaves the process (TLS proves possession without sending it): the refused connection is the error path read',
     },
-    { name: 'file', type: 'file', config: () => ({ path: 'events' }), secrets: [], echoes: 'a file destination has no credential and no remote end: its failure to create the directory is the error path read' },
+    {
+      name: 'file',
+      type: 'file',
+      config: () => ({ path: 'events' }),
+      secrets: [],
+      echoes:
+        'a file destination has no credential and no remote end: its failure to create the directory is the error path read',
+    },
   ];
 
   for (const c of cases) {
@@ -145,7 +220,10 @@ beforeAll(async () => {
   }
   await addRoute(t, org, { destinations: [...ids.values()] });
   const source = await integration(t, org, 'echo-push');
-  await pendingBatch(t, org, source, [{ class_uid: 3002, message: 'first' }, { class_uid: 3002, message: 'second' }]);
+  await pendingBatch(t, org, source, [
+    { class_uid: 3002, message: 'first' },
+    { class_uid: 3002, message: 'second' },
+  ]);
 
   const loops = t.container.loops.filter((l) => l.role === 'dispatcher').map((l) => l.start());
   try {
@@ -173,15 +251,28 @@ describe('a receiver that echoes the credential back', () => {
     for (const type of SINK_TYPES) {
       const fields = Object.keys(((type.credentialSchema ?? {}) as { properties?: Json }).properties ?? {});
       const used = new Set(cases.filter((c) => c.type === type.type).flatMap((c) => Object.keys(c.credential ?? {})));
-      expect(cases.some((c) => c.type === type.type), type.type).toBe(true);
-      expect(fields.filter((f) => !used.has(f)), `${type.type} fields without a case`).toEqual([]);
+      expect(
+        cases.some((c) => c.type === type.type),
+        type.type,
+      ).toBe(true);
+      expect(
+        fields.filter((f) => !used.has(f)),
+        `${type.type} fields without a case`,
+      ).toEqual([]);
     }
   });
 
   it('uses secrets no UUID, hex id or correlation id in a log line can share 4 characters with', () => {
     // A run of 4 characters a UUID can hold (hex digits, at most one dash) in a secret turns up
     // in random UUIDs (a request's correlation id) now and then, failing the checks by chance.
-    const risky = cases.flatMap((c) => c.secrets.flatMap((s) => [...s].map((_, i) => s.slice(i, i + 4)).filter((g) => g.length === 4 && /^[0-9a-f-]{4}$/.test(g) && g.split('-').length <= 2).map((g) => `${c.name}: ${g}`)));
+    const risky = cases.flatMap((c) =>
+      c.secrets.flatMap((s) =>
+        [...s]
+          .map((_, i) => s.slice(i, i + 4))
+          .filter((g) => g.length === 4 && /^[0-9a-f-]{4}$/.test(g) && g.split('-').length <= 2)
+          .map((g) => `${c.name}: ${g}`),
+      ),
+    );
     expect(risky).toEqual([]);
   });
 
@@ -196,41 +287,45 @@ describe('a receiver that echoes the credential back', () => {
     expect(pg.passwords).toContain('pG-3Mn7Bv1Cx5Za9Qw2Er6Ty0Ui4Op8As');
   });
 
-  it.each([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])('case %i: no piece of a secret in health, the DLQ, lineage, the test answer or the logs', async (n) => {
-    const c = cases[n]!;
-    const id = ids.get(c.name)!;
-    if (c.echoes !== true) expect(c.echoes.length, 'the reason the type cannot echo').toBeGreaterThan(20);
-    const texts: Record<string, string> = {};
+  it.each([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])(
+    'case %i: no piece of a secret in health, the DLQ, lineage, the test answer or the logs',
+    async (n) => {
+      const c = cases[n]!;
+      const id = ids.get(c.name)!;
+      if (c.echoes !== true) expect(c.echoes.length, 'the reason the type cannot echo').toBeGreaterThan(20);
+      const texts: Record<string, string> = {};
 
-    const all = await call(viewer, 'GET', `${BASE}/health`);
-    expect(all.statusCode).toBe(200);
-    const item = all.json<{ items: Json[] }>().items.find((d) => d.destination_id === id);
-    expect(item?.last_error, `${c.name}: the batch health shows the error`).toEqual(expect.any(String));
-    texts['health (all)'] = JSON.stringify(item);
-    const one = await call(viewer, 'GET', `${BASE}/${id}/health`);
-    expect(one.statusCode).toBe(200);
-    texts.health = one.body;
-    const lastError = one.json<Json>().last_error;
-    expect(typeof lastError, `${c.name}: a last_error is recorded`).toBe('string');
+      const all = await call(viewer, 'GET', `${BASE}/health`);
+      expect(all.statusCode).toBe(200);
+      const item = all.json<{ items: Json[] }>().items.find((d) => d.destination_id === id);
+      expect(item?.last_error, `${c.name}: the batch health shows the error`).toEqual(expect.any(String));
+      texts['health (all)'] = JSON.stringify(item);
+      const one = await call(viewer, 'GET', `${BASE}/${id}/health`);
+      expect(one.statusCode).toBe(200);
+      texts.health = one.body;
+      const lastError = one.json<Json>().last_error;
+      expect(typeof lastError, `${c.name}: a last_error is recorded`).toBe('string');
 
-    const dlq = await call(viewer, 'GET', `${BASE}/${id}/dlq`);
-    expect(dlq.statusCode).toBe(200);
-    expect(dlq.json<{ total: number }>().total).toBe(2);
-    texts.dlq = dlq.body;
-    const lineage = await call(viewer, 'GET', `${BASE}/${id}/lineage`);
-    expect(lineage.statusCode).toBe(200);
-    expect(lineage.body, `${c.name}: lineage records the failed attempt`).toContain('"outcome":"dead_lettered"');
-    texts.lineage = lineage.body;
-    const tested = await call(admin, 'POST', `${BASE}/${id}/test`);
-    expect(tested.statusCode).toBe(200);
-    expect(tested.json<Json>().ok).toBe(false);
-    texts.test = tested.body;
-    texts.logs = JSON.stringify(t.logs);
+      const dlq = await call(viewer, 'GET', `${BASE}/${id}/dlq`);
+      expect(dlq.statusCode).toBe(200);
+      expect(dlq.json<{ total: number }>().total).toBe(2);
+      texts.dlq = dlq.body;
+      const lineage = await call(viewer, 'GET', `${BASE}/${id}/lineage`);
+      expect(lineage.statusCode).toBe(200);
+      expect(lineage.body, `${c.name}: lineage records the failed attempt`).toContain('"outcome":"dead_lettered"');
+      texts.lineage = lineage.body;
+      const tested = await call(admin, 'POST', `${BASE}/${id}/test`);
+      expect(tested.statusCode).toBe(200);
+      expect(tested.json<Json>().ok).toBe(false);
+      texts.test = tested.body;
+      texts.logs = JSON.stringify(t.logs);
 
-    for (const [where, text] of Object.entries(texts)) {
-      for (const secret of c.secrets) expect(leaks(text, secret), `${c.name}: ${where}: ${text.slice(0, 400)}`).toEqual([]);
-    }
-    // The echo reached the stored error and was redacted there, not dropped.
-    if (c.echoes === true && c.name !== 'http hmac') expect(lastError as string, c.name).toContain(REDACTED);
-  });
+      for (const [where, text] of Object.entries(texts)) {
+        for (const secret of c.secrets)
+          expect(leaks(text, secret), `${c.name}: ${where}: ${text.slice(0, 400)}`).toEqual([]);
+      }
+      // The echo reached the stored error and was redacted there, not dropped.
+      if (c.echoes === true && c.name !== 'http hmac') expect(lastError as string, c.name).toContain(REDACTED);
+    },
+  );
 });

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestApp } from '../../../test/support/app.js';
-import { DESTINATIONS, destinationsApp, open, secure, SECRET, type DestinationsApp, type Method } from '../../../test/support/destinations.js';
+import {
+  DESTINATIONS,
+  destinationsApp,
+  open,
+  secure,
+  SECRET,
+  type DestinationsApp,
+  type Method,
+} from '../../../test/support/destinations.js';
 import type { Principal } from '../../../test/support/identity.js';
 import { DEFAULT_DELIVERY } from '../../pipeline/delivery/settings.js';
 
@@ -34,7 +42,11 @@ describe('destination types', () => {
     expect(res.statusCode).toBe(200);
     const types = res.json<Json[]>();
     const fake = types.find((x) => x.type === 'fake_secure');
-    expect(fake).toMatchObject({ title: 'Fake (credential)', credential_required: true, delivery_defaults: { ...DEFAULT_DELIVERY } });
+    expect(fake).toMatchObject({
+      title: 'Fake (credential)',
+      credential_required: true,
+      delivery_defaults: { ...DEFAULT_DELIVERY },
+    });
     expect(fake?.config_schema).toMatchObject({ type: 'object', properties: { url: { type: 'string' } } });
     expect(fake?.credential_schema).toMatchObject({ properties: { token: { type: 'string' } } });
     expect(types.find((x) => x.type === 'fake_open')?.credential_schema).toBeNull();
@@ -65,7 +77,11 @@ describe('create and read', () => {
     const got = await call(viewerA, 'GET', `${BASE}/${String(d.id)}`);
     const { warnings: _, ...saved } = d;
     expect(got.json()).toEqual(saved);
-    const row = await t.container.database.db.selectFrom('destinations').selectAll().where('id', '=', String(d.id)).executeTakeFirstOrThrow();
+    const row = await t.container.database.db
+      .selectFrom('destinations')
+      .selectAll()
+      .where('id', '=', String(d.id))
+      .executeTakeFirstOrThrow();
     expect(row.credential).not.toContain(SECRET);
     expect(row.credential_key_id).toBe(t.container.destinations.cipher.currentKeyId);
     expect(row.delivery).toEqual({ max_events: 100 });
@@ -97,18 +113,28 @@ describe('create and read', () => {
       expect(res.body).not.toContain(SECRET3);
     }
     const bad = (await call(adminA, 'POST', BASE, { ...secure('x'), config: { index: 3 } })).json();
-    expect(bad.error.details.errors.map((e: Json) => e.location).sort()).toEqual(['body/config/index', 'body/config/url']);
+    expect(bad.error.details.errors.map((e: Json) => e.location).sort()).toEqual([
+      'body/config/index',
+      'body/config/url',
+    ]);
     expect(await t.container.database.db.selectFrom('destinations').select('id').execute()).toEqual([]);
   });
 
   it('says in words what a file destination path and prefix may be, never with the regular expression', async () => {
-    const res = await call(adminA, 'POST', BASE, { name: 'files', type: 'file', config: { path: '../elsewhere', prefix: '-x' } });
+    const res = await call(adminA, 'POST', BASE, {
+      name: 'files',
+      type: 'file',
+      config: { path: '../elsewhere', prefix: '-x' },
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().error.code).toBe('destination.invalid_config');
     expect(res.json().detail).toBe(
       'body/config/path must be a relative directory such as "siem/okta" or ".": names separated by "/", not starting with "/" or a drive letter (C:), without a ".." segment, a backslash or a NUL character',
     );
-    expect(res.json().error.details.errors).toContainEqual({ location: 'body/config/prefix', message: 'must be 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or a digit' });
+    expect(res.json().error.details.errors).toContainEqual({
+      location: 'body/config/prefix',
+      message: 'must be 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or a digit',
+    });
     expect(res.body).not.toContain('(?!');
   });
 
@@ -133,7 +159,8 @@ describe('visibility and scope', () => {
     const b = await create(adminB, open('B one'));
     const g = await create(root, open('Global one'));
     expect(g.organization_id).toBeNull();
-    const ids = async (who: Principal, q = '') => (await call(who, 'GET', `${BASE}${q}`)).json<{ items: Json[]; total: number }>().items.map((d) => d.id);
+    const ids = async (who: Principal, q = '') =>
+      (await call(who, 'GET', `${BASE}${q}`)).json<{ items: Json[]; total: number }>().items.map((d) => d.id);
     expect(await ids(adminA)).toEqual([a.id, g.id]);
     expect(await ids(adminB)).toEqual([b.id, g.id]);
     expect(await ids(root)).toEqual([a.id, b.id, g.id]);
@@ -179,7 +206,12 @@ describe('PUT', () => {
   it('changes the given fields, bumps the version, and refuses a credential', async () => {
     const d = await create(adminA, secure('Edit me'));
     const id = String(d.id);
-    const res = await call(adminA, 'PUT', `${BASE}/${id}`, { name: 'Edited', config: { url: 'http://h' }, delivery: { timeout_ms: 500 }, enabled: false });
+    const res = await call(adminA, 'PUT', `${BASE}/${id}`, {
+      name: 'Edited',
+      config: { url: 'http://h' },
+      delivery: { timeout_ms: 500 },
+      enabled: false,
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({
       name: 'Edited',
@@ -195,7 +227,9 @@ describe('PUT', () => {
     expect(withCredential.json().error.code).toBe('destination.invalid_credential');
     expect(withCredential.json().detail).toContain(`/api/collectors/destinations/${id}/credential/rotate`);
     expect((await call(adminA, 'PUT', `${BASE}/${id}`, { type: 'fake_open' })).statusCode).toBe(422);
-    expect((await call(adminA, 'PUT', `${BASE}/${id}`, { config: { url: 7 } })).json().error.code).toBe('destination.invalid_config');
+    expect((await call(adminA, 'PUT', `${BASE}/${id}`, { config: { url: 7 } })).json().error.code).toBe(
+      'destination.invalid_config',
+    );
     const other = await create(adminA, open('Taken'));
     expect((await call(adminA, 'PUT', `${BASE}/${id}`, { name: 'taken' })).statusCode).toBe(409);
     expect((await call(adminA, 'PUT', `${BASE}/${String(other.id)}`, { name: 'Taken' })).statusCode).toBe(200);
@@ -209,7 +243,12 @@ describe('credential rotate and revoke', () => {
     const id = String(d.id);
     const revoked = await call(adminA, 'POST', `${BASE}/${id}/credential/revoke`);
     expect(revoked.statusCode).toBe(200);
-    expect(revoked.json()).toMatchObject({ enabled: false, disabled_reason: 'credential_revoked', has_credential: false, version: 2 });
+    expect(revoked.json()).toMatchObject({
+      enabled: false,
+      disabled_reason: 'credential_revoked',
+      has_credential: false,
+      version: 2,
+    });
     expect(await t.container.destinations.directory.credential(id)).toBeNull();
     expect((await call(adminA, 'POST', `${BASE}/${id}/credential/revoke`)).statusCode).toBe(200);
 
@@ -226,13 +265,18 @@ describe('credential rotate and revoke', () => {
 
     // A destination disabled by hand stays disabled through a rotation.
     await call(adminA, 'PUT', `${BASE}/${id}`, { enabled: false });
-    expect((await call(adminA, 'POST', `${BASE}/${id}/credential/rotate`, { credential: { token: SECRET } })).json()).toMatchObject({ enabled: false });
+    expect(
+      (await call(adminA, 'POST', `${BASE}/${id}/credential/rotate`, { credential: { token: SECRET } })).json(),
+    ).toMatchObject({ enabled: false });
 
     const opened = await create(adminA, open('No secret'));
     const none = await call(adminA, 'POST', `${BASE}/${String(opened.id)}/credential/revoke`);
     expect(none.statusCode).toBe(400);
     expect(none.json().error.code).toBe('destination.no_credential');
-    expect((await call(adminA, 'POST', `${BASE}/${String(opened.id)}/credential/rotate`, { credential: { token: SECRET3 } })).statusCode).toBe(422);
+    expect(
+      (await call(adminA, 'POST', `${BASE}/${String(opened.id)}/credential/rotate`, { credential: { token: SECRET3 } }))
+        .statusCode,
+    ).toBe(422);
   });
 
   it('keeps credentials out of every response, audit entry and log line; credential audit lists only credential operations', async () => {
@@ -256,7 +300,12 @@ describe('credential rotate and revoke', () => {
     expect((await call(viewerA, 'GET', `${BASE}/${id}/credential/audit`)).statusCode).toBe(403);
     const all = (await call(viewerA, 'GET', `${BASE}/${id}/audit`)).json();
     expect(all.total).toBe(6);
-    expect(all.items[0]).toMatchObject({ operation_id: 'destinations.credential_revoke', target_type: 'destinations', target_id: id, organization_id: orgA });
+    expect(all.items[0]).toMatchObject({
+      operation_id: 'destinations.credential_revoke',
+      target_type: 'destinations',
+      target_id: id,
+      organization_id: orgA,
+    });
 
     const audit = await t.container.database.db.selectFrom('audit_log').selectAll().execute();
     const logs = JSON.stringify(t.logs);

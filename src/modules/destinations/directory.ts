@@ -28,7 +28,11 @@ export function toRuntime(row: DestinationRow, types: SinkTypeRegistry): Destina
   };
 }
 
-export function createDestinationDirectory(deps: { store: DestinationStore; cipher: CredentialCipher; types: SinkTypeRegistry }): DestinationDirectory {
+export function createDestinationDirectory(deps: {
+  store: DestinationStore;
+  cipher: CredentialCipher;
+  types: SinkTypeRegistry;
+}): DestinationDirectory {
   const { store, cipher, types } = deps;
   return {
     async list() {
@@ -44,7 +48,10 @@ export function createDestinationDirectory(deps: { store: DestinationStore; ciph
       try {
         return cipher.open(destinationId, { ciphertext: row.credential, keyId: row.credential_key_id });
       } catch (err) {
-        throw new DeliveryError('config', `the credential of destination ${destinationId} cannot be decrypted: ${(err as Error).message}`);
+        throw new DeliveryError(
+          'config',
+          `the credential of destination ${destinationId} cannot be decrypted: ${(err as Error).message}`,
+        );
       }
     },
   };

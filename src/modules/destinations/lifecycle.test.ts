@@ -2,7 +2,16 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestApp } from '../../../test/support/app.js';
-import { DESTINATIONS, destinationsApp, open, secure, SECRET, SECURE_TYPE, type DestinationsApp, type Method } from '../../../test/support/destinations.js';
+import {
+  DESTINATIONS,
+  destinationsApp,
+  open,
+  secure,
+  SECRET,
+  SECURE_TYPE,
+  type DestinationsApp,
+  type Method,
+} from '../../../test/support/destinations.js';
 import type { Principal } from '../../../test/support/identity.js';
 import { newId } from '../../core/ids.js';
 import { createCredentialCipher } from '../../platform/crypto/credentials.js';
@@ -28,7 +37,12 @@ afterAll(async () => h?.t.close());
 beforeEach(async () => h.clear());
 
 describe('DELETE', () => {
-  async function outbox(destinationId: string, kind: 'primary' | 'shadow' | 'reprocess', integrationId: number, count: number) {
+  async function outbox(
+    destinationId: string,
+    kind: 'primary' | 'shadow' | 'reprocess',
+    integrationId: number,
+    count: number,
+  ) {
     await t.container.database.db
       .insertInto('delivery_batches')
       .values({
@@ -52,7 +66,14 @@ describe('DELETE', () => {
     const routeId = newId();
     await t.container.database.db
       .insertInto('routes')
-      .values({ id: routeId, organization_id: orgA, name: 'r', position: 1, transforms: '[]', destination_ids: JSON.stringify(['other', d.id]) })
+      .values({
+        id: routeId,
+        organization_id: orgA,
+        name: 'r',
+        position: 1,
+        transforms: '[]',
+        destination_ids: JSON.stringify(['other', d.id]),
+      })
       .execute();
     const res = await call(adminA, 'DELETE', `${BASE}/${String(d.id)}`);
     expect(res.statusCode).toBe(409);
@@ -64,7 +85,9 @@ describe('DELETE', () => {
     const d = await create(adminA, open('Doomed'));
     const id = String(d.id);
     const mirror = await create(adminA, open('Mirrors to doomed'));
-    expect((await call(adminA, 'POST', `${BASE}/${String(mirror.id)}/shadow`, { target_destination_id: id })).statusCode).toBe(200);
+    expect(
+      (await call(adminA, 'POST', `${BASE}/${String(mirror.id)}/shadow`, { target_destination_id: id })).statusCode,
+    ).toBe(200);
     const keep = await create(adminA, open('Untouched'));
     await outbox(id, 'primary', 11, 5);
     await outbox(id, 'reprocess', 11, 2);
@@ -74,14 +97,31 @@ describe('DELETE', () => {
     const db = t.container.database.db;
     await db
       .insertInto('dlq_events')
-      .values({ id: newId(), destination_id: id, organization_id: orgA, integration_id: 11, stream: 'auth', event_id: 'e', delivery_batch_id: 'b', event: '{}', error_kind: 'rejected', reason: 'x', attempts: 1 })
+      .values({
+        id: newId(),
+        destination_id: id,
+        organization_id: orgA,
+        integration_id: 11,
+        stream: 'auth',
+        event_id: 'e',
+        delivery_batch_id: 'b',
+        event: '{}',
+        error_kind: 'rejected',
+        reason: 'x',
+        attempts: 1,
+      })
       .execute();
     await db.insertInto('destination_state').values({ destination_id: id }).execute();
 
     const res = await call(adminA, 'DELETE', `${BASE}/${id}`);
     expect(res.statusCode, res.body).toBe(204);
     expect((await call(adminA, 'GET', `${BASE}/${id}`)).statusCode).toBe(404);
-    const ledger = await db.selectFrom('ledger').select(['integration_id', 'outcome', 'destination_id', 'reason', 'count']).orderBy('integration_id').orderBy('outcome').execute();
+    const ledger = await db
+      .selectFrom('ledger')
+      .select(['integration_id', 'outcome', 'destination_id', 'reason', 'count'])
+      .orderBy('integration_id')
+      .orderBy('outcome')
+      .execute();
     expect(ledger.map((r) => ({ ...r, count: Number(r.count) }))).toEqual([
       { integration_id: 11, outcome: 'dead_lettered', destination_id: id, reason: 'destination_deleted', count: 7 },
       { integration_id: 11, outcome: 'shadow_dropped', destination_id: id, reason: 'destination_deleted', count: 3 },
@@ -90,8 +130,13 @@ describe('DELETE', () => {
     const left = await db.selectFrom('delivery_batches').select(['destination_id', 'event_count']).execute();
     expect(left).toEqual([{ destination_id: keep.id, event_count: 9 }]);
     expect(await db.selectFrom('dlq_events').select('id').where('destination_id', '=', id).execute()).toEqual([]);
-    expect(await db.selectFrom('destination_state').select('destination_id').where('destination_id', '=', id).execute()).toEqual([]);
-    expect((await call(adminA, 'GET', `${BASE}/${String(mirror.id)}`)).json()).toMatchObject({ shadow_destination_id: null, version: 3 });
+    expect(
+      await db.selectFrom('destination_state').select('destination_id').where('destination_id', '=', id).execute(),
+    ).toEqual([]);
+    expect((await call(adminA, 'GET', `${BASE}/${String(mirror.id)}`)).json()).toMatchObject({
+      shadow_destination_id: null,
+      version: 3,
+    });
     const entry = await db
       .selectFrom('audit_log')
       .select(['details', 'outcome'])
@@ -100,7 +145,12 @@ describe('DELETE', () => {
       .executeTakeFirstOrThrow();
     expect(entry).toMatchObject({
       outcome: 'success',
-      details: { cleared_shadows: [mirror.id], outbox_events_dead_lettered: 11, shadow_events_dropped: 3, dlq_events_removed: 1 },
+      details: {
+        cleared_shadows: [mirror.id],
+        outbox_events_dead_lettered: 11,
+        shadow_events_dropped: 3,
+        dlq_events_removed: 1,
+      },
     });
   });
 });
@@ -113,7 +163,8 @@ describe('shadow', () => {
     const b1 = String((await create(adminB, open('b1'))).id);
     const g1 = String((await create(root, open('g1'))).id);
     const g2 = String((await create(root, open('g2'))).id);
-    const shadow = (who: Principal, from: string, to: string | null) => call(who, 'POST', `${BASE}/${from}/shadow`, { target_destination_id: to });
+    const shadow = (who: Principal, from: string, to: string | null) =>
+      call(who, 'POST', `${BASE}/${from}/shadow`, { target_destination_id: to });
 
     const set = await shadow(adminA, a1, a2);
     expect(set.statusCode).toBe(200);
@@ -136,7 +187,11 @@ describe('shadow', () => {
     }
     const cleared = await shadow(adminA, a1, null);
     expect(cleared.json()).toMatchObject({ shadow_destination_id: null, version: 3 });
-    expect((await t.container.destinations.directory.list()).find((d) => d.id === a2)).toMatchObject({ shadow_destination_id: a3, organization_id: orgA, enabled: true });
+    expect((await t.container.destinations.directory.list()).find((d) => d.id === a2)).toMatchObject({
+      shadow_destination_id: a3,
+      organization_id: orgA,
+      enabled: true,
+    });
   });
 });
 
@@ -150,7 +205,20 @@ describe('credential re-encryption after a master key rotation', () => {
       const sealed = createCredentialCipher(key).seal(id, { token: SECRET });
       await db
         .insertInto('destinations')
-        .values({ id, organization_id: orgA, name, type: 'fake_secure', config: '{"url":"u"}', delivery: '{}', credential: sealed.ciphertext, credential_key_id: sealed.keyId, disabled_reason: null, credential_updated_at: null, shadow_destination_id: null, created_by: null })
+        .values({
+          id,
+          organization_id: orgA,
+          name,
+          type: 'fake_secure',
+          config: '{"url":"u"}',
+          delivery: '{}',
+          credential: sealed.ciphertext,
+          credential_key_id: sealed.keyId,
+          disabled_reason: null,
+          credential_updated_at: null,
+          shadow_destination_id: null,
+          created_by: null,
+        })
         .execute();
       return id;
     };
@@ -171,8 +239,15 @@ describe('credential re-encryption after a master key rotation', () => {
     expect(await rewired.reencryptCredentials()).toEqual({ reencrypted: 0, failed: 1 });
     // The container's own cipher (current key only) now opens it.
     expect(await t.container.destinations.directory.credential(movable)).toEqual({ token: SECRET });
-    const lost = await db.selectFrom('destinations').select('id').where('name', '=', 'lost key').executeTakeFirstOrThrow();
-    await expect(t.container.destinations.directory.credential(lost.id)).rejects.toMatchObject({ name: 'DeliveryError', kind: 'config' });
+    const lost = await db
+      .selectFrom('destinations')
+      .select('id')
+      .where('name', '=', 'lost key')
+      .executeTakeFirstOrThrow();
+    await expect(t.container.destinations.directory.credential(lost.id)).rejects.toMatchObject({
+      name: 'DeliveryError',
+      kind: 'config',
+    });
     expect(JSON.stringify(t.logs)).not.toContain(SECRET);
   });
 });

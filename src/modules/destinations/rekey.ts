@@ -17,15 +17,22 @@ export async function reencryptCredentials(deps: {
   let failed = 0;
   for (const row of stale) {
     try {
-      const sealed = cipher.seal(row.id, cipher.open(row.id, { ciphertext: row.credential, keyId: row.credential_key_id }));
+      const sealed = cipher.seal(
+        row.id,
+        cipher.open(row.id, { ciphertext: row.credential, keyId: row.credential_key_id }),
+      );
       if (await store.resealCredential(row.id, row.credential, sealed.ciphertext, sealed.keyId)) reencrypted++;
     } catch {
       failed++;
     }
   }
-  if (reencrypted) logger.info({ reencrypted }, 'destination credentials re-encrypted under the current WEIR_SECRET_KEY');
+  if (reencrypted)
+    logger.info({ reencrypted }, 'destination credentials re-encrypted under the current WEIR_SECRET_KEY');
   if (failed) {
-    logger.warn({ failed }, 'destination credentials cannot be decrypted with WEIR_SECRET_KEY or WEIR_SECRET_KEY_PREVIOUS; add the earlier key, or rotate them');
+    logger.warn(
+      { failed },
+      'destination credentials cannot be decrypted with WEIR_SECRET_KEY or WEIR_SECRET_KEY_PREVIOUS; add the earlier key, or rotate them',
+    );
   }
   return { reencrypted, failed };
 }

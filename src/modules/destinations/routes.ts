@@ -37,7 +37,11 @@ export function destinationRoutes(app: Api, service: DestinationService): void {
     handler: async (req) => {
       const { limit = DEFAULT_LIMIT, offset = 0, organization_id, type, enabled, global } = req.query;
       const page = { limit, offset };
-      const { items, total } = await service.list(scopeOf(req.actor!), { organizationId: organization_id, type, enabled, global }, page);
+      const { items, total } = await service.list(
+        scopeOf(req.actor!),
+        { organizationId: organization_id, type, enabled, global },
+        page,
+      );
       return offsetEnvelope(items, total, page);
     },
   });
@@ -48,10 +52,10 @@ export function destinationRoutes(app: Api, service: DestinationService): void {
     operationId: 'destinations.create',
     summary: 'Create a destination',
     description:
-      'config is validated against the type\'s config_schema (422 destination.invalid_config listing every problem), the ' +
+      "config is validated against the type's config_schema (422 destination.invalid_config listing every problem), the " +
       'credential against its credential_schema (422 destination.invalid_credential; a type with credential_required needs ' +
       'one). Without organization_id an organization caller gets its only organization; a platform caller without it (or ' +
-      'with null) creates a global destination, usable by every organization\'s routes. Enabled, it receives events from ' +
+      "with null) creates a global destination, usable by every organization's routes. Enabled, it receives events from " +
       'the next dispatch cycle once a route names it. warnings lists what the caller should know although the destination ' +
       'was saved: a host the outbound address guard refuses (loopback, link-local, cloud metadata) unless ' +
       'WEIR_OUTBOUND_ALLOW_CIDRS allows it, which would otherwise first show as blocked_address in the dead-letter queue.',
@@ -88,7 +92,7 @@ export function destinationRoutes(app: Api, service: DestinationService): void {
     method: 'PUT',
     url: `${BASE}/:destination_id`,
     operationId: 'destinations.update',
-    summary: 'Change a destination\'s name, description, config, delivery settings or enabled state',
+    summary: "Change a destination's name, description, config, delivery settings or enabled state",
     description:
       'Fields left out stay. delivery replaces the stored overrides (omitted keys take their defaults). The credential is ' +
       'not changed here (422): use credential/rotate. Enabling a destination whose credential was revoked, without a new ' +
@@ -151,7 +155,8 @@ export function destinationRoutes(app: Api, service: DestinationService): void {
     url: `${BASE}/:destination_id/credential/revoke`,
     operationId: 'destinations.credential_revoke',
     summary: 'Erase the credential and stop delivery until a new one is set',
-    description: 'The destination is disabled (disabled_reason credential_revoked); its events wait in the outbox until credential/rotate.',
+    description:
+      'The destination is disabled (disabled_reason credential_revoked); its events wait in the outbox until credential/rotate.',
     access: { requires: 'user.manage' },
     schema: { params: DestinationParams, response: { 200: Destination } },
     handler: async (req) => service.revoke(req.actor!, req.params.destination_id),
@@ -161,7 +166,8 @@ export function destinationRoutes(app: Api, service: DestinationService): void {
     method: 'POST',
     url: `${BASE}/:destination_id/credential/rotate`,
     operationId: 'destinations.credential_rotate',
-    summary: 'Replace the credential (validated, encrypted at once); re-enables a destination whose credential was revoked',
+    summary:
+      'Replace the credential (validated, encrypted at once); re-enables a destination whose credential was revoked',
     access: { requires: 'user.manage' },
     schema: { params: DestinationParams, body: RotateBody, response: { 200: Destination } },
     handler: async (req) => service.rotate(req.actor!, req.params.destination_id, req.body.credential),

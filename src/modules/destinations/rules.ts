@@ -35,7 +35,10 @@ export function destinationOut(r: DestinationRow) {
 
 export function cleanName(name: string): string {
   const trimmed = name.trim();
-  if (!trimmed) throw errors.validation('body/name must not be blank', { errors: [{ location: 'body/name', message: 'must not be blank' }] });
+  if (!trimmed)
+    throw errors.validation('body/name must not be blank', {
+      errors: [{ location: 'body/name', message: 'must not be blank' }],
+    });
   return trimmed;
 }
 
@@ -43,7 +46,12 @@ export function checkDelivery(delivery: DeliverySettingsInput): DeliverySettings
   const effective = deliverySettings(delivery);
   if (effective.backoff_base_ms > effective.backoff_max_ms) {
     throw errors.validation('body/delivery/backoff_base_ms must not exceed backoff_max_ms', {
-      errors: [{ location: 'body/delivery/backoff_base_ms', message: `must not exceed backoff_max_ms (${effective.backoff_max_ms})` }],
+      errors: [
+        {
+          location: 'body/delivery/backoff_base_ms',
+          message: `must not exceed backoff_max_ms (${effective.backoff_max_ms})`,
+        },
+      ],
     });
   }
   return delivery;
@@ -56,7 +64,6 @@ export function invalidCredential(issues: Issue[], detail?: string): AppError {
     details: { errors: issues },
   });
 }
-
 
 /** Something the caller should know about a destination that was nevertheless saved. */
 export interface DestinationWarning {
@@ -75,8 +82,16 @@ const REASONS: Record<string, string> = {
 
 function refusedMessage(host: string, field: string, r: NetRefusal): string {
   const what = REASONS[r.reason] ?? r.reason;
-  const range = r.reason === 'loopback address' ? (isIP(r.address) === 6 ? '::1/128' : '127.0.0.0/8') : `${r.address}/${isIP(r.address) === 6 ? 128 : 32}`;
-  const where = host === r.address ? `${r.address} is ${what}` : `${host} resolves (from this server, now) to ${r.address}, ${what}`;
+  const range =
+    r.reason === 'loopback address'
+      ? isIP(r.address) === 6
+        ? '::1/128'
+        : '127.0.0.0/8'
+      : `${r.address}/${isIP(r.address) === 6 ? 128 : 32}`;
+  const where =
+    host === r.address
+      ? `${r.address} is ${what}`
+      : `${host} resolves (from this server, now) to ${r.address}, ${what}`;
   return (
     `config/${field}: ${where}. Deliveries refuse it (the outbound address guard against SSRF), so the test would fail ` +
     `with blocked_address and every event would go to the dead-letter queue. If this destination is meant to be there, ` +
@@ -89,11 +104,23 @@ function refusedMessage(host: string, field: string, r: NetRefusal): string {
  * delivery: the destination is saved (the setting may be about to change, a name may
  * resolve differently where the dispatchers run), but the caller hears of it now.
  */
-export async function outboundWarnings(sinkType: SinkType, config: Record<string, unknown>, net: NetPolicy): Promise<DestinationWarning[]> {
+export async function outboundWarnings(
+  sinkType: SinkType,
+  config: Record<string, unknown>,
+  net: NetPolicy,
+): Promise<DestinationWarning[]> {
   const targets = sinkType.targets?.(config) ?? [];
   const refusals = await Promise.all(targets.map((t) => net.refusal(t.host)));
   return targets.flatMap((t, i) => {
     const r = refusals[i];
-    return r ? [{ code: 'outbound_address_refused' as const, field: `config/${t.field}`, message: refusedMessage(t.host, t.field, r) }] : [];
+    return r
+      ? [
+          {
+            code: 'outbound_address_refused' as const,
+            field: `config/${t.field}`,
+            message: refusedMessage(t.host, t.field, r),
+          },
+        ]
+      : [];
   });
 }

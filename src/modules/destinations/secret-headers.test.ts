@@ -19,12 +19,23 @@ let admin: Principal;
 let viewer: Principal;
 let receiver: WebhookReceiver;
 
-const call = (who: Principal, method: 'GET' | 'POST' | 'PUT', url: string, payload?: Json) => t.app.inject({ method, url, headers: who.headers, ...(payload ? { payload } : {}) });
-const body = (url: string, credential: Json) => ({ name: `hook-${Math.random()}`, type: 'http', organization_id: org, config: { url }, credential, delivery: { max_wait_ms: 0 } });
+const call = (who: Principal, method: 'GET' | 'POST' | 'PUT', url: string, payload?: Json) =>
+  t.app.inject({ method, url, headers: who.headers, ...(payload ? { payload } : {}) });
+const body = (url: string, credential: Json) => ({
+  name: `hook-${Math.random()}`,
+  type: 'http',
+  organization_id: org,
+  config: { url },
+  credential,
+  delivery: { max_wait_ms: 0 },
+});
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver({ keepBodies: true });
-  t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_DISPATCH_POLL_MS: '20' }, captureLogs: true });
+  t = await createTestApp({
+    env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_DISPATCH_POLL_MS: '20' },
+    captureLogs: true,
+  });
   org = await createOrganization(t, 'Headers');
   admin = await createPrincipal(t, { role: 'admin', organizationId: org });
   viewer = await createPrincipal(t, { role: 'viewer', organizationId: org });
@@ -37,7 +48,15 @@ afterAll(async () => {
 
 describe('credential.secret_headers of an http destination', () => {
   it('is set as an object on create, never read back, sealed at rest, rotated, and sent with every delivery', async () => {
-    const created = await call(admin, 'POST', BASE, body(`${receiver.url}/in`, { secret_headers: { 'X-Api-Key': FIRST, 'X-Tenant-Secret': 'ts-Qw4Er7Ty1Ui' }, bearer_token: 'bt-Zx8Cv5Bn2Mq' }));
+    const created = await call(
+      admin,
+      'POST',
+      BASE,
+      body(`${receiver.url}/in`, {
+        secret_headers: { 'X-Api-Key': FIRST, 'X-Tenant-Secret': 'ts-Qw4Er7Ty1Ui' },
+        bearer_token: 'bt-Zx8Cv5Bn2Mq',
+      }),
+    );
     expect(created.statusCode, created.body).toBe(201);
     const id = created.json<Json>().id as string;
     expect(created.json<Json>()).toMatchObject({ has_credential: true });
@@ -46,7 +65,11 @@ describe('credential.secret_headers of an http destination', () => {
     expect(read.statusCode).toBe(200);
     expect(read.json<Json>()).toMatchObject({ has_credential: true });
     for (const text of [created.body, read.body]) expect(text).not.toMatch(/sh-Kq7W|ts-Qw4E|X-Api-Key|bt-Zx8C/);
-    const row = await t.container.database.db.selectFrom('destinations').select('credential').where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await t.container.database.db
+      .selectFrom('destinations')
+      .select('credential')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(row.credential).not.toContain(FIRST);
     expect(row.credential).not.toContain('X-Api-Key');
 
@@ -56,13 +79,25 @@ describe('credential.secret_headers of an http destination', () => {
     try {
       await pendingBatch(t, org, source, [{ class_uid: 3002, n: 1 }]);
       await until(() => receiver.requests.length >= 1, 10_000, 'the first delivery');
-      expect(receiver.requests[0]!.headers).toMatchObject({ 'x-api-key': FIRST, 'x-tenant-secret': 'ts-Qw4Er7Ty1Ui', authorization: 'Bearer bt-Zx8Cv5Bn2Mq' });
+      expect(receiver.requests[0]!.headers).toMatchObject({
+        'x-api-key': FIRST,
+        'x-tenant-secret': 'ts-Qw4Er7Ty1Ui',
+        authorization: 'Bearer bt-Zx8Cv5Bn2Mq',
+      });
 
-      const rotated = await call(admin, 'POST', `${BASE}/${id}/credential/rotate`, { credential: { secret_headers: { 'X-Api-Key': SECOND } } });
+      const rotated = await call(admin, 'POST', `${BASE}/${id}/credential/rotate`, {
+        credential: { secret_headers: { 'X-Api-Key': SECOND } },
+      });
       expect(rotated.statusCode, rotated.body).toBe(200);
       expect(rotated.body).not.toContain(SECOND);
       // The lanes follow the new version; the next batch carries the new value only.
-      await until(async () => (await t.container.destinations.directory.list()).find((d) => d.id === id)?.version === rotated.json<Json>().version, 5_000, 'the new version');
+      await until(
+        async () =>
+          (await t.container.destinations.directory.list()).find((d) => d.id === id)?.version ===
+          rotated.json<Json>().version,
+        5_000,
+        'the new version',
+      );
       await new Promise((resolve) => setTimeout(resolve, 1_200));
       await pendingBatch(t, org, source, [{ class_uid: 3002, n: 2 }]);
       await until(() => receiver.requests.length >= 2, 10_000, 'the second delivery');
@@ -88,7 +123,9 @@ describe('credential.secret_headers of an http destination', () => {
 
     const ok = await call(admin, 'POST', BASE, body(receiver.url, { secret_headers: { 'X-Api-Key': FIRST } }));
     expect(ok.statusCode).toBe(201);
-    const put = await call(admin, 'PUT', `${BASE}/${ok.json<Json>().id as string}`, { credential: { secret_headers: { 'X-Api-Key': SECOND } } });
+    const put = await call(admin, 'PUT', `${BASE}/${ok.json<Json>().id as string}`, {
+      credential: { secret_headers: { 'X-Api-Key': SECOND } },
+    });
     expect(put.statusCode).toBe(422);
     expect(put.json<Json>().detail).toMatch(/credential\/rotate/);
   });

@@ -13,7 +13,11 @@ import { EVENT_STORE_TYPE } from '../../pipeline/sinks/event_store/index.js';
 import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
 import { scopeOf, type Scope } from '../../core/scope.js';
-import { DEFAULT_DELIVERY, DeliverySettingsSchema, type DeliverySettingsInput } from '../../pipeline/delivery/settings.js';
+import {
+  DEFAULT_DELIVERY,
+  DeliverySettingsSchema,
+  type DeliverySettingsInput,
+} from '../../pipeline/delivery/settings.js';
 import type { TestResult } from '../../pipeline/sinks/types.js';
 import type { CredentialCipher } from '../../platform/crypto/credentials.js';
 import type { Logger } from '../../platform/logger.js';
@@ -22,7 +26,15 @@ import { setAuditTarget } from '../audit/service.js';
 import type { AuditFilter, AuditRow } from '../audit/store.js';
 import type { LedgerDelta } from '../delivery/ledger.js';
 import { reencryptCredentials } from './rekey.js';
-import { checkDelivery, cleanName, CREDENTIAL_REVOKED, destinationNotFound, destinationOut, invalidCredential, outboundWarnings } from './rules.js';
+import {
+  checkDelivery,
+  cleanName,
+  CREDENTIAL_REVOKED,
+  destinationNotFound,
+  destinationOut,
+  invalidCredential,
+  outboundWarnings,
+} from './rules.js';
 import type { RegisteredSinkType, SinkTypeRegistry } from './sink-types.js';
 import type { DestinationFilter, DestinationPatch, DestinationRow, DestinationStore } from './store.js';
 import { testDestination } from './tester.js';
@@ -81,7 +93,10 @@ export function createDestinationService(deps: DestinationServiceDeps) {
     const { config: withDefaults, issues } = t.checkConfig(config);
     const first = issues[0];
     if (first) {
-      throw new AppError('destination.invalid_config', { detail: `${first.location} ${first.message}`, details: { type: t.sinkType.type, errors: issues } });
+      throw new AppError('destination.invalid_config', {
+        detail: `${first.location} ${first.message}`,
+        details: { type: t.sinkType.type, errors: issues },
+      });
     }
     return withDefaults;
   }
@@ -115,7 +130,9 @@ export function createDestinationService(deps: DestinationServiceDeps) {
     const scope = scopeOf(actor);
     if (requested === null || (requested === undefined && scope.global)) {
       if (!scope.global) {
-        throw new AppError('destination.global_needs_platform_scope', { detail: 'Only platform scope creates global destinations; give organization_id' });
+        throw new AppError('destination.global_needs_platform_scope', {
+          detail: 'Only platform scope creates global destinations; give organization_id',
+        });
       }
       return null;
     }
@@ -128,13 +145,17 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       }
       return only;
     }
-    if (!(scope.global || scope.organizationIds.includes(requested)) || !(await store.organizationExists(requested))) throw errors.notFound('Organization');
+    if (!(scope.global || scope.organizationIds.includes(requested)) || !(await store.organizationExists(requested)))
+      throw errors.notFound('Organization');
     return requested;
   }
 
   async function ensureNameFree(organizationId: number | null, name: string, exceptId?: string): Promise<void> {
     if (await store.nameExists(organizationId, name, exceptId)) {
-      throw new AppError('destination.name_taken', { detail: `A destination named "${name}" already exists here`, details: { field: 'name' } });
+      throw new AppError('destination.name_taken', {
+        detail: `A destination named "${name}" already exists here`,
+        details: { field: 'name' },
+      });
     }
   }
 
@@ -146,7 +167,8 @@ export function createDestinationService(deps: DestinationServiceDeps) {
 
   /** Whether destination `from` may mirror to `to`: same organization, or `to` is global. */
   async function checkShadow(from: DestinationRow, scope: Scope, targetId: string): Promise<void> {
-    const invalid = (detail: string) => new AppError('destination.invalid_shadow', { detail, details: { target_destination_id: targetId } });
+    const invalid = (detail: string) =>
+      new AppError('destination.invalid_shadow', { detail, details: { target_destination_id: targetId } });
     if (targetId === from.id) throw invalid('A destination cannot shadow itself');
     const target = await store.get(scope, targetId);
     // A global destination carries every organization's events: it may only mirror to another global one.
@@ -163,10 +185,16 @@ export function createDestinationService(deps: DestinationServiceDeps) {
   /** One event store per organization (docs/search.md); none global. */
   async function checkEventStore(organizationId: number | null): Promise<void> {
     if (organizationId === null) {
-      throw new AppError('destination.event_store_needs_organization', { detail: 'An event store belongs to one organization: give organization_id', details: { field: 'organization_id' } });
+      throw new AppError('destination.event_store_needs_organization', {
+        detail: 'An event store belongs to one organization: give organization_id',
+        details: { field: 'organization_id' },
+      });
     }
     if (await store.typeExists(organizationId, EVENT_STORE_TYPE)) {
-      throw new AppError('destination.event_store_exists', { detail: 'The organization already has an event store (every organization gets one when it is created)', details: { organization_id: organizationId } });
+      throw new AppError('destination.event_store_exists', {
+        detail: 'The organization already has an event store (every organization gets one when it is created)',
+        details: { organization_id: organizationId },
+      });
     }
   }
 
@@ -197,7 +225,10 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       const organizationId = await owner(actor, input.organization_id);
       const config = checkedConfig(t, input.config);
       if (input.credential === undefined && t.sinkType.credentialRequired) {
-        throw invalidCredential([{ location: 'body/credential', message: 'is required' }], `Type ${t.sinkType.type} needs a credential (body/credential)`);
+        throw invalidCredential(
+          [{ location: 'body/credential', message: 'is required' }],
+          `Type ${t.sinkType.type} needs a credential (body/credential)`,
+        );
       }
       const credential = input.credential === undefined ? null : checkedCredential(t, input.credential);
       const delivery = checkDelivery(input.delivery ?? {});
@@ -224,7 +255,12 @@ export function createDestinationService(deps: DestinationServiceDeps) {
         },
         now,
       );
-      setAuditTarget({ type: AUDIT_TARGET_TYPE, id, organizationId, details: { name, type: t.sinkType.type, has_credential: sealed !== null } });
+      setAuditTarget({
+        type: AUDIT_TARGET_TYPE,
+        id,
+        organizationId,
+        details: { name, type: t.sinkType.type, has_credential: sealed !== null },
+      });
       return { ...(await reread(id)), warnings: await outboundWarnings(t.sinkType, config, deps.net) };
     },
 
@@ -232,7 +268,10 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       const row = await changeable(scopeOf(actor), id);
       setAuditTarget({ details: { changed: Object.keys(input).sort() } });
       if (input.credential !== undefined) {
-        throw invalidCredential([], `The credential is not changed here: POST /api/collectors/destinations/${id}/credential/rotate`);
+        throw invalidCredential(
+          [],
+          `The credential is not changed here: POST /api/collectors/destinations/${id}/credential/rotate`,
+        );
       }
       const patch: DestinationPatch = {};
       if (input.name !== undefined) {
@@ -243,7 +282,10 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       if (input.config !== undefined) patch.config = checkedConfig(typeOf(row.type), input.config);
       if (input.delivery !== undefined) patch.delivery = checkDelivery(input.delivery);
       if (input.enabled === true && !row.enabled) {
-        if (!row.has_credential && (row.disabled_reason === CREDENTIAL_REVOKED || types.get(row.type)?.sinkType.credentialRequired)) {
+        if (
+          !row.has_credential &&
+          (row.disabled_reason === CREDENTIAL_REVOKED || types.get(row.type)?.sinkType.credentialRequired)
+        ) {
           throw new AppError('destination.no_credential', {
             detail: `The destination has no credential; set one with POST /api/collectors/destinations/${id}/credential/rotate, which also enables it`,
             details: { destination_id: id },
@@ -287,7 +329,8 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       }));
       await store.addLedger(deltas, now);
       const { dlqEvents } = await store.deleteWithState(id);
-      const count = (shadow: boolean) => removed.filter((r) => (r.kind === 'shadow') === shadow).reduce((n, r) => n + r.event_count, 0);
+      const count = (shadow: boolean) =>
+        removed.filter((r) => (r.kind === 'shadow') === shadow).reduce((n, r) => n + r.event_count, 0);
       setAuditTarget({
         details: {
           name: row.name,
@@ -307,7 +350,12 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       const revoked = row.disabled_reason === CREDENTIAL_REVOKED;
       await store.update(
         id,
-        { credential: sealed.ciphertext, credential_key_id: sealed.keyId, credential_updated_at: now, ...(revoked ? { enabled: true, disabled_reason: null } : {}) },
+        {
+          credential: sealed.ciphertext,
+          credential_key_id: sealed.keyId,
+          credential_updated_at: now,
+          ...(revoked ? { enabled: true, disabled_reason: null } : {}),
+        },
         now,
       );
       setAuditTarget({ details: { had_credential: row.has_credential, re_enabled: revoked } });
@@ -323,14 +371,18 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       const sealed = row.has_credential ? await store.credentialOf(row.id) : undefined;
       if (!sealed?.credential) return null;
       const credential = cipher.open(row.id, { ciphertext: sealed.credential, keyId: sealed.credential_key_id });
-      return Object.fromEntries(Object.entries(credential).map(([f, v]) => [f, typeof v === 'string' ? null : Object.keys(v)]));
+      return Object.fromEntries(
+        Object.entries(credential).map(([f, v]) => [f, typeof v === 'string' ? null : Object.keys(v)]),
+      );
     },
 
     /** Rotates to the stored credential with the given fields replaced (a map field merged key by key). */
     async patchCredential(actor: Actor, id: string, patch: Record<string, CredentialValue>) {
       const row = await visible(scopeOf(actor), id);
       const sealed = row.has_credential ? await store.credentialOf(row.id) : undefined;
-      const stored: Record<string, CredentialValue> = sealed?.credential ? { ...cipher.open(row.id, { ciphertext: sealed.credential, keyId: sealed.credential_key_id }) } : {};
+      const stored: Record<string, CredentialValue> = sealed?.credential
+        ? { ...cipher.open(row.id, { ciphertext: sealed.credential, keyId: sealed.credential_key_id }) }
+        : {};
       for (const [field, value] of Object.entries(patch)) {
         const before = stored[field];
         stored[field] = typeof value === 'string' || typeof before !== 'object' ? value : { ...before, ...value };
@@ -343,10 +395,23 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       setAuditTarget({ details: { had_credential: row.has_credential } });
       if (!row.has_credential) {
         if (row.disabled_reason === CREDENTIAL_REVOKED) return destinationOut(row);
-        throw new AppError('destination.no_credential', { detail: 'The destination has no credential to revoke', details: { destination_id: id } });
+        throw new AppError('destination.no_credential', {
+          detail: 'The destination has no credential to revoke',
+          details: { destination_id: id },
+        });
       }
       const now = clock.now();
-      await store.update(id, { credential: null, credential_key_id: null, credential_updated_at: now, enabled: false, disabled_reason: CREDENTIAL_REVOKED }, now);
+      await store.update(
+        id,
+        {
+          credential: null,
+          credential_key_id: null,
+          credential_updated_at: now,
+          enabled: false,
+          disabled_reason: CREDENTIAL_REVOKED,
+        },
+        now,
+      );
       return reread(id);
     },
 
@@ -355,7 +420,8 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       const row = await changeable(scope, id);
       setAuditTarget({ details: { from: row.shadow_destination_id, to: targetId } });
       if (targetId !== null) await checkShadow(row, scope, targetId);
-      if (targetId !== row.shadow_destination_id) await store.update(id, { shadow_destination_id: targetId }, clock.now());
+      if (targetId !== row.shadow_destination_id)
+        await store.update(id, { shadow_destination_id: targetId }, clock.now());
       return reread(id);
     },
 
@@ -365,7 +431,13 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       setAuditTarget({ type: AUDIT_TARGET_TYPE, id, organizationId: row.organization_id });
       const result = await (async (): Promise<TestResult> => {
         const t = types.get(row.type);
-        if (!t) return { ok: false, detail: `Destination type ${row.type} is not available in this build`, latency_ms: 0, error_kind: 'config' };
+        if (!t)
+          return {
+            ok: false,
+            detail: `Destination type ${row.type} is not available in this build`,
+            latency_ms: 0,
+            error_kind: 'config',
+          };
         let credential: Credential | null = null;
         const stored = await store.credentialOf(id);
         if (stored?.credential) {
@@ -375,7 +447,12 @@ export function createDestinationService(deps: DestinationServiceDeps) {
             return { ok: false, detail: (err as Error).message, latency_ms: 0, error_kind: 'config' };
           }
         } else if (t.sinkType.credentialRequired) {
-          return { ok: false, detail: 'The destination has no credential: set one with credential/rotate', latency_ms: 0, error_kind: 'config' };
+          return {
+            ok: false,
+            detail: 'The destination has no credential: set one with credential/rotate',
+            latency_ms: 0,
+            error_kind: 'config',
+          };
         }
         return testDestination({
           destinationId: id,
@@ -389,7 +466,13 @@ export function createDestinationService(deps: DestinationServiceDeps) {
           timeoutMs: deps.testTimeoutMs,
         });
       })();
-      setAuditTarget({ details: { ok: result.ok, ...(result.error_kind ? { error_kind: result.error_kind } : {}), latency_ms: result.latency_ms } });
+      setAuditTarget({
+        details: {
+          ok: result.ok,
+          ...(result.error_kind ? { error_kind: result.error_kind } : {}),
+          latency_ms: result.latency_ms,
+        },
+      });
       // Health reads it: a success after failures shows the destination working again (the detail is already redacted).
       await store.recordTest(id, clock.now(), result.ok, result.ok ? null : `test: ${result.detail}`.slice(0, 1000));
       return result;
@@ -401,7 +484,11 @@ export function createDestinationService(deps: DestinationServiceDeps) {
      */
     async audit(scope: Scope, id: string, outcome: string | undefined, page: OffsetPage) {
       const row = await visible(scope, id);
-      return audit.list(scope, { targetType: AUDIT_TARGET_TYPE, targetId: row.id, outcome, withPlatformEntries: row.organization_id === null }, page);
+      return audit.list(
+        scope,
+        { targetType: AUDIT_TARGET_TYPE, targetId: row.id, outcome, withPlatformEntries: row.organization_id === null },
+        page,
+      );
     },
 
     async credentialAudit(scope: Scope, id: string, page: OffsetPage) {

@@ -23,7 +23,14 @@ export interface RegisteredSinkType {
 }
 
 function makeAjv(): Ajv {
-  const ajv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false, ...ISSUE_OPTIONS });
+  const ajv = new Ajv({
+    coerceTypes: false,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: true,
+    strict: false,
+    ...ISSUE_OPTIONS,
+  });
   addFormats.default(ajv);
   return ajv;
 }
@@ -34,7 +41,10 @@ function issues(where: string, errors: ErrorObject[] | null | undefined): Issue[
   return (errors ?? []).map((e) => {
     const missing = typeof e.params.missingProperty === 'string' ? `/${e.params.missingProperty}` : '';
     const extra = typeof e.params.additionalProperty === 'string' ? `/${e.params.additionalProperty}` : '';
-    return { location: `${where}${e.instancePath}${missing}${extra}`, message: extra ? 'is not a known field of this destination type' : issueMessage(e) };
+    return {
+      location: `${where}${e.instancePath}${missing}${extra}`,
+      message: extra ? 'is not a known field of this destination type' : issueMessage(e),
+    };
   });
 }
 
@@ -45,7 +55,9 @@ export function createSinkTypeRegistry(initial: readonly SinkType[] = SINK_TYPES
   function register(sinkType: SinkType): RegisteredSinkType {
     if (byType.has(sinkType.type)) throw new Error(`destination type ${sinkType.type} is registered twice`);
     const config: ValidateFunction = ajv.compile(sinkType.configSchema as object);
-    const credential: ValidateFunction | null = sinkType.credentialSchema ? ajv.compile(sinkType.credentialSchema as object) : null;
+    const credential: ValidateFunction | null = sinkType.credentialSchema
+      ? ajv.compile(sinkType.credentialSchema as object)
+      : null;
     const entry: RegisteredSinkType = {
       sinkType,
       checkConfig(input) {
@@ -66,7 +78,8 @@ export function createSinkTypeRegistry(initial: readonly SinkType[] = SINK_TYPES
   return {
     register,
     get: (type: string): RegisteredSinkType | undefined => byType.get(type),
-    list: (): RegisteredSinkType[] => [...byType.values()].sort((a, b) => a.sinkType.type.localeCompare(b.sinkType.type)),
+    list: (): RegisteredSinkType[] =>
+      [...byType.values()].sort((a, b) => a.sinkType.type.localeCompare(b.sinkType.type)),
   };
 }
 

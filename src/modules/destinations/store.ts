@@ -81,7 +81,11 @@ export interface SealedRow {
 }
 
 /** The credential operations' audit entries: rotate, revoke, test, and a create that set one. */
-export const CREDENTIAL_OPERATIONS = ['destinations.credential_rotate', 'destinations.credential_revoke', 'destinations.test'] as const;
+export const CREDENTIAL_OPERATIONS = [
+  'destinations.credential_rotate',
+  'destinations.credential_revoke',
+  'destinations.test',
+] as const;
 
 const COLUMNS = [
   'd.id',
@@ -106,7 +110,10 @@ function isUniqueViolation(err: unknown): boolean {
 }
 
 export const nameTaken = (name: string) =>
-  new AppError('destination.name_taken', { detail: `A destination named "${name}" already exists here`, details: { field: 'name' } });
+  new AppError('destination.name_taken', {
+    detail: `A destination named "${name}" already exists here`,
+    details: { field: 'name' },
+  });
 
 export function createDestinationStore(db: Kysely<DB>) {
   const q = () => executor(db);
@@ -120,14 +127,20 @@ export function createDestinationStore(db: Kysely<DB>) {
   const from = () => q().selectFrom('destinations as d');
   const select = (base: ReturnType<typeof from>) =>
     base.select([...COLUMNS, sql<boolean>`d.credential is not null`.as('has_credential')]);
-  const asRow = (r: Omit<DestinationRow, 'config' | 'delivery'> & { config: unknown; delivery: unknown }): DestinationRow => ({
+  const asRow = (
+    r: Omit<DestinationRow, 'config' | 'delivery'> & { config: unknown; delivery: unknown },
+  ): DestinationRow => ({
     ...r,
     config: (r.config ?? {}) as Record<string, unknown>,
     delivery: (r.delivery ?? {}) as Record<string, unknown>,
   });
 
   return {
-    async list(scope: Scope, f: DestinationFilter, page: OffsetPage): Promise<{ items: DestinationRow[]; total: number }> {
+    async list(
+      scope: Scope,
+      f: DestinationFilter,
+      page: OffsetPage,
+    ): Promise<{ items: DestinationRow[]; total: number }> {
       let base = from().where(visible(scope));
       if (f.organizationId !== undefined) base = base.where('d.organization_id', '=', f.organizationId);
       if (f.type !== undefined) base = base.where('d.type', '=', f.type);
@@ -135,7 +148,13 @@ export function createDestinationStore(db: Kysely<DB>) {
       if (f.global === true) base = base.where('d.organization_id', 'is', null);
       if (f.global === false) base = base.where('d.organization_id', 'is not', null);
       const [rows, count] = await Promise.all([
-        select(base).orderBy(sql`lower(d.name)`).orderBy(sql`coalesce(d.organization_id, 0)`).orderBy('d.id').limit(page.limit).offset(page.offset).execute(),
+        select(base)
+          .orderBy(sql`lower(d.name)`)
+          .orderBy(sql`coalesce(d.organization_id, 0)`)
+          .orderBy('d.id')
+          .limit(page.limit)
+          .offset(page.offset)
+          .execute(),
         base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
       ]);
       return { items: rows.map(asRow), total: Number(count.n) };
@@ -155,7 +174,11 @@ export function createDestinationStore(db: Kysely<DB>) {
 
     /** The shadow target of a destination (any organization: the cycle check walks the chain); undefined when it does not exist. */
     async shadowOf(id: string): Promise<string | null | undefined> {
-      const row = await q().selectFrom('destinations').select('shadow_destination_id').where('id', '=', id).executeTakeFirst();
+      const row = await q()
+        .selectFrom('destinations')
+        .select('shadow_destination_id')
+        .where('id', '=', id)
+        .executeTakeFirst();
       return row ? row.shadow_destination_id : undefined;
     },
 
@@ -181,14 +204,27 @@ export function createDestinationStore(db: Kysely<DB>) {
 
     /** Whether the organization has a destination of the type. */
     async typeExists(organizationId: number, type: string): Promise<boolean> {
-      return (await q().selectFrom('destinations').select('id').where('organization_id', '=', organizationId).where('type', '=', type).executeTakeFirst()) !== undefined;
+      return (
+        (await q()
+          .selectFrom('destinations')
+          .select('id')
+          .where('organization_id', '=', organizationId)
+          .where('type', '=', type)
+          .executeTakeFirst()) !== undefined
+      );
     },
 
     async insert(row: NewDestination, now: Date): Promise<void> {
       try {
         await q()
           .insertInto('destinations')
-          .values({ ...row, config: JSON.stringify(row.config), delivery: JSON.stringify(row.delivery), created_at: now, updated_at: now })
+          .values({
+            ...row,
+            config: JSON.stringify(row.config),
+            delivery: JSON.stringify(row.delivery),
+            created_at: now,
+            updated_at: now,
+          })
           .execute();
         await changed();
       } catch (err) {
@@ -283,8 +319,14 @@ export function createDestinationStore(db: Kysely<DB>) {
           updated_at = now()`.execute(q());
     },
 
-    async credentialOf(id: string): Promise<{ credential: string | null; credential_key_id: string | null } | undefined> {
-      return q().selectFrom('destinations').select(['credential', 'credential_key_id']).where('id', '=', id).executeTakeFirst();
+    async credentialOf(
+      id: string,
+    ): Promise<{ credential: string | null; credential_key_id: string | null } | undefined> {
+      return q()
+        .selectFrom('destinations')
+        .select(['credential', 'credential_key_id'])
+        .where('id', '=', id)
+        .executeTakeFirst();
     },
 
     /** Credentials not sealed under the given key. */
@@ -313,7 +355,12 @@ export function createDestinationStore(db: Kysely<DB>) {
      * Audit entries of the destination's credential operations, newest first: rotate,
      * revoke, test, and the create that set a credential. Scoped like the audit trail.
      */
-    async credentialAudit(scope: Scope, id: string, withPlatformEntries: boolean, page: OffsetPage): Promise<{ items: AuditRow[]; total: number }> {
+    async credentialAudit(
+      scope: Scope,
+      id: string,
+      withPlatformEntries: boolean,
+      page: OffsetPage,
+    ): Promise<{ items: AuditRow[]; total: number }> {
       let base = q()
         .selectFrom('audit_log')
         .where('target_type', '=', 'destinations')
@@ -326,7 +373,9 @@ export function createDestinationStore(db: Kysely<DB>) {
         );
       if (!scope.global) {
         base = withPlatformEntries
-          ? base.where(sql<SqlBool>`(audit_log.organization_id is null or ${scoped(scope, 'audit_log.organization_id')})`)
+          ? base.where(
+              sql<SqlBool>`(audit_log.organization_id is null or ${scoped(scope, 'audit_log.organization_id')})`,
+            )
           : base.where(scoped(scope, 'audit_log.organization_id'));
       }
       const [items, count] = await Promise.all([

@@ -26,7 +26,17 @@ function typeWith(sink: Partial<Sink>, onClose?: () => void): SinkType {
 }
 
 const run = (sinkType: SinkType, timeoutMs = 1000, credential: Record<string, string> | null = null) =>
-  testDestination({ destinationId: 'd1', organizationId: 1, sinkType, config: {}, credential, net, fileRoot: '/tmp', logger, timeoutMs });
+  testDestination({
+    destinationId: 'd1',
+    organizationId: 1,
+    sinkType,
+    config: {},
+    credential,
+    net,
+    fileRoot: '/tmp',
+    logger,
+    timeoutMs,
+  });
 
 describe('testDestination', () => {
   it('times out a sink that never answers, aborts its signal and still closes it', async () => {
@@ -72,13 +82,22 @@ describe('testDestination', () => {
     };
     expect(await run(broken)).toMatchObject({ ok: false, error_kind: 'config', detail: 'url is not usable' });
     expect(await run(typeWith({}))).toEqual({ ok: true, detail: 'ok', latency_ms: 0 });
-    expect(await run(typeWith({ test: async () => ({ ok: false, detail: 'nope', latency_ms: 3 }) }))).toEqual({ ok: false, detail: 'nope', latency_ms: 3, error_kind: 'protocol' });
+    expect(await run(typeWith({ test: async () => ({ ok: false, detail: 'nope', latency_ms: 3 }) }))).toEqual({
+      ok: false,
+      detail: 'nope',
+      latency_ms: 3,
+      error_kind: 'protocol',
+    });
   });
 
   it('classifies Node network errors', () => {
     expect(failureKind(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBe('connection');
-    expect(failureKind(new TypeError('fetch failed', { cause: Object.assign(new Error('x'), { code: 'ENOTFOUND' }) }))).toBe('dns');
-    expect(failureKind(new TypeError('fetch failed', { cause: new DeliveryError('blocked_address', 'no') }))).toBe('blocked_address');
+    expect(
+      failureKind(new TypeError('fetch failed', { cause: Object.assign(new Error('x'), { code: 'ENOTFOUND' }) })),
+    ).toBe('dns');
+    expect(failureKind(new TypeError('fetch failed', { cause: new DeliveryError('blocked_address', 'no') }))).toBe(
+      'blocked_address',
+    );
     expect(failureKind(Object.assign(new Error('x'), { code: 'ERR_TLS_CERT_ALTNAME_INVALID' }))).toBe('tls');
     expect(failureKind(new Error('odd'))).toBe('protocol');
   });

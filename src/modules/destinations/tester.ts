@@ -8,7 +8,13 @@ import type { NetPolicy } from '../../platform/net/policy.js';
 import type { Credential } from '../../core/credentials.js';
 import { redactAndCut } from '../../core/redaction.js';
 import { destinationRedactor } from '../../pipeline/sinks/secrets.js';
-import { DeliveryError, type DeliveryErrorKind, type Sink, type SinkType, type TestResult } from '../../pipeline/sinks/types.js';
+import {
+  DeliveryError,
+  type DeliveryErrorKind,
+  type Sink,
+  type SinkType,
+  type TestResult,
+} from '../../pipeline/sinks/types.js';
 
 export const TEST_TIMEOUT_MS = 10_000;
 
@@ -94,11 +100,23 @@ export async function testDestination(input: TestInput): Promise<TestResult> {
     };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    return { ok: false, detail: redact(message || 'the test failed'), latency_ms: elapsed(), error_kind: failureKind(err) };
+    return {
+      ok: false,
+      detail: redact(message || 'the test failed'),
+      latency_ms: elapsed(),
+      error_kind: failureKind(err),
+    };
   } finally {
     clearTimeout(timer);
     if (sink) {
-      await sink.close().catch((err: unknown) => input.logger.warn({ destination_id: input.destinationId, error_kind: failureKind(err) }, 'closing the tested sink failed'));
+      await sink
+        .close()
+        .catch((err: unknown) =>
+          input.logger.warn(
+            { destination_id: input.destinationId, error_kind: failureKind(err) },
+            'closing the tested sink failed',
+          ),
+        );
     }
   }
 }

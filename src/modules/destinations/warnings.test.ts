@@ -33,19 +33,26 @@ describe('warnings on a refused outbound address', () => {
     expect(message).toContain('127.0.0.1 is a loopback address');
     expect(message).toContain('dead-letter queue');
     expect(message).toContain('WEIR_OUTBOUND_ALLOW_CIDRS (for example 127.0.0.0/8)');
-    expect((await t.app.inject({ method: 'GET', url: `${BASE}/${body.id}`, headers: admin.headers })).json()).not.toHaveProperty('warnings');
+    expect(
+      (await t.app.inject({ method: 'GET', url: `${BASE}/${body.id}`, headers: admin.headers })).json(),
+    ).not.toHaveProperty('warnings');
   });
 
   it('resolves names as a delivery would: localhost', async () => {
     const res = await create({ name: 'by name', type: 'http', config: { url: 'http://localhost:8088/' } });
     expect(res.statusCode).toBe(201);
-    expect(String(res.json<{ warnings: Json[] }>().warnings[0]?.message)).toMatch(/^config\/url: localhost resolves \(from this server, now\) to (127\.0\.0\.1|::1), a loopback address/);
+    expect(String(res.json<{ warnings: Json[] }>().warnings[0]?.message)).toMatch(
+      /^config\/url: localhost resolves \(from this server, now\) to (127\.0\.0\.1|::1), a loopback address/,
+    );
   });
 
   it('names the cloud metadata range and host fields of other types', async () => {
     const res = await create({ name: 'syslog', type: 'syslog', config: { host: '169.254.169.254', protocol: 'udp' } });
     expect(res.statusCode, res.body).toBe(201);
-    expect(res.json<{ warnings: Json[] }>().warnings[0]).toMatchObject({ field: 'config/host', message: expect.stringContaining('link-local address') });
+    expect(res.json<{ warnings: Json[] }>().warnings[0]).toMatchObject({
+      field: 'config/host',
+      message: expect.stringContaining('link-local address'),
+    });
   });
 
   it('says nothing for an address deliveries may reach, and checks a new config on update only', async () => {
@@ -53,10 +60,23 @@ describe('warnings on a refused outbound address', () => {
     expect(ok.statusCode).toBe(201);
     const id = ok.json<{ id: string; warnings: Json[] }>().id;
     expect(ok.json<{ warnings: Json[] }>().warnings).toEqual([]);
-    const moved = await t.app.inject({ method: 'PUT', url: `${BASE}/${id}`, headers: admin.headers, payload: { config: { url: 'http://[::1]:9/' } } });
+    const moved = await t.app.inject({
+      method: 'PUT',
+      url: `${BASE}/${id}`,
+      headers: admin.headers,
+      payload: { config: { url: 'http://[::1]:9/' } },
+    });
     expect(moved.statusCode, moved.body).toBe(200);
-    expect(moved.json<{ warnings: Json[] }>().warnings[0]).toMatchObject({ field: 'config/url', message: expect.stringContaining('::1 is a loopback address') });
-    const renamed = await t.app.inject({ method: 'PUT', url: `${BASE}/${id}`, headers: admin.headers, payload: { name: 'renamed' } });
+    expect(moved.json<{ warnings: Json[] }>().warnings[0]).toMatchObject({
+      field: 'config/url',
+      message: expect.stringContaining('::1 is a loopback address'),
+    });
+    const renamed = await t.app.inject({
+      method: 'PUT',
+      url: `${BASE}/${id}`,
+      headers: admin.headers,
+      payload: { name: 'renamed' },
+    });
     expect(renamed.json<{ warnings: Json[] }>().warnings).toEqual([]);
   });
 });

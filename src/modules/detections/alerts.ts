@@ -8,7 +8,12 @@ import type { DetectionStore } from './store.js';
 export interface ScheduleAlert {
   organization_id: number;
   schedule: { id: string; name: string };
-  alert: { severity_id: number; title?: string; description?: string; mitre?: { tactics?: string[]; techniques?: string[] } };
+  alert: {
+    severity_id: number;
+    title?: string;
+    description?: string;
+    mitre?: { tactics?: string[]; techniques?: string[] };
+  };
   run: { id: string; matched: number; event_ids: string[]; from: Date; to: Date };
   query: unknown;
 }
@@ -20,7 +25,15 @@ export function createScheduleAlerts(deps: { store: DetectionStore; now: () => D
       const at = deps.now();
       const id = newId();
       const title = a.alert.title ?? `Scheduled search: ${a.schedule.name}`;
-      const definition = { title, description: a.alert.description ?? `Schedule "${a.schedule.name}" found ${a.run.matched} matching events between ${a.run.from.toISOString()} and ${a.run.to.toISOString()}.`, condition: { all: [] }, severity_id: a.alert.severity_id, ...(a.alert.mitre ? { mitre: a.alert.mitre } : {}) };
+      const definition = {
+        title,
+        description:
+          a.alert.description ??
+          `Schedule "${a.schedule.name}" found ${a.run.matched} matching events between ${a.run.from.toISOString()} and ${a.run.to.toISOString()}.`,
+        condition: { all: [] },
+        severity_id: a.alert.severity_id,
+        ...(a.alert.mitre ? { mitre: a.alert.mitre } : {}),
+      };
       const finding = ruleFinding({
         uid: id,
         rule: { id: a.schedule.id, name: a.schedule.name, version: 1, definition: definition as never },
@@ -60,7 +73,17 @@ export function createScheduleAlerts(deps: { store: DetectionStore; now: () => D
         at,
       );
       if (inserted.length === 0) return undefined;
-      await deps.store.addHistory([{ id: newId(), detection_id: id, at, actor: 'schedule', kind: 'created', change: { source: 'schedule', schedule_id: a.schedule.id, search_id: a.run.id, matched: a.run.matched }, comment: null }]);
+      await deps.store.addHistory([
+        {
+          id: newId(),
+          detection_id: id,
+          at,
+          actor: 'schedule',
+          kind: 'created',
+          change: { source: 'schedule', schedule_id: a.schedule.id, search_id: a.run.id, matched: a.run.matched },
+          comment: null,
+        },
+      ]);
       return id;
     },
   };

@@ -46,9 +46,21 @@ export function wireDetections(deps: DetectionsDeps) {
   const recorder = createRecorder({ store, weirVersion: deps.weirVersion });
   const rules = createRulesService({ store, clock, invalidate: (org) => live.invalidate(org) });
   const detections = createDetectionService({ store, clock });
-  const notifications = createNotifications({ store, clock, logger: deps.logger, email: deps.email, intervalMs: deps.notifyIntervalMs, publicUrl: deps.publicUrl, organization: deps.organization, ...(deps.cases ? { cases: deps.cases } : {}) });
+  const notifications = createNotifications({
+    store,
+    clock,
+    logger: deps.logger,
+    email: deps.email,
+    intervalMs: deps.notifyIntervalMs,
+    publicUrl: deps.publicUrl,
+    organization: deps.organization,
+    ...(deps.cases ? { cases: deps.cases } : {}),
+  });
   const alerts = createScheduleAlerts({ store, now: () => clock.now(), weirVersion: deps.weirVersion });
-  const pass: PassDetection = { job: (org) => live.job(org), record: (batch, detect, job, at, emit) => recorder.record(batch, detect, job, at, emit) };
+  const pass: PassDetection = {
+    job: (org) => live.job(org),
+    record: (batch, detect, job, at, emit) => recorder.record(batch, detect, job, at, emit),
+  };
 
   for (const table of ['detections', 'detection_windows', 'detection_suppressions', 'detection_rules'] as const) {
     deps.dataDeletion.addStep({

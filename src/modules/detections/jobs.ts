@@ -27,7 +27,17 @@ export function detectionJobs(deps: { digest(): Promise<unknown>; expire(): Prom
 export function detectionBeatTasks(queue: QueuePort): BeatTask[] {
   const slot = (now: Date, every: number) => Math.floor(now.getTime() / every);
   return [
-    { name: 'detections.digest', everyMs: MINUTE, run: async (now) => void (await queue.enqueue(DETECTIONS_QUEUE, DIGEST_JOB, {}, { jobId: `${DIGEST_JOB}-${slot(now, MINUTE)}` })) },
-    { name: 'detections.expire', everyMs: HOUR, run: async (now) => void (await queue.enqueue(DETECTIONS_QUEUE, EXPIRE_JOB, {}, { jobId: `${EXPIRE_JOB}-${slot(now, HOUR)}` })) },
+    {
+      name: 'detections.digest',
+      everyMs: MINUTE,
+      run: async (now) =>
+        void (await queue.enqueue(DETECTIONS_QUEUE, DIGEST_JOB, {}, { jobId: `${DIGEST_JOB}-${slot(now, MINUTE)}` })),
+    },
+    {
+      name: 'detections.expire',
+      everyMs: HOUR,
+      run: async (now) =>
+        void (await queue.enqueue(DETECTIONS_QUEUE, EXPIRE_JOB, {}, { jobId: `${EXPIRE_JOB}-${slot(now, HOUR)}` })),
+    },
   ];
 }

@@ -14,7 +14,12 @@ export function createLiveRules(deps: { store: Pick<DetectionStore, 'liveRules'>
     const rules = await deps.store.liveRules(organizationId);
     return {
       fingerprint: rules.map((r) => `${r.id}:${r.version}`).join(','),
-      rules: rules.map((r) => ({ id: r.id, name: r.name, version: r.version, definition: r.definition as unknown as RuleDefinition })),
+      rules: rules.map((r) => ({
+        id: r.id,
+        name: r.name,
+        version: r.version,
+        definition: r.definition as unknown as RuleDefinition,
+      })),
     };
   }
 

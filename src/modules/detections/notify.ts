@@ -25,7 +25,12 @@ export interface NotifyDeps {
   intervalMs: number;
   publicUrl: string | undefined;
   /** The case-management system (undefined: not configured). */
-  cases?: { openCase(org: { id: number; name: string; case_customer_id: string | null }, input: { name: string; description: string; socId: string }): Promise<{ case_id: string } | undefined> };
+  cases?: {
+    openCase(
+      org: { id: number; name: string; case_customer_id: string | null },
+      input: { name: string; description: string; socId: string },
+    ): Promise<{ case_id: string } | undefined>;
+  };
   organization(id: number): Promise<{ id: number; name: string; case_customer_id: string | null } | undefined>;
 }
 
@@ -52,8 +57,14 @@ export function createNotifications(deps: NotifyDeps) {
       for (const [org, list] of byOrg) {
         const previous = last.get(org);
         if (previous && now.getTime() - previous.getTime() < deps.intervalMs) continue;
-        const lines = list.slice(0, LISTED).map((d) => `- [${SEVERITY[d.severity_id] ?? d.severity_id}] ${d.title} (${d.source}${d.event_count > 1 ? `, ${d.event_count} events` : ''}): ${detectionLink(deps.publicUrl, d.id)}`);
-        if (list.length > LISTED) lines.push(`... and ${list.length - LISTED} more: GET /api/detections?status=new&severity_min=4`);
+        const lines = list
+          .slice(0, LISTED)
+          .map(
+            (d) =>
+              `- [${SEVERITY[d.severity_id] ?? d.severity_id}] ${d.title} (${d.source}${d.event_count > 1 ? `, ${d.event_count} events` : ''}): ${detectionLink(deps.publicUrl, d.id)}`,
+          );
+        if (list.length > LISTED)
+          lines.push(`... and ${list.length - LISTED} more: GET /api/detections?status=new&severity_min=4`);
         const critical = list.filter((d) => d.severity_id >= 5).length;
         try {
           await deps.email.notify({
@@ -65,8 +76,21 @@ export function createNotifications(deps: NotifyDeps) {
           logger.warn({ err, organization_id: org }, 'detection e-mail could not be queued');
           continue;
         }
-        await store.markNotified(list.map((d) => d.id), now);
-        await store.addHistory(list.map((d) => ({ id: newId(), detection_id: d.id, at: now, actor: 'weir', kind: 'notified' as const, change: { grouped_with: list.length }, comment: null })));
+        await store.markNotified(
+          list.map((d) => d.id),
+          now,
+        );
+        await store.addHistory(
+          list.map((d) => ({
+            id: newId(),
+            detection_id: d.id,
+            at: now,
+            actor: 'weir',
+            kind: 'notified' as const,
+            change: { grouped_with: list.length },
+            comment: null,
+          })),
+        );
         told += list.length;
       }
       return told;
@@ -76,13 +100,38 @@ export function createNotifications(deps: NotifyDeps) {
     async openCase(actor: Actor, id: string) {
       const d = await store.get(scopeOf(actor), id, true);
       if (!d) throw errors.notFound('Detection');
-      if (d.case_id) throw new AppError('resource.conflict', { detail: `Detection ${id} already has case ${d.case_id}`, details: { case_id: d.case_id } });
+      if (d.case_id)
+        throw new AppError('resource.conflict', {
+          detail: `Detection ${id} already has case ${d.case_id}`,
+          details: { case_id: d.case_id },
+        });
       const org = await deps.organization(d.organization_id);
-      const made = org && deps.cases ? await deps.cases.openCase(org, { name: d.title.slice(0, 200), socId: `weir-${d.id}`, description: caseDescription(d, deps.publicUrl) }) : undefined;
-      if (!made) throw new AppError('detection.invalid_change', { detail: 'Case management is not configured (WEIR_CASE_URL)', details: { errors: [{ location: 'case', message: 'not configured' }] } });
+      const made =
+        org && deps.cases
+          ? await deps.cases.openCase(org, {
+              name: d.title.slice(0, 200),
+              socId: `weir-${d.id}`,
+              description: caseDescription(d, deps.publicUrl),
+            })
+          : undefined;
+      if (!made)
+        throw new AppError('detection.invalid_change', {
+          detail: 'Case management is not configured (WEIR_CASE_URL)',
+          details: { errors: [{ location: 'case', message: 'not configured' }] },
+        });
       const now = clock.now();
       await store.update(id, { case_id: made.case_id }, now);
-      await store.addHistory([{ id: newId(), detection_id: id, at: now, actor: `${actor.kind}:${actor.id}`, kind: 'case', change: { case_id: made.case_id, system: 'dfir-iris' }, comment: null }]);
+      await store.addHistory([
+        {
+          id: newId(),
+          detection_id: id,
+          at: now,
+          actor: `${actor.kind}:${actor.id}`,
+          kind: 'case',
+          change: { case_id: made.case_id, system: 'dfir-iris' },
+          comment: null,
+        },
+      ]);
       setAuditTarget({ type: 'detection', id, organizationId: d.organization_id, details: { case_id: made.case_id } });
       return { detection_id: id, case_id: made.case_id };
     },
@@ -96,7 +145,9 @@ function caseDescription(d: DetectionRow, publicUrl: string | undefined): string
     `Severity: ${SEVERITY[d.severity_id] ?? d.severity_id}; source: ${d.source}; events: ${d.event_count}; first seen ${new Date(d.first_seen_at).toISOString()}, last seen ${new Date(d.last_seen_at).toISOString()}.`,
     d.mitre.techniques.length ? `ATT&CK: ${[...d.mitre.tactics, ...d.mitre.techniques].join(', ')}` : '',
     `In Weir: ${detectionLink(publicUrl, d.id)}`,
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 export type Notifications = ReturnType<typeof createNotifications>;

@@ -32,7 +32,10 @@ export interface Settled {
 
 function mitreOf(finding: Record<string, unknown>): { tactics: string[]; techniques: string[] } {
   const info = (finding.finding_info ?? {}) as Record<string, unknown>;
-  const attacks = [...((info.attacks as unknown[]) ?? []), ...((finding.attacks as unknown[]) ?? [])] as Record<string, { uid?: unknown }>[];
+  const attacks = [...((info.attacks as unknown[]) ?? []), ...((finding.attacks as unknown[]) ?? [])] as Record<
+    string,
+    { uid?: unknown }
+  >[];
   const tactics = new Set<string>();
   const techniques = new Set<string>();
   for (const a of attacks) {
@@ -83,7 +86,13 @@ export function createRecorder(deps: { store: DetectionStore; weirVersion: strin
         at,
         actor: 'vendor',
         kind: done.inserted ? ('created' as const) : ('updated' as const),
-        change: done.inserted ? { source: 'vendor', uid: f.uid, event_id: f.event_id } : { event_id: f.event_id, severity_id: { from: done.before!.severity_id, to: row.severity_id }, title: { from: done.before!.title, to: row.title } },
+        change: done.inserted
+          ? { source: 'vendor', uid: f.uid, event_id: f.event_id }
+          : {
+              event_id: f.event_id,
+              severity_id: { from: done.before!.severity_id, to: row.severity_id },
+              title: { from: done.before!.title, to: row.title },
+            },
         comment: null,
       });
     }
@@ -96,10 +105,19 @@ export function createRecorder(deps: { store: DetectionStore; weirVersion: strin
     const out: { hit: RuleHit; rule: RuleSpec; uid: string; count: number; event_ids: string[] }[] = [];
     const windowed = hits.filter((h) => h.window_start !== null);
     const totals = await store.addWindows(
-      windowed.map((h) => ({ rule_id: h.rule_id, group_key: h.group_key, window_start: new Date(h.window_start!), organization_id: batch.organization_id, count: h.count, event_ids: h.event_ids })),
+      windowed.map((h) => ({
+        rule_id: h.rule_id,
+        group_key: h.group_key,
+        window_start: new Date(h.window_start!),
+        organization_id: batch.organization_id,
+        count: h.count,
+        event_ids: h.event_ids,
+      })),
       at,
     );
-    const byKey = new Map(totals.map((t) => [`${t.rule_id}\u0000${t.group_key}\u0000${new Date(t.window_start).getTime()}`, t]));
+    const byKey = new Map(
+      totals.map((t) => [`${t.rule_id}\u0000${t.group_key}\u0000${new Date(t.window_start).getTime()}`, t]),
+    );
     const decided: { rule_id: string; group_key: string; window_start: Date }[] = [];
     const candidates: { hit: RuleHit; rule: RuleSpec; uid: string; count: number; event_ids: string[] }[] = [];
     for (const hit of hits) {
@@ -110,9 +128,21 @@ export function createRecorder(deps: { store: DetectionStore; weirVersion: strin
         const needed = rule.definition.threshold?.count ?? 1;
         if (!total || total.fired_at || total.count < needed) continue;
         decided.push({ rule_id: hit.rule_id, group_key: hit.group_key, window_start: new Date(hit.window_start) });
-        candidates.push({ hit, rule, uid: `${hit.rule_id}:${hit.group_key}:${new Date(hit.window_start).toISOString()}`, count: total.count, event_ids: total.event_ids });
+        candidates.push({
+          hit,
+          rule,
+          uid: `${hit.rule_id}:${hit.group_key}:${new Date(hit.window_start).toISOString()}`,
+          count: total.count,
+          event_ids: total.event_ids,
+        });
       } else if ((rule.definition.suppression_seconds ?? 0) > 0) {
-        candidates.push({ hit, rule, uid: `${hit.rule_id}:${hit.group_key}:${at.toISOString()}`, count: hit.count, event_ids: hit.event_ids });
+        candidates.push({
+          hit,
+          rule,
+          uid: `${hit.rule_id}:${hit.group_key}:${at.toISOString()}`,
+          count: hit.count,
+          event_ids: hit.event_ids,
+        });
       } else {
         out.push({ hit, rule, uid: `${hit.rule_id}:${hit.group_key}`, count: hit.count, event_ids: hit.event_ids });
       }
@@ -121,11 +151,17 @@ export function createRecorder(deps: { store: DetectionStore; weirVersion: strin
     await store.markFired(decided, at);
     const suppressing = candidates.filter((c) => (c.rule.definition.suppression_seconds ?? 0) > 0);
     const claimed = await store.claimSuppressions(
-      suppressing.map((c) => ({ rule_id: c.hit.rule_id, group_key: c.hit.group_key, organization_id: batch.organization_id, until: new Date(at.getTime() + c.rule.definition.suppression_seconds! * 1000) })),
+      suppressing.map((c) => ({
+        rule_id: c.hit.rule_id,
+        group_key: c.hit.group_key,
+        organization_id: batch.organization_id,
+        until: new Date(at.getTime() + c.rule.definition.suppression_seconds! * 1000),
+      })),
       at,
     );
     for (const c of candidates) {
-      if ((c.rule.definition.suppression_seconds ?? 0) > 0 && !claimed.has(`${c.hit.rule_id}\u0000${c.hit.group_key}`)) continue;
+      if ((c.rule.definition.suppression_seconds ?? 0) > 0 && !claimed.has(`${c.hit.rule_id}\u0000${c.hit.group_key}`))
+        continue;
       out.push(c);
     }
     return out;
@@ -133,7 +169,13 @@ export function createRecorder(deps: { store: DetectionStore; weirVersion: strin
 
   return {
     /** Settles a batch's detection output in the open transaction; `job` is the rules the pass ran. */
-    async record(batch: BatchRef, detect: DetectOutput, job: DetectionJob | undefined, at: Date, emit: Emit): Promise<Settled> {
+    async record(
+      batch: BatchRef,
+      detect: DetectOutput,
+      job: DetectionJob | undefined,
+      at: Date,
+      emit: Emit,
+    ): Promise<Settled> {
       const vendorCount = detect.findings.length ? await vendor(batch, detect.findings, at) : 0;
       if (detect.hits.length === 0 || !job) return { vendor: vendorCount, fired: 0 };
       const rules = new Map(job.rules.map((r) => [r.id, r]));
@@ -141,7 +183,18 @@ export function createRecorder(deps: { store: DetectionStore; weirVersion: strin
       if (fire.length === 0) return { vendor: vendorCount, fired: 0 };
       const rows: NewDetection[] = fire.map((f) => {
         const id = newId();
-        const finding = ruleFinding({ uid: id, rule: f.rule, count: f.count, event_ids: f.event_ids, first_time: f.hit.first_time, last_time: f.hit.last_time, group: f.hit.group, sample: f.hit.sample, at: at.getTime(), weirVersion: deps.weirVersion });
+        const finding = ruleFinding({
+          uid: id,
+          rule: f.rule,
+          count: f.count,
+          event_ids: f.event_ids,
+          first_time: f.hit.first_time,
+          last_time: f.hit.last_time,
+          group: f.hit.group,
+          sample: f.hit.sample,
+          at: at.getTime(),
+          weirVersion: deps.weirVersion,
+        });
         const d = f.rule.definition;
         return {
           id,
@@ -167,12 +220,37 @@ export function createRecorder(deps: { store: DetectionStore; weirVersion: strin
       });
       const inserted = new Set(await store.insertDetections(rows, at));
       const made = rows.filter((r) => inserted.has(r.id));
-      await store.addHistory(made.map((r) => ({ id: newId(), detection_id: r.id, at, actor: 'rule', kind: 'created' as const, change: { source: 'rule', rule_id: r.rule_id, rule_version: r.rule_version, uid: r.uid, event_count: r.event_count }, comment: null })));
+      await store.addHistory(
+        made.map((r) => ({
+          id: newId(),
+          detection_id: r.id,
+          at,
+          actor: 'rule',
+          kind: 'created' as const,
+          change: {
+            source: 'rule',
+            rule_id: r.rule_id,
+            rule_version: r.rule_version,
+            uid: r.uid,
+            event_count: r.event_count,
+          },
+          comment: null,
+        })),
+      );
       if (made.length > 0) {
         const findingBatch = { ...batch, stream: FINDINGS_STREAM };
         await emit(
           findingBatch,
-          made.map((r) => ({ id: newId(), organization_id: batch.organization_id, integration_id: batch.integration_id, stream: FINDINGS_STREAM, received_at: at.toISOString(), mapping_version_id: '', valid: true, ocsf: r.finding })),
+          made.map((r) => ({
+            id: newId(),
+            organization_id: batch.organization_id,
+            integration_id: batch.integration_id,
+            stream: FINDINGS_STREAM,
+            received_at: at.toISOString(),
+            mapping_version_id: '',
+            valid: true,
+            ocsf: r.finding,
+          })),
           at,
         );
       }

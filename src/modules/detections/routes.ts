@@ -6,25 +6,53 @@ import { DEFAULT_LIMIT, ErrorBody } from '../../platform/http/schemas.js';
 import type { Notifications } from './notify.js';
 import type { RulesService } from './rules.js';
 import { STATUSES, type DetectionService, type PatchBody as Patch, type Status } from './service.js';
-import { CaseAnswer, CreateRuleBody, DetectionDetail, DetectionList, DetectionParams, ListQuery, PatchBody, RollbackBody, Rule, RuleList, RuleListQuery, RuleParams, RuleVersion, SigmaBody, SigmaCompiled, SigmaQuery, UpdateRuleBody } from './schema.js';
+import {
+  CaseAnswer,
+  CreateRuleBody,
+  DetectionDetail,
+  DetectionList,
+  DetectionParams,
+  ListQuery,
+  PatchBody,
+  RollbackBody,
+  Rule,
+  RuleList,
+  RuleListQuery,
+  RuleParams,
+  RuleVersion,
+  SigmaBody,
+  SigmaCompiled,
+  SigmaQuery,
+  UpdateRuleBody,
+} from './schema.js';
 import { errors } from '../../core/errors.js';
 
 const pageOf = (q: { limit?: number; offset?: number }) => ({ limit: q.limit ?? DEFAULT_LIMIT, offset: q.offset ?? 0 });
 
 function statuses(text: string | undefined): Status[] | undefined {
   if (text === undefined) return undefined;
-  const list = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = list.find((s) => !(STATUSES as readonly string[]).includes(s));
-  if (bad !== undefined) throw errors.validation(`querystring/status: ${bad} is not one of ${STATUSES.join(', ')}`, { errors: [{ location: 'querystring/status', message: `must be among ${STATUSES.join(', ')}` }] });
+  if (bad !== undefined)
+    throw errors.validation(`querystring/status: ${bad} is not one of ${STATUSES.join(', ')}`, {
+      errors: [{ location: 'querystring/status', message: `must be among ${STATUSES.join(', ')}` }],
+    });
   return list as Status[];
 }
 
-export function detectionRoutes(app: Api, s: { detections: DetectionService; rules: RulesService; notifications: Notifications }): void {
+export function detectionRoutes(
+  app: Api,
+  s: { detections: DetectionService; rules: RulesService; notifications: Notifications },
+): void {
   route(app, {
     method: 'GET',
     url: '/api/detections',
     operationId: 'detections.list',
-    summary: 'Detections of your organizations, newest first, filtered by status, severity, time, rule, source and integration',
+    summary:
+      'Detections of your organizations, newest first, filtered by status, severity, time, rule, source and integration',
     access: { requires: 'authenticated' },
     schema: { querystring: ListQuery, response: { 200: DetectionList } },
     handler: async (req) => {
@@ -64,7 +92,8 @@ export function detectionRoutes(app: Api, s: { detections: DetectionService; rul
     method: 'PATCH',
     url: '/api/detections/:detection_id',
     operationId: 'detections.update',
-    summary: 'Triage: change the status, the assignee, or add a comment; every change is in the history and the audit trail',
+    summary:
+      'Triage: change the status, the assignee, or add a comment; every change is in the history and the audit trail',
     access: { requires: 'query.run' },
     schema: { params: DetectionParams, body: PatchBody, response: { 200: DetectionDetail } },
     handler: async (req) => s.detections.patch(req.actor!, req.params.detection_id, req.body as Patch),
@@ -118,7 +147,8 @@ export function detectionRoutes(app: Api, s: { detections: DetectionService; rul
     method: 'POST',
     url: '/api/detections/rules/sigma',
     operationId: 'detection_rules.import_sigma',
-    summary: 'Create a detection rule from one Sigma rule (YAML), compiled to OCSF; 422 naming what cannot be compiled faithfully (field, modifier, position). dry_run=true only compiles',
+    summary:
+      'Create a detection rule from one Sigma rule (YAML), compiled to OCSF; 422 naming what cannot be compiled faithfully (field, modifier, position). dry_run=true only compiles',
     addition: true,
     access: { requires: 'query.save' },
     schema: { querystring: SigmaQuery, body: SigmaBody, response: { 200: SigmaCompiled, 201: Rule, 409: ErrorBody } },
@@ -182,7 +212,7 @@ export function detectionRoutes(app: Api, s: { detections: DetectionService; rul
     method: 'POST',
     url: '/api/detections/rules/:rule_id/rollback',
     operationId: 'detection_rules.rollback',
-    summary: 'Make an earlier version\'s definition live again, as a new version',
+    summary: "Make an earlier version's definition live again, as a new version",
     addition: true,
     access: { requires: 'query.save' },
     schema: { params: RuleParams, body: RollbackBody, response: { 200: Rule, 409: ErrorBody } },

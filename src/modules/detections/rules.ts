@@ -37,12 +37,22 @@ export function ruleOut(r: RuleWithVersion) {
 }
 
 export function versionOut(v: RuleVersionRow) {
-  return { id: v.id, version: v.version, definition: v.definition as unknown as RuleDefinition, comment: v.comment, created_by: v.created_by, created_at: v.created_at };
+  return {
+    id: v.id,
+    version: v.version,
+    definition: v.definition as unknown as RuleDefinition,
+    comment: v.comment,
+    created_by: v.created_by,
+    created_at: v.created_at,
+  };
 }
 
 export function invalidRule(problems: { location: string; message: string; closest?: string }[]): AppError {
   const first = problems[0]!;
-  return new AppError('detection.invalid_rule', { detail: `${first.location}: ${first.message}${first.closest ? ` (closest known field: ${first.closest})` : ''}`, details: { errors: problems } });
+  return new AppError('detection.invalid_rule', {
+    detail: `${first.location}: ${first.message}${first.closest ? ` (closest known field: ${first.closest})` : ''}`,
+    details: { errors: problems },
+  });
 }
 
 export interface SigmaImport {
@@ -62,7 +72,10 @@ function fromSigma(body: SigmaImport): { name: string; definition: RuleDefinitio
     compiled = compileSigma(body.yaml);
   } catch (e) {
     if (!(e instanceof SigmaError)) throw e;
-    throw new AppError('detection.invalid_sigma', { detail: `${e.location}: ${e.reason}`, details: { errors: [{ location: e.location, message: e.reason }] } });
+    throw new AppError('detection.invalid_sigma', {
+      detail: `${e.location}: ${e.reason}`,
+      details: { errors: [{ location: e.location, message: e.reason }] },
+    });
   }
   const definition: RuleDefinition = { ...compiled.definition };
   if (body.group_by !== undefined) definition.group_by = body.group_by;
@@ -74,13 +87,24 @@ function fromSigma(body: SigmaImport): { name: string; definition: RuleDefinitio
 
 function cleanName(name: string): string {
   const trimmed = name.trim();
-  if (!trimmed) throw errors.validation('body/name must not be blank', { errors: [{ location: 'body/name', message: 'must not be blank' }] });
+  if (!trimmed)
+    throw errors.validation('body/name must not be blank', {
+      errors: [{ location: 'body/name', message: 'must not be blank' }],
+    });
   return trimmed;
 }
 
-export function createRulesService(deps: { store: DetectionStore; clock: Clock; invalidate(organizationId: number): void }) {
+export function createRulesService(deps: {
+  store: DetectionStore;
+  clock: Clock;
+  invalidate(organizationId: number): void;
+}) {
   const { store, clock } = deps;
-  const nameTaken = (name: string) => new AppError('resource.conflict', { detail: `A detection rule named "${name}" already exists in the organization`, details: { field: 'name' } });
+  const nameTaken = (name: string) =>
+    new AppError('resource.conflict', {
+      detail: `A detection rule named "${name}" already exists in the organization`,
+      details: { field: 'name' },
+    });
 
   async function visible(scope: Scope, id: string, lock = false): Promise<RuleWithVersion> {
     const r = await store.getRule(scope, id, lock);
@@ -94,10 +118,25 @@ export function createRulesService(deps: { store: DetectionStore; clock: Clock; 
     return def as RuleDefinition;
   }
 
-  async function addVersion(actor: Actor, ruleId: string, definition: RuleDefinition, comment: string): Promise<number> {
+  async function addVersion(
+    actor: Actor,
+    ruleId: string,
+    definition: RuleDefinition,
+    comment: string,
+  ): Promise<number> {
     const version = (await store.maxVersion(ruleId)) + 1;
     const id = newId();
-    await store.insertVersion({ id, rule_id: ruleId, version, definition: definition as unknown as Record<string, unknown>, comment, created_by: actor.kind === 'user' ? actor.id : null }, clock.now());
+    await store.insertVersion(
+      {
+        id,
+        rule_id: ruleId,
+        version,
+        definition: definition as unknown as Record<string, unknown>,
+        comment,
+        created_by: actor.kind === 'user' ? actor.id : null,
+      },
+      clock.now(),
+    );
     await store.updateRule(ruleId, { live_version_id: id }, clock.now());
     return version;
   }
@@ -118,7 +157,16 @@ export function createRulesService(deps: { store: DetectionStore; clock: Clock; 
       const name = cleanName(body.name);
       const id = newId();
       try {
-        await store.insertRule({ id, organization_id: organizationId, name, enabled: body.enabled ?? true, created_by: actor.kind === 'user' ? actor.id : null }, clock.now());
+        await store.insertRule(
+          {
+            id,
+            organization_id: organizationId,
+            name,
+            enabled: body.enabled ?? true,
+            created_by: actor.kind === 'user' ? actor.id : null,
+          },
+          clock.now(),
+        );
       } catch (err) {
         if (isUniqueViolation(err)) throw nameTaken(name);
         throw err;
@@ -137,12 +185,18 @@ export function createRulesService(deps: { store: DetectionStore; clock: Clock; 
       let version: number | undefined;
       try {
         if (Object.keys(patch).length) await store.updateRule(id, patch, clock.now());
-        if (body.definition !== undefined) version = await addVersion(actor, id, checked(body.definition), body.comment ?? '');
+        if (body.definition !== undefined)
+          version = await addVersion(actor, id, checked(body.definition), body.comment ?? '');
       } catch (err) {
         if (isUniqueViolation(err)) throw nameTaken(patch.name ?? r.name);
         throw err;
       }
-      setAuditTarget({ type: 'detection_rule', id, organizationId: r.organization_id, details: { changed: Object.keys(body).sort(), ...(version ? { version } : {}) } });
+      setAuditTarget({
+        type: 'detection_rule',
+        id,
+        organizationId: r.organization_id,
+        details: { changed: Object.keys(body).sort(), ...(version ? { version } : {}) },
+      });
       deps.invalidate(r.organization_id);
       return ruleOut((await store.getRule(scopeOf(actor), id))!);
     },
@@ -183,9 +237,23 @@ export function createRulesService(deps: { store: DetectionStore; clock: Clock; 
       const r = await visible(scopeOf(actor), id, true);
       const target = await store.ruleVersion(id, version);
       if (!target) throw errors.notFound('Rule version');
-      if (r.version === version) throw new AppError('detection.already_current', { detail: `Version ${version} is the live version`, details: { version } });
-      const made = await addVersion(actor, id, target.definition as unknown as RuleDefinition, comment ?? `rollback to version ${version}`);
-      setAuditTarget({ type: 'detection_rule', id, organizationId: r.organization_id, details: { rolled_back_to: version, version: made } });
+      if (r.version === version)
+        throw new AppError('detection.already_current', {
+          detail: `Version ${version} is the live version`,
+          details: { version },
+        });
+      const made = await addVersion(
+        actor,
+        id,
+        target.definition as unknown as RuleDefinition,
+        comment ?? `rollback to version ${version}`,
+      );
+      setAuditTarget({
+        type: 'detection_rule',
+        id,
+        organizationId: r.organization_id,
+        details: { rolled_back_to: version, version: made },
+      });
       deps.invalidate(r.organization_id);
       return ruleOut((await store.getRule(scopeOf(actor), id))!);
     },

@@ -78,7 +78,8 @@ export function createDetectionService(deps: { store: DetectionStore; clock: Clo
 
   return {
     async list(scope: Scope, f: DetectionFilter, page: OffsetPage) {
-      if (f.organization_id !== undefined && !scope.global && !scope.organizationIds.includes(f.organization_id)) throw errors.notFound('Organization');
+      if (f.organization_id !== undefined && !scope.global && !scope.organizationIds.includes(f.organization_id))
+        throw errors.notFound('Organization');
       const { items, total } = await store.list(scope, f, page);
       return { items: items.map(detectionOut), total };
     },
@@ -91,27 +92,71 @@ export function createDetectionService(deps: { store: DetectionStore; clock: Clo
     async patch(actor: Actor, id: string, body: PatchBody) {
       const d = await visible(scopeOf(actor), id, true);
       if (body.status === undefined && body.assignee_id === undefined && body.comment === undefined) {
-        throw new AppError('detection.invalid_change', { detail: 'Give status, assignee_id or comment', details: { errors: [{ location: 'body', message: 'nothing to change' }] } });
+        throw new AppError('detection.invalid_change', {
+          detail: 'Give status, assignee_id or comment',
+          details: { errors: [{ location: 'body', message: 'nothing to change' }] },
+        });
       }
       const now = clock.now();
-      const history: { id: string; detection_id: string; at: Date; actor: string; kind: HistoryRow['kind']; change: Record<string, unknown>; comment: string | null }[] = [];
+      const history: {
+        id: string;
+        detection_id: string;
+        at: Date;
+        actor: string;
+        kind: HistoryRow['kind'];
+        change: Record<string, unknown>;
+        comment: string | null;
+      }[] = [];
       const patch: { status?: Status; assignee_id?: number | null } = {};
       if (body.status !== undefined && body.status !== d.status) {
         patch.status = body.status;
-        history.push({ id: newId(), detection_id: id, at: now, actor: actorKey(actor), kind: 'status', change: { from: d.status, to: body.status, status_id: OCSF_STATUS[body.status].status_id }, comment: null });
+        history.push({
+          id: newId(),
+          detection_id: id,
+          at: now,
+          actor: actorKey(actor),
+          kind: 'status',
+          change: { from: d.status, to: body.status, status_id: OCSF_STATUS[body.status].status_id },
+          comment: null,
+        });
       }
       if (body.assignee_id !== undefined && body.assignee_id !== d.assignee_id) {
         if (body.assignee_id !== null && !(await store.userInOrganization(body.assignee_id, d.organization_id))) {
-          throw new AppError('detection.invalid_change', { detail: `User ${body.assignee_id} is not an active user of the detection's organization`, details: { errors: [{ location: 'body/assignee_id', message: 'not a user of the organization' }] } });
+          throw new AppError('detection.invalid_change', {
+            detail: `User ${body.assignee_id} is not an active user of the detection's organization`,
+            details: { errors: [{ location: 'body/assignee_id', message: 'not a user of the organization' }] },
+          });
         }
         patch.assignee_id = body.assignee_id;
-        history.push({ id: newId(), detection_id: id, at: now, actor: actorKey(actor), kind: 'assignee', change: { from: d.assignee_id, to: body.assignee_id }, comment: null });
+        history.push({
+          id: newId(),
+          detection_id: id,
+          at: now,
+          actor: actorKey(actor),
+          kind: 'assignee',
+          change: { from: d.assignee_id, to: body.assignee_id },
+          comment: null,
+        });
       }
       const comment = body.comment?.trim();
-      if (comment) history.push({ id: newId(), detection_id: id, at: now, actor: actorKey(actor), kind: 'comment', change: {}, comment: comment.slice(0, 10_000) });
+      if (comment)
+        history.push({
+          id: newId(),
+          detection_id: id,
+          at: now,
+          actor: actorKey(actor),
+          kind: 'comment',
+          change: {},
+          comment: comment.slice(0, 10_000),
+        });
       if (Object.keys(patch).length) await store.update(id, patch, now);
       await store.addHistory(history);
-      setAuditTarget({ type: 'detection', id, organizationId: d.organization_id, details: { changes: history.map((h) => ({ kind: h.kind, ...h.change })), commented: Boolean(comment) } });
+      setAuditTarget({
+        type: 'detection',
+        id,
+        organizationId: d.organization_id,
+        details: { changes: history.map((h) => ({ kind: h.kind, ...h.change })), commented: Boolean(comment) },
+      });
       return this.get(scopeOf(actor), id);
     },
   };

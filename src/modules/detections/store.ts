@@ -5,7 +5,12 @@ import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
 import { executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
-import type { DetectionHistoryTable, DetectionRulesTable, DetectionRuleVersionsTable, DetectionsTable } from '../../platform/db/schema.js';
+import type {
+  DetectionHistoryTable,
+  DetectionRulesTable,
+  DetectionRuleVersionsTable,
+  DetectionsTable,
+} from '../../platform/db/schema.js';
 import { scoped } from '../../platform/db/scope.js';
 
 export type RuleRow = Selectable<DetectionRulesTable>;
@@ -80,40 +85,86 @@ export function createDetectionStore(db: Kysely<DB>) {
     },
 
     // Rules.
-    async listRules(scope: Scope, organizationId: number | undefined, page: OffsetPage): Promise<{ items: RuleWithVersion[]; total: number }> {
+    async listRules(
+      scope: Scope,
+      organizationId: number | undefined,
+      page: OffsetPage,
+    ): Promise<{ items: RuleWithVersion[]; total: number }> {
       let base = ruleQuery().where(scoped(scope, 'r.organization_id'));
       if (organizationId !== undefined) base = base.where('r.organization_id', '=', organizationId);
       const [items, count] = await Promise.all([
         base.orderBy('r.name').orderBy('r.id').limit(page.limit).offset(page.offset).execute(),
-        base.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+        base
+          .clearSelect()
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow(),
       ]);
       return { items: items as RuleWithVersion[], total: Number(count.n) };
     },
     async getRule(scope: Scope, id: string, lock = false): Promise<RuleWithVersion | undefined> {
       if (lock) await q().selectFrom('detection_rules').select('id').where('id', '=', id).forUpdate().execute();
-      return (await ruleQuery().where('r.id', '=', id).where(scoped(scope, 'r.organization_id')).executeTakeFirst()) as RuleWithVersion | undefined;
+      return (await ruleQuery().where('r.id', '=', id).where(scoped(scope, 'r.organization_id')).executeTakeFirst()) as
+        RuleWithVersion | undefined;
     },
-    async insertRule(row: { id: string; organization_id: number; name: string; enabled: boolean; created_by: number | null }, now: Date): Promise<void> {
-      await q().insertInto('detection_rules').values({ ...row, live_version_id: null, created_at: now, updated_at: now }).execute();
+    async insertRule(
+      row: { id: string; organization_id: number; name: string; enabled: boolean; created_by: number | null },
+      now: Date,
+    ): Promise<void> {
+      await q()
+        .insertInto('detection_rules')
+        .values({ ...row, live_version_id: null, created_at: now, updated_at: now })
+        .execute();
     },
-    async updateRule(id: string, patch: { name?: string; enabled?: boolean; live_version_id?: string }, now: Date): Promise<void> {
-      await q().updateTable('detection_rules').set({ ...patch, updated_at: now }).where('id', '=', id).execute();
+    async updateRule(
+      id: string,
+      patch: { name?: string; enabled?: boolean; live_version_id?: string },
+      now: Date,
+    ): Promise<void> {
+      await q()
+        .updateTable('detection_rules')
+        .set({ ...patch, updated_at: now })
+        .where('id', '=', id)
+        .execute();
     },
     async deleteRule(id: string): Promise<void> {
       await q().deleteFrom('detection_rules').where('id', '=', id).execute();
     },
-    async insertVersion(row: { id: string; rule_id: string; version: number; definition: Record<string, unknown>; comment: string; created_by: number | null }, now: Date): Promise<void> {
-      await q().insertInto('detection_rule_versions').values({ ...row, definition: toJson(row.definition), created_at: now }).execute();
+    async insertVersion(
+      row: {
+        id: string;
+        rule_id: string;
+        version: number;
+        definition: Record<string, unknown>;
+        comment: string;
+        created_by: number | null;
+      },
+      now: Date,
+    ): Promise<void> {
+      await q()
+        .insertInto('detection_rule_versions')
+        .values({ ...row, definition: toJson(row.definition), created_at: now })
+        .execute();
     },
     async versions(ruleId: string): Promise<RuleVersionRow[]> {
-      return q().selectFrom('detection_rule_versions').selectAll().where('rule_id', '=', ruleId).orderBy('version', 'desc').execute();
+      return q()
+        .selectFrom('detection_rule_versions')
+        .selectAll()
+        .where('rule_id', '=', ruleId)
+        .orderBy('version', 'desc')
+        .execute();
     },
     async maxVersion(ruleId: string): Promise<number> {
-      const r = await q().selectFrom('detection_rule_versions').select((eb) => eb.fn.max('version').as('m')).where('rule_id', '=', ruleId).executeTakeFirst();
+      const r = await q()
+        .selectFrom('detection_rule_versions')
+        .select((eb) => eb.fn.max('version').as('m'))
+        .where('rule_id', '=', ruleId)
+        .executeTakeFirst();
       return Number(r?.m ?? 0);
     },
     /** An organization's enabled rules with their live version (the pass's job). */
-    async liveRules(organizationId: number): Promise<{ id: string; name: string; version: number; definition: Record<string, unknown> }[]> {
+    async liveRules(
+      organizationId: number,
+    ): Promise<{ id: string; name: string; version: number; definition: Record<string, unknown> }[]> {
       const rows = await q()
         .selectFrom('detection_rules as r')
         .innerJoin('detection_rule_versions as v', 'v.id', 'r.live_version_id')
@@ -127,17 +178,45 @@ export function createDetectionStore(db: Kysely<DB>) {
     /** The live definitions of the rules named, any organization (the recorder's view of what fired). */
     async rulesById(ids: string[]): Promise<Map<string, { id: string; name: string; organization_id: number }>> {
       if (ids.length === 0) return new Map();
-      const rows = await q().selectFrom('detection_rules').select(['id', 'name', 'organization_id']).where('id', 'in', ids).execute();
+      const rows = await q()
+        .selectFrom('detection_rules')
+        .select(['id', 'name', 'organization_id'])
+        .where('id', 'in', ids)
+        .execute();
       return new Map(rows.map((r) => [r.id, r]));
     },
     async ruleVersion(ruleId: string, version: number): Promise<RuleVersionRow | undefined> {
-      return q().selectFrom('detection_rule_versions').selectAll().where('rule_id', '=', ruleId).where('version', '=', version).executeTakeFirst();
+      return q()
+        .selectFrom('detection_rule_versions')
+        .selectAll()
+        .where('rule_id', '=', ruleId)
+        .where('version', '=', version)
+        .executeTakeFirst();
     },
 
     // The pass's state, in the batch's transaction; rows are taken in key order so concurrent batches lock alike.
-    async addWindows(deltas: WindowDelta[], now: Date): Promise<{ rule_id: string; group_key: string; window_start: Date; count: number; fired_at: Date | null; event_ids: string[] }[]> {
+    async addWindows(
+      deltas: WindowDelta[],
+      now: Date,
+    ): Promise<
+      {
+        rule_id: string;
+        group_key: string;
+        window_start: Date;
+        count: number;
+        fired_at: Date | null;
+        event_ids: string[];
+      }[]
+    > {
       if (deltas.length === 0) return [];
-      const { rows } = await sql<{ rule_id: string; group_key: string; window_start: Date; count: number; fired_at: Date | null; event_ids: string[] }>`
+      const { rows } = await sql<{
+        rule_id: string;
+        group_key: string;
+        window_start: Date;
+        count: number;
+        fired_at: Date | null;
+        event_ids: string[];
+      }>`
         with v as (
           select * from jsonb_to_recordset(${toJson(deltas)}::jsonb)
             as v(rule_id text, group_key text, window_start timestamptz, organization_id int, count int, event_ids jsonb)
@@ -163,7 +242,10 @@ export function createDetectionStore(db: Kysely<DB>) {
      * Claims a suppression for each (rule, group) not suppressed now: inserted, or taken over
      * when the previous one ended. Returns the claimed ones; the others are suppressed.
      */
-    async claimSuppressions(claims: { rule_id: string; group_key: string; organization_id: number; until: Date }[], now: Date): Promise<Set<string>> {
+    async claimSuppressions(
+      claims: { rule_id: string; group_key: string; organization_id: number; until: Date }[],
+      now: Date,
+    ): Promise<Set<string>> {
       if (claims.length === 0) return new Set();
       const { rows } = await sql<{ rule_id: string; group_key: string }>`
         insert into detection_suppressions (rule_id, group_key, organization_id, until)
@@ -188,17 +270,48 @@ export function createDetectionStore(db: Kysely<DB>) {
       if (rows.length === 0) return [];
       const res = await q()
         .insertInto('detections')
-        .values(rows.map((r) => ({ ...r, status: 'new' as const, mitre: toJson(r.mitre), event_ids: toJson(r.event_ids), finding: toJson(r.finding), created_at: now, updated_at: now })))
+        .values(
+          rows.map((r) => ({
+            ...r,
+            status: 'new' as const,
+            mitre: toJson(r.mitre),
+            event_ids: toJson(r.event_ids),
+            finding: toJson(r.finding),
+            created_at: now,
+            updated_at: now,
+          })),
+        )
         .onConflict((oc) => oc.columns(['organization_id', 'source', 'uid']).doNothing())
         .returning('id')
         .execute();
       return res.map((r) => r.id);
     },
     /** A vendor finding: inserted, or the existing detection of its uid updated. Returns its id and whether it is new. */
-    async upsertVendor(row: NewDetection, now: Date): Promise<{ id: string; inserted: boolean; before: { severity_id: number; title: string } | null }> {
-      const existing = await q().selectFrom('detections').select(['id', 'severity_id', 'title']).where('organization_id', '=', row.organization_id).where('source', '=', 'vendor').where('uid', '=', row.uid).forUpdate().executeTakeFirst();
+    async upsertVendor(
+      row: NewDetection,
+      now: Date,
+    ): Promise<{ id: string; inserted: boolean; before: { severity_id: number; title: string } | null }> {
+      const existing = await q()
+        .selectFrom('detections')
+        .select(['id', 'severity_id', 'title'])
+        .where('organization_id', '=', row.organization_id)
+        .where('source', '=', 'vendor')
+        .where('uid', '=', row.uid)
+        .forUpdate()
+        .executeTakeFirst();
       if (!existing) {
-        await q().insertInto('detections').values({ ...row, status: 'new', mitre: toJson(row.mitre), event_ids: toJson(row.event_ids), finding: toJson(row.finding), created_at: now, updated_at: now }).execute();
+        await q()
+          .insertInto('detections')
+          .values({
+            ...row,
+            status: 'new',
+            mitre: toJson(row.mitre),
+            event_ids: toJson(row.event_ids),
+            finding: toJson(row.finding),
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
         return { id: row.id, inserted: true, before: null };
       }
       await q()
@@ -218,9 +331,22 @@ export function createDetectionStore(db: Kysely<DB>) {
         .execute();
       return { id: existing.id, inserted: false, before: { severity_id: existing.severity_id, title: existing.title } };
     },
-    async addHistory(rows: { id: string; detection_id: string; at: Date; actor: string; kind: HistoryRow['kind']; change: Record<string, unknown>; comment: string | null }[]): Promise<void> {
+    async addHistory(
+      rows: {
+        id: string;
+        detection_id: string;
+        at: Date;
+        actor: string;
+        kind: HistoryRow['kind'];
+        change: Record<string, unknown>;
+        comment: string | null;
+      }[],
+    ): Promise<void> {
       if (rows.length === 0) return;
-      await q().insertInto('detection_history').values(rows.map((r) => ({ ...r, change: toJson(r.change) }))).execute();
+      await q()
+        .insertInto('detection_history')
+        .values(rows.map((r) => ({ ...r, change: toJson(r.change) })))
+        .execute();
     },
     async list(scope: Scope, f: DetectionFilter, page: OffsetPage): Promise<{ items: DetectionRow[]; total: number }> {
       let base = q().selectFrom('detections').where(scoped(scope, 'detections.organization_id'));
@@ -234,29 +360,66 @@ export function createDetectionStore(db: Kysely<DB>) {
       if (f.integration_id !== undefined) base = base.where('integration_id', '=', f.integration_id);
       if (f.assignee_id !== undefined) base = base.where('assignee_id', '=', f.assignee_id);
       const [items, count] = await Promise.all([
-        base.selectAll().orderBy('last_seen_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+        base
+          .selectAll()
+          .orderBy('last_seen_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(page.limit)
+          .offset(page.offset)
+          .execute(),
         base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
       ]);
       return { items, total: Number(count.n) };
     },
     async get(scope: Scope, id: string, lock = false): Promise<DetectionRow | undefined> {
-      let query = q().selectFrom('detections').selectAll().where('id', '=', id).where(scoped(scope, 'detections.organization_id'));
+      let query = q()
+        .selectFrom('detections')
+        .selectAll()
+        .where('id', '=', id)
+        .where(scoped(scope, 'detections.organization_id'));
       if (lock) query = query.forUpdate();
       return query.executeTakeFirst();
     },
-    async update(id: string, patch: { status?: DetectionRow['status']; assignee_id?: number | null; case_id?: string; notified_at?: Date }, now: Date): Promise<void> {
-      await q().updateTable('detections').set({ ...patch, updated_at: now }).where('id', '=', id).execute();
+    async update(
+      id: string,
+      patch: { status?: DetectionRow['status']; assignee_id?: number | null; case_id?: string; notified_at?: Date },
+      now: Date,
+    ): Promise<void> {
+      await q()
+        .updateTable('detections')
+        .set({ ...patch, updated_at: now })
+        .where('id', '=', id)
+        .execute();
     },
     async history(id: string): Promise<HistoryRow[]> {
-      return q().selectFrom('detection_history').selectAll().where('detection_id', '=', id).orderBy('at').orderBy('id').execute();
+      return q()
+        .selectFrom('detection_history')
+        .selectAll()
+        .where('detection_id', '=', id)
+        .orderBy('at')
+        .orderBy('id')
+        .execute();
     },
     async userInOrganization(userId: number, organizationId: number): Promise<boolean> {
-      const row = await q().selectFrom('users').select(['id', 'organization_id']).where('id', '=', userId).where('is_active', '=', true).executeTakeFirst();
+      const row = await q()
+        .selectFrom('users')
+        .select(['id', 'organization_id'])
+        .where('id', '=', userId)
+        .where('is_active', '=', true)
+        .executeTakeFirst();
       return row !== undefined && (row.organization_id === null || row.organization_id === organizationId);
     },
     /** New high and critical detections not notified yet, oldest first, per organization. */
     async unnotified(limit: number): Promise<DetectionRow[]> {
-      return q().selectFrom('detections').selectAll().where('notified_at', 'is', null).where('severity_id', '>=', 4).orderBy('organization_id').orderBy('created_at').limit(limit).execute();
+      return q()
+        .selectFrom('detections')
+        .selectAll()
+        .where('notified_at', 'is', null)
+        .where('severity_id', '>=', 4)
+        .orderBy('organization_id')
+        .orderBy('created_at')
+        .limit(limit)
+        .execute();
     },
     async markNotified(ids: string[], now: Date): Promise<void> {
       if (ids.length === 0) return;
@@ -265,15 +428,29 @@ export function createDetectionStore(db: Kysely<DB>) {
     /** When each organization was last sent a detection e-mail. */
     async lastNotified(organizationIds: number[]): Promise<Map<number, Date>> {
       if (organizationIds.length === 0) return new Map();
-      const rows = await q().selectFrom('detections').select(['organization_id', (eb) => eb.fn.max('notified_at').as('at')]).where('organization_id', 'in', organizationIds).groupBy('organization_id').execute();
+      const rows = await q()
+        .selectFrom('detections')
+        .select(['organization_id', (eb) => eb.fn.max('notified_at').as('at')])
+        .where('organization_id', 'in', organizationIds)
+        .groupBy('organization_id')
+        .execute();
       return new Map(rows.filter((r) => r.at).map((r) => [r.organization_id, new Date(r.at as unknown as string)]));
     },
     /** An organization's rows of one of the detection tables (its data deletion). */
-    async deleteOrgRows(table: 'detections' | 'detection_windows' | 'detection_suppressions' | 'detection_rules', organizationId: number): Promise<number> {
-      return Number((await q().deleteFrom(table).where('organization_id', '=', organizationId).executeTakeFirst()).numDeletedRows);
+    async deleteOrgRows(
+      table: 'detections' | 'detection_windows' | 'detection_suppressions' | 'detection_rules',
+      organizationId: number,
+    ): Promise<number> {
+      return Number(
+        (await q().deleteFrom(table).where('organization_id', '=', organizationId).executeTakeFirst()).numDeletedRows,
+      );
     },
     async openCount(scope: Scope, organizationId?: number): Promise<number> {
-      let query = q().selectFrom('detections').select((eb) => eb.fn.countAll<string>().as('n')).where(scoped(scope, 'detections.organization_id')).where('status', 'in', ['new', 'in_progress']);
+      let query = q()
+        .selectFrom('detections')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where(scoped(scope, 'detections.organization_id'))
+        .where('status', 'in', ['new', 'in_progress']);
       if (organizationId !== undefined) query = query.where('organization_id', '=', organizationId);
       return Number((await query.executeTakeFirstOrThrow()).n);
     },

@@ -5,8 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
-import { startCrowdstrikeFalconSimulator, type CrowdstrikeFalconSimulator } from '../../../test/support/vendors/crowdstrike_falcon.js';
-import { startMicrosoftGraphSimulator, type MicrosoftGraphSimulator } from '../../../test/support/vendors/microsoft_graph.js';
+import {
+  startCrowdstrikeFalconSimulator,
+  type CrowdstrikeFalconSimulator,
+} from '../../../test/support/vendors/crowdstrike_falcon.js';
+import {
+  startMicrosoftGraphSimulator,
+  type MicrosoftGraphSimulator,
+} from '../../../test/support/vendors/microsoft_graph.js';
 import type { Clock } from '../../core/clock.js';
 import { NORMALIZE_QUEUE } from '../../pipeline/envelope.js';
 import type { Consumer } from '../../platform/queue/port.js';
@@ -28,13 +34,22 @@ let admin: Principal;
 let otherAdmin: Principal;
 
 async function integration(platform: string, config: Json): Promise<number> {
-  const res = await t.app.inject({ method: 'POST', url: '/api/integrations/', headers: admin.headers, payload: { name: platform, platform, organization_id: org, config } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/integrations/',
+    headers: admin.headers,
+    payload: { name: platform, platform, organization_id: org, config },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json<{ id: number }>().id;
 }
 
 async function vendorDetections(integrationId: number, who = admin): Promise<Json[]> {
-  const res = await t.app.inject({ method: 'GET', url: `/api/detections?source=vendor&integration_id=${integrationId}&limit=100`, headers: who.headers });
+  const res = await t.app.inject({
+    method: 'GET',
+    url: `/api/detections?source=vendor&integration_id=${integrationId}&limit=100`,
+    headers: who.headers,
+  });
   expect(res.statusCode, res.body).toBe(200);
   return res.json<{ items: Json[] }>().items;
 }
@@ -61,7 +76,11 @@ beforeAll(async () => {
   falcon = await startCrowdstrikeFalconSimulator();
   graph = await startMicrosoftGraphSimulator();
   t = await createTestApp({ clock, env: { WEIR_TOKEN_RATE_LIMIT: '1000000' } });
-  consumers = startConsumers(t.container.queue, t.container.jobs.filter((j) => j.queue === COLLECT_QUEUE || j.queue === NORMALIZE_QUEUE), t.container.logger);
+  consumers = startConsumers(
+    t.container.queue,
+    t.container.jobs.filter((j) => j.queue === COLLECT_QUEUE || j.queue === NORMALIZE_QUEUE),
+    t.container.logger,
+  );
   org = await createOrganization(t, 'Vendor findings');
   otherOrg = await createOrganization(t, 'Someone else');
   admin = await createPrincipal(t, { role: 'admin', organizationId: org });
@@ -75,10 +94,13 @@ afterAll(async () => {
 });
 
 describe('vendor alerts collected from the simulators', () => {
-  it('CrowdStrike Falcon: each alert is one detection; an analyst\'s update re-collected updates it', async () => {
+  it("CrowdStrike Falcon: each alert is one detection; an analyst's update re-collected updates it", async () => {
     const id = await integration('crowdstrike_falcon', falcon.config());
     const [first] = falcon.addEvents('alerts', 3, recent());
-    expect(await t.container.collection.engine.runCycle(id, 'alerts')).toMatchObject({ status: 'succeeded', events: 3 });
+    expect(await t.container.collection.engine.runCycle(id, 'alerts')).toMatchObject({
+      status: 'succeeded',
+      events: 3,
+    });
     const found = await until('three detections', async () => {
       const d = await vendorDetections(id);
       return d.length === 3 ? d : undefined;
@@ -89,7 +111,10 @@ describe('vendor alerts collected from the simulators', () => {
 
     falcon.updateAlert(first!, new Date(now + 60_000));
     now += 3_600_000;
-    expect(await t.container.collection.engine.runCycle(id, 'alerts')).toMatchObject({ status: 'succeeded', events: 1 });
+    expect(await t.container.collection.engine.runCycle(id, 'alerts')).toMatchObject({
+      status: 'succeeded',
+      events: 1,
+    });
     await until('the update', async () => ((await historyOf(mine!.id)).includes('updated') ? true : undefined));
     expect(await vendorDetections(id)).toHaveLength(3);
     expect(await historyOf(mine!.id)).toEqual(['created', 'updated']);
@@ -99,7 +124,10 @@ describe('vendor alerts collected from the simulators', () => {
   it('Microsoft Graph security alerts: each alert is one detection; an update re-collected updates it', async () => {
     const id = await integration('microsoft_graph', graph.config());
     const keys = graph.addEvents('security_alerts', 2, recent());
-    expect(await t.container.collection.engine.runCycle(id, 'security_alerts')).toMatchObject({ status: 'succeeded', events: 2 });
+    expect(await t.container.collection.engine.runCycle(id, 'security_alerts')).toMatchObject({
+      status: 'succeeded',
+      events: 2,
+    });
     const found = await until('two detections', async () => {
       const d = await vendorDetections(id);
       return d.length === 2 ? d : undefined;
@@ -110,7 +138,10 @@ describe('vendor alerts collected from the simulators', () => {
 
     graph.updateAlert(keys[0]!, new Date(now + 60_000), { status: 'inProgress' });
     now += 3_600_000;
-    expect(await t.container.collection.engine.runCycle(id, 'security_alerts')).toMatchObject({ status: 'succeeded', events: 1 });
+    expect(await t.container.collection.engine.runCycle(id, 'security_alerts')).toMatchObject({
+      status: 'succeeded',
+      events: 1,
+    });
     await until('the update', async () => ((await historyOf(mine!.id)).includes('updated') ? true : undefined));
     expect(await vendorDetections(id)).toHaveLength(2);
     expect(await historyOf(mine!.id)).toEqual(['created', 'updated']);

@@ -18,16 +18,32 @@ let viewerA: Principal;
 type Json = Record<string, unknown>;
 
 function call(who: Principal, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) {
-  return t.app.inject({ method, url, headers: who.headers, ...(payload !== undefined ? { payload: payload as Json } : {}) });
+  return t.app.inject({
+    method,
+    url,
+    headers: who.headers,
+    ...(payload !== undefined ? { payload: payload as Json } : {}),
+  });
 }
 
 async function integration(organizationId: number, name: string): Promise<number> {
   const db = t.container.database.db;
-  return (await db.insertInto('integrations').values({ organization_id: organizationId, name, platform: 'custom', config: '{}' }).returning('id').executeTakeFirstOrThrow()).id;
+  return (
+    await db
+      .insertInto('integrations')
+      .values({ organization_id: organizationId, name, platform: 'custom', config: '{}' })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
 }
 
 let seenAt = Date.parse('2025-03-01T00:00:00Z');
-async function field(organizationId: number, integrationId: number, path: string, extra: Partial<{ stream: string; status: 'new' | 'ignored' | 'mapped'; count: number }> = {}): Promise<string> {
+async function field(
+  organizationId: number,
+  integrationId: number,
+  path: string,
+  extra: Partial<{ stream: string; status: 'new' | 'ignored' | 'mapped'; count: number }> = {},
+): Promise<string> {
   const id = newId();
   seenAt += 60_000;
   await t.container.database.db
@@ -50,7 +66,9 @@ async function field(organizationId: number, integrationId: number, path: string
 }
 
 async function statusOf(id: string): Promise<string | undefined> {
-  return (await t.container.database.db.selectFrom('drift_fields').select('status').where('id', '=', id).executeTakeFirst())?.status;
+  return (
+    await t.container.database.db.selectFrom('drift_fields').select('status').where('id', '=', id).executeTakeFirst()
+  )?.status;
 }
 
 beforeAll(async () => {
@@ -144,8 +162,17 @@ describe('single field review', () => {
     const mapped = await call(operatorA, 'POST', `/api/drift/${id}/mark_mapped`);
     expect(mapped.json()).toMatchObject({ id, status: 'mapped' });
     expect(await statusOf(id)).toBe('mapped');
-    const audit = await t.container.database.db.selectFrom('audit_log').selectAll().where('operation_id', '=', 'drift.mark_mapped').executeTakeFirstOrThrow();
-    expect(audit).toMatchObject({ target_type: 'drift_field', target_id: id, organization_id: orgA, outcome: 'success' });
+    const audit = await t.container.database.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('operation_id', '=', 'drift.mark_mapped')
+      .executeTakeFirstOrThrow();
+    expect(audit).toMatchObject({
+      target_type: 'drift_field',
+      target_id: id,
+      organization_id: orgA,
+      outcome: 'success',
+    });
     expect(audit.details).toMatchObject({ from: 'ignored', to: 'mapped', path: 'user.email' });
   });
 
@@ -161,7 +188,11 @@ describe('single field review', () => {
 
   it('answers 404 for a field of another organization or an unknown id, and leaves it alone', async () => {
     const foreign = await field(orgB, intB, 'b.field');
-    for (const url of [`/api/drift/${foreign}/ignore`, `/api/drift/${foreign}/mark_mapped`, '/api/drift/not-an-id/ignore']) {
+    for (const url of [
+      `/api/drift/${foreign}/ignore`,
+      `/api/drift/${foreign}/mark_mapped`,
+      '/api/drift/not-an-id/ignore',
+    ]) {
       const res = await call(adminA, 'POST', url);
       expect(res.statusCode, url).toBe(404);
       expect(res.json().detail).toBe('Drift field not found');
@@ -193,7 +224,11 @@ describe('bulk review', () => {
       { id: 'nope', code: 'resource.not_found', detail: 'not found' },
     ]);
     expect([await statusOf(a1), await statusOf(a2), await statusOf(foreign)]).toEqual(['ignored', 'ignored', 'new']);
-    const audit = await t.container.database.db.selectFrom('audit_log').selectAll().where('operation_id', '=', 'drift.bulk_ignore').executeTakeFirstOrThrow();
+    const audit = await t.container.database.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('operation_id', '=', 'drift.bulk_ignore')
+      .executeTakeFirstOrThrow();
     expect(audit.details).toMatchObject({ status: 'ignored', not_found: [foreign, 'nope'] });
   });
 
@@ -214,7 +249,9 @@ describe('bulk review', () => {
     expect(ok.json()).toMatchObject({ requested: MAX_BULK_IDS, updated: 0 });
     expect((await call(adminA, 'POST', '/api/drift/bulk/ignore', { ids: [] })).statusCode).toBe(422);
     expect((await call(adminA, 'POST', '/api/drift/bulk/ignore', { field_ids: [many[0]] })).statusCode).toBe(422);
-    expect((await call(adminA, 'POST', '/api/drift/bulk/ignore', { ids: [many[0]], status: 'new' })).statusCode).toBe(422);
+    expect((await call(adminA, 'POST', '/api/drift/bulk/ignore', { ids: [many[0]], status: 'new' })).statusCode).toBe(
+      422,
+    );
     expect((await call(viewerA, 'POST', '/api/drift/bulk/mark_mapped', { ids: [many[0]] })).statusCode).toBe(403);
   });
 });

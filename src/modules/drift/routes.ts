@@ -16,8 +16,22 @@ export function driftRoutes(app: Api, service: DriftService): void {
     access: { requires: 'drift.read' },
     schema: { querystring: ListQuery, response: { 200: DriftPage } },
     handler: async (req) => {
-      const { limit = DEFAULT_LIMIT, offset = 0, organization_id, integration_id, stream, status, path_prefix } = req.query;
-      const filter = { organizationId: organization_id, integrationId: integration_id, stream, status, pathPrefix: path_prefix };
+      const {
+        limit = DEFAULT_LIMIT,
+        offset = 0,
+        organization_id,
+        integration_id,
+        stream,
+        status,
+        path_prefix,
+      } = req.query;
+      const filter = {
+        organizationId: organization_id,
+        integrationId: integration_id,
+        stream,
+        status,
+        pathPrefix: path_prefix,
+      };
       const { items, total } = await service.list(scopeOf(req.actor!), filter, { limit, offset });
       return offsetEnvelope(items, total, { limit, offset });
     },

@@ -27,7 +27,12 @@ export function createDriftService(deps: DriftDeps) {
     const [row] = await store.lock(scope, [id]);
     if (!row) throw notFound();
     const [updated] = await store.setStatus([row.id], status, clock.now());
-    setAuditTarget({ type: 'drift_field', id: row.id, organizationId: row.organization_id, details: { path: row.path, stream: row.stream, integration_id: row.integration_id, from: row.status, to: status } });
+    setAuditTarget({
+      type: 'drift_field',
+      id: row.id,
+      organizationId: row.organization_id,
+      details: { path: row.path, stream: row.stream, integration_id: row.integration_id, from: row.status, to: status },
+    });
     return updated ?? row;
   }
 
@@ -37,7 +42,11 @@ export function createDriftService(deps: DriftDeps) {
     const found = new Set(rows.map((r) => r.id));
     const missing = distinct.filter((id) => !found.has(id));
     const updated = await store.setStatus([...found], status, clock.now());
-    setAuditTarget({ type: 'drift_field', ...auditOrganization(rows), details: { status, ids: [...found], not_found: missing } });
+    setAuditTarget({
+      type: 'drift_field',
+      ...auditOrganization(rows),
+      details: { status, ids: [...found], not_found: missing },
+    });
     return {
       requested: distinct.length,
       updated: updated.length,
@@ -58,7 +67,12 @@ export function createDriftService(deps: DriftDeps) {
       const [row] = await store.lock(scope, [id]);
       if (!row) throw notFound();
       await store.remove([row.id]);
-      setAuditTarget({ type: 'drift_field', id: row.id, organizationId: row.organization_id, details: { path: row.path, stream: row.stream, integration_id: row.integration_id, status: row.status } });
+      setAuditTarget({
+        type: 'drift_field',
+        id: row.id,
+        organizationId: row.organization_id,
+        details: { path: row.path, stream: row.stream, integration_id: row.integration_id, status: row.status },
+      });
     },
   };
 }

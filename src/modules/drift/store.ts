@@ -60,7 +60,13 @@ export function createDriftStore(db: Kysely<DB>) {
       // starts_with: the prefix is text, not a LIKE pattern (no escaping of % and _).
       if (f.pathPrefix !== undefined) base = base.where(sql<SqlBool>`starts_with(path, ${f.pathPrefix})`);
       const [items, count] = await Promise.all([
-        base.select(COLUMNS).orderBy('last_seen_at', 'desc').orderBy('id').limit(page.limit).offset(page.offset).execute(),
+        base
+          .select(COLUMNS)
+          .orderBy('last_seen_at', 'desc')
+          .orderBy('id')
+          .limit(page.limit)
+          .offset(page.offset)
+          .execute(),
         base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
       ]);
       return { items, total: Number(count.n) };
@@ -74,7 +80,12 @@ export function createDriftStore(db: Kysely<DB>) {
 
     async setStatus(ids: string[], status: DriftStatus, now: Date): Promise<DriftRow[]> {
       if (ids.length === 0) return [];
-      return q().updateTable('drift_fields').set({ status, updated_at: now }).where('id', 'in', ids).returning(COLUMNS).execute();
+      return q()
+        .updateTable('drift_fields')
+        .set({ status, updated_at: now })
+        .where('id', 'in', ids)
+        .returning(COLUMNS)
+        .execute();
     },
 
     async remove(ids: string[]): Promise<number> {

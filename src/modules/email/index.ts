@@ -30,7 +30,14 @@ export interface EmailDeps {
 export function wireEmail(deps: EmailDeps) {
   const store = createEmailStore(deps.db);
   const send = createSmtpSender({ net: deps.net, timeoutMs: deps.config.timeoutMs });
-  const service = createEmailService({ store, cipher: deps.cipher, net: deps.net, clock: deps.clock, send, timeoutMs: deps.config.timeoutMs });
+  const service = createEmailService({
+    store,
+    cipher: deps.cipher,
+    net: deps.net,
+    clock: deps.clock,
+    send,
+    timeoutMs: deps.config.timeoutMs,
+  });
   const deliveries = createDeliveries({
     store,
     queue: deps.queue,
@@ -42,7 +49,10 @@ export function wireEmail(deps: EmailDeps) {
     attempts: deps.config.attempts,
     backoffMs: deps.config.backoffMs,
   });
-  deps.dataDeletion?.addStep({ name: 'email_deliveries', run: async (organizationId) => ({ rows: await store.deleteDeliveries(organizationId) }) });
+  deps.dataDeletion?.addStep({
+    name: 'email_deliveries',
+    run: async (organizationId) => ({ rows: await store.deleteDeliveries(organizationId) }),
+  });
   const notifier: EmailNotifier = { notify: deliveries.notify };
   return {
     notifier,

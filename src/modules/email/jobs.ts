@@ -74,8 +74,17 @@ export function createDeliveries(deps: DeliveryDeps) {
 
   /** The final failure of a delivery: recorded on the row, logged, audited (no secret in any). */
   async function fail(d: DeliveryRow, attempts: number, error: string): Promise<void> {
-    await store.updateDelivery(d.id, { status: 'failed', attempts, last_error: error, now: clock.now(), dropBody: true });
-    logger.warn({ delivery_id: d.id, organization_id: d.organization_id, recipient_id: d.recipient_id, attempts, error }, 'e-mail delivery failed');
+    await store.updateDelivery(d.id, {
+      status: 'failed',
+      attempts,
+      last_error: error,
+      now: clock.now(),
+      dropBody: true,
+    });
+    logger.warn(
+      { delivery_id: d.id, organization_id: d.organization_id, recipient_id: d.recipient_id, attempts, error },
+      'e-mail delivery failed',
+    );
     try {
       await deps.audit.record({
         actor: undefined,
@@ -86,7 +95,12 @@ export function createDeliveries(deps: DeliveryDeps) {
         status: 502,
         errorCode: 'email.send_failed',
         correlationId: `email:${d.id}`,
-        target: { type: 'email_delivery', id: d.id, organizationId: d.organization_id, details: { recipient_id: d.recipient_id, address: d.address, subject: d.subject, attempts, error } },
+        target: {
+          type: 'email_delivery',
+          id: d.id,
+          organizationId: d.organization_id,
+          details: { recipient_id: d.recipient_id, address: d.address, subject: d.subject, attempts, error },
+        },
       });
     } catch (err) {
       logger.warn({ err, delivery_id: d.id }, 'e-mail delivery failure could not be audited');
@@ -94,11 +108,14 @@ export function createDeliveries(deps: DeliveryDeps) {
   }
 
   async function notify(n: Notification): Promise<NotifyResult> {
-    if (!Number.isInteger(n.organizationId) || n.organizationId < 1) throw errors.invalid('organizationId must be a positive integer');
+    if (!Number.isInteger(n.organizationId) || n.organizationId < 1)
+      throw errors.invalid('organizationId must be a positive integer');
     const subject = n.subject.replace(/[\r\n]+/g, ' ').trim();
     if (!subject || subject.length > MAX_SUBJECT) throw errors.invalid(`subject must be 1-${MAX_SUBJECT} characters`);
-    if (n.text.length > MAX_BODY || (n.html?.length ?? 0) > MAX_BODY) throw errors.invalid(`the body is larger than ${MAX_BODY} characters`);
-    if (n.attachments?.some((a) => a.content.length > MAX_ATTACHMENT || !a.filename)) throw errors.invalid(`an attachment needs a name and at most ${MAX_ATTACHMENT} characters`);
+    if (n.text.length > MAX_BODY || (n.html?.length ?? 0) > MAX_BODY)
+      throw errors.invalid(`the body is larger than ${MAX_BODY} characters`);
+    if (n.attachments?.some((a) => a.content.length > MAX_ATTACHMENT || !a.filename))
+      throw errors.invalid(`an attachment needs a name and at most ${MAX_ATTACHMENT} characters`);
     const attachments = n.attachments?.length ? JSON.stringify(n.attachments) : null;
     const recipients = await store.recipientsOf(n.organizationId);
     // Why nothing can be sent now (recorded on every delivery), or null.
@@ -113,17 +130,42 @@ export function createDeliveries(deps: DeliveryDeps) {
     const out: QueuedDelivery[] = [];
     for (const r of recipients) {
       const id = newId();
-      const row = { id, organization_id: n.organizationId, recipient_id: r.id, address: r.address, subject, text_body: n.text, html_body: n.html ?? null, attachments };
+      const row = {
+        id,
+        organization_id: n.organizationId,
+        recipient_id: r.id,
+        address: r.address,
+        subject,
+        text_body: n.text,
+        html_body: n.html ?? null,
+        attachments,
+      };
       if (unusable) {
         await store.insertDelivery({ ...row, status: 'failed', last_error: unusable, now: clock.now() });
-        await fail({ ...row, status: 'failed', attempts: 0, last_error: unusable, message_id: null, created_at: clock.now(), updated_at: clock.now() }, 0, unusable);
+        await fail(
+          {
+            ...row,
+            status: 'failed',
+            attempts: 0,
+            last_error: unusable,
+            message_id: null,
+            created_at: clock.now(),
+            updated_at: clock.now(),
+          },
+          0,
+          unusable,
+        );
         out.push({ id, recipient_id: r.id, address: r.address, status: 'failed', error: unusable });
         continue;
       }
       await store.insertDelivery({ ...row, status: 'queued', now: clock.now() });
       try {
         const payload: SendPayload = { delivery_id: id };
-        await deps.queue.enqueue(EMAIL_QUEUE, SEND_JOB, payload, { jobId: id, attempts: deps.attempts, backoffMs: deps.backoffMs });
+        await deps.queue.enqueue(EMAIL_QUEUE, SEND_JOB, payload, {
+          jobId: id,
+          attempts: deps.attempts,
+          backoffMs: deps.backoffMs,
+        });
         out.push({ id, recipient_id: r.id, address: r.address, status: 'queued' });
       } catch (err) {
         const error = 'the send job could not be queued';
@@ -151,8 +193,21 @@ export function createDeliveries(deps: DeliveryDeps) {
     if (!settings) return fail(d, attempt, NOT_CONFIGURED);
     try {
       const attachments = d.attachments ? (JSON.parse(d.attachments) as Attachment[]) : undefined;
-      const { messageId } = await deps.send(settings, { to: d.address, subject: d.subject, text: d.text_body, html: d.html_body, ...(attachments ? { attachments } : {}) });
-      await store.updateDelivery(d.id, { status: 'sent', attempts: attempt, last_error: null, message_id: messageId.slice(0, 500), now: clock.now(), dropBody: true });
+      const { messageId } = await deps.send(settings, {
+        to: d.address,
+        subject: d.subject,
+        text: d.text_body,
+        html: d.html_body,
+        ...(attachments ? { attachments } : {}),
+      });
+      await store.updateDelivery(d.id, {
+        status: 'sent',
+        attempts: attempt,
+        last_error: null,
+        message_id: messageId.slice(0, 500),
+        now: clock.now(),
+        dropBody: true,
+      });
     } catch (err) {
       const error = err instanceof SendError ? err.message : 'the message could not be sent';
       const permanent = err instanceof SendError && err.permanent;

@@ -2,16 +2,43 @@ import { Type } from 'typebox';
 import { scopeOf } from '../../core/scope.js';
 import { route, type Api } from '../../platform/http/routes.js';
 import { DEFAULT_LIMIT, ErrorBody, setPageHeaders } from '../../platform/http/schemas.js';
-import { CreateBody, type DeliveryStatusName, EmailParams, ListQuery, PutConfigBody, Recipient, RecipientList, SmtpConfig, TestBody, TestResult } from './schema.js';
+import {
+  CreateBody,
+  type DeliveryStatusName,
+  EmailParams,
+  ListQuery,
+  PutConfigBody,
+  Recipient,
+  RecipientList,
+  SmtpConfig,
+  TestBody,
+  TestResult,
+} from './schema.js';
 import type { EmailService } from './service.js';
 import type { LastDelivery } from './store.js';
 
-export function emailRoutes(app: Api, service: EmailService, lastDeliveries: (ids: number[]) => Promise<Map<number, LastDelivery>>): void {
+export function emailRoutes(
+  app: Api,
+  service: EmailService,
+  lastDeliveries: (ids: number[]) => Promise<Map<number, LastDelivery>>,
+): void {
   const withDelivery = async <R extends { id: number }>(rows: R[]) => {
     const last = await lastDeliveries(rows.map((r) => r.id));
     return rows.map((r) => {
       const d = last.get(r.id);
-      return { ...r, last_delivery: d ? { id: d.id, status: d.status as DeliveryStatusName, attempts: d.attempts, last_error: d.last_error, subject: d.subject, updated_at: d.updated_at } : null };
+      return {
+        ...r,
+        last_delivery: d
+          ? {
+              id: d.id,
+              status: d.status as DeliveryStatusName,
+              attempts: d.attempts,
+              last_error: d.last_error,
+              subject: d.subject,
+              updated_at: d.updated_at,
+            }
+          : null,
+      };
     });
   };
 
@@ -72,7 +99,8 @@ export function emailRoutes(app: Api, service: EmailService, lastDeliveries: (id
     url: '/api/emails/test',
     operationId: 'emails.test',
     summary: 'Send a test message now; 200 says whether it was sent and, if not, why',
-    description: 'Without platform scope the message goes only to a recipient of your organizations or to your own address (else 403).',
+    description:
+      'Without platform scope the message goes only to a recipient of your organizations or to your own address (else 403).',
     access: { requires: 'user.manage' },
     // An outbound SMTP session: no transaction is held while it runs.
     audit: 'separate',

@@ -2,9 +2,11 @@ import { Type } from 'typebox';
 import { PAGE_HEADERS, PageQuery, Timestamp } from '../../platform/http/schemas.js';
 import { SECURITY_MODES } from './smtp.js';
 
-const Id = (description?: string) => Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
+const Id = (description?: string) =>
+  Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
-const Address = (description?: string) => Type.String({ format: 'email', minLength: 3, maxLength: 254, ...(description ? { description } : {}) });
+const Address = (description?: string) =>
+  Type.String({ format: 'email', minLength: 3, maxLength: 254, ...(description ? { description } : {}) });
 
 export const EmailParams = Type.Object({ email_id: Id() });
 
@@ -14,7 +16,13 @@ export const ListQuery = Type.Object({
 });
 
 export const DeliveryStatus = Type.Union(
-  [Type.Literal('queued'), Type.Literal('retrying'), Type.Literal('sent'), Type.Literal('failed'), Type.Literal('cancelled')],
+  [
+    Type.Literal('queued'),
+    Type.Literal('retrying'),
+    Type.Literal('sent'),
+    Type.Literal('failed'),
+    Type.Literal('cancelled'),
+  ],
   { description: 'queued and retrying are pending; failed carries last_error' },
 );
 
@@ -35,7 +43,9 @@ export const Recipient = Type.Object({
   address: Type.String(),
   name: Type.Union([Type.String(), Type.Null()]),
   created_at: Timestamp(),
-  last_delivery: Type.Union([LastDelivery, Type.Null()], { description: 'The newest message to this recipient and how it went; null before the first' }),
+  last_delivery: Type.Union([LastDelivery, Type.Null()], {
+    description: 'The newest message to this recipient and how it went; null before the first',
+  }),
 });
 
 export const RecipientList = { ...Type.Array(Recipient), headers: PAGE_HEADERS };
@@ -51,7 +61,10 @@ export const CreateBody = Type.Object(
 
 const Security = Type.Union(
   [Type.Literal(SECURITY_MODES[0]), Type.Literal(SECURITY_MODES[1]), Type.Literal(SECURITY_MODES[2])],
-  { description: 'starttls (upgrade required), tls (implicit, usually port 465), none (plaintext: only to loopback or private addresses)' },
+  {
+    description:
+      'starttls (upgrade required), tls (implicit, usually port 465), none (plaintext: only to loopback or private addresses)',
+  },
 );
 
 export const SmtpConfig = Type.Object({
@@ -62,7 +75,9 @@ export const SmtpConfig = Type.Object({
   username: Type.Union([Type.String(), Type.Null()]),
   password_set: Type.Boolean({ description: 'The password itself is never returned' }),
   from_address: Type.Union([Type.String(), Type.Null()]),
-  ca_pem: Type.Union([Type.String(), Type.Null()], { description: 'Extra certificate authority trusted for this relay (PEM)' }),
+  ca_pem: Type.Union([Type.String(), Type.Null()], {
+    description: 'Extra certificate authority trusted for this relay (PEM)',
+  }),
   updated_at: Type.Union([Timestamp(), Type.Null()]),
 });
 
@@ -71,18 +86,34 @@ export const PutConfigBody = Type.Object(
     host: Type.String({ minLength: 1, maxLength: 253, description: 'Host name or IP address of the relay' }),
     port: Type.Integer({ minimum: 1, maximum: 65_535 }),
     security: Security,
-    username: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 256, description: 'Omitted or null: no authentication' }))),
+    username: Type.Optional(
+      Nullable(Type.String({ minLength: 1, maxLength: 256, description: 'Omitted or null: no authentication' })),
+    ),
     password: Type.Optional(
-      Nullable(Type.String({ minLength: 1, maxLength: 1024, description: 'Write-only. Omitted: the stored one is kept; null: removed' })),
+      Nullable(
+        Type.String({
+          minLength: 1,
+          maxLength: 1024,
+          description: 'Write-only. Omitted: the stored one is kept; null: removed',
+        }),
+      ),
     ),
     from_address: Address('Sender of every message'),
-    ca_pem: Type.Optional(Nullable(Type.String({ maxLength: 65_536, description: 'PEM certificate(s) to trust besides the system roots' }))),
+    ca_pem: Type.Optional(
+      Nullable(Type.String({ maxLength: 65_536, description: 'PEM certificate(s) to trust besides the system roots' })),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const TestBody = Type.Object(
-  { to: Type.Optional(Address('Default: your own address. Without platform scope: a recipient of your organizations or your own address')) },
+  {
+    to: Type.Optional(
+      Address(
+        'Default: your own address. Without platform scope: a recipient of your organizations or your own address',
+      ),
+    ),
+  },
   { additionalProperties: false },
 );
 

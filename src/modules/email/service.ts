@@ -18,7 +18,8 @@ import { isUniqueViolation, type EmailStore, type SettingsRow } from './store.js
 
 /** The row id sealed into the password's associated data. */
 const SETTINGS_ROW = 'email-settings';
-const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+const HOSTNAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 export const NOT_CONFIGURED = 'SMTP is not configured (PUT /api/emails/config)';
 
 export interface PutConfig {
@@ -46,9 +47,11 @@ const invalid = (field: string, message: string) =>
 /** The certificates of a PEM text; 422 for anything else (a private key above all). */
 function checkCaPem(pem: string): string {
   const text = pem.trim();
-  if (/PRIVATE KEY/.test(text)) throw invalid('ca_pem', 'holds a private key; give only the certificate of the authority');
+  if (/PRIVATE KEY/.test(text))
+    throw invalid('ca_pem', 'holds a private key; give only the certificate of the authority');
   const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
-  if (blocks.length === 0) throw invalid('ca_pem', 'must hold at least one PEM certificate (-----BEGIN CERTIFICATE-----)');
+  if (blocks.length === 0)
+    throw invalid('ca_pem', 'must hold at least one PEM certificate (-----BEGIN CERTIFICATE-----)');
   for (const block of blocks) {
     try {
       new X509Certificate(block);
@@ -64,7 +67,12 @@ export function createEmailService(deps: EmailServiceDeps) {
 
   function passwordOf(row: SettingsRow): string | null {
     if (!row.password) return null;
-    return credentialString(cipher.open(SETTINGS_ROW, { ciphertext: row.password, keyId: row.password_key_id }), 'password') ?? null;
+    return (
+      credentialString(
+        cipher.open(SETTINGS_ROW, { ciphertext: row.password, keyId: row.password_key_id }),
+        'password',
+      ) ?? null
+    );
   }
 
   function view(row: SettingsRow | undefined) {
@@ -101,7 +109,10 @@ export function createEmailService(deps: EmailServiceDeps) {
     if (!isIP(bare) && !HOSTNAME.test(bare)) throw invalid('host', 'must be a host name or an IP address');
     const refused = await net.refusal(bare, deps.timeoutMs);
     if (refused) {
-      throw invalid('host', `resolves to ${refused.address} (${refused.reason}), which outbound connections may not reach; allow its range with ${refused.setting}`);
+      throw invalid(
+        'host',
+        `resolves to ${refused.address} (${refused.reason}), which outbound connections may not reach; allow its range with ${refused.setting}`,
+      );
     }
     if (security !== 'none') return;
     // Plaintext only where it cannot cross the internet: judged on the address now, and again at every send.
@@ -109,10 +120,16 @@ export function createEmailService(deps: EmailServiceDeps) {
     try {
       ({ address } = await net.resolve(bare));
     } catch {
-      throw invalid('host', 'does not resolve; security "none" needs a host whose address can be checked to be loopback or private');
+      throw invalid(
+        'host',
+        'does not resolve; security "none" needs a host whose address can be checked to be loopback or private',
+      );
     }
     if (!plaintextAllowed(address)) {
-      throw invalid('security', `"none" (plaintext) is allowed only to loopback or private addresses; ${bare} is ${address}. Use starttls or tls`);
+      throw invalid(
+        'security',
+        `"none" (plaintext) is allowed only to loopback or private addresses; ${bare} is ${address}. Use starttls or tls`,
+      );
     }
   }
 
@@ -171,7 +188,15 @@ export function createEmailService(deps: EmailServiceDeps) {
         type: 'email_config',
         id: 'smtp',
         organizationId: null,
-        details: { host, port: body.port, security: body.security, username, password: passwordChange, from_address: body.from_address, ca_pem: ca !== null },
+        details: {
+          host,
+          port: body.port,
+          security: body.security,
+          username,
+          password: passwordChange,
+          from_address: body.from_address,
+          ca_pem: ca !== null,
+        },
       });
       return view(row);
     },
@@ -184,11 +209,17 @@ export function createEmailService(deps: EmailServiceDeps) {
       const organizationId = await targetOrganization(store, scope, body.organization_id);
       const address = body.address.trim();
       try {
-        const row = await store.insertRecipient({ organization_id: organizationId, address, name: body.name?.trim() || null, now: clock.now() });
+        const row = await store.insertRecipient({
+          organization_id: organizationId,
+          address,
+          name: body.name?.trim() || null,
+          now: clock.now(),
+        });
         setAuditTarget({ type: 'email_recipient', id: row.id, organizationId, details: { address } });
         return row;
       } catch (err) {
-        if (isUniqueViolation(err)) throw errors.conflict(`${address} is already a recipient of this organization`, { field: 'address' });
+        if (isUniqueViolation(err))
+          throw errors.conflict(`${address} is already a recipient of this organization`, { field: 'address' });
         throw err;
       }
     },
@@ -197,9 +228,18 @@ export function createEmailService(deps: EmailServiceDeps) {
       const row = await store.getRecipient(scope, id);
       if (!row) throw errors.notFound('E-mail recipient');
       // Decision 0032: pending messages to a deleted recipient are cancelled, not sent.
-      const cancelled = await store.cancelPending(id, 'the recipient was deleted before the message was sent', clock.now());
+      const cancelled = await store.cancelPending(
+        id,
+        'the recipient was deleted before the message was sent',
+        clock.now(),
+      );
       await store.deleteRecipient(id);
-      setAuditTarget({ type: 'email_recipient', id, organizationId: row.organization_id, details: { address: row.address, cancelled_deliveries: cancelled } });
+      setAuditTarget({
+        type: 'email_recipient',
+        id,
+        organizationId: row.organization_id,
+        details: { address: row.address, cancelled_deliveries: cancelled },
+      });
     },
 
     /** Sends one message now and says whether it went; never a 5xx for the relay's faults. */
@@ -207,10 +247,14 @@ export function createEmailService(deps: EmailServiceDeps) {
       const own = actor.kind === 'user' ? await store.userEmail(actor.id) : null;
       const to = requested?.trim() || own;
       if (!to) throw invalid('to', 'is required: a service account has no address of its own');
-      const allowed = actor.global || (own !== null && own.toLowerCase() === to.toLowerCase()) || (await store.isRecipientOf(actor.organizationIds, to));
+      const allowed =
+        actor.global ||
+        (own !== null && own.toLowerCase() === to.toLowerCase()) ||
+        (await store.isRecipientOf(actor.organizationIds, to));
       if (!allowed) {
         throw new AppError('auth.forbidden', {
-          detail: 'Without platform scope a test message goes only to a recipient of your organizations or to your own address',
+          detail:
+            'Without platform scope a test message goes only to a recipient of your organizations or to your own address',
           details: { field: 'to' },
         });
       }
@@ -219,7 +263,10 @@ export function createEmailService(deps: EmailServiceDeps) {
       try {
         settings = await smtpSettings();
       } catch (err) {
-        const error = err instanceof CredentialDecryptError ? `the stored SMTP password cannot be opened: ${err.message}; PUT it again` : 'the SMTP settings cannot be read';
+        const error =
+          err instanceof CredentialDecryptError
+            ? `the stored SMTP password cannot be opened: ${err.message}; PUT it again`
+            : 'the SMTP settings cannot be read';
         return { sent: false, to, error };
       }
       if (!settings) {

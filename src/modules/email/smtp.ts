@@ -57,7 +57,8 @@ const PLAINTEXT_RANGES = new Set(['loopback', 'private', 'uniqueLocal']);
 export function plaintextAllowed(address: string): boolean {
   try {
     let addr = ipaddr.parse(address);
-    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress())
+      addr = (addr as ipaddr.IPv6).toIPv4Address();
     return PLAINTEXT_RANGES.has(addr.range());
   } catch {
     return false;
@@ -97,7 +98,8 @@ export function isPermanent(err: MailerError): boolean {
 export function safeMessage(message: string, password: string | null): string {
   let out = message.replace(/[\r\n]+/g, ' ').trim();
   if (password) {
-    for (const form of [password, Buffer.from(password).toString('base64')]) if (form) out = out.split(form).join('***');
+    for (const form of [password, Buffer.from(password).toString('base64')])
+      if (form) out = out.split(form).join('***');
   }
   return out.length > 500 ? `${out.slice(0, 500)}…` : out;
 }
@@ -124,7 +126,10 @@ export function createSmtpSender(deps: { net: NetPolicy; timeoutMs: number }): S
       throw new SendError(e.message ?? String(err), e.code === 'blocked_address');
     }
     if (settings.security === 'none' && !plaintextAllowed(address)) {
-      throw new SendError(`security "none" (plaintext) is allowed only to loopback or private addresses; ${settings.host} is ${address}`, true);
+      throw new SendError(
+        `security "none" (plaintext) is allowed only to loopback or private addresses; ${settings.host} is ${address}`,
+        true,
+      );
     }
     const servername = isIP(settings.host) ? undefined : settings.host;
     let transport: ReturnType<typeof nodemailer.createTransport> | undefined;
@@ -158,7 +163,15 @@ export function createSmtpSender(deps: { net: NetPolicy; timeoutMs: number }): S
           subject: message.subject,
           text: message.text,
           ...(message.html ? { html: message.html } : {}),
-          ...(message.attachments?.length ? { attachments: message.attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.content_type })) } : {}),
+          ...(message.attachments?.length
+            ? {
+                attachments: message.attachments.map((a) => ({
+                  filename: a.filename,
+                  content: a.content,
+                  contentType: a.content_type,
+                })),
+              }
+            : {}),
           disableFileAccess: true,
           disableUrlAccess: true,
         }),

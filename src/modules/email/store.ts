@@ -31,7 +31,8 @@ export function isUniqueViolation(err: unknown): boolean {
 
 export function createEmailStore(db: Kysely<DB>) {
   const q = () => executor(db);
-  const recipientsInScope = (scope: Scope) => q().selectFrom('email_recipients').where(scoped(scope, 'email_recipients.organization_id'));
+  const recipientsInScope = (scope: Scope) =>
+    q().selectFrom('email_recipients').where(scoped(scope, 'email_recipients.organization_id'));
 
   return {
     async settings(): Promise<SettingsRow | undefined> {
@@ -51,7 +52,11 @@ export function createEmailStore(db: Kysely<DB>) {
       return Boolean(await q().selectFrom('organizations').select('id').where('id', '=', id).executeTakeFirst());
     },
 
-    async listRecipients(scope: Scope, page: OffsetPage, organizationId?: number): Promise<{ items: RecipientRow[]; total: number }> {
+    async listRecipients(
+      scope: Scope,
+      page: OffsetPage,
+      organizationId?: number,
+    ): Promise<{ items: RecipientRow[]; total: number }> {
       let base = recipientsInScope(scope);
       if (organizationId !== undefined) base = base.where('organization_id', '=', organizationId);
       const items = await base.selectAll().orderBy('id').limit(page.limit).offset(page.offset).execute();
@@ -64,7 +69,12 @@ export function createEmailStore(db: Kysely<DB>) {
     },
 
     async recipientsOf(organizationId: number): Promise<RecipientRow[]> {
-      return q().selectFrom('email_recipients').selectAll().where('organization_id', '=', organizationId).orderBy('id').execute();
+      return q()
+        .selectFrom('email_recipients')
+        .selectAll()
+        .where('organization_id', '=', organizationId)
+        .orderBy('id')
+        .execute();
     },
 
     /** Whether the address is a recipient of one of the organizations (case-insensitive). */
@@ -84,7 +94,12 @@ export function createEmailStore(db: Kysely<DB>) {
       return row?.email ?? null;
     },
 
-    async insertRecipient(r: { organization_id: number; address: string; name: string | null; now: Date }): Promise<RecipientRow> {
+    async insertRecipient(r: {
+      organization_id: number;
+      address: string;
+      name: string | null;
+      now: Date;
+    }): Promise<RecipientRow> {
       return q()
         .insertInto('email_recipients')
         .values({ organization_id: r.organization_id, address: r.address, name: r.name, created_at: r.now })
@@ -111,11 +126,23 @@ export function createEmailStore(db: Kysely<DB>) {
       return new Map(rows.map((r) => [r.recipient_id!, r as LastDelivery]));
     },
 
-    async insertDelivery(d: Omit<DeliveryRow, 'attempts' | 'last_error' | 'message_id' | 'created_at' | 'updated_at' | 'attachments'> & { attachments?: string | null; last_error?: string | null; now: Date }): Promise<void> {
+    async insertDelivery(
+      d: Omit<DeliveryRow, 'attempts' | 'last_error' | 'message_id' | 'created_at' | 'updated_at' | 'attachments'> & {
+        attachments?: string | null;
+        last_error?: string | null;
+        now: Date;
+      },
+    ): Promise<void> {
       const { now, ...row } = d;
       await q()
         .insertInto('email_deliveries')
-        .values({ ...row, attachments: d.attachments ?? null, last_error: d.last_error ?? null, created_at: now, updated_at: now })
+        .values({
+          ...row,
+          attachments: d.attachments ?? null,
+          last_error: d.last_error ?? null,
+          created_at: now,
+          updated_at: now,
+        })
         .execute();
     },
 
@@ -124,7 +151,17 @@ export function createEmailStore(db: Kysely<DB>) {
     },
 
     /** dropBody: the message's body is not kept once the delivery is final (the record keeps subject and address). */
-    async updateDelivery(id: string, patch: { status: string; attempts?: number; last_error?: string | null; message_id?: string | null; now: Date; dropBody?: boolean }): Promise<void> {
+    async updateDelivery(
+      id: string,
+      patch: {
+        status: string;
+        attempts?: number;
+        last_error?: string | null;
+        message_id?: string | null;
+        now: Date;
+        dropBody?: boolean;
+      },
+    ): Promise<void> {
       const { now, dropBody, ...rest } = patch;
       await q()
         .updateTable('email_deliveries')
@@ -137,7 +174,14 @@ export function createEmailStore(db: Kysely<DB>) {
     async cancelPending(recipientId: number, reason: string, now: Date): Promise<number> {
       const res = await q()
         .updateTable('email_deliveries')
-        .set({ status: 'cancelled', last_error: reason, text_body: '', html_body: null, attachments: null, updated_at: now })
+        .set({
+          status: 'cancelled',
+          last_error: reason,
+          text_body: '',
+          html_body: null,
+          attachments: null,
+          updated_at: now,
+        })
         .where('recipient_id', '=', recipientId)
         .where('status', 'in', [...PENDING])
         .executeTakeFirst();
@@ -146,7 +190,10 @@ export function createEmailStore(db: Kysely<DB>) {
 
     /** An organization's delivery records (its data deletion); its recipients stay, as its users do. */
     async deleteDeliveries(organizationId: number): Promise<number> {
-      const res = await q().deleteFrom('email_deliveries').where('organization_id', '=', organizationId).executeTakeFirst();
+      const res = await q()
+        .deleteFrom('email_deliveries')
+        .where('organization_id', '=', organizationId)
+        .executeTakeFirst();
       return Number(res.numDeletedRows);
     },
   };

@@ -27,11 +27,17 @@ export function refuse(code: ErrorCode, problems: readonly Problem[]): never {
 }
 
 export const nameTaken = (what: string, name: string) =>
-  new AppError('enrichment.name_taken', { detail: `A ${what} named "${name}" already exists in the organization`, details: { name } });
+  new AppError('enrichment.name_taken', {
+    detail: `A ${what} named "${name}" already exists in the organization`,
+    details: { name },
+  });
 
 export function cleanName(name: string): string {
   const trimmed = name.trim();
-  if (!trimmed) throw errors.validation('body/name must not be blank', { errors: [{ location: 'body/name', message: 'must not be blank' }] });
+  if (!trimmed)
+    throw errors.validation('body/name must not be blank', {
+      errors: [{ location: 'body/name', message: 'must not be blank' }],
+    });
   return trimmed;
 }
 
@@ -55,7 +61,14 @@ export async function loadTableData(stored: string): Promise<TableData> {
   return decodeTable(await tableBytes(stored));
 }
 
-export type Activity = (entry: { organization_id: number; kind: string; subject_type: 'table' | 'source' | 'policy'; subject_id: string; message: string; actor?: Actor }) => Promise<void>;
+export type Activity = (entry: {
+  organization_id: number;
+  kind: string;
+  subject_type: 'table' | 'source' | 'policy';
+  subject_id: string;
+  message: string;
+  actor?: Actor;
+}) => Promise<void>;
 
 export function activityWriter(store: Pick<EnrichmentStore, 'addActivity'>, now: () => Date): Activity {
   return async (e) =>

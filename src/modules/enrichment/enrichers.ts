@@ -4,11 +4,20 @@ import { Type, type TSchema } from 'typebox';
 import { MATCH_KINDS } from '../../pipeline/enrich/types.js';
 import { GEO_COLUMNS, GEOIP_ATTRIBUTION } from '../../pipeline/enrich/geoip.js';
 
-const Header = Type.Object({ header: Type.String({ minLength: 1, maxLength: 256 }), value: Type.String({ minLength: 1, maxLength: 8192, writeOnly: true }) }, { additionalProperties: false });
+const Header = Type.Object(
+  {
+    header: Type.String({ minLength: 1, maxLength: 256 }),
+    value: Type.String({ minLength: 1, maxLength: 8192, writeOnly: true }),
+  },
+  { additionalProperties: false },
+);
 
 export const HttpConfig = Type.Object(
   {
-    url_template: Type.String({ maxLength: 2048, description: 'https://api.example.com/ip/{key}: {key} is replaced by the URL-encoded key' }),
+    url_template: Type.String({
+      maxLength: 2048,
+      description: 'https://api.example.com/ip/{key}: {key} is replaced by the URL-encoded key',
+    }),
     method: Type.Optional(Type.Union([Type.Literal('GET'), Type.Literal('POST')])),
     headers: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 1024 }))),
     body_template: Type.Optional(Type.String({ maxLength: 8192 })),
@@ -57,14 +66,34 @@ export const ENRICHERS: readonly Enricher[] = [
     lookup: 'table_id',
     columns: null,
     local: true,
-    config_schema: Type.Object({ key_column: Type.String(), match: Type.Union(MATCH_KINDS.map((m) => Type.Literal(m))) }),
+    config_schema: Type.Object({
+      key_column: Type.String(),
+      match: Type.Union(MATCH_KINDS.map((m) => Type.Literal(m))),
+    }),
   },
-  { kind: 'geoip', title: 'GeoIP (built in)', description: `Country and autonomous system of an IP address. ${GEOIP_ATTRIBUTION}`, lookup: 'source_id', columns: GEO_COLUMNS, local: true, config_schema: Type.Object({}) },
-  { kind: 'mmdb', title: 'MaxMind database', description: 'An uploaded .mmdb (GeoIP2/GeoLite2 City, Country, ASN, or compatible).', lookup: 'source_id', columns: GEO_COLUMNS, local: true, config_schema: Type.Object({}) },
+  {
+    kind: 'geoip',
+    title: 'GeoIP (built in)',
+    description: `Country and autonomous system of an IP address. ${GEOIP_ATTRIBUTION}`,
+    lookup: 'source_id',
+    columns: GEO_COLUMNS,
+    local: true,
+    config_schema: Type.Object({}),
+  },
+  {
+    kind: 'mmdb',
+    title: 'MaxMind database',
+    description: 'An uploaded .mmdb (GeoIP2/GeoLite2 City, Country, ASN, or compatible).',
+    lookup: 'source_id',
+    columns: GEO_COLUMNS,
+    local: true,
+    config_schema: Type.Object({}),
+  },
   {
     kind: 'http',
     title: 'HTTP lookup API',
-    description: 'A threat-intel or asset API, called in the background; the pass reads its cache and never waits for it.',
+    description:
+      'A threat-intel or asset API, called in the background; the pass reads its cache and never waits for it.',
     lookup: 'source_id',
     columns: null,
     local: false,
@@ -74,7 +103,8 @@ export const ENRICHERS: readonly Enricher[] = [
   {
     kind: 'feed',
     title: 'Indicator feed',
-    description: 'A CSV or newline list of IPs, CIDRs, domains, URLs or hashes fetched on a schedule into a table version.',
+    description:
+      'A CSV or newline list of IPs, CIDRs, domains, URLs or hashes fetched on a schedule into a table version.',
     lookup: 'source_id',
     columns: null,
     local: true,

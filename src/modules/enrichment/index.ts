@@ -65,13 +65,31 @@ export function wireEnrichment(deps: EnrichmentWiring) {
     },
   });
   const policies = createPoliciesService({ store, clock, activity });
-  const operations = createOperations({ store, sources, policies, now: () => clock.now(), net: deps.net, samples: deps.samples,
+  const operations = createOperations({
+    store,
+    sources,
+    policies,
+    now: () => clock.now(),
+    net: deps.net,
+    samples: deps.samples,
     classesOf: async (organizationId) => [...classUids(await store.liveMappingDocuments(organizationId))],
   });
-  const feeds = createFeedRunner({ store, tables, sources, activity, clock, net: deps.net, transaction: (fn) => inTransaction(db, fn), logger });
+  const feeds = createFeedRunner({
+    store,
+    tables,
+    sources,
+    activity,
+    clock,
+    net: deps.net,
+    transaction: (fn) => inTransaction(db, fn),
+    logger,
+  });
   const external = createExternalLookups({ store, sources, activity, net: deps.net, clock, logger });
   const live = createEnrichmentCache({ store, pollMs: deps.pollMs });
-  deps.dataDeletion?.addStep({ name: 'enrichment', run: async (organizationId) => ({ rows: await store.deleteOrganization(organizationId) }) });
+  deps.dataDeletion?.addStep({
+    name: 'enrichment',
+    run: async (organizationId) => ({ rows: await store.deleteOrganization(organizationId) }),
+  });
 
   return {
     tables,
@@ -85,7 +103,21 @@ export function wireEnrichment(deps: EnrichmentWiring) {
       /** Adds a batch's counters to the live series (in the batch's transaction). */
       record: async (organizationId: number, counters: readonly PolicyCounters[], at: Date) => {
         const minute = new Date(Math.floor(at.getTime() / 60_000) * 60_000);
-        await store.addMetrics(organizationId, minute, counters.filter((c) => c.seen > 0).map(({ policy_id, seen, hits, misses, errors, unanswered, micros }) => ({ policy_id, seen, hits, misses, errors, unanswered, micros })));
+        await store.addMetrics(
+          organizationId,
+          minute,
+          counters
+            .filter((c) => c.seen > 0)
+            .map(({ policy_id, seen, hits, misses, errors, unanswered, micros }) => ({
+              policy_id,
+              seen,
+              hits,
+              misses,
+              errors,
+              unanswered,
+              micros,
+            })),
+        );
       },
       wanted: (list: readonly [string, string[]][]) => external.want(list),
     },

@@ -66,9 +66,15 @@ export function createFeedRunner(deps: {
         status.last_modified = fetched.last_modified ?? null;
         await deps.transaction(async () => {
           const table = source.table_id ? await store.getTable(source.table_id) : undefined;
-          if (!table) throw new Error('the feed\'s table is gone');
+          if (!table) throw new Error("the feed's table is gone");
           await store.lockOrganization(table.organization_id);
-          await deps.tables.publish(table, parsed.data, 'feed', `fetched ${parsed.data.rows.length} indicators from ${new URL(config.url).host}`, null);
+          await deps.tables.publish(
+            table,
+            parsed.data,
+            'feed',
+            `fetched ${parsed.data.rows.length} indicators from ${new URL(config.url).host}`,
+            null,
+          );
         });
       } else status.last_fetch_status = 'not_modified';
     } catch (err) {
@@ -77,7 +83,13 @@ export function createFeedRunner(deps: {
       status.last_error = message;
       status.last_error_at = started.toISOString();
       next = new Date(started.getTime() + Math.min(interval, RETRY_MS));
-      await deps.activity({ organization_id: source.organization_id, kind: 'source.fetch_failed', subject_type: 'source', subject_id: source.id, message: `feed "${source.name}" fetch failed: ${message}` });
+      await deps.activity({
+        organization_id: source.organization_id,
+        kind: 'source.fetch_failed',
+        subject_type: 'source',
+        subject_id: source.id,
+        message: `feed "${source.name}" fetch failed: ${message}`,
+      });
       deps.logger.warn({ source_id: source.id, error: message }, 'enrichment feed fetch failed');
     }
     await store.updateSource(source.id, { status, next_fetch_at: next }, clock.now());
@@ -95,7 +107,14 @@ export function createFeedRunner(deps: {
 }
 
 /** The main thread's side of HTTP sources: keys the passes asked for are fetched here, in the background. */
-export function createExternalLookups(deps: { store: EnrichmentStore; sources: SourcesService; activity: Activity; net: NetPolicy; clock: Clock; logger: Logger }) {
+export function createExternalLookups(deps: {
+  store: EnrichmentStore;
+  sources: SourcesService;
+  activity: Activity;
+  net: NetPolicy;
+  clock: Clock;
+  logger: Logger;
+}) {
   const fetcher = createHttpFetcher({ lookup: deps.net.lookup, now: () => deps.clock.now().getTime() });
   const rows = new Map<string, { at: number; row: SourceRow | undefined }>();
   const reported = new Map<string, number>();
@@ -130,7 +149,13 @@ export function createExternalLookups(deps: { store: EnrichmentStore; sources: S
     if (!stats.last_error) return;
     if (Date.now() - (reported.get(source.id) ?? 0) < ERROR_ACTIVITY_EVERY_MS) return;
     reported.set(source.id, Date.now());
-    await deps.activity({ organization_id: source.organization_id, kind: 'source.error', subject_type: 'source', subject_id: source.id, message: `source "${source.name}": ${stats.last_error}` });
+    await deps.activity({
+      organization_id: source.organization_id,
+      kind: 'source.error',
+      subject_type: 'source',
+      subject_id: source.id,
+      message: `source "${source.name}": ${stats.last_error}`,
+    });
   }
 
   return {
@@ -141,7 +166,10 @@ export function createExternalLookups(deps: { store: EnrichmentStore; sources: S
           const source = await sourceRow(id);
           if (!source || source.kind !== 'http' || !source.enabled) return;
           const credential = deps.sources.credentialOf(source);
-          await fetcher.request({ id, config: source.config as unknown as HttpSourceConfig, ...(credential ? { credential } : {}) }, keys);
+          await fetcher.request(
+            { id, config: source.config as unknown as HttpSourceConfig, ...(credential ? { credential } : {}) },
+            keys,
+          );
           await report(source);
         })().catch((err: unknown) => deps.logger.warn({ err, source_id: id }, 'enrichment lookup failed'));
       }
@@ -150,7 +178,11 @@ export function createExternalLookups(deps: { store: EnrichmentStore; sources: S
   };
 }
 
-export function enrichmentJobs(deps: { feeds: ReturnType<typeof createFeedRunner>; store: EnrichmentStore; clock: Clock }): JobRegistration {
+export function enrichmentJobs(deps: {
+  feeds: ReturnType<typeof createFeedRunner>;
+  store: EnrichmentStore;
+  clock: Clock;
+}): JobRegistration {
   return {
     queue: ENRICHMENT_QUEUE,
     role: 'worker',
@@ -171,7 +203,12 @@ export function enrichmentBeatTasks(queue: QueuePort): BeatTask[] {
       everyMs: MINUTE,
       run: async (now: Date) => {
         const slot = Math.floor(now.getTime() / MINUTE);
-        await queue.enqueue(ENRICHMENT_QUEUE, ENRICHMENT_TICK_JOB, {}, { jobId: `${ENRICHMENT_TICK_JOB}-${slot}`, attempts: 1 });
+        await queue.enqueue(
+          ENRICHMENT_QUEUE,
+          ENRICHMENT_TICK_JOB,
+          {},
+          { jobId: `${ENRICHMENT_TICK_JOB}-${slot}`, attempts: 1 },
+        );
       },
     },
   ];

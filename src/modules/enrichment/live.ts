@@ -16,7 +16,10 @@ function shared(bytes: Uint8Array): Uint8Array {
   return view;
 }
 
-export function createEnrichmentCache(deps: { store: Pick<EnrichmentStore, 'orgPolicies' | 'getSource' | 'tablesOf' | 'versionData' | 'sourceBlob'>; pollMs: number }) {
+export function createEnrichmentCache(deps: {
+  store: Pick<EnrichmentStore, 'orgPolicies' | 'getSource' | 'tablesOf' | 'versionData' | 'sourceBlob'>;
+  pollMs: number;
+}) {
   const { store } = deps;
   const cache = new Map<number, { checkedAt: number; job: EnrichmentJob | undefined }>();
   const blobs = new Map<string, Promise<Uint8Array | undefined>>();
@@ -51,10 +54,16 @@ export function createEnrichmentCache(deps: { store: Pick<EnrichmentStore, 'orgP
     return { kind: 'table', blob: versionId };
   }
 
-  async function sourceRef(organizationId: number, source: SourceRow | undefined, job: EnrichmentJob): Promise<ResourceRef> {
-    if (!source || !source.enabled || (source.organization_id !== organizationId && !source.shared)) return { kind: 'none' };
+  async function sourceRef(
+    organizationId: number,
+    source: SourceRow | undefined,
+    job: EnrichmentJob,
+  ): Promise<ResourceRef> {
+    if (!source || !source.enabled || (source.organization_id !== organizationId && !source.shared))
+      return { kind: 'none' };
     if (source.kind === 'http') return { kind: 'http', source_id: source.id };
-    if (source.kind === 'feed') return source.table_id ? tableRef(source.organization_id, source.table_id, job) : { kind: 'none' };
+    if (source.kind === 'feed')
+      return source.table_id ? tableRef(source.organization_id, source.table_id, job) : { kind: 'none' };
     const key = `${source.id}:${source.version}`;
     const bytes = await blob(`mmdb:${key}`, async () => {
       const b64 = await store.sourceBlob(source.id);

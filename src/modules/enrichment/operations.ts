@@ -11,7 +11,12 @@ import type { NormalizedRecord } from '../../pipeline/envelope.js';
 import { fetchFeed, parseFeed, type FeedConfig } from '../../pipeline/enrich/feeds.js';
 import { testHttpSource, type HttpSourceConfig } from '../../pipeline/enrich/http-source.js';
 import { openMmdb } from '../../pipeline/enrich/mmdb.js';
-import { compileEnrichment, type PolicyDefinition, type PolicyLookup, type PolicySpec } from '../../pipeline/enrich/policy.js';
+import {
+  compileEnrichment,
+  type PolicyDefinition,
+  type PolicyLookup,
+  type PolicySpec,
+} from '../../pipeline/enrich/policy.js';
 import { buildTable } from '../../pipeline/enrich/table.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
 import { loadTableData, targetOrganization } from './common.js';
@@ -45,11 +50,22 @@ export interface OperationsDeps {
 }
 
 /** Scalar attribute paths of a class, up to a depth (key sources). */
-function scalarPaths(catalog: OcsfCatalog, classUid: number, depth = 3): { path: string; type: string; observable?: number }[] {
+function scalarPaths(
+  catalog: OcsfCatalog,
+  classUid: number,
+  depth = 3,
+): { path: string; type: string; observable?: number }[] {
   const out: { path: string; type: string; observable?: number }[] = [];
   const cls = catalog.classByUid(classUid);
   if (!cls) return out;
-  const walk = (attrs: Readonly<Record<string, { name: string; type: string; objectType?: string; isArray: boolean; observable?: number }>>, prefix: string, level: number, seen: Set<string>) => {
+  const walk = (
+    attrs: Readonly<
+      Record<string, { name: string; type: string; objectType?: string; isArray: boolean; observable?: number }>
+    >,
+    prefix: string,
+    level: number,
+    seen: Set<string>,
+  ) => {
     for (const a of Object.values(attrs)) {
       const path = prefix ? `${prefix}.${a.name}` : a.name;
       if (a.type === 'object_t') {
@@ -65,7 +81,21 @@ function scalarPaths(catalog: OcsfCatalog, classUid: number, depth = 3): { path:
   return out;
 }
 
-const KEY_TYPES = new Set(['ip_t', 'hostname_t', 'email_t', 'username_t', 'url_t', 'file_hash_t', 'mac_t', 'subnet_t', 'string_t', 'resource_uid_t', 'file_name_t', 'process_name_t', 'port_t']);
+const KEY_TYPES = new Set([
+  'ip_t',
+  'hostname_t',
+  'email_t',
+  'username_t',
+  'url_t',
+  'file_hash_t',
+  'mac_t',
+  'subnet_t',
+  'string_t',
+  'resource_uid_t',
+  'file_name_t',
+  'process_name_t',
+  'port_t',
+]);
 
 export function createOperations(deps: OperationsDeps) {
   const { store } = deps;
@@ -100,18 +130,43 @@ export function createOperations(deps: OperationsDeps) {
       const drafts = input.policies?.map((d) => definitionOf(d, d.name));
       const specs: PolicySpec[] = drafts
         ? drafts.map((d, i) => ({ id: `draft-${i}`, version: 0, definition: d }))
-        : (await store.orgPolicies(organizationId)).filter((p) => p.enabled).map((p) => ({ id: p.id, version: p.version, definition: p.definition as unknown as PolicyDefinition }));
+        : (await store.orgPolicies(organizationId))
+            .filter((p) => p.enabled)
+            .map((p) => ({ id: p.id, version: p.version, definition: p.definition as unknown as PolicyDefinition }));
       if (drafts) for (const d of drafts) await deps.policies.check(organizationId, d);
       const lookups = new Map<string, PolicyLookup | undefined>();
       for (const s of specs) lookups.set(s.id, await localLookup(organizationId, s.definition));
       const enrichment = compileEnrichment(specs, (s) => lookups.get(s.id), catalog);
       const items = events.slice(0, limit).map((event, index) => {
-        const record: NormalizedRecord = { id: `dry-run-${index}`, organization_id: organizationId, integration_id: 0, stream: '', received_at: deps.now().toISOString(), mapping_version_id: '', valid: true, ocsf: structuredClone(event) };
+        const record: NormalizedRecord = {
+          id: `dry-run-${index}`,
+          organization_id: organizationId,
+          integration_id: 0,
+          stream: '',
+          received_at: deps.now().toISOString(),
+          mapping_version_id: '',
+          valid: true,
+          ocsf: structuredClone(event),
+        };
         const counters = enrichment.apply([record]);
         const outcomes = counters.map((c) => {
           const spec = specs.find((s) => s.id === c.policy_id)!;
-          const outcome = c.seen === 0 ? 'not_matched' : c.unanswered > 0 ? 'skipped' : c.errors > 0 ? 'error' : c.hits > 0 ? 'hit' : 'miss';
-          return { policy_id: c.policy_id, name: spec.definition.name, outcome, ...(outcome === 'skipped' ? { reason: 'calls an external service: use the source test' } : {}) };
+          const outcome =
+            c.seen === 0
+              ? 'not_matched'
+              : c.unanswered > 0
+                ? 'skipped'
+                : c.errors > 0
+                  ? 'error'
+                  : c.hits > 0
+                    ? 'hit'
+                    : 'miss';
+          return {
+            policy_id: c.policy_id,
+            name: spec.definition.name,
+            outcome,
+            ...(outcome === 'skipped' ? { reason: 'calls an external service: use the source test' } : {}),
+          };
         });
         return { index, input: event, output: record.ocsf, policies: outcomes };
       });
@@ -121,9 +176,12 @@ export function createOperations(deps: OperationsDeps) {
     async metrics(scope: Scope, q: { organization_id?: number; policy_id?: string; window_minutes?: number }) {
       const window = q.window_minutes ?? 60;
       if (window > METRICS_WINDOW_MAX_MINUTES) {
-        throw errors.validation(`window_minutes is at most ${METRICS_WINDOW_MAX_MINUTES}: the live series keeps three hours`, {
-          errors: [{ location: 'querystring/window_minutes', message: `must be <= ${METRICS_WINDOW_MAX_MINUTES}` }],
-        });
+        throw errors.validation(
+          `window_minutes is at most ${METRICS_WINDOW_MAX_MINUTES}: the live series keeps three hours`,
+          {
+            errors: [{ location: 'querystring/window_minutes', message: `must be <= ${METRICS_WINDOW_MAX_MINUTES}` }],
+          },
+        );
       }
       if (q.organization_id !== undefined && !inScope(scope, q.organization_id)) throw errors.notFound('Organization');
       if (q.policy_id !== undefined) {
@@ -133,16 +191,43 @@ export function createOperations(deps: OperationsDeps) {
       const now = deps.now();
       const since = new Date(Math.floor(now.getTime() / 60_000) * 60_000 - (window - 1) * 60_000);
       const rows = await store.metrics(scope, since, q.organization_id, q.policy_id);
-      const byPolicy = new Map<string, { policy_id: string; organization_id: number; totals: Record<string, number>; series: unknown[] }>();
+      const byPolicy = new Map<
+        string,
+        { policy_id: string; organization_id: number; totals: Record<string, number>; series: unknown[] }
+      >();
       for (const r of rows) {
         let p = byPolicy.get(r.policy_id);
-        if (!p) byPolicy.set(r.policy_id, (p = { policy_id: r.policy_id, organization_id: r.organization_id, totals: { seen: 0, hits: 0, misses: 0, errors: 0, unanswered: 0, micros: 0 }, series: [] }));
+        if (!p)
+          byPolicy.set(
+            r.policy_id,
+            (p = {
+              policy_id: r.policy_id,
+              organization_id: r.organization_id,
+              totals: { seen: 0, hits: 0, misses: 0, errors: 0, unanswered: 0, micros: 0 },
+              series: [],
+            }),
+          );
         for (const k of ['seen', 'hits', 'misses', 'errors', 'unanswered', 'micros'] as const) p.totals[k]! += r[k];
-        p.series.push({ minute: r.minute, seen: r.seen, hits: r.hits, misses: r.misses, errors: r.errors, unanswered: r.unanswered, avg_latency_us: r.seen ? Math.round(r.micros / r.seen) : 0 });
+        p.series.push({
+          minute: r.minute,
+          seen: r.seen,
+          hits: r.hits,
+          misses: r.misses,
+          errors: r.errors,
+          unanswered: r.unanswered,
+          avg_latency_us: r.seen ? Math.round(r.micros / r.seen) : 0,
+        });
       }
       const policies = [...byPolicy.values()].map((p) => {
         const { micros, ...totals } = p.totals as Record<string, number> & { micros: number };
-        return { policy_id: p.policy_id, organization_id: p.organization_id, ...totals, hit_rate: totals.seen ? totals.hits! / totals.seen : null, avg_latency_us: totals.seen ? Math.round(micros / totals.seen!) : 0, series: p.series };
+        return {
+          policy_id: p.policy_id,
+          organization_id: p.organization_id,
+          ...totals,
+          hit_rate: totals.seen ? totals.hits! / totals.seen : null,
+          avg_latency_us: totals.seen ? Math.round(micros / totals.seen!) : 0,
+          series: p.series,
+        };
       });
       return { window_minutes: window, from: since, to: now, policies };
     },
@@ -168,7 +253,10 @@ export function createOperations(deps: OperationsDeps) {
           else fields.set(f.path, { ...f, class_uids: [uid] });
         }
       }
-      return { class_uids: [...classes].sort((a, b) => a - b), items: [...fields.values()].sort((a, b) => a.path.localeCompare(b.path)) };
+      return {
+        class_uids: [...classes].sort((a, b) => a - b),
+        items: [...fields.values()].sort((a, b) => a.path.localeCompare(b.path)),
+      };
     },
 
     async test(actor: Actor, id: string, key: string | undefined) {
@@ -176,28 +264,69 @@ export function createOperations(deps: OperationsDeps) {
         const k = key ?? '8.8.8.8';
         const started = performance.now();
         const row = deps.sources.geoipLookup(k);
-        return { ok: true, kind: 'geoip', key: k, found: row !== undefined, result: row ?? null, latency_ms: Math.round(performance.now() - started) };
+        return {
+          ok: true,
+          kind: 'geoip',
+          key: k,
+          found: row !== undefined,
+          result: row ?? null,
+          latency_ms: Math.round(performance.now() - started),
+        };
       }
       const source = await deps.sources.owned(actor, id);
       const credential = deps.sources.credentialOf(source);
       if (source.kind === 'http') {
         const k = key ?? String(source.config.test_key ?? '8.8.8.8');
-        const r = await testHttpSource({ id: source.id, config: source.config as unknown as HttpSourceConfig, ...(credential ? { credential } : {}) }, k, { lookup: deps.net.lookup });
+        const r = await testHttpSource(
+          {
+            id: source.id,
+            config: source.config as unknown as HttpSourceConfig,
+            ...(credential ? { credential } : {}),
+          },
+          k,
+          { lookup: deps.net.lookup },
+        );
         return { kind: 'http', key: k, ...r, found: r.result !== undefined && r.result !== null };
       }
       if (source.kind === 'feed') {
         const started = performance.now();
-        const fetched = await fetchFeed({ ...(source.config as unknown as FeedConfig) }, credential, { lookup: deps.net.lookup, now: () => deps.now().getTime() });
-        if (!fetched.ok) return { ok: false, kind: 'feed', error: fetched.error, ...(fetched.status ? { status: fetched.status } : {}), latency_ms: Math.round(performance.now() - started) };
-        if (!('text' in fetched) || fetched.text === undefined) return { ok: true, kind: 'feed', not_modified: true, latency_ms: Math.round(performance.now() - started) };
+        const fetched = await fetchFeed({ ...(source.config as unknown as FeedConfig) }, credential, {
+          lookup: deps.net.lookup,
+          now: () => deps.now().getTime(),
+        });
+        if (!fetched.ok)
+          return {
+            ok: false,
+            kind: 'feed',
+            error: fetched.error,
+            ...(fetched.status ? { status: fetched.status } : {}),
+            latency_ms: Math.round(performance.now() - started),
+          };
+        if (!('text' in fetched) || fetched.text === undefined)
+          return { ok: true, kind: 'feed', not_modified: true, latency_ms: Math.round(performance.now() - started) };
         const parsed = parseFeed(fetched.text, source.config as unknown as FeedConfig);
-        return { ok: true, kind: 'feed', rows: parsed.data.rows.length, skipped: parsed.skipped, match: parsed.data.match, bytes: fetched.bytes, latency_ms: Math.round(performance.now() - started) };
+        return {
+          ok: true,
+          kind: 'feed',
+          rows: parsed.data.rows.length,
+          skipped: parsed.skipped,
+          match: parsed.data.match,
+          bytes: fetched.bytes,
+          latency_ms: Math.round(performance.now() - started),
+        };
       }
       const blob = await store.sourceBlob(source.id);
       const k = key ?? '8.8.8.8';
       const started = performance.now();
       const row = blob ? openMmdb(new Uint8Array(Buffer.from(blob, 'base64'))).get(k) : undefined;
-      return { ok: blob !== null && blob !== undefined, kind: 'mmdb', key: k, found: row !== undefined, result: row ?? null, latency_ms: Math.round(performance.now() - started) };
+      return {
+        ok: blob !== null && blob !== undefined,
+        kind: 'mmdb',
+        key: k,
+        found: row !== undefined,
+        result: row ?? null,
+        latency_ms: Math.round(performance.now() - started),
+      };
     },
   };
 }

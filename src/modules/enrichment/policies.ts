@@ -50,7 +50,15 @@ export function policyOut(p: PolicyRow) {
 }
 
 export function policyVersionOut(v: PolicyVersionRow) {
-  return { id: v.id, policy_id: v.policy_id, version: v.version, definition: v.definition, comment: v.comment, created_by: v.created_by, created_at: v.created_at };
+  return {
+    id: v.id,
+    policy_id: v.policy_id,
+    version: v.version,
+    definition: v.definition,
+    comment: v.comment,
+    created_by: v.created_by,
+    created_at: v.created_at,
+  };
 }
 
 export function definitionOf(input: PolicyInput, name: string): PolicyDefinition {
@@ -101,7 +109,9 @@ export function createPoliciesService(deps: { store: EnrichmentStore; clock: Clo
       if (!source || (source.organization_id !== organizationId && !source.shared)) return () => undefined;
       if (source.kind === 'http') return () => null;
       if (source.kind === 'feed') {
-        const table = source.table_id ? (await store.tablesOf(source.organization_id, [source.table_id]))[0] : undefined;
+        const table = source.table_id
+          ? (await store.tablesOf(source.organization_id, [source.table_id]))[0]
+          : undefined;
         const version = table && (await store.liveVersionMeta(table.id));
         return () => version?.columns ?? ['indicator', 'type'];
       }
@@ -117,12 +127,32 @@ export function createPoliciesService(deps: { store: EnrichmentStore; clock: Clo
     if (problems.length > 0) refuse('enrichment.invalid_rule', problems);
   }
 
-  async function writeVersion(policy: PolicyRow, version: number, def: PolicyDefinition, comment: string, actor: Actor) {
+  async function writeVersion(
+    policy: PolicyRow,
+    version: number,
+    def: PolicyDefinition,
+    comment: string,
+    actor: Actor,
+  ) {
     const at = clock.now();
-    const row = { id: newId(), policy_id: policy.id, version, definition: def as unknown as Record<string, unknown>, comment, created_by: createdBy(actor) };
+    const row = {
+      id: newId(),
+      policy_id: policy.id,
+      version,
+      definition: def as unknown as Record<string, unknown>,
+      comment,
+      created_by: createdBy(actor),
+    };
     await store.insertPolicyVersion(row, at);
     await store.updatePolicy(policy.id, { name: def.name, version, definition: row.definition }, at);
-    await activity({ organization_id: policy.organization_id, kind: `policy.version`, subject_type: 'policy', subject_id: policy.id, message: `policy "${def.name}" version ${version} published${comment ? `: ${comment}` : ''}`, actor });
+    await activity({
+      organization_id: policy.organization_id,
+      kind: `policy.version`,
+      subject_type: 'policy',
+      subject_id: policy.id,
+      message: `policy "${def.name}" version ${version} published${comment ? `: ${comment}` : ''}`,
+      actor,
+    });
     return { ...row, created_at: at };
   }
 
@@ -142,7 +172,17 @@ export function createPoliciesService(deps: { store: EnrichmentStore; clock: Clo
       if (await store.policyNameExists(organizationId, def.name)) throw nameTaken('policy', def.name);
       const id = newId();
       const at = clock.now();
-      const row: PolicyRow = { id, organization_id: organizationId, name: def.name, enabled: true, version: 1, definition: def as unknown as Record<string, unknown>, created_by: createdBy(actor), created_at: at, updated_at: at };
+      const row: PolicyRow = {
+        id,
+        organization_id: organizationId,
+        name: def.name,
+        enabled: true,
+        version: 1,
+        definition: def as unknown as Record<string, unknown>,
+        created_by: createdBy(actor),
+        created_at: at,
+        updated_at: at,
+      };
       await store.insertPolicy(row, at);
       await writeVersion(row, 1, def, input.comment?.trim() ?? '', actor);
       setAuditTarget({ type: 'enrichment_policies', id, organizationId, details: { version: 1, definition: def } });
@@ -155,7 +195,12 @@ export function createPoliciesService(deps: { store: EnrichmentStore; clock: Clo
       await assertValid(policy.organization_id, def);
       if (await store.policyNameExists(policy.organization_id, def.name, id)) throw nameTaken('policy', def.name);
       const version = await writeVersion(policy, policy.version + 1, def, input.comment?.trim() ?? '', actor);
-      setAuditTarget({ type: 'enrichment_policies', id, organizationId: policy.organization_id, details: { version: version.version, definition: def } });
+      setAuditTarget({
+        type: 'enrichment_policies',
+        id,
+        organizationId: policy.organization_id,
+        details: { version: version.version, definition: def },
+      });
       return policyVersionOut(version);
     },
 
@@ -173,24 +218,44 @@ export function createPoliciesService(deps: { store: EnrichmentStore; clock: Clo
 
     async rollback(actor: Actor, id: string, target: number, comment?: string) {
       const policy = await changeable(actor, id);
-      if (target === policy.version) throw new AppError('enrichment.already_current', { detail: `The policy is already at version ${target}` });
+      if (target === policy.version)
+        throw new AppError('enrichment.already_current', { detail: `The policy is already at version ${target}` });
       const old = await store.policyVersion(id, { version: target });
       if (!old) throw errors.notFound('Policy version');
       const def = old.definition as unknown as PolicyDefinition;
       await assertValid(policy.organization_id, def);
       if (await store.policyNameExists(policy.organization_id, def.name, id)) throw nameTaken('policy', def.name);
-      const version = await writeVersion(policy, policy.version + 1, def, comment?.trim() || `rollback to version ${target}`, actor);
-      setAuditTarget({ type: 'enrichment_policies', id, organizationId: policy.organization_id, details: { version: version.version, rolled_back_to: target } });
+      const version = await writeVersion(
+        policy,
+        policy.version + 1,
+        def,
+        comment?.trim() || `rollback to version ${target}`,
+        actor,
+      );
+      setAuditTarget({
+        type: 'enrichment_policies',
+        id,
+        organizationId: policy.organization_id,
+        details: { version: version.version, rolled_back_to: target },
+      });
       return policyVersionOut(version);
     },
 
     async enable(actor: Actor, id: string, enabled: boolean) {
       const policy = await changeable(actor, id);
       // Enabling runs the checks again: what it looks up in may be gone since.
-      if (enabled && !policy.enabled) await assertValid(policy.organization_id, policy.definition as unknown as PolicyDefinition);
+      if (enabled && !policy.enabled)
+        await assertValid(policy.organization_id, policy.definition as unknown as PolicyDefinition);
       const at = clock.now();
       await store.updatePolicy(id, { enabled }, at);
-      await activity({ organization_id: policy.organization_id, kind: enabled ? 'policy.enabled' : 'policy.disabled', subject_type: 'policy', subject_id: id, message: `policy "${policy.name}" ${enabled ? 'enabled' : 'disabled'}`, actor });
+      await activity({
+        organization_id: policy.organization_id,
+        kind: enabled ? 'policy.enabled' : 'policy.disabled',
+        subject_type: 'policy',
+        subject_id: id,
+        message: `policy "${policy.name}" ${enabled ? 'enabled' : 'disabled'}`,
+        actor,
+      });
       setAuditTarget({ type: 'enrichment_policies', id, organizationId: policy.organization_id, details: { enabled } });
       return policyOut({ ...policy, enabled, updated_at: at });
     },

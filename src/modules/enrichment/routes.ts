@@ -68,14 +68,20 @@ export function enrichmentRoutes(app: Api, api: EnrichmentApi): void {
     summary: 'Recent enrichment changes and notable events (feed fetch failures, source errors), newest first',
     access,
     schema: { querystring: ActivityQuery, response: { 200: ActivityPage } },
-    handler: async (req) => operations.activity(scopeOf(req.actor!), { limit: req.query.limit ?? DEFAULT_LIMIT, offset: req.query.offset ?? 0, ...(req.query.organization_id !== undefined ? { organization_id: req.query.organization_id } : {}) }),
+    handler: async (req) =>
+      operations.activity(scopeOf(req.actor!), {
+        limit: req.query.limit ?? DEFAULT_LIMIT,
+        offset: req.query.offset ?? 0,
+        ...(req.query.organization_id !== undefined ? { organization_id: req.query.organization_id } : {}),
+      }),
   });
 
   route(app, {
     method: 'POST',
     url: `${BASE}/dry-run`,
     operationId: 'enrichment.dry_run',
-    summary: 'Run the local rules (tables, GeoIP, uploaded databases) on given events or the organization\'s recent samples; changes nothing',
+    summary:
+      "Run the local rules (tables, GeoIP, uploaded databases) on given events or the organization's recent samples; changes nothing",
     description: `Rules that call an external service (HTTP sources) come back with outcome skipped: use the source test. Drafts are checked as a publication would (422). ${DOCS}`,
     access,
     audit: false,
@@ -88,7 +94,7 @@ export function enrichmentRoutes(app: Api, api: EnrichmentApi): void {
     method: 'GET',
     url: `${BASE}/enrichers`,
     operationId: 'enrichment.enrichers',
-    summary: 'The kinds of enrichment available and the JSON Schema of each one\'s configuration',
+    summary: "The kinds of enrichment available and the JSON Schema of each one's configuration",
     access,
     schema: { response: { 200: Enrichers } },
     handler: async () => operations.enrichers(),
@@ -98,7 +104,7 @@ export function enrichmentRoutes(app: Api, api: EnrichmentApi): void {
     method: 'GET',
     url: `${BASE}/key-sources`,
     operationId: 'enrichment.key_sources',
-    summary: 'Fields usable as lookup keys, from the OCSF classes the organization\'s live mappings produce',
+    summary: "Fields usable as lookup keys, from the OCSF classes the organization's live mappings produce",
     access,
     schema: { querystring: OrgQuery, response: { 200: KeySources } },
     handler: async (req) => operations.keySources(scopeOf(req.actor!), req.query.organization_id),
@@ -156,7 +162,7 @@ export function enrichmentRoutes(app: Api, api: EnrichmentApi): void {
     method: 'POST',
     url: `${BASE}/policies/:policy_id/rollback`,
     operationId: 'enrichment.policies.rollback',
-    summary: 'Publish an earlier version\'s definition again, as a new version',
+    summary: "Publish an earlier version's definition again, as a new version",
     access,
     schema: { params: PolicyParams, body: RollbackBody, response: { 201: PolicyVersion, 409: ErrorBody } },
     handler: async (req, reply) => {
@@ -205,7 +211,8 @@ export function enrichmentRoutes(app: Api, api: EnrichmentApi): void {
     method: 'GET',
     url: `${BASE}/sources`,
     operationId: 'enrichment.sources.list',
-    summary: 'Sources usable by your organizations: the built-in GeoIP, your own, and those shared with every organization',
+    summary:
+      'Sources usable by your organizations: the built-in GeoIP, your own, and those shared with every organization',
     access,
     schema: { querystring: OrgQuery, response: { 200: SourceList } },
     handler: async (req) => sources.list(scopeOf(req.actor!), req.query.organization_id),
@@ -314,14 +321,18 @@ export function enrichmentRoutes(app: Api, api: EnrichmentApi): void {
     summary: 'A table with its live version and a page of its rows',
     access,
     schema: { params: TableParams, querystring: TableQuery, response: { 200: TableDetail } },
-    handler: async (req) => tables.get(scopeOf(req.actor!), req.params.table_id, { limit: req.query.limit ?? 20, offset: req.query.offset ?? 0 }),
+    handler: async (req) =>
+      tables.get(scopeOf(req.actor!), req.params.table_id, {
+        limit: req.query.limit ?? 20,
+        offset: req.query.offset ?? 0,
+      }),
   });
 
   route(app, {
     method: 'POST',
     url: `${BASE}/tables/:table_id/rollback`,
     operationId: 'enrichment.tables.rollback',
-    summary: 'Make an earlier version\'s rows live again, as a new version',
+    summary: "Make an earlier version's rows live again, as a new version",
     access,
     schema: { params: TableParams, body: RollbackBody, response: { 201: TableVersionSchema, 409: ErrorBody } },
     handler: async (req, reply) => {

@@ -13,7 +13,10 @@ const Description = Type.String({ maxLength: 2000 });
 const Comment = Type.String({ maxLength: 1000, description: 'Kept with the version this change writes' });
 const Cell = Type.Union([Type.String({ maxLength: 65_536 }), Type.Number(), Type.Boolean(), Type.Null()]);
 const RowSchema = Type.Record(Type.String({ maxLength: 256 }), Cell);
-const Match = Type.Union(MATCH_KINDS.map((m) => Type.Literal(m)), { description: 'exact, case_insensitive, cidr (longest prefix wins) or wildcard (* and ?)' });
+const Match = Type.Union(
+  MATCH_KINDS.map((m) => Type.Literal(m)),
+  { description: 'exact, case_insensitive, cidr (longest prefix wins) or wildcard (* and ?)' },
+);
 /** Table uploads: up to (and beyond) 1,000,000 rows. */
 export const TABLE_BODY_LIMIT = 256 * 1024 * 1024;
 /** MaxMind databases (City is some 70 MB; base64 adds a third). */
@@ -25,17 +28,27 @@ export const SourceParams = Type.Object({ source_id: ObjectId });
 export const PolicyParams = Type.Object({ policy_id: ObjectId });
 export const PolicyVersionParams = Type.Object({ policy_id: ObjectId, version_id: ObjectId });
 
-export const OrgQuery = Type.Object({ organization_id: Type.Optional(OrgId('Only this organization (alias: org_id)')) });
+export const OrgQuery = Type.Object({
+  organization_id: Type.Optional(OrgId('Only this organization (alias: org_id)')),
+});
 
 const Content = {
-  format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('json')], { description: 'Default: csv when csv is given, else json' })),
-  csv: Type.Optional(Type.String({ maxLength: TABLE_BODY_LIMIT, description: 'CSV text, header line first (RFC 4180)' })),
+  format: Type.Optional(
+    Type.Union([Type.Literal('csv'), Type.Literal('json')], {
+      description: 'Default: csv when csv is given, else json',
+    }),
+  ),
+  csv: Type.Optional(
+    Type.String({ maxLength: TABLE_BODY_LIMIT, description: 'CSV text, header line first (RFC 4180)' }),
+  ),
   rows: Type.Optional(Type.Array(RowSchema, { maxItems: 2_000_000, description: 'Rows as flat objects of scalars' })),
 };
 
 export const CreateTableBody = Type.Object(
   {
-    organization_id: Type.Optional(OrgId('Required with platform scope or several organizations; default: your only organization')),
+    organization_id: Type.Optional(
+      OrgId('Required with platform scope or several organizations; default: your only organization'),
+    ),
     name: Name,
     description: Type.Optional(Description),
     key_column: Type.String({ minLength: 1, maxLength: 256 }),
@@ -48,7 +61,9 @@ export const CreateTableBody = Type.Object(
 
 export const TableVersionBody = Type.Object(
   {
-    mode: Type.Union([Type.Literal('replace'), Type.Literal('patch')], { description: 'replace: the whole table from csv or rows; patch: upsert rows by key and delete keys' }),
+    mode: Type.Union([Type.Literal('replace'), Type.Literal('patch')], {
+      description: 'replace: the whole table from csv or rows; patch: upsert rows by key and delete keys',
+    }),
     ...Content,
     upsert: Type.Optional(Type.Array(RowSchema, { maxItems: 1_000_000 })),
     delete: Type.Optional(Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 1_000_000 })),
@@ -57,7 +72,10 @@ export const TableVersionBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const RollbackBody = Type.Object({ version: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), comment: Type.Optional(Comment) }, { additionalProperties: false });
+export const RollbackBody = Type.Object(
+  { version: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), comment: Type.Optional(Comment) },
+  { additionalProperties: false },
+);
 
 const TableVersion = Type.Object({
   id: Type.String(),
@@ -97,27 +115,47 @@ export const TableDetail = Type.Object({
   offset: Type.Integer(),
 });
 export const TableQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PREVIEW_ROWS, default: 20, description: 'Rows of the live version shown' })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_PREVIEW_ROWS, default: 20, description: 'Rows of the live version shown' }),
+  ),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_000_000, default: 0 })),
 });
 
 const Credential = Type.Object(
-  { header: Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$', errorMessage: { pattern: 'must be an HTTP header name (letters, digits and !#$%&\'*+.^_`|~-)' } }), value: Type.String({ minLength: 1, maxLength: 8192, writeOnly: true }) },
-  { additionalProperties: false, description: 'A secret header sent with each call (Authorization: Bearer …, X-Api-Key: …); sealed at rest, never returned' },
+  {
+    header: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$",
+      errorMessage: { pattern: "must be an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)" },
+    }),
+    value: Type.String({ minLength: 1, maxLength: 8192, writeOnly: true }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'A secret header sent with each call (Authorization: Bearer …, X-Api-Key: …); sealed at rest, never returned',
+  },
 );
 const SourceKind = Type.Union([Type.Literal('mmdb'), Type.Literal('http'), Type.Literal('feed')]);
-const Config = Type.Record(Type.String({ maxLength: 256 }), Type.Unknown(), { description: 'Per kind: GET /api/collectors/enrichment/enrichers has each schema' });
+const Config = Type.Record(Type.String({ maxLength: 256 }), Type.Unknown(), {
+  description: 'Per kind: GET /api/collectors/enrichment/enrichers has each schema',
+});
 const Mmdb = Type.String({ maxLength: SOURCE_BODY_LIMIT, description: 'The .mmdb file, base64' });
 
 export const CreateSourceBody = Type.Object(
   {
-    organization_id: Type.Optional(OrgId('Required with platform scope or several organizations; default: your only organization')),
+    organization_id: Type.Optional(
+      OrgId('Required with platform scope or several organizations; default: your only organization'),
+    ),
     name: Name,
     description: Type.Optional(Description),
     kind: SourceKind,
     config: Type.Optional(Config),
     credential: Type.Optional(Nullable(Credential)),
-    shared: Type.Optional(Type.Boolean({ description: 'Usable by every organization\'s policies (Enterprise; else 403)' })),
+    shared: Type.Optional(
+      Type.Boolean({ description: "Usable by every organization's policies (Enterprise; else 403)" }),
+    ),
     enabled: Type.Optional(Type.Boolean()),
     mmdb_base64: Type.Optional(Mmdb),
   },
@@ -148,9 +186,13 @@ export const Source = Type.Object({
   has_credential: Type.Boolean(),
   shared: Type.Boolean(),
   enabled: Type.Boolean(),
-  database: Nullable(Type.Record(Type.String(), Type.Unknown(), { description: 'mmdb and geoip: what the database is' })),
+  database: Nullable(
+    Type.Record(Type.String(), Type.Unknown(), { description: 'mmdb and geoip: what the database is' }),
+  ),
   table_id: Nullable(Type.String({ description: 'feed: the table its fetches write' })),
-  status: Type.Record(Type.String(), Type.Unknown(), { description: 'feed: last_fetch_at, last_fetch_status, last_error, rows, skipped' }),
+  status: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'feed: last_fetch_at, last_fetch_status, last_error, rows, skipped',
+  }),
   next_fetch_at: Nullable(Timestamp()),
   version: Type.Integer(),
   created_at: Nullable(Timestamp()),
@@ -158,40 +200,98 @@ export const Source = Type.Object({
 });
 export const SourceList = Type.Array(Source);
 
-export const TestBody = Type.Object({ key: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'The key to look up (default 8.8.8.8, or config.test_key)' })) }, { additionalProperties: false });
-export const TestResult = Type.Object({ ok: Type.Boolean(), kind: Type.String(), latency_ms: Type.Optional(Type.Number()) }, { additionalProperties: true });
+export const TestBody = Type.Object(
+  {
+    key: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description: 'The key to look up (default 8.8.8.8, or config.test_key)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export const TestResult = Type.Object(
+  { ok: Type.Boolean(), kind: Type.String(), latency_ms: Type.Optional(Type.Number()) },
+  { additionalProperties: true },
+);
 
-const PolicyCondition = Type.Unknown({ description: 'The one condition language over the normalized OCSF event (docs/conditions.md); null: every event' });
-const Lookup = Type.Union([Type.Object({ table_id: ObjectId }, { additionalProperties: false }), Type.Object({ source_id: ObjectId }, { additionalProperties: false })], {
-  description: 'A table of the organization, or a source (its own, shared with it, or builtin-geoip)',
+const PolicyCondition = Type.Unknown({
+  description: 'The one condition language over the normalized OCSF event (docs/conditions.md); null: every event',
 });
+const Lookup = Type.Union(
+  [
+    Type.Object({ table_id: ObjectId }, { additionalProperties: false }),
+    Type.Object({ source_id: ObjectId }, { additionalProperties: false }),
+  ],
+  {
+    description: 'A table of the organization, or a source (its own, shared with it, or builtin-geoip)',
+  },
+);
 const Output = Type.Object(
   {
     enrichment: Type.Optional(
-      Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), type: Type.Optional(Type.String({ maxLength: 200 })), provider: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+      Type.Object(
+        {
+          name: Type.String({ minLength: 1, maxLength: 200 }),
+          type: Type.Optional(Type.String({ maxLength: 200 })),
+          provider: Type.Optional(Type.String({ maxLength: 200 })),
+        },
+        { additionalProperties: false },
+      ),
     ),
-    fields: Type.Optional(Type.Record(Type.String({ maxLength: 256 }), Type.String({ minLength: 1, maxLength: 256 }), { description: 'OCSF target path → column of the answer' })),
+    fields: Type.Optional(
+      Type.Record(Type.String({ maxLength: 256 }), Type.String({ minLength: 1, maxLength: 256 }), {
+        description: 'OCSF target path → column of the answer',
+      }),
+    ),
   },
-  { additionalProperties: false, description: 'enrichment: appended to enrichments[] {name, value: the key, type, provider, data: the row}; fields: written to named OCSF attributes' },
+  {
+    additionalProperties: false,
+    description:
+      'enrichment: appended to enrichments[] {name, value: the key, type, provider, data: the row}; fields: written to named OCSF attributes',
+  },
 );
 
 const PolicyFields = {
   name: Name,
   description: Type.Optional(Description),
-  order: Type.Optional(Type.Integer({ minimum: -1_000_000, maximum: 1_000_000, description: 'Policies run by ascending order (default 100)' })),
+  order: Type.Optional(
+    Type.Integer({
+      minimum: -1_000_000,
+      maximum: 1_000_000,
+      description: 'Policies run by ascending order (default 100)',
+    }),
+  ),
   condition: Type.Optional(PolicyCondition),
-  key: Type.String({ minLength: 1, maxLength: 256, description: 'The OCSF field looked up (src_endpoint.ip, actor.user.name, …); GET key-sources lists them' }),
+  key: Type.String({
+    minLength: 1,
+    maxLength: 256,
+    description: 'The OCSF field looked up (src_endpoint.ip, actor.user.name, …); GET key-sources lists them',
+  }),
   lookup: Lookup,
   output: Output,
-  on_miss: Type.Optional(Type.Union(ON_MISS.map((m) => Type.Literal(m)), { description: 'continue (default): the event goes on unchanged; default: defaults stand in for the row' })),
+  on_miss: Type.Optional(
+    Type.Union(
+      ON_MISS.map((m) => Type.Literal(m)),
+      { description: 'continue (default): the event goes on unchanged; default: defaults stand in for the row' },
+    ),
+  ),
   defaults: Type.Optional(RowSchema),
   overwrite: Type.Optional(Type.Boolean({ description: 'Write over a value the mapping set (default false)' })),
   comment: Type.Optional(Comment),
 };
 
-export const CreatePolicyBody = Type.Object({ organization_id: Type.Optional(OrgId('Required with platform scope or several organizations')), ...PolicyFields }, { additionalProperties: false });
+export const CreatePolicyBody = Type.Object(
+  { organization_id: Type.Optional(OrgId('Required with platform scope or several organizations')), ...PolicyFields },
+  { additionalProperties: false },
+);
 export const PolicyVersionBody = Type.Object(PolicyFields, { additionalProperties: false });
-export const EnableBody = Type.Object({ enabled: Type.Optional(Type.Boolean({ default: true, description: 'false disables' })) }, { additionalProperties: false });
+export const EnableBody = Type.Object(
+  { enabled: Type.Optional(Type.Boolean({ default: true, description: 'false disables' })) },
+  { additionalProperties: false },
+);
 
 export const Policy = Type.Object(
   {
@@ -229,8 +329,18 @@ export const PolicyVersionList = Type.Array(PolicyVersion);
 export const DryRunBody = Type.Object(
   {
     organization_id: Type.Optional(OrgId('Required with platform scope or several organizations')),
-    events: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: MAX_DRY_RUN_EVENTS, description: 'OCSF events; absent: the organization\'s recent samples' })),
-    policies: Type.Optional(Type.Array(Type.Object(PolicyFields, { additionalProperties: false }), { maxItems: 50, description: 'Drafts to try instead of the saved, enabled policies' })),
+    events: Type.Optional(
+      Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+        maxItems: MAX_DRY_RUN_EVENTS,
+        description: "OCSF events; absent: the organization's recent samples",
+      }),
+    ),
+    policies: Type.Optional(
+      Type.Array(Type.Object(PolicyFields, { additionalProperties: false }), {
+        maxItems: 50,
+        description: 'Drafts to try instead of the saved, enabled policies',
+      }),
+    ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DRY_RUN_EVENTS })),
   },
   { additionalProperties: false },
@@ -243,7 +353,16 @@ export const DryRunResult = Type.Object({
       index: Type.Integer(),
       input: Type.Record(Type.String(), Type.Unknown()),
       output: Type.Record(Type.String(), Type.Unknown()),
-      policies: Type.Array(Type.Object({ policy_id: Type.String(), name: Type.String(), outcome: Type.String({ description: 'hit, miss, not_matched, error, or skipped (an external source: not called)' }), reason: Type.Optional(Type.String()) })),
+      policies: Type.Array(
+        Type.Object({
+          policy_id: Type.String(),
+          name: Type.String(),
+          outcome: Type.String({
+            description: 'hit, miss, not_matched, error, or skipped (an external source: not called)',
+          }),
+          reason: Type.Optional(Type.String()),
+        }),
+      ),
     }),
   ),
 });
@@ -251,27 +370,56 @@ export const DryRunResult = Type.Object({
 export const MetricsQuery = Type.Object({
   organization_id: Type.Optional(OrgId('Only this organization')),
   policy_id: Type.Optional(ObjectId),
-  window_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: `1..${METRICS_WINDOW_MAX_MINUTES} (default 60): the live series keeps three hours` })),
+  window_minutes: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 100_000,
+      description: `1..${METRICS_WINDOW_MAX_MINUTES} (default 60): the live series keeps three hours`,
+    }),
+  ),
 });
 export const Metrics = Type.Object({
   window_minutes: Type.Integer(),
   from: Timestamp(),
   to: Timestamp(),
-  policies: Type.Array(Type.Object({ policy_id: Type.String(), organization_id: Type.Integer() }, { additionalProperties: true })),
+  policies: Type.Array(
+    Type.Object({ policy_id: Type.String(), organization_id: Type.Integer() }, { additionalProperties: true }),
+  ),
 });
 
-export const ActivityQuery = Type.Object({ ...OffsetQuery, organization_id: Type.Optional(OrgId('Only this organization')) });
+export const ActivityQuery = Type.Object({
+  ...OffsetQuery,
+  organization_id: Type.Optional(OrgId('Only this organization')),
+});
 export const ActivityPage = Type.Object({
   items: Type.Array(
-    Type.Object({ id: Type.String(), organization_id: Type.Integer(), at: Timestamp(), kind: Type.String(), subject_type: Type.String(), subject_id: Type.String(), message: Type.String(), actor_id: Nullable(Type.Integer()) }),
+    Type.Object({
+      id: Type.String(),
+      organization_id: Type.Integer(),
+      at: Timestamp(),
+      kind: Type.String(),
+      subject_type: Type.String(),
+      subject_id: Type.String(),
+      message: Type.String(),
+      actor_id: Nullable(Type.Integer()),
+    }),
   ),
   total: Type.Integer(),
   limit: Type.Integer(),
   offset: Type.Integer(),
 });
 
-export const Enrichers = Type.Object({ items: Type.Array(Type.Object({ kind: Type.String() }, { additionalProperties: true })) });
+export const Enrichers = Type.Object({
+  items: Type.Array(Type.Object({ kind: Type.String() }, { additionalProperties: true })),
+});
 export const KeySources = Type.Object({
   class_uids: Type.Array(Type.Integer()),
-  items: Type.Array(Type.Object({ path: Type.String(), type: Type.String(), observable: Type.Optional(Type.Integer()), class_uids: Type.Array(Type.Integer()) })),
+  items: Type.Array(
+    Type.Object({
+      path: Type.String(),
+      type: Type.String(),
+      observable: Type.Optional(Type.Integer()),
+      class_uids: Type.Array(Type.Integer()),
+    }),
+  ),
 });

@@ -89,7 +89,9 @@ function decodeMmdb(b64: string): { bytes: Uint8Array; info: Record<string, unkn
     openMmdb(bytes);
     return { bytes, info: { ...mmdbInfo(bytes), bytes: bytes.length } };
   } catch (e) {
-    refuse('enrichment.invalid_source', [{ path: 'mmdb_base64', message: e instanceof MmdbError ? e.message : 'not a MaxMind database (.mmdb)' }]);
+    refuse('enrichment.invalid_source', [
+      { path: 'mmdb_base64', message: e instanceof MmdbError ? e.message : 'not a MaxMind database (.mmdb)' },
+    ]);
   }
 }
 
@@ -120,13 +122,18 @@ export function createSourcesService(deps: SourcesDeps) {
 
   async function checkSharing(shared: boolean | undefined): Promise<void> {
     if (shared && !(await editions.isEnterprise())) {
-      throw new AppError('enrichment.source_sharing_requires_enterprise', { detail: 'Sharing a source across organizations needs the Enterprise edition' });
+      throw new AppError('enrichment.source_sharing_requires_enterprise', {
+        detail: 'Sharing a source across organizations needs the Enterprise edition',
+      });
     }
   }
 
   /** A source the caller owns (changes, tests, deletion); a shared source of another organization is not found. */
   async function owned(actor: Actor, id: string): Promise<SourceRow> {
-    if (id === BUILTIN_GEOIP_ID) throw new AppError('enrichment.builtin_source', { detail: 'The built-in GeoIP source cannot be changed or deleted' });
+    if (id === BUILTIN_GEOIP_ID)
+      throw new AppError('enrichment.builtin_source', {
+        detail: 'The built-in GeoIP source cannot be changed or deleted',
+      });
     const row = await store.getSource(id);
     if (!row || !inScope(scopeOf(actor), row.organization_id)) throw sourceNotFound();
     setAuditTarget({ type: 'enrichment_sources', id, organizationId: row.organization_id });
@@ -142,7 +149,9 @@ export function createSourcesService(deps: SourcesDeps) {
   function credentialOf(row: SourceRow): { header: string; value: string } | undefined {
     if (!row.credential) return undefined;
     const c: Credential = cipher.open(row.id, { ciphertext: row.credential, keyId: row.credential_key_id });
-    return typeof c.header === 'string' && typeof c.value === 'string' ? { header: c.header, value: c.value } : undefined;
+    return typeof c.header === 'string' && typeof c.value === 'string'
+      ? { header: c.header, value: c.value }
+      : undefined;
   }
 
   return {
@@ -155,11 +164,17 @@ export function createSourcesService(deps: SourcesDeps) {
      * What the configuration export needs of an owned source beyond its listing: the name of
      * its credential's header (never the value) and an mmdb source's file (base64).
      */
-    async exportable(scope: Scope, id: string): Promise<{ credentialHeader: string | null; mmdbBase64: string | null }> {
+    async exportable(
+      scope: Scope,
+      id: string,
+    ): Promise<{ credentialHeader: string | null; mmdbBase64: string | null }> {
       // Not owned(): a read, so the request's audit target stays the export's.
       const row = await store.getSource(id);
       if (!row || !inScope(scope, row.organization_id)) throw sourceNotFound();
-      return { credentialHeader: credentialOf(row)?.header ?? null, mmdbBase64: row.kind === 'mmdb' ? ((await store.sourceBlob(id)) ?? null) : null };
+      return {
+        credentialHeader: credentialOf(row)?.header ?? null,
+        mmdbBase64: row.kind === 'mmdb' ? ((await store.sourceBlob(id)) ?? null) : null,
+      };
     },
 
     async list(scope: Scope, organizationId?: number) {
@@ -173,15 +188,21 @@ export function createSourcesService(deps: SourcesDeps) {
       const name = cleanName(input.name);
       const config = withDefaults(input.kind, input.config ?? {});
       const problems = configProblems(input.kind, config);
-      if (input.kind === 'mmdb' && !input.mmdb_base64) problems.push({ path: 'mmdb_base64', message: 'an mmdb source needs the database file (base64)' });
-      if (input.kind !== 'mmdb' && input.mmdb_base64) problems.push({ path: 'mmdb_base64', message: `a ${input.kind} source takes no database file` });
-      if (input.kind === 'mmdb' && input.credential) problems.push({ path: 'credential', message: 'an mmdb source takes no credential' });
+      if (input.kind === 'mmdb' && !input.mmdb_base64)
+        problems.push({ path: 'mmdb_base64', message: 'an mmdb source needs the database file (base64)' });
+      if (input.kind !== 'mmdb' && input.mmdb_base64)
+        problems.push({ path: 'mmdb_base64', message: `a ${input.kind} source takes no database file` });
+      if (input.kind === 'mmdb' && input.credential)
+        problems.push({ path: 'credential', message: 'an mmdb source takes no credential' });
       if (problems.length > 0) refuse('enrichment.invalid_source', problems);
       await checkSharing(input.shared);
       if (await store.sourceNameExists(organizationId, name)) throw nameTaken('source', name);
       const db = input.kind === 'mmdb' ? decodeMmdb(input.mmdb_base64!) : undefined;
       const id = newId();
-      const tableId = input.kind === 'feed' ? await deps.createFeedTable(actor, organizationId, String(config.table_name ?? `${name} (feed)`)) : null;
+      const tableId =
+        input.kind === 'feed'
+          ? await deps.createFeedTable(actor, organizationId, String(config.table_name ?? `${name} (feed)`))
+          : null;
       const now = clock.now();
       await store.insertSource(
         {
@@ -203,8 +224,20 @@ export function createSourcesService(deps: SourcesDeps) {
         },
         now,
       );
-      await activity({ organization_id: organizationId, kind: 'source.created', subject_type: 'source', subject_id: id, message: `${input.kind} source "${name}" created`, actor });
-      setAuditTarget({ type: 'enrichment_sources', id, organizationId, details: { kind: input.kind, shared: input.shared ?? false, config } });
+      await activity({
+        organization_id: organizationId,
+        kind: 'source.created',
+        subject_type: 'source',
+        subject_id: id,
+        message: `${input.kind} source "${name}" created`,
+        actor,
+      });
+      setAuditTarget({
+        type: 'enrichment_sources',
+        id,
+        organizationId,
+        details: { kind: input.kind, shared: input.shared ?? false, config },
+      });
       return sourceOut((await store.getSource(id))!);
     },
 
@@ -213,12 +246,15 @@ export function createSourcesService(deps: SourcesDeps) {
       await store.lockOrganization(row.organization_id);
       if (patch.config !== undefined) patch = { ...patch, config: withDefaults(row.kind, patch.config) };
       const problems = patch.config !== undefined ? configProblems(row.kind, patch.config) : [];
-      if (patch.mmdb_base64 !== undefined && row.kind !== 'mmdb') problems.push({ path: 'mmdb_base64', message: `a ${row.kind} source takes no database file` });
-      if (patch.credential && row.kind === 'mmdb') problems.push({ path: 'credential', message: 'an mmdb source takes no credential' });
+      if (patch.mmdb_base64 !== undefined && row.kind !== 'mmdb')
+        problems.push({ path: 'mmdb_base64', message: `a ${row.kind} source takes no database file` });
+      if (patch.credential && row.kind === 'mmdb')
+        problems.push({ path: 'credential', message: 'an mmdb source takes no credential' });
       if (problems.length > 0) refuse('enrichment.invalid_source', problems);
       if (patch.shared && !row.shared) await checkSharing(true);
       const name = patch.name !== undefined ? cleanName(patch.name) : row.name;
-      if (name !== row.name && (await store.sourceNameExists(row.organization_id, name, id))) throw nameTaken('source', name);
+      if (name !== row.name && (await store.sourceNameExists(row.organization_id, name, id)))
+        throw nameTaken('source', name);
       const db = patch.mmdb_base64 !== undefined ? decodeMmdb(patch.mmdb_base64) : undefined;
       await store.updateSource(
         id,
@@ -238,7 +274,14 @@ export function createSourcesService(deps: SourcesDeps) {
       const changed = Object.keys(patch).filter((k) => k !== 'credential' && k !== 'mmdb_base64');
       if (patch.credential !== undefined) changed.push('credential');
       if (db) changed.push('database');
-      await activity({ organization_id: row.organization_id, kind: 'source.updated', subject_type: 'source', subject_id: id, message: `source "${name}" changed: ${changed.join(', ') || 'nothing'}`, actor });
+      await activity({
+        organization_id: row.organization_id,
+        kind: 'source.updated',
+        subject_type: 'source',
+        subject_id: id,
+        message: `source "${name}" changed: ${changed.join(', ') || 'nothing'}`,
+        actor,
+      });
       setAuditTarget({ type: 'enrichment_sources', id, organizationId: row.organization_id, details: { changed } });
       return sourceOut((await store.getSource(id))!);
     },
@@ -251,14 +294,24 @@ export function createSourcesService(deps: SourcesDeps) {
         // Policies of organizations the caller cannot see are counted, never named.
         const visible = users.filter((p) => inScope(scopeOf(actor), p.organization_id));
         const others = users.length - visible.length;
-        const names = [...visible.map((p) => `policy "${p.name}"`), ...(others > 0 ? [`${others} polic${others > 1 ? 'ies' : 'y'} of other organizations`] : [])];
+        const names = [
+          ...visible.map((p) => `policy "${p.name}"`),
+          ...(others > 0 ? [`${others} polic${others > 1 ? 'ies' : 'y'} of other organizations`] : []),
+        ];
         throw new AppError('enrichment.in_use', {
           detail: `The source is used by ${names.join(', ')}: disable ${users.length > 1 ? 'them' : 'it'} or publish a version that looks elsewhere first`,
           details: { policies: visible.map((p) => ({ id: p.id, name: p.name })), other_organizations_policies: others },
         });
       }
       await store.deleteSource(id);
-      await activity({ organization_id: row.organization_id, kind: 'source.deleted', subject_type: 'source', subject_id: id, message: `source "${row.name}" deleted`, actor });
+      await activity({
+        organization_id: row.organization_id,
+        kind: 'source.deleted',
+        subject_type: 'source',
+        subject_id: id,
+        message: `source "${row.name}" deleted`,
+        actor,
+      });
     },
 
     /** Feeds using a table (a table a feed fills cannot be deleted before the feed). */

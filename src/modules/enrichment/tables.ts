@@ -9,7 +9,16 @@ import { inScope, scopeOf, type Scope } from '../../core/scope.js';
 import { applyPatch, parseTableCsv, tableFromJson, validateTable } from '../../pipeline/enrich/table.js';
 import type { MatchKind, Row, TableData } from '../../pipeline/enrich/types.js';
 import { setAuditTarget } from '../audit/service.js';
-import { cleanName, createdBy, loadTableData, nameTaken, refuse, storeTableData, targetOrganization, type Activity } from './common.js';
+import {
+  cleanName,
+  createdBy,
+  loadTableData,
+  nameTaken,
+  refuse,
+  storeTableData,
+  targetOrganization,
+  type Activity,
+} from './common.js';
 import type { EnrichmentStore, TableRow, TableVersionMeta } from './store.js';
 
 export const MAX_PREVIEW_ROWS = 1_000;
@@ -54,7 +63,17 @@ export function tableOut(t: TableRow) {
 }
 
 export function versionOut(v: TableVersionMeta) {
-  return { id: v.id, version: v.version, kind: v.kind, row_count: v.row_count, columns: v.columns, checksum: v.checksum, comment: v.comment, created_by: v.created_by, created_at: v.created_at };
+  return {
+    id: v.id,
+    version: v.version,
+    kind: v.kind,
+    row_count: v.row_count,
+    columns: v.columns,
+    checksum: v.checksum,
+    comment: v.comment,
+    created_by: v.created_by,
+    created_at: v.created_at,
+  };
 }
 
 /** Parses uploaded content into table data; 422 listing every problem. */
@@ -63,10 +82,14 @@ export function parseContent(input: TableContent, keyColumn: string, match: Matc
   let data: TableData;
   try {
     if (format === 'csv') {
-      if (typeof input.csv !== 'string') refuse('enrichment.invalid_table', [{ path: 'csv', message: 'format csv needs csv (the text, header line first)' }]);
+      if (typeof input.csv !== 'string')
+        refuse('enrichment.invalid_table', [
+          { path: 'csv', message: 'format csv needs csv (the text, header line first)' },
+        ]);
       data = parseTableCsv(input.csv, keyColumn, match);
     } else {
-      if (!Array.isArray(input.rows)) refuse('enrichment.invalid_table', [{ path: 'rows', message: 'format json needs rows (a list of objects)' }]);
+      if (!Array.isArray(input.rows))
+        refuse('enrichment.invalid_table', [{ path: 'rows', message: 'format json needs rows (a list of objects)' }]);
       data = tableFromJson(input.rows, keyColumn, match);
     }
   } catch (e) {
@@ -105,7 +128,18 @@ export function createTablesService(deps: { store: EnrichmentStore; clock: Clock
     const stored = await storeTableData(data);
     const id = newId();
     const now = clock.now();
-    const meta: TableVersionMeta = { id, table_id: table.id, version, kind, row_count: data.rows.length, columns: data.columns, checksum: stored.checksum, comment, created_by: actor ? createdBy(actor) : null, created_at: now };
+    const meta: TableVersionMeta = {
+      id,
+      table_id: table.id,
+      version,
+      kind,
+      row_count: data.rows.length,
+      columns: data.columns,
+      checksum: stored.checksum,
+      comment,
+      created_by: actor ? createdBy(actor) : null,
+      created_at: now,
+    };
     await store.insertTableVersion({ ...meta, data: stored.data });
     await store.setTableLive(table.id, version, id, data.rows.length, data.match, now);
     await activity({
@@ -139,7 +173,14 @@ export function createTablesService(deps: { store: EnrichmentStore; clock: Clock
       const data = await liveData(table);
       const rows = data.rows.slice(page.offset, page.offset + page.limit);
       const live = await store.liveVersionMeta(id);
-      return { ...tableOut(table), columns: data.columns, live_version: live ? versionOut(live) : null, rows, limit: page.limit, offset: page.offset };
+      return {
+        ...tableOut(table),
+        columns: data.columns,
+        live_version: live ? versionOut(live) : null,
+        rows,
+        limit: page.limit,
+        offset: page.offset,
+      };
     },
 
     async create(actor: Actor, input: CreateTableInput) {
@@ -165,17 +206,44 @@ export function createTablesService(deps: { store: EnrichmentStore; clock: Clock
       };
       await store.insertTable(table, clock.now());
       const meta = await publish(table, data, 'create', input.comment?.trim() ?? '', actor);
-      setAuditTarget({ type: 'enrichment_tables', id, organizationId, details: { version: 1, rows: data.rows.length, key_column: table.key_column, match: table.match } });
-      return { ...tableOut({ ...table, version: meta.version, row_count: meta.row_count }), live_version: versionOut(meta) };
+      setAuditTarget({
+        type: 'enrichment_tables',
+        id,
+        organizationId,
+        details: { version: 1, rows: data.rows.length, key_column: table.key_column, match: table.match },
+      });
+      return {
+        ...tableOut({ ...table, version: meta.version, row_count: meta.row_count }),
+        live_version: versionOut(meta),
+      };
     },
 
     /** An empty table an indicator feed fills (its fetches write the versions). */
     async createEmpty(actor: Actor, organizationId: number, requested: string) {
       let name = cleanName(requested).slice(0, 200);
       for (let n = 2; await store.tableNameExists(organizationId, name); n++) name = `${requested.slice(0, 190)} ${n}`;
-      const table: TableRow = { id: newId(), organization_id: organizationId, name, description: 'Filled by an indicator feed', key_column: 'indicator', match: 'case_insensitive', version: 0, live_version_id: null, row_count: 0, created_by: createdBy(actor), created_at: clock.now(), updated_at: clock.now() };
+      const table: TableRow = {
+        id: newId(),
+        organization_id: organizationId,
+        name,
+        description: 'Filled by an indicator feed',
+        key_column: 'indicator',
+        match: 'case_insensitive',
+        version: 0,
+        live_version_id: null,
+        row_count: 0,
+        created_by: createdBy(actor),
+        created_at: clock.now(),
+        updated_at: clock.now(),
+      };
       await store.insertTable(table, clock.now());
-      await publish(table, { key_column: 'indicator', match: 'case_insensitive', columns: ['indicator', 'type'], rows: [] }, 'create', 'empty until the first fetch', actor);
+      await publish(
+        table,
+        { key_column: 'indicator', match: 'case_insensitive', columns: ['indicator', 'type'], rows: [] },
+        'create',
+        'empty until the first fetch',
+        actor,
+      );
       return table;
     },
 
@@ -184,12 +252,23 @@ export function createTablesService(deps: { store: EnrichmentStore; clock: Clock
       const match = table.match as MatchKind;
       let data: TableData;
       if (input.mode === 'patch') {
-        if (!input.upsert?.length && !input.delete?.length) refuse('enrichment.invalid_table', [{ path: 'upsert', message: 'a patch needs upsert rows, delete keys, or both' }]);
-        data = applyPatch(await liveData(table), { ...(input.upsert ? { upsert: input.upsert } : {}), ...(input.delete ? { delete: input.delete } : {}) });
+        if (!input.upsert?.length && !input.delete?.length)
+          refuse('enrichment.invalid_table', [
+            { path: 'upsert', message: 'a patch needs upsert rows, delete keys, or both' },
+          ]);
+        data = applyPatch(await liveData(table), {
+          ...(input.upsert ? { upsert: input.upsert } : {}),
+          ...(input.delete ? { delete: input.delete } : {}),
+        });
         checkData(data);
       } else data = parseContent(input, table.key_column, match);
       const meta = await publish(table, data, input.mode, input.comment?.trim() ?? '', actor);
-      setAuditTarget({ type: 'enrichment_tables', id, organizationId: table.organization_id, details: { version: meta.version, mode: input.mode, rows: meta.row_count } });
+      setAuditTarget({
+        type: 'enrichment_tables',
+        id,
+        organizationId: table.organization_id,
+        details: { version: meta.version, mode: input.mode, rows: meta.row_count },
+      });
       return versionOut(meta);
     },
 
@@ -204,10 +283,23 @@ export function createTablesService(deps: { store: EnrichmentStore; clock: Clock
       if (!target) throw errors.notFound('Table version');
       const live = await store.tableVersion(id, table.version);
       if (live && live.checksum === target.checksum) {
-        throw new AppError('enrichment.already_current', { detail: `The live version (${table.version}) already holds the data of version ${version}` });
+        throw new AppError('enrichment.already_current', {
+          detail: `The live version (${table.version}) already holds the data of version ${version}`,
+        });
       }
-      const meta = await publish(table, await loadTableData(target.data), 'rollback', comment?.trim() || `rollback to version ${version}`, actor);
-      setAuditTarget({ type: 'enrichment_tables', id, organizationId: table.organization_id, details: { version: meta.version, rolled_back_to: version } });
+      const meta = await publish(
+        table,
+        await loadTableData(target.data),
+        'rollback',
+        comment?.trim() || `rollback to version ${version}`,
+        actor,
+      );
+      setAuditTarget({
+        type: 'enrichment_tables',
+        id,
+        organizationId: table.organization_id,
+        details: { version: meta.version, rolled_back_to: version },
+      });
       return versionOut(meta);
     },
 
@@ -223,7 +315,14 @@ export function createTablesService(deps: { store: EnrichmentStore; clock: Clock
         });
       }
       await store.deleteTable(id);
-      await activity({ organization_id: table.organization_id, kind: 'table.deleted', subject_type: 'table', subject_id: id, message: `table "${table.name}" deleted`, actor });
+      await activity({
+        organization_id: table.organization_id,
+        kind: 'table.deleted',
+        subject_type: 'table',
+        subject_id: id,
+        message: `table "${table.name}" deleted`,
+        actor,
+      });
     },
   };
 }

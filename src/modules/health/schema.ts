@@ -6,9 +6,17 @@ const Checks = Type.Record(Type.String(), Type.Union([Type.Literal('ok'), Type.L
 
 const Disk = Type.Object(
   {
-    free_bytes: Type.Union([Type.Number(), Type.Null()], { description: "Free bytes of the data directory's filesystem; null when it cannot be measured" }),
-    reserved_bytes: Type.Integer({ description: 'What events accepted and not yet normalized will still write (× WEIR_DISK_BYTES_PER_EVENT): counted as used' }),
-    floor_bytes: Type.Integer({ description: 'WEIR_DISK_FLOOR_BYTES: when free − reserved falls under it, new events are refused with 503 (reads go on)' }),
+    free_bytes: Type.Union([Type.Number(), Type.Null()], {
+      description: "Free bytes of the data directory's filesystem; null when it cannot be measured",
+    }),
+    reserved_bytes: Type.Integer({
+      description:
+        'What events accepted and not yet normalized will still write (× WEIR_DISK_BYTES_PER_EVENT): counted as used',
+    }),
+    floor_bytes: Type.Integer({
+      description:
+        'WEIR_DISK_FLOOR_BYTES: when free − reserved falls under it, new events are refused with 503 (reads go on)',
+    }),
     refusing_events: Type.Boolean(),
   },
   { description: 'The disk guard (platform/disk/guard.ts)' },

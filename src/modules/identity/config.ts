@@ -54,10 +54,14 @@ interface Problem {
 function refuse(problems: Problem[]): never {
   const first = problems[0]!;
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})` : '';
-  throw new AppError('identity.invalid_config', { detail: `${first.location}: ${first.message}${more}`, details: { errors: problems } });
+  throw new AppError('identity.invalid_config', {
+    detail: `${first.location}: ${first.message}${more}`,
+    details: { errors: problems },
+  });
 }
 
-const isLoopbackHost = (host: string) => host === 'localhost' || (isIP(host) !== 0 && ipaddr.process(host).range() === 'loopback');
+const isLoopbackHost = (host: string) =>
+  host === 'localhost' || (isIP(host) !== 0 && ipaddr.process(host).range() === 'loopback');
 
 export function createIdentityConfig(deps: { store: IdentityStore; cipher: CredentialCipher; net: NetPolicy }) {
   const { store, cipher, net } = deps;
@@ -91,7 +95,13 @@ export function createIdentityConfig(deps: { store: IdentityStore; cipher: Crede
     if (u.protocol === 'http:') {
       const host = u.hostname.replace(/^\[|\]$/g, '');
       const allowed = isLoopbackHost(host) && (!fetched || (await net.refusal(host)) === null);
-      if (!allowed) return [{ location, message: 'must be an https:// URL (plain http only for a loopback address the outbound policy allows)' }];
+      if (!allowed)
+        return [
+          {
+            location,
+            message: 'must be an https:// URL (plain http only for a loopback address the outbound policy allows)',
+          },
+        ];
     }
     return [];
   }
@@ -99,8 +109,19 @@ export function createIdentityConfig(deps: { store: IdentityStore; cipher: Crede
   function view(row: ConfigRow | undefined) {
     if (!row) {
       return {
-        configured: false, enabled: false, issuer: null, client_id: null, client_secret_set: false, scopes: DEFAULT_SCOPES, redirect_uri: null,
-        username_claim: DEFAULT_USERNAME_CLAIM, rules: [], password_login_for_sso_users: true, scim_base_url: null, scim_token_set: false, updated_at: null,
+        configured: false,
+        enabled: false,
+        issuer: null,
+        client_id: null,
+        client_secret_set: false,
+        scopes: DEFAULT_SCOPES,
+        redirect_uri: null,
+        username_claim: DEFAULT_USERNAME_CLAIM,
+        rules: [],
+        password_login_for_sso_users: true,
+        scim_base_url: null,
+        scim_token_set: false,
+        updated_at: null,
       };
     }
     return {
@@ -137,7 +158,10 @@ export function createIdentityConfig(deps: { store: IdentityStore; cipher: Crede
       const known = new Map((await store.organizations(orgIds)).map((o) => [o.id, o]));
       input.rules.forEach((rule, i) => {
         if (rule.organization_id !== null && !known.has(rule.organization_id)) {
-          problems.push({ location: `body/rules/${i}/organization_id`, message: `organization ${rule.organization_id} does not exist` });
+          problems.push({
+            location: `body/rules/${i}/organization_id`,
+            message: `organization ${rule.organization_id} does not exist`,
+          });
         }
       });
       const previous = await store.config();
@@ -146,16 +170,24 @@ export function createIdentityConfig(deps: { store: IdentityStore; cipher: Crede
       }
       if (problems.length > 0) refuse(problems);
 
-      const secret = input.client_secret === undefined
-        ? { client_secret: previous?.client_secret ?? null, client_secret_key_id: previous?.client_secret_key_id ?? null }
-        : input.client_secret === null
-          ? { client_secret: null, client_secret_key_id: null }
-          : (({ ciphertext, keyId }) => ({ client_secret: ciphertext, client_secret_key_id: keyId }))(seal('client_secret', input.client_secret));
+      const secret =
+        input.client_secret === undefined
+          ? {
+              client_secret: previous?.client_secret ?? null,
+              client_secret_key_id: previous?.client_secret_key_id ?? null,
+            }
+          : input.client_secret === null
+            ? { client_secret: null, client_secret_key_id: null }
+            : (({ ciphertext, keyId }) => ({ client_secret: ciphertext, client_secret_key_id: keyId }))(
+                seal('client_secret', input.client_secret),
+              );
       const scimToken = !input.scim_base_url
         ? { scim_token: null, scim_token_key_id: null }
         : input.scim_token === undefined || input.scim_token === null
           ? { scim_token: previous?.scim_token ?? null, scim_token_key_id: previous?.scim_token_key_id ?? null }
-          : (({ ciphertext, keyId }) => ({ scim_token: ciphertext, scim_token_key_id: keyId }))(seal('scim_token', input.scim_token));
+          : (({ ciphertext, keyId }) => ({ scim_token: ciphertext, scim_token_key_id: keyId }))(
+              seal('scim_token', input.scim_token),
+            );
       const row = await store.saveConfig({
         enabled: input.enabled,
         issuer: input.issuer,
@@ -172,11 +204,20 @@ export function createIdentityConfig(deps: { store: IdentityStore; cipher: Crede
       });
       const before = view(previous);
       const after = view(row);
-      const changed = (Object.keys(after) as (keyof typeof after)[]).filter((k) => k !== 'updated_at' && JSON.stringify(before[k]) !== JSON.stringify(after[k]));
-      if (input.client_secret !== undefined && !changed.includes('client_secret_set')) changed.push('client_secret_set');
-      if (input.scim_token !== undefined && input.scim_token !== null && !changed.includes('scim_token_set')) changed.push('scim_token_set');
+      const changed = (Object.keys(after) as (keyof typeof after)[]).filter(
+        (k) => k !== 'updated_at' && JSON.stringify(before[k]) !== JSON.stringify(after[k]),
+      );
+      if (input.client_secret !== undefined && !changed.includes('client_secret_set'))
+        changed.push('client_secret_set');
+      if (input.scim_token !== undefined && input.scim_token !== null && !changed.includes('scim_token_set'))
+        changed.push('scim_token_set');
       // Names of what changed and the non-secret facts; "client_secret_set" says a secret was written, never its value.
-      setAuditTarget({ type: 'identity_config', id: 1, organizationId: null, details: { changed, enabled: row.enabled, issuer: row.issuer, rules: (row.rules as unknown[]).length } });
+      setAuditTarget({
+        type: 'identity_config',
+        id: 1,
+        organizationId: null,
+        details: { changed, enabled: row.enabled, issuer: row.issuer, rules: (row.rules as unknown[]).length },
+      });
       return after;
     },
 

@@ -19,7 +19,16 @@ import { createIdentityStore } from './store.js';
 import { createSync } from './sync.js';
 
 /** Single sign-on (OpenID Connect) and the identity configuration, its test and its sync. */
-export function wireSso(deps: { db: Kysely<DB>; clock: Clock; queue: QueuePort; cipher: CredentialCipher; net: NetPolicy; audit: AuditService; identity: Identity; rateLimiter: RateLimiterPort }) {
+export function wireSso(deps: {
+  db: Kysely<DB>;
+  clock: Clock;
+  queue: QueuePort;
+  cipher: CredentialCipher;
+  net: NetPolicy;
+  audit: AuditService;
+  identity: Identity;
+  rateLimiter: RateLimiterPort;
+}) {
   const { db, clock } = deps;
   const store = createIdentityStore(db);
   const guarded = createGuardedFetch(deps.net);
@@ -27,9 +36,25 @@ export function wireSso(deps: { db: Kysely<DB>; clock: Clock; queue: QueuePort; 
   const oidc = createOidc({ fetch: guarded.fetch, clock });
   const transaction = <T>(fn: () => Promise<T>) => inTransaction(db, fn);
   const invalidateOwner = (owner: { kind: 'user'; id: number }) => deps.identity.tokens.invalidateOwner(owner);
-  const sso = createSso({ store, config, oidc, sessions: deps.identity.sessions, clock, rateLimiter: deps.rateLimiter, transaction, invalidateOwner });
+  const sso = createSso({
+    store,
+    config,
+    oidc,
+    sessions: deps.identity.sessions,
+    clock,
+    rateLimiter: deps.rateLimiter,
+    transaction,
+    invalidateOwner,
+  });
   const sync = createSync({
-    store, config, queue: deps.queue, clock, fetch: guarded.fetch, audit: deps.audit, transaction, invalidateOwner,
+    store,
+    config,
+    queue: deps.queue,
+    clock,
+    fetch: guarded.fetch,
+    audit: deps.audit,
+    transaction,
+    invalidateOwner,
     closeSessions: (userId) => deps.identity.sessions.closeOthers(userId, null),
   });
   const probe = createProbe({ config, oidc, fetch: guarded.fetch });

@@ -16,7 +16,9 @@ export function createOidc(deps: { fetch: GuardedFetch; clock: Clock }) {
 
   const insecure = (issuer: string) => new URL(issuer).protocol === 'http:';
 
-  async function discover(config: Pick<ResolvedConfig, 'issuer' | 'clientId' | 'clientSecret'>): Promise<client.Configuration> {
+  async function discover(
+    config: Pick<ResolvedConfig, 'issuer' | 'clientId' | 'clientSecret'>,
+  ): Promise<client.Configuration> {
     return client.discovery(new URL(config.issuer), config.clientId, config.clientSecret ?? undefined, undefined, {
       [client.customFetch]: customFetch,
       ...(insecure(config.issuer) ? { execute: [client.allowInsecureRequests] } : {}),
@@ -36,9 +38,12 @@ export function createOidc(deps: { fetch: GuardedFetch; clock: Clock }) {
     }
     const server = cached.server;
     const methods = server.token_endpoint_auth_methods_supported ?? ['client_secret_basic'];
-    const auth = config.clientSecret === null
-      ? client.None()
-      : methods.includes('client_secret_basic') ? client.ClientSecretBasic(config.clientSecret) : client.ClientSecretPost(config.clientSecret);
+    const auth =
+      config.clientSecret === null
+        ? client.None()
+        : methods.includes('client_secret_basic')
+          ? client.ClientSecretBasic(config.clientSecret)
+          : client.ClientSecretPost(config.clientSecret);
     const cfg = new client.Configuration(
       server,
       config.clientId,

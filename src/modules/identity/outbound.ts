@@ -28,7 +28,12 @@ export function createGuardedFetch(net: NetPolicy): { fetch: GuardedFetch; close
       const { timeoutMs, ...rest } = init;
       const signal = rest.signal ?? AbortSignal.timeout(timeoutMs ?? TIMEOUT_MS);
       // Redirects are not followed: every hop would have to be judged again, and no step needs one.
-      return (await undiciFetch(url, { ...(rest as object), signal, redirect: 'manual', dispatcher: agent } as never)) as unknown as Response;
+      return (await undiciFetch(url, {
+        ...(rest as object),
+        signal,
+        redirect: 'manual',
+        dispatcher: agent,
+      } as never)) as unknown as Response;
     },
     close: () => agent.close(),
   };

@@ -16,9 +16,13 @@ export function createProbe(deps: { config: IdentityConfigService; oidc: Oidc; f
   return {
     async test(): Promise<{ ok: boolean; steps: Step[] }> {
       const config = await deps.config.resolved();
-      if (!config) throw new AppError('identity.not_configured', { detail: 'No identity provider is configured: PUT /api/identity/config first' });
+      if (!config)
+        throw new AppError('identity.not_configured', {
+          detail: 'No identity provider is configured: PUT /api/identity/config first',
+        });
       const steps: Step[] = [];
-      const step = (name: string, ok: boolean, detail: string, error: string | null = null) => steps.push({ step: name, ok, detail, error });
+      const step = (name: string, ok: boolean, detail: string, error: string | null = null) =>
+        steps.push({ step: name, ok, detail, error });
 
       let jwksUri: string | undefined;
       try {
@@ -27,8 +31,15 @@ export function createProbe(deps: { config: IdentityConfigService; oidc: Oidc; f
         jwksUri = meta.jwks_uri;
         const missing = (['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const).filter((k) => !meta[k]);
         const s256 = meta.code_challenge_methods_supported?.includes('S256') ?? true;
-        if (missing.length) step('discovery', false, `issuer ${meta.issuer}`, `the metadata lacks ${missing.join(', ')}`);
-        else if (!s256) step('discovery', false, `issuer ${meta.issuer}`, 'the provider does not list S256 among code_challenge_methods_supported (PKCE)');
+        if (missing.length)
+          step('discovery', false, `issuer ${meta.issuer}`, `the metadata lacks ${missing.join(', ')}`);
+        else if (!s256)
+          step(
+            'discovery',
+            false,
+            `issuer ${meta.issuer}`,
+            'the provider does not list S256 among code_challenge_methods_supported (PKCE)',
+          );
         else step('discovery', true, `issuer ${meta.issuer}; authorization and token endpoints found`);
       } catch (err) {
         step('discovery', false, `${config.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, reason(err));
@@ -51,10 +62,22 @@ export function createProbe(deps: { config: IdentityConfigService; oidc: Oidc; f
       if (config.scimBaseUrl) {
         const url = `${config.scimBaseUrl.replace(/\/+$/, '')}/Users?startIndex=1&count=1`;
         try {
-          const res = await deps.fetch(url, { headers: { authorization: `Bearer ${config.scimToken ?? ''}`, accept: 'application/scim+json, application/json' } });
-          if (res.status !== 200) throw new Error(`HTTP ${res.status}${res.status === 401 || res.status === 403 ? ' (the SCIM token is refused)' : ''}`);
+          const res = await deps.fetch(url, {
+            headers: {
+              authorization: `Bearer ${config.scimToken ?? ''}`,
+              accept: 'application/scim+json, application/json',
+            },
+          });
+          if (res.status !== 200)
+            throw new Error(
+              `HTTP ${res.status}${res.status === 401 || res.status === 403 ? ' (the SCIM token is refused)' : ''}`,
+            );
           const body = (await res.json()) as { totalResults?: unknown };
-          step('scim', true, `${typeof body.totalResults === 'number' ? body.totalResults : 'an unknown number of'} users at ${config.scimBaseUrl}`);
+          step(
+            'scim',
+            true,
+            `${typeof body.totalResults === 'number' ? body.totalResults : 'an unknown number of'} users at ${config.scimBaseUrl}`,
+          );
         } catch (err) {
           step('scim', false, config.scimBaseUrl, reason(err));
         }

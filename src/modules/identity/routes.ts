@@ -28,9 +28,13 @@ export function ssoRoutes(app: Api, sso: Sso): void {
     url: '/api/auth/sso/login',
     operationId: 'auth.sso_login',
     summary: 'Start single sign-on: redirects (302) to the identity provider',
-    description: 'return_to is a path on this service (default /) where the browser lands after signing in; absolute URLs are refused.',
+    description:
+      'return_to is a path on this service (default /) where the browser lands after signing in; absolute URLs are refused.',
     access: { requires: 'public' },
-    schema: { querystring: SsoLoginQuery, response: { 302: Redirect, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody } },
+    schema: {
+      querystring: SsoLoginQuery,
+      response: { 302: Redirect, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
+    },
     handler: async (req, reply) => {
       const location = await sso.login(req.query.return_to, req.ip ?? null);
       reply.code(302).header('location', location).header('cache-control', 'no-store');
@@ -43,15 +47,23 @@ export function ssoRoutes(app: Api, sso: Sso): void {
     url: '/api/auth/sso/callback',
     operationId: 'auth.sso_callback',
     summary: 'Finish single sign-on: sets the session cookie and redirects (302) to the return path',
-    description: 'The identity provider sends the browser here. A failed sign-in answers 401 (403 when the rules admit no one with these claims), with a detail saying why.',
+    description:
+      'The identity provider sends the browser here. A failed sign-in answers 401 (403 when the rules admit no one with these claims), with a detail saying why.',
     access: { requires: 'public' },
     // Providers add parameters of their own (session_state, iss, hd...): passed on, not refused.
     query: 'open',
     // Audited like a password login, success or failure; it calls the provider, so no transaction is held.
     audit: 'separate',
-    schema: { querystring: SsoCallbackQuery, response: { 302: Redirect, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody } },
+    schema: {
+      querystring: SsoCallbackQuery,
+      response: { 302: Redirect, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+    },
     handler: async (req, reply) => {
-      const query = Object.fromEntries(Object.entries(req.query as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+      const query = Object.fromEntries(
+        Object.entries(req.query as Record<string, unknown>).filter(
+          (e): e is [string, string] => typeof e[1] === 'string',
+        ),
+      );
       const result = await sso.callback(query, { ip: req.ip ?? null, userAgent: req.headers['user-agent'] ?? null });
       req.actor = result.actor;
       setSessionCookie(req, reply, result.cookie);
@@ -61,7 +73,10 @@ export function ssoRoutes(app: Api, sso: Sso): void {
   });
 }
 
-export function identityRoutes(app: Api, deps: { config: IdentityConfigService; sync: Sync; probe: ReturnType<typeof createProbe> }): void {
+export function identityRoutes(
+  app: Api,
+  deps: { config: IdentityConfigService; sync: Sync; probe: ReturnType<typeof createProbe> },
+): void {
   route(app, {
     method: 'GET',
     url: '/api/identity/config',
@@ -77,7 +92,8 @@ export function identityRoutes(app: Api, deps: { config: IdentityConfigService; 
     url: '/api/identity/config',
     operationId: 'identity.update_config',
     summary: 'Set the identity provider, the claim rules and the sign-in policy',
-    description: 'client_secret and scim_token are write-only: omitted, the stored value is kept. Rules are tried in order; the first that matches gives the organization and role.',
+    description:
+      'client_secret and scim_token are write-only: omitted, the stored value is kept. Rules are tried in order; the first that matches gives the organization and role.',
     access: ADMIN,
     schema: { body: IdentityConfigBody, response: { 200: IdentityConfig } },
     handler: async (req) => deps.config.put(me(req), req.body),

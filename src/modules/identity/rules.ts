@@ -20,9 +20,15 @@ export type Claims = Readonly<Record<string, unknown>>;
 export function claimValues(claims: Claims, name: string): string[] {
   let v: unknown = claims[name];
   if (v === undefined && name.includes('.')) {
-    v = name.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' && !Array.isArray(o) ? (o as Record<string, unknown>)[k] : undefined), claims);
+    v = name
+      .split('.')
+      .reduce<unknown>(
+        (o, k) => (o && typeof o === 'object' && !Array.isArray(o) ? (o as Record<string, unknown>)[k] : undefined),
+        claims,
+      );
   }
-  const scalar = (x: unknown): string | undefined => (typeof x === 'string' ? x : typeof x === 'number' || typeof x === 'boolean' ? String(x) : undefined);
+  const scalar = (x: unknown): string | undefined =>
+    typeof x === 'string' ? x : typeof x === 'number' || typeof x === 'boolean' ? String(x) : undefined;
   if (Array.isArray(v)) return v.map(scalar).filter((x): x is string => x !== undefined);
   const s = scalar(v);
   return s === undefined ? [] : [s];
@@ -30,7 +36,9 @@ export function claimValues(claims: Claims, name: string): string[] {
 
 /** `*` any run of characters, `?` one character; the whole value must match; case-sensitive. */
 export function globToRegExp(glob: string): RegExp {
-  const body = [...glob].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&'))).join('');
+  const body = [...glob]
+    .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&')))
+    .join('');
   return new RegExp(`^${body}$`, 's');
 }
 
@@ -41,7 +49,9 @@ export function ruleMatches(rule: Pick<RoleRule, 'claim' | 'match' | 'value'>, c
       return values.includes(rule.value);
     case 'contains':
       // A list claim contains the value as a member; a string claim as a substring.
-      return Array.isArray(claims[rule.claim]) ? values.includes(rule.value) : values.some((v) => v.includes(rule.value));
+      return Array.isArray(claims[rule.claim])
+        ? values.includes(rule.value)
+        : values.some((v) => v.includes(rule.value));
     case 'glob': {
       const re = globToRegExp(rule.value);
       return values.some((v) => re.test(v));

@@ -27,16 +27,30 @@ function parseUser(r: Record<string, unknown>): ScimUser | null {
   const groups = list(r.groups)
     .map((g) => (typeof g.display === 'string' ? g.display : g.value))
     .filter((v): v is string => typeof v === 'string');
-  return { id: r.id, externalId: typeof r.externalId === 'string' ? r.externalId : null, userName: r.userName, active: r.active !== false, emails, groups };
+  return {
+    id: r.id,
+    externalId: typeof r.externalId === 'string' ? r.externalId : null,
+    userName: r.userName,
+    active: r.active !== false,
+    emails,
+    groups,
+  };
 }
 
-export async function* scimUsers(fetch: GuardedFetch, baseUrl: string, token: string, onTotal: (n: number) => void): AsyncGenerator<ScimUser> {
+export async function* scimUsers(
+  fetch: GuardedFetch,
+  baseUrl: string,
+  token: string,
+  onTotal: (n: number) => void,
+): AsyncGenerator<ScimUser> {
   const base = baseUrl.replace(/\/+$/, '');
   let startIndex = 1;
   let seen = 0;
   for (;;) {
     const url = `${base}/Users?startIndex=${startIndex}&count=${PAGE}`;
-    const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/scim+json, application/json' } });
+    const res = await fetch(url, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/scim+json, application/json' },
+    });
     if (res.status !== 200) {
       const detail = await res.text().then((t) => {
         try {
@@ -46,7 +60,9 @@ export async function* scimUsers(fetch: GuardedFetch, baseUrl: string, token: st
         }
       });
       // The provider's text, without the token should it echo the request's Authorization header.
-      throw new Error(`SCIM GET /Users answered HTTP ${res.status}${detail ? `: ${createRedactor([token])(detail).slice(0, 200)}` : ''}`);
+      throw new Error(
+        `SCIM GET /Users answered HTTP ${res.status}${detail ? `: ${createRedactor([token])(detail).slice(0, 200)}` : ''}`,
+      );
     }
     const body = (await res.json()) as { totalResults?: unknown; Resources?: unknown; itemsPerPage?: unknown };
     const total = typeof body.totalResults === 'number' ? body.totalResults : 0;

@@ -35,7 +35,11 @@ function config(overrides: Record<string, unknown> = {}) {
 /** The browser's round trip: Weir's login, the provider's sign-in, back at the callback URL (not yet called). */
 async function toCallback(account: string, returnTo?: string): Promise<URL> {
   clock.set(new Date());
-  const start = await t.app.inject({ method: 'GET', url: '/api/auth/sso/login', query: returnTo ? { return_to: returnTo } : {} });
+  const start = await t.app.inject({
+    method: 'GET',
+    url: '/api/auth/sso/login',
+    query: returnTo ? { return_to: returnTo } : {},
+  });
   expect(start.statusCode, start.body).toBe(302);
   return idp.signIn(String(start.headers.location), account);
 }
@@ -57,7 +61,11 @@ function sessionCookie(res: { headers: Record<string, unknown> }): string {
 beforeAll(async () => {
   t = await createTestApp({ clock, captureLogs: true });
   // The bootstrap administrator: the first user.
-  const boot = await t.app.inject({ method: 'POST', url: '/api/auth/bootstrap', payload: { username: 'root', password: 'root-password-1', email: 'root@example.test' } });
+  const boot = await t.app.inject({
+    method: 'POST',
+    url: '/api/auth/bootstrap',
+    payload: { username: 'root', password: 'root-password-1', email: 'root@example.test' },
+  });
   expect(boot.statusCode).toBe(201);
   bootstrapId = boot.json().id;
   admin = await createPrincipal(t, { role: 'admin' });
@@ -77,7 +85,12 @@ beforeAll(async () => {
     },
     idTokenTtlSeconds: 60,
   });
-  const put = await t.app.inject({ method: 'PUT', url: '/api/identity/config', headers: admin.headers, payload: config() });
+  const put = await t.app.inject({
+    method: 'PUT',
+    url: '/api/identity/config',
+    headers: admin.headers,
+    payload: config(),
+  });
   expect(put.statusCode, put.body).toBe(200);
 }, 60_000);
 
@@ -113,12 +126,28 @@ describe('single sign-on', () => {
     expect(cookie).toMatch(/SameSite=Lax/);
     const me = await t.app.inject({ method: 'GET', url: '/api/auth/me', headers: { cookie: cookie.split(';')[0]! } });
     expect(me.statusCode).toBe(200);
-    expect(me.json()).toMatchObject({ kind: 'user', username: 'alice', email: 'alice@example.test', role: 'operator', organization_id: orgA, sso: true });
-    const row = await t.container.database.db.selectFrom('users').selectAll().where('username', '=', 'alice').executeTakeFirstOrThrow();
+    expect(me.json()).toMatchObject({
+      kind: 'user',
+      username: 'alice',
+      email: 'alice@example.test',
+      role: 'operator',
+      organization_id: orgA,
+      sso: true,
+    });
+    const row = await t.container.database.db
+      .selectFrom('users')
+      .selectAll()
+      .where('username', '=', 'alice')
+      .executeTakeFirstOrThrow();
     expect(row.sso_issuer).toBe(idp.issuer);
     expect(row.sso_subject).toBe('alice');
     expect((row.sso_claims as { groups: string[] }).groups).toEqual(['secops', 'staff']);
-    const audit = await t.container.database.db.selectFrom('audit_log').selectAll().where('operation_id', '=', 'auth.sso_callback').where('outcome', '=', 'success').execute();
+    const audit = await t.container.database.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('operation_id', '=', 'auth.sso_callback')
+      .where('outcome', '=', 'success')
+      .execute();
     expect(audit.at(-1)).toMatchObject({ actor_name: 'alice', target_type: 'user', target_id: String(row.id) });
     expect(audit.at(-1)!.details).toMatchObject({ created: true, role: 'operator' });
   });
@@ -127,7 +156,11 @@ describe('single sign-on', () => {
     const res = await login('alice');
     expect(res.statusCode, res.body).toBe(302);
     expect(res.headers.location).toBe('/');
-    const rows = await t.container.database.db.selectFrom('users').select('id').where('username', '=', 'alice').execute();
+    const rows = await t.container.database.db
+      .selectFrom('users')
+      .select('id')
+      .where('username', '=', 'alice')
+      .execute();
     expect(rows).toHaveLength(1);
   });
 
@@ -137,16 +170,31 @@ describe('single sign-on', () => {
     const pat = await login('pat');
     expect(pat.statusCode, pat.body).toBe(302);
     const db = t.container.database.db;
-    expect(await db.selectFrom('users').select(['role', 'organization_id']).where('username', '=', 'bob').executeTakeFirst()).toEqual({ role: 'viewer', organization_id: orgB });
-    expect(await db.selectFrom('users').select(['role', 'organization_id']).where('username', '=', 'pat').executeTakeFirst()).toEqual({ role: 'admin', organization_id: null });
+    expect(
+      await db.selectFrom('users').select(['role', 'organization_id']).where('username', '=', 'bob').executeTakeFirst(),
+    ).toEqual({ role: 'viewer', organization_id: orgB });
+    expect(
+      await db.selectFrom('users').select(['role', 'organization_id']).where('username', '=', 'pat').executeTakeFirst(),
+    ).toEqual({ role: 'admin', organization_id: null });
   });
 
   it('refuses a user whose claims match no rule (403), creating nothing', async () => {
     const res = await login('mallory');
     expect(res.statusCode).toBe(403);
     expect(res.json().detail).toMatch(/claims match no rule/);
-    expect(await t.container.database.db.selectFrom('users').select('id').where('username', '=', 'mallory').executeTakeFirst()).toBeUndefined();
-    const audit = await t.container.database.db.selectFrom('audit_log').selectAll().where('operation_id', '=', 'auth.sso_callback').orderBy('seq', 'desc').executeTakeFirstOrThrow();
+    expect(
+      await t.container.database.db
+        .selectFrom('users')
+        .select('id')
+        .where('username', '=', 'mallory')
+        .executeTakeFirst(),
+    ).toBeUndefined();
+    const audit = await t.container.database.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('operation_id', '=', 'auth.sso_callback')
+      .orderBy('seq', 'desc')
+      .executeTakeFirstOrThrow();
     expect(audit).toMatchObject({ outcome: 'failed', status: 403, error_code: 'sso.not_admitted' });
   });
 
@@ -161,11 +209,20 @@ describe('single sign-on', () => {
     const fresh = await t.app.inject({ method: 'GET', url: '/api/auth/sso/login' });
     const state = new URL(String(fresh.headers.location)).searchParams.get('state')!;
     const code = url.searchParams.get('code')!;
-    const res = await t.app.inject({ method: 'GET', url: '/api/auth/sso/callback', query: { code, state, iss: idp.issuer } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/auth/sso/callback',
+      query: { code, state, iss: idp.issuer },
+    });
     expect(res.statusCode).toBe(401);
     expect(res.json().detail).toMatch(/invalid_grant/);
 
-    const rows = await t.container.database.db.selectFrom('audit_log').selectAll().where('operation_id', '=', 'auth.sso_callback').where('outcome', '=', 'failed').execute();
+    const rows = await t.container.database.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('operation_id', '=', 'auth.sso_callback')
+      .where('outcome', '=', 'failed')
+      .execute();
     const text = JSON.stringify([rows, t.logs]);
     expect(t.logs.some((l) => String(l.url ?? '').startsWith('/api/auth/sso/callback'))).toBe(true);
     expect(text).not.toContain(code);
@@ -183,7 +240,11 @@ describe('single sign-on', () => {
   it("passes on the provider's error", async () => {
     const start = await t.app.inject({ method: 'GET', url: '/api/auth/sso/login' });
     const state = new URL(String(start.headers.location)).searchParams.get('state')!;
-    const res = await t.app.inject({ method: 'GET', url: '/api/auth/sso/callback', query: { state, error: 'access_denied', error_description: 'The user said no' } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/auth/sso/callback',
+      query: { state, error: 'access_denied', error_description: 'The user said no' },
+    });
     expect(res.statusCode).toBe(401);
     expect(res.json().detail).toMatch(/access_denied.*The user said no/);
   });
@@ -194,7 +255,11 @@ describe('single sign-on', () => {
     const state = new URL(String(start.headers.location)).searchParams.get('state')!;
     const before = t.logs.length;
     const echo = `bad client: Authorization: Basic ${basic}; client_secret=weir-client-secret; raw weir-client-secret`;
-    const res = await t.app.inject({ method: 'GET', url: '/api/auth/sso/callback', query: { state, error: 'invalid_client', error_description: echo } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/auth/sso/callback',
+      query: { state, error: 'invalid_client', error_description: echo },
+    });
     expect(res.statusCode).toBe(401);
     const detail = String(res.json().detail);
     expect(detail).toMatch(/invalid_client.*bad client/);
@@ -268,38 +333,98 @@ describe('single sign-on', () => {
   });
 
   it('turns password login off for SSO users, never for the bootstrap administrator', async () => {
-    const alice = await t.container.database.db.selectFrom('users').select('id').where('username', '=', 'alice').executeTakeFirstOrThrow();
+    const alice = await t.container.database.db
+      .selectFrom('users')
+      .select('id')
+      .where('username', '=', 'alice')
+      .executeTakeFirstOrThrow();
     // An administrator gave alice a password; the bootstrap administrator is also linked to the provider.
-    expect((await t.app.inject({ method: 'PUT', url: `/api/auth/users/${alice.id}`, headers: admin.headers, payload: { password: 'alice-password-1' } })).statusCode).toBe(200);
-    await t.container.database.db.updateTable('users').set({ sso_issuer: idp.issuer, sso_subject: 'root' }).where('id', '=', bootstrapId).execute();
+    expect(
+      (
+        await t.app.inject({
+          method: 'PUT',
+          url: `/api/auth/users/${alice.id}`,
+          headers: admin.headers,
+          payload: { password: 'alice-password-1' },
+        })
+      ).statusCode,
+    ).toBe(200);
+    await t.container.database.db
+      .updateTable('users')
+      .set({ sso_issuer: idp.issuer, sso_subject: 'root' })
+      .where('id', '=', bootstrapId)
+      .execute();
 
-    const allowed = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'alice', password: 'alice-password-1' } });
+    const allowed = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username: 'alice', password: 'alice-password-1' },
+    });
     expect(allowed.statusCode).toBe(200);
 
-    expect((await t.app.inject({ method: 'PUT', url: '/api/identity/config', headers: admin.headers, payload: config({ password_login_for_sso_users: false }) })).statusCode).toBe(200);
-    const refused = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'alice', password: 'alice-password-1' } });
+    expect(
+      (
+        await t.app.inject({
+          method: 'PUT',
+          url: '/api/identity/config',
+          headers: admin.headers,
+          payload: config({ password_login_for_sso_users: false }),
+        })
+      ).statusCode,
+    ).toBe(200);
+    const refused = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username: 'alice', password: 'alice-password-1' },
+    });
     expect(refused.statusCode).toBe(403);
     expect(refused.json().detail).toMatch(/Password login is turned off/);
-    const wrong = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'alice', password: 'not-her-password' } });
+    const wrong = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username: 'alice', password: 'not-her-password' },
+    });
     expect(wrong.statusCode).toBe(401);
 
-    const root = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'root', password: 'root-password-1' } });
+    const root = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username: 'root', password: 'root-password-1' },
+    });
     expect(root.statusCode, root.body).toBe(200);
   });
 
   it('answers 404 once SSO is turned off', async () => {
-    expect((await t.app.inject({ method: 'PUT', url: '/api/identity/config', headers: admin.headers, payload: config({ enabled: false }) })).statusCode).toBe(200);
+    expect(
+      (
+        await t.app.inject({
+          method: 'PUT',
+          url: '/api/identity/config',
+          headers: admin.headers,
+          payload: config({ enabled: false }),
+        })
+      ).statusCode,
+    ).toBe(200);
     const res = await t.app.inject({ method: 'GET', url: '/api/auth/sso/login' });
     expect(res.statusCode).toBe(404);
-    expect((await t.app.inject({ method: 'GET', url: '/api/auth/status' })).json()).toMatchObject({ sso_enabled: false, login_methods: ['password'] });
-    expect((await t.app.inject({ method: 'PUT', url: '/api/identity/config', headers: admin.headers, payload: config() })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/api/auth/status' })).json()).toMatchObject({
+      sso_enabled: false,
+      login_methods: ['password'],
+    });
+    expect(
+      (await t.app.inject({ method: 'PUT', url: '/api/identity/config', headers: admin.headers, payload: config() }))
+        .statusCode,
+    ).toBe(200);
   });
 
   it('limits the sign-ins started per address (each stores a pending login)', async () => {
     let last = await t.app.inject({ method: 'GET', url: '/api/auth/sso/login', remoteAddress: '192.0.2.7' });
-    for (let i = 0; i < 60 && last.statusCode === 302; i++) last = await t.app.inject({ method: 'GET', url: '/api/auth/sso/login', remoteAddress: '192.0.2.7' });
+    for (let i = 0; i < 60 && last.statusCode === 302; i++)
+      last = await t.app.inject({ method: 'GET', url: '/api/auth/sso/login', remoteAddress: '192.0.2.7' });
     expect(last.statusCode).toBe(429);
     expect(last.headers['retry-after']).toBeDefined();
-    expect((await t.app.inject({ method: 'GET', url: '/api/auth/sso/login', remoteAddress: '192.0.2.8' })).statusCode).toBe(302);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/auth/sso/login', remoteAddress: '192.0.2.8' })).statusCode,
+    ).toBe(302);
   });
 });

@@ -31,7 +31,8 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const hash = (s: string) => createHash('sha256').update(s).digest('hex');
 const failed = (detail: string) => new AppError('sso.login_failed', { detail });
 const isControl = (c: string) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f;
-const clip = (s: string, n = 300) => [...(s.length > n ? `${s.slice(0, n)}…` : s)].map((c) => (isControl(c) ? ' ' : c)).join('');
+const clip = (s: string, n = 300) =>
+  [...(s.length > n ? `${s.slice(0, n)}…` : s)].map((c) => (isControl(c) ? ' ' : c)).join('');
 
 /**
  * The redaction destinations use, for what the identity provider says (its error texts reach
@@ -73,11 +74,19 @@ export function createSso(deps: SsoDeps) {
 
   async function enabledConfig(): Promise<ResolvedConfig> {
     const config = await deps.config.resolved();
-    if (!config?.enabled) throw new AppError('sso.not_configured', { detail: 'Single sign-on is not configured: sign in with a username and password' });
+    if (!config?.enabled)
+      throw new AppError('sso.not_configured', {
+        detail: 'Single sign-on is not configured: sign in with a username and password',
+      });
     return config;
   }
 
-  async function exchange(config: ResolvedConfig, query: Record<string, string>, pending: { nonce: string; code_verifier: string }, state: string) {
+  async function exchange(
+    config: ResolvedConfig,
+    query: Record<string, string>,
+    pending: { nonce: string; code_verifier: string },
+    state: string,
+  ) {
     const current = new URL(config.redirectUri);
     for (const [k, v] of Object.entries(query)) current.searchParams.set(k, v);
     let cfg: client.Configuration;
@@ -100,7 +109,10 @@ export function createSso(deps: SsoDeps) {
     } catch (err) {
       if (err instanceof AppError) throw err;
       const e = err as { error?: unknown; error_description?: unknown };
-      const provider = typeof e.error === 'string' ? ` (${e.error}${typeof e.error_description === 'string' ? `: ${clip(e.error_description, 200)}` : ''})` : '';
+      const provider =
+        typeof e.error === 'string'
+          ? ` (${e.error}${typeof e.error_description === 'string' ? `: ${clip(e.error_description, 200)}` : ''})`
+          : '';
       throw failed(providerRedactor(config)(`The sign-in was refused: ${clip(reason(err))}${provider}`));
     }
   }
@@ -122,10 +134,17 @@ export function createSso(deps: SsoDeps) {
     /** The provider's authorization URL for a new pending login. */
     async login(returnTo: string | undefined, ip: string | null): Promise<string> {
       const path = safeReturnPath(returnTo);
-      if (path === null) throw new AppError('request.invalid', { detail: 'return_to must be a path on this service, such as /dashboards' });
+      if (path === null)
+        throw new AppError('request.invalid', {
+          detail: 'return_to must be a path on this service, such as /dashboards',
+        });
       const config = await enabledConfig();
       const gate = await deps.rateLimiter.hit(`sso:start:${ip ?? 'unknown'}`, STARTS_PER_MINUTE, 60_000);
-      if (!gate.allowed) throw rateLimited(gate, (seconds) => `Too many sign-ins started from this address; try again in ${seconds} seconds`);
+      if (!gate.allowed)
+        throw rateLimited(
+          gate,
+          (seconds) => `Too many sign-ins started from this address; try again in ${seconds} seconds`,
+        );
       let cfg: client.Configuration;
       try {
         cfg = await oidc.configuration(config);
@@ -138,7 +157,13 @@ export function createSso(deps: SsoDeps) {
       const verifier = client.randomPKCECodeVerifier();
       const now = clock.now();
       await store.pruneStates(now);
-      await store.insertState({ state_hash: hash(state), nonce, code_verifier: verifier, return_to: path, expires_at: new Date(now.getTime() + STATE_TTL_MS) });
+      await store.insertState({
+        state_hash: hash(state),
+        nonce,
+        code_verifier: verifier,
+        return_to: path,
+        expires_at: new Date(now.getTime() + STATE_TTL_MS),
+      });
       return client
         .buildAuthorizationUrl(cfg, {
           redirect_uri: config.redirectUri,
@@ -159,7 +184,8 @@ export function createSso(deps: SsoDeps) {
       if (!state) throw failed('The callback carries no state: start the sign-in again');
       const pending = await store.takeState(hash(state));
       if (!pending) throw failed('Unknown or already used sign-in state: start the sign-in again');
-      if (pending.expires_at.getTime() <= clock.now().getTime()) throw failed('The sign-in took too long (its state expired): start it again');
+      if (pending.expires_at.getTime() <= clock.now().getTime())
+        throw failed('The sign-in took too long (its state expired): start it again');
       if (query.error) {
         const description = query.error_description ? `: ${clip(query.error_description, 200)}` : '';
         const redact = providerRedactor(await deps.config.resolved().catch(() => null));
@@ -174,26 +200,46 @@ export function createSso(deps: SsoDeps) {
       const username = typeof rawName === 'string' ? rawName : undefined;
       setAuditTarget({ details: { sso: true, subject: claims.sub, ...(username ? { username } : {}) } });
       if (!match) {
-        throw new AppError('sso.not_admitted', { detail: "The identity provider's claims match no rule of the identity configuration: ask an administrator to admit you" });
+        throw new AppError('sso.not_admitted', {
+          detail:
+            "The identity provider's claims match no rule of the identity configuration: ask an administrator to admit you",
+        });
       }
       if (!username || !USERNAME.test(username)) {
-        throw failed(`The ID token has no usable "${config.usernameClaim}" claim for the username (letters, digits and . _ @ + -, at most 150)`);
+        throw failed(
+          `The ID token has no usable "${config.usernameClaim}" claim for the username (letters, digits and . _ @ + -, at most 150)`,
+        );
       }
-      const email = typeof claims.email === 'string' && EMAIL.test(claims.email) && claims.email.length <= 254 ? claims.email : '';
+      const email =
+        typeof claims.email === 'string' && EMAIL.test(claims.email) && claims.email.length <= 254 ? claims.email : '';
       const { rule } = match;
       const now = clock.now();
 
       const outcome = await deps.transaction(async () => {
         if (rule.organization_id !== null) {
           const [org] = await store.organizations([rule.organization_id]);
-          if (!org) throw new AppError('sso.not_admitted', { detail: `The rule that matched names organization ${rule.organization_id}, which no longer exists` });
+          if (!org)
+            throw new AppError('sso.not_admitted', {
+              detail: `The rule that matched names organization ${rule.organization_id}, which no longer exists`,
+            });
           if (!org.is_active) throw new AppError('auth.organization_inactive', { detail: 'Organization is inactive' });
         }
         const existing = await store.userBySso(config.issuer, claims.sub);
         if (!existing) {
-          const row = await store.insertUser({ username, email, role: rule.role, organization_id: rule.organization_id, sso_issuer: config.issuer, sso_subject: claims.sub, claims, now });
+          const row = await store.insertUser({
+            username,
+            email,
+            role: rule.role,
+            organization_id: rule.organization_id,
+            sso_issuer: config.issuer,
+            sso_subject: claims.sub,
+            claims,
+            now,
+          });
           if (!row) {
-            throw new AppError('auth.username_taken', { detail: `The username "${username}" belongs to another account of this service; an administrator must rename one of them` });
+            throw new AppError('auth.username_taken', {
+              detail: `The username "${username}" belongs to another account of this service; an administrator must rename one of them`,
+            });
           }
           return { row, created: true, changed: ['created'] };
         }
@@ -203,8 +249,15 @@ export function createSso(deps: SsoDeps) {
           ...(existing.organization_id !== rule.organization_id ? ['organization_id'] : []),
           ...(email && existing.email !== email ? ['email'] : []),
         ];
-        const row = await store.updateUser(existing.id, { role: rule.role, organization_id: rule.organization_id, ...(email ? { email } : {}), claims, last_login_at: now });
-        if (changed.includes('role') || changed.includes('organization_id')) await deps.invalidateOwner({ kind: 'user', id: row.id });
+        const row = await store.updateUser(existing.id, {
+          role: rule.role,
+          organization_id: rule.organization_id,
+          ...(email ? { email } : {}),
+          claims,
+          last_login_at: now,
+        });
+        if (changed.includes('role') || changed.includes('organization_id'))
+          await deps.invalidateOwner({ kind: 'user', id: row.id });
         return { row, created: false, changed };
       });
       const { row } = outcome;
@@ -213,14 +266,36 @@ export function createSso(deps: SsoDeps) {
         type: 'user',
         id: row.id,
         organizationId: row.organization_id,
-        details: { sso: true, username: row.username, created: outcome.created, changed: outcome.changed, rule: match.index, role: row.role },
+        details: {
+          sso: true,
+          username: row.username,
+          created: outcome.created,
+          changed: outcome.changed,
+          rule: match.index,
+          role: row.role,
+        },
       });
-      const actor = actorFor({ kind: 'user', id: row.id, name: row.username, role: row.role, organizationId: row.organization_id, active: true }, null, 'session');
+      const actor = actorFor(
+        {
+          kind: 'user',
+          id: row.id,
+          name: row.username,
+          role: row.role,
+          organizationId: row.organization_id,
+          active: true,
+        },
+        null,
+        'session',
+      );
       return {
         user: toUser(row),
         actor,
         returnTo: pending.return_to,
-        cookie: { value: session.value, maxAgeMs: SESSION_MAX_AGE_MS, expiresAt: new Date(now.getTime() + SESSION_MAX_AGE_MS) },
+        cookie: {
+          value: session.value,
+          maxAgeMs: SESSION_MAX_AGE_MS,
+          expiresAt: new Date(now.getTime() + SESSION_MAX_AGE_MS),
+        },
       };
     },
   };

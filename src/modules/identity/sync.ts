@@ -24,7 +24,8 @@ export const IDENTITY_SYNC_JOB = 'identity.sync';
 export const SYNC_AUDIT_OPERATION = 'identity.sync_run';
 /** A run queued or running this long without finishing is taken as abandoned (its worker died). */
 const ABANDONED_MS = 30 * 60_000;
-const CLAIMS_NOTE = 'No SCIM endpoint is configured: the rules were applied to the claims of each user\'s last login; users deleted at the identity provider cannot be detected this way';
+const CLAIMS_NOTE =
+  "No SCIM endpoint is configured: the rules were applied to the claims of each user's last login; users deleted at the identity provider cannot be detected this way";
 
 export interface SyncResult {
   deactivated: number;
@@ -48,8 +49,16 @@ export function createSync(deps: {
   const { store, clock } = deps;
 
   const view = (r: SyncRunRow) => ({
-    id: r.id, status: r.status, source: r.source, seen: r.seen, total: r.total, result: (r.result as SyncResult | null) ?? null,
-    error: r.error, created_at: r.created_at, started_at: r.started_at, finished_at: r.finished_at,
+    id: r.id,
+    status: r.status,
+    source: r.source,
+    seen: r.seen,
+    total: r.total,
+    result: (r.result as SyncResult | null) ?? null,
+    error: r.error,
+    created_at: r.created_at,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
   });
 
   async function record(runId: string, user: SsoUserRow, change: string, details: Record<string, unknown>) {
@@ -61,16 +70,30 @@ export function createSync(deps: {
       outcome: 'success',
       status: 200,
       correlationId: `job:${runId}`,
-      target: { type: 'user', id: user.id, organizationId: user.organization_id, details: { run_id: runId, username: user.username, change, ...details } },
+      target: {
+        type: 'user',
+        id: user.id,
+        organizationId: user.organization_id,
+        details: { run_id: runId, username: user.username, change, ...details },
+      },
     });
   }
 
   /** Applies what the provider says of one user; answers what changed. */
-  async function reconcile(runId: string, config: ResolvedConfig, user: SsoUserRow, known: { active: boolean; claims: Claims } | null): Promise<'deactivated' | 'changed' | 'unchanged'> {
+  async function reconcile(
+    runId: string,
+    config: ResolvedConfig,
+    user: SsoUserRow,
+    known: { active: boolean; claims: Claims } | null,
+  ): Promise<'deactivated' | 'changed' | 'unchanged'> {
     const match = known?.active ? firstMatch(config.rules, known.claims) : null;
     if (!match) {
       if (!user.is_active) return 'unchanged';
-      const why = !known ? 'unknown to the identity provider' : !known.active ? 'inactive at the identity provider' : 'its claims match no rule';
+      const why = !known
+        ? 'unknown to the identity provider'
+        : !known.active
+          ? 'inactive at the identity provider'
+          : 'its claims match no rule';
       await deps.transaction(async () => {
         await store.updateUser(user.id, { is_active: false });
         await record(runId, user, 'deactivated', { reason: why });
@@ -86,7 +109,11 @@ export function createSync(deps: {
     }
     await deps.transaction(async () => {
       await store.updateUser(user.id, { role: rule.role, organization_id: rule.organization_id });
-      await record(runId, user, 'changed', { from: { role: user.role, organization_id: user.organization_id }, to: { role: rule.role, organization_id: rule.organization_id }, rule: match.index });
+      await record(runId, user, 'changed', {
+        from: { role: user.role, organization_id: user.organization_id },
+        to: { role: rule.role, organization_id: rule.organization_id },
+        rule: match.index,
+      });
     });
     await deps.invalidateOwner({ kind: 'user', id: user.id });
     return 'changed';
@@ -101,7 +128,9 @@ export function createSync(deps: {
     }
     // The OIDC subject as SCIM externalId, else the user name, else an e-mail address.
     return (user: SsoUserRow) =>
-      (user.sso_subject ? byKey.get(`ext:${user.sso_subject}`) : undefined) ?? byKey.get(`name:${user.username.toLowerCase()}`) ?? (user.email ? byKey.get(`email:${user.email.toLowerCase()}`) : undefined);
+      (user.sso_subject ? byKey.get(`ext:${user.sso_subject}`) : undefined) ??
+      byKey.get(`name:${user.username.toLowerCase()}`) ??
+      (user.email ? byKey.get(`email:${user.email.toLowerCase()}`) : undefined);
   }
 
   async function run(runId: string): Promise<void> {
@@ -117,9 +146,11 @@ export function createSync(deps: {
       const users = await store.ssoUsers(config.issuer);
       let lookup: ((u: SsoUserRow) => ScimUser | undefined) | null = null;
       if (runRow.source === 'scim') {
-        if (!config.scimBaseUrl || !config.scimToken) throw new Error('the SCIM endpoint was removed from the configuration');
+        if (!config.scimBaseUrl || !config.scimToken)
+          throw new Error('the SCIM endpoint was removed from the configuration');
         const listed: ScimUser[] = [];
-        for await (const u of scimUsers(deps.fetch, config.scimBaseUrl, config.scimToken, () => undefined)) listed.push(u);
+        for await (const u of scimUsers(deps.fetch, config.scimBaseUrl, config.scimToken, () => undefined))
+          listed.push(u);
         lookup = scimIndex(listed);
       } else result.note = CLAIMS_NOTE;
       await store.updateRun(runId, { total: users.length, seen: 0 });
@@ -131,7 +162,12 @@ export function createSync(deps: {
           if (lookup) {
             const s = lookup(user);
             // SCIM speaks for the user's state and groups; the other claims stay those of the last login.
-            known = s ? { active: s.active, claims: { ...stored, groups: s.groups, ...(s.emails[0] ? { email: s.emails[0] } : {}) } } : null;
+            known = s
+              ? {
+                  active: s.active,
+                  claims: { ...stored, groups: s.groups, ...(s.emails[0] ? { email: s.emails[0] } : {}) },
+                }
+              : null;
           } else known = { active: true, claims: stored };
           result[await reconcile(runId, config, user, known)]++;
         } catch (err) {
@@ -149,16 +185,38 @@ export function createSync(deps: {
   return {
     async start(actor: Actor) {
       const config = await deps.config.resolved();
-      if (!config) throw new AppError('identity.not_configured', { detail: 'No identity provider is configured: PUT /api/identity/config first' });
+      if (!config)
+        throw new AppError('identity.not_configured', {
+          detail: 'No identity provider is configured: PUT /api/identity/config first',
+        });
       const active = await store.activeRun();
       if (active && clock.now().getTime() - active.created_at.getTime() > ABANDONED_MS) {
-        await store.updateRun(active.id, { status: 'failed', error: 'abandoned: the run did not finish within 30 minutes', finished_at: clock.now() });
+        await store.updateRun(active.id, {
+          status: 'failed',
+          error: 'abandoned: the run did not finish within 30 minutes',
+          finished_at: clock.now(),
+        });
       }
       const id = newId();
-      const row = await store.insertRun({ id, source: config.scimBaseUrl ? 'scim' : 'claims', requested_by: actor.kind === 'user' ? actor.id : null });
-      if (!row) throw new AppError('identity.sync_running', { detail: 'A sync is already queued or running: follow it with GET /api/identity/config/sync-status' });
+      const row = await store.insertRun({
+        id,
+        source: config.scimBaseUrl ? 'scim' : 'claims',
+        requested_by: actor.kind === 'user' ? actor.id : null,
+      });
+      if (!row)
+        throw new AppError('identity.sync_running', {
+          detail: 'A sync is already queued or running: follow it with GET /api/identity/config/sync-status',
+        });
       // The database queue's enqueue commits with the run row; BullMQ's is sent once the row has committed.
-      const enqueue = () => deps.queue.enqueue(IDENTITY_QUEUE, IDENTITY_SYNC_JOB, { runId: id }, { jobId: `${IDENTITY_SYNC_JOB}-${id}`, attempts: 3 }).then(() => undefined);
+      const enqueue = () =>
+        deps.queue
+          .enqueue(
+            IDENTITY_QUEUE,
+            IDENTITY_SYNC_JOB,
+            { runId: id },
+            { jobId: `${IDENTITY_SYNC_JOB}-${id}`, attempts: 3 },
+          )
+          .then(() => undefined);
       if (deps.queue.backend === 'bullmq') await afterCommit(enqueue);
       else await enqueue();
       return { id, status: row.status };

@@ -18,7 +18,11 @@ beforeAll(async () => {
     .values({ organization_id: org, name: 'answers', platform: 'custom', config: '{}' })
     .returning('id')
     .executeTakeFirstOrThrow();
-  const res = await t.app.inject({ method: 'POST', url: `/api/ingest/integrations/${row.id}/token`, headers: admin.headers });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/api/ingest/integrations/${row.id}/token`,
+    headers: admin.headers,
+  });
   token = String(res.json<{ token: string }>().token);
 });
 afterAll(async () => t?.close());
@@ -28,7 +32,12 @@ const push = (url: string, payload: string | Buffer, headers: Record<string, str
 
 describe('the wrong credential', () => {
   it('tells an API token apart and says where an ingestion token comes from', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/ingest/events', headers: admin.headers, payload: '{"a":1}' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/ingest/events',
+      headers: admin.headers,
+      payload: '{"a":1}',
+    });
     expect(res.statusCode).toBe(401);
     expect(res.headers['www-authenticate']).toBe('Bearer realm="service"');
     expect(res.json().error.code).toBe('ingest.invalid_token');
@@ -37,13 +46,23 @@ describe('the wrong credential', () => {
   });
 
   it('says the same for any svcsk_ bearer, valid or not: nothing is looked up', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/ingest/events', headers: { authorization: 'Bearer svcsk_not-a-real-one' }, payload: '{"a":1}' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/ingest/events',
+      headers: { authorization: 'Bearer svcsk_not-a-real-one' },
+      payload: '{"a":1}',
+    });
     expect(res.statusCode).toBe(401);
     expect(res.json().detail).toMatch(/not an API token/);
   });
 
   it('tells a console session apart from a missing token', async () => {
-    const withSession = await t.app.inject({ method: 'POST', url: '/api/ingest/events', headers: { cookie: 'weir_session=whatever' }, payload: '{"a":1}' });
+    const withSession = await t.app.inject({
+      method: 'POST',
+      url: '/api/ingest/events',
+      headers: { cookie: 'weir_session=whatever' },
+      payload: '{"a":1}',
+    });
     expect(withSession.statusCode).toBe(401);
     expect(withSession.json().detail).toMatch(/not a console session/);
     const none = await t.app.inject({ method: 'POST', url: '/api/ingest/events', payload: '{"a":1}' });
@@ -52,7 +71,12 @@ describe('the wrong credential', () => {
   });
 
   it('keeps the plain answer for a wrong ingestion token', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/ingest/events', headers: { authorization: 'Bearer svcik_nope' }, payload: '{"a":1}' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/ingest/events',
+      headers: { authorization: 'Bearer svcik_nope' },
+      payload: '{"a":1}',
+    });
     expect(res.json().detail).toBe('Invalid or missing ingestion token');
   });
 });
@@ -74,14 +98,28 @@ describe('gzip without Content-Encoding', () => {
 
 describe('Content-Type', () => {
   it('accepts JSON and NDJSON types in any case, with a UTF-8 charset, and +json types', async () => {
-    for (const type of ['Application/JSON; charset=UTF-8', 'application/x-ndjson', 'application/ndjson', 'application/jsonl', 'text/plain; charset="utf-8"', 'application/cloudevents-batch+json']) {
+    for (const type of [
+      'Application/JSON; charset=UTF-8',
+      'application/x-ndjson',
+      'application/ndjson',
+      'application/jsonl',
+      'text/plain; charset="utf-8"',
+      'application/cloudevents-batch+json',
+    ]) {
       const res = await push('/api/ingest/events', '{"a":1}', { 'content-type': type });
       expect(res.statusCode, `${type}: ${res.body}`).toBe(200);
     }
   });
 
   it('answers 415 naming the accepted types for anything else, before reading the body', async () => {
-    for (const type of ['text/html', 'multipart/form-data; boundary=x', 'application/xml', 'application/octet-stream', 'json', 'application/json; charset=iso-8859-1']) {
+    for (const type of [
+      'text/html',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+      'application/octet-stream',
+      'json',
+      'application/json; charset=iso-8859-1',
+    ]) {
       const res = await push('/api/ingest/events', '{"a":1}', { 'content-type': type });
       expect(res.statusCode, type).toBe(415);
       expect(res.json().error.code).toBe('request.unsupported_media_type');
@@ -97,7 +135,12 @@ describe('Content-Type', () => {
   });
 
   it('checks the token first: no Content-Type answer without one', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/ingest/events', headers: { 'content-type': 'text/html' }, payload: '{"a":1}' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/ingest/events',
+      headers: { 'content-type': 'text/html' },
+      payload: '{"a":1}',
+    });
     expect(res.statusCode).toBe(401);
   });
 });
@@ -117,7 +160,9 @@ describe('query parameters', () => {
     const res = await push('/api/ingest/events?format=ndjson', body);
     expect(res.statusCode).toBe(400);
     expect(res.json().error.details).toMatchObject({ rejected: 2 });
-    expect((await push('/api/ingest/events?format=ndjson', '{"a":1}\n{"a":2}\n')).json()).toMatchObject({ accepted: 2 });
+    expect((await push('/api/ingest/events?format=ndjson', '{"a":1}\n{"a":2}\n')).json()).toMatchObject({
+      accepted: 2,
+    });
   });
 
   it('honours format=json: the body must be one document', async () => {
@@ -146,7 +191,11 @@ describe('query parameters', () => {
   });
 
   it('keeps the strict rule on the other ingest operations', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/api/ingest/integrations/1?verbose=1', headers: admin.headers });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/ingest/integrations/1?verbose=1',
+      headers: admin.headers,
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().error.code).toBe('request.unknown_parameter');
   });

@@ -16,7 +16,12 @@ describe('InflightBudget', () => {
     const budget = new InflightBudget(100);
     const a = budget.open();
     a.grow(100);
-    expect(() => budget.open()).toThrow(expect.objectContaining({ status: 429, headers: expect.objectContaining({ 'retry-after': '1' }) as unknown }) as Error);
+    expect(() => budget.open()).toThrow(
+      expect.objectContaining({
+        status: 429,
+        headers: expect.objectContaining({ 'retry-after': '1' }) as unknown,
+      }) as Error,
+    );
     a.release();
     expect(() => budget.open()).not.toThrow();
   });
@@ -50,10 +55,14 @@ describe('pendingGauge', () => {
     const clock = manualClock();
     let reads = 0;
     let depth = 7;
-    const gauge = pendingGauge(async () => {
-      reads++;
-      return depth;
-    }, clock, 1000);
+    const gauge = pendingGauge(
+      async () => {
+        reads++;
+        return depth;
+      },
+      clock,
+      1000,
+    );
     expect(await gauge.current()).toBe(7);
     gauge.add(2);
     depth = 100;
@@ -80,10 +89,15 @@ describe('pendingGauge', () => {
     const clock = manualClock();
     let fail = false;
     const errors: unknown[] = [];
-    const gauge = pendingGauge(async () => {
-      if (fail) throw new Error('down');
-      return 4;
-    }, clock, 1000, (e) => errors.push(e));
+    const gauge = pendingGauge(
+      async () => {
+        if (fail) throw new Error('down');
+        return 4;
+      },
+      clock,
+      1000,
+      (e) => errors.push(e),
+    );
     expect(await gauge.current()).toBe(4);
     fail = true;
     clock.advance(1000);

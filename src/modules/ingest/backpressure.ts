@@ -66,7 +66,12 @@ export interface PendingGauge {
   add(batches: number): void;
 }
 
-export function pendingGauge(read: () => Promise<number>, clock: Clock, intervalMs = 1000, onError?: (err: unknown) => void): PendingGauge {
+export function pendingGauge(
+  read: () => Promise<number>,
+  clock: Clock,
+  intervalMs = 1000,
+  onError?: (err: unknown) => void,
+): PendingGauge {
   let value = 0;
   let readAt = Number.NEGATIVE_INFINITY;
   let reading: Promise<void> | undefined;
@@ -76,9 +81,12 @@ export function pendingGauge(read: () => Promise<number>, clock: Clock, interval
       readAt = now;
       // A failed read keeps the last value: the enqueue itself reports a queue that is down.
       reading = read()
-        .then((v) => {
-          value = v;
-        }, onError ?? (() => undefined))
+        .then(
+          (v) => {
+            value = v;
+          },
+          onError ?? (() => undefined),
+        )
         .finally(() => {
           reading = undefined;
         });
@@ -126,14 +134,19 @@ export function createAdmission(parts: {
   disk: { refusal(): AppError | undefined };
   queued: PendingGauge;
   maxPendingEvents: number;
-  backlog: { refusal(integrationId: number): Promise<AppError | undefined>; refusalNow(integrationId: number): AppError | undefined };
+  backlog: {
+    refusal(integrationId: number): Promise<AppError | undefined>;
+    refusalNow(integrationId: number): AppError | undefined;
+  };
 }): Admission {
-  const queueFull = (events: number) => (events > parts.maxPendingEvents ? queuedEventsOver(events, parts.maxPendingEvents) : undefined);
+  const queueFull = (events: number) =>
+    events > parts.maxPendingEvents ? queuedEventsOver(events, parts.maxPendingEvents) : undefined;
   return {
     async check(integrationId) {
       const pending = await parts.queued.current();
       return parts.disk.refusal() ?? queueFull(pending) ?? (await parts.backlog.refusal(integrationId));
     },
-    checkNow: (integrationId) => parts.disk.refusal() ?? queueFull(parts.queued.peek()) ?? parts.backlog.refusalNow(integrationId),
+    checkNow: (integrationId) =>
+      parts.disk.refusal() ?? queueFull(parts.queued.peek()) ?? parts.backlog.refusalNow(integrationId),
   };
 }

@@ -5,8 +5,17 @@ import { AppError } from '../../core/errors.js';
 import { bodyEncoding, readBody, type ReadBodyOptions } from './body.js';
 
 const limits = { maxBodyBytes: 1000, maxDecodedBytes: 5000, maxEventsPerRequest: 1000 };
-const opts = (over: Partial<ReadBodyOptions> = {}): ReadBodyOptions => ({ ...limits, encoding: 'identity', admit: () => undefined, ...over });
-const chunks = (...parts: (string | Buffer)[]) => Readable.from(parts.map((p) => (Buffer.isBuffer(p) ? p : Buffer.from(p))), { objectMode: false });
+const opts = (over: Partial<ReadBodyOptions> = {}): ReadBodyOptions => ({
+  ...limits,
+  encoding: 'identity',
+  admit: () => undefined,
+  ...over,
+});
+const chunks = (...parts: (string | Buffer)[]) =>
+  Readable.from(
+    parts.map((p) => (Buffer.isBuffer(p) ? p : Buffer.from(p))),
+    { objectMode: false },
+  );
 
 async function refusal(p: Promise<unknown>): Promise<AppError> {
   const err = await p.then(
@@ -29,7 +38,9 @@ describe('bodyEncoding', () => {
 
   it('refuses anything else with 415', () => {
     for (const h of ['br', 'deflate', 'gzip, gzip', 'zstd']) {
-      expect(() => bodyEncoding(h)).toThrow(expect.objectContaining({ code: 'ingest.unsupported_encoding', status: 415 }) as Error);
+      expect(() => bodyEncoding(h)).toThrow(
+        expect.objectContaining({ code: 'ingest.unsupported_encoding', status: 415 }) as Error,
+      );
     }
   });
 });
@@ -69,7 +80,13 @@ describe('readBody', () => {
     expect(bomb.length).toBeLessThan(limits.maxBodyBytes * 20);
     let admitted = 0;
     const err = await refusal(
-      readBody(chunks(bomb), { maxBodyBytes: 100_000, maxDecodedBytes: 50_000, maxEventsPerRequest: 1000, encoding: 'gzip', admit: (n) => (admitted += n) }),
+      readBody(chunks(bomb), {
+        maxBodyBytes: 100_000,
+        maxDecodedBytes: 50_000,
+        maxEventsPerRequest: 1000,
+        encoding: 'gzip',
+        admit: (n) => (admitted += n),
+      }),
     );
     expect(err.message).toMatch(/decompressed body/);
     expect(admitted).toBeLessThanOrEqual(50_000);
@@ -79,7 +96,15 @@ describe('readBody', () => {
     // 2,000,000 tiny NDJSON events in a few KB of gzip: the limit stops it at 1,001 lines.
     const small = gzipSync('{"a":1}\n'.repeat(2_000_000));
     let admitted = 0;
-    const err = await refusal(readBody(chunks(small), { maxBodyBytes: 1_000_000, maxDecodedBytes: 50_000_000, maxEventsPerRequest: 1000, encoding: 'gzip', admit: (n) => (admitted += n) }));
+    const err = await refusal(
+      readBody(chunks(small), {
+        maxBodyBytes: 1_000_000,
+        maxDecodedBytes: 50_000_000,
+        maxEventsPerRequest: 1000,
+        encoding: 'gzip',
+        admit: (n) => (admitted += n),
+      }),
+    );
     expect(err.code).toBe('request.too_many_events');
     expect(err.status).toBe(413);
     expect(err.message).toMatch(/more than 1000 events/);
@@ -87,9 +112,15 @@ describe('readBody', () => {
   });
 
   it('counts a JSON array by its events, not its lines (pretty-printed), and a text body by its lines whatever they start with', async () => {
-    const pretty = JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ i, a: { b: [1, 2, 3] } })), null, 2);
+    const pretty = JSON.stringify(
+      Array.from({ length: 10 }, (_, i) => ({ i, a: { b: [1, 2, 3] } })),
+      null,
+      2,
+    );
     expect(pretty.split('\n').length).toBeGreaterThan(50);
-    await expect(readBody(chunks(pretty), opts({ maxBodyBytes: 100_000, maxEventsPerRequest: 20 }))).resolves.toHaveLength(pretty.length);
+    await expect(
+      readBody(chunks(pretty), opts({ maxBodyBytes: 100_000, maxEventsPerRequest: 20 })),
+    ).resolves.toHaveLength(pretty.length);
     const text = '[2026-11-28] a\n'.repeat(30);
     const err = await refusal(readBody(chunks(text), opts({ maxEventsPerRequest: 20, text: true })));
     expect(err.code).toBe('request.too_many_events');
@@ -110,7 +141,14 @@ describe('readBody', () => {
   it('stops when admit refuses, and answers with its error', async () => {
     const busy = new AppError('rate_limit.exceeded', { detail: 'busy' });
     const err = await refusal(
-      readBody(chunks('a', 'b'), opts({ admit: () => { throw busy; } })),
+      readBody(
+        chunks('a', 'b'),
+        opts({
+          admit: () => {
+            throw busy;
+          },
+        }),
+      ),
     );
     expect(err).toBe(busy);
   });

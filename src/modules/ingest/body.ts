@@ -74,13 +74,22 @@ export function checkMediaType(header: string | undefined): void {
   if (header === undefined || header.trim() === '') return;
   const [essence = '', ...params] = header.split(';');
   const type = essence.trim().toLowerCase();
-  if (GZIP_TYPES.has(type)) throw unsupportedMedia(header, 'names a compressed file: declare the events\' type and send the compression as Content-Encoding: gzip');
-  if (!ACCEPTED.has(type) && !/^application\/[a-z0-9!#$&^_.+-]+\+json$/.test(type)) throw unsupportedMedia(header, 'is not accepted for events');
+  if (GZIP_TYPES.has(type))
+    throw unsupportedMedia(
+      header,
+      "names a compressed file: declare the events' type and send the compression as Content-Encoding: gzip",
+    );
+  if (!ACCEPTED.has(type) && !/^application\/[a-z0-9!#$&^_.+-]+\+json$/.test(type))
+    throw unsupportedMedia(header, 'is not accepted for events');
   for (const param of params) {
     const [name = '', value = ''] = param.split('=');
     if (name.trim().toLowerCase() !== 'charset') continue;
-    const charset = value.trim().replace(/^"(.*)"$/, '$1').toLowerCase();
-    if (!UTF8_CHARSETS.has(charset)) throw unsupportedMedia(header, 'declares a character set other than UTF-8, which events must be in');
+    const charset = value
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
+    if (!UTF8_CHARSETS.has(charset))
+      throw unsupportedMedia(header, 'declares a character set other than UTF-8, which events must be in');
   }
 }
 
@@ -111,7 +120,10 @@ function readFailure(err: unknown): unknown {
   if (typeof code === 'string' && code.startsWith('Z_')) {
     return new AppError('request.invalid', { detail: 'The body is not valid gzip data (Content-Encoding: gzip)' });
   }
-  return new AppError('request.invalid', { detail: 'The request body ended before it was complete', headers: { connection: 'close' } });
+  return new AppError('request.invalid', {
+    detail: 'The request body ended before it was complete',
+    headers: { connection: 'close' },
+  });
 }
 
 function firstNonSpace(chunk: Buffer): number | undefined {
@@ -126,7 +138,8 @@ function firstNonSpace(chunk: Buffer): number | undefined {
  */
 export function readBody(source: Readable | undefined, options: ReadBodyOptions): Promise<Buffer> {
   const { encoding, maxBodyBytes, maxDecodedBytes, maxEventsPerRequest, contentLength, admit, text } = options;
-  if (contentLength !== undefined && contentLength > maxBodyBytes) return Promise.reject(tooLarge('body', maxBodyBytes));
+  if (contentLength !== undefined && contentLength > maxBodyBytes)
+    return Promise.reject(tooLarge('body', maxBodyBytes));
   if (!source) return Promise.resolve(Buffer.alloc(0));
   const input: Readable = source;
   const decodedLimit = encoding === 'identity' ? Math.min(maxBodyBytes, maxDecodedBytes) : maxDecodedBytes;

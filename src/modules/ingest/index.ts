@@ -44,7 +44,8 @@ export function wireIngest(deps: {
     admission: deps.admission,
     jsonMaxDepth: deps.jsonMaxDepth,
     syslogListeners: deps.syslogListeners,
-    isTextStream: (target, stream) => textStreamsOf({ text_streams: deps.platformTextStreams(target.platform) ?? [] }, target.textStreams).has(stream),
+    isTextStream: (target, stream) =>
+      textStreamsOf({ text_streams: deps.platformTextStreams(target.platform) ?? [] }, target.textStreams).has(stream),
     meter: deps.telemetry.meter,
     traceContext: deps.telemetry.enabled ? () => injectTraceContext({}) : undefined,
     onError: deps.onError,

@@ -29,19 +29,39 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 let n = 0;
-async function pushTarget(app: TestApp, admin: Principal, organizationId: number, platform = 'custom'): Promise<{ id: number; token: string }> {
+async function pushTarget(
+  app: TestApp,
+  admin: Principal,
+  organizationId: number,
+  platform = 'custom',
+): Promise<{ id: number; token: string }> {
   const row = await app.container.database.db
     .insertInto('integrations')
     .values({ organization_id: organizationId, name: `push-${++n}`, platform, config: '{}' })
     .returning('id')
     .executeTakeFirstOrThrow();
-  const res = await app.app.inject({ method: 'POST', url: `/api/ingest/integrations/${row.id}/token`, headers: admin.headers });
+  const res = await app.app.inject({
+    method: 'POST',
+    url: `/api/ingest/integrations/${row.id}/token`,
+    headers: admin.headers,
+  });
   expect(res.statusCode, res.body).toBe(201);
   return { id: row.id, token: String(res.json<Json>().token) };
 }
 
-function push(token: string, payload: string | Buffer, headers: Record<string, string> = {}, stream = 'events', app = t) {
-  return app.app.inject({ method: 'POST', url: `/api/ingest/${stream}`, headers: { authorization: `Bearer ${token}`, ...headers }, payload });
+function push(
+  token: string,
+  payload: string | Buffer,
+  headers: Record<string, string> = {},
+  stream = 'events',
+  app = t,
+) {
+  return app.app.inject({
+    method: 'POST',
+    url: `/api/ingest/${stream}`,
+    headers: { authorization: `Bearer ${token}`, ...headers },
+    payload,
+  });
 }
 
 // What reached the normalize queue, read through the queue port so that the same test holds
@@ -108,7 +128,7 @@ describe('accepting events', () => {
     expect([...ids].sort()).toEqual(ids); // time-ordered within the push
   });
 
-  it('reads a pretty-printed object as ONE event (the spec\'s hazard, fixed)', async () => {
+  it("reads a pretty-printed object as ONE event (the spec's hazard, fixed)", async () => {
     const event = { actor: { user: 'ann', groups: ['a', 'b'] }, outcome: 'success' };
     const res = await push(target.token, JSON.stringify(event, null, 2), { 'content-type': 'application/x-ndjson' });
     expect(res.statusCode, res.body).toBe(200);
@@ -125,7 +145,13 @@ describe('accepting events', () => {
 
   it('reads NDJSON under any accepted Content-Type, or none (the format comes from the content)', async () => {
     const body = '{"n":1}\n{"n":2}\n';
-    const variants: Record<string, string>[] = [{}, { 'content-type': 'application/json' }, { 'content-type': 'text/plain' }, { 'content-type': 'application/x-ndjson' }, { 'content-type': 'application/x-www-form-urlencoded' }];
+    const variants: Record<string, string>[] = [
+      {},
+      { 'content-type': 'application/json' },
+      { 'content-type': 'text/plain' },
+      { 'content-type': 'application/x-ndjson' },
+      { 'content-type': 'application/x-www-form-urlencoded' },
+    ];
     for (const headers of variants) {
       const res = await push(target.token, body, headers);
       expect(res.statusCode, `${JSON.stringify(headers)} ${res.body}`).toBe(200);
@@ -147,7 +173,11 @@ describe('accepting events', () => {
   it('writes no audit entry per push', async () => {
     const res = await push(target.token, '{"a":1}', { 'x-correlation-id': 'push-no-audit' });
     expect(res.statusCode).toBe(200);
-    const entries = await t.container.database.db.selectFrom('audit_log').select('seq').where('correlation_id', '=', 'push-no-audit').execute();
+    const entries = await t.container.database.db
+      .selectFrom('audit_log')
+      .select('seq')
+      .where('correlation_id', '=', 'push-no-audit')
+      .execute();
     expect(entries).toEqual([]);
   });
 });
@@ -195,7 +225,9 @@ describe('per-line reports', () => {
   it('refuses prototype-poisoning lines', async () => {
     const res = await push(target.token, '{"__proto__":{"x":1}}\n{"a":1}');
     expect(res.statusCode).toBe(207);
-    expect(res.json<Json>().errors).toEqual([{ line: 1, reason: 'forbidden key (__proto__ or constructor.prototype)' }]);
+    expect(res.json<Json>().errors).toEqual([
+      { line: 1, reason: 'forbidden key (__proto__ or constructor.prototype)' },
+    ]);
   });
 });
 
@@ -219,7 +251,9 @@ describe('encodings and limits', () => {
     const big = `{"pad":"${'x'.repeat(70 * 1024)}"}`;
     const res = await push(target.token, big);
     expect(res.statusCode).toBe(413);
-    expect(res.json()).toMatchObject({ error: { code: 'request.body_too_large', details: { limit_bytes: 64 * 1024 } } });
+    expect(res.json()).toMatchObject({
+      error: { code: 'request.body_too_large', details: { limit_bytes: 64 * 1024 } },
+    });
   });
 
   it('answers 413 when a small gzip body expands past the decompressed limit (zip bomb)', async () => {
@@ -239,7 +273,12 @@ describe('encodings and limits', () => {
         controller.close();
       },
     });
-    const res = await fetch(`${url}/api/ingest/events`, { method: 'POST', headers: { authorization: `Bearer ${target.token}` }, body, duplex: 'half' } as RequestInit);
+    const res = await fetch(`${url}/api/ingest/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${target.token}` },
+      body,
+      duplex: 'half',
+    } as RequestInit);
     expect(res.status).toBe(413);
     expect(res.headers.get('connection')).toBe('close');
     expect(((await res.json()) as Json).detail).toMatch(/larger than the limit/);
@@ -255,7 +294,11 @@ describe('encodings and limits', () => {
 
 describe('authentication by the ingestion token', () => {
   it('accepts the Bearer scheme in any letter case and X-Ingest-Token', async () => {
-    for (const headers of [{ authorization: `bearer ${target.token}` }, { authorization: `BEARER ${target.token}` }, { 'x-ingest-token': target.token }]) {
+    for (const headers of [
+      { authorization: `bearer ${target.token}` },
+      { authorization: `BEARER ${target.token}` },
+      { 'x-ingest-token': target.token },
+    ]) {
       const res = await t.app.inject({ method: 'POST', url: '/api/ingest/events', headers, payload: '{"a":1}' });
       expect(res.statusCode, JSON.stringify(Object.keys(headers))).toBe(200);
     }
@@ -296,7 +339,11 @@ describe('authentication by the ingestion token', () => {
   it('stops a cached token at once when its integration is forgotten after deactivation', async () => {
     const other = await pushTarget(t, adminA, orgA);
     expect((await push(other.token, '{"a":1}')).statusCode).toBe(200); // cached now
-    await t.container.database.db.updateTable('integrations').set({ is_active: false }).where('id', '=', other.id).execute();
+    await t.container.database.db
+      .updateTable('integrations')
+      .set({ is_active: false })
+      .where('id', '=', other.id)
+      .execute();
     await t.container.ingest.service.forgetIntegration(other.id);
     expect((await push(other.token, '{"a":1}')).statusCode).toBe(403);
   });
@@ -315,13 +362,22 @@ describe('durability when the queue fails', () => {
       const lines = Array.from({ length: 7 }, (_, i) => JSON.stringify({ i })).join('\n');
       const res = await push(target.token, `${lines}\n[]`);
       expect(res.statusCode, res.body).toBe(207);
-      const body = res.json<{ accepted: number; rejected: number; errors: { line: number; reason: string }[]; batch_ids: string[] }>();
+      const body = res.json<{
+        accepted: number;
+        rejected: number;
+        errors: { line: number; reason: string }[];
+        batch_ids: string[];
+      }>();
       expect(body.accepted).toBe(3);
       expect(body.rejected).toBe(5);
       expect(body.errors.map((e) => e.line)).toEqual([4, 5, 6, 7, 8]);
       expect(body.errors[0]!.reason).toBe('not accepted: pipeline unavailable, resend');
       expect(body.batch_ids).toHaveLength(1);
-      expect((await jobs(body.batch_ids))[0]!.payload.events.map((e) => JSON.parse(e as string) as unknown)).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
+      expect((await jobs(body.batch_ids))[0]!.payload.events.map((e) => JSON.parse(e as string) as unknown)).toEqual([
+        { i: 0 },
+        { i: 1 },
+        { i: 2 },
+      ]);
     } finally {
       queue.enqueue = original;
     }
@@ -365,7 +421,9 @@ describe('backpressure', () => {
   });
 
   it('answers 503 ingest.saturated naming WEIR_INGEST_MAX_PENDING_EVENTS when more events wait for normalization than the limit', async () => {
-    const s = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_INGEST_MAX_PENDING_EVENTS: '1000' } });
+    const s = await createTestApp({
+      env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_INGEST_MAX_PENDING_EVENTS: '1000' },
+    });
     try {
       const org = await createOrganization(s, 'Org E');
       const admin = await createPrincipal(s, { role: 'admin', organizationId: org });
@@ -378,20 +436,30 @@ describe('backpressure', () => {
       const res = await push(tgt.token, lines(1), {}, 'events', s);
       expect(res.statusCode).toBe(503);
       expect(res.headers['retry-after']).toBe('5');
-      expect(res.json()).toMatchObject({ detail: expect.stringContaining('WEIR_INGEST_MAX_PENDING_EVENTS'), error: { code: 'ingest.saturated', details: { pending_events: 1200, limit: 1000 } } });
+      expect(res.json()).toMatchObject({
+        detail: expect.stringContaining('WEIR_INGEST_MAX_PENDING_EVENTS'),
+        error: { code: 'ingest.saturated', details: { pending_events: 1200, limit: 1000 } },
+      });
     } finally {
       await s.close();
     }
   });
 
   it('answers 429 with Retry-After: 1 when other pushes hold the in-flight byte budget', async () => {
-    const s = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_INGEST_MAX_INFLIGHT_BYTES: '1024' } });
+    const s = await createTestApp({
+      env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_INGEST_MAX_INFLIGHT_BYTES: '1024' },
+    });
     try {
       const org = await createOrganization(s, 'Org B');
       const admin = await createPrincipal(s, { role: 'admin', organizationId: org });
       const tgt = await pushTarget(s, admin, org);
       const slow = new PassThrough();
-      const first = s.app.inject({ method: 'POST', url: '/api/ingest/events', headers: { authorization: `Bearer ${tgt.token}`, 'transfer-encoding': 'chunked' }, payload: slow });
+      const first = s.app.inject({
+        method: 'POST',
+        url: '/api/ingest/events',
+        headers: { authorization: `Bearer ${tgt.token}`, 'transfer-encoding': 'chunked' },
+        payload: slow,
+      });
       slow.write(`{"pad":"${'x'.repeat(2000)}"}\n`);
       await new Promise((r) => setTimeout(r, 100));
       const refused = await push(tgt.token, '{"a":1}', {}, 'events', s);

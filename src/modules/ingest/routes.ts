@@ -7,7 +7,15 @@ import { SESSION_COOKIE } from '../auth/sessions.js';
 import { route, type Api } from '../../platform/http/routes.js';
 import { ErrorBody } from '../../platform/http/schemas.js';
 import { ACCEPTED_MEDIA_TYPES } from './body.js';
-import { CreatedToken, IngestStatus, IntegrationParams, PushBody, PushQuery, PushResult, StreamParams } from './schema.js';
+import {
+  CreatedToken,
+  IngestStatus,
+  IntegrationParams,
+  PushBody,
+  PushQuery,
+  PushResult,
+  StreamParams,
+} from './schema.js';
 import type { PushFormatChoice } from '../../pipeline/sources/push.js';
 import type { IngestService } from './service.js';
 
@@ -44,7 +52,8 @@ export function ingestRoutes(app: Api, service: IngestService): void {
     url: '/api/ingest/integrations/:integration_id/token',
     operationId: 'ingest.create_token',
     summary: "Create (or rotate) the integration's ingestion token; the token is shown only in this answer",
-    description: 'Creating again replaces the previous token, which stops working at once. Push with Authorization: Bearer <token> or X-Ingest-Token.',
+    description:
+      'Creating again replaces the previous token, which stops working at once. Push with Authorization: Bearer <token> or X-Ingest-Token.',
     access: { requires: 'user.manage' },
     schema: { params: IntegrationParams, response: { 201: CreatedToken } },
     handler: async (req, reply) => {

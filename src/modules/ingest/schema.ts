@@ -8,7 +8,11 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => T
 export const IntegrationParams = Type.Object({ integration_id: Id() });
 
 export const StreamParams = Type.Object({
-  stream: Type.String({ pattern: STREAM_NAME_PATTERN, errorMessage: STREAM_NAME_RULE, description: 'Stream name: letters, digits, `_`, `.`, `-`; up to 64 characters; not starting with `_`, `.` or `-`' }),
+  stream: Type.String({
+    pattern: STREAM_NAME_PATTERN,
+    errorMessage: STREAM_NAME_RULE,
+    description: 'Stream name: letters, digits, `_`, `.`, `-`; up to 64 characters; not starting with `_`, `.` or `-`',
+  }),
 });
 
 export const PushQuery = Type.Object(
@@ -46,13 +50,20 @@ const SyslogListener = Type.Object({
   protocol: Type.String({ description: 'udp, tcp, tls or relp' }),
   port: Type.Integer(),
   process: Type.String({ description: 'The process running it (hostname:pid)' }),
-  state: Type.String({ description: 'listening; error (see error: a port not allowed or in use, a missing certificate...); stopped' }),
+  state: Type.String({
+    description: 'listening; error (see error: a port not allowed or in use, a missing certificate...); stopped',
+  }),
   error: Nullable(Type.String()),
   received: Type.Integer({ description: 'Messages received since the listener started' }),
   accepted: Type.Integer({ description: 'Messages durably accepted (queued for normalization)' }),
   dropped: Type.Integer({ description: 'UDP datagrams dropped because the pipeline was saturated (UDP cannot wait)' }),
-  dropped_kernel: Type.Integer({ description: 'UDP datagrams the kernel dropped before Weir read them (the socket receive buffer was full; not in received). Raise WEIR_SYSLOG_UDP_RECEIVE_BUFFER and net.core.rmem_max' }),
-  receive_buffer_bytes: Nullable(Type.Integer({ description: 'UDP: the socket receive buffer the kernel granted (null for TCP, TLS, RELP)' })),
+  dropped_kernel: Type.Integer({
+    description:
+      'UDP datagrams the kernel dropped before Weir read them (the socket receive buffer was full; not in received). Raise WEIR_SYSLOG_UDP_RECEIVE_BUFFER and net.core.rmem_max',
+  }),
+  receive_buffer_bytes: Nullable(
+    Type.Integer({ description: 'UDP: the socket receive buffer the kernel granted (null for TCP, TLS, RELP)' }),
+  ),
   refused: Type.Integer({ description: 'Messages over 1 MiB and broken frames (their connection is closed)' }),
   connections: Type.Integer({ description: 'Open connections (TCP, TLS, RELP)' }),
   started_at: Timestamp(),
@@ -68,7 +79,9 @@ export const IngestStatus = Type.Object({
     configured: Type.Boolean(),
     token_prefix: Nullable(Type.String()),
     created_at: Nullable(Timestamp()),
-    last_used_at: Nullable(Timestamp({ description: 'Written in batches: may lag real use by up to 30 s in other processes' })),
+    last_used_at: Nullable(
+      Timestamp({ description: 'Written in batches: may lag real use by up to 30 s in other processes' }),
+    ),
   }),
   ingest_url: Type.String(),
   stats: Type.Object(
@@ -84,14 +97,20 @@ export const IngestStatus = Type.Object({
   ),
   syslog: Type.Optional(
     Type.Object(
-      { listeners: Type.Array(SyslogListener, { description: 'One per listener and process, as reported in the last 5 minutes' }) },
+      {
+        listeners: Type.Array(SyslogListener, {
+          description: 'One per listener and process, as reported in the last 5 minutes',
+        }),
+      },
       { description: 'Integrations of the syslog platform only: the listeners their config declares' },
     ),
   ),
 });
 
 const LineError = Type.Object({
-  line: Type.Integer({ description: 'NDJSON: the 1-based line; JSON array: the 1-based element index; single object: 1' }),
+  line: Type.Integer({
+    description: 'NDJSON: the 1-based line; JSON array: the 1-based element index; single object: 1',
+  }),
   reason: Type.String({ description: 'Why the event was not accepted (never echoes the content)' }),
 });
 
@@ -105,7 +124,11 @@ export const PushResult = Type.Object({
   rejected: Type.Integer(),
   ...ErrorsFields,
   batch_ids: Type.Array(Type.String(), { description: 'Ids of the queue batches holding the accepted events' }),
-  ignored_parameters: Type.Optional(Type.Array(Type.String(), { description: 'Query parameters of the push that mean nothing here and were ignored (absent when none)' })),
+  ignored_parameters: Type.Optional(
+    Type.Array(Type.String(), {
+      description: 'Query parameters of the push that mean nothing here and were ignored (absent when none)',
+    }),
+  ),
 });
 
 export const PushBody = Type.Unknown({

@@ -11,7 +11,15 @@ import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Scope } from '../../core/scope.js';
 import { NORMALIZE_QUEUE, type AcceptBatch, type Admission, type IngestBatch } from '../../pipeline/envelope.js';
-import { chunkEvents, isStreamName, parsePushBody, STREAM_NAME_RULE, type ParsedPush, type PushFormatChoice, type PushLineError } from '../../pipeline/sources/push.js';
+import {
+  chunkEvents,
+  isStreamName,
+  parsePushBody,
+  STREAM_NAME_RULE,
+  type ParsedPush,
+  type PushFormatChoice,
+  type PushLineError,
+} from '../../pipeline/sources/push.js';
 import { parseTextBody } from '../../pipeline/sources/text.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import { setAuditTarget } from '../audit/service.js';
@@ -42,7 +50,12 @@ export interface IngestLimits {
 export interface IngestServiceDeps {
   store: IngestStore;
   tokens: IngestTokens;
-  integrations: { find(scope: Scope, id: number): Promise<{ id: number; organization_id: number; platform: string; is_active: boolean } | undefined> };
+  integrations: {
+    find(
+      scope: Scope,
+      id: number,
+    ): Promise<{ id: number; organization_id: number; platform: string; is_active: boolean } | undefined>;
+  };
   /** The normalize queue's depth, for backpressure. */
   queue: Pick<QueuePort, 'counts'>;
   accept: AcceptBatch;
@@ -99,7 +112,20 @@ function reported(list: PushLineError[]): { errors: PushLineError[]; errors_omit
  * and access logs, so it is refused (before the token check: the sender learns why its push
  * is not authenticated) rather than honoured or ignored.
  */
-const CREDENTIAL_PARAMETERS = new Set(['token', 'access_token', 'ingest_token', 'x-ingest-token', 'api_key', 'apikey', 'api-key', 'key', 'auth', 'authorization', 'password', 'secret']);
+const CREDENTIAL_PARAMETERS = new Set([
+  'token',
+  'access_token',
+  'ingest_token',
+  'x-ingest-token',
+  'api_key',
+  'apikey',
+  'api-key',
+  'key',
+  'auth',
+  'authorization',
+  'password',
+  'secret',
+]);
 const MAX_IGNORED_LISTED = 20;
 
 /** The push's other query parameters, ignored (listed in the answer); 422 for a credential. */
@@ -130,8 +156,14 @@ export function createIngestService(deps: IngestServiceDeps) {
     1000,
     (err) => deps.onError(err, 'could not read the normalize queue depth'),
   );
-  const eventsIn = deps.meter.createCounter('collector_events_in_total', { description: 'Events durably accepted by ingestion', unit: '{event}' });
-  const bytesIn = deps.meter.createCounter('collector_bytes_in_total', { description: 'Bytes of events durably accepted by ingestion (after decompression)', unit: 'By' });
+  const eventsIn = deps.meter.createCounter('collector_events_in_total', {
+    description: 'Events durably accepted by ingestion',
+    unit: '{event}',
+  });
+  const bytesIn = deps.meter.createCounter('collector_bytes_in_total', {
+    description: 'Bytes of events durably accepted by ingestion (after decompression)',
+    unit: 'By',
+  });
 
   async function integrationInScope(scope: Scope, id: number) {
     const integration = await integrations.find(scope, id);
@@ -182,13 +214,18 @@ export function createIngestService(deps: IngestServiceDeps) {
       const ignored = ignoredParameters(req.queryParameters ?? []);
       const target = await tokens.verify({ token: req.token, session: req.session ?? false });
       if (!isStreamName(req.stream)) {
-        throw errors.validation(`The stream name ${STREAM_NAME_RULE.pattern}`, { errors: [{ location: 'params/stream', message: STREAM_NAME_RULE.pattern }] });
+        throw errors.validation(`The stream name ${STREAM_NAME_RULE.pattern}`, {
+          errors: [{ location: 'params/stream', message: STREAM_NAME_RULE.pattern }],
+        });
       }
       const text = deps.isTextStream(target, req.stream);
       if (text && req.format !== undefined && req.format !== 'auto') {
-        throw errors.validation(`Stream "${req.stream}" is declared as text (each line is one event): format=${req.format} does not apply; leave format out`, {
-          errors: [{ location: 'querystring/format', message: 'does not apply to a text stream' }],
-        });
+        throw errors.validation(
+          `Stream "${req.stream}" is declared as text (each line is one event): format=${req.format} does not apply; leave format out`,
+          {
+            errors: [{ location: 'querystring/format', message: 'does not apply to a text stream' }],
+          },
+        );
       }
       checkMediaType(req.contentType);
       const encoding = bodyEncoding(req.contentEncoding);
@@ -199,25 +236,43 @@ export function createIngestService(deps: IngestServiceDeps) {
 
       const lease = budget.open();
       try {
-        const body = await readBody(req.body, { ...limits, encoding, contentLength: req.contentLength, admit: lease.grow, text });
+        const body = await readBody(req.body, {
+          ...limits,
+          encoding,
+          contentLength: req.contentLength,
+          admit: lease.grow,
+          text,
+        });
         // Compressed data read as text would fail line by line with "invalid JSON": name the cause.
         if (encoding === 'identity' && looksLikeGzip(body)) {
           throw new AppError('ingest.undeclared_gzip', {
-            detail: 'The body looks like gzip data (it starts with the gzip magic bytes 1f 8b) but Content-Encoding does not say so: send the header Content-Encoding: gzip',
+            detail:
+              'The body looks like gzip data (it starts with the gzip magic bytes 1f 8b) but Content-Encoding does not say so: send the header Content-Encoding: gzip',
           });
         }
-        const parsed = text ? parseTextBody(body) : parsePushBody(body, { maxDepth: deps.jsonMaxDepth, format: req.format ?? 'auto' });
+        const parsed = text
+          ? parseTextBody(body)
+          : parsePushBody(body, { maxDepth: deps.jsonMaxDepth, format: req.format ?? 'auto' });
         if (parsed.format === 'not_a_document') {
           throw new AppError('ingest.no_events_accepted', {
-            detail: 'format=json was given but the body is not one JSON document (an object or an array): send one, or use format=ndjson (or no format) for NDJSON',
+            detail:
+              'format=json was given but the body is not one JSON document (an object or an array): send one, or use format=ndjson (or no format) for NDJSON',
             details: { accepted: 0, rejected: 0, errors: [], errors_omitted: 0 },
           });
         }
-        if (parsed.texts.length + parsed.errors.length > limits.maxEventsPerRequest) throw tooManyEvents(limits.maxEventsPerRequest, 'events');
-        if (parsed.format === 'empty') throw errors.invalid(text ? `The body is empty: stream "${req.stream}" is text, send one event per line` : 'The body is empty: send a JSON object, a JSON array or NDJSON (one object per line)');
+        if (parsed.texts.length + parsed.errors.length > limits.maxEventsPerRequest)
+          throw tooManyEvents(limits.maxEventsPerRequest, 'events');
+        if (parsed.format === 'empty')
+          throw errors.invalid(
+            text
+              ? `The body is empty: stream "${req.stream}" is text, send one event per line`
+              : 'The body is empty: send a JSON object, a JSON array or NDJSON (one object per line)',
+          );
         if (parsed.texts.length === 0) {
           throw new AppError('ingest.no_events_accepted', {
-            detail: parsed.errors.length ? `No event was accepted: ${parsed.errors.length} rejected (first, line ${parsed.errors[0]?.line}: ${parsed.errors[0]?.reason})` : 'The body holds no events',
+            detail: parsed.errors.length
+              ? `No event was accepted: ${parsed.errors.length} rejected (first, line ${parsed.errors[0]?.line}: ${parsed.errors[0]?.reason})`
+              : 'The body holds no events',
             details: { accepted: 0, rejected: parsed.errors.length, ...reported(parsed.errors) },
           });
         }
@@ -231,7 +286,10 @@ export function createIngestService(deps: IngestServiceDeps) {
           });
         }
         pending.add(sent.batchIds.length);
-        eventsIn.add(sent.events, { org_id: String(target.organizationId), integration_id: String(target.integrationId) });
+        eventsIn.add(sent.events, {
+          org_id: String(target.organizationId),
+          integration_id: String(target.integrationId),
+        });
         bytesIn.add(sent.bytes);
 
         let lineErrors = parsed.errors;
@@ -256,8 +314,17 @@ export function createIngestService(deps: IngestServiceDeps) {
       const integration = await integrationInScope(scope, integrationId);
       const { token, row, replaced } = await tokens.issue(integration, actor.kind === 'user' ? actor.id : null);
       // The prefix only: the token itself never reaches the audit trail.
-      setAuditTarget({ organizationId: integration.organization_id, details: { token_prefix: row.token_prefix, replaced } });
-      return { token, token_prefix: row.token_prefix, integration_id: integration.id, created_at: row.created_at, ingest_url: INGEST_URL };
+      setAuditTarget({
+        organizationId: integration.organization_id,
+        details: { token_prefix: row.token_prefix, replaced },
+      });
+      return {
+        token,
+        token_prefix: row.token_prefix,
+        integration_id: integration.id,
+        created_at: row.created_at,
+        ingest_url: INGEST_URL,
+      };
     },
 
     async deleteToken(scope: Scope, integrationId: number): Promise<void> {
@@ -276,8 +343,13 @@ export function createIngestService(deps: IngestServiceDeps) {
         integration.platform === 'syslog' && deps.syslogListeners ? deps.syslogListeners(integrationId) : undefined,
       ]);
       const unwritten = row ? tokens.unwrittenUse(row.token_hash) : undefined;
-      const lastUsed = [row?.last_used_at, unwritten].filter((d): d is Date => d instanceof Date).sort((a, b) => b.getTime() - a.getTime())[0];
-      const lastEvent = streams.map((s) => s.last_event_at).filter((d): d is Date => d !== null).sort((a, b) => b.getTime() - a.getTime())[0];
+      const lastUsed = [row?.last_used_at, unwritten]
+        .filter((d): d is Date => d instanceof Date)
+        .sort((a, b) => b.getTime() - a.getTime())[0];
+      const lastEvent = streams
+        .map((s) => s.last_event_at)
+        .filter((d): d is Date => d !== null)
+        .sort((a, b) => b.getTime() - a.getTime())[0];
       return {
         integration_id: integration.id,
         organization_id: integration.organization_id,

@@ -72,7 +72,11 @@ export function createIngestStore(db: Kysely<DB>) {
     },
 
     async tokenOf(integrationId: number): Promise<IngestTokenRow | undefined> {
-      return q().selectFrom('ingestion_tokens').selectAll().where('integration_id', '=', integrationId).executeTakeFirst();
+      return q()
+        .selectFrom('ingestion_tokens')
+        .selectAll()
+        .where('integration_id', '=', integrationId)
+        .executeTakeFirst();
     },
 
     /**
@@ -85,7 +89,16 @@ export function createIngestStore(db: Kysely<DB>) {
     },
 
     /** Creates or replaces the integration's token; the old hash stops matching at once. */
-    async replace(values: { integration_id: number; organization_id: number; token_prefix: string; token_hash: string; created_by: number | null }, now: Date): Promise<IngestTokenRow> {
+    async replace(
+      values: {
+        integration_id: number;
+        organization_id: number;
+        token_prefix: string;
+        token_hash: string;
+        created_by: number | null;
+      },
+      now: Date,
+    ): Promise<IngestTokenRow> {
       return q()
         .insertInto('ingestion_tokens')
         .values({ ...values, created_at: now, last_used_at: null })
@@ -105,7 +118,11 @@ export function createIngestStore(db: Kysely<DB>) {
 
     /** Deletes the integration's token; its hash, or undefined when there was none. */
     async remove(integrationId: number): Promise<string | undefined> {
-      const row = await q().deleteFrom('ingestion_tokens').where('integration_id', '=', integrationId).returning('token_hash').executeTakeFirst();
+      const row = await q()
+        .deleteFrom('ingestion_tokens')
+        .where('integration_id', '=', integrationId)
+        .returning('token_hash')
+        .executeTakeFirst();
       return row?.token_hash;
     },
 
@@ -116,7 +133,9 @@ export function createIngestStore(db: Kysely<DB>) {
       const times = hashes.map((h) => (batch.get(h) as Date).toISOString());
       await sql`update ingestion_tokens set last_used_at = v.t
         from unnest(${hashes}::text[], ${times}::timestamptz[]) as v(h, t)
-        where ingestion_tokens.token_hash = v.h and (ingestion_tokens.last_used_at is null or ingestion_tokens.last_used_at < v.t)`.execute(q());
+        where ingestion_tokens.token_hash = v.h and (ingestion_tokens.last_used_at is null or ingestion_tokens.last_used_at < v.t)`.execute(
+        q(),
+      );
     },
 
     /** Per-stream sums of the counters from `sinceDay` (UTC YYYY-MM-DD) on. */
@@ -148,6 +167,8 @@ export type IngestStore = ReturnType<typeof createIngestStore>;
 
 /** Events accepted and not yet normalized, every organization (the ledger's pending_normalization). */
 export async function readPendingEvents(db: Kysely<DB>): Promise<number> {
-  const { rows } = await sql<{ n: string }>`select coalesce(sum(event_count), 0)::text as n from accepted_batches where event_count > 0`.execute(executor(db));
+  const { rows } = await sql<{
+    n: string;
+  }>`select coalesce(sum(event_count), 0)::text as n from accepted_batches where event_count > 0`.execute(executor(db));
   return Number(rows[0]?.n ?? 0);
 }

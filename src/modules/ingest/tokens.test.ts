@@ -37,7 +37,12 @@ function call(who: Principal, method: 'GET' | 'POST' | 'DELETE', url: string) {
 }
 
 function push(token: string, body = '{"a":1}') {
-  return t.app.inject({ method: 'POST', url: '/api/ingest/events', headers: { authorization: `Bearer ${token}` }, payload: body });
+  return t.app.inject({
+    method: 'POST',
+    url: '/api/ingest/events',
+    headers: { authorization: `Bearer ${token}` },
+    payload: body,
+  });
 }
 
 describe('POST /api/ingest/integrations/{id}/token', () => {
@@ -50,7 +55,11 @@ describe('POST /api/ingest/integrations/{id}/token', () => {
     expect(body).toMatchObject({ integration_id: id, ingest_url: '/api/ingest/{stream}' });
     expect(String(body.token).startsWith(String(body.token_prefix))).toBe(true);
     expect(Date.parse(String(body.created_at))).not.toBeNaN();
-    const stored = await t.container.database.db.selectFrom('ingestion_tokens').selectAll().where('integration_id', '=', id).executeTakeFirstOrThrow();
+    const stored = await t.container.database.db
+      .selectFrom('ingestion_tokens')
+      .selectAll()
+      .where('integration_id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(stored.token_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(stored)).not.toContain(String(body.token));
     expect((await push(String(body.token))).statusCode).toBe(200);
@@ -58,7 +67,12 @@ describe('POST /api/ingest/integrations/{id}/token', () => {
 
   it('accepts the JSON body {} that clients send with it', async () => {
     const id = await integration(orgA);
-    const res = await t.app.inject({ method: 'POST', url: `/api/ingest/integrations/${id}/token`, headers: adminA.headers, payload: {} });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/ingest/integrations/${id}/token`,
+      headers: adminA.headers,
+      payload: {},
+    });
     expect(res.statusCode, res.body).toBe(201);
   });
 
@@ -72,25 +86,39 @@ describe('POST /api/ingest/integrations/{id}/token', () => {
     expect(old.statusCode).toBe(401);
     expect(old.json()).toMatchObject({ error: { code: 'ingest.invalid_token' } });
     expect((await push(String(second.token))).statusCode).toBe(200);
-    const rows = await t.container.database.db.selectFrom('ingestion_tokens').select('integration_id').where('integration_id', '=', id).execute();
+    const rows = await t.container.database.db
+      .selectFrom('ingestion_tokens')
+      .select('integration_id')
+      .where('integration_id', '=', id)
+      .execute();
     expect(rows).toHaveLength(1);
   });
 
   it('is allowed to an admin service account and recorded without a creator user', async () => {
     const id = await integration(orgA);
     expect((await call(saA, 'POST', `/api/ingest/integrations/${id}/token`)).statusCode).toBe(201);
-    const row = await t.container.database.db.selectFrom('ingestion_tokens').select('created_by').where('integration_id', '=', id).executeTakeFirstOrThrow();
+    const row = await t.container.database.db
+      .selectFrom('ingestion_tokens')
+      .select('created_by')
+      .where('integration_id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(row.created_by).toBeNull();
   });
 
-  it('answers 404 for another organization\'s integration and an unknown one', async () => {
+  it("answers 404 for another organization's integration and an unknown one", async () => {
     const foreign = await integration(orgB);
     for (const target of [foreign, 987654]) {
       const res = await call(adminA, 'POST', `/api/ingest/integrations/${target}/token`);
       expect(res.statusCode).toBe(404);
       expect(typeof res.json().detail).toBe('string');
     }
-    expect(await t.container.database.db.selectFrom('ingestion_tokens').select('integration_id').where('integration_id', '=', foreign).executeTakeFirst()).toBeUndefined();
+    expect(
+      await t.container.database.db
+        .selectFrom('ingestion_tokens')
+        .select('integration_id')
+        .where('integration_id', '=', foreign)
+        .executeTakeFirst(),
+    ).toBeUndefined();
   });
 
   it('answers 403 to a viewer (user.manage)', async () => {
@@ -109,8 +137,17 @@ describe('POST /api/ingest/integrations/{id}/token', () => {
     });
     const token = String(res.json<Json>().token);
     await push(token);
-    await t.app.inject({ method: 'POST', url: '/api/ingest/events', headers: { 'x-ingest-token': token }, payload: '{"b":2}' });
-    const entries = await t.container.database.db.selectFrom('audit_log').selectAll().where('correlation_id', '=', 'token-audit-check').execute();
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/ingest/events',
+      headers: { 'x-ingest-token': token },
+      payload: '{"b":2}',
+    });
+    const entries = await t.container.database.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('correlation_id', '=', 'token-audit-check')
+      .execute();
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ operation_id: 'ingest.create_token', outcome: 'success' });
     expect(JSON.stringify(entries)).toContain(token.slice(0, 12));
@@ -133,7 +170,7 @@ describe('DELETE /api/ingest/integrations/{id}/token', () => {
     expect((await call(adminA, 'DELETE', `/api/ingest/integrations/${id}/token`)).statusCode).toBe(404);
   });
 
-  it('answers 404 for another organization\'s integration, leaving its token working', async () => {
+  it("answers 404 for another organization's integration, leaving its token working", async () => {
     const foreign = await integration(orgB);
     const adminB = await createPrincipal(t, { role: 'admin', organizationId: orgB });
     const token = String((await call(adminB, 'POST', `/api/ingest/integrations/${foreign}/token`)).json<Json>().token);
@@ -169,15 +206,43 @@ describe('GET /api/ingest/integrations/{id}', () => {
     await db
       .insertInto('stream_counters')
       .values([
-        { organization_id: orgA, integration_id: id, stream: 'dns', day: today, events_in: 10, bytes_in: 1000, last_event_at: at },
-        { organization_id: orgA, integration_id: id, stream: 'auth', day: today, events_in: 3, bytes_in: 300, last_event_at: null },
-        { organization_id: orgA, integration_id: id, stream: 'dns', day: old, events_in: 99, bytes_in: 9900, last_event_at: null },
+        {
+          organization_id: orgA,
+          integration_id: id,
+          stream: 'dns',
+          day: today,
+          events_in: 10,
+          bytes_in: 1000,
+          last_event_at: at,
+        },
+        {
+          organization_id: orgA,
+          integration_id: id,
+          stream: 'auth',
+          day: today,
+          events_in: 3,
+          bytes_in: 300,
+          last_event_at: null,
+        },
+        {
+          organization_id: orgA,
+          integration_id: id,
+          stream: 'dns',
+          day: old,
+          events_in: 99,
+          bytes_in: 9900,
+          last_event_at: null,
+        },
       ])
       .execute();
     const res = await call(adminA, 'GET', `/api/ingest/integrations/${id}`);
     expect(res.statusCode).toBe(200);
     const body = res.json<Json>();
-    expect(body.token).toMatchObject({ configured: true, token_prefix: created.token_prefix, created_at: created.created_at });
+    expect(body.token).toMatchObject({
+      configured: true,
+      token_prefix: created.token_prefix,
+      created_at: created.created_at,
+    });
     expect(Date.parse(String((body.token as Json).last_used_at))).not.toBeNaN();
     expect(body.stats).toMatchObject({
       events_in: 13,
@@ -195,7 +260,12 @@ describe('GET /api/ingest/integrations/{id}', () => {
     const token = String((await call(adminA, 'POST', `/api/ingest/integrations/${id}/token`)).json<Json>().token);
     await push(token);
     const db = t.container.database.db;
-    const read = () => db.selectFrom('ingestion_tokens').select('last_used_at').where('integration_id', '=', id).executeTakeFirstOrThrow();
+    const read = () =>
+      db
+        .selectFrom('ingestion_tokens')
+        .select('last_used_at')
+        .where('integration_id', '=', id)
+        .executeTakeFirstOrThrow();
     expect((await read()).last_used_at).toBeNull();
     // The container flushes every 30 s and at shutdown; the test flushes by hand.
     await t.container.ingest.service.flushLastUsed();

@@ -63,12 +63,15 @@ export interface PresentedCredential {
 function wrongCredential(presented: PresentedCredential): AppError | undefined {
   const get = `create one with ${TOKEN_OPERATION} (an administrator's API token or session), then send Authorization: Bearer <svcik_...> or X-Ingest-Token`;
   if (presented.token?.startsWith(API_TOKEN_PREFIX)) {
-    return invalidToken(`This endpoint takes an integration's ingestion token (svcik_...), not an API token (${API_TOKEN_PREFIX}...): ${get}`);
+    return invalidToken(
+      `This endpoint takes an integration's ingestion token (svcik_...), not an API token (${API_TOKEN_PREFIX}...): ${get}`,
+    );
   }
   if (presented.token === undefined && presented.session) {
     return invalidToken(`This endpoint takes an integration's ingestion token, not a console session: ${get}`);
   }
-  if (presented.token === undefined) return invalidToken(`Missing ingestion token: send Authorization: Bearer <token> or X-Ingest-Token; ${get}`);
+  if (presented.token === undefined)
+    return invalidToken(`Missing ingestion token: send Authorization: Bearer <token> or X-Ingest-Token; ${get}`);
   return undefined;
 }
 
@@ -101,7 +104,10 @@ export function createIngestTokens(deps: IngestTokenDeps) {
 
   return {
     /** Issues (or rotates) the integration's token; the value is returned here only. */
-    async issue(integration: { id: number; organization_id: number }, createdBy: number | null): Promise<{ token: string; row: IngestTokenRow; replaced: boolean }> {
+    async issue(
+      integration: { id: number; organization_id: number },
+      createdBy: number | null,
+    ): Promise<{ token: string; row: IngestTokenRow; replaced: boolean }> {
       await store.lockIntegration(integration.id);
       const previous = await store.tokenOf(integration.id);
       const token = generateToken(INGEST_TOKEN_PREFIX);
@@ -147,13 +153,22 @@ export function createIngestTokens(deps: IngestTokenDeps) {
       const target = await targetOf(hash);
       if (!target || !safeEqual(target.token_hash, hash)) throw invalidToken();
       if (!target.integration_active) {
-        throw new AppError('ingest.integration_inactive', { detail: 'The integration of this ingestion token is not active' });
+        throw new AppError('ingest.integration_inactive', {
+          detail: 'The integration of this ingestion token is not active',
+        });
       }
       if (!target.organization_active) {
-        throw new AppError('ingest.integration_inactive', { detail: 'The organization of this ingestion token is not active' });
+        throw new AppError('ingest.integration_inactive', {
+          detail: 'The organization of this ingestion token is not active',
+        });
       }
       lastUsed.set(hash, clock.now());
-      return { integrationId: target.integration_id, organizationId: target.organization_id, platform: target.platform, textStreams: target.text_streams };
+      return {
+        integrationId: target.integration_id,
+        organizationId: target.organization_id,
+        platform: target.platform,
+        textStreams: target.text_streams,
+      };
     },
 
     /** A use of the token by this process not yet written to the database. */

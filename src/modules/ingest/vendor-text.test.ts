@@ -20,10 +20,17 @@ function lines(platform: string): string[] {
 }
 
 async function tokenFor(platform: string): Promise<string> {
-  const created = await t.app.inject({ method: 'POST', url: '/api/integrations/', headers: admin.headers, payload: { name: platform, platform, organization_id: org, config: {} } });
+  const created = await t.app.inject({
+    method: 'POST',
+    url: '/api/integrations/',
+    headers: admin.headers,
+    payload: { name: platform, platform, organization_id: org, config: {} },
+  });
   expect(created.statusCode, created.body).toBe(201);
   const id = created.json<Json>().id as number;
-  return (await t.app.inject({ method: 'POST', url: `/api/ingest/integrations/${id}/token`, headers: admin.headers })).json<Json>().token as string;
+  return (
+    await t.app.inject({ method: 'POST', url: `/api/ingest/integrations/${id}/token`, headers: admin.headers })
+  ).json<Json>().token as string;
 }
 
 async function batch(id: string): Promise<IngestBatch> {
@@ -50,7 +57,12 @@ describe.each([
   it('takes its syslog stream as text without config, and maps each line with the built-in mapping', async () => {
     const token = await tokenFor(platform);
     const sent = lines(platform).slice(0, 3);
-    const res = await t.app.inject({ method: 'POST', url: '/api/ingest/syslog', headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' }, payload: `${sent.join('\n')}\n` });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/ingest/syslog',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
+      payload: `${sent.join('\n')}\n`,
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ accepted: 3, rejected: 0 });
     const b = await batch((res.json<Json>().batch_ids as string[])[0]!);

@@ -3,7 +3,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
-import { FAKE_API_KEY, fakeProviderConnector, startFakeProvider, type FakeProvider } from '../../../test/support/vendors/fake-provider.js';
+import {
+  FAKE_API_KEY,
+  fakeProviderConnector,
+  startFakeProvider,
+  type FakeProvider,
+} from '../../../test/support/vendors/fake-provider.js';
 import { registerConnector } from '../../connectors/index.js';
 import { newId } from '../../core/ids.js';
 
@@ -21,7 +26,11 @@ const call = (who: Principal, method: 'GET' | 'POST' | 'PUT', url: string, paylo
   t.app.inject({ method, url, headers: who.headers, ...(payload !== undefined ? { payload: payload as Json } : {}) });
 
 async function createIntegration(body: Json): Promise<number> {
-  const res = await call(adminA, 'POST', '/api/integrations/', { organization_id: orgA, platform: 'fake_provider', ...body });
+  const res = await call(adminA, 'POST', '/api/integrations/', {
+    organization_id: orgA,
+    platform: 'fake_provider',
+    ...body,
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json<{ id: number }>().id;
 }
@@ -48,7 +57,13 @@ describe('POST /api/integrations/{id}/test-connection', () => {
     const before = sim.log.length;
     const res = await call(adminA, 'POST', `/api/integrations/${puller}/test-connection`);
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ ok: true, kind: 'vendor', detail: 'authenticated as partner-account', status: null, error_kind: null });
+    expect(res.json()).toMatchObject({
+      ok: true,
+      kind: 'vendor',
+      detail: 'authenticated as partner-account',
+      status: null,
+      error_kind: null,
+    });
     expect(res.json().latency_ms).toBeGreaterThanOrEqual(0);
     expect(sim.log.slice(before)).toEqual([{ path: '/v1/whoami', customer: undefined, authorized: true }]);
   });
@@ -63,8 +78,14 @@ describe('POST /api/integrations/{id}/test-connection', () => {
     sim.failNext(400);
     const refused = (await call(adminA, 'POST', `/api/integrations/${puller}/test-connection`)).json();
     expect(refused).toMatchObject({ ok: false, status: 400, error_kind: 'bad_request' });
-    const unreachable = await createIntegration({ name: 'Fake closed port', config: { ...sim.config(), base_url: 'http://127.0.0.1:9/' } });
-    expect((await call(adminA, 'POST', `/api/integrations/${unreachable}/test-connection`)).json()).toMatchObject({ ok: false, error_kind: 'unavailable' });
+    const unreachable = await createIntegration({
+      name: 'Fake closed port',
+      config: { ...sim.config(), base_url: 'http://127.0.0.1:9/' },
+    });
+    expect((await call(adminA, 'POST', `/api/integrations/${unreachable}/test-connection`)).json()).toMatchObject({
+      ok: false,
+      error_kind: 'unavailable',
+    });
     const health = await call(viewerA, 'GET', `/api/integrations/${bad}/health`);
     expect(health.json().checks.items[0]).toMatchObject({ ok: false, status: 401 });
     const stored = await t.container.database.db.selectFrom('integration_checks').select('detail').execute();
@@ -101,12 +122,26 @@ describe('GET /api/integrations/{id}/health', () => {
     const now = new Date();
     await t.container.database.db
       .insertInto('collector_state')
-      .values({ integration_id: puller, stream: 'events', organization_id: orgA, watermark_at: new Date(now.getTime() - 120_000), last_run_at: now, last_success_at: now, consecutive_failures: 0, events_total: 5, cycles_skipped_locked: 0 })
+      .values({
+        integration_id: puller,
+        stream: 'events',
+        organization_id: orgA,
+        watermark_at: new Date(now.getTime() - 120_000),
+        last_run_at: now,
+        last_success_at: now,
+        consecutive_failures: 0,
+        events_total: 5,
+        cycles_skipped_locked: 0,
+      })
       .execute();
     const res = await call(viewerA, 'GET', `/api/integrations/${puller}/health?limit=1`);
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ integration_id: puller, check_kind: 'vendor', checks: { total: 2, limit: 1, offset: 0 } });
+    expect(body).toMatchObject({
+      integration_id: puller,
+      check_kind: 'vendor',
+      checks: { total: 2, limit: 1, offset: 0 },
+    });
     expect(body.checks.items).toHaveLength(1);
     expect(body.last_check).toEqual(body.checks.items[0]);
     expect(body.last_check.ok).toBe(false); // the 400 answered last
@@ -114,7 +149,10 @@ describe('GET /api/integrations/{id}/health', () => {
     expect(older.checks.items[0].ok).toBe(true);
     expect(older.last_check.ok).toBe(false);
     const streams = body.streams as Json[];
-    expect(streams.map((s) => [s.stream, s.status, s.enabled])).toEqual([['events', 'healthy', true], ['alerts', 'pending', true]]);
+    expect(streams.map((s) => [s.stream, s.status, s.enabled])).toEqual([
+      ['events', 'healthy', true],
+      ['alerts', 'pending', true],
+    ]);
     expect(streams[0]!.lag_seconds).toBeGreaterThanOrEqual(120);
     expect(streams[1]!.lag_seconds).toBeNull();
   });
@@ -122,25 +160,48 @@ describe('GET /api/integrations/{id}/health', () => {
 
 describe('collection filters', () => {
   it('reads the defaults, then replaces them after validation', async () => {
-    expect((await call(viewerA, 'GET', `/api/integrations/${puller}/collection-filters`)).json()).toEqual({ streams: null, exclude: [], available_streams: ['events', 'alerts'] });
+    expect((await call(viewerA, 'GET', `/api/integrations/${puller}/collection-filters`)).json()).toEqual({
+      streams: null,
+      exclude: [],
+      available_streams: ['events', 'alerts'],
+    });
     const filters = { streams: ['events'], exclude: [{ field: 'type', op: 'eq', value: 'system.heartbeat' }] };
     const res = await call(adminA, 'PUT', `/api/integrations/${puller}/collection-filters`, filters);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({ ...filters, available_streams: ['events', 'alerts'] });
-    expect((await call(viewerA, 'GET', `/api/integrations/${puller}/collection-filters`)).json()).toMatchObject(filters);
+    expect((await call(viewerA, 'GET', `/api/integrations/${puller}/collection-filters`)).json()).toMatchObject(
+      filters,
+    );
     // The excluded stream now reads disabled.
     const streams = (await call(viewerA, 'GET', `/api/integrations/${puller}/health`)).json().streams as Json[];
-    expect(streams.map((s) => [s.stream, s.status])).toEqual([['events', 'healthy'], ['alerts', 'disabled']]);
-    const audit = await t.container.database.db.selectFrom('audit_log').select(['outcome']).where('operation_id', '=', 'integrations.set_collection_filters').execute();
+    expect(streams.map((s) => [s.stream, s.status])).toEqual([
+      ['events', 'healthy'],
+      ['alerts', 'disabled'],
+    ]);
+    const audit = await t.container.database.db
+      .selectFrom('audit_log')
+      .select(['outcome'])
+      .where('operation_id', '=', 'integrations.set_collection_filters')
+      .execute();
     expect(audit.map((a) => a.outcome)).toEqual(['success']);
   });
 
   it('answers 422 with the location of every problem', async () => {
-    const res = await call(adminA, 'PUT', `/api/integrations/${puller}/collection-filters`, { streams: ['events', 'nope'], exclude: [{ field: 'type', op: 'regex', value: '(' }, { any: [] }] });
+    const res = await call(adminA, 'PUT', `/api/integrations/${puller}/collection-filters`, {
+      streams: ['events', 'nope'],
+      exclude: [{ field: 'type', op: 'regex', value: '(' }, { any: [] }],
+    });
     expect(res.statusCode).toBe(422);
     expect(typeof res.json().detail).toBe('string');
-    expect(res.json().error.details.errors.map((e: Json) => e.location).sort()).toEqual(['body/exclude/0/value', 'body/exclude/1/any', 'body/streams/1']);
-    expect((await call(adminA, 'PUT', `/api/integrations/${puller}/collection-filters`, { stream: ['events'] })).statusCode).toBe(422);
+    expect(
+      res
+        .json()
+        .error.details.errors.map((e: Json) => e.location)
+        .sort(),
+    ).toEqual(['body/exclude/0/value', 'body/exclude/1/any', 'body/streams/1']);
+    expect(
+      (await call(adminA, 'PUT', `/api/integrations/${puller}/collection-filters`, { stream: ['events'] })).statusCode,
+    ).toBe(422);
     const custom = await call(adminA, 'PUT', `/api/integrations/${push}/collection-filters`, { streams: null });
     expect(custom.json().error.code).toBe('integration.not_collectable');
     expect((await call(viewerA, 'PUT', `/api/integrations/${puller}/collection-filters`, {})).statusCode).toBe(403);
@@ -152,17 +213,87 @@ describe('overview and sync-status', () => {
     const db = t.container.database.db;
     const today = new Date().toISOString().slice(0, 10);
     const old = new Date(Date.now() - 5 * 86_400_000).toISOString().slice(0, 10);
-    await db.insertInto('stream_counters').values([
-      { organization_id: orgA, integration_id: puller, stream: 'events', day: today, events_in: 10, bytes_in: 1000, normalized: 10, flagged: 0, quarantined: 1, quarantine_released: 0, duplicates: 0, last_event_at: new Date() },
-      { organization_id: orgA, integration_id: puller, stream: 'events', day: old, events_in: 5, bytes_in: 500, normalized: 5, flagged: 0, quarantined: 0, quarantine_released: 0, duplicates: 0, last_event_at: null },
-    ]).execute();
-    await db.insertInto('quarantine_events').values({ id: newId(), organization_id: orgA, integration_id: puller, stream: 'events', received_at: new Date(), raw: '{}', error_kind: 'no_mapping', error_detail: 'x' }).execute();
-    await db.insertInto('drift_fields').values({ id: newId(), organization_id: orgA, integration_id: puller, stream: 'events', path: 'new.field', value_type: 'string', first_seen_at: new Date(), last_seen_at: new Date() }).execute();
-    await db.insertInto('backfill_jobs').values({ id: newId(), organization_id: orgA, integration_id: puller, streams: JSON.stringify(['events']), from_ts: new Date(Date.now() - 86_400_000), to_ts: new Date(), status: 'running', created_at: new Date(), updated_at: new Date() }).execute();
+    await db
+      .insertInto('stream_counters')
+      .values([
+        {
+          organization_id: orgA,
+          integration_id: puller,
+          stream: 'events',
+          day: today,
+          events_in: 10,
+          bytes_in: 1000,
+          normalized: 10,
+          flagged: 0,
+          quarantined: 1,
+          quarantine_released: 0,
+          duplicates: 0,
+          last_event_at: new Date(),
+        },
+        {
+          organization_id: orgA,
+          integration_id: puller,
+          stream: 'events',
+          day: old,
+          events_in: 5,
+          bytes_in: 500,
+          normalized: 5,
+          flagged: 0,
+          quarantined: 0,
+          quarantine_released: 0,
+          duplicates: 0,
+          last_event_at: null,
+        },
+      ])
+      .execute();
+    await db
+      .insertInto('quarantine_events')
+      .values({
+        id: newId(),
+        organization_id: orgA,
+        integration_id: puller,
+        stream: 'events',
+        received_at: new Date(),
+        raw: '{}',
+        error_kind: 'no_mapping',
+        error_detail: 'x',
+      })
+      .execute();
+    await db
+      .insertInto('drift_fields')
+      .values({
+        id: newId(),
+        organization_id: orgA,
+        integration_id: puller,
+        stream: 'events',
+        path: 'new.field',
+        value_type: 'string',
+        first_seen_at: new Date(),
+        last_seen_at: new Date(),
+      })
+      .execute();
+    await db
+      .insertInto('backfill_jobs')
+      .values({
+        id: newId(),
+        organization_id: orgA,
+        integration_id: puller,
+        streams: JSON.stringify(['events']),
+        from_ts: new Date(Date.now() - 86_400_000),
+        to_ts: new Date(),
+        status: 'running',
+        created_at: new Date(),
+        updated_at: new Date(),
+      })
+      .execute();
     const res = await call(viewerA, 'GET', `/api/integrations/${puller}/overview`);
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
-    expect(body.integration).toMatchObject({ id: puller, name: 'Fake pull', config: { api_key: { configured: true } } });
+    expect(body.integration).toMatchObject({
+      id: puller,
+      name: 'Fake pull',
+      config: { api_key: { configured: true } },
+    });
     expect(res.body).not.toContain(FAKE_API_KEY);
     expect(body).toMatchObject({
       collection: { mode: 'pull', connector: { platform: 'fake_provider', auth: 'api_token' } },
@@ -175,25 +306,91 @@ describe('overview and sync-status', () => {
       last_check: { ok: false },
       tenants: null,
     });
-    expect(body.collection.streams[0]).toMatchObject({ stream: 'events', events_24h: 10, events_7d: 15, status: 'healthy' });
+    expect(body.collection.streams[0]).toMatchObject({
+      stream: 'events',
+      events_24h: 10,
+      events_7d: 15,
+      status: 'healthy',
+    });
     const pushed = (await call(viewerA, 'GET', `/api/integrations/${push}/overview`)).json();
-    expect(pushed).toMatchObject({ collection: { mode: 'push', connector: null, streams: [] }, ingestion_token_configured: true, last_check: { ok: true } });
+    expect(pushed).toMatchObject({
+      collection: { mode: 'push', connector: null, streams: [] },
+      ingestion_token_configured: true,
+      last_check: { ok: true },
+    });
   });
 
   it('reports per stream progress, lag and running or queued tasks', async () => {
     const db = t.container.database.db;
-    await db.insertInto('collector_state').values({ integration_id: puller, stream: 'alerts', organization_id: orgA, cursor: 'abc', last_run_at: new Date(), consecutive_failures: 3, last_error: 'auth: HTTP 401', last_error_at: new Date(), events_total: 0, cycles_skipped_locked: 0 }).execute();
-    await db.insertInto('collector_runs').values([
-      { id: newId(), organization_id: orgA, integration_id: puller, stream: 'events', reason: 'schedule', status: 'running', created_at: new Date() },
-      { id: newId(), organization_id: orgA, integration_id: puller, stream: 'events', reason: 'trigger', status: 'queued', created_at: new Date() },
-      { id: newId(), organization_id: orgA, integration_id: puller, stream: 'events', reason: 'schedule', status: 'succeeded', created_at: new Date() },
-    ]).execute();
+    await db
+      .insertInto('collector_state')
+      .values({
+        integration_id: puller,
+        stream: 'alerts',
+        organization_id: orgA,
+        cursor: 'abc',
+        last_run_at: new Date(),
+        consecutive_failures: 3,
+        last_error: 'auth: HTTP 401',
+        last_error_at: new Date(),
+        events_total: 0,
+        cycles_skipped_locked: 0,
+      })
+      .execute();
+    await db
+      .insertInto('collector_runs')
+      .values([
+        {
+          id: newId(),
+          organization_id: orgA,
+          integration_id: puller,
+          stream: 'events',
+          reason: 'schedule',
+          status: 'running',
+          created_at: new Date(),
+        },
+        {
+          id: newId(),
+          organization_id: orgA,
+          integration_id: puller,
+          stream: 'events',
+          reason: 'trigger',
+          status: 'queued',
+          created_at: new Date(),
+        },
+        {
+          id: newId(),
+          organization_id: orgA,
+          integration_id: puller,
+          stream: 'events',
+          reason: 'schedule',
+          status: 'succeeded',
+          created_at: new Date(),
+        },
+      ])
+      .execute();
     const res = await call(viewerA, 'GET', `/api/integrations/${puller}/sync-status`);
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body).toMatchObject({ integration_id: puller, mode: 'pull', tenant_sync: null });
-    expect(body.streams[0]).toMatchObject({ stream: 'events', cursor_kind: 'date', running: true, queued: 1, consecutive_failures: 0 });
+    expect(body.streams[0]).toMatchObject({
+      stream: 'events',
+      cursor_kind: 'date',
+      running: true,
+      queued: 1,
+      consecutive_failures: 0,
+    });
     expect(body.streams[0].lag_seconds).toBeGreaterThanOrEqual(120);
-    expect(body.streams[1]).toMatchObject({ stream: 'alerts', cursor_kind: 'opaque', running: false, queued: 0, consecutive_failures: 3, last_error: 'auth: HTTP 401', watermark_at: null, lag_seconds: null, status: 'disabled' });
+    expect(body.streams[1]).toMatchObject({
+      stream: 'alerts',
+      cursor_kind: 'opaque',
+      running: false,
+      queued: 0,
+      consecutive_failures: 3,
+      last_error: 'auth: HTTP 401',
+      watermark_at: null,
+      lag_seconds: null,
+      status: 'disabled',
+    });
   });
 });

@@ -34,7 +34,13 @@ export type StreamStatus = 'healthy' | 'failing' | 'pending' | 'disabled';
 /** One stream's collection state as the health, overview and sync-status answers show it. */
 export function streamState(spec: StreamSpec, state: StateRow | undefined, enabled: boolean, now: Date) {
   const watermark = state?.watermark_at ?? null;
-  const status: StreamStatus = !enabled ? 'disabled' : !state?.last_run_at ? 'pending' : state.consecutive_failures > 0 ? 'failing' : 'healthy';
+  const status: StreamStatus = !enabled
+    ? 'disabled'
+    : !state?.last_run_at
+      ? 'pending'
+      : state.consecutive_failures > 0
+        ? 'failing'
+        : 'healthy';
   return {
     stream: spec.name,
     cursor_kind: spec.cursor,
@@ -65,35 +71,67 @@ export function streamStates(row: IntegrationRow, connector: Connector | undefin
     // A stored filter that no longer validates fails its cycles visibly (last_error); here the stream still shows.
   }
   const byStream = new Map(states.map((s) => [s.stream, s]));
-  return connector.streams.map((spec) => streamState(spec, byStream.get(spec.name), collecting && enabled(spec.name), now));
+  return connector.streams.map((spec) =>
+    streamState(spec, byStream.get(spec.name), collecting && enabled(spec.name), now),
+  );
 }
 
 export function createCheckService(deps: OpsDeps) {
   const { ops, clock, connectorFor, integrations, runtime } = deps;
 
-  async function pushCheck(row: IntegrationRow): Promise<{ ok: boolean; detail: string; status: null; latencyMs: number }> {
+  async function pushCheck(
+    row: IntegrationRow,
+  ): Promise<{ ok: boolean; detail: string; status: null; latencyMs: number }> {
     const started = performance.now();
     const [token, lastEvent] = await Promise.all([ops.ingestionTokenConfigured(row.id), ops.lastEventAt(row.id)]);
     const parts = [
-      token ? 'ingestion token configured' : `no ingestion token: create one with POST /api/ingest/integrations/${row.id}/token`,
+      token
+        ? 'ingestion token configured'
+        : `no ingestion token: create one with POST /api/ingest/integrations/${row.id}/token`,
       lastEvent ? `last event received at ${lastEvent.toISOString()}` : 'no event received yet',
     ];
     if (!row.is_active) parts.push('the integration is inactive: pushed events are refused');
     const ok = token && row.is_active;
-    return { ok, detail: `push-only integration (nothing to call): ${parts.join('; ')}`, status: null, latencyMs: Math.round(performance.now() - started) };
+    return {
+      ok,
+      detail: `push-only integration (nothing to call): ${parts.join('; ')}`,
+      status: null,
+      latencyMs: Math.round(performance.now() - started),
+    };
   }
 
   return {
     async test(actor: Actor, id: number) {
       const row = await findIntegration(deps, scopeOf(actor), id);
       const connector = connectorFor(row.platform);
-      let result: { ok: boolean; detail: string; status: number | null; latencyMs: number; kind: CheckKind; errorKind: string | null };
+      let result: {
+        ok: boolean;
+        detail: string;
+        status: number | null;
+        latencyMs: number;
+        kind: CheckKind;
+        errorKind: string | null;
+      };
       if (pulls(row, connector)) {
         const target = await integrations.collectTarget(row);
         const outcome = await callVendor(runtime, { key: row.id, ...target }, (ctx) => connector.test(ctx));
         result = outcome.ok
-          ? { ok: true, detail: redact(String(outcome.value), target.secrets), status: null, latencyMs: outcome.latencyMs, kind: 'vendor', errorKind: null }
-          : { ok: false, detail: `${outcome.error.kind}: ${outcome.error.message}`, status: outcome.error.status, latencyMs: outcome.latencyMs, kind: 'vendor', errorKind: outcome.error.kind };
+          ? {
+              ok: true,
+              detail: redact(String(outcome.value), target.secrets),
+              status: null,
+              latencyMs: outcome.latencyMs,
+              kind: 'vendor',
+              errorKind: null,
+            }
+          : {
+              ok: false,
+              detail: `${outcome.error.kind}: ${outcome.error.message}`,
+              status: outcome.error.status,
+              latencyMs: outcome.latencyMs,
+              kind: 'vendor',
+              errorKind: outcome.error.kind,
+            };
       } else {
         result = { ...(await pushCheck(row)), kind: 'push', errorKind: null };
       }
@@ -110,8 +148,20 @@ export function createCheckService(deps: OpsDeps) {
         checked_at: checkedAt,
       };
       await deps.transaction(() => ops.insertCheck(check));
-      setAuditTarget({ organizationId: row.organization_id, details: { ok: result.ok, kind: result.kind, ...(result.errorKind ? { error_kind: result.errorKind } : {}) } });
-      return { id: check.id, ok: result.ok, kind: result.kind, detail: check.detail, status: result.status, error_kind: result.errorKind, latency_ms: result.latencyMs, checked_at: checkedAt };
+      setAuditTarget({
+        organizationId: row.organization_id,
+        details: { ok: result.ok, kind: result.kind, ...(result.errorKind ? { error_kind: result.errorKind } : {}) },
+      });
+      return {
+        id: check.id,
+        ok: result.ok,
+        kind: result.kind,
+        detail: check.detail,
+        status: result.status,
+        error_kind: result.errorKind,
+        latency_ms: result.latencyMs,
+        checked_at: checkedAt,
+      };
     },
 
     async health(scope: Scope, id: number, page: OffsetPage) {

@@ -46,25 +46,42 @@ export interface PolicyPatch {
 
 export const notFound = () => errors.notFound('Integration');
 
-export async function findIntegration(deps: Pick<OpsDeps, 'integrations'>, scope: Scope, id: number): Promise<IntegrationRow> {
+export async function findIntegration(
+  deps: Pick<OpsDeps, 'integrations'>,
+  scope: Scope,
+  id: number,
+): Promise<IntegrationRow> {
   const row = await deps.integrations.find(scope, id);
   if (!row) throw notFound();
   return row;
 }
 
 /** A parent that discovers customer tenants: its platform's connector can, and config.partner is on. */
-export function isManagedProvider(row: IntegrationRow, connector: Connector | undefined): connector is Connector & { tenants: NonNullable<Connector['tenants']> } {
-  return Boolean(connector?.tenants) && row.parent_id === null && (row.config as Record<string, unknown> | null)?.partner === true;
+export function isManagedProvider(
+  row: IntegrationRow,
+  connector: Connector | undefined,
+): connector is Connector & { tenants: NonNullable<Connector['tenants']> } {
+  return (
+    Boolean(connector?.tenants) &&
+    row.parent_id === null &&
+    (row.config as Record<string, unknown> | null)?.partner === true
+  );
 }
 
-export function requireManagedProvider(row: IntegrationRow, connector: Connector | undefined): Connector & { tenants: NonNullable<Connector['tenants']> } {
+export function requireManagedProvider(
+  row: IntegrationRow,
+  connector: Connector | undefined,
+): Connector & { tenants: NonNullable<Connector['tenants']> } {
   if (!isManagedProvider(row, connector)) {
     const reason = !connector?.tenants
       ? `platform ${row.platform} has no tenant discovery`
       : row.parent_id !== null
         ? 'it is a child integration'
         : 'its config.partner is not true';
-    throw new AppError('integration.not_managed_provider', { detail: `Integration ${row.id} is not a managed-provider parent: ${reason}`, details: { platform: row.platform } });
+    throw new AppError('integration.not_managed_provider', {
+      detail: `Integration ${row.id} is not a managed-provider parent: ${reason}`,
+      details: { platform: row.platform },
+    });
   }
   return connector as Connector & { tenants: NonNullable<Connector['tenants']> };
 }
@@ -106,14 +123,21 @@ export function createCollectionSettings(deps: OpsDeps) {
     async setFilters(scope: Scope, id: number, body: { streams?: string[] | null; exclude?: unknown[] | null }) {
       const row = await findIntegration(deps, scope, id);
       if (!connectorFor(row.platform)) {
-        throw new AppError('integration.not_collectable', { detail: `Platform ${row.platform} has no vendor connector: its events are pushed, there is nothing to filter at collection`, details: { platform: row.platform } });
+        throw new AppError('integration.not_collectable', {
+          detail: `Platform ${row.platform} has no vendor connector: its events are pushed, there is nothing to filter at collection`,
+          details: { platform: row.platform },
+        });
       }
       const problems = validateCollectionFilters(body, streamsOf(row));
-      if (problems.length > 0) throw errors.validation(`${problems[0]!.location} ${problems[0]!.message}`, { errors: problems });
+      if (problems.length > 0)
+        throw errors.validation(`${problems[0]!.location} ${problems[0]!.message}`, { errors: problems });
       const stored = { streams: body.streams ?? null, exclude: body.exclude ?? [] };
       if (stored.streams) stored.streams = [...new Set(stored.streams)];
       await ops.setCollectionFilters(id, stored, clock.now());
-      setAuditTarget({ organizationId: row.organization_id, details: { streams: stored.streams, exclude_conditions: stored.exclude.length } });
+      setAuditTarget({
+        organizationId: row.organization_id,
+        details: { streams: stored.streams, exclude_conditions: stored.exclude.length },
+      });
       return { ...stored, available_streams: streamsOf(row) };
     },
 
@@ -124,18 +148,25 @@ export function createCollectionSettings(deps: OpsDeps) {
       const next: AutoApprovePolicy = { ...current, enabled: patch.enabled, updated_at: clock.now().toISOString() };
       if (patch.name_pattern !== undefined) {
         if (patch.name_pattern !== null) {
-          if (patch.name_pattern === '' || patch.name_pattern.length > NAME_PATTERN_MAX) throw invalid('body/name_pattern', `must be 1 to ${NAME_PATTERN_MAX} characters (or null: every name)`);
+          if (patch.name_pattern === '' || patch.name_pattern.length > NAME_PATTERN_MAX)
+            throw invalid('body/name_pattern', `must be 1 to ${NAME_PATTERN_MAX} characters (or null: every name)`);
           try {
             RE2JS.compile(patch.name_pattern);
           } catch (e) {
-            throw invalid('body/name_pattern', `is not a valid regular expression (RE2 syntax): ${(e as Error).message}`);
+            throw invalid(
+              'body/name_pattern',
+              `is not a valid regular expression (RE2 syntax): ${(e as Error).message}`,
+            );
           }
         }
         next.name_pattern = patch.name_pattern;
       }
       if (patch.max_tenants !== undefined) next.max_tenants = patch.max_tenants;
       await ops.setAutoApprovePolicy(id, next as unknown as Record<string, unknown>, clock.now());
-      setAuditTarget({ organizationId: row.organization_id, details: { enabled: next.enabled, name_pattern: next.name_pattern, max_tenants: next.max_tenants } });
+      setAuditTarget({
+        organizationId: row.organization_id,
+        details: { enabled: next.enabled, name_pattern: next.name_pattern, max_tenants: next.max_tenants },
+      });
       return next;
     },
   };

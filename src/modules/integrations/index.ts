@@ -11,12 +11,24 @@ import { integrationRoutes } from './routes.js';
 import { createIntegrationService } from './service.js';
 import { createIntegrationStore } from './store.js';
 
-export function wireIntegrations(deps: { db: Kysely<DB>; clock: Clock; rateLimiter: RateLimiterPort; cipher: CredentialCipher; logger: Logger }) {
+export function wireIntegrations(deps: {
+  db: Kysely<DB>;
+  clock: Clock;
+  rateLimiter: RateLimiterPort;
+  cipher: CredentialCipher;
+  logger: Logger;
+}) {
   // Connectors register their vendor platforms on this registry when they are wired.
   const platforms = createPlatformRegistry();
   const store = createIntegrationStore(deps.db);
   const secrets = createIntegrationSecrets(deps.cipher);
-  const service = createIntegrationService({ store, platforms, secrets, rateLimiter: deps.rateLimiter, clock: deps.clock });
+  const service = createIntegrationService({
+    store,
+    platforms,
+    secrets,
+    rateLimiter: deps.rateLimiter,
+    clock: deps.clock,
+  });
   return {
     service,
     platforms,
@@ -24,7 +36,14 @@ export function wireIntegrations(deps: { db: Kysely<DB>; clock: Clock; rateLimit
     /** At start, once platforms are registered: seals plaintext secrets and re-seals under a rotated key. */
     sealSecrets: () =>
       sealIntegrationSecrets({
-        rows: () => store.secretRows(platforms.list().filter((p) => p.secretFields.length > 0).map((p) => p.name), secrets.currentKeyId),
+        rows: () =>
+          store.secretRows(
+            platforms
+              .list()
+              .filter((p) => p.secretFields.length > 0)
+              .map((p) => p.name),
+            secrets.currentKeyId,
+          ),
         write: (row, next) => store.writeSealed(row, next),
         secrets,
         platformOf: (name) => platforms.get(name),

@@ -48,49 +48,90 @@ afterAll(async () => t?.close());
 type Json = Record<string, unknown>;
 
 function call(who: Principal, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) {
-  return t.app.inject({ method, url, headers: who.headers, ...(payload !== undefined ? { payload: payload as Json } : {}) });
+  return t.app.inject({
+    method,
+    url,
+    headers: who.headers,
+    ...(payload !== undefined ? { payload: payload as Json } : {}),
+  });
 }
 
 let n = 0;
 async function create(who: Principal, body: Json): Promise<Json> {
-  const res = await call(who, 'POST', '/api/integrations/', { name: `integration-${++n}`, platform: 'custom', ...body });
+  const res = await call(who, 'POST', '/api/integrations/', {
+    name: `integration-${++n}`,
+    platform: 'custom',
+    ...body,
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json<Json>();
 }
 
 describe('POST /api/integrations/', () => {
   it('creates a custom (push) integration with no configuration: 201 and its representation', async () => {
-    const res = await call(adminA, 'POST', '/api/integrations/', { name: 'Firewall push', platform: 'custom', organization_id: orgA });
+    const res = await call(adminA, 'POST', '/api/integrations/', {
+      name: 'Firewall push',
+      platform: 'custom',
+      organization_id: orgA,
+    });
     expect(res.statusCode).toBe(201);
     const body = res.json<Json>();
-    expect(body).toMatchObject({ name: 'Firewall push', platform: 'custom', organization_id: orgA, parent_id: null, is_active: true, config: {} });
+    expect(body).toMatchObject({
+      name: 'Firewall push',
+      platform: 'custom',
+      organization_id: orgA,
+      parent_id: null,
+      is_active: true,
+      config: {},
+    });
     expect(typeof body.id).toBe('number');
     expect(body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     expect(body.updated_at).toMatch(/Z$/);
   });
 
   it('accepts is_active and config, and service accounts of the organization', async () => {
-    const body = await create(saA, { organization_id: orgA, is_active: false, config: { description: 'from a script' } });
+    const body = await create(saA, {
+      organization_id: orgA,
+      is_active: false,
+      config: { description: 'from a script' },
+    });
     expect(body).toMatchObject({ is_active: false, config: { description: 'from a script' } });
   });
 
   it('answers 404 for an organization outside the caller scope or that does not exist', async () => {
-    const res = await call(adminA, 'POST', '/api/integrations/', { name: 'x', platform: 'custom', organization_id: orgB });
+    const res = await call(adminA, 'POST', '/api/integrations/', {
+      name: 'x',
+      platform: 'custom',
+      organization_id: orgB,
+    });
     expect(res.statusCode).toBe(404);
     expect(res.json().detail).toBe('Organization not found');
-    const missing = await call(root, 'POST', '/api/integrations/', { name: 'x', platform: 'custom', organization_id: 999_999 });
+    const missing = await call(root, 'POST', '/api/integrations/', {
+      name: 'x',
+      platform: 'custom',
+      organization_id: 999_999,
+    });
     expect(missing.statusCode).toBe(404);
   });
 
   it('refuses an unknown platform with 422 naming the known ones', async () => {
-    const res = await call(adminA, 'POST', '/api/integrations/', { name: 'x', platform: 'nope', organization_id: orgA });
+    const res = await call(adminA, 'POST', '/api/integrations/', {
+      name: 'x',
+      platform: 'nope',
+      organization_id: orgA,
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().error.code).toBe('integration.unknown_platform');
     expect(res.json().error.details.known).toContain('custom');
   });
 
   it('validates config against the platform schema (422 with every issue located)', async () => {
-    const custom = await call(adminA, 'POST', '/api/integrations/', { name: 'x', platform: 'custom', organization_id: orgA, config: { api_url: 'x' } });
+    const custom = await call(adminA, 'POST', '/api/integrations/', {
+      name: 'x',
+      platform: 'custom',
+      organization_id: orgA,
+      config: { api_url: 'x' },
+    });
     expect(custom.statusCode).toBe(422);
     expect(custom.json().error.code).toBe('integration.invalid_config');
     expect(custom.json().detail).toMatch(/body\/config\/api_url/);
@@ -121,7 +162,11 @@ describe('POST /api/integrations/', () => {
 
   it('keeps names unique per organization, case-insensitive (409), but not across organizations', async () => {
     await create(adminA, { name: 'Mail Gateway', organization_id: orgA });
-    const dup = await call(adminA, 'POST', '/api/integrations/', { name: 'mail gateway', platform: 'custom', organization_id: orgA });
+    const dup = await call(adminA, 'POST', '/api/integrations/', {
+      name: 'mail gateway',
+      platform: 'custom',
+      organization_id: orgA,
+    });
     expect(dup.statusCode).toBe(409);
     expect(dup.json().error.code).toBe('integration.name_taken');
     await create(adminB, { name: 'Mail Gateway', organization_id: orgB });
@@ -133,18 +178,37 @@ describe('POST /api/integrations/', () => {
     const child = await create(adminA, { organization_id: orgA, parent_id: parentA.id });
     expect(child.parent_id).toBe(parentA.id);
     for (const parent_id of [parentB.id, 999_999, child.id]) {
-      const res = await call(root, 'POST', '/api/integrations/', { name: `p-${String(parent_id)}`, platform: 'custom', organization_id: orgA, parent_id });
+      const res = await call(root, 'POST', '/api/integrations/', {
+        name: `p-${String(parent_id)}`,
+        platform: 'custom',
+        organization_id: orgA,
+        parent_id,
+      });
       expect(res.statusCode).toBe(422);
       expect(res.json().error.code).toBe('integration.invalid_parent');
     }
     // A foreign parent and a missing one read the same to an organization admin.
-    const foreign = await call(adminA, 'POST', '/api/integrations/', { name: 'pf', platform: 'custom', organization_id: orgA, parent_id: parentB.id });
-    const missing = await call(adminA, 'POST', '/api/integrations/', { name: 'pm', platform: 'custom', organization_id: orgA, parent_id: 999_998 });
+    const foreign = await call(adminA, 'POST', '/api/integrations/', {
+      name: 'pf',
+      platform: 'custom',
+      organization_id: orgA,
+      parent_id: parentB.id,
+    });
+    const missing = await call(adminA, 'POST', '/api/integrations/', {
+      name: 'pm',
+      platform: 'custom',
+      organization_id: orgA,
+      parent_id: 999_998,
+    });
     expect(foreign.json().detail).toBe(missing.json().detail);
   });
 
   it('is refused to a viewer with 403 naming integration.write', async () => {
-    const res = await call(viewerA, 'POST', '/api/integrations/', { name: 'x', platform: 'custom', organization_id: orgA });
+    const res = await call(viewerA, 'POST', '/api/integrations/', {
+      name: 'x',
+      platform: 'custom',
+      organization_id: orgA,
+    });
     expect(res.statusCode).toBe(403);
     expect(res.json().detail).toContain('integration.write');
   });
@@ -176,23 +240,44 @@ describe('secret config fields', () => {
   });
 
   it('keep the stored value when the placeholder is sent back, and change when a value is sent', async () => {
-    const same = await call(adminA, 'PUT', `/api/integrations/${id}`, { config: { base_url: 'https://v2.example', api_key: { configured: true }, page_size: 50 } });
+    const same = await call(adminA, 'PUT', `/api/integrations/${id}`, {
+      config: { base_url: 'https://v2.example', api_key: { configured: true }, page_size: 50 },
+    });
     expect(same.statusCode, same.body).toBe(200);
-    expect(same.json().config).toEqual({ base_url: 'https://v2.example', api_key: { configured: true }, page_size: 50 });
+    expect(same.json().config).toEqual({
+      base_url: 'https://v2.example',
+      api_key: { configured: true },
+      page_size: 50,
+    });
     expect(await secretOf(id)).toBe(SECRET);
-    const changed = await call(adminA, 'PUT', `/api/integrations/${id}`, { config: { base_url: 'https://v2.example', api_key: 'another-secret-1' } });
+    const changed = await call(adminA, 'PUT', `/api/integrations/${id}`, {
+      config: { base_url: 'https://v2.example', api_key: 'another-secret-1' },
+    });
     expect(changed.statusCode).toBe(200);
     expect(await secretOf(id)).toBe('another-secret-1');
   });
 
   it('are encrypted at rest: the row holds a ciphertext bound to the integration, and the config a placeholder', async () => {
-    const row = await t.container.database.db.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await t.container.database.db
+      .selectFrom('integrations')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(JSON.stringify(row)).not.toContain('another-secret-1');
     expect(row.config.api_key).toEqual({ configured: true });
     expect(row.secrets).toMatch(/^[A-Za-z0-9+/=]{40,}$/);
     // The ciphertext copied onto another integration does not open there.
-    const other = await call(adminA, 'POST', '/api/integrations/', { name: 'Vendor copy', platform: 'test_vendor', organization_id: orgA, config: { base_url: 'https://vendor.example', api_key: 'copy-target-key' } });
-    await t.container.database.db.updateTable('integrations').set({ secrets: row.secrets, secrets_key_id: row.secrets_key_id, config: JSON.stringify(row.config) }).where('id', '=', other.json().id).execute();
+    const other = await call(adminA, 'POST', '/api/integrations/', {
+      name: 'Vendor copy',
+      platform: 'test_vendor',
+      organization_id: orgA,
+      config: { base_url: 'https://vendor.example', api_key: 'copy-target-key' },
+    });
+    await t.container.database.db
+      .updateTable('integrations')
+      .set({ secrets: row.secrets, secrets_key_id: row.secrets_key_id, config: JSON.stringify(row.config) })
+      .where('id', '=', other.json().id)
+      .execute();
     const copied = await t.container.integrations.service.find(GLOBAL_SCOPE, other.json().id);
     await expect(t.container.integrations.service.collectTarget(copied!)).rejects.toThrow(/does not decrypt/);
   });
@@ -200,7 +285,12 @@ describe('secret config fields', () => {
   it('written in plain config before encryption are sealed at start', async () => {
     const legacy = await t.container.database.db
       .insertInto('integrations')
-      .values({ organization_id: orgA, name: 'legacy', platform: 'test_vendor', config: JSON.stringify({ base_url: 'https://vendor.example', api_key: 'legacy-secret-9' }) })
+      .values({
+        organization_id: orgA,
+        name: 'legacy',
+        platform: 'test_vendor',
+        config: JSON.stringify({ base_url: 'https://vendor.example', api_key: 'legacy-secret-9' }),
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const { sealIntegrationSecrets, createIntegrationSecrets } = await import('./secrets.js');
@@ -208,7 +298,9 @@ describe('secret config fields', () => {
     const db = t.container.database.db;
     const { createIntegrationStore } = await import('./store.js');
     const store = createIntegrationStore(db);
-    const secrets = createIntegrationSecrets(createCredentialCipher(t.container.keys.key('integration-secrets'), [], 'integration'));
+    const secrets = createIntegrationSecrets(
+      createCredentialCipher(t.container.keys.key('integration-secrets'), [], 'integration'),
+    );
     const result = await sealIntegrationSecrets({
       rows: () => store.secretRows(['test_vendor'], secrets.currentKeyId),
       write: (row, next) => store.writeSealed(row, next),
@@ -244,7 +336,16 @@ describe('GET /api/integrations/ and /{id}', () => {
     expect(body.total).toBe(body.items.length);
     expect(body.items.every((i) => i.organization_id === orgA)).toBe(true);
     expect(body.items.some((i) => i.id === b.id)).toBe(false);
-    expect(Object.keys(body.items[0] ?? {}).sort()).toEqual(['created_at', 'id', 'is_active', 'name', 'organization_id', 'parent_id', 'platform', 'updated_at']);
+    expect(Object.keys(body.items[0] ?? {}).sort()).toEqual([
+      'created_at',
+      'id',
+      'is_active',
+      'name',
+      'organization_id',
+      'parent_id',
+      'platform',
+      'updated_at',
+    ]);
     const all = await call(root, 'GET', '/api/integrations/?limit=500');
     expect(all.json().items.some((i: Json) => i.id === b.id)).toBe(true);
   });
@@ -281,7 +382,7 @@ describe('GET /api/integrations/ and /{id}', () => {
     expect((await t.app.inject({ method: 'GET', url: '/api/integrations/' })).statusCode).toBe(401);
   });
 
-  it('gets one integration of the scope; another organization\'s answers 404', async () => {
+  it("gets one integration of the scope; another organization's answers 404", async () => {
     const a = await create(adminA, { organization_id: orgA });
     const b = await create(adminB, { organization_id: orgB });
     const own = await call(viewerA, 'GET', `/api/integrations/${String(a.id)}`);
@@ -306,7 +407,13 @@ describe('PUT /api/integrations/{id}', () => {
     const a = await create(adminA, { organization_id: orgA, config: { description: 'one' } });
     const res = await call(adminA, 'PUT', `/api/integrations/${String(a.id)}`, { name: 'Renamed', is_active: false });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ id: a.id, name: 'Renamed', is_active: false, config: { description: 'one' }, platform: 'custom' });
+    expect(res.json()).toMatchObject({
+      id: a.id,
+      name: 'Renamed',
+      is_active: false,
+      config: { description: 'one' },
+      platform: 'custom',
+    });
     const config = await call(adminA, 'PUT', `/api/integrations/${String(a.id)}`, { config: {} });
     expect(config.json()).toMatchObject({ name: 'Renamed', config: {} });
   });
@@ -320,7 +427,9 @@ describe('PUT /api/integrations/{id}', () => {
     expect(same.statusCode).toBe(200);
     const bad = await call(adminA, 'PUT', `/api/integrations/${String(b.id)}`, { config: { nope: true } });
     expect(bad.statusCode).toBe(422);
-    expect((await call(adminA, 'PUT', `/api/integrations/${String(b.id)}`, { organization_id: orgB })).statusCode).toBe(422);
+    expect((await call(adminA, 'PUT', `/api/integrations/${String(b.id)}`, { organization_id: orgB })).statusCode).toBe(
+      422,
+    );
   });
 
   it('attaches and detaches a parent under the same rules as creation', async () => {
@@ -336,12 +445,14 @@ describe('PUT /api/integrations/{id}', () => {
     const loose = await create(adminA, { organization_id: orgA });
     const deeper = await call(adminA, 'PUT', `/api/integrations/${String(parent.id)}`, { parent_id: hasChildren.id });
     expect(deeper.json().error.code).toBe('integration.invalid_parent');
-    expect((await call(adminA, 'PUT', `/api/integrations/${String(loose.id)}`, { parent_id: hasChildren.id })).statusCode).toBe(200);
+    expect(
+      (await call(adminA, 'PUT', `/api/integrations/${String(loose.id)}`, { parent_id: hasChildren.id })).statusCode,
+    ).toBe(200);
     const detached = await call(adminA, 'PUT', `/api/integrations/${String(other.id)}`, { parent_id: null });
     expect(detached.json().parent_id).toBeNull();
   });
 
-  it('answers 404 for another organization\'s integration and 403 to a viewer', async () => {
+  it("answers 404 for another organization's integration and 403 to a viewer", async () => {
     const b = await create(adminB, { organization_id: orgB });
     const res = await call(adminA, 'PUT', `/api/integrations/${String(b.id)}`, { name: 'hijacked' });
     expect(res.statusCode).toBe(404);
@@ -372,7 +483,10 @@ describe('DELETE /api/integrations/{id}', () => {
     const child = await create(who, { organization_id: orgA, parent_id: parent.id });
     const refused = await call(who, 'DELETE', `/api/integrations/${String(parent.id)}`);
     expect(refused.statusCode).toBe(409);
-    expect(refused.json().error).toMatchObject({ code: 'integration.has_active_children', details: { active_children: [child.id] } });
+    expect(refused.json().error).toMatchObject({
+      code: 'integration.has_active_children',
+      details: { active_children: [child.id] },
+    });
     expect((await call(who, 'GET', `/api/integrations/${String(parent.id)}`)).statusCode).toBe(200);
     expect((await call(who, 'DELETE', `/api/integrations/${String(parent.id)}?cascade=false`)).statusCode).toBe(409);
     const cascaded = await call(who, 'DELETE', `/api/integrations/${String(parent.id)}?cascade=true`);
@@ -388,7 +502,7 @@ describe('DELETE /api/integrations/{id}', () => {
     expect((await call(who, 'GET', `/api/integrations/${String(child.id)}`)).statusCode).toBe(404);
   });
 
-  it('answers 404 for another organization\'s integration, which stays', async () => {
+  it("answers 404 for another organization's integration, which stays", async () => {
     const who = await admin();
     const b = await create(adminB, { organization_id: orgB });
     expect((await call(who, 'DELETE', `/api/integrations/${String(b.id)}?cascade=true`)).statusCode).toBe(404);
@@ -406,14 +520,19 @@ describe('DELETE /api/integrations/{id}', () => {
     const who = await admin();
     const ids: number[] = [];
     for (let i = 0; i < 6; i++) ids.push((await create(adminA, { organization_id: orgA })).id as number);
-    for (const id of ids.slice(0, 5)) expect((await call(who, 'DELETE', `/api/integrations/${id}`)).statusCode).toBe(204);
+    for (const id of ids.slice(0, 5))
+      expect((await call(who, 'DELETE', `/api/integrations/${id}`)).statusCode).toBe(204);
     const limited = await call(who, 'DELETE', `/api/integrations/${String(ids[5])}`);
     expect(limited.statusCode).toBe(429);
     expect(typeof limited.json().detail).toBe('string');
     expect(limited.json().error.code).toBe('rate_limit.exceeded');
     const retry = Number(limited.headers['retry-after']);
     expect(Number.isInteger(retry) && retry >= 1 && retry <= 60).toBe(true);
-    expect(limited.headers).toMatchObject({ 'ratelimit-limit': '5', 'ratelimit-remaining': '0', 'ratelimit-policy': '5;w=60' });
+    expect(limited.headers).toMatchObject({
+      'ratelimit-limit': '5',
+      'ratelimit-remaining': '0',
+      'ratelimit-policy': '5;w=60',
+    });
     expect((await call(adminA, 'GET', `/api/integrations/${String(ids[5])}`)).statusCode).toBe(200);
     // Per user: another admin still may.
     expect((await call(await admin(), 'DELETE', `/api/integrations/${String(ids[5])}`)).statusCode).toBe(204);
@@ -425,7 +544,9 @@ describe('POST /api/integrations/bulk/deactivate', () => {
     const active = await create(adminA, { organization_id: orgA });
     const inactive = await create(adminA, { organization_id: orgA, is_active: false });
     const foreign = await create(adminB, { organization_id: orgB });
-    const res = await call(adminA, 'POST', '/api/integrations/bulk/deactivate', { ids: [active.id, inactive.id, foreign.id, 999_999, active.id] });
+    const res = await call(adminA, 'POST', '/api/integrations/bulk/deactivate', {
+      ids: [active.id, inactive.id, foreign.id, 999_999, active.id],
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
       requested: 4,
@@ -446,7 +567,9 @@ describe('POST /api/integrations/bulk/deactivate', () => {
     const many = Array.from({ length: MAX_BULK_IDS + 1 }, (_, i) => i + 1);
     expect((await call(adminA, 'POST', '/api/integrations/bulk/deactivate', { ids: many })).statusCode).toBe(422);
     expect((await call(adminA, 'POST', '/api/integrations/bulk/deactivate', { ids: ['1'] })).statusCode).toBe(422);
-    const ok = await call(adminA, 'POST', '/api/integrations/bulk/deactivate', { ids: many.slice(0, 500).map((i) => i + 1_000_000) });
+    const ok = await call(adminA, 'POST', '/api/integrations/bulk/deactivate', {
+      ids: many.slice(0, 500).map((i) => i + 1_000_000),
+    });
     expect(ok.json()).toMatchObject({ requested: 500, not_found: 500 });
     const viewer = await call(viewerA, 'POST', '/api/integrations/bulk/deactivate', { ids: [1] });
     expect(viewer.statusCode).toBe(403);

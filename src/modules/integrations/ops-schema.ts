@@ -1,7 +1,14 @@
 // Schemas of the integration operations around collection: filters, auto-approve policy,
 // tenants, connection tests, health, overview and sync-status.
 import { Type, type TSchema } from 'typebox';
-import { MAX_BULK_IDS, OffsetEnvelope, OffsetQuery, PageBodySchema, PageQuery, Timestamp } from '../../platform/http/schemas.js';
+import {
+  MAX_BULK_IDS,
+  OffsetEnvelope,
+  OffsetQuery,
+  PageBodySchema,
+  PageQuery,
+  Timestamp,
+} from '../../platform/http/schemas.js';
 import { Integration } from './schema.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -12,13 +19,27 @@ const Condition = Type.Unknown({
   description:
     'A route condition ({field, op, value}, {all: [...]}, {any: [...]}, {not: {...}}; ops eq, ne, in, not_in, prefix, suffix, contains, ' +
     'regex (RE2), exists, not_exists, cidr, gt, gte, lt, lte) evaluated against the RAW vendor event: field paths address the ' +
-    'vendor\'s own fields (eventType, actor.alternateId). envelope.* fields are not available.',
+    "vendor's own fields (eventType, actor.alternateId). envelope.* fields are not available.",
 });
 
 export const FiltersBody = Type.Object(
   {
-    streams: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100, description: 'Streams to collect (each one of the platform\'s); null or absent: every stream' }))),
-    exclude: Type.Optional(Nullable(Type.Array(Condition, { maxItems: 50, description: 'An event matching ANY condition is dropped at the source (counted in collector_usage.filtered)' }))),
+    streams: Type.Optional(
+      Nullable(
+        Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+          maxItems: 100,
+          description: "Streams to collect (each one of the platform's); null or absent: every stream",
+        }),
+      ),
+    ),
+    exclude: Type.Optional(
+      Nullable(
+        Type.Array(Condition, {
+          maxItems: 50,
+          description: 'An event matching ANY condition is dropped at the source (counted in collector_usage.filtered)',
+        }),
+      ),
+    ),
   },
   { additionalProperties: false, description: 'Replaces the stored filters; 422 with the location of every problem' },
 );
@@ -26,14 +47,34 @@ export const FiltersBody = Type.Object(
 export const Filters = Type.Object({
   streams: Nullable(Type.Array(Type.String())),
   exclude: Type.Array(Condition),
-  available_streams: Type.Array(Type.String(), { description: 'The streams of the platform\'s connector (empty for push-only platforms)' }),
+  available_streams: Type.Array(Type.String(), {
+    description: "The streams of the platform's connector (empty for push-only platforms)",
+  }),
 });
 
 export const PolicyBody = Type.Object(
   {
     enabled: Type.Boolean({ description: 'Select newly discovered tenants automatically at sync-tenants' }),
-    name_pattern: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 512, description: 'RE2 regular expression tested against the tenant name (unanchored; use ^ and $). null: every name. Absent: unchanged' }))),
-    max_tenants: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 100_000, description: 'Auto-approval stops once the parent has this many selected tenants. null: no ceiling. Absent: unchanged' }))),
+    name_pattern: Type.Optional(
+      Nullable(
+        Type.String({
+          minLength: 1,
+          maxLength: 512,
+          description:
+            'RE2 regular expression tested against the tenant name (unanchored; use ^ and $). null: every name. Absent: unchanged',
+        }),
+      ),
+    ),
+    max_tenants: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 1,
+          maximum: 100_000,
+          description:
+            'Auto-approval stops once the parent has this many selected tenants. null: no ceiling. Absent: unchanged',
+        }),
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -47,9 +88,12 @@ export const Policy = Type.Object({
 
 const VendorFailure = Type.Object(
   {
-    kind: Type.String({ description: 'auth, rate_limited, unavailable, bad_request, invalid_response, blocked_address, config, timeout, connector_error' }),
+    kind: Type.String({
+      description:
+        'auth, rate_limited, unavailable, bad_request, invalid_response, blocked_address, config, timeout, connector_error',
+    }),
     message: Type.String({ description: 'What went wrong; never carries a secret' }),
-    status: Nullable(Type.Integer({ description: 'The vendor\'s HTTP status, when it answered' })),
+    status: Nullable(Type.Integer({ description: "The vendor's HTTP status, when it answered" })),
   },
   { description: 'Why the vendor call failed' },
 );
@@ -73,7 +117,10 @@ export const PartnerTenants = Type.Object(
       }),
     ),
   },
-  { description: 'A live answer of the vendor, stored nowhere. A vendor failure is 200 with ok false and error (never 5xx): the call succeeded in finding out that the vendor refuses or is down.' },
+  {
+    description:
+      'A live answer of the vendor, stored nowhere. A vendor failure is 200 with ok false and error (never 5xx): the call succeeded in finding out that the vendor refuses or is down.',
+  },
 );
 
 export const SyncResult = Type.Object(
@@ -117,8 +164,17 @@ export const TenantPage = PageBodySchema(Tenant);
 
 export const SelectBody = Type.Object(
   {
-    external_ids: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: MAX_BULK_IDS, description: `Vendor tenant ids, 1 to ${MAX_BULK_IDS}` }),
-    selected: Type.Optional(Type.Boolean({ default: true, description: 'false deselects (Enterprise: the child integration is deactivated, not removed)' })),
+    external_ids: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+      minItems: 1,
+      maxItems: MAX_BULK_IDS,
+      description: `Vendor tenant ids, 1 to ${MAX_BULK_IDS}`,
+    }),
+    selected: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description: 'false deselects (Enterprise: the child integration is deactivated, not removed)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -134,28 +190,47 @@ export const SelectResult = Type.Object({
   deactivated: Count('Child integrations switched off by a deselection (Enterprise)'),
   not_present: Count('Tenants the last sync no longer listed: selectable, not materialized'),
   warning: Nullable(Type.String({ description: 'Community: the choice is stored, nothing is materialized' })),
-  errors: Type.Array(Type.Object({ external_id: Type.String(), code: Type.String({ description: 'integration.unknown_tenant' }), detail: Type.String() }), {
-    description: 'Ids not acted on: never discovered for this integration',
-  }),
+  errors: Type.Array(
+    Type.Object({
+      external_id: Type.String(),
+      code: Type.String({ description: 'integration.unknown_tenant' }),
+      detail: Type.String(),
+    }),
+    {
+      description: 'Ids not acted on: never discovered for this integration',
+    },
+  ),
 });
 
 export const TestResult = Type.Object({
   id: Type.String({ description: 'The recorded check' }),
   ok: Type.Boolean(),
-  kind: Type.String({ description: 'vendor: a real call to the vendor API; push: a push-only integration, checked for an ingestion token and recent events' }),
+  kind: Type.String({
+    description:
+      'vendor: a real call to the vendor API; push: a push-only integration, checked for an ingestion token and recent events',
+  }),
   detail: Type.String({ description: 'What was checked, or why it failed; never carries a secret' }),
-  status: Nullable(Type.Integer({ description: 'The vendor\'s HTTP status on failure, when it answered' })),
+  status: Nullable(Type.Integer({ description: "The vendor's HTTP status on failure, when it answered" })),
   error_kind: Nullable(Type.String()),
   latency_ms: Count(),
   checked_at: Timestamp(),
 });
 
-const Check = Type.Object({ id: Type.String(), ok: Type.Boolean(), status: Nullable(Type.Integer()), latency_ms: Count(), detail: Type.String(), checked_at: Timestamp() });
+const Check = Type.Object({
+  id: Type.String(),
+  ok: Type.Boolean(),
+  status: Nullable(Type.Integer()),
+  latency_ms: Count(),
+  detail: Type.String(),
+  checked_at: Timestamp(),
+});
 
 const StreamStateFields = {
   stream: Type.String(),
   cursor_kind: Type.String({ description: 'date or opaque' }),
-  enabled: Type.Boolean({ description: 'Collected: collection on, integration active, not excluded by the collection filters' }),
+  enabled: Type.Boolean({
+    description: 'Collected: collection on, integration active, not excluded by the collection filters',
+  }),
   status: Type.String({ description: 'healthy, failing, pending (never run), disabled' }),
   last_success_at: NullableTime(),
   watermark_at: NullableTime('Date cursors: everything before it was accepted; null for opaque cursors'),
@@ -170,7 +245,12 @@ const StreamStateFields = {
 const StreamState = Type.Object({
   ...StreamStateFields,
   last_run_at: NullableTime(),
-  gap: Nullable(Type.Object({ from: Timestamp(), to: Timestamp() }, { description: 'A window the vendor no longer held when collection resumed' })),
+  gap: Nullable(
+    Type.Object(
+      { from: Timestamp(), to: Timestamp() },
+      { description: 'A window the vendor no longer held when collection resumed' },
+    ),
+  ),
 });
 
 export const HealthQuery = Type.Object({ ...OffsetQuery });
@@ -180,7 +260,9 @@ export const Health = Type.Object({
   check_kind: Type.String({ description: 'What test-connection checks for this integration: vendor or push' }),
   last_check: Nullable(Check),
   checks: OffsetEnvelope(Check),
-  streams: Type.Array(StreamState, { description: 'Current collection state of each stream of the platform\'s connector' }),
+  streams: Type.Array(StreamState, {
+    description: "Current collection state of each stream of the platform's connector",
+  }),
 });
 
 const TenantSync = Type.Object({
@@ -199,7 +281,15 @@ export const Overview = Type.Object({
   collection: Type.Object({
     mode: Type.String({ description: 'pull, push or managed_provider' }),
     connector: Nullable(Type.Object({ platform: Type.String(), display_name: Type.String(), auth: Type.String() })),
-    streams: Type.Array(Type.Object({ ...StreamState.properties, events_24h: Count(), bytes_24h: Count(), events_7d: Count(), bytes_7d: Count() })),
+    streams: Type.Array(
+      Type.Object({
+        ...StreamState.properties,
+        events_24h: Count(),
+        bytes_24h: Count(),
+        events_7d: Count(),
+        bytes_7d: Count(),
+      }),
+    ),
   }),
   traffic: Type.Object(
     {
@@ -216,13 +306,20 @@ export const Overview = Type.Object({
   children: Type.Object({ total: Count(), active: Count() }),
   backfill: Type.Object({ queued: Count(), running: Count() }),
   last_check: Nullable(Check),
-  tenants: Nullable(Type.Object({ auto_approve: Policy, last_sync: Nullable(TenantSync) }, { description: 'Managed-provider parents only' })),
+  tenants: Nullable(
+    Type.Object(
+      { auto_approve: Policy, last_sync: Nullable(TenantSync) },
+      { description: 'Managed-provider parents only' },
+    ),
+  ),
 });
 
 export const SyncStatus = Type.Object({
   integration_id: Type.Integer(),
   mode: Type.String({ description: 'pull, push or managed_provider' }),
   checked_at: Timestamp(),
-  streams: Type.Array(Type.Object({ ...StreamStateFields, running: Type.Boolean(), queued: Count('Collection tasks waiting') })),
+  streams: Type.Array(
+    Type.Object({ ...StreamStateFields, running: Type.Boolean(), queued: Count('Collection tasks waiting') }),
+  ),
   tenant_sync: Nullable(TenantSync),
 });

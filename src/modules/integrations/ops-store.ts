@@ -25,11 +25,19 @@ export function createOpsStore(db: Kysely<DB>) {
 
   return {
     async setCollectionFilters(id: number, filters: Record<string, unknown>, now: Date): Promise<void> {
-      await q().updateTable('integrations').set({ collection_filters: JSON.stringify(filters), updated_at: now }).where('id', '=', id).execute();
+      await q()
+        .updateTable('integrations')
+        .set({ collection_filters: JSON.stringify(filters), updated_at: now })
+        .where('id', '=', id)
+        .execute();
     },
 
     async setAutoApprovePolicy(id: number, policy: Record<string, unknown>, now: Date): Promise<void> {
-      await q().updateTable('integrations').set({ auto_approve_policy: JSON.stringify(policy), updated_at: now }).where('id', '=', id).execute();
+      await q()
+        .updateTable('integrations')
+        .set({ auto_approve_policy: JSON.stringify(policy), updated_at: now })
+        .where('id', '=', id)
+        .execute();
     },
 
     async insertCheck(check: NewCheck): Promise<void> {
@@ -40,18 +48,36 @@ export function createOpsStore(db: Kysely<DB>) {
     async checks(integrationId: number, page: OffsetPage): Promise<{ items: CheckRow[]; total: number }> {
       const base = q().selectFrom('integration_checks').where('integration_id', '=', integrationId);
       const [items, n] = await Promise.all([
-        base.selectAll().orderBy('checked_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+        base
+          .selectAll()
+          .orderBy('checked_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(page.limit)
+          .offset(page.offset)
+          .execute(),
         base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
       ]);
       return { items, total: count(n.n) };
     },
 
     async lastCheck(integrationId: number): Promise<CheckRow | undefined> {
-      return q().selectFrom('integration_checks').selectAll().where('integration_id', '=', integrationId).orderBy('checked_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+      return q()
+        .selectFrom('integration_checks')
+        .selectAll()
+        .where('integration_id', '=', integrationId)
+        .orderBy('checked_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst();
     },
 
     async states(integrationId: number): Promise<StateRow[]> {
-      return q().selectFrom('collector_state').selectAll().where('integration_id', '=', integrationId).orderBy('stream').execute();
+      return q()
+        .selectFrom('collector_state')
+        .selectAll()
+        .where('integration_id', '=', integrationId)
+        .orderBy('stream')
+        .execute();
     },
 
     /** Collection tasks not finished yet, per stream and status (queued, running). */
@@ -70,7 +96,11 @@ export function createOpsStore(db: Kysely<DB>) {
     async traffic(integrationId: number, fromDay: string): Promise<Map<string, Traffic>> {
       const rows = await q()
         .selectFrom('stream_counters')
-        .select(['stream', (eb) => eb.fn.sum<number>('events_in').as('events'), (eb) => eb.fn.sum<number>('bytes_in').as('bytes')])
+        .select([
+          'stream',
+          (eb) => eb.fn.sum<number>('events_in').as('events'),
+          (eb) => eb.fn.sum<number>('bytes_in').as('bytes'),
+        ])
         .where('integration_id', '=', integrationId)
         .where('day', '>=', fromDay)
         .groupBy('stream')
@@ -79,29 +109,52 @@ export function createOpsStore(db: Kysely<DB>) {
     },
 
     async lastEventAt(integrationId: number): Promise<Date | null> {
-      const row = await q().selectFrom('stream_counters').select((eb) => eb.fn.max('last_event_at').as('at')).where('integration_id', '=', integrationId).executeTakeFirst();
+      const row = await q()
+        .selectFrom('stream_counters')
+        .select((eb) => eb.fn.max('last_event_at').as('at'))
+        .where('integration_id', '=', integrationId)
+        .executeTakeFirst();
       const at = row?.at as Date | string | null | undefined;
       return at ? new Date(at) : null;
     },
 
     async ingestionTokenConfigured(integrationId: number): Promise<boolean> {
-      return Boolean(await q().selectFrom('ingestion_tokens').select('integration_id').where('integration_id', '=', integrationId).executeTakeFirst());
+      return Boolean(
+        await q()
+          .selectFrom('ingestion_tokens')
+          .select('integration_id')
+          .where('integration_id', '=', integrationId)
+          .executeTakeFirst(),
+      );
     },
 
     async quarantined(integrationId: number): Promise<number> {
-      const row = await q().selectFrom('quarantine_events').select((eb) => eb.fn.countAll<number>().as('n')).where('integration_id', '=', integrationId).where('status', '=', 'quarantined').executeTakeFirstOrThrow();
+      const row = await q()
+        .selectFrom('quarantine_events')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('integration_id', '=', integrationId)
+        .where('status', '=', 'quarantined')
+        .executeTakeFirstOrThrow();
       return count(row.n);
     },
 
     async newDriftFields(integrationId: number): Promise<number> {
-      const row = await q().selectFrom('drift_fields').select((eb) => eb.fn.countAll<number>().as('n')).where('integration_id', '=', integrationId).where('status', '=', 'new').executeTakeFirstOrThrow();
+      const row = await q()
+        .selectFrom('drift_fields')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('integration_id', '=', integrationId)
+        .where('status', '=', 'new')
+        .executeTakeFirstOrThrow();
       return count(row.n);
     },
 
     async children(integrationId: number): Promise<{ total: number; active: number }> {
       const row = await q()
         .selectFrom('integrations')
-        .select([(eb) => eb.fn.countAll<number>().as('total'), sql<number>`count(*) filter (where is_active)`.as('active')])
+        .select([
+          (eb) => eb.fn.countAll<number>().as('total'),
+          sql<number>`count(*) filter (where is_active)`.as('active'),
+        ])
         .where('parent_id', '=', integrationId)
         .executeTakeFirstOrThrow();
       return { total: count(row.total), active: count(row.active) };

@@ -28,7 +28,20 @@ export function createOverviewService(deps: OpsDeps) {
       const row = await findIntegration(deps, scope, id);
       const connector = connectorFor(row.platform);
       const now = clock.now();
-      const [integration, states, day1, day7, quarantined, drift, token, lastEvent, children, backfills, lastCheck, lastSync] = await Promise.all([
+      const [
+        integration,
+        states,
+        day1,
+        day7,
+        quarantined,
+        drift,
+        token,
+        lastEvent,
+        children,
+        backfills,
+        lastCheck,
+        lastSync,
+      ] = await Promise.all([
         integrations.get(scope, id),
         ops.states(row.id),
         ops.traffic(row.id, day(new Date(now.getTime() - DAY_MS))),
@@ -54,10 +67,22 @@ export function createOverviewService(deps: OpsDeps) {
         integration,
         collection: {
           mode: managed ? 'managed_provider' : pulls(row, connector) ? 'pull' : 'push',
-          connector: connector ? { platform: connector.platform, display_name: connector.display_name, auth: connector.auth } : null,
+          connector: connector
+            ? { platform: connector.platform, display_name: connector.display_name, auth: connector.auth }
+            : null,
           streams,
         },
-        traffic: { last_24h: total(day1), last_7d: total(day7), last_event_at: lastEvent, by_stream: Object.fromEntries([...day7.keys()].map((s) => [s, { last_24h: day1.get(s) ?? { events: 0, bytes: 0 }, last_7d: day7.get(s)! }])) },
+        traffic: {
+          last_24h: total(day1),
+          last_7d: total(day7),
+          last_event_at: lastEvent,
+          by_stream: Object.fromEntries(
+            [...day7.keys()].map((s) => [
+              s,
+              { last_24h: day1.get(s) ?? { events: 0, bytes: 0 }, last_7d: day7.get(s)! },
+            ]),
+          ),
+        },
         quarantine: { count: quarantined },
         drift: { new_fields: drift },
         ingestion_token_configured: token,
@@ -71,9 +96,14 @@ export function createOverviewService(deps: OpsDeps) {
     async syncStatus(scope: Scope, id: number) {
       const row = await findIntegration(deps, scope, id);
       const connector = connectorFor(row.platform);
-      const [states, runs, lastSync] = await Promise.all([ops.states(row.id), ops.activeRuns(row.id), tenants.lastSync(row.id)]);
+      const [states, runs, lastSync] = await Promise.all([
+        ops.states(row.id),
+        ops.activeRuns(row.id),
+        tenants.lastSync(row.id),
+      ]);
       const now = clock.now();
-      const runsOf = (stream: string, status: string) => runs.find((r) => r.stream === stream && r.status === status)?.n ?? 0;
+      const runsOf = (stream: string, status: string) =>
+        runs.find((r) => r.stream === stream && r.status === status)?.n ?? 0;
       const managed = isManagedProvider(row, connector);
       return {
         integration_id: row.id,
@@ -95,7 +125,17 @@ export function createOverviewService(deps: OpsDeps) {
           running: runsOf(s.stream, 'running') > 0,
           queued: runsOf(s.stream, 'queued'),
         })),
-        tenant_sync: managed && lastSync ? { status: lastSync.status, discovered: lastSync.discovered, materialized: lastSync.materialized, error: lastSync.error, warning: lastSync.warning, synced_at: lastSync.synced_at } : null,
+        tenant_sync:
+          managed && lastSync
+            ? {
+                status: lastSync.status,
+                discovered: lastSync.discovered,
+                materialized: lastSync.materialized,
+                error: lastSync.error,
+                warning: lastSync.warning,
+                synced_at: lastSync.synced_at,
+              }
+            : null,
       };
     },
   };

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createPlatformRegistry, CUSTOM_PLATFORM, keepSecrets, maskSecrets, type PlatformDefinition } from './platforms.js';
+import {
+  createPlatformRegistry,
+  CUSTOM_PLATFORM,
+  keepSecrets,
+  maskSecrets,
+  type PlatformDefinition,
+} from './platforms.js';
 
 const VENDOR: PlatformDefinition = {
   name: 'vendor',
@@ -11,7 +17,10 @@ const VENDOR: PlatformDefinition = {
     properties: {
       base_url: { type: 'string', format: 'uri' },
       api_key: { type: 'string', minLength: 8, writeOnly: true },
-      oauth: { type: 'object', properties: { client_id: { type: 'string' }, client_secret: { type: 'string', writeOnly: true } } },
+      oauth: {
+        type: 'object',
+        properties: { client_id: { type: 'string' }, client_secret: { type: 'string', writeOnly: true } },
+      },
     },
     required: ['base_url', 'api_key'],
     additionalProperties: false,
@@ -48,9 +57,17 @@ describe('secret fields', () => {
   const vendor = { secretFields: ['api_key', 'oauth.client_secret'] };
 
   it('masks secrets that hold a value and leaves the rest', () => {
-    const stored = { base_url: 'https://x', api_key: 's3cret-value', oauth: { client_id: 'id', client_secret: 'другой секрет' } };
+    const stored = {
+      base_url: 'https://x',
+      api_key: 's3cret-value',
+      oauth: { client_id: 'id', client_secret: 'другой секрет' },
+    };
     const masked = maskSecrets(vendor, stored);
-    expect(masked).toEqual({ base_url: 'https://x', api_key: { configured: true }, oauth: { client_id: 'id', client_secret: { configured: true } } });
+    expect(masked).toEqual({
+      base_url: 'https://x',
+      api_key: { configured: true },
+      oauth: { client_id: 'id', client_secret: { configured: true } },
+    });
     expect(JSON.stringify(masked)).not.toContain('s3cret');
     expect(stored.api_key).toBe('s3cret-value');
     expect(maskSecrets(vendor, { base_url: 'https://x' })).toEqual({ base_url: 'https://x' });
@@ -62,7 +79,11 @@ describe('secret fields', () => {
       config: { base_url: 'https://y', api_key: 'old-secret' },
       unresolved: [],
     });
-    expect(keepSecrets(vendor, { base_url: 'https://y', api_key: 'new-secret' }, stored).config.api_key).toBe('new-secret');
-    expect(keepSecrets(vendor, { oauth: { client_secret: { configured: true } } }, stored).unresolved).toEqual(['oauth.client_secret']);
+    expect(keepSecrets(vendor, { base_url: 'https://y', api_key: 'new-secret' }, stored).config.api_key).toBe(
+      'new-secret',
+    );
+    expect(keepSecrets(vendor, { oauth: { client_secret: { configured: true } } }, stored).unresolved).toEqual([
+      'oauth.client_secret',
+    ]);
   });
 });

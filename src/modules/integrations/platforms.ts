@@ -36,11 +36,15 @@ export const TEXT_STREAMS_PROPERTY = {
   maxItems: 100,
   uniqueItems: true,
   items: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' },
-  description: 'Streams pushed as text: each non-blank line of a push is one event, {"message": "<line>"}, read by the mapping\'s parse steps',
+  description:
+    'Streams pushed as text: each non-blank line of a push is one event, {"message": "<line>"}, read by the mapping\'s parse steps',
 } as const;
 
 /** The text streams of an integration: its platform's and its config's. */
-export function textStreamsOf(platform: Pick<PlatformDefinition, 'text_streams'> | undefined, configured: unknown): Set<string> {
+export function textStreamsOf(
+  platform: Pick<PlatformDefinition, 'text_streams'> | undefined,
+  configured: unknown,
+): Set<string> {
   const own = Array.isArray(configured) ? configured.filter((s): s is string => typeof s === 'string') : [];
   return new Set([...(platform?.text_streams ?? []), ...own]);
 }
@@ -62,7 +66,7 @@ export const CUSTOM_PLATFORM: PlatformDefinition = {
   display_name: 'Custom source (push)',
   kind: 'push',
   description:
-    'A push-only source: events arrive on the ingestion endpoint with the integration\'s ingestion token. ' +
+    "A push-only source: events arrive on the ingestion endpoint with the integration's ingestion token. " +
     'No vendor configuration is needed.',
   config_schema: {
     type: 'object',
@@ -77,7 +81,14 @@ export const CUSTOM_PLATFORM: PlatformDefinition = {
 function makeAjv(): Ajv {
   // The same stance as request bodies (platform/http/validation.ts): no coercion, nothing
   // removed silently; every issue reported so that one round trip fixes the config.
-  const ajv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false, ...ISSUE_OPTIONS });
+  const ajv = new Ajv({
+    coerceTypes: false,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: true,
+    strict: false,
+    ...ISSUE_OPTIONS,
+  });
   addFormats.default(ajv);
   return ajv;
 }
@@ -108,7 +119,8 @@ export function createPlatformRegistry(definitions: PlatformDefinition[] = [CUST
 
   function register(def: PlatformDefinition): Platform {
     if (byName.has(def.name)) throw new Error(`platform ${def.name} is registered twice`);
-    if (!/^[a-z][a-z0-9_]{0,63}$/.test(def.name)) throw new Error(`platform name "${def.name}" is not of the form [a-z][a-z0-9_]*`);
+    if (!/^[a-z][a-z0-9_]{0,63}$/.test(def.name))
+      throw new Error(`platform name "${def.name}" is not of the form [a-z][a-z0-9_]*`);
     const compiled: ValidateFunction = ajv.compile(def.config_schema);
     const platform: Platform = {
       ...def,
@@ -136,7 +148,13 @@ export type PlatformRegistry = ReturnType<typeof createPlatformRegistry>;
 export const SECRET_PLACEHOLDER = Object.freeze({ configured: true });
 
 function isPlaceholder(v: unknown): boolean {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 1 && (v as Record<string, unknown>).configured === true;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Object.keys(v).length === 1 &&
+    (v as Record<string, unknown>).configured === true
+  );
 }
 
 function getPath(obj: Record<string, unknown>, path: string[]): unknown {
@@ -160,7 +178,10 @@ function setPath(obj: Record<string, unknown>, path: string[], value: unknown): 
 }
 
 /** A deep copy of config with every secret field that holds a value replaced by the placeholder. */
-export function maskSecrets(platform: Pick<Platform, 'secretFields'> | undefined, config: Record<string, unknown>): Record<string, unknown> {
+export function maskSecrets(
+  platform: Pick<Platform, 'secretFields'> | undefined,
+  config: Record<string, unknown>,
+): Record<string, unknown> {
   const copy = structuredClone(config);
   for (const field of platform?.secretFields ?? []) {
     const path = field.split('.');

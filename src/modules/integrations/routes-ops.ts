@@ -51,7 +51,8 @@ export function integrationOpsRoutes(app: Api, s: OpsServices): void {
     url: `${BASE}/collection-filters`,
     operationId: 'integrations.set_collection_filters',
     summary: 'Replace the collection filters (validated: 422 with the location of every problem)',
-    description: 'Only for platforms with a vendor connector (422 integration.not_collectable otherwise). Streams must be the platform\'s. Takes effect at the next collection cycle.',
+    description:
+      "Only for platforms with a vendor connector (422 integration.not_collectable otherwise). Streams must be the platform's. Takes effect at the next collection cycle.",
     access: { requires: 'integration.write' },
     schema: { params: IntegrationParams, body: FiltersBody, response: { 200: Filters } },
     handler: async (req) => s.settings.setFilters(scopeOf(req.actor!), req.params.integration_id, req.body),
@@ -62,7 +63,8 @@ export function integrationOpsRoutes(app: Api, s: OpsServices): void {
     url: `${BASE}/auto-approve-policy`,
     operationId: 'integrations.set_auto_approve_policy',
     summary: 'How sync-tenants selects newly discovered tenants of a managed-provider parent',
-    description: 'Only for managed-provider parents (422 integration.not_managed_provider otherwise). Applied to tenants discovered for the first time.',
+    description:
+      'Only for managed-provider parents (422 integration.not_managed_provider otherwise). Applied to tenants discovered for the first time.',
     access: { requires: 'integration.write' },
     schema: { params: IntegrationParams, body: PolicyBody, response: { 200: Policy } },
     handler: async (req) => s.settings.setPolicy(scopeOf(req.actor!), req.params.integration_id, req.body),
@@ -73,7 +75,8 @@ export function integrationOpsRoutes(app: Api, s: OpsServices): void {
     url: `${BASE}/partner-tenants`,
     operationId: 'integrations.partner_tenants',
     summary: 'Ask the vendor now which customer tenants the partner account manages (stores nothing)',
-    description: 'A vendor failure answers 200 with ok false and error (never 5xx). 422 integration.not_managed_provider for other integrations.',
+    description:
+      'A vendor failure answers 200 with ok false and error (never 5xx). 422 integration.not_managed_provider for other integrations.',
     access: { requires: 'integration.read' },
     schema: { params: IntegrationParams, response: { 200: PartnerTenants } },
     handler: async (req) => s.tenants.partnerTenants(scopeOf(req.actor!), req.params.integration_id),
@@ -83,7 +86,7 @@ export function integrationOpsRoutes(app: Api, s: OpsServices): void {
     method: 'POST',
     url: `${BASE}/sync-tenants`,
     operationId: 'integrations.sync_tenants',
-    summary: 'Discover the partner\'s tenants, apply the auto-approve policy, materialize selected tenants (Enterprise)',
+    summary: "Discover the partner's tenants, apply the auto-approve policy, materialize selected tenants (Enterprise)",
     description:
       'Without the Enterprise edition: 200 with a warning; the discovery and selections are stored, no child integration is created. ' +
       'A vendor failure answers 200 with ok false and error, and is recorded as the last tenant sync.',
@@ -112,10 +115,17 @@ export function integrationOpsRoutes(app: Api, s: OpsServices): void {
     url: `${BASE}/tenants/select`,
     operationId: 'integrations.select_tenants',
     summary: 'Select (or deselect) discovered tenants; Enterprise materializes them as child integrations',
-    description: 'Ids never discovered are listed in errors (integration.unknown_tenant), the others are acted on. Without Enterprise the choice is stored and nothing is materialized (warning).',
+    description:
+      'Ids never discovered are listed in errors (integration.unknown_tenant), the others are acted on. Without Enterprise the choice is stored and nothing is materialized (warning).',
     access: { requires: 'integration.write' },
     schema: { params: IntegrationParams, body: SelectBody, response: { 200: SelectResult } },
-    handler: async (req) => s.tenants.select(scopeOf(req.actor!), req.params.integration_id, req.body.external_ids, req.body.selected ?? true),
+    handler: async (req) =>
+      s.tenants.select(
+        scopeOf(req.actor!),
+        req.params.integration_id,
+        req.body.external_ids,
+        req.body.selected ?? true,
+      ),
   });
 
   route(app, {
@@ -149,7 +159,8 @@ export function integrationOpsRoutes(app: Api, s: OpsServices): void {
     method: 'GET',
     url: `${BASE}/overview`,
     operationId: 'integrations.overview',
-    summary: 'The integration (secrets masked), its streams with state and traffic, quarantine, drift, token, children, backfills',
+    summary:
+      'The integration (secrets masked), its streams with state and traffic, quarantine, drift, token, children, backfills',
     access: { requires: 'authenticated' },
     schema: { params: IntegrationParams, response: { 200: Overview } },
     handler: async (req) => s.overview.overview(scopeOf(req.actor!), req.params.integration_id),
@@ -159,7 +170,8 @@ export function integrationOpsRoutes(app: Api, s: OpsServices): void {
     method: 'GET',
     url: `${BASE}/sync-status`,
     operationId: 'integrations.sync_status',
-    summary: 'Per stream: last success, watermark and lag, last error, running and queued tasks; a parent\'s last tenant sync',
+    summary:
+      "Per stream: last success, watermark and lag, last error, running and queued tasks; a parent's last tenant sync",
     access: { requires: 'authenticated' },
     schema: { params: IntegrationParams, response: { 200: SyncStatus } },
     handler: async (req) => s.overview.syncStatus(scopeOf(req.actor!), req.params.integration_id),

@@ -39,7 +39,8 @@ export function integrationRoutes(app: Api, service: IntegrationService): void {
     url: '/api/integrations/',
     operationId: 'integrations.create',
     summary: 'Create an integration in one of your organizations',
-    description: 'config is validated against the platform\'s config_schema (422 integration.invalid_config); the name is unique per organization (409).',
+    description:
+      "config is validated against the platform's config_schema (422 integration.invalid_config); the name is unique per organization (409).",
     access: { requires: 'integration.write' },
     schema: { body: CreateBody, response: { 201: Integration, 409: ErrorBody } },
     handler: async (req, reply) => {
@@ -96,7 +97,11 @@ export function integrationRoutes(app: Api, service: IntegrationService): void {
     summary: 'Remove an integration (and its children); 5 per minute per user',
     description: 'A parent with active children answers 409 unless cascade=true. Over the limit: 429 with Retry-After.',
     access: { requires: 'integration.write' },
-    schema: { params: IntegrationParams, querystring: DeleteQuery, response: { 204: Type.Null({ description: 'Removed, with its children' }), 409: ErrorBody } },
+    schema: {
+      params: IntegrationParams,
+      querystring: DeleteQuery,
+      response: { 204: Type.Null({ description: 'Removed, with its children' }), 409: ErrorBody },
+    },
     handler: async (req, reply) => {
       await service.remove(req.actor!, req.params.integration_id, req.query.cascade ?? false);
       reply.code(204);

@@ -36,7 +36,10 @@ export interface SealedSecrets {
 
 export function createIntegrationSecrets(cipher: CredentialCipher) {
   /** The config to store (secret values replaced by the placeholder) and the secret values by path. */
-  function split(platform: Pick<Platform, 'secretFields'> | undefined, config: Config): { plain: Config; secrets: Record<string, string> } {
+  function split(
+    platform: Pick<Platform, 'secretFields'> | undefined,
+    config: Config,
+  ): { plain: Config; secrets: Record<string, string> } {
     const plain = structuredClone(config);
     const secrets: Record<string, string> = {};
     for (const field of platform?.secretFields ?? []) {
@@ -70,7 +73,14 @@ export function createIntegrationSecrets(cipher: CredentialCipher) {
     return config;
   }
 
-  return { split, seal, open, resolve, currentKeyId: cipher.currentKeyId, isStale: (keyId: string | null) => cipher.isStale(keyId) };
+  return {
+    split,
+    seal,
+    open,
+    resolve,
+    currentKeyId: cipher.currentKeyId,
+    isStale: (keyId: string | null) => cipher.isStale(keyId),
+  };
 }
 
 export type IntegrationSecrets = ReturnType<typeof createIntegrationSecrets>;
@@ -107,6 +117,10 @@ export async function sealIntegrationSecrets(deps: {
     }
   }
   if (sealed) deps.logger.info({ sealed }, 'integration secrets sealed under the current WEIR_SECRET_KEY');
-  if (failed) deps.logger.warn({ failed }, 'integration secrets cannot be decrypted with WEIR_SECRET_KEY or WEIR_SECRET_KEY_PREVIOUS; add the earlier key, or set them again');
+  if (failed)
+    deps.logger.warn(
+      { failed },
+      'integration secrets cannot be decrypted with WEIR_SECRET_KEY or WEIR_SECRET_KEY_PREVIOUS; add the earlier key, or set them again',
+    );
   return { sealed, failed };
 }

@@ -53,7 +53,10 @@ const notFound = () => errors.notFound('Integration');
 
 function cleanName(name: string): string {
   const trimmed = name.trim();
-  if (!trimmed) throw errors.validation('body/name must not be blank', { errors: [{ location: 'body/name', message: 'must not be blank' }] });
+  if (!trimmed)
+    throw errors.validation('body/name must not be blank', {
+      errors: [{ location: 'body/name', message: 'must not be blank' }],
+    });
   return trimmed;
 }
 
@@ -73,13 +76,21 @@ export function createIntegrationService(deps: IntegrationDeps) {
 
   /** The config to store: placeholders resolved against what is stored, then validated. */
   /** inherited: a managed-provider child's credentials come from its parent, so it is validated with them. */
-  function checkedConfig(platform: Platform, incoming: Record<string, unknown>, stored: Record<string, unknown>, inherited: Record<string, unknown> = {}): Record<string, unknown> {
+  function checkedConfig(
+    platform: Platform,
+    incoming: Record<string, unknown>,
+    stored: Record<string, unknown>,
+    inherited: Record<string, unknown> = {},
+  ): Record<string, unknown> {
     const { config, unresolved } = keepSecrets(platform, incoming, stored);
     const effective: Record<string, unknown> = { ...inherited, ...config };
     // The parent is a partner; the child collects one tenant.
     if (Object.keys(inherited).length > 0 && !('partner' in config)) delete effective.partner;
     const issues = [
-      ...unresolved.map((f) => ({ location: `body/config/${f.replace(/\./g, '/')}`, message: 'is a secret with no stored value to keep; send the value' })),
+      ...unresolved.map((f) => ({
+        location: `body/config/${f.replace(/\./g, '/')}`,
+        message: 'is a secret with no stored value to keep; send the value',
+      })),
       ...(unresolved.length ? [] : platform.validate(effective)),
     ];
     const first = issues[0];
@@ -92,13 +103,21 @@ export function createIntegrationService(deps: IntegrationDeps) {
     return config;
   }
 
-  async function checkedParent(scope: Scope, parentId: number, organizationId: number, selfId?: number): Promise<number> {
-    const invalid = (detail: string) => new AppError('integration.invalid_parent', { detail, details: { parent_id: parentId } });
+  async function checkedParent(
+    scope: Scope,
+    parentId: number,
+    organizationId: number,
+    selfId?: number,
+  ): Promise<number> {
+    const invalid = (detail: string) =>
+      new AppError('integration.invalid_parent', { detail, details: { parent_id: parentId } });
     if (parentId === selfId) throw invalid('An integration cannot be its own parent');
     const parent = await store.get(scope, parentId, 'share');
     // Not found and another organization read the same: the answer confirms nothing.
-    if (!parent || parent.organization_id !== organizationId) throw invalid('parent_id must name an integration of the same organization');
-    if (parent.parent_id !== null) throw invalid('parent_id must name a top-level integration: children cannot have children');
+    if (!parent || parent.organization_id !== organizationId)
+      throw invalid('parent_id must name an integration of the same organization');
+    if (parent.parent_id !== null)
+      throw invalid('parent_id must name a top-level integration: children cannot have children');
     if (selfId !== undefined && (await store.hasChildren(selfId))) {
       throw invalid('An integration that has children cannot become a child');
     }
@@ -131,7 +150,9 @@ export function createIntegrationService(deps: IntegrationDeps) {
      * managed-provider parent, the parent's credentials and the customer tenant id.
      * Never return or log the result.
      */
-    async collectTarget(row: IntegrationRow): Promise<{ config: Record<string, unknown>; secrets: string[]; tenantId: string | null }> {
+    async collectTarget(
+      row: IntegrationRow,
+    ): Promise<{ config: Record<string, unknown>; secrets: string[]; tenantId: string | null }> {
       let config = secrets.resolve(row);
       let opened = Object.values(secrets.open(row));
       if (row.parent_id !== null && row.external_tenant_id) {
@@ -139,7 +160,11 @@ export function createIntegrationService(deps: IntegrationDeps) {
         // what the child sets itself (collect, interval, filters of its own) wins.
         const parent = await store.byId(row.parent_id);
         if (parent) {
-          const own = Object.fromEntries(Object.entries(config).filter(([, v]) => !(typeof v === 'object' && v !== null && (v as { configured?: unknown }).configured === true)));
+          const own = Object.fromEntries(
+            Object.entries(config).filter(
+              ([, v]) => !(typeof v === 'object' && v !== null && (v as { configured?: unknown }).configured === true),
+            ),
+          );
           config = { ...secrets.resolve(parent), partner: false, ...own };
           opened = [...opened, ...Object.values(secrets.open(parent))];
         }
@@ -168,14 +193,25 @@ export function createIntegrationService(deps: IntegrationDeps) {
         throw errors.notFound('Organization');
       }
       const config = checkedConfig(platform, input.config ?? {}, {});
-      const parentId = input.parent_id == null ? null : await checkedParent(scope, input.parent_id, input.organization_id);
+      const parentId =
+        input.parent_id == null ? null : await checkedParent(scope, input.parent_id, input.organization_id);
       const name = cleanName(input.name);
       if (await store.nameExists(input.organization_id, name)) {
-        throw new AppError('integration.name_taken', { detail: `An integration named "${name}" already exists in this organization`, details: { field: 'name' } });
+        throw new AppError('integration.name_taken', {
+          detail: `An integration named "${name}" already exists in this organization`,
+          details: { field: 'name' },
+        });
       }
       const { plain, secrets: values } = secrets.split(platform, config);
       const row = await store.insert(
-        { organization_id: input.organization_id, name, platform: platform.name, is_active: input.is_active ?? true, parent_id: parentId, config: plain },
+        {
+          organization_id: input.organization_id,
+          name,
+          platform: platform.name,
+          is_active: input.is_active ?? true,
+          parent_id: parentId,
+          config: plain,
+        },
         clock.now(),
       );
       // Sealed after the insert: the row id is the ciphertext's associated data.
@@ -191,7 +227,10 @@ export function createIntegrationService(deps: IntegrationDeps) {
       if (input.name !== undefined) {
         const name = cleanName(input.name);
         if (await store.nameExists(row.organization_id, name, id)) {
-          throw new AppError('integration.name_taken', { detail: `An integration named "${name}" already exists in this organization`, details: { field: 'name' } });
+          throw new AppError('integration.name_taken', {
+            detail: `An integration named "${name}" already exists in this organization`,
+            details: { field: 'name' },
+          });
         }
         patch.name = name;
       }
@@ -199,13 +238,17 @@ export function createIntegrationService(deps: IntegrationDeps) {
         const platform = platformOf(row.platform);
         const parent = row.parent_id !== null && row.external_tenant_id ? await store.byId(row.parent_id) : undefined;
         const inherited = parent ? secrets.resolve(parent) : {};
-        const { plain, secrets: values } = secrets.split(platform, checkedConfig(platform, input.config, secrets.resolve(row), inherited));
+        const { plain, secrets: values } = secrets.split(
+          platform,
+          checkedConfig(platform, input.config, secrets.resolve(row), inherited),
+        );
         patch.config = plain;
         await store.setSecrets(id, secrets.seal(id, values));
       }
       if (input.is_active !== undefined) patch.is_active = input.is_active;
       if (input.parent_id !== undefined) {
-        patch.parent_id = input.parent_id === null ? null : await checkedParent(scope, input.parent_id, row.organization_id, id);
+        patch.parent_id =
+          input.parent_id === null ? null : await checkedParent(scope, input.parent_id, row.organization_id, id);
       }
       const updated = await store.update(id, patch);
       // Names of the fields changed, never their values (config may hold secrets).
@@ -214,13 +257,24 @@ export function createIntegrationService(deps: IntegrationDeps) {
     },
 
     async remove(actor: Actor, id: number, cascade: boolean): Promise<void> {
-      const decision = await rateLimiter.hit(`integration-delete:${actor.kind}:${actor.id}`, DELETE_LIMIT, DELETE_WINDOW_MS);
-      if (!decision.allowed) throw rateLimited(decision, (seconds) => `Integration deletion is limited to ${DELETE_LIMIT} per minute; retry in ${seconds} s`);
+      const decision = await rateLimiter.hit(
+        `integration-delete:${actor.kind}:${actor.id}`,
+        DELETE_LIMIT,
+        DELETE_WINDOW_MS,
+      );
+      if (!decision.allowed)
+        throw rateLimited(
+          decision,
+          (seconds) => `Integration deletion is limited to ${DELETE_LIMIT} per minute; retry in ${seconds} s`,
+        );
       const row = await store.get(scopeOf(actor), id, 'update');
       if (!row) throw notFound();
       const children = await store.children(id);
       const active = children.filter((c) => c.is_active).map((c) => c.id);
-      setAuditTarget({ organizationId: row.organization_id, details: { name: row.name, platform: row.platform, cascade } });
+      setAuditTarget({
+        organizationId: row.organization_id,
+        details: { name: row.name, platform: row.platform, cascade },
+      });
       if (active.length > 0 && !cascade) {
         throw new AppError('integration.has_active_children', {
           detail: `Integration ${id} has ${active.length} active child integration(s); deactivate them or delete with ?cascade=true`,
@@ -228,7 +282,9 @@ export function createIntegrationService(deps: IntegrationDeps) {
         });
       }
       await store.remove(id);
-      setAuditTarget({ details: { name: row.name, platform: row.platform, cascade, removed_children: children.map((c) => c.id) } });
+      setAuditTarget({
+        details: { name: row.name, platform: row.platform, cascade, removed_children: children.map((c) => c.id) },
+      });
     },
 
     async bulkDeactivate(scope: Scope, ids: number[]): Promise<BulkOutcome> {

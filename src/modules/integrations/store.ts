@@ -27,7 +27,9 @@ export interface NewIntegration {
   config: Record<string, unknown>;
 }
 
-export type IntegrationPatch = Partial<Pick<NewIntegration, 'name' | 'is_active' | 'parent_id' | 'config'>> & { updated_at: Date };
+export type IntegrationPatch = Partial<Pick<NewIntegration, 'name' | 'is_active' | 'parent_id' | 'config'>> & {
+  updated_at: Date;
+};
 
 function isUniqueViolation(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
@@ -37,10 +39,17 @@ export function createIntegrationStore(db: Kysely<DB>) {
   const q = () => executor(db);
   const inScope = (scope: Scope) => q().selectFrom('integrations').where(scoped(scope, 'integrations.organization_id'));
   const nameTaken = (name: string) =>
-    new AppError('integration.name_taken', { detail: `An integration named "${name}" already exists in this organization`, details: { field: 'name' } });
+    new AppError('integration.name_taken', {
+      detail: `An integration named "${name}" already exists in this organization`,
+      details: { field: 'name' },
+    });
 
   return {
-    async list(scope: Scope, f: IntegrationFilter, page: OffsetPage): Promise<{ items: IntegrationRow[]; total: number }> {
+    async list(
+      scope: Scope,
+      f: IntegrationFilter,
+      page: OffsetPage,
+    ): Promise<{ items: IntegrationRow[]; total: number }> {
       let base = inScope(scope);
       if (f.organizationId !== undefined) base = base.where('organization_id', '=', f.organizationId);
       if (f.platform !== undefined) base = base.where('platform', '=', f.platform);
@@ -80,7 +89,12 @@ export function createIntegrationStore(db: Kysely<DB>) {
     },
 
     async children(id: number): Promise<{ id: number; is_active: boolean }[]> {
-      return q().selectFrom('integrations').select(['id', 'is_active']).where('parent_id', '=', id).orderBy('id').execute();
+      return q()
+        .selectFrom('integrations')
+        .select(['id', 'is_active'])
+        .where('parent_id', '=', id)
+        .orderBy('id')
+        .execute();
     },
 
     async insert(values: NewIntegration, now: Date): Promise<IntegrationRow> {
@@ -128,7 +142,10 @@ export function createIntegrationStore(db: Kysely<DB>) {
         .where((eb) =>
           eb.or([
             ...(platformsWithSecrets.length ? [eb('platform', 'in', platformsWithSecrets)] : []),
-            eb.and([eb('secrets', 'is not', null), eb.or([eb('secrets_key_id', 'is', null), eb('secrets_key_id', '<>', currentKeyId)])]),
+            eb.and([
+              eb('secrets', 'is not', null),
+              eb.or([eb('secrets_key_id', 'is', null), eb('secrets_key_id', '<>', currentKeyId)]),
+            ]),
           ]),
         )
         .orderBy('id')
@@ -152,14 +169,22 @@ export function createIntegrationStore(db: Kysely<DB>) {
       await q().deleteFrom('integrations').where('id', '=', id).execute();
     },
 
-    async findInScope(scope: Scope, ids: number[]): Promise<{ id: number; is_active: boolean; organization_id: number }[]> {
+    async findInScope(
+      scope: Scope,
+      ids: number[],
+    ): Promise<{ id: number; is_active: boolean; organization_id: number }[]> {
       if (ids.length === 0) return [];
       return inScope(scope).select(['id', 'is_active', 'organization_id']).where('id', 'in', ids).forUpdate().execute();
     },
 
     async deactivate(ids: number[], now: Date): Promise<number> {
       if (ids.length === 0) return 0;
-      const res = await q().updateTable('integrations').set({ is_active: false, updated_at: now }).where('id', 'in', ids).where('is_active', '=', true).executeTakeFirst();
+      const res = await q()
+        .updateTable('integrations')
+        .set({ is_active: false, updated_at: now })
+        .where('id', 'in', ids)
+        .where('is_active', '=', true)
+        .executeTakeFirst();
       return Number(res.numUpdatedRows);
     },
   };

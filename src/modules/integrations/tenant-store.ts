@@ -35,7 +35,11 @@ export function createTenantStore(db: Kysely<DB>) {
       await q().selectFrom('integrations').select('id').where('id', '=', id).forUpdate().executeTakeFirst();
     },
 
-    async list(integrationId: number, f: TenantFilter, page: OffsetPage): Promise<{ items: TenantRow[]; total: number }> {
+    async list(
+      integrationId: number,
+      f: TenantFilter,
+      page: OffsetPage,
+    ): Promise<{ items: TenantRow[]; total: number }> {
       let base = q().selectFrom('discovered_tenants').where('integration_id', '=', integrationId);
       if (f.selected !== undefined) base = base.where('selected', '=', f.selected);
       if (f.present !== undefined) base = base.where('present', '=', f.present);
@@ -47,20 +51,43 @@ export function createTenantStore(db: Kysely<DB>) {
     },
 
     async all(integrationId: number): Promise<TenantRow[]> {
-      return q().selectFrom('discovered_tenants').selectAll().where('integration_id', '=', integrationId).orderBy('external_id').execute();
+      return q()
+        .selectFrom('discovered_tenants')
+        .selectAll()
+        .where('integration_id', '=', integrationId)
+        .orderBy('external_id')
+        .execute();
     },
 
     async byIds(integrationId: number, externalIds: string[]): Promise<TenantRow[]> {
       if (externalIds.length === 0) return [];
-      return q().selectFrom('discovered_tenants').selectAll().where('integration_id', '=', integrationId).where('external_id', 'in', externalIds).execute();
+      return q()
+        .selectFrom('discovered_tenants')
+        .selectAll()
+        .where('integration_id', '=', integrationId)
+        .where('external_id', 'in', externalIds)
+        .execute();
     },
 
     /**
      * Records a discovery: listed tenants are inserted or refreshed (present again), every
      * other tenant of the parent is marked absent. Returns the external ids seen for the first time.
      */
-    async recordDiscovery(integrationId: number, organizationId: number, tenants: TenantInfo[], now: Date): Promise<{ added: string[]; gone: number }> {
-      const known = new Set((await q().selectFrom('discovered_tenants').select('external_id').where('integration_id', '=', integrationId).execute()).map((r) => r.external_id));
+    async recordDiscovery(
+      integrationId: number,
+      organizationId: number,
+      tenants: TenantInfo[],
+      now: Date,
+    ): Promise<{ added: string[]; gone: number }> {
+      const known = new Set(
+        (
+          await q()
+            .selectFrom('discovered_tenants')
+            .select('external_id')
+            .where('integration_id', '=', integrationId)
+            .execute()
+        ).map((r) => r.external_id),
+      );
       const added = tenants.filter((t) => !known.has(t.external_id)).map((t) => t.external_id);
       // In chunks: one statement per 500 tenants, not one per tenant.
       for (let i = 0; i < tenants.length; i += 500) {
@@ -90,7 +117,11 @@ export function createTenantStore(db: Kysely<DB>) {
           .execute();
       }
       const listed = tenants.map((t) => t.external_id);
-      let gone = q().updateTable('discovered_tenants').set({ present: false }).where('integration_id', '=', integrationId).where('present', '=', true);
+      let gone = q()
+        .updateTable('discovered_tenants')
+        .set({ present: false })
+        .where('integration_id', '=', integrationId)
+        .where('present', '=', true);
       if (listed.length > 0) gone = gone.where('external_id', 'not in', listed);
       const res = await gone.executeTakeFirst();
       return { added, gone: Number(res.numUpdatedRows) };
@@ -109,7 +140,12 @@ export function createTenantStore(db: Kysely<DB>) {
     },
 
     async countSelected(integrationId: number): Promise<number> {
-      const row = await q().selectFrom('discovered_tenants').select((eb) => eb.fn.countAll<number>().as('n')).where('integration_id', '=', integrationId).where('selected', '=', true).executeTakeFirstOrThrow();
+      const row = await q()
+        .selectFrom('discovered_tenants')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('integration_id', '=', integrationId)
+        .where('selected', '=', true)
+        .executeTakeFirstOrThrow();
       return Number(row.n);
     },
 
@@ -139,7 +175,12 @@ export function createTenantStore(db: Kysely<DB>) {
     },
 
     async linkChild(integrationId: number, externalId: string, childId: number): Promise<void> {
-      await q().updateTable('discovered_tenants').set({ child_integration_id: childId }).where('integration_id', '=', integrationId).where('external_id', '=', externalId).execute();
+      await q()
+        .updateTable('discovered_tenants')
+        .set({ child_integration_id: childId })
+        .where('integration_id', '=', integrationId)
+        .where('external_id', '=', externalId)
+        .execute();
     },
 
     /** Switches child integrations on or off; returns how many changed. */
@@ -155,7 +196,16 @@ export function createTenantStore(db: Kysely<DB>) {
       return Number(res.numUpdatedRows);
     },
 
-    async recordSync(row: { integration_id: number; organization_id: number; status: string; discovered: number; materialized: number; error: string | null; warning: string | null; synced_at: Date }): Promise<void> {
+    async recordSync(row: {
+      integration_id: number;
+      organization_id: number;
+      status: string;
+      discovered: number;
+      materialized: number;
+      error: string | null;
+      warning: string | null;
+      synced_at: Date;
+    }): Promise<void> {
       await q()
         .insertInto('tenant_syncs')
         .values(row)

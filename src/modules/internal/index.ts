@@ -4,7 +4,11 @@ import { withInternalKey } from './authenticator.js';
 import { internalRoutes } from './routes.js';
 import { createInternalService, type TenantLookups } from './service.js';
 
-export function wireInternal(deps: { tenants: TenantLookups; authenticator: Authenticator; internalKey: string | undefined }) {
+export function wireInternal(deps: {
+  tenants: TenantLookups;
+  authenticator: Authenticator;
+  internalKey: string | undefined;
+}) {
   const service = createInternalService({ tenants: deps.tenants });
   return {
     service,

@@ -25,7 +25,10 @@ async function mapOrganization(app: TestApp, id: number, caseCustomer: string, p
 }
 
 beforeAll(async () => {
-  [t, noKey] = await Promise.all([createTestApp({ env: { ...ENV, WEIR_INTERNAL_KEY: KEY }, captureLogs: true }), createTestApp({ env: ENV })]);
+  [t, noKey] = await Promise.all([
+    createTestApp({ env: { ...ENV, WEIR_INTERNAL_KEY: KEY }, captureLogs: true }),
+    createTestApp({ env: ENV }),
+  ]);
   orgA = await createOrganization(t, 'Tenant A');
   orgB = await createOrganization(t, 'Tenant B');
   await mapOrganization(t, orgA, 'CASE-A', ['partner-a1', 'partner-a2']);
@@ -39,7 +42,8 @@ afterAll(async () => {
   await noKey?.close();
 });
 
-const get = (app: TestApp, url: string, headers: Record<string, string> = {}) => app.app.inject({ method: 'GET', url, headers });
+const get = (app: TestApp, url: string, headers: Record<string, string> = {}) =>
+  app.app.inject({ method: 'GET', url, headers });
 const tenantA = () => ({
   organization_id: orgA,
   name: 'Tenant A',
@@ -53,8 +57,12 @@ describe('with a token', () => {
   it('answers the three lookups to a holder of internal.tenant.read', async () => {
     expect((await get(t, `/api/internal/tenants/${orgA}`, platform.headers)).json()).toEqual(tenantA());
     expect((await get(t, '/api/internal/tenants/by-case-customer/CASE-A', platform.headers)).json()).toEqual(tenantA());
-    expect((await get(t, '/api/internal/tenants/by-partner-tenant/partner-a2', platform.headers)).json()).toEqual(tenantA());
-    expect((await get(t, '/api/internal/tenants/by-partner-tenant/partner-b', platform.headers)).json()).toMatchObject({ organization_id: orgB });
+    expect((await get(t, '/api/internal/tenants/by-partner-tenant/partner-a2', platform.headers)).json()).toEqual(
+      tenantA(),
+    );
+    expect((await get(t, '/api/internal/tenants/by-partner-tenant/partner-b', platform.headers)).json()).toMatchObject({
+      organization_id: orgB,
+    });
   });
 
   it('answers 404 for unknown identifiers and for organizations outside the scope', async () => {
@@ -81,8 +89,13 @@ describe('with a token', () => {
 
 describe('with the shared key', () => {
   it('answers when the key is configured and right', async () => {
-    expect((await get(t, `/api/internal/tenants/${orgB}`, { 'x-internal-key': KEY })).json()).toMatchObject({ organization_id: orgB, case_customer_id: 'CASE-B' });
-    expect((await get(t, '/api/internal/tenants/by-case-customer/CASE-A', { 'X-Internal-Key': KEY })).json()).toEqual(tenantA());
+    expect((await get(t, `/api/internal/tenants/${orgB}`, { 'x-internal-key': KEY })).json()).toMatchObject({
+      organization_id: orgB,
+      case_customer_id: 'CASE-B',
+    });
+    expect((await get(t, '/api/internal/tenants/by-case-customer/CASE-A', { 'X-Internal-Key': KEY })).json()).toEqual(
+      tenantA(),
+    );
   });
 
   it('answers 401 for a wrong key', async () => {
@@ -109,9 +122,14 @@ describe('with the shared key', () => {
     expect(res.statusCode).toBe(403);
     expect(res.body).not.toContain('internal.tenant.read');
     // The token's scope applies, not the key's global one.
-    expect((await get(t, `/api/internal/tenants/${orgB}`, { ...adminA.headers, 'x-internal-key': KEY })).statusCode).toBe(404);
+    expect(
+      (await get(t, `/api/internal/tenants/${orgB}`, { ...adminA.headers, 'x-internal-key': KEY })).statusCode,
+    ).toBe(404);
     // An invalid token is 401 at once, with no fall back to the key.
-    expect((await get(t, `/api/internal/tenants/${orgA}`, { authorization: 'Bearer svcsk_wrong', 'x-internal-key': KEY })).statusCode).toBe(401);
+    expect(
+      (await get(t, `/api/internal/tenants/${orgA}`, { authorization: 'Bearer svcsk_wrong', 'x-internal-key': KEY }))
+        .statusCode,
+    ).toBe(401);
   });
 
   it('never writes the key to the logs', () => {

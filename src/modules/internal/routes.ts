@@ -7,7 +7,8 @@ import type { InternalService } from './service.js';
 // A 403 here does not name the permission (spec); the deprecated X-Internal-Key header is
 // turned into an actor holding internal.tenant.read by the authenticator (authenticator.ts).
 const ACCESS: AccessDeclaration = { requires: 'internal.tenant.read', quietDenial: true };
-const DESCRIPTION = 'Internal, not for customer integrations. Send a token holding internal.tenant.read, or the deprecated shared key in X-Internal-Key when the instance configures one; a token wins over the key.';
+const DESCRIPTION =
+  'Internal, not for customer integrations. Send a token holding internal.tenant.read, or the deprecated shared key in X-Internal-Key when the instance configures one; a token wins over the key.';
 
 export function internalRoutes(app: Api, service: InternalService): void {
   // Literal segments are matched before {organization_id} whatever the order (find-my-way).

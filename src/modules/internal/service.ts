@@ -31,7 +31,8 @@ export function createInternalService(deps: { tenants: TenantLookups }) {
   const { tenants } = deps;
   return {
     byId: async (scope: Scope, id: number) => view(await tenants.byId(scope, id)),
-    byCaseCustomer: async (scope: Scope, caseCustomerId: string) => view(await tenants.byCaseCustomer(scope, caseCustomerId)),
+    byCaseCustomer: async (scope: Scope, caseCustomerId: string) =>
+      view(await tenants.byCaseCustomer(scope, caseCustomerId)),
     byPartnerTenant: async (scope: Scope, externalId: string) => view(await tenants.byPartnerTenant(scope, externalId)),
   };
 }

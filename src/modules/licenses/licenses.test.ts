@@ -25,12 +25,16 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const status = async (who: Principal = viewer) => (await t.app.inject({ method: 'GET', url: '/api/licenses/status', headers: who.headers })).json();
-const edition = async (who: Principal = viewer) => (await t.app.inject({ method: 'GET', url: '/api/edition', headers: who.headers })).json();
+const status = async (who: Principal = viewer) =>
+  (await t.app.inject({ method: 'GET', url: '/api/licenses/status', headers: who.headers })).json();
+const edition = async (who: Principal = viewer) =>
+  (await t.app.inject({ method: 'GET', url: '/api/edition', headers: who.headers })).json();
 const activate = (license_token: string, who: Principal = platform) =>
   t.app.inject({ method: 'POST', url: '/api/licenses/activate', headers: who.headers, payload: { license_token } });
-const removeLicense = (who: Principal = platform) => t.app.inject({ method: 'DELETE', url: '/api/licenses', headers: who.headers });
-const createOrg = (name: string) => t.app.inject({ method: 'POST', url: '/api/organizations/', headers: platform.headers, payload: { name } });
+const removeLicense = (who: Principal = platform) =>
+  t.app.inject({ method: 'DELETE', url: '/api/licenses', headers: who.headers });
+const createOrg = (name: string) =>
+  t.app.inject({ method: 'POST', url: '/api/organizations/', headers: platform.headers, payload: { name } });
 const licenseRows = async () => t.container.database.db.selectFrom('licenses').selectAll().orderBy('id').execute();
 
 const COMMUNITY_STATUS = {
@@ -106,12 +110,21 @@ describe('POST /api/licenses/activate', () => {
     const res = await activate(token);
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ edition: 'enterprise', status: 'active', expired_in_grace: false, grace_days: 14, org_limit: 50, features: ['a', 'b'] });
+    expect(body).toMatchObject({
+      edition: 'enterprise',
+      status: 'active',
+      expired_in_grace: false,
+      grace_days: 14,
+      org_limit: 50,
+      features: ['a', 'b'],
+    });
     expect(body.expires_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
     expect(JSON.stringify(body)).not.toContain(token);
     expect(await edition()).toEqual({ edition: 'enterprise', features: ['a', 'b'] });
     expect(await status()).toEqual(body);
-    await expect(t.container.editions.requireEnterprise('Source sharing')).resolves.toMatchObject({ edition: 'enterprise' });
+    await expect(t.container.editions.requireEnterprise('Source sharing')).resolves.toMatchObject({
+      edition: 'enterprise',
+    });
     const audit = await t.container.database.db
       .selectFrom('audit_log')
       .select(['outcome', 'target_type', 'details'])
@@ -135,7 +148,13 @@ describe('POST /api/licenses/activate', () => {
   it('accepts a license expired within its grace period: still Enterprise, flagged', async () => {
     const res = await activate(await mintLicense({ days: -2, graceDays: 14, orgLimit: 30 }));
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ edition: 'enterprise', status: 'expired_in_grace', expired_in_grace: true, grace_days: 14, org_limit: 30 });
+    expect(res.json()).toMatchObject({
+      edition: 'enterprise',
+      status: 'expired_in_grace',
+      expired_in_grace: true,
+      grace_days: 14,
+      org_limit: 30,
+    });
     expect(await status()).toMatchObject({ status: 'expired_in_grace', expired_in_grace: true });
     expect((await edition()).edition).toBe('enterprise');
   });
@@ -144,20 +163,42 @@ describe('POST /api/licenses/activate', () => {
 describe('the stored license', () => {
   it('falls back to Community once past its grace period', async () => {
     const token = await mintLicense({ days: -20, graceDays: 5 });
-    await t.container.database.db.updateTable('licenses').set({ removed_at: new Date() }).where('removed_at', 'is', null).execute();
-    await t.container.database.db.insertInto('licenses').values({ token, edition: 'enterprise', claims: JSON.stringify({}) }).execute();
+    await t.container.database.db
+      .updateTable('licenses')
+      .set({ removed_at: new Date() })
+      .where('removed_at', 'is', null)
+      .execute();
+    await t.container.database.db
+      .insertInto('licenses')
+      .values({ token, edition: 'enterprise', claims: JSON.stringify({}) })
+      .execute();
     await t.container.editions.invalidate();
     const s = await status();
-    expect(s).toMatchObject({ edition: 'community', status: 'community', expired_in_grace: false, grace_days: 5, org_limit: COMMUNITY_ORG_LIMIT, features: [] });
+    expect(s).toMatchObject({
+      edition: 'community',
+      status: 'community',
+      expired_in_grace: false,
+      grace_days: 5,
+      org_limit: COMMUNITY_ORG_LIMIT,
+      features: [],
+    });
     expect(s.expires_at).not.toBeNull();
     expect((await edition()).edition).toBe('community');
   });
 
   it('grants nothing when the row was written around the API with an unverifiable token', async () => {
-    await t.container.database.db.updateTable('licenses').set({ removed_at: new Date() }).where('removed_at', 'is', null).execute();
+    await t.container.database.db
+      .updateTable('licenses')
+      .set({ removed_at: new Date() })
+      .where('removed_at', 'is', null)
+      .execute();
     await t.container.database.db
       .insertInto('licenses')
-      .values({ token: 'forged', edition: 'enterprise', claims: JSON.stringify({ edition: 'enterprise', org_limit: 9999 }) })
+      .values({
+        token: 'forged',
+        edition: 'enterprise',
+        claims: JSON.stringify({ edition: 'enterprise', org_limit: 9999 }),
+      })
       .execute();
     await t.container.editions.invalidate();
     expect(await status()).toEqual(COMMUNITY_STATUS);
@@ -181,7 +222,14 @@ describe('DELETE /api/licenses', () => {
 
 describe('the organization ceiling', () => {
   it('holds Community to its limit and an Enterprise license to its org_limit', async () => {
-    const existing = Number((await t.container.database.db.selectFrom('organizations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const existing = Number(
+      (
+        await t.container.database.db
+          .selectFrom('organizations')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
     for (let i = existing; i < COMMUNITY_ORG_LIMIT; i++) expect((await createOrg(`Ceiling ${i}`)).statusCode).toBe(201);
     const refused = await createOrg('One Too Many');
     expect(refused.statusCode).toBe(403);
@@ -203,32 +251,67 @@ describe('the organization ceiling', () => {
 
 describe('license rules (small)', () => {
   const day = 86_400_000;
-  const claims = { edition: 'enterprise' as const, org_limit: 3, expires_at: '2026-01-10T00:00:00.000Z', grace_days: 2, features: [] };
+  const claims = {
+    edition: 'enterprise' as const,
+    org_limit: 3,
+    expires_at: '2026-01-10T00:00:00.000Z',
+    grace_days: 2,
+    features: [],
+  };
 
   it('moves from active to expired_in_grace to Community', () => {
     const at = (iso: string) => evaluate(claims, new Date(iso));
-    expect(at('2026-01-09T23:59:59Z')).toMatchObject({ edition: 'enterprise', status: 'active', expiredInGrace: false, orgLimit: 3 });
-    expect(at('2026-01-10T00:00:00Z')).toMatchObject({ edition: 'enterprise', status: 'expired_in_grace', expiredInGrace: true });
-    expect(evaluate(claims, new Date(Date.parse(claims.expires_at) + 2 * day - 1))).toMatchObject({ status: 'expired_in_grace' });
-    expect(evaluate(claims, new Date(Date.parse(claims.expires_at) + 2 * day))).toMatchObject({ edition: 'community', status: 'community', orgLimit: COMMUNITY_ORG_LIMIT });
+    expect(at('2026-01-09T23:59:59Z')).toMatchObject({
+      edition: 'enterprise',
+      status: 'active',
+      expiredInGrace: false,
+      orgLimit: 3,
+    });
+    expect(at('2026-01-10T00:00:00Z')).toMatchObject({
+      edition: 'enterprise',
+      status: 'expired_in_grace',
+      expiredInGrace: true,
+    });
+    expect(evaluate(claims, new Date(Date.parse(claims.expires_at) + 2 * day - 1))).toMatchObject({
+      status: 'expired_in_grace',
+    });
+    expect(evaluate(claims, new Date(Date.parse(claims.expires_at) + 2 * day))).toMatchObject({
+      edition: 'community',
+      status: 'community',
+      orgLimit: COMMUNITY_ORG_LIMIT,
+    });
     expect(evaluate(null, new Date())).toMatchObject({ edition: 'community', expiresAt: null });
   });
 
   it('trusts the test key only when the configuration allows it', async () => {
     const token = await mintLicense();
-    await expect(verifyLicense(token, await trustedLicenseKeys({ trustTestLicenses: true }))).resolves.toMatchObject({ edition: 'enterprise' });
-    await expect(verifyLicense(token, await trustedLicenseKeys({ trustTestLicenses: false }))).rejects.toMatchObject({ code: 'license.invalid' });
+    await expect(verifyLicense(token, await trustedLicenseKeys({ trustTestLicenses: true }))).resolves.toMatchObject({
+      edition: 'enterprise',
+    });
+    await expect(verifyLicense(token, await trustedLicenseKeys({ trustTestLicenses: false }))).rejects.toMatchObject({
+      code: 'license.invalid',
+    });
   });
 
   it('is never trusted by a server configured from its environment, NODE_ENV=test included', async () => {
-    const server = await createTestApp({ env: { NODE_ENV: 'test', WEIR_TOKEN_RATE_LIMIT: '100000' }, trustTestLicenses: false });
+    const server = await createTestApp({
+      env: { NODE_ENV: 'test', WEIR_TOKEN_RATE_LIMIT: '100000' },
+      trustTestLicenses: false,
+    });
     try {
       expect(loadConfig({ NODE_ENV: 'test', WEIR_SECRET_KEY: 'x'.repeat(32) }).trustTestLicenses).toBe(false);
       const admin = await createPrincipal(server, { role: 'admin' });
-      const res = await server.app.inject({ method: 'POST', url: '/api/licenses/activate', headers: admin.headers, payload: { license_token: await mintLicense({ orgLimit: 50 }) } });
+      const res = await server.app.inject({
+        method: 'POST',
+        url: '/api/licenses/activate',
+        headers: admin.headers,
+        payload: { license_token: await mintLicense({ orgLimit: 50 }) },
+      });
       expect(res.statusCode, res.body).toBe(400);
       expect(res.json()).toMatchObject({ error: { code: 'license.invalid' } });
-      expect((await server.app.inject({ method: 'GET', url: '/api/edition', headers: admin.headers })).json()).toMatchObject({ edition: 'community' });
+      expect(
+        (await server.app.inject({ method: 'GET', url: '/api/edition', headers: admin.headers })).json(),
+      ).toMatchObject({ edition: 'community' });
     } finally {
       await server.close();
     }

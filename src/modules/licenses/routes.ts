@@ -21,7 +21,8 @@ export function licenseRoutes(app: Api, service: LicenseService): void {
     url: '/api/licenses/activate',
     operationId: 'licenses.activate',
     summary: 'Activate a license: capabilities change at once for the whole instance',
-    description: 'An invalid token (signature, claims, or expired beyond its grace period) is 400 license.invalid and is never stored.',
+    description:
+      'An invalid token (signature, claims, or expired beyond its grace period) is 400 license.invalid and is never stored.',
     access: { requires: 'user.manage', globalScope: true },
     schema: { body: ActivateBody, response: { 200: LicenseStatus } },
     handler: async (req) => statusBody(await service.activate(req.actor!, req.body.license_token)),

@@ -20,8 +20,12 @@ export const LicenseStatus = Type.Object({
   status: Type.Union([Type.Literal('active'), Type.Literal('expired_in_grace'), Type.Literal('community')], {
     description: 'community: no license, or one whose grace period has ended',
   }),
-  expires_at: Type.Union([Timestamp(), Type.Null()], { description: 'Expiry of the stored license, also once it lapsed; null without one' }),
-  expired_in_grace: Type.Boolean({ description: 'Already expired but within the grace period: features stay on for now' }),
+  expires_at: Type.Union([Timestamp(), Type.Null()], {
+    description: 'Expiry of the stored license, also once it lapsed; null without one',
+  }),
+  expired_in_grace: Type.Boolean({
+    description: 'Already expired but within the grace period: features stay on for now',
+  }),
   grace_days: Type.Integer(),
   org_limit: Type.Integer({ description: 'Organizations the instance may hold under this edition' }),
   features: Features,

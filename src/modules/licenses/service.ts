@@ -54,14 +54,17 @@ function parseExpiry(value: unknown): Date | undefined {
   return Number.isNaN(ms) ? undefined : new Date(ms);
 }
 
-const isCount = (v: unknown, max: number): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= max;
+const isCount = (v: unknown, max: number): v is number =>
+  typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= max;
 
 /** The claims of a verified payload, or the reason they do not hold. */
 export function parseClaims(payload: unknown): LicenseClaims | string {
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return 'the payload is not a JSON object';
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
+    return 'the payload is not a JSON object';
   const p = payload as Record<string, unknown>;
   if (p.edition !== 'enterprise') return 'claim "edition" must be "enterprise"';
-  if (!isCount(p.org_limit, MAX_ORG_LIMIT) || p.org_limit < 1) return `claim "org_limit" must be an integer from 1 to ${MAX_ORG_LIMIT}`;
+  if (!isCount(p.org_limit, MAX_ORG_LIMIT) || p.org_limit < 1)
+    return `claim "org_limit" must be an integer from 1 to ${MAX_ORG_LIMIT}`;
   const expires = parseExpiry(p.expires_at);
   if (!expires) return 'claim "expires_at" must be an RFC 3339 date-time (or seconds since the epoch)';
   const grace = p.grace_days ?? 0;
@@ -70,7 +73,13 @@ export function parseClaims(payload: unknown): LicenseClaims | string {
   if (!Array.isArray(features) || !features.every((f) => typeof f === 'string' && f.length > 0 && f.length <= 100)) {
     return 'claim "features" must be an array of names';
   }
-  return { edition: 'enterprise', org_limit: p.org_limit, expires_at: expires.toISOString(), grace_days: grace, features: [...new Set(features as string[])] };
+  return {
+    edition: 'enterprise',
+    org_limit: p.org_limit,
+    expires_at: expires.toISOString(),
+    grace_days: grace,
+    features: [...new Set(features as string[])],
+  };
 }
 
 /** Verifies the signature and the claims of a license token; throws license.invalid. */
@@ -191,7 +200,9 @@ export function createLicenseService(deps: EditionsDeps & { editions: Editions }
       const now = clock.now();
       const state = evaluate(claims, now);
       if (state.edition !== 'enterprise') {
-        throw invalid(`The license expired on ${claims.expires_at} and its grace period of ${claims.grace_days} days has ended`);
+        throw invalid(
+          `The license expired on ${claims.expires_at} and its grace period of ${claims.grace_days} days has ended`,
+        );
       }
       const id = await store.activate({
         token: token.trim(),
@@ -200,7 +211,11 @@ export function createLicenseService(deps: EditionsDeps & { editions: Editions }
         activated_by: actor.kind === 'user' ? actor.id : null,
         now,
       });
-      setAuditTarget({ type: 'license', id, details: { edition: claims.edition, org_limit: claims.org_limit, expires_at: claims.expires_at } });
+      setAuditTarget({
+        type: 'license',
+        id,
+        details: { edition: claims.edition, org_limit: claims.org_limit, expires_at: claims.expires_at },
+      });
       await editions.invalidate();
       return state;
     },

@@ -35,7 +35,13 @@ export function createLicenseStore(db: Kysely<DB>) {
       await x.updateTable('licenses').set({ removed_at: l.now }).where('removed_at', 'is', null).execute();
       const row = await x
         .insertInto('licenses')
-        .values({ token: l.token, edition: l.edition, claims: JSON.stringify(l.claims), activated_by: l.activated_by, activated_at: l.now })
+        .values({
+          token: l.token,
+          edition: l.edition,
+          claims: JSON.stringify(l.claims),
+          activated_by: l.activated_by,
+          activated_at: l.now,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       return row.id;
@@ -43,7 +49,11 @@ export function createLicenseStore(db: Kysely<DB>) {
 
     /** Marks the active license removed; returns how many rows changed (0 or 1). */
     async removeActive(now: Date): Promise<number> {
-      const res = await executor(db).updateTable('licenses').set({ removed_at: now }).where('removed_at', 'is', null).executeTakeFirst();
+      const res = await executor(db)
+        .updateTable('licenses')
+        .set({ removed_at: now })
+        .where('removed_at', 'is', null)
+        .executeTakeFirst();
       return Number(res.numUpdatedRows);
     },
   };

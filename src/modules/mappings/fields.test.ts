@@ -8,10 +8,7 @@ const identity = (raw: Record<string, unknown>) => raw;
 describe('discoverFields', () => {
   it('flattens objects with dots and arrays with [], counting samples per type', () => {
     const d = discoverFields(
-      [
-        { a: { b: 1, c: [{ id: 'x' }, { id: 2 }] }, empty: {}, none: [] },
-        { a: { b: 'two' } },
-      ],
+      [{ a: { b: 1, c: [{ id: 'x' }, { id: 2 }] }, empty: {}, none: [] }, { a: { b: 'two' } }],
       new Set(),
       identity,
     );
@@ -25,7 +22,11 @@ describe('discoverFields', () => {
   });
 
   it('marks a path mapped when the mapping reads it or an ancestor, in the reads notation', () => {
-    const d = discoverFields([{ user: { name: 'a', id: 1 }, list: [{ ip: '1' }], 'dotted.key': 1, other: 2 }], new Set(['user', 'list[].ip', '["dotted.key"]']), identity);
+    const d = discoverFields(
+      [{ user: { name: 'a', id: 1 }, list: [{ ip: '1' }], 'dotted.key': 1, other: 2 }],
+      new Set(['user', 'list[].ip', '["dotted.key"]']),
+      identity,
+    );
     expect(Object.fromEntries(d.fields.map((f) => [f.path, f.mapped]))).toEqual({
       '["dotted.key"]': true,
       'list[].ip': true,
@@ -36,9 +37,12 @@ describe('discoverFields', () => {
   });
 
   it('takes examples from the masked sample, preferring a non-null value', () => {
-    const mask = (raw: Record<string, unknown>) => JSON.parse(JSON.stringify(raw).replace(/secret/g, '***')) as Record<string, unknown>;
+    const mask = (raw: Record<string, unknown>) =>
+      JSON.parse(JSON.stringify(raw).replace(/secret/g, '***')) as Record<string, unknown>;
     const d = discoverFields([{ v: null }, { v: 'secret' }], new Set(), mask);
-    expect(d.fields).toEqual([{ path: 'v', types: { null: 1, string: 1 }, count: 2, frequency: 1, mapped: false, example: '***' }]);
+    expect(d.fields).toEqual([
+      { path: 'v', types: { null: 1, string: 1 }, count: 2, frequency: 1, mapped: false, example: '***' },
+    ]);
   });
 
   it('caps the number of distinct paths and says so', () => {

@@ -45,7 +45,14 @@ type Visit = (path: string, value: unknown, mapped: boolean) => void;
  * Calls `visit` for each leaf of a JSON value (scalars, and empty or too deep containers)
  * with whether `reads` covers it: a read covers its whole subtree.
  */
-function walk(value: unknown, path: string, depth: number, covered: boolean, reads: ReadonlySet<string>, visit: Visit): void {
+function walk(
+  value: unknown,
+  path: string,
+  depth: number,
+  covered: boolean,
+  reads: ReadonlySet<string>,
+  visit: Visit,
+): void {
   const mapped = covered || (path !== '' && reads.has(path));
   if (Array.isArray(value)) {
     if (value.length === 0 || depth >= MAX_DEPTH) return visit(path, value, mapped);
@@ -55,7 +62,8 @@ function walk(value: unknown, path: string, depth: number, covered: boolean, rea
   if (value !== null && typeof value === 'object') {
     const keys = Object.keys(value);
     if (keys.length === 0 || depth >= MAX_DEPTH) return visit(path, value, mapped);
-    for (const k of keys) walk((value as Record<string, unknown>)[k], joinPathKey(path, k), depth + 1, mapped, reads, visit);
+    for (const k of keys)
+      walk((value as Record<string, unknown>)[k], joinPathKey(path, k), depth + 1, mapped, reads, visit);
     return;
   }
   visit(path, value, mapped);

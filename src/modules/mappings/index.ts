@@ -15,7 +15,13 @@ import { createMappingTools } from './tools.js';
 export function wireMappings(deps: { db: Kysely<DB>; clock: Clock; audit: Pick<AuditService, 'list'> }) {
   const store = createMappingStore(deps.db);
   const engine = createMappingEngine();
-  const service = createMappingService({ store, clock: deps.clock, checkDocument: engine.checkDocument, runTests: engine.runTests, audit: deps.audit });
+  const service = createMappingService({
+    store,
+    clock: deps.clock,
+    checkDocument: engine.checkDocument,
+    runTests: engine.runTests,
+    audit: deps.audit,
+  });
   const tools = createMappingTools({ store, mappings: service, engine, clock: deps.clock });
   const seedDeps = { store, clock: deps.clock, transaction: <T>(fn: () => Promise<T>) => inTransaction(deps.db, fn) };
   return {

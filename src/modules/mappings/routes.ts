@@ -41,13 +41,17 @@ export function mappingRoutes(app: Api, service: MappingService, tools: MappingT
     method: 'GET',
     url: '/api/mappings',
     operationId: 'mappings.list',
-    summary: 'Mapping definitions: the built-ins and your organizations\' own',
+    summary: "Mapping definitions: the built-ins and your organizations' own",
     access: { requires: 'mapping.read' },
     schema: { querystring: ListQuery, response: { 200: DefinitionPage } },
     handler: async (req) => {
       const { limit = DEFAULT_LIMIT, offset = 0, platform, stream, builtin, organization_id } = req.query;
       const page = { limit, offset };
-      const { items, total } = await service.list(scopeOf(req.actor!), { platform, stream, builtin, organizationId: organization_id }, page);
+      const { items, total } = await service.list(
+        scopeOf(req.actor!),
+        { platform, stream, builtin, organizationId: organization_id },
+        page,
+      );
       return offsetEnvelope(items, total, page);
     },
   });
@@ -137,9 +141,10 @@ export function mappingRoutes(app: Api, service: MappingService, tools: MappingT
     method: 'GET',
     url: '/api/mappings/:definition_id/discover-fields',
     operationId: 'mappings.discover_fields',
-    summary: 'Fields seen in recent raw samples of the definition\'s platform/stream, with types, frequency and whether the live version reads them',
+    summary:
+      "Fields seen in recent raw samples of the definition's platform/stream, with types, frequency and whether the live version reads them",
     description:
-      'An organization\'s definition reads that organization\'s samples; a built-in reads the samples of every integration of ' +
+      "An organization's definition reads that organization's samples; a built-in reads the samples of every integration of " +
       'its platform in your scope. Paths are dotted, array elements written []. Examples are masked.',
     access: { requires: 'mapping.read' },
     schema: { params: DefinitionParams, querystring: DiscoverQuery, response: { 200: Discovery } },
@@ -200,10 +205,12 @@ export function mappingRoutes(app: Api, service: MappingService, tools: MappingT
     url: '/api/mappings/:definition_id/versions/:version_a_id/diff/:version_b_id',
     operationId: 'mappings.versions_diff',
     summary: 'What changed from version A to version B',
-    description: 'Changes as JSON pointers with op add/remove/replace and the values before (from) and after (to). Objects are compared by key, arrays (rules, assignments) by index.',
+    description:
+      'Changes as JSON pointers with op add/remove/replace and the values before (from) and after (to). Objects are compared by key, arrays (rules, assignments) by index.',
     access: { requires: 'mapping.read' },
     schema: { params: DiffParams, response: { 200: Diff } },
-    handler: async (req) => service.diff(scopeOf(req.actor!), req.params.definition_id, req.params.version_a_id, req.params.version_b_id),
+    handler: async (req) =>
+      service.diff(scopeOf(req.actor!), req.params.definition_id, req.params.version_a_id, req.params.version_b_id),
   });
 
   route(app, {

@@ -3,7 +3,8 @@ import { OffsetEnvelope, OffsetQuery, Timestamp } from '../../platform/http/sche
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Uuid = (description?: string) => Type.String({ format: 'uuid', ...(description ? { description } : {}) });
-const Id = (description?: string) => Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
+const Id = (description?: string) =>
+  Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
 const Json = (description: string) => Type.Record(Type.String(), Type.Unknown(), { description });
 
 /** Limits of the mapping tools. */
@@ -19,7 +20,11 @@ const Document = Json('A mapping document (docs/mappings.md): product, rules, de
 
 export const DefinitionParams = Type.Object({ definition_id: Uuid() });
 export const VersionParams = Type.Object({ definition_id: Uuid(), version_id: Uuid() });
-export const DiffParams = Type.Object({ definition_id: Uuid(), version_a_id: Uuid('The "from" version'), version_b_id: Uuid('The "to" version') });
+export const DiffParams = Type.Object({
+  definition_id: Uuid(),
+  version_a_id: Uuid('The "from" version'),
+  version_b_id: Uuid('The "to" version'),
+});
 
 const VersionRef = Type.Object({ id: Type.String(), version: Type.Integer() });
 
@@ -31,7 +36,9 @@ export const Definition = Type.Object(
     stream: Type.String(),
     name: Type.String(),
     description: Type.String(),
-    builtin: Type.Boolean({ description: 'Platform-wide; an organization\'s own definition for the same platform and stream takes precedence' }),
+    builtin: Type.Boolean({
+      description: "Platform-wide; an organization's own definition for the same platform and stream takes precedence",
+    }),
     live_version: Nullable(Type.Object({ id: Type.String(), version: Type.Integer(), created_at: Timestamp() })),
     versions_count: Type.Integer(),
     created_at: Timestamp(),
@@ -42,7 +49,7 @@ export const Definition = Type.Object(
 
 export const DefinitionDetail = Type.Object({
   ...Definition.properties,
-  document: Nullable(Json('The live version\'s document; null when none is live')),
+  document: Nullable(Json("The live version's document; null when none is live")),
 });
 
 export const DefinitionPage = OffsetEnvelope(Definition);
@@ -51,8 +58,8 @@ export const ListQuery = Type.Object({
   ...OffsetQuery,
   platform: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   stream: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-  builtin: Type.Optional(Type.Boolean({ description: 'true: only built-ins; false: only organizations\' own' })),
-  organization_id: Type.Optional(Id('Only this organization\'s own definitions (alias: org_id)')),
+  builtin: Type.Optional(Type.Boolean({ description: "true: only built-ins; false: only organizations' own" })),
+  organization_id: Type.Optional(Id("Only this organization's own definitions (alias: org_id)")),
 });
 
 export const PageQuery = Type.Object({ ...OffsetQuery });
@@ -65,7 +72,12 @@ export const Version = Type.Object({
   builtin: Type.Boolean({ description: 'Added by the built-in catalog at start, not by a person' }),
   comment: Type.String(),
   checksum: Type.String({ description: 'SHA-256 of the document as canonical JSON (sorted keys)' }),
-  created_by: Nullable(Type.Integer({ description: 'The user who published it; null for service accounts and built-ins (the audit trail names every actor)' })),
+  created_by: Nullable(
+    Type.Integer({
+      description:
+        'The user who published it; null for service accounts and built-ins (the audit trail names every actor)',
+    }),
+  ),
   created_at: Timestamp(),
 });
 
@@ -105,7 +117,9 @@ export const Diff = Type.Object({
 
 export const AuditQuery = Type.Object({
   ...OffsetQuery,
-  outcome: Type.Optional(Type.Union([Type.Literal('success'), Type.Literal('failed'), Type.Literal('denied'), Type.Literal('error')])),
+  outcome: Type.Optional(
+    Type.Union([Type.Literal('success'), Type.Literal('failed'), Type.Literal('denied'), Type.Literal('error')]),
+  ),
 });
 
 const OcsfIssue = Type.Object({ path: Type.String(), kind: Type.String(), message: Type.String() });
@@ -113,7 +127,7 @@ const OcsfIssue = Type.Object({ path: Type.String(), kind: Type.String(), messag
 export const DryRunBody = Type.Object(
   {
     document: Type.Optional(Json('A draft document to try (exclusive with definition_id)')),
-    definition_id: Type.Optional(Uuid('Try this definition\'s live version (or version_id)')),
+    definition_id: Type.Optional(Uuid("Try this definition's live version (or version_id)")),
     version_id: Type.Optional(Uuid('With definition_id: try this version instead of the live one')),
     events: Type.Optional(Type.Array(Json('A raw event'), { minItems: 1, maxItems: MAX_DRY_RUN_EVENTS })),
     sample: Type.Optional(
@@ -126,14 +140,28 @@ export const DryRunBody = Type.Object(
         { additionalProperties: false, description: 'Use the newest raw samples of an integration in your scope' },
       ),
     ),
-    organization_id: Type.Optional(Id('Judge quarantine under this organization\'s OCSF policy (default: the sample\'s or definition\'s organization, else yours when you have one)')),
+    organization_id: Type.Optional(
+      Id(
+        "Judge quarantine under this organization's OCSF policy (default: the sample's or definition's organization, else yours when you have one)",
+      ),
+    ),
   },
-  { additionalProperties: false, description: 'Exactly one of document / definition_id, and exactly one of events / sample' },
+  {
+    additionalProperties: false,
+    description: 'Exactly one of document / definition_id, and exactly one of events / sample',
+  },
 );
 
 export const DryRunResult = Type.Object({
-  version: Nullable(Type.Object({ id: Type.String(), definition_id: Type.String(), version: Type.Integer() }, { description: 'null for a draft' })),
-  policy: Type.Union([Type.Literal('strict'), Type.Literal('lenient')], { description: 'The OCSF policy the quarantine decisions follow' }),
+  version: Nullable(
+    Type.Object(
+      { id: Type.String(), definition_id: Type.String(), version: Type.Integer() },
+      { description: 'null for a draft' },
+    ),
+  ),
+  policy: Type.Union([Type.Literal('strict'), Type.Literal('lenient')], {
+    description: 'The OCSF policy the quarantine decisions follow',
+  }),
   results: Type.Array(
     Type.Object({
       index: Type.Integer(),
@@ -141,7 +169,9 @@ export const DryRunResult = Type.Object({
       input: Type.Optional(Json('The sample the result is for (masked)')),
       ok: Type.Boolean({ description: 'Mapped, and valid OCSF' }),
       quarantine: Type.Boolean({ description: 'The live pipeline would quarantine the event' }),
-      error_kind: Type.Optional(Type.String({ description: 'The quarantine reason (or invalid_ocsf for a flagged event)' })),
+      error_kind: Type.Optional(
+        Type.String({ description: 'The quarantine reason (or invalid_ocsf for a flagged event)' }),
+      ),
       error_detail: Type.Optional(Type.String()),
       ocsf: Type.Optional(Json('The OCSF event the mapping produced')),
       issues: Type.Array(OcsfIssue),
@@ -158,23 +188,30 @@ export const DryRunResult = Type.Object({
 export const TestCasesBody = Type.Object(
   {
     document: Type.Optional(Json('A draft document whose tests to run (exclusive with definition_id)')),
-    definition_id: Type.Optional(Uuid('Run the tests of this definition\'s live version (or version_id)')),
+    definition_id: Type.Optional(Uuid("Run the tests of this definition's live version (or version_id)")),
     version_id: Type.Optional(Uuid('With definition_id: this version instead of the live one')),
   },
   { additionalProperties: false, description: 'Exactly one of document / definition_id' },
 );
 
 export const TestCasesResult = Type.Object({
-  version: Nullable(Type.Object({ id: Type.String(), definition_id: Type.String(), version: Type.Integer() }, { description: 'null for a draft' })),
+  version: Nullable(
+    Type.Object(
+      { id: Type.String(), definition_id: Type.String(), version: Type.Integer() },
+      { description: 'null for a draft' },
+    ),
+  ),
   total: Type.Integer(),
   passed: Type.Integer(),
   failed: Type.Integer(),
   results: Type.Array(
     Type.Object({
-      index: Type.Integer({ description: 'The case\'s index in tests (/tests/<index>)' }),
+      index: Type.Integer({ description: "The case's index in tests (/tests/<index>)" }),
       name: Type.String(),
       ok: Type.Boolean(),
-      failures: Type.Array(Type.String(), { description: 'Why it failed, one line each: path: expected X, got Y (empty when it passed)' }),
+      failures: Type.Array(Type.String(), {
+        description: 'Why it failed, one line each: path: expected X, got Y (empty when it passed)',
+      }),
     }),
   ),
 });
@@ -197,8 +234,15 @@ export const SamplePage = OffsetEnvelope(
 );
 
 export const DiscoverQuery = Type.Object({
-  integration_id: Type.Optional(Id('Only this integration\'s samples')),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DISCOVER_SAMPLES, default: DEFAULT_DISCOVER_SAMPLES, description: 'Newest samples to read' })),
+  integration_id: Type.Optional(Id("Only this integration's samples")),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_DISCOVER_SAMPLES,
+      default: DEFAULT_DISCOVER_SAMPLES,
+      description: 'Newest samples to read',
+    }),
+  ),
 });
 
 export const Discovery = Type.Object({
@@ -207,7 +251,9 @@ export const Discovery = Type.Object({
   fields: Type.Array(
     Type.Object({
       path: Type.String({ description: 'Dotted path; array elements as []' }),
-      types: Type.Record(Type.String(), Type.Integer(), { description: 'JSON type -> samples in which the path held it' }),
+      types: Type.Record(Type.String(), Type.Integer(), {
+        description: 'JSON type -> samples in which the path held it',
+      }),
       count: Type.Integer({ description: 'Samples in which the path appears' }),
       frequency: Type.Number({ minimum: 0, maximum: 1 }),
       mapped: Type.Boolean({ description: 'The live version reads the path (or an ancestor)' }),
@@ -218,7 +264,7 @@ export const Discovery = Type.Object({
 
 export const TypeCastList = Type.Array(
   Type.Object({
-    name: Type.String({ description: 'The value of an assignment\'s `cast`' }),
+    name: Type.String({ description: "The value of an assignment's `cast`" }),
     description: Type.String(),
     input: Type.String({ description: 'JSON types accepted' }),
     output: Type.String({ description: 'The OCSF type produced' }),

@@ -39,21 +39,38 @@ export async function seedBuiltins(
     await transaction(async () => {
       const now = clock.now();
       const ensured = await store.ensureDefinition(
-        { id: newId(), organization_id: null, platform: b.platform, stream: b.stream, name: b.name, description: b.description, builtin: true },
+        {
+          id: newId(),
+          organization_id: null,
+          platform: b.platform,
+          stream: b.stream,
+          name: b.name,
+          description: b.description,
+          builtin: true,
+        },
         now,
       );
       if (ensured.created) report.definitionsCreated++;
       await store.lockDefinition(ensured.id);
       const def = await store.getDefinition(GLOBAL_SCOPE, ensured.id);
       if (!def) return;
-      if (def.name !== b.name || def.description !== b.description) await store.describeDefinition(def.id, b.name, b.description);
+      if (def.name !== b.name || def.description !== b.description)
+        await store.describeDefinition(def.id, b.name, b.description);
 
       const document = b.document as Record<string, unknown>;
       const checksum = documentChecksum(document);
       const newest = await store.newestBuiltinVersion(def.id);
       if (newest?.checksum === checksum) return;
       const added = await store.insertVersion(
-        { id: newId(), definition_id: def.id, document, checksum, comment: BUILTIN_COMMENT, builtin: true, created_by: null },
+        {
+          id: newId(),
+          definition_id: def.id,
+          document,
+          checksum,
+          comment: BUILTIN_COMMENT,
+          builtin: true,
+          created_by: null,
+        },
         now,
       );
       report.versionsAdded++;

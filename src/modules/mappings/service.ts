@@ -54,7 +54,10 @@ export function assertValidDocument(problems: MappingProblem[]): void {
   const first = problems[0];
   if (!first) return;
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})` : '';
-  throw new AppError('mapping.invalid_document', { detail: `${first.at || '/'}: ${first.message}${more}`, details: { problems } });
+  throw new AppError('mapping.invalid_document', {
+    detail: `${first.at || '/'}: ${first.message}${more}`,
+    details: { problems },
+  });
 }
 
 /** Throws mapping.tests_failed (422) naming every failing case and why. */
@@ -62,10 +65,14 @@ export function assertCasesPass(results: CaseResult[]): void {
   const failed = results.filter((r) => !r.ok);
   const first = failed[0];
   if (!first) return;
-  const others = failed.length > 1 ? ` (and ${failed.length - 1} more failing case${failed.length > 2 ? 's' : ''})` : '';
+  const others =
+    failed.length > 1 ? ` (and ${failed.length - 1} more failing case${failed.length > 2 ? 's' : ''})` : '';
   throw new AppError('mapping.tests_failed', {
     detail: `${failed.length} of ${results.length} test cases fail; "${first.name}" (/tests/${first.index}): ${first.failures[0] ?? 'failed'}${others}`,
-    details: { passed: results.length - failed.length, failed: failed.map((r) => ({ index: r.index, name: r.name, at: `/tests/${r.index}`, failures: r.failures })) },
+    details: {
+      passed: results.length - failed.length,
+      failed: failed.map((r) => ({ index: r.index, name: r.name, at: `/tests/${r.index}`, failures: r.failures })),
+    },
   });
 }
 
@@ -124,7 +131,8 @@ export function createMappingService(deps: MappingServiceDeps) {
     const def = await visible(scope, id);
     if (def.organization_id === null && !scope.global) {
       throw new AppError('mapping.builtin_needs_platform_scope', {
-        detail: 'Built-in mappings can be changed only with platform scope; publish a version of your organization\'s own definition instead',
+        detail:
+          "Built-in mappings can be changed only with platform scope; publish a version of your organization's own definition instead",
         details: { definition_id: id },
       });
     }
@@ -152,7 +160,9 @@ export function createMappingService(deps: MappingServiceDeps) {
       const def = await visible(scope, definitionId);
       if (versionId !== undefined) return version(def.id, versionId);
       if (!def.live_version_id) {
-        throw errors.conflict(`Mapping definition ${def.id} has no live version; give version_id or a draft document`, { definition_id: def.id });
+        throw errors.conflict(`Mapping definition ${def.id} has no live version; give version_id or a draft document`, {
+          definition_id: def.id,
+        });
       }
       return version(def.id, def.live_version_id);
     },
@@ -189,7 +199,9 @@ export function createMappingService(deps: MappingServiceDeps) {
         now,
       );
       await store.setLive(def.id, row.id, now);
-      setAuditTarget({ details: { version: row.version, version_id: row.id, checksum, previous_version: def.live_version } });
+      setAuditTarget({
+        details: { version: row.version, version_id: row.id, checksum, previous_version: def.live_version },
+      });
       return versionOut(row, row.id);
     },
 
@@ -197,9 +209,16 @@ export function createMappingService(deps: MappingServiceDeps) {
      * The organization's own definition of (platform, stream), created when missing, with
      * this name and description (configuration import); its id.
      */
-    async ensureOwn(organizationId: number, values: { platform: string; stream: string; name: string; description: string }): Promise<string> {
-      const def = await store.ensureDefinition({ id: newId(), organization_id: organizationId, builtin: false, ...values }, clock.now());
-      if (def.name !== values.name || def.description !== values.description) await store.describeDefinition(def.id, values.name, values.description);
+    async ensureOwn(
+      organizationId: number,
+      values: { platform: string; stream: string; name: string; description: string },
+    ): Promise<string> {
+      const def = await store.ensureDefinition(
+        { id: newId(), organization_id: organizationId, builtin: false, ...values },
+        clock.now(),
+      );
+      if (def.name !== values.name || def.description !== values.description)
+        await store.describeDefinition(def.id, values.name, values.description);
       return def.id;
     },
 
@@ -211,12 +230,23 @@ export function createMappingService(deps: MappingServiceDeps) {
           errors: [{ location: 'body', message: 'must have exactly one of version_id, version' }],
         });
       }
-      const target = input.version_id !== undefined ? await store.getVersion(def.id, input.version_id) : await store.getVersionByNumber(def.id, input.version ?? 0);
+      const target =
+        input.version_id !== undefined
+          ? await store.getVersion(def.id, input.version_id)
+          : await store.getVersionByNumber(def.id, input.version ?? 0);
       if (!target) throw versionNotFound();
-      const details = { from_version: def.live_version, from_version_id: def.live_version_id, to_version: target.version, to_version_id: target.id };
+      const details = {
+        from_version: def.live_version,
+        from_version_id: def.live_version_id,
+        to_version: target.version,
+        to_version_id: target.id,
+      };
       setAuditTarget({ details });
       if (target.id === def.live_version_id) {
-        throw new AppError('mapping.already_live', { detail: `Version ${target.version} is already live`, details: { version_id: target.id, version: target.version } });
+        throw new AppError('mapping.already_live', {
+          detail: `Version ${target.version} is already live`,
+          details: { version_id: target.id, version: target.version },
+        });
       }
       await store.setLive(def.id, target.id, clock.now());
       return definitionOut(await visible(scope, def.id));
@@ -240,7 +270,11 @@ export function createMappingService(deps: MappingServiceDeps) {
      */
     async audit(scope: Scope, id: string, outcome: string | undefined, page: OffsetPage) {
       const def = await visible(scope, id);
-      return audit.list(scope, { targetType: AUDIT_TARGET_TYPE, targetId: def.id, outcome, withPlatformEntries: def.organization_id === null }, page);
+      return audit.list(
+        scope,
+        { targetType: AUDIT_TARGET_TYPE, targetId: def.id, outcome, withPlatformEntries: def.organization_id === null },
+        page,
+      );
     },
   };
 }

@@ -54,7 +54,16 @@ export interface SampleRow {
   raw: Record<string, unknown>;
 }
 
-const SUMMARY_COLUMNS = ['id', 'definition_id', 'version', 'checksum', 'comment', 'builtin', 'created_by', 'created_at'] as const;
+const SUMMARY_COLUMNS = [
+  'id',
+  'definition_id',
+  'version',
+  'checksum',
+  'comment',
+  'builtin',
+  'created_by',
+  'created_at',
+] as const;
 
 export function createMappingStore(db: Kysely<DB>) {
   const q = () => executor(db);
@@ -81,17 +90,27 @@ export function createMappingStore(db: Kysely<DB>) {
       'd.updated_at',
       'lv.version as live_version',
       'lv.created_at as live_created_at',
-      eb.selectFrom('mapping_versions as v').select((c) => c.fn.countAll<number>().as('n')).whereRef('v.definition_id', '=', 'd.id').as('versions_count'),
+      eb
+        .selectFrom('mapping_versions as v')
+        .select((c) => c.fn.countAll<number>().as('n'))
+        .whereRef('v.definition_id', '=', 'd.id')
+        .as('versions_count'),
     ]);
   }
 
-  const asDefinition = (r: Omit<DefinitionRow, 'versions_count'> & { versions_count: number | string | bigint | null }): DefinitionRow => ({
+  const asDefinition = (
+    r: Omit<DefinitionRow, 'versions_count'> & { versions_count: number | string | bigint | null },
+  ): DefinitionRow => ({
     ...r,
     versions_count: Number(r.versions_count ?? 0),
   });
 
   return {
-    async listDefinitions(scope: Scope, f: DefinitionFilter, page: OffsetPage): Promise<{ items: DefinitionRow[]; total: number }> {
+    async listDefinitions(
+      scope: Scope,
+      f: DefinitionFilter,
+      page: OffsetPage,
+    ): Promise<{ items: DefinitionRow[]; total: number }> {
       let base = definitions(scope);
       if (f.platform !== undefined) base = base.where('d.platform', '=', f.platform);
       if (f.stream !== undefined) base = base.where('d.stream', '=', f.stream);
@@ -125,18 +144,33 @@ export function createMappingStore(db: Kysely<DB>) {
     async listVersions(definitionId: string, page: OffsetPage): Promise<{ items: VersionSummary[]; total: number }> {
       const base = q().selectFrom('mapping_versions').where('definition_id', '=', definitionId);
       const [items, count] = await Promise.all([
-        base.select([...SUMMARY_COLUMNS]).orderBy('version', 'desc').limit(page.limit).offset(page.offset).execute(),
+        base
+          .select([...SUMMARY_COLUMNS])
+          .orderBy('version', 'desc')
+          .limit(page.limit)
+          .offset(page.offset)
+          .execute(),
         base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
       ]);
       return { items, total: Number(count.n) };
     },
 
     async getVersion(definitionId: string, versionId: string): Promise<VersionRow | undefined> {
-      return q().selectFrom('mapping_versions').selectAll().where('definition_id', '=', definitionId).where('id', '=', versionId).executeTakeFirst();
+      return q()
+        .selectFrom('mapping_versions')
+        .selectAll()
+        .where('definition_id', '=', definitionId)
+        .where('id', '=', versionId)
+        .executeTakeFirst();
     },
 
     async getVersionByNumber(definitionId: string, version: number): Promise<VersionRow | undefined> {
-      return q().selectFrom('mapping_versions').selectAll().where('definition_id', '=', definitionId).where('version', '=', version).executeTakeFirst();
+      return q()
+        .selectFrom('mapping_versions')
+        .selectAll()
+        .where('definition_id', '=', definitionId)
+        .where('version', '=', version)
+        .executeTakeFirst();
     },
 
     /** The newest version the built-in seeding added, or undefined. */
@@ -167,7 +201,11 @@ export function createMappingStore(db: Kysely<DB>) {
 
     /** Makes a version live; the new updated_at is what workers poll to reload. */
     async setLive(definitionId: string, versionId: string, now: Date): Promise<void> {
-      await q().updateTable('mapping_definitions').set({ live_version_id: versionId, updated_at: now }).where('id', '=', definitionId).execute();
+      await q()
+        .updateTable('mapping_definitions')
+        .set({ live_version_id: versionId, updated_at: now })
+        .where('id', '=', definitionId)
+        .execute();
     },
 
     /**
@@ -175,7 +213,15 @@ export function createMappingStore(db: Kysely<DB>) {
      * it; safe when several processes do it at once (the unique key decides, no error).
      */
     async ensureDefinition(
-      values: { id: string; organization_id: number | null; platform: string; stream: string; name: string; description: string; builtin: boolean },
+      values: {
+        id: string;
+        organization_id: number | null;
+        platform: string;
+        stream: string;
+        name: string;
+        description: string;
+        builtin: boolean;
+      },
       now: Date,
     ): Promise<{ id: string; name: string; description: string; live_version_id: string | null; created: boolean }> {
       const inserted = await q()
@@ -199,7 +245,10 @@ export function createMappingStore(db: Kysely<DB>) {
     },
 
     /** The integration in scope, or undefined. */
-    async integration(scope: Scope, id: number): Promise<{ id: number; organization_id: number; platform: string } | undefined> {
+    async integration(
+      scope: Scope,
+      id: number,
+    ): Promise<{ id: number; organization_id: number; platform: string } | undefined> {
       return q()
         .selectFrom('integrations')
         .select(['id', 'organization_id', 'platform'])
@@ -208,11 +257,21 @@ export function createMappingStore(db: Kysely<DB>) {
         .executeTakeFirst();
     },
 
-    async samples(integrationId: number, stream: string | undefined, page: OffsetPage): Promise<{ items: SampleRow[]; total: number }> {
+    async samples(
+      integrationId: number,
+      stream: string | undefined,
+      page: OffsetPage,
+    ): Promise<{ items: SampleRow[]; total: number }> {
       let base = q().selectFrom('raw_samples').where('integration_id', '=', integrationId);
       if (stream !== undefined) base = base.where('stream', '=', stream);
       const [items, count] = await Promise.all([
-        base.selectAll().orderBy('received_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+        base
+          .selectAll()
+          .orderBy('received_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(page.limit)
+          .offset(page.offset)
+          .execute(),
         base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
       ]);
       return { items: items as SampleRow[], total: Number(count.n) };
@@ -222,7 +281,14 @@ export function createMappingStore(db: Kysely<DB>) {
      * The newest raw samples of a platform/stream: of one organization (its own definition)
      * or of every organization in scope (a built-in), optionally of one integration.
      */
-    async samplesOfStream(f: { scope: Scope; organizationId: number | null; platform: string; stream: string; integrationId?: number; limit: number }): Promise<SampleRow[]> {
+    async samplesOfStream(f: {
+      scope: Scope;
+      organizationId: number | null;
+      platform: string;
+      stream: string;
+      integrationId?: number;
+      limit: number;
+    }): Promise<SampleRow[]> {
       let base = q()
         .selectFrom('raw_samples as s')
         .innerJoin('integrations as i', 'i.id', 's.integration_id')
@@ -242,7 +308,11 @@ export function createMappingStore(db: Kysely<DB>) {
 
     /** The organization's OCSF policy mode; strict when it has set none. */
     async policyMode(organizationId: number): Promise<'strict' | 'lenient'> {
-      const row = await q().selectFrom('ocsf_policies').select('mode').where('organization_id', '=', organizationId).executeTakeFirst();
+      const row = await q()
+        .selectFrom('ocsf_policies')
+        .select('mode')
+        .where('organization_id', '=', organizationId)
+        .executeTakeFirst();
       return row?.mode === 'lenient' ? 'lenient' : 'strict';
     },
   };

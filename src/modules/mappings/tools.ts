@@ -59,7 +59,10 @@ const COMPILED_CACHE_MAX = 64;
  * lenient one. Dry runs need the OCSF output of quarantined events too, which the stage
  * does not keep, so they apply the rule per event here.
  */
-export function judge(issues: readonly OcsfIssue[], mode: PolicyMode): { quarantine: boolean; kind?: 'missing_required' | 'invalid_ocsf' } {
+export function judge(
+  issues: readonly OcsfIssue[],
+  mode: PolicyMode,
+): { quarantine: boolean; kind?: 'missing_required' | 'invalid_ocsf' } {
   if (issues.length === 0) return { quarantine: false };
   if (issues.some((i) => i.kind === 'missing_required')) return { quarantine: true, kind: 'missing_required' };
   return { quarantine: mode === 'strict', kind: 'invalid_ocsf' };
@@ -69,7 +72,12 @@ function invalid(message: string, location = 'body'): AppError {
   return errors.validation(message, { errors: [{ location, message }] });
 }
 
-export function createMappingTools(deps: { store: MappingStore; mappings: MappingService; engine: MappingEngine; clock: Clock }) {
+export function createMappingTools(deps: {
+  store: MappingStore;
+  mappings: MappingService;
+  engine: MappingEngine;
+  clock: Clock;
+}) {
   const { store, mappings, engine, clock } = deps;
   // Versions never change once stored: a compiled version stays valid for the process.
   const compiled = new Map<string, CompiledMapping>();
@@ -107,16 +115,29 @@ export function createMappingTools(deps: { store: MappingStore; mappings: Mappin
     return org === undefined ? 'strict' : store.policyMode(org);
   }
 
-  function run(mapping: CompiledMapping, raw: Record<string, unknown>, receivedAtMs: number, mode: PolicyMode): Omit<DryRunItem, 'index'> {
+  function run(
+    mapping: CompiledMapping,
+    raw: Record<string, unknown>,
+    receivedAtMs: number,
+    mode: PolicyMode,
+  ): Omit<DryRunItem, 'index'> {
     const mapped = mapping.map(raw, { receivedAtMs });
-    if (!mapped.ok) return { ok: false, quarantine: true, error_kind: mapped.kind, error_detail: oneLine(mapped.detail), issues: [] };
+    if (!mapped.ok)
+      return { ok: false, quarantine: true, error_kind: mapped.kind, error_detail: oneLine(mapped.detail), issues: [] };
     let issues: OcsfIssue[];
     try {
       issues = [...engine.validate(mapped.event)];
     } catch (err) {
       // As in the stage: a validator bug costs the event, not the whole answer.
       const detail = oneLine(`normalization failed: ${err instanceof Error ? err.message : String(err)}`);
-      return { ok: false, quarantine: true, error_kind: 'mapping_error', error_detail: detail, ocsf: mapped.event, issues: [] };
+      return {
+        ok: false,
+        quarantine: true,
+        error_kind: 'mapping_error',
+        error_detail: detail,
+        ocsf: mapped.event,
+        issues: [],
+      };
     }
     const verdict = judge(issues, mode);
     return {
@@ -140,9 +161,12 @@ export function createMappingTools(deps: { store: MappingStore; mappings: Mappin
   return {
     async dryRun(actor: Actor, input: DryRunInput) {
       const scope = scopeOf(actor);
-      if ((input.document === undefined) === (input.definition_id === undefined)) throw invalid('Give exactly one of document and definition_id');
-      if (input.version_id !== undefined && input.definition_id === undefined) throw invalid('version_id needs definition_id', 'body/version_id');
-      if ((input.events === undefined) === (input.sample === undefined)) throw invalid('Give exactly one of events and sample');
+      if ((input.document === undefined) === (input.definition_id === undefined))
+        throw invalid('Give exactly one of document and definition_id');
+      if (input.version_id !== undefined && input.definition_id === undefined)
+        throw invalid('version_id needs definition_id', 'body/version_id');
+      if ((input.events === undefined) === (input.sample === undefined))
+        throw invalid('Give exactly one of events and sample');
 
       let mapping: CompiledMapping;
       let version: { id: string; definition_id: string; version: number } | null = null;
@@ -162,24 +186,42 @@ export function createMappingTools(deps: { store: MappingStore; mappings: Mappin
       if (input.sample) {
         const integration = await integrationInScope(scope, input.sample.integration_id);
         dataOrg = integration.organization_id;
-        samples = (await store.samples(integration.id, input.sample.stream, { limit: input.sample.limit ?? 20, offset: 0 })).items;
+        samples = (
+          await store.samples(integration.id, input.sample.stream, { limit: input.sample.limit ?? 20, offset: 0 })
+        ).items;
       }
       const mode = await policyFor(actor, input.organization_id, dataOrg);
 
       const now = clock.now().getTime();
       const results: DryRunItem[] = samples
-        ? samples.map((s, index) => ({ index, sample_id: s.id, input: maskEvent(s.raw), ...masked(run(mapping, s.raw, s.received_at.getTime(), mode)) }))
+        ? samples.map((s, index) => ({
+            index,
+            sample_id: s.id,
+            input: maskEvent(s.raw),
+            ...masked(run(mapping, s.raw, s.received_at.getTime(), mode)),
+          }))
         : (input.events ?? []).map((raw, index) => ({ index, ...run(mapping, raw, now, mode) }));
       const ok = results.filter((r) => r.ok).length;
       const quarantined = results.filter((r) => r.quarantine).length;
-      return { version, policy: mode, results, summary: { total: results.length, ok, flagged: results.length - ok - quarantined, quarantined } };
+      return {
+        version,
+        policy: mode,
+        results,
+        summary: { total: results.length, ok, flagged: results.length - ok - quarantined, quarantined },
+      };
     },
 
     async samples(scope: Scope, q: { integration_id: number; stream?: string }, page: OffsetPage) {
       const integration = await integrationInScope(scope, q.integration_id);
       const { items, total } = await store.samples(integration.id, q.stream, page);
       return {
-        items: items.map((s) => ({ id: s.id, integration_id: s.integration_id, stream: s.stream, received_at: s.received_at, raw: maskEvent(s.raw) })),
+        items: items.map((s) => ({
+          id: s.id,
+          integration_id: s.integration_id,
+          stream: s.stream,
+          received_at: s.received_at,
+          raw: maskEvent(s.raw),
+        })),
         total,
       };
     },
@@ -189,10 +231,16 @@ export function createMappingTools(deps: { store: MappingStore; mappings: Mappin
       if (q.integration_id !== undefined) {
         const integration = await integrationInScope(scope, q.integration_id);
         if (integration.platform !== def.platform) {
-          throw invalid(`Integration ${integration.id} is of platform "${integration.platform}", not "${def.platform}"`, 'querystring/integration_id');
+          throw invalid(
+            `Integration ${integration.id} is of platform "${integration.platform}", not "${def.platform}"`,
+            'querystring/integration_id',
+          );
         }
         if (def.organization_id !== null && integration.organization_id !== def.organization_id) {
-          throw invalid(`Integration ${integration.id} is not of the definition's organization`, 'querystring/integration_id');
+          throw invalid(
+            `Integration ${integration.id} is not of the definition's organization`,
+            'querystring/integration_id',
+          );
         }
       }
       const samples = await store.samplesOfStream({
@@ -205,7 +253,11 @@ export function createMappingTools(deps: { store: MappingStore; mappings: Mappin
       });
       const live = def.live_version_id ? await mappings.resolveVersion(scope, def.id) : undefined;
       const reads = live ? compiledVersion(live).reads : new Set<string>();
-      return discoverFields(samples.map((s) => s.raw), reads, maskEvent);
+      return discoverFields(
+        samples.map((s) => s.raw),
+        reads,
+        maskEvent,
+      );
     },
 
     /**
@@ -213,9 +265,14 @@ export function createMappingTools(deps: { store: MappingStore; mappings: Mappin
      * without publishing: the answer publication would give, per case, so an author sees what
      * passes and why each failure fails. An invalid draft is 422 as in a dry run.
      */
-    async testCases(actor: Actor, input: { document?: Record<string, unknown>; definition_id?: string; version_id?: string }) {
-      if ((input.document === undefined) === (input.definition_id === undefined)) throw invalid('Give exactly one of document and definition_id');
-      if (input.version_id !== undefined && input.definition_id === undefined) throw invalid('version_id needs definition_id', 'body/version_id');
+    async testCases(
+      actor: Actor,
+      input: { document?: Record<string, unknown>; definition_id?: string; version_id?: string },
+    ) {
+      if ((input.document === undefined) === (input.definition_id === undefined))
+        throw invalid('Give exactly one of document and definition_id');
+      if (input.version_id !== undefined && input.definition_id === undefined)
+        throw invalid('version_id needs definition_id', 'body/version_id');
       let document: Record<string, unknown>;
       let version: { id: string; definition_id: string; version: number } | null = null;
       if (input.document !== undefined) document = input.document;

@@ -13,7 +13,16 @@ function leaves(raw: Record<string, unknown>, reads: string[]): [string, unknown
 
 describe('unreadLeaves', () => {
   it('lists the leaves the mapping does not read; a read path covers its subtree', () => {
-    const raw = { a: { b: 1, c: { d: 'x', e: null } }, list: [{ id: 1, name: 'n' }, { id: 2, extra: true }], tags: ['t'], empty: {}, none: [] };
+    const raw = {
+      a: { b: 1, c: { d: 'x', e: null } },
+      list: [
+        { id: 1, name: 'n' },
+        { id: 2, extra: true },
+      ],
+      tags: ['t'],
+      empty: {},
+      none: [],
+    };
     expect(leaves(raw, ['a.c', 'list[].id'])).toEqual([
       ['a.b', 1],
       ['list[].name', 'n'],
@@ -77,7 +86,19 @@ const batch = (events: Record<string, unknown>[]): IngestBatch => ({
   bytes: 0,
 });
 
-const result = (over: Partial<StageResult>): StageResult => ({ records: [], texts: [], normalized: 0, flagged: 0, quarantined: [], compliance: new Map(), mapped: 0, base: 0, driftSample: [], driftRaw: [], ...over });
+const result = (over: Partial<StageResult>): StageResult => ({
+  records: [],
+  texts: [],
+  normalized: 0,
+  flagged: 0,
+  quarantined: [],
+  compliance: new Map(),
+  mapped: 0,
+  base: 0,
+  driftSample: [],
+  driftRaw: [],
+  ...over,
+});
 
 describe('aggregates', () => {
   it('sums drift estimates, compliance and samples across batches into one write', async () => {
@@ -86,18 +107,54 @@ describe('aggregates', () => {
     const events = [{ read: 1, email: 'jane@example.com' }, { read: 2 }];
     const t0 = new Date('2026-05-01T10:00:00Z');
     const t1 = new Date('2026-05-01T10:00:01Z');
-    agg.recordBatch(batch(events), result({ mapped: 32, driftSample: [0, 1], driftRaw: [events[0]!, events[1]!], compliance: new Map([[3004, { valid: 30, invalid: 2, lastError: 'e1' }]]) }), new Set(['read']), t0);
-    agg.recordBatch(batch(events), result({ mapped: 1, driftSample: [0], driftRaw: [events[0]!], compliance: new Map([[3004, { valid: 1, invalid: 0, lastError: null }]]) }), new Set(['read']), t1);
+    agg.recordBatch(
+      batch(events),
+      result({
+        mapped: 32,
+        driftSample: [0, 1],
+        driftRaw: [events[0]!, events[1]!],
+        compliance: new Map([[3004, { valid: 30, invalid: 2, lastError: 'e1' }]]),
+      }),
+      new Set(['read']),
+      t0,
+    );
+    agg.recordBatch(
+      batch(events),
+      result({
+        mapped: 1,
+        driftSample: [0],
+        driftRaw: [events[0]!],
+        compliance: new Map([[3004, { valid: 1, invalid: 0, lastError: null }]]),
+      }),
+      new Set(['read']),
+      t1,
+    );
     expect(agg.pending()).toEqual({ drift: 1, compliance: 1, samples: 2 });
     await agg.flush(t1);
     expect(agg.pending()).toEqual({ drift: 0, compliance: 0, samples: 0 });
 
     // 1 of 2 sampled events had the field in a batch of 32 (16), then 1 of 1 of 1.
     expect(written.drift).toEqual([
-      expect.objectContaining({ path: 'email', count: 17, value_type: 'string', example: 'j***@example.com', first_seen_at: t0.toISOString(), last_seen_at: t1.toISOString() }),
+      expect.objectContaining({
+        path: 'email',
+        count: 17,
+        value_type: 'string',
+        example: 'j***@example.com',
+        first_seen_at: t0.toISOString(),
+        last_seen_at: t1.toISOString(),
+      }),
     ]);
     expect(written.compliance).toEqual([
-      { organization_id: 1, integration_id: 2, class_uid: 3004, day: '2026-05-01', valid: 31, invalid: 2, last_error: 'e1', last_invalid_at: t0.toISOString() },
+      {
+        organization_id: 1,
+        integration_id: 2,
+        class_uid: 3004,
+        day: '2026-05-01',
+        valid: 31,
+        invalid: 2,
+        last_error: 'e1',
+        last_invalid_at: t0.toISOString(),
+      },
     ]);
     // One sample write per stream per interval.
     expect(written.samples.map((s) => s.raw)).toEqual(events);
@@ -108,7 +165,12 @@ describe('aggregates', () => {
     const agg = createAggregates({ store, logger: pino({ level: 'silent' }) });
     agg.recordBatch(batch([{ x: 1 }]), result({}), undefined, new Date());
     expect(agg.pending().drift).toBe(0);
-    agg.recordBatch(batch([{ x: 1 }]), result({ mapped: 1, driftSample: [0], driftRaw: [{ x: 1 }] }), new Set(), new Date());
+    agg.recordBatch(
+      batch([{ x: 1 }]),
+      result({ mapped: 1, driftSample: [0], driftRaw: [{ x: 1 }] }),
+      new Set(),
+      new Date(),
+    );
     await expect(agg.flush()).resolves.toBeUndefined();
     expect(written.drift).toEqual([]);
     expect(agg.pending()).toEqual({ drift: 0, compliance: 0, samples: 0 });

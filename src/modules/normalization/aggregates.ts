@@ -60,7 +60,7 @@ function typeOf(value: unknown): ValueType {
 
 function example(path: string, value: unknown): string {
   const masked = maskValue(path, value);
-  const text = typeof masked === 'string' ? masked : JSON.stringify(masked) ?? String(masked);
+  const text = typeof masked === 'string' ? masked : (JSON.stringify(masked) ?? String(masked));
   return text.length > AGGREGATE_LIMITS.exampleLength ? `${text.slice(0, AGGREGATE_LIMITS.exampleLength - 1)}…` : text;
 }
 
@@ -71,7 +71,11 @@ function example(path: string, value: unknown): string {
  * subtree.
  * Empty objects and arrays are leaves.
  */
-export function unreadLeaves(raw: Record<string, unknown>, reads: ReadonlySet<string>, leaf: (path: string, value: unknown) => void): void {
+export function unreadLeaves(
+  raw: Record<string, unknown>,
+  reads: ReadonlySet<string>,
+  leaf: (path: string, value: unknown) => void,
+): void {
   let budget: number = AGGREGATE_LIMITS.leavesPerEvent;
   const walk = (value: unknown, path: string, depth: number): void => {
     if (budget <= 0) return;
@@ -185,13 +189,27 @@ export function createAggregates(deps: { store: AggregateStore; logger: Logger }
     }
   }
 
-  function recordCompliance(organizationId: number, integrationId: number, byClass: Map<number, ClassCompliance>, now: Date): void {
+  function recordCompliance(
+    organizationId: number,
+    integrationId: number,
+    byClass: Map<number, ClassCompliance>,
+    now: Date,
+  ): void {
     const day = now.toISOString().slice(0, 10);
     for (const [classUid, c] of byClass) {
       const key = `${integrationId}\u0000${classUid}\u0000${day}`;
       let entry = compliance.get(key);
       if (!entry) {
-        entry = { organization_id: organizationId, integration_id: integrationId, class_uid: classUid, day, valid: 0, invalid: 0, lastError: null, lastInvalidAt: null };
+        entry = {
+          organization_id: organizationId,
+          integration_id: integrationId,
+          class_uid: classUid,
+          day,
+          valid: 0,
+          invalid: 0,
+          lastError: null,
+          lastInvalidAt: null,
+        };
         compliance.set(key, entry);
       }
       entry.valid += c.valid;
@@ -203,7 +221,12 @@ export function createAggregates(deps: { store: AggregateStore; logger: Logger }
     }
   }
 
-  async function write(d: Map<string, DriftEntry>, c: Map<string, ComplianceEntry>, s: SampleRow[], now: Date): Promise<void> {
+  async function write(
+    d: Map<string, DriftEntry>,
+    c: Map<string, ComplianceEntry>,
+    s: SampleRow[],
+    now: Date,
+  ): Promise<void> {
     const driftRows: DriftRow[] = [...d.values()].map((e) => ({
       id: newId(),
       organization_id: e.organization_id,
@@ -228,7 +251,8 @@ export function createAggregates(deps: { store: AggregateStore; logger: Logger }
     }));
     const { chunk } = AGGREGATE_LIMITS;
     for (let i = 0; i < driftRows.length; i += chunk) await store.upsertDrift(driftRows.slice(i, i + chunk), now);
-    for (let i = 0; i < complianceRows.length; i += chunk) await store.upsertCompliance(complianceRows.slice(i, i + chunk));
+    for (let i = 0; i < complianceRows.length; i += chunk)
+      await store.upsertCompliance(complianceRows.slice(i, i + chunk));
     for (let i = 0; i < s.length; i += chunk) await store.insertSamples(s.slice(i, i + chunk));
   }
 
@@ -253,13 +277,19 @@ export function createAggregates(deps: { store: AggregateStore; logger: Logger }
         compliance = new Map();
         samples = [];
         if (droppedDrift > 0) {
-          logger.warn({ dropped: droppedDrift, limit: AGGREGATE_LIMITS.driftKeys }, 'too many new drift fields between flushes; the rest are counted later');
+          logger.warn(
+            { dropped: droppedDrift, limit: AGGREGATE_LIMITS.driftKeys },
+            'too many new drift fields between flushes; the rest are counted later',
+          );
           droppedDrift = 0;
         }
         try {
           await write(d, c, s, now);
         } catch (err) {
-          logger.warn({ err, drift: d.size, compliance: c.size, samples: s.length }, 'normalization aggregates could not be written');
+          logger.warn(
+            { err, drift: d.size, compliance: c.size, samples: s.length },
+            'normalization aggregates could not be written',
+          );
         }
       });
       return flushing;

@@ -32,7 +32,9 @@ describe.each(BUILTIN_MAPPINGS.map((m) => [`${m.platform}/${m.stream}`, m] as co
 
   it('reports no drift for the documented events, and a field the vendor starts sending', () => {
     expect(driftOf(raws, mapping.expected)).toEqual([]);
-    const changed = fixtures(builtin.platform, builtin.stream).map((raw) => parsed({ ...raw, x_new_vendor_field: { flag: true } }));
+    const changed = fixtures(builtin.platform, builtin.stream).map((raw) =>
+      parsed({ ...raw, x_new_vendor_field: { flag: true } }),
+    );
     expect(driftOf(changed, mapping.expected)).toEqual(['x_new_vendor_field.flag']);
   });
 

@@ -2,7 +2,16 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization } from '../../../test/support/identity.js';
-import { catchAll, createIntegration, ingestBatch, outputs, publishMapping, runJob, runNormalize, sleep } from '../../../test/support/normalization.js';
+import {
+  catchAll,
+  createIntegration,
+  ingestBatch,
+  outputs,
+  publishMapping,
+  runJob,
+  runNormalize,
+  sleep,
+} from '../../../test/support/normalization.js';
 import { newId } from '../../core/ids.js';
 import { NORMALIZATION_HOUSEKEEPING_QUEUE, PURGE_BATCHES_JOB, PURGE_QUARANTINE_JOB, TRIM_SAMPLES_JOB } from './jobs.js';
 import { ORG_TABLES } from './store.js';
@@ -22,12 +31,29 @@ const doc = {
   rules: [{ name: 'all', class_uid: 3004, activity_id: 1, set: [{ target: 'entity.name', from: 'name' }] }],
 };
 
-async function quarantineRow(organizationId: number, integrationId: number, ageMs: number, raw: Record<string, unknown> = { a: 1 }) {
+async function quarantineRow(
+  organizationId: number,
+  integrationId: number,
+  ageMs: number,
+  raw: Record<string, unknown> = { a: 1 },
+) {
   const id = newId();
   const at = new Date(Date.now() - ageMs);
   await db()
     .insertInto('quarantine_events')
-    .values({ id, organization_id: organizationId, integration_id: integrationId, stream: 's', received_at: at, raw: JSON.stringify(raw), error_kind: 'no_mapping', error_detail: 'x', mapping_version_id: null, created_at: at, updated_at: at })
+    .values({
+      id,
+      organization_id: organizationId,
+      integration_id: integrationId,
+      stream: 's',
+      received_at: at,
+      raw: JSON.stringify(raw),
+      error_kind: 'no_mapping',
+      error_detail: 'x',
+      mapping_version_id: null,
+      created_at: at,
+      updated_at: at,
+    })
     .execute();
   return id;
 }
@@ -45,7 +71,12 @@ describe('normalization housekeeping', () => {
     await quarantineRow(b, ib, 31 * DAY);
 
     await runJob(t, NORMALIZATION_HOUSEKEEPING_QUEUE, PURGE_QUARANTINE_JOB);
-    const left = await db().selectFrom('quarantine_events').select('id').where('organization_id', 'in', [a, b]).orderBy('id').execute();
+    const left = await db()
+      .selectFrom('quarantine_events')
+      .select('id')
+      .where('organization_id', 'in', [a, b])
+      .orderBy('id')
+      .execute();
     expect(left.map((r) => r.id)).toEqual([keptA, keptB].sort());
   });
 
@@ -54,15 +85,34 @@ describe('normalization housekeeping', () => {
     const integration = await createIntegration(t, org);
     const batch = (ageMs: number, routeState: 'done' | 'pending') => {
       const at = new Date(Date.now() - ageMs);
-      return { id: newId(), organization_id: org, integration_id: integration, stream: 's', source: 'push', event_count: 1, bytes: 1, events: '', route_state: routeState, created_at: at };
+      return {
+        id: newId(),
+        organization_id: org,
+        integration_id: integration,
+        stream: 's',
+        source: 'push',
+        event_count: 1,
+        bytes: 1,
+        events: '',
+        route_state: routeState,
+        created_at: at,
+      };
     };
     const kept = batch(6 * DAY, 'done');
     // Not routed yet (a dispatcher outage): its events are counted nowhere else, so it stays.
     const pending = batch(30 * DAY, 'pending');
-    await db().insertInto('normalized_batches').values([kept, batch(8 * DAY, 'done'), pending]).execute();
+    await db()
+      .insertInto('normalized_batches')
+      .values([kept, batch(8 * DAY, 'done'), pending])
+      .execute();
 
     await runJob(t, NORMALIZATION_HOUSEKEEPING_QUEUE, PURGE_BATCHES_JOB);
-    const left = await db().selectFrom('normalized_batches').select('id').where('organization_id', '=', org).orderBy('id').execute();
+    const left = await db()
+      .selectFrom('normalized_batches')
+      .select('id')
+      .where('organization_id', '=', org)
+      .orderBy('id')
+      .execute();
     expect(left.map((r) => r.id)).toEqual([kept.id, pending.id].sort());
   });
 
@@ -77,20 +127,48 @@ describe('normalization housekeeping', () => {
       received_at: new Date(Date.now() - i * 60_000),
       raw: JSON.stringify({ i }),
     }));
-    rows.push({ id: newId(), organization_id: org, integration_id: integration, stream: 'quiet', received_at: new Date(Date.now() - 8 * DAY), raw: JSON.stringify({ old: true }) });
-    rows.push({ id: newId(), organization_id: org, integration_id: integration, stream: 'quiet', received_at: new Date(), raw: JSON.stringify({ fresh: true }) });
+    rows.push({
+      id: newId(),
+      organization_id: org,
+      integration_id: integration,
+      stream: 'quiet',
+      received_at: new Date(Date.now() - 8 * DAY),
+      raw: JSON.stringify({ old: true }),
+    });
+    rows.push({
+      id: newId(),
+      organization_id: org,
+      integration_id: integration,
+      stream: 'quiet',
+      received_at: new Date(),
+      raw: JSON.stringify({ fresh: true }),
+    });
     await db().insertInto('raw_samples').values(rows).execute();
 
     await runJob(t, NORMALIZATION_HOUSEKEEPING_QUEUE, TRIM_SAMPLES_JOB);
-    const busy = await db().selectFrom('raw_samples').select('raw').where('integration_id', '=', integration).where('stream', '=', 'busy').execute();
+    const busy = await db()
+      .selectFrom('raw_samples')
+      .select('raw')
+      .where('integration_id', '=', integration)
+      .where('stream', '=', 'busy')
+      .execute();
     expect(busy).toHaveLength(50);
-    expect(busy.map((r) => (r.raw as { i: number }).i).sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i));
-    const quiet = await db().selectFrom('raw_samples').select('raw').where('integration_id', '=', integration).where('stream', '=', 'quiet').execute();
+    expect(busy.map((r) => (r.raw as { i: number }).i).sort((x, y) => x - y)).toEqual(
+      Array.from({ length: 50 }, (_, i) => i),
+    );
+    const quiet = await db()
+      .selectFrom('raw_samples')
+      .select('raw')
+      .where('integration_id', '=', integration)
+      .where('stream', '=', 'quiet')
+      .execute();
     expect(quiet.map((r) => r.raw)).toEqual([{ fresh: true }]);
   });
 
   it('beat enqueues one housekeeping job per task and slot', async () => {
-    const tasks = t.container.beatTasks.filter((x) => [PURGE_QUARANTINE_JOB, TRIM_SAMPLES_JOB, PURGE_BATCHES_JOB].includes(x.name));
+    const tasks = t.container.beatTasks.filter((x) =>
+      [PURGE_QUARANTINE_JOB, TRIM_SAMPLES_JOB, PURGE_BATCHES_JOB].includes(x.name),
+    );
     expect(tasks).toHaveLength(3);
     const now = new Date('2026-11-21T10:01:00Z');
     for (const task of tasks) {
@@ -101,7 +179,7 @@ describe('normalization housekeeping', () => {
     expect(counts.waiting + counts.delayed).toBe(3);
   });
 
-  it('deletes an organization\'s normalization data with the organization', async () => {
+  it("deletes an organization's normalization data with the organization", async () => {
     const steps = t.container.organizations.dataDeletion.steps();
     for (const table of ORG_TABLES) expect(steps).toContain(table);
 
@@ -113,24 +191,54 @@ describe('normalization housekeeping', () => {
     await publishMapping(t, other, 'custom', 's', doc);
     // The first batch this app normalizes: the registry loads on first use and sees both.
     await db().insertInto('ocsf_policies').values({ organization_id: org, mode: 'lenient' }).execute();
-    for (const [o, i] of [[org, integration], [other, otherIntegration]] as const) {
+    for (const [o, i] of [
+      [org, integration],
+      [other, otherIntegration],
+    ] as const) {
       await runNormalize(t, ingestBatch(o, i, 's', [{ name: 'x', extra: 1 }, { nope: true }]));
       await quarantineRow(o, i, 0);
     }
     await t.container.normalization.aggregates.flush();
     // A batch of each still waiting for normalization.
-    for (const [o, i] of [[org, integration], [other, otherIntegration]] as const) {
-      await db().insertInto('accepted_batches').values({ id: newId(), organization_id: o, integration_id: i, stream: 's', event_count: 3, accepted_at: new Date() }).execute();
+    for (const [o, i] of [
+      [org, integration],
+      [other, otherIntegration],
+    ] as const) {
+      await db()
+        .insertInto('accepted_batches')
+        .values({
+          id: newId(),
+          organization_id: o,
+          integration_id: i,
+          stream: 's',
+          event_count: 3,
+          accepted_at: new Date(),
+        })
+        .execute();
     }
 
     const id = newId();
-    await db().insertInto('org_data_deletions').values({ id, organization_id: org, requested_by: null, state: 'queued', detail: JSON.stringify({}) }).execute();
+    await db()
+      .insertInto('org_data_deletions')
+      .values({ id, organization_id: org, requested_by: null, state: 'queued', detail: JSON.stringify({}) })
+      .execute();
     await t.container.organizations.dataDeletion.run(id, 1, 1);
-    const deletion = await db().selectFrom('org_data_deletions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const deletion = await db()
+      .selectFrom('org_data_deletions')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(deletion.state).toBe('completed');
 
     for (const table of ORG_TABLES) {
-      const count = async (o: number) => Number((await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where organization_id = ${o}`.execute(db())).rows[0]!.n);
+      const count = async (o: number) =>
+        Number(
+          (
+            await sql<{
+              n: number;
+            }>`select count(*)::int as n from ${sql.table(table)} where organization_id = ${o}`.execute(db())
+          ).rows[0]!.n,
+        );
       expect(await count(org), table).toBe(0);
       if (!['ocsf_policies', 'ingestion_tokens'].includes(table)) expect(await count(other), table).toBeGreaterThan(0);
     }
@@ -146,39 +254,86 @@ describe('reprocessing quarantined events', () => {
     await sleep(300);
     const batch = ingestBatch(org, integration, 's', [{ name: 'a' }, { other: 1 }]);
     await runNormalize(t, batch);
-    const before = await db().selectFrom('stream_counters').selectAll().where('integration_id', '=', integration).executeTakeFirstOrThrow();
+    const before = await db()
+      .selectFrom('stream_counters')
+      .selectAll()
+      .where('integration_id', '=', integration)
+      .executeTakeFirstOrThrow();
     expect(before).toMatchObject({ events_in: 2, normalized: 0, quarantined: 2 });
 
     // Published after the worker's last refresh, which is not due for 30 s.
     const version = await publishMapping(t, org, 'custom', 's', doc);
-    const rows = await db().selectFrom('quarantine_events').selectAll().where('integration_id', '=', integration).orderBy('id').execute();
-    const items = rows.map((r) => ({ id: r.id, organization_id: r.organization_id, integration_id: r.integration_id, stream: r.stream, received_at: r.received_at, raw: r.raw as Record<string, unknown> }));
+    const rows = await db()
+      .selectFrom('quarantine_events')
+      .selectAll()
+      .where('integration_id', '=', integration)
+      .orderBy('id')
+      .execute();
+    const items = rows.map((r) => ({
+      id: r.id,
+      organization_id: r.organization_id,
+      integration_id: r.integration_id,
+      stream: r.stream,
+      received_at: r.received_at,
+      raw: r.raw as Record<string, unknown>,
+    }));
     const outcomes = await t.container.normalization.service.reprocess(items);
 
     expect(outcomes).toEqual([
       { id: batch.ids[0], ok: true, mapping_version_id: version },
-      { id: batch.ids[1], ok: false, error_kind: 'missing_required', error_detail: 'missing required attribute: entity', mapping_version_id: version },
+      {
+        id: batch.ids[1],
+        ok: false,
+        error_kind: 'missing_required',
+        error_detail: 'missing required attribute: entity',
+        mapping_version_id: version,
+      },
     ]);
-    const out = await db().selectFrom('normalized_batches').selectAll().where('integration_id', '=', integration).where('source', '=', 'reprocess').execute();
+    const out = await db()
+      .selectFrom('normalized_batches')
+      .selectAll()
+      .where('integration_id', '=', integration)
+      .where('source', '=', 'reprocess')
+      .execute();
     expect(out).toHaveLength(1);
     expect(out[0]).toMatchObject({ event_count: 1, quarantined_count: 0, route_state: 'done', events: '' });
     // Routed in the same pass: the released event is in the outbox, under its own id.
-    expect((await outputs(t, out[0]!.id)).map((o) => [o.id, (o.ocsf.entity as { name: string }).name])).toEqual([[batch.ids[0], 'a']]);
+    expect((await outputs(t, out[0]!.id)).map((o) => [o.id, (o.ocsf.entity as { name: string }).name])).toEqual([
+      [batch.ids[0], 'a'],
+    ]);
 
     const after = await db()
       .selectFrom('stream_counters')
-      .select([sql<number>`sum(events_in)::int`.as('events_in'), sql<number>`sum(normalized)::int`.as('normalized'), sql<number>`sum(quarantined)::int`.as('quarantined')])
+      .select([
+        sql<number>`sum(events_in)::int`.as('events_in'),
+        sql<number>`sum(normalized)::int`.as('normalized'),
+        sql<number>`sum(quarantined)::int`.as('quarantined'),
+      ])
       .where('integration_id', '=', integration)
       .executeTakeFirstOrThrow();
     expect(after).toEqual({ events_in: 2, normalized: 1, quarantined: 2 });
     // The quarantine rows are the quarantine module's to update.
-    expect((await db().selectFrom('quarantine_events').select('status').where('integration_id', '=', integration).execute()).map((r) => r.status)).toEqual(['quarantined', 'quarantined']);
+    expect(
+      (
+        await db().selectFrom('quarantine_events').select('status').where('integration_id', '=', integration).execute()
+      ).map((r) => r.status),
+    ).toEqual(['quarantined', 'quarantined']);
   });
 
   it('reports events of a vanished integration, and an empty call, without writing', async () => {
     expect(await t.container.normalization.service.reprocess([])).toEqual([]);
     const org = await createOrganization(t, 'vanished');
-    const outcomes = await t.container.normalization.service.reprocess([{ id: newId(), organization_id: org, integration_id: 999_999, stream: 's', received_at: new Date(), raw: {} }]);
-    expect(outcomes).toEqual([{ id: expect.any(String), ok: false, error_kind: 'no_mapping', error_detail: 'the integration no longer exists', mapping_version_id: null }]);
+    const outcomes = await t.container.normalization.service.reprocess([
+      { id: newId(), organization_id: org, integration_id: 999_999, stream: 's', received_at: new Date(), raw: {} },
+    ]);
+    expect(outcomes).toEqual([
+      {
+        id: expect.any(String),
+        ok: false,
+        error_kind: 'no_mapping',
+        error_detail: 'the integration no longer exists',
+        mapping_version_id: null,
+      },
+    ]);
   });
 });

@@ -18,7 +18,14 @@ import { inlinePassRunner } from '../../pipeline/pass/inline.js';
 import { createPassPool } from '../../pipeline/pass/pool.js';
 import { createNormalizationStore, ORG_TABLES } from './store.js';
 
-export type { NormalizationService, PassDetection, PassEnrichment, PassRouting, ReprocessItem, ReprocessOutcome } from './service.js';
+export type {
+  NormalizationService,
+  PassDetection,
+  PassEnrichment,
+  PassRouting,
+  ReprocessItem,
+  ReprocessOutcome,
+} from './service.js';
 
 export interface NormalizationWiring {
   db: Kysely<DB>;
@@ -63,7 +70,9 @@ export function wireNormalization(deps: NormalizationWiring) {
   });
   const aggregates = createAggregates({ store, logger });
   const pool = deps.passThreads ? createPassPool(deps.passThreads) : undefined;
-  const quarantineCounter = telemetry.meter.createCounter('collector_quarantine_total', { description: 'Events quarantined' });
+  const quarantineCounter = telemetry.meter.createCounter('collector_quarantine_total', {
+    description: 'Events quarantined',
+  });
   const service = createNormalizationService({
     store,
     registry,

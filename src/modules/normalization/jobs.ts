@@ -28,7 +28,11 @@ export const HOUSEKEEPING = {
 
 const HOUR = 3_600_000;
 
-export function normalizeJobs(deps: { service: NormalizationService; tracer: Tracer; concurrency: number }): JobRegistration {
+export function normalizeJobs(deps: {
+  service: NormalizationService;
+  tracer: Tracer;
+  concurrency: number;
+}): JobRegistration {
   const { service, tracer } = deps;
   return {
     queue: NORMALIZE_QUEUE,
@@ -40,7 +44,14 @@ export function normalizeJobs(deps: { service: NormalizationService; tracer: Tra
         // The span continues the trace of the request that accepted the batch.
         await tracer.startActiveSpan(
           'normalize.batch',
-          { attributes: { 'weir.batch_id': batch.id, 'weir.integration_id': batch.integration_id, 'weir.stream': batch.stream, 'weir.events': batch.events.length } },
+          {
+            attributes: {
+              'weir.batch_id': batch.id,
+              'weir.integration_id': batch.integration_id,
+              'weir.stream': batch.stream,
+              'weir.events': batch.events.length,
+            },
+          },
           extractTraceContext(batch.trace),
           async (span) => {
             try {
@@ -76,12 +87,23 @@ async function drain(deleteChunk: () => Promise<number>): Promise<number> {
   return total;
 }
 
-export function housekeeping(store: Pick<NormalizationStore, 'purgeQuarantine' | 'purgeBatches' | 'trimSamples'>, clock: Clock) {
+export function housekeeping(
+  store: Pick<NormalizationStore, 'purgeQuarantine' | 'purgeBatches' | 'trimSamples'>,
+  clock: Clock,
+) {
   return {
-    purgeQuarantine: () => drain(() => store.purgeQuarantine(clock.now(), HOUSEKEEPING.defaultRetentionDays, HOUSEKEEPING.deleteChunk)),
-    purgeBatches: () => drain(() => store.purgeBatches(clock.now(), HOUSEKEEPING.defaultRetentionDays, HOUSEKEEPING.deleteChunk)),
+    purgeQuarantine: () =>
+      drain(() => store.purgeQuarantine(clock.now(), HOUSEKEEPING.defaultRetentionDays, HOUSEKEEPING.deleteChunk)),
+    purgeBatches: () =>
+      drain(() => store.purgeBatches(clock.now(), HOUSEKEEPING.defaultRetentionDays, HOUSEKEEPING.deleteChunk)),
     trimSamples: () =>
-      drain(() => store.trimSamples(HOUSEKEEPING.samplesPerStream, new Date(clock.now().getTime() - HOUSEKEEPING.sampleMaxAgeMs), HOUSEKEEPING.deleteChunk)),
+      drain(() =>
+        store.trimSamples(
+          HOUSEKEEPING.samplesPerStream,
+          new Date(clock.now().getTime() - HOUSEKEEPING.sampleMaxAgeMs),
+          HOUSEKEEPING.deleteChunk,
+        ),
+      ),
   };
 }
 

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization } from '../../../test/support/identity.js';
-import { catchAll, createIntegration, ingestBatch, outputs, publishMapping, runNormalize, sleep } from '../../../test/support/normalization.js';
+import {
+  catchAll,
+  createIntegration,
+  ingestBatch,
+  outputs,
+  publishMapping,
+  runNormalize,
+  sleep,
+} from '../../../test/support/normalization.js';
 import { NORMALIZE_JOB, NORMALIZE_QUEUE } from '../../pipeline/envelope.js';
 import { startConsumers } from '../../roles/jobs.js';
 
@@ -24,7 +32,13 @@ function entityDoc(tag: string) {
   return {
     product: { name: 'App', vendor_name: 'Acme' },
     rules: [
-      { name: 'skip', when: { path: 'kind', eq: 'skip' }, class_uid: 3004, activity_id: 2, set: [{ target: 'entity.name', value: 'x' }] },
+      {
+        name: 'skip',
+        when: { path: 'kind', eq: 'skip' },
+        class_uid: 3004,
+        activity_id: 2,
+        set: [{ target: 'entity.name', value: 'x' }],
+      },
       {
         name: 'all',
         when: { path: 'kind', ne: 'other' },
@@ -42,20 +56,42 @@ function entityDoc(tag: string) {
 }
 
 async function counters(integrationId: number, stream: string) {
-  return db().selectFrom('stream_counters').selectAll().where('integration_id', '=', integrationId).where('stream', '=', stream).executeTakeFirst();
+  return db()
+    .selectFrom('stream_counters')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('stream', '=', stream)
+    .executeTakeFirst();
 }
 
 async function quarantine(integrationId: number) {
-  return db().selectFrom('quarantine_events').selectAll().where('integration_id', '=', integrationId).orderBy('id').execute();
+  return db()
+    .selectFrom('quarantine_events')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .orderBy('id')
+    .execute();
 }
 
 /** What the one pass wrote for a batch: its outbox events (catch-all route) with their lineage envelope. */
 async function records(batchId: string) {
-  const lineage = await db().selectFrom('lineage_events').selectAll().where('normalized_batch_id', '=', batchId).execute();
+  const lineage = await db()
+    .selectFrom('lineage_events')
+    .selectAll()
+    .where('normalized_batch_id', '=', batchId)
+    .execute();
   const envelope = new Map(lineage.map((l) => [l.event_id, l]));
   return (await outputs(t, batchId)).map(({ id, ocsf }) => {
     const l = envelope.get(id)!;
-    return { id, organization_id: l.organization_id, integration_id: l.integration_id, stream: l.stream, received_at: new Date(l.received_at).toISOString(), mapping_version_id: l.mapping_version_id, ocsf };
+    return {
+      id,
+      organization_id: l.organization_id,
+      integration_id: l.integration_id,
+      stream: l.stream,
+      received_at: new Date(l.received_at).toISOString(),
+      mapping_version_id: l.mapping_version_id,
+      ocsf,
+    };
   });
 }
 
@@ -68,26 +104,62 @@ describe('normalization worker', () => {
 
     const q = await quarantine(integration);
     expect(q).toHaveLength(3);
-    expect(q[0]).toMatchObject({ organization_id: org, stream: 'app', error_kind: 'no_mapping', mapping_version_id: null, status: 'quarantined', raw: { a: 1 } });
+    expect(q[0]).toMatchObject({
+      organization_id: org,
+      stream: 'app',
+      error_kind: 'no_mapping',
+      mapping_version_id: null,
+      status: 'quarantined',
+      raw: { a: 1 },
+    });
     expect(q[0]!.error_detail).toContain('no live mapping');
-    expect(q.map((r) => r.id).sort()).toEqual([...batch.ids, ...q.filter((r) => !batch.ids.includes(r.id)).map((r) => r.id)].sort());
+    expect(q.map((r) => r.id).sort()).toEqual(
+      [...batch.ids, ...q.filter((r) => !batch.ids.includes(r.id)).map((r) => r.id)].sort(),
+    );
 
-    const defs = await db().selectFrom('mapping_definitions').selectAll().where('organization_id', '=', org).where('stream', '=', 'app').execute();
+    const defs = await db()
+      .selectFrom('mapping_definitions')
+      .selectAll()
+      .where('organization_id', '=', org)
+      .where('stream', '=', 'app')
+      .execute();
     expect(defs).toHaveLength(1);
     expect(defs[0]).toMatchObject({ platform: 'custom', name: 'custom / app', live_version_id: null });
 
-    expect(await counters(integration, 'app')).toMatchObject({ events_in: 3, normalized: 0, quarantined: 3, bytes_in: batch.bytes + Buffer.byteLength('[{"a":3}]') });
-    const stored = await db().selectFrom('normalized_batches').selectAll().where('id', '=', batch.id).executeTakeFirstOrThrow();
-    expect(stored).toMatchObject({ event_count: 0, quarantined_count: 2, events: '', route_state: 'done', source: 'push' });
+    expect(await counters(integration, 'app')).toMatchObject({
+      events_in: 3,
+      normalized: 0,
+      quarantined: 3,
+      bytes_in: batch.bytes + Buffer.byteLength('[{"a":3}]'),
+    });
+    const stored = await db()
+      .selectFrom('normalized_batches')
+      .selectAll()
+      .where('id', '=', batch.id)
+      .executeTakeFirstOrThrow();
+    expect(stored).toMatchObject({
+      event_count: 0,
+      quarantined_count: 2,
+      events: '',
+      route_state: 'done',
+      source: 'push',
+    });
   });
 
   it('takes batches from the queue port in the worker role', async () => {
     const integration = await createIntegration(t, org);
     await publishMapping(t, org, 'custom', 'queued', entityDoc('Policy'));
     await sleep(REFRESH_MS + 20);
-    const batches = [ingestBatch(org, integration, 'queued', [{ name: 'a' }]), ingestBatch(org, integration, 'queued', [{ name: 'b' }, { kind: 'other' }])];
+    const batches = [
+      ingestBatch(org, integration, 'queued', [{ name: 'a' }]),
+      ingestBatch(org, integration, 'queued', [{ name: 'b' }, { kind: 'other' }]),
+    ];
     for (const b of batches) await t.container.queue.enqueue(NORMALIZE_QUEUE, NORMALIZE_JOB, b, { jobId: b.id });
-    const consumers = startConsumers(t.container.queue, t.container.jobs.filter((j) => j.queue === NORMALIZE_QUEUE), t.container.logger);
+    const consumers = startConsumers(
+      t.container.queue,
+      t.container.jobs.filter((j) => j.queue === NORMALIZE_QUEUE),
+      t.container.logger,
+    );
     try {
       for (let i = 0; i < 100 && (await t.container.queue.counts(NORMALIZE_QUEUE)).completed < 2; i++) await sleep(50);
     } finally {
@@ -131,18 +203,46 @@ describe('normalization worker', () => {
     ]);
     expect(q[2]!.error_detail).toBe('missing required attribute: entity');
     expect(q[3]!.error_detail).toBe('invalid OCSF (1 issue): type at message');
-    expect(await counters(integration, 'users')).toMatchObject({ events_in: 5, normalized: 1, flagged: 0, quarantined: 4, bytes_in: batch.bytes });
-    const stored = await db().selectFrom('normalized_batches').selectAll().where('id', '=', batch.id).executeTakeFirstOrThrow();
+    expect(await counters(integration, 'users')).toMatchObject({
+      events_in: 5,
+      normalized: 1,
+      flagged: 0,
+      quarantined: 4,
+      bytes_in: batch.bytes,
+    });
+    const stored = await db()
+      .selectFrom('normalized_batches')
+      .selectAll()
+      .where('id', '=', batch.id)
+      .executeTakeFirstOrThrow();
     // The batch's mark of exactly-once: it holds no events, the pass routed them in its transaction.
-    expect(stored).toMatchObject({ event_count: 1, flagged_count: 0, quarantined_count: 4, route_state: 'done', events: '', bytes: batch.bytes });
-    expect(await db().selectFrom('delivery_batches').select('event_count').where('source_batch_id', '=', batch.id).execute()).toEqual([{ event_count: 1 }]);
+    expect(stored).toMatchObject({
+      event_count: 1,
+      flagged_count: 0,
+      quarantined_count: 4,
+      route_state: 'done',
+      events: '',
+      bytes: batch.bytes,
+    });
+    expect(
+      await db().selectFrom('delivery_batches').select('event_count').where('source_batch_id', '=', batch.id).execute(),
+    ).toEqual([{ event_count: 1 }]);
   });
 
   it('drops pulled events whose vendor key it accepted before, within the deduplication period', async () => {
     const integration = await createIntegration(t, org);
     await publishMapping(t, org, 'custom', 'pulled', entityDoc('Pulled'));
     await sleep(REFRESH_MS + 20);
-    const pulled = (keys: string[]) => ({ ...ingestBatch(org, integration, 'pulled', keys.map((k) => ({ name: k }))), source: 'pull' as const, keys });
+    const pulled = (keys: string[]) => ({
+      ...ingestBatch(
+        org,
+        integration,
+        'pulled',
+        keys.map((k) => ({ name: k })),
+      ),
+      source: 'pull' as const,
+      keys,
+    });
     const first = pulled(['a', 'b', 'c']);
     await runNormalize(t, first);
     // The page fetched again after a crash, with one new event; and a repeat within one batch.
@@ -150,10 +250,19 @@ describe('normalization worker', () => {
     await runNormalize(t, again);
     expect((await records(again.id)).map((r) => r.ocsf.entity)).toEqual([{ name: 'd', type: 'Pulled' }]);
     expect(await counters(integration, 'pulled')).toMatchObject({ events_in: 4, normalized: 4, duplicates: 3 });
-    const keys = await db().selectFrom('collected_keys').select('key').where('integration_id', '=', integration).orderBy('key').execute();
+    const keys = await db()
+      .selectFrom('collected_keys')
+      .select('key')
+      .where('integration_id', '=', integration)
+      .orderBy('key')
+      .execute();
     expect(keys.map((k) => k.key)).toEqual(['a', 'b', 'c', 'd']);
     // Keys older than the period count as new again.
-    await db().updateTable('collected_keys').set({ seen_at: new Date(Date.now() - 25 * 3_600_000) }).where('key', '=', 'a').execute();
+    await db()
+      .updateTable('collected_keys')
+      .set({ seen_at: new Date(Date.now() - 25 * 3_600_000) })
+      .where('key', '=', 'a')
+      .execute();
     const later = pulled(['a', 'b']);
     await runNormalize(t, later);
     expect(await counters(integration, 'pulled')).toMatchObject({ events_in: 5, duplicates: 4 });
@@ -186,7 +295,14 @@ describe('normalization worker', () => {
     await runNormalize(t, a);
     expect((await records(a.id))[0]!.mapping_version_id).toBe(builtin);
     // Nothing was created for the organization: the built-in applies.
-    expect(await db().selectFrom('mapping_definitions').select('id').where('organization_id', '=', org).where('stream', '=', 'shared').execute()).toEqual([]);
+    expect(
+      await db()
+        .selectFrom('mapping_definitions')
+        .select('id')
+        .where('organization_id', '=', org)
+        .where('stream', '=', 'shared')
+        .execute(),
+    ).toEqual([]);
 
     const own = await publishMapping(t, org, 'custom', 'shared', entityDoc('own'));
     await sleep(REFRESH_MS + 20);
@@ -202,7 +318,11 @@ describe('normalization worker', () => {
     await catchAll(t, lenientOrg);
     await publishMapping(t, lenientOrg, 'custom', 'users', entityDoc('Policy'));
     await sleep(REFRESH_MS + 20);
-    const batch = ingestBatch(lenientOrg, integration, 'users', [{ name: 'p3', msg: { text: 'hi' } }, { msg: 'no name' }, { name: 'ok' }]);
+    const batch = ingestBatch(lenientOrg, integration, 'users', [
+      { name: 'p3', msg: { text: 'hi' } },
+      { msg: 'no name' },
+      { name: 'ok' },
+    ]);
     await runNormalize(t, batch);
 
     const recs = await records(batch.id);
@@ -211,8 +331,19 @@ describe('normalization worker', () => {
       [batch.ids[2], undefined],
     ]);
     expect((await quarantine(integration)).map((r) => r.error_kind)).toEqual(['missing_required']);
-    expect(await counters(integration, 'users')).toMatchObject({ events_in: 3, normalized: 2, flagged: 1, quarantined: 1 });
-    expect(await db().selectFrom('normalized_batches').select('flagged_count').where('id', '=', batch.id).executeTakeFirstOrThrow()).toEqual({ flagged_count: 1 });
+    expect(await counters(integration, 'users')).toMatchObject({
+      events_in: 3,
+      normalized: 2,
+      flagged: 1,
+      quarantined: 1,
+    });
+    expect(
+      await db()
+        .selectFrom('normalized_batches')
+        .select('flagged_count')
+        .where('id', '=', batch.id)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ flagged_count: 1 });
   });
 
   it('records drift for unread fields with masked examples, compliance per class and raw samples', async () => {
@@ -230,7 +361,12 @@ describe('normalization worker', () => {
     await runNormalize(t, batch);
     await t.container.normalization.aggregates.flush();
 
-    const drift = await db().selectFrom('drift_fields').selectAll().where('integration_id', '=', integration).orderBy('path').execute();
+    const drift = await db()
+      .selectFrom('drift_fields')
+      .selectAll()
+      .where('integration_id', '=', integration)
+      .orderBy('path')
+      .execute();
     expect(drift.map((d) => [d.path, d.value_type, d.status])).toEqual([
       ['actor.email', 'string', 'new'],
       ['actor.ip', 'string', 'new'],
@@ -249,15 +385,33 @@ describe('normalization worker', () => {
     await db().updateTable('drift_fields').set({ status: 'ignored' }).where('id', '=', byPath['tags[]']!.id).execute();
     await runNormalize(t, ingestBatch(org, integration, 'drifting', events.slice(0, 10)));
     await t.container.normalization.aggregates.flush();
-    const tags = await db().selectFrom('drift_fields').selectAll().where('id', '=', byPath['tags[]']!.id).executeTakeFirstOrThrow();
+    const tags = await db()
+      .selectFrom('drift_fields')
+      .selectAll()
+      .where('id', '=', byPath['tags[]']!.id)
+      .executeTakeFirstOrThrow();
     expect(tags).toMatchObject({ status: 'ignored', count: 50 });
 
-    const compliance = await db().selectFrom('ocsf_compliance').selectAll().where('integration_id', '=', integration).execute();
+    const compliance = await db()
+      .selectFrom('ocsf_compliance')
+      .selectAll()
+      .where('integration_id', '=', integration)
+      .execute();
     expect(compliance).toEqual([
-      expect.objectContaining({ organization_id: org, class_uid: 3004, valid: 49, invalid: 1, last_error: 'invalid OCSF (1 issue): type at message' }),
+      expect.objectContaining({
+        organization_id: org,
+        class_uid: 3004,
+        valid: 49,
+        invalid: 1,
+        last_error: 'invalid OCSF (1 issue): type at message',
+      }),
     ]);
     // One sample write per stream per interval: the second batch came too soon.
-    const samples = await db().selectFrom('raw_samples').selectAll().where('integration_id', '=', integration).execute();
+    const samples = await db()
+      .selectFrom('raw_samples')
+      .selectAll()
+      .where('integration_id', '=', integration)
+      .execute();
     expect(samples).toHaveLength(5);
     expect(samples[0]).toMatchObject({ organization_id: org, stream: 'drifting' });
   });
@@ -266,12 +420,21 @@ describe('normalization worker', () => {
     const integration = await createIntegration(t, org);
     await publishMapping(t, org, 'custom', 'known', { ...entityDoc('Policy'), known_fields: ['actor', 'tags[]'] });
     await sleep(REFRESH_MS + 20);
-    const events = Array.from({ length: 10 }, (_, i) => ({ name: `p${i}`, actor: { email: `u${i}@example.com` }, tags: ['a'], extra: i }));
+    const events = Array.from({ length: 10 }, (_, i) => ({
+      name: `p${i}`,
+      actor: { email: `u${i}@example.com` },
+      tags: ['a'],
+      extra: i,
+    }));
     const batch = ingestBatch(org, integration, 'known', events);
     await runNormalize(t, batch);
     await t.container.normalization.aggregates.flush();
 
-    const drift = await db().selectFrom('drift_fields').select('path').where('integration_id', '=', integration).execute();
+    const drift = await db()
+      .selectFrom('drift_fields')
+      .select('path')
+      .where('integration_id', '=', integration)
+      .execute();
     expect(drift.map((d) => d.path)).toEqual(['extra']);
     const [first] = await records(batch.id);
     expect(first!.ocsf.unmapped).toEqual({ actor: { email: 'u0@example.com' }, tags: ['a'], extra: 0 });
@@ -281,8 +444,12 @@ describe('normalization worker', () => {
     const integration = await createIntegration(t, org);
     await runNormalize(t, ingestBatch(org, integration, 'unmapped', [{ a: 1 }]));
     await t.container.normalization.aggregates.flush();
-    expect(await db().selectFrom('drift_fields').select('id').where('integration_id', '=', integration).execute()).toEqual([]);
+    expect(
+      await db().selectFrom('drift_fields').select('id').where('integration_id', '=', integration).execute(),
+    ).toEqual([]);
     // Samples help write the missing mapping.
-    expect(await db().selectFrom('raw_samples').select('id').where('integration_id', '=', integration).execute()).toHaveLength(1);
+    expect(
+      await db().selectFrom('raw_samples').select('id').where('integration_id', '=', integration).execute(),
+    ).toHaveLength(1);
   });
 });

@@ -33,7 +33,11 @@ function fakeStore() {
   return { state, store };
 }
 
-const compiled = (tag: string): CompiledMapping => ({ reads: new Set([tag]), expected: new Set([tag]), map: () => ({ ok: true, event: { tag } }) });
+const compiled = (tag: string): CompiledMapping => ({
+  reads: new Set([tag]),
+  expected: new Set([tag]),
+  map: () => ({ ok: true, event: { tag } }),
+});
 
 function setup() {
   const { state, store } = fakeStore();
@@ -59,7 +63,13 @@ function setup() {
   return { state, registry, advance, publish, compiles };
 }
 
-const def = (id: string, organization_id: number | null, stream = 's'): DefinitionEntry => ({ id, organization_id, platform: 'p', stream, live_version_id: null });
+const def = (id: string, organization_id: number | null, stream = 's'): DefinitionEntry => ({
+  id,
+  organization_id,
+  platform: 'p',
+  stream,
+  live_version_id: null,
+});
 
 describe('mapping registry', () => {
   it('loads on first use, then checks at most once per interval and reloads only on a changed fingerprint', async () => {
@@ -94,7 +104,7 @@ describe('mapping registry', () => {
     expect(state.calls.documents).toEqual([['v1'], ['v2']]);
   });
 
-  it('resolves the organization\'s own live mapping first, else the built-in one', async () => {
+  it("resolves the organization's own live mapping first, else the built-in one", async () => {
     const { registry, publish, state } = setup();
     publish(def('builtin', null), 'vb', { tag: 'b' });
     publish(def('own', 1), 'vo', { tag: 'o' });

@@ -23,7 +23,10 @@ export interface Resolution {
   known: boolean;
 }
 
-export type RegistryStore = Pick<NormalizationStore, 'fingerprints' | 'definitions' | 'documents' | 'policies' | 'createDefinition'>;
+export type RegistryStore = Pick<
+  NormalizationStore,
+  'fingerprints' | 'definitions' | 'documents' | 'policies' | 'createDefinition'
+>;
 
 export interface RegistryDeps {
   store: RegistryStore;
@@ -48,7 +51,8 @@ interface Snapshot {
   policies: Map<number, OcsfPolicyMode>;
 }
 
-const keyOf = (organizationId: number | null, platform: string, stream: string) => `${organizationId ?? 0}\u0000${platform}\u0000${stream}`;
+const keyOf = (organizationId: number | null, platform: string, stream: string) =>
+  `${organizationId ?? 0}\u0000${platform}\u0000${stream}`;
 
 export function createMappingRegistry(deps: RegistryDeps) {
   const { store, compile, logger, refreshMs } = deps;
@@ -70,7 +74,10 @@ export function createMappingRegistry(deps: RegistryDeps) {
       return compile(document);
     } catch (err) {
       // The API validates documents on publish, so this means a catalog or compiler change.
-      logger.error({ err, versionId }, 'live mapping version does not compile; its events are quarantined as no_mapping');
+      logger.error(
+        { err, versionId },
+        'live mapping version does not compile; its events are quarantined as no_mapping',
+      );
       return null;
     }
   }
@@ -94,7 +101,15 @@ export function createMappingRegistry(deps: RegistryDeps) {
       const c = r.live_version_id ? local.get(r.live_version_id) : undefined;
       definitions.set(keyOf(r.organization_id, r.platform, r.stream), {
         definitionId: r.id,
-        mapping: c && r.live_version_id ? { definitionId: r.id, versionId: r.live_version_id, compiled: c, document: documents.get(r.live_version_id)! } : undefined,
+        mapping:
+          c && r.live_version_id
+            ? {
+                definitionId: r.id,
+                versionId: r.live_version_id,
+                compiled: c,
+                document: documents.get(r.live_version_id)!,
+              }
+            : undefined,
       });
     }
     return definitions;
@@ -107,7 +122,9 @@ export function createMappingRegistry(deps: RegistryDeps) {
     const fingerprints = await store.fingerprints();
     const definitions = fingerprints.mappings !== seen.mappings ? await loadDefinitions() : undefined;
     const policies =
-      fingerprints.policies !== seen.policies ? new Map((await store.policies()).map((p) => [p.organization_id, p.mode] as const)) : undefined;
+      fingerprints.policies !== seen.policies
+        ? new Map((await store.policies()).map((p) => [p.organization_id, p.mode] as const))
+        : undefined;
     checkedAt = nowMs();
     if (generation < applied) return;
     applied = generation;
@@ -139,7 +156,10 @@ export function createMappingRegistry(deps: RegistryDeps) {
       const builtin = snapshot.definitions.get(keyOf(null, platform, stream));
       // An own definition without a live version (created for the user to fill in) does not hide a built-in one.
       const mapping = own?.mapping ?? builtin?.mapping;
-      return { mapping, known: own !== undefined || builtin !== undefined || created.has(keyOf(organizationId, platform, stream)) };
+      return {
+        mapping,
+        known: own !== undefined || builtin !== undefined || created.has(keyOf(organizationId, platform, stream)),
+      };
     },
 
     policy(organizationId: number): OcsfPolicyMode {
@@ -153,7 +173,10 @@ export function createMappingRegistry(deps: RegistryDeps) {
     async ensureDefinition(organizationId: number, platform: string, stream: string): Promise<void> {
       const key = keyOf(organizationId, platform, stream);
       if (created.has(key)) return;
-      await store.createDefinition({ id: newId(), organization_id: organizationId, platform, stream, name: `${platform} / ${stream}` }, now());
+      await store.createDefinition(
+        { id: newId(), organization_id: organizationId, platform, stream, name: `${platform} / ${stream}` },
+        now(),
+      );
       created.add(key);
     },
   };

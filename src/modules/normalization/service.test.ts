@@ -13,7 +13,8 @@ import { DuplicateKeysRace, createNormalizationService, type NormalizationDeps, 
 const mapping: CompiledMapping = {
   reads: new Set(['ok']),
   expected: new Set(['ok']),
-  map: (raw) => (raw.ok ? { ok: true, event: { class_uid: 3004 } } : { ok: false, kind: 'no_matching_rule', detail: 'no rule' }),
+  map: (raw) =>
+    raw.ok ? { ok: true, event: { class_uid: 3004 } } : { ok: false, kind: 'no_matching_rule', detail: 'no rule' },
 };
 
 interface Calls {
@@ -27,10 +28,21 @@ interface Calls {
   ledger: string[];
 }
 
-function setup(options: { afterRead?: (keys: Map<string, Date>) => void; routing?: (calls: Calls) => PassRouting } = {}) {
+function setup(
+  options: { afterRead?: (keys: Map<string, Date>) => void; routing?: (calls: Calls) => PassRouting } = {},
+) {
   const clock = manualClock();
   const stored = new Set<string>();
-  const calls: Calls = { quarantine: 0, counters: 0, metrics: [], transactions: 0, duplicates: 0, eventsIn: 0, captured: [], ledger: [] };
+  const calls: Calls = {
+    quarantine: 0,
+    counters: 0,
+    metrics: [],
+    transactions: 0,
+    duplicates: 0,
+    eventsIn: 0,
+    captured: [],
+    ledger: [],
+  };
   const keys = new Map<string, Date>();
   const registry = {
     refreshIfStale: async () => undefined,
@@ -40,7 +52,11 @@ function setup(options: { afterRead?: (keys: Map<string, Date>) => void; routing
     ensureDefinition: async () => undefined,
   } satisfies MappingRegistry;
   const aggregates = createAggregates({
-    store: { upsertDrift: async () => undefined, upsertCompliance: async () => undefined, insertSamples: async () => undefined },
+    store: {
+      upsertDrift: async () => undefined,
+      upsertCompliance: async () => undefined,
+      insertSamples: async () => undefined,
+    },
     logger: pino({ level: 'silent' }),
   });
   const deps: NormalizationDeps = {
@@ -117,13 +133,30 @@ const batch: IngestBatch = {
 
 describe('normalization service', () => {
   it('routes the batch in the transaction that stores it: pushed texts in, outbox rows, ledger and counters out together', async () => {
-    const route = { id: 'r1', organization_id: 1, name: 'all', position: 1, enabled: true, condition: null, transforms: [], destination_ids: ['d1'], final: true, version: 1 };
+    const route = {
+      id: 'r1',
+      organization_id: 1,
+      name: 'all',
+      position: 1,
+      enabled: true,
+      condition: null,
+      transforms: [],
+      destination_ids: ['d1'],
+      final: true,
+      version: 1,
+    };
     const writes: { events: string[]; transactions: number }[] = [];
     const { service, calls } = setup({
       routing: (calls) => ({
         lineage: false,
         routes: async () => ({ fingerprint: 'f', specs: [route], compiled: () => compileRoutes([route]) }),
-        destinations: async () => new Map([['d1', { organization_id: 1, enabled: true, disabled_reason: null, shadow_destination_id: null, type: 'file' }]]),
+        destinations: async () =>
+          new Map([
+            [
+              'd1',
+              { organization_id: 1, enabled: true, disabled_reason: null, shadow_destination_id: null, type: 'file' },
+            ],
+          ]),
         write: async (w) => {
           writes.push({ events: w.deliveries.map((d) => d.events), transactions: calls.transactions });
           calls.ledger.push(...w.ledger.map((e) => `${e.outcome}=${e.count}`));
@@ -160,13 +193,22 @@ describe('normalization service', () => {
     expect(await service.normalize(pulled)).toMatchObject({ duplicate: false, normalized: 1, quarantined: 2 });
     expect([...keys.keys()]).toEqual(['k1', 'k2', 'k3']);
     // The same events fetched again (a page re-read after a crash), plus one new and one repeated within the batch.
-    const again: IngestBatch = { ...batch, id: 'p2', source: 'pull', ids: ['e4', 'e5', 'e6', 'e7'], events: [{ ok: true }, { ok: true }, { ok: true }, { ok: true }], keys: ['k1', 'k4', 'k2', 'k4'] };
+    const again: IngestBatch = {
+      ...batch,
+      id: 'p2',
+      source: 'pull',
+      ids: ['e4', 'e5', 'e6', 'e7'],
+      events: [{ ok: true }, { ok: true }, { ok: true }, { ok: true }],
+      keys: ['k1', 'k4', 'k2', 'k4'],
+    };
     expect(await service.normalize(again)).toMatchObject({ duplicate: false, normalized: 1, quarantined: 0 });
     expect(calls).toMatchObject({ duplicates: 3, eventsIn: 4 });
     expect(calls.captured).toEqual(['e1', 'e2', 'e3', 'e5']);
     // After the period the key counts as new again.
     clock.advance(3_600_001);
-    expect(await service.normalize({ ...again, id: 'p3', keys: ['k1', 'k1', 'k1', 'k1'] })).toMatchObject({ normalized: 1 });
+    expect(await service.normalize({ ...again, id: 'p3', keys: ['k1', 'k1', 'k1', 'k1'] })).toMatchObject({
+      normalized: 1,
+    });
     expect(calls).toMatchObject({ duplicates: 6, eventsIn: 5 });
   });
 

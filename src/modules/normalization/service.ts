@@ -64,7 +64,17 @@ export interface PassRouting {
 }
 
 export interface NormalizationDeps {
-  store: Pick<NormalizationStore, 'insertBatch' | 'settleAccepted' | 'insertQuarantine' | 'addCounters' | 'integrationPlatforms' | 'seenKeys' | 'rememberKeys' | 'recentSamples'>;
+  store: Pick<
+    NormalizationStore,
+    | 'insertBatch'
+    | 'settleAccepted'
+    | 'insertQuarantine'
+    | 'addCounters'
+    | 'integrationPlatforms'
+    | 'seenKeys'
+    | 'rememberKeys'
+    | 'recentSamples'
+  >;
   registry: MappingRegistry;
   aggregates: Aggregates;
   routing: PassRouting;
@@ -102,7 +112,13 @@ export interface PassDetection {
    * Settles what the pass found in the open transaction (windows, suppressions, detections);
    * events it makes (findings) go to `emit`, which routes and counts them in the same transaction.
    */
-  record(batch: DetectedBatch, detect: DetectOutput, job: DetectionJob | undefined, at: Date, emit: (batch: DetectedBatch, records: NormalizedRecord[], at: Date) => Promise<void>): Promise<unknown>;
+  record(
+    batch: DetectedBatch,
+    detect: DetectOutput,
+    job: DetectionJob | undefined,
+    at: Date,
+    emit: (batch: DetectedBatch, records: NormalizedRecord[], at: Date) => Promise<void>,
+  ): Promise<unknown>;
 }
 
 /** What the pass needs of enrichment (the enrichment module's pass). */
@@ -127,7 +143,10 @@ export class DuplicateKeysRace extends Error {
  * or repeats a key earlier in the same batch, are dropped. Returns the batch to normalize
  * and how many were dropped.
  */
-async function withoutSeen(batch: IngestBatch, seenKeys: (keys: string[]) => Promise<string[]>): Promise<{ batch: IngestBatch; duplicates: number }> {
+async function withoutSeen(
+  batch: IngestBatch,
+  seenKeys: (keys: string[]) => Promise<string[]>,
+): Promise<{ batch: IngestBatch; duplicates: number }> {
   const keys = batch.keys;
   if (!keys || keys.length !== batch.events.length || keys.length === 0) return { batch, duplicates: 0 };
   const seen = new Set(await seenKeys(keys));
@@ -141,7 +160,13 @@ async function withoutSeen(batch: IngestBatch, seenKeys: (keys: string[]) => Pro
   if (keep.length === keys.length) return { batch, duplicates: 0 };
   const bytes = Math.round((batch.bytes * keep.length) / keys.length);
   return {
-    batch: { ...batch, ids: keep.map((i) => batch.ids[i]!), events: keep.map((i) => batch.events[i]!), keys: keep.map((i) => keys[i]!), bytes },
+    batch: {
+      ...batch,
+      ids: keep.map((i) => batch.ids[i]!),
+      events: keep.map((i) => batch.events[i]!),
+      keys: keep.map((i) => keys[i]!),
+      bytes,
+    },
     duplicates: keys.length - keep.length,
   };
 }
@@ -177,7 +202,11 @@ export function createNormalizationService(deps: NormalizationDeps) {
   }
 
   /** Runs the pass; a route naming a destination created a moment ago gets a fresh snapshot and a second run. */
-  async function pass(batch: IngestBatch, mapping: LiveMapping | undefined, receivedAt?: readonly string[]): Promise<PassResult & { detection?: DetectionJob }> {
+  async function pass(
+    batch: IngestBatch,
+    mapping: LiveMapping | undefined,
+    receivedAt?: readonly string[],
+  ): Promise<PassResult & { detection?: DetectionJob }> {
     const routes = await deps.routing.routes(batch.organization_id);
     const enrichment = await deps.enrichment?.job(batch.organization_id);
     const detection = await deps.detection?.job(batch.organization_id);
@@ -208,32 +237,64 @@ export function createNormalizationService(deps: NormalizationDeps) {
     const texts = records.map((r) => JSON.stringify(r.ocsf));
     const plan = routes.plan(records, texts);
     let destinations = await deps.routing.destinations(false);
-    if ([...plan.copies.keys()].some((id) => !destinations.has(id))) destinations = await deps.routing.destinations(true);
-    const write = buildRoutingWrite({ id: newId(), organization_id: ref.organization_id, integration_id: ref.integration_id, stream: ref.stream }, records, plan, destinations, deps.routing.lineage);
+    if ([...plan.copies.keys()].some((id) => !destinations.has(id)))
+      destinations = await deps.routing.destinations(true);
+    const write = buildRoutingWrite(
+      { id: newId(), organization_id: ref.organization_id, integration_id: ref.integration_id, stream: ref.stream },
+      records,
+      plan,
+      destinations,
+      deps.routing.lineage,
+    );
     await encodeDeliveries(write);
     await deps.routing.prepare?.(write);
     const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
-    await store.addCounters({ organization_id: ref.organization_id, integration_id: ref.integration_id, stream: ref.stream, at, events_in: records.length, bytes_in: bytes, duplicates: 0, normalized: records.length, flagged: 0, quarantined: 0, last_event_at: at });
+    await store.addCounters({
+      organization_id: ref.organization_id,
+      integration_id: ref.integration_id,
+      stream: ref.stream,
+      at,
+      events_in: records.length,
+      bytes_in: bytes,
+      duplicates: 0,
+      normalized: records.length,
+      flagged: 0,
+      quarantined: 0,
+      last_event_at: at,
+    });
     await deps.routing.write(write, at);
   }
 
   /** Detection's part of a batch's transaction. */
-  async function settleDetections(batch: DetectedBatch, out: PassResult & { detection?: DetectionJob }, at: Date): Promise<void> {
+  async function settleDetections(
+    batch: DetectedBatch,
+    out: PassResult & { detection?: DetectionJob },
+    at: Date,
+  ): Promise<void> {
     if (out.detect && deps.detection) await deps.detection.record(batch, out.detect, out.detection, at, emit);
   }
 
   async function normalize(received: IngestBatch): Promise<BatchOutcome> {
     // Only the ingestion code enqueues batches; a malformed one is a bug, failed loudly (the job ends failed).
-    if (!Array.isArray(received.events) || !Array.isArray(received.ids) || received.ids.length !== received.events.length) {
+    if (
+      !Array.isArray(received.events) ||
+      !Array.isArray(received.ids) ||
+      received.ids.length !== received.events.length
+    ) {
       throw new Error(`malformed ingest batch ${String(received.id)}: ids and events differ in length`);
     }
     const since = new Date(clock.now().getTime() - (await deps.dedupWindowMs()));
-    const { batch, duplicates } = await withoutSeen(received, (keys) => store.seenKeys(received.integration_id, received.stream, keys, since));
+    const { batch, duplicates } = await withoutSeen(received, (keys) =>
+      store.seenKeys(received.integration_id, received.stream, keys, since),
+    );
     await registry.refreshIfStale();
     const { mapping, known } = registry.resolve(batch.organization_id, batch.platform, batch.stream);
     if (!known) {
       await registry.ensureDefinition(batch.organization_id, batch.platform, batch.stream).catch((err: unknown) => {
-        logger.warn({ err, organization_id: batch.organization_id, platform: batch.platform, stream: batch.stream }, 'could not create a mapping definition for a new stream');
+        logger.warn(
+          { err, organization_id: batch.organization_id, platform: batch.platform, stream: batch.stream },
+          'could not create a mapping definition for a new stream',
+        );
       });
     }
     const passed = await pass(batch, mapping);
@@ -284,7 +345,8 @@ export function createNormalizationService(deps: NormalizationDeps) {
           last_event_at: new Date(batch.received_at),
         });
         await deps.routing.write(write, now);
-        if (result.enrichment && deps.enrichment) await deps.enrichment.record(batch.organization_id, result.enrichment, now);
+        if (result.enrichment && deps.enrichment)
+          await deps.enrichment.record(batch.organization_id, result.enrichment, now);
         await settleDetections(batch, passed, now);
         return true;
       });
@@ -297,11 +359,14 @@ export function createNormalizationService(deps: NormalizationDeps) {
       return { duplicate: true, normalized: 0, flagged: 0, quarantined: 0 };
     }
     if (write.deliveries.length > 0) deps.routing.written?.(write);
-    for (const [kind, n] of countByKind(result)) deps.countQuarantined(batch.organization_id, batch.integration_id, kind, n);
+    for (const [kind, n] of countByKind(result))
+      deps.countQuarantined(batch.organization_id, batch.integration_id, kind, n);
     if (duplicates > 0) logger.debug({ batch_id: batch.id, duplicates }, 'collected events seen before were dropped');
     aggregates.recordBatch(batch, result, mapping?.compiled.expected, now);
     if (deps.capture && batch.events.length > 0) {
-      await deps.capture.record(batch).catch((err: unknown) => logger.warn({ err, batch_id: batch.id }, 'live capture could not record a batch'));
+      await deps.capture
+        .record(batch)
+        .catch((err: unknown) => logger.warn({ err, batch_id: batch.id }, 'live capture could not record a batch'));
     }
     return { duplicate: false, normalized: result.normalized, flagged: result.flagged, quarantined };
   }
@@ -325,7 +390,13 @@ export function createNormalizationService(deps: NormalizationDeps) {
       const platform = platforms.get(first.integration_id);
       if (platform === undefined) {
         for (const item of group) {
-          outcomes.set(item.id, { id: item.id, ok: false, error_kind: 'no_mapping', error_detail: 'the integration no longer exists', mapping_version_id: null });
+          outcomes.set(item.id, {
+            id: item.id,
+            ok: false,
+            error_kind: 'no_mapping',
+            error_detail: 'the integration no longer exists',
+            mapping_version_id: null,
+          });
         }
         continue;
       }
@@ -342,18 +413,32 @@ export function createNormalizationService(deps: NormalizationDeps) {
         bytes: 0,
       };
       const { mapping } = registry.resolve(batch.organization_id, platform, batch.stream);
-      const passed = await pass(batch, mapping, group.map((i) => i.received_at.toISOString()));
+      const passed = await pass(
+        batch,
+        mapping,
+        group.map((i) => i.received_at.toISOString()),
+      );
       const { stage: result, write } = passed;
       const failed = new Set<number>();
       for (const q of result.quarantined) {
         failed.add(q.index);
-        outcomes.set(q.id, { id: q.id, ok: false, error_kind: q.error_kind, error_detail: q.error_detail, mapping_version_id: q.mapping_version_id });
+        outcomes.set(q.id, {
+          id: q.id,
+          ok: false,
+          error_kind: q.error_kind,
+          error_detail: q.error_detail,
+          mapping_version_id: q.mapping_version_id,
+        });
       }
       group.forEach((item, index) => {
-        if (!failed.has(index)) outcomes.set(item.id, { id: item.id, ok: true, mapping_version_id: mapping?.versionId ?? null });
+        if (!failed.has(index))
+          outcomes.set(item.id, { id: item.id, ok: true, mapping_version_id: mapping?.versionId ?? null });
       });
       if (result.normalized === 0) continue;
-      const bytes = group.reduce((n, i, index) => (failed.has(index) ? n : n + Buffer.byteLength(JSON.stringify(i.raw))), 0);
+      const bytes = group.reduce(
+        (n, i, index) => (failed.has(index) ? n : n + Buffer.byteLength(JSON.stringify(i.raw))),
+        0,
+      );
       // Inside the caller's transaction when there is one: the quarantine rows change with it.
       const row = batchMark(batch, { ...result, quarantined: [] }, 'reprocess', bytes, now);
       await deps.routing.prepare?.(write);
@@ -377,7 +462,8 @@ export function createNormalizationService(deps: NormalizationDeps) {
           last_event_at: null,
         });
         await deps.routing.write(write, now);
-        if (result.enrichment && deps.enrichment) await deps.enrichment.record(batch.organization_id, result.enrichment, now);
+        if (result.enrichment && deps.enrichment)
+          await deps.enrichment.record(batch.organization_id, result.enrichment, now);
         await settleDetections(batch, passed, now);
       });
       await deps.afterCommit(async () => {

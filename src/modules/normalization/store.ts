@@ -132,7 +132,12 @@ const json = (rows: unknown[]) => JSON.stringify(rows);
 export function createNormalizationStore(db: Kysely<DB>) {
   const q = () => executor(db);
 
-  async function purgeExpired(table: 'quarantine_events' | 'normalized_batches', now: Date, defaultDays: number, limit: number): Promise<number> {
+  async function purgeExpired(
+    table: 'quarantine_events' | 'normalized_batches',
+    now: Date,
+    defaultDays: number,
+    limit: number,
+  ): Promise<number> {
     // A batch still pending routing holds events not yet counted anywhere else: routing consumes it, retention never does.
     const routable = table === 'normalized_batches' ? sql`and t.route_state <> 'pending'` : sql``;
     const res = await sql`
@@ -157,7 +162,10 @@ export function createNormalizationStore(db: Kysely<DB>) {
     },
 
     async definitions(): Promise<DefinitionEntry[]> {
-      return q().selectFrom('mapping_definitions').select(['id', 'organization_id', 'platform', 'stream', 'live_version_id']).execute();
+      return q()
+        .selectFrom('mapping_definitions')
+        .select(['id', 'organization_id', 'platform', 'stream', 'live_version_id'])
+        .execute();
     },
 
     async documents(versionIds: string[]): Promise<{ id: string; document: Record<string, unknown> }[]> {
@@ -170,7 +178,10 @@ export function createNormalizationStore(db: Kysely<DB>) {
     },
 
     /** An organization's definition without a live version, unless one exists already. */
-    async createDefinition(d: { id: string; organization_id: number; platform: string; stream: string; name: string }, now: Date): Promise<void> {
+    async createDefinition(
+      d: { id: string; organization_id: number; platform: string; stream: string; name: string },
+      now: Date,
+    ): Promise<void> {
       await q()
         .insertInto('mapping_definitions')
         .values({ ...d, live_version_id: null, created_at: now, updated_at: now })
@@ -198,7 +209,12 @@ export function createNormalizationStore(db: Kysely<DB>) {
 
     /** False when the batch was stored before (a redelivered job): the caller then writes nothing else. */
     async insertBatch(row: BatchRow): Promise<boolean> {
-      const res = await q().insertInto('normalized_batches').values(row).onConflict((oc) => oc.column('id').doNothing()).returning('id').executeTakeFirst();
+      const res = await q()
+        .insertInto('normalized_batches')
+        .values(row)
+        .onConflict((oc) => oc.column('id').doNothing())
+        .returning('id')
+        .executeTakeFirst();
       return res !== undefined;
     },
 
@@ -209,7 +225,12 @@ export function createNormalizationStore(db: Kysely<DB>) {
      * marker waits for that transaction and zeroes its row (or stays, if it rolled back).
      * Markers are purged with the routed batches (purgeBatches).
      */
-    async settleAccepted(b: { id: string; organization_id: number; integration_id: number; stream: string }): Promise<void> {
+    async settleAccepted(b: {
+      id: string;
+      organization_id: number;
+      integration_id: number;
+      stream: string;
+    }): Promise<void> {
       await sql`
         with gone as (delete from accepted_batches where id = ${b.id} returning 1)
         insert into accepted_batches (id, organization_id, integration_id, stream, event_count, accepted_at)
@@ -337,7 +358,8 @@ export function createNormalizationStore(db: Kysely<DB>) {
     },
 
     /** Deletes up to `limit` quarantined events older than their organization's retention; returns how many. */
-    purgeQuarantine: (now: Date, defaultDays: number, limit: number) => purgeExpired('quarantine_events', now, defaultDays, limit),
+    purgeQuarantine: (now: Date, defaultDays: number, limit: number) =>
+      purgeExpired('quarantine_events', now, defaultDays, limit),
 
     /**
      * Deletes up to `limit` routed normalized batches older than their organization's
@@ -345,7 +367,9 @@ export function createNormalizationStore(db: Kysely<DB>) {
      */
     purgeBatches: async (now: Date, defaultDays: number, limit: number) => {
       // settleAccepted's markers only stand in for a transaction in flight: an hour is plenty.
-      await sql`delete from accepted_batches where event_count = 0 and accepted_at < ${now}::timestamptz - interval '1 hour'`.execute(q());
+      await sql`delete from accepted_batches where event_count = 0 and accepted_at < ${now}::timestamptz - interval '1 hour'`.execute(
+        q(),
+      );
       return purgeExpired('normalized_batches', now, defaultDays, limit);
     },
 
@@ -366,7 +390,9 @@ export function createNormalizationStore(db: Kysely<DB>) {
       const keyCol = ROW_KEY[table];
       const res = await sql`
         delete from ${sql.table(table)} where ${sql.ref(keyCol)} in (
-          select ${sql.ref(keyCol)} from ${sql.table(table)} where organization_id = ${organizationId} limit ${limit})`.execute(q());
+          select ${sql.ref(keyCol)} from ${sql.table(table)} where organization_id = ${organizationId} limit ${limit})`.execute(
+        q(),
+      );
       return Number(res.numAffectedRows ?? 0);
     },
   };

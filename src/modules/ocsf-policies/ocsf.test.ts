@@ -16,18 +16,38 @@ let operatorA: Principal;
 type Json = Record<string, unknown>;
 
 function call(who: Principal, method: 'GET' | 'PUT', url: string, payload?: unknown) {
-  return t.app.inject({ method, url, headers: who.headers, ...(payload !== undefined ? { payload: payload as Json } : {}) });
+  return t.app.inject({
+    method,
+    url,
+    headers: who.headers,
+    ...(payload !== undefined ? { payload: payload as Json } : {}),
+  });
 }
 
 async function integration(organizationId: number, name: string): Promise<number> {
   const db = t.container.database.db;
-  return (await db.insertInto('integrations').values({ organization_id: organizationId, name, platform: 'custom', config: '{}' }).returning('id').executeTakeFirstOrThrow()).id;
+  return (
+    await db
+      .insertInto('integrations')
+      .values({ organization_id: organizationId, name, platform: 'custom', config: '{}' })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
 }
 
 const DAY = 86_400_000;
 const dayAgo = (n: number) => new Date(Date.now() - n * DAY).toISOString().slice(0, 10);
 
-async function counters(row: { org: number; integration: number; classUid: number; daysAgo: number; valid: number; invalid: number; lastError?: string; lastInvalidAt?: Date }) {
+async function counters(row: {
+  org: number;
+  integration: number;
+  classUid: number;
+  daysAgo: number;
+  valid: number;
+  invalid: number;
+  lastError?: string;
+  lastInvalidAt?: Date;
+}) {
   await t.container.database.db
     .insertInto('ocsf_compliance')
     .values({
@@ -64,7 +84,11 @@ describe('OCSF policies', () => {
   it('lists every organization in scope, strict by default', async () => {
     const res = await call(adminA, 'GET', '/api/ocsf/policies');
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ items: [{ organization_id: orgA, organization_name: 'Org A', mode: 'strict', is_default: true, updated_at: null }] });
+    expect(res.json()).toEqual({
+      items: [
+        { organization_id: orgA, organization_name: 'Org A', mode: 'strict', is_default: true, updated_at: null },
+      ],
+    });
     const all = (await call(root, 'GET', '/api/ocsf/policies')).json<{ items: Json[] }>().items;
     expect(all.map((p) => p.organization_id)).toEqual([orgA, orgB]);
   });
@@ -73,7 +97,12 @@ describe('OCSF policies', () => {
     const res = await call(adminA, 'PUT', `/api/ocsf/policies/${orgA}`, { mode: 'lenient' });
     expect(res.statusCode).toBe(200);
     const first = res.json<Json>();
-    expect(first).toMatchObject({ organization_id: orgA, organization_name: 'Org A', mode: 'lenient', is_default: false });
+    expect(first).toMatchObject({
+      organization_id: orgA,
+      organization_name: 'Org A',
+      mode: 'lenient',
+      is_default: false,
+    });
     expect(Date.now() - Date.parse(String(first.updated_at))).toBeLessThan(60_000);
     const listed = (await call(root, 'GET', '/api/ocsf/policies')).json<{ items: Json[] }>().items;
     expect(listed.find((p) => p.organization_id === orgA)).toMatchObject({ mode: 'lenient', is_default: false });
@@ -83,7 +112,11 @@ describe('OCSF policies', () => {
     const second = (await call(adminA, 'PUT', `/api/ocsf/policies/${orgA}`, { mode: 'strict' })).json<Json>();
     expect(second).toMatchObject({ mode: 'strict', is_default: false });
     expect(Date.parse(String(second.updated_at))).toBeGreaterThan(Date.parse(String(first.updated_at)));
-    const stored = await t.container.database.db.selectFrom('ocsf_policies').selectAll().where('organization_id', '=', orgA).executeTakeFirstOrThrow();
+    const stored = await t.container.database.db
+      .selectFrom('ocsf_policies')
+      .selectAll()
+      .where('organization_id', '=', orgA)
+      .executeTakeFirstOrThrow();
     expect(stored).toMatchObject({ mode: 'strict' });
 
     const audit = await t.container.database.db
@@ -92,7 +125,12 @@ describe('OCSF policies', () => {
       .where('operation_id', '=', 'ocsf.set_policy')
       .orderBy('seq', 'desc')
       .executeTakeFirstOrThrow();
-    expect(audit).toMatchObject({ target_type: 'ocsf_policy', target_id: String(orgA), organization_id: orgA, outcome: 'success' });
+    expect(audit).toMatchObject({
+      target_type: 'ocsf_policy',
+      target_id: String(orgA),
+      organization_id: orgA,
+      outcome: 'success',
+    });
     expect(audit.details).toMatchObject({ from: 'lenient', to: 'strict' });
   });
 
@@ -116,13 +154,48 @@ describe('GET /api/ocsf/compliance', () => {
     const latest = new Date(Date.now() - DAY);
     // Authentication (3002) on integration A: three days in the window, one outside it.
     await counters({ org: orgA, integration: intA, classUid: 3002, daysAgo: 0, valid: 90, invalid: 0 });
-    await counters({ org: orgA, integration: intA, classUid: 3002, daysAgo: 1, valid: 50, invalid: 10, lastError: 'user.uid: missing', lastInvalidAt: latest });
-    await counters({ org: orgA, integration: intA, classUid: 3002, daysAgo: 3, valid: 40, invalid: 10, lastError: 'time: not a timestamp', lastInvalidAt: older });
-    await counters({ org: orgA, integration: intA, classUid: 3002, daysAgo: 10, valid: 1000, invalid: 1000, lastError: 'too old' });
+    await counters({
+      org: orgA,
+      integration: intA,
+      classUid: 3002,
+      daysAgo: 1,
+      valid: 50,
+      invalid: 10,
+      lastError: 'user.uid: missing',
+      lastInvalidAt: latest,
+    });
+    await counters({
+      org: orgA,
+      integration: intA,
+      classUid: 3002,
+      daysAgo: 3,
+      valid: 40,
+      invalid: 10,
+      lastError: 'time: not a timestamp',
+      lastInvalidAt: older,
+    });
+    await counters({
+      org: orgA,
+      integration: intA,
+      classUid: 3002,
+      daysAgo: 10,
+      valid: 1000,
+      invalid: 1000,
+      lastError: 'too old',
+    });
     // API activity (6003) on integration A2, and a class the catalog does not know.
     await counters({ org: orgA, integration: intA2, classUid: 6003, daysAgo: 2, valid: 7, invalid: 0 });
     await counters({ org: orgA, integration: intA2, classUid: 9999, daysAgo: 0, valid: 0, invalid: 0 });
-    await counters({ org: orgB, integration: intB, classUid: 3002, daysAgo: 0, valid: 1, invalid: 1, lastError: 'b', lastInvalidAt: latest });
+    await counters({
+      org: orgB,
+      integration: intB,
+      classUid: 3002,
+      daysAgo: 0,
+      valid: 1,
+      invalid: 1,
+      lastError: 'b',
+      lastInvalidAt: latest,
+    });
   });
 
   it('sums the last 7 days per integration and class, with rates, the latest error and the totals', async () => {
@@ -144,17 +217,44 @@ describe('GET /api/ocsf/compliance', () => {
         last_error: 'user.uid: missing',
         last_invalid_at: expect.stringMatching(/Z$/),
       },
-      { organization_id: orgA, integration_id: intA2, integration_name: 'a-github', class_uid: 6003, class_name: 'API Activity', valid: 7, invalid: 0, compliance_rate: 1, last_error: null, last_invalid_at: null },
-      { organization_id: orgA, integration_id: intA2, integration_name: 'a-github', class_uid: 9999, class_name: null, valid: 0, invalid: 0, compliance_rate: null, last_error: null, last_invalid_at: null },
+      {
+        organization_id: orgA,
+        integration_id: intA2,
+        integration_name: 'a-github',
+        class_uid: 6003,
+        class_name: 'API Activity',
+        valid: 7,
+        invalid: 0,
+        compliance_rate: 1,
+        last_error: null,
+        last_invalid_at: null,
+      },
+      {
+        organization_id: orgA,
+        integration_id: intA2,
+        integration_name: 'a-github',
+        class_uid: 9999,
+        class_name: null,
+        valid: 0,
+        invalid: 0,
+        compliance_rate: null,
+        last_error: null,
+        last_invalid_at: null,
+      },
     ]);
     expect(body.totals).toEqual({ valid: 187, invalid: 20, compliance_rate: 187 / 207 });
   });
 
   it('takes days (1 to 30), integration_id and organization_id', async () => {
     const today = (await call(adminA, 'GET', '/api/ocsf/compliance?days=1')).json<{ items: Json[]; totals: Json }>();
-    expect(today.items.map((i) => [i.class_uid, i.valid])).toEqual([[3002, 90], [9999, 0]]);
+    expect(today.items.map((i) => [i.class_uid, i.valid])).toEqual([
+      [3002, 90],
+      [9999, 0],
+    ]);
     expect(today.totals).toEqual({ valid: 90, invalid: 0, compliance_rate: 1 });
-    const month = (await call(adminA, 'GET', `/api/ocsf/compliance?days=30&integration_id=${intA}`)).json<{ items: Json[] }>();
+    const month = (await call(adminA, 'GET', `/api/ocsf/compliance?days=30&integration_id=${intA}`)).json<{
+      items: Json[];
+    }>();
     expect(month.items).toHaveLength(1);
     expect(month.items[0]).toMatchObject({ valid: 1180, invalid: 1020, last_error: 'user.uid: missing' });
     const b = (await call(root, 'GET', `/api/ocsf/compliance?org_id=${orgB}`)).json<{ items: Json[] }>();

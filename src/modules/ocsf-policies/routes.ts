@@ -13,7 +13,11 @@ export function ocsfPolicyRoutes(app: Api, service: OcsfPolicyService): void {
     schema: { querystring: ComplianceQuery, response: { 200: ComplianceReport } },
     handler: async (req) => {
       const { days = 7, organization_id, integration_id } = req.query;
-      return service.compliance(scopeOf(req.actor!), { days, organizationId: organization_id, integrationId: integration_id });
+      return service.compliance(scopeOf(req.actor!), {
+        days,
+        organizationId: organization_id,
+        integrationId: integration_id,
+      });
     },
   });
 

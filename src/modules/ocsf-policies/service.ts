@@ -60,17 +60,31 @@ export function createOcsfPolicyService(deps: OcsfPolicyDeps) {
       await store.upsert(organizationId, mode, actor.kind === 'user' ? actor.id : null);
       const after = await store.get(scope, organizationId);
       if (!after) throw errors.notFound('Organization');
-      setAuditTarget({ type: 'ocsf_policy', id: organizationId, organizationId, details: { from: before.mode ?? DEFAULT_MODE, to: mode } });
+      setAuditTarget({
+        type: 'ocsf_policy',
+        id: organizationId,
+        organizationId,
+        details: { from: before.mode ?? DEFAULT_MODE, to: mode },
+      });
       return represent(after);
     },
 
     async compliance(scope: Scope, query: ComplianceQuery) {
       const sinceDay = windowStart(clock.now(), query.days);
-      const rows = await store.compliance(scope, { sinceDay, organizationId: query.organizationId, integrationId: query.integrationId });
+      const rows = await store.compliance(scope, {
+        sinceDay,
+        organizationId: query.organizationId,
+        integrationId: query.integrationId,
+      });
       const items = rows.map(entry);
       const valid = items.reduce((n, i) => n + i.valid, 0);
       const invalid = items.reduce((n, i) => n + i.invalid, 0);
-      return { window_days: query.days, since_day: sinceDay, items, totals: { valid, invalid, compliance_rate: rate(valid, invalid) } };
+      return {
+        window_days: query.days,
+        since_day: sinceDay,
+        items,
+        totals: { valid, invalid, compliance_rate: rate(valid, invalid) },
+      };
     },
   };
 }

@@ -58,8 +58,17 @@ export function createOcsfPolicyStore(db: Kysely<DB>) {
     async upsert(organizationId: number, mode: PolicyMode, updatedBy: number | null): Promise<void> {
       await q()
         .insertInto('ocsf_policies')
-        .values({ organization_id: organizationId, mode, updated_by: updatedBy, updated_at: sql<Date>`clock_timestamp()` })
-        .onConflict((oc) => oc.column('organization_id').doUpdateSet({ mode, updated_by: updatedBy, updated_at: sql<Date>`clock_timestamp()` }))
+        .values({
+          organization_id: organizationId,
+          mode,
+          updated_by: updatedBy,
+          updated_at: sql<Date>`clock_timestamp()`,
+        })
+        .onConflict((oc) =>
+          oc
+            .column('organization_id')
+            .doUpdateSet({ mode, updated_by: updatedBy, updated_at: sql<Date>`clock_timestamp()` }),
+        )
         .execute();
     },
 
@@ -79,7 +88,11 @@ export function createOcsfPolicyStore(db: Kysely<DB>) {
           'c.class_uid',
           sql<number>`sum(c.valid)::int8`.as('valid'),
           sql<number>`sum(c.invalid)::int8`.as('invalid'),
-          sql<string | null>`(array_agg(c.last_error order by c.last_invalid_at desc nulls last) filter (where c.last_error is not null))[1]`.as('last_error'),
+          sql<
+            string | null
+          >`(array_agg(c.last_error order by c.last_invalid_at desc nulls last) filter (where c.last_error is not null))[1]`.as(
+            'last_error',
+          ),
           sql<Date | null>`max(c.last_invalid_at)`.as('last_invalid_at'),
         ])
         .groupBy(['c.organization_id', 'c.integration_id', 'i.name', 'c.class_uid'])

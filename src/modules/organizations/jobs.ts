@@ -90,7 +90,8 @@ export function createDataDeletion(deps: { store: OrganizationStore; clock: Cloc
   return {
     /** Adds a module's step (call at wiring time). */
     addStep(step: OrgDataStep): void {
-      if (steps.some((s) => s.name === step.name)) throw new Error(`Data-deletion step ${step.name} is already registered`);
+      if (steps.some((s) => s.name === step.name))
+        throw new Error(`Data-deletion step ${step.name} is already registered`);
       steps.push(step);
     },
     steps: () => ordered().map((s) => s.name),
@@ -116,5 +117,9 @@ export function organizationJobs(deletion: DataDeletion): JobRegistration {
 
 export async function enqueueDeletion(queue: QueuePort, deletionId: string): Promise<void> {
   const payload: DeleteDataPayload = { deletion_id: deletionId };
-  await queue.enqueue(ORGANIZATIONS_QUEUE, DELETE_DATA_JOB, payload, { jobId: deletionId, attempts: 5, backoffMs: 5_000 });
+  await queue.enqueue(ORGANIZATIONS_QUEUE, DELETE_DATA_JOB, payload, {
+    jobId: deletionId,
+    attempts: 5,
+    backoffMs: 5_000,
+  });
 }

@@ -34,7 +34,12 @@ afterAll(async () => t?.close());
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 const call = (method: Method, url: string, who: Principal, payload?: unknown) =>
-  t.app.inject({ method, url, headers: who.headers, ...(payload !== undefined ? { payload: payload as Record<string, unknown> } : {}) });
+  t.app.inject({
+    method,
+    url,
+    headers: who.headers,
+    ...(payload !== undefined ? { payload: payload as Record<string, unknown> } : {}),
+  });
 
 async function addIntegration(organizationId: number, name: string): Promise<number> {
   const row = await t.container.database.db
@@ -45,11 +50,17 @@ async function addIntegration(organizationId: number, name: string): Promise<num
   return row.id;
 }
 
-async function waitForDeletion(id: string): Promise<{ state: string; detail: Record<string, unknown>; finished_at: Date | null }> {
+async function waitForDeletion(
+  id: string,
+): Promise<{ state: string; detail: Record<string, unknown>; finished_at: Date | null }> {
   const db = t.container.database.db;
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const row = await db.selectFrom('org_data_deletions').select(['state', 'detail', 'finished_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('org_data_deletions')
+      .select(['state', 'detail', 'finished_at'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     if (['completed', 'partial', 'failed'].includes(row.state)) return row as never;
     if (Date.now() > deadline) throw new Error(`deletion ${id} still ${row.state}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -64,7 +75,8 @@ describe('GET /api/organizations/', () => {
     expect(total).toBeGreaterThanOrEqual(2);
     expect(res.headers['x-page']).toBe('1');
     expect(res.headers['x-size']).toBe('1');
-    const body = res.json<{ id: number; name: string; is_active: boolean; retention_days: number; created_at: string }[]>();
+    const body =
+      res.json<{ id: number; name: string; is_active: boolean; retention_days: number; created_at: string }[]>();
     expect(body).toHaveLength(1);
     expect(body[0]).toMatchObject({ id: orgA, name: 'Org A', is_active: true, retention_days: 7 });
     expect(body[0]?.created_at).toMatch(/Z$/);
@@ -130,7 +142,10 @@ describe('POST /api/organizations/', () => {
 
 describe('GET and PUT /api/organizations/{org_id}', () => {
   it('reads an organization in scope and answers 404 outside it', async () => {
-    expect((await call('GET', `/api/organizations/${orgA}`, viewerA)).json()).toMatchObject({ id: orgA, name: 'Org A' });
+    expect((await call('GET', `/api/organizations/${orgA}`, viewerA)).json()).toMatchObject({
+      id: orgA,
+      name: 'Org A',
+    });
     expect((await call('GET', `/api/organizations/${orgB}`, viewerA)).statusCode).toBe(404);
     expect((await call('GET', `/api/organizations/${orgB}`, adminA)).statusCode).toBe(404);
     expect((await call('GET', '/api/organizations/999999', platform)).statusCode).toBe(404);
@@ -141,18 +156,25 @@ describe('GET and PUT /api/organizations/{org_id}', () => {
     const res = await call('PUT', `/api/organizations/${id}`, platform, { name: 'Renamed', is_active: false });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ id, name: 'Renamed', is_active: false });
-    expect((await call('PUT', `/api/organizations/${id}`, platform, { is_active: true })).json()).toMatchObject({ name: 'Renamed', is_active: true });
+    expect((await call('PUT', `/api/organizations/${id}`, platform, { is_active: true })).json()).toMatchObject({
+      name: 'Renamed',
+      is_active: true,
+    });
     expect((await call('PUT', `/api/organizations/${id}`, platform, { name: 'org a' })).statusCode).toBe(409);
     expect((await call('PUT', `/api/organizations/${id}`, adminA, { name: 'Mine now' })).statusCode).toBe(404);
     expect((await call('PUT', `/api/organizations/${orgA}`, viewerA, { name: 'x' })).statusCode).toBe(403);
     // Changing only the letter case of its own name is not a conflict.
-    expect((await call('PUT', `/api/organizations/${id}`, platform, { name: 'RENAMED' })).json()).toMatchObject({ name: 'RENAMED' });
+    expect((await call('PUT', `/api/organizations/${id}`, platform, { name: 'RENAMED' })).json()).toMatchObject({
+      name: 'RENAMED',
+    });
   });
 
   it('lets an organization admin rename its own organization', async () => {
     const id = await createOrganization(t, 'Own Org');
     const own = await createPrincipal(t, { role: 'admin', organizationId: id });
-    expect((await call('PUT', `/api/organizations/${id}`, own, { name: 'Own Org 2' })).json()).toMatchObject({ name: 'Own Org 2' });
+    expect((await call('PUT', `/api/organizations/${id}`, own, { name: 'Own Org 2' })).json()).toMatchObject({
+      name: 'Own Org 2',
+    });
   });
 });
 
@@ -169,7 +191,11 @@ describe('DELETE /api/organizations/{org_id}', () => {
     expect((await call('GET', `/api/organizations/${id}`, platform)).statusCode).toBe(404);
     // Its members' tokens stop working at once, cached verification or not.
     expect((await call('GET', '/api/organizations/', member)).statusCode).toBe(401);
-    const left = await t.container.database.db.selectFrom('integrations').select('id').where('organization_id', '=', id).execute();
+    const left = await t.container.database.db
+      .selectFrom('integrations')
+      .select('id')
+      .where('organization_id', '=', id)
+      .execute();
     expect(left).toEqual([]);
     expect((await call('DELETE', `/api/organizations/${id}`, platform)).statusCode).toBe(404);
   });
@@ -211,26 +237,46 @@ describe('POST /api/organizations/bulk/deactivate', () => {
 
 describe('retention', () => {
   it('defaults to 7 days, is read with integration.read and set with org.manage', async () => {
-    expect((await call('GET', `/api/organizations/${orgA}/retention`, viewerA)).json()).toEqual({ organization_id: orgA, retention_days: 7, event_store: { removed: 0, last_removed_at: null } });
+    expect((await call('GET', `/api/organizations/${orgA}/retention`, viewerA)).json()).toEqual({
+      organization_id: orgA,
+      retention_days: 7,
+      event_store: { removed: 0, last_removed_at: null },
+    });
     const denied = await call('PUT', `/api/organizations/${orgA}/retention`, operatorA, { retention_days: 30 });
     expect(denied.statusCode).toBe(403);
     expect(denied.json().detail).toContain('org.manage');
-    expect((await call('PUT', `/api/organizations/${orgA}/retention`, adminA, { retention_days: 30 })).json()).toEqual({ organization_id: orgA, retention_days: 30, event_store: { removed: 0, last_removed_at: null } });
-    expect((await call('GET', `/api/organizations/${orgA}/retention`, viewerA)).json()).toEqual({ organization_id: orgA, retention_days: 30, event_store: { removed: 0, last_removed_at: null } });
+    expect((await call('PUT', `/api/organizations/${orgA}/retention`, adminA, { retention_days: 30 })).json()).toEqual({
+      organization_id: orgA,
+      retention_days: 30,
+      event_store: { removed: 0, last_removed_at: null },
+    });
+    expect((await call('GET', `/api/organizations/${orgA}/retention`, viewerA)).json()).toEqual({
+      organization_id: orgA,
+      retention_days: 30,
+      event_store: { removed: 0, last_removed_at: null },
+    });
     expect((await call('GET', `/api/organizations/${orgA}`, viewerA)).json()).toMatchObject({ retention_days: 30 });
   });
 
   it('accepts 1 to 3650 days only', async () => {
     for (const days of [0, 3651, 1.5]) {
-      expect((await call('PUT', `/api/organizations/${orgA}/retention`, adminA, { retention_days: days })).statusCode).toBe(422);
+      expect(
+        (await call('PUT', `/api/organizations/${orgA}/retention`, adminA, { retention_days: days })).statusCode,
+      ).toBe(422);
     }
-    expect((await call('PUT', `/api/organizations/${orgA}/retention`, adminA, { retention_days: 3650 })).statusCode).toBe(200);
-    expect((await call('PUT', `/api/organizations/${orgA}/retention`, adminA, { retention_days: 1 })).statusCode).toBe(200);
+    expect(
+      (await call('PUT', `/api/organizations/${orgA}/retention`, adminA, { retention_days: 3650 })).statusCode,
+    ).toBe(200);
+    expect((await call('PUT', `/api/organizations/${orgA}/retention`, adminA, { retention_days: 1 })).statusCode).toBe(
+      200,
+    );
   });
 
   it('answers 404 outside scope', async () => {
     expect((await call('GET', `/api/organizations/${orgB}/retention`, viewerA)).statusCode).toBe(404);
-    expect((await call('PUT', `/api/organizations/${orgB}/retention`, adminA, { retention_days: 9 })).statusCode).toBe(404);
+    expect((await call('PUT', `/api/organizations/${orgB}/retention`, adminA, { retention_days: 9 })).statusCode).toBe(
+      404,
+    );
   });
 });
 
@@ -243,7 +289,11 @@ describe('customer mappings and case-management sync', () => {
       .execute();
     const res = await call('GET', `/api/organizations/${orgA}/customer-mappings`, adminA);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ organization_id: orgA, case_customer_id: 'CUST-A', partner_tenant_ids: ['pt-1', 'pt-2'] });
+    expect(res.json()).toEqual({
+      organization_id: orgA,
+      case_customer_id: 'CUST-A',
+      partner_tenant_ids: ['pt-1', 'pt-2'],
+    });
     expect((await call('GET', `/api/organizations/${orgB}/customer-mappings`, platform)).json()).toEqual({
       organization_id: orgB,
       case_customer_id: null,
@@ -270,28 +320,42 @@ describe('DELETE /api/organizations/{org_id}/data', () => {
       expect(res.json().error.code).toBe('request.invalid');
     }
     expect((await call('DELETE', `/api/organizations/${orgA}/data`, adminA, {})).statusCode).toBe(422);
-    const rows = await t.container.database.db.selectFrom('org_data_deletions').select('id').where('organization_id', '=', orgA).execute();
+    const rows = await t.container.database.db
+      .selectFrom('org_data_deletions')
+      .select('id')
+      .where('organization_id', '=', orgA)
+      .execute();
     expect(rows).toEqual([]);
   });
 
   it('answers 404 outside scope and 403 without org.manage', async () => {
-    expect((await call('DELETE', `/api/organizations/${orgB}/data`, adminA, { confirm: 'DELETE Org B' })).statusCode).toBe(404);
-    expect((await call('DELETE', `/api/organizations/${orgA}/data`, operatorA, { confirm: 'DELETE Org A' })).statusCode).toBe(403);
+    expect(
+      (await call('DELETE', `/api/organizations/${orgB}/data`, adminA, { confirm: 'DELETE Org B' })).statusCode,
+    ).toBe(404);
+    expect(
+      (await call('DELETE', `/api/organizations/${orgA}/data`, operatorA, { confirm: 'DELETE Org A' })).statusCode,
+    ).toBe(403);
   });
 
-  it('queues a job that deletes only that organization\'s data and records completed', async () => {
+  it("queues a job that deletes only that organization's data and records completed", async () => {
     const victim = await createOrganization(t, 'Data Victim');
     const victimAdmin = await createPrincipal(t, { role: 'admin', organizationId: victim });
     await addIntegration(victim, 'v-1');
     await addIntegration(victim, 'v-2');
     const keep = await addIntegration(orgB, 'keep-me');
-    const res = await call('DELETE', `/api/organizations/${victim}/data`, victimAdmin, { confirm: 'DELETE Data Victim' });
+    const res = await call('DELETE', `/api/organizations/${victim}/data`, victimAdmin, {
+      confirm: 'DELETE Data Victim',
+    });
     expect(res.statusCode).toBe(202);
     const body = res.json<{ deletion_id: string; organization_id: number; state: string }>();
     expect(body).toMatchObject({ organization_id: victim, state: 'queued' });
     expect(body.deletion_id).toMatch(/^[0-9a-f-]{36}$/);
 
-    const consumers = startConsumers(t.container.queue, t.container.jobs.filter((j) => j.queue === ORGANIZATIONS_QUEUE), t.container.logger);
+    const consumers = startConsumers(
+      t.container.queue,
+      t.container.jobs.filter((j) => j.queue === ORGANIZATIONS_QUEUE),
+      t.container.logger,
+    );
     try {
       const done = await waitForDeletion(body.deletion_id);
       expect(done.state).toBe('completed');
@@ -307,11 +371,18 @@ describe('DELETE /api/organizations/{org_id}/data', () => {
       await Promise.all(consumers.map((c) => c.close()));
     }
     const db = t.container.database.db;
-    expect(await db.selectFrom('integrations').select('id').where('organization_id', '=', victim).execute()).toEqual([]);
+    expect(await db.selectFrom('integrations').select('id').where('organization_id', '=', victim).execute()).toEqual(
+      [],
+    );
     expect(await db.selectFrom('integrations').select('id').where('id', '=', keep).execute()).toEqual([{ id: keep }]);
     // The organization itself and its members stay.
     expect((await call('GET', `/api/organizations/${victim}`, victimAdmin)).statusCode).toBe(200);
-    const audit = await db.selectFrom('audit_log').select(['outcome', 'status', 'target_id']).where('operation_id', '=', 'organizations.delete_data').where('status', '=', 202).execute();
+    const audit = await db
+      .selectFrom('audit_log')
+      .select(['outcome', 'status', 'target_id'])
+      .where('operation_id', '=', 'organizations.delete_data')
+      .where('status', '=', 202)
+      .execute();
     expect(audit).toEqual([{ outcome: 'success', status: 202, target_id: String(victim) }]);
   });
 
@@ -326,9 +397,15 @@ describe('DELETE /api/organizations/{org_id}/data', () => {
         return { skipped: 'not the victim' };
       },
     });
-    const res = await call('DELETE', `/api/organizations/${victim}/data`, platform, { confirm: 'DELETE Partial Victim' });
+    const res = await call('DELETE', `/api/organizations/${victim}/data`, platform, {
+      confirm: 'DELETE Partial Victim',
+    });
     expect(res.statusCode).toBe(202);
-    const consumers = startConsumers(t.container.queue, t.container.jobs.filter((j) => j.queue === ORGANIZATIONS_QUEUE), t.container.logger);
+    const consumers = startConsumers(
+      t.container.queue,
+      t.container.jobs.filter((j) => j.queue === ORGANIZATIONS_QUEUE),
+      t.container.logger,
+    );
     try {
       const done = await waitForDeletion(res.json<{ deletion_id: string }>().deletion_id);
       expect(done.state).toBe('partial');
@@ -342,6 +419,12 @@ describe('DELETE /api/organizations/{org_id}/data', () => {
     } finally {
       await Promise.all(consumers.map((c) => c.close()));
     }
-    expect(await t.container.database.db.selectFrom('integrations').select('id').where('organization_id', '=', victim).execute()).toEqual([]);
+    expect(
+      await t.container.database.db
+        .selectFrom('integrations')
+        .select('id')
+        .where('organization_id', '=', victim)
+        .execute(),
+    ).toEqual([]);
   });
 });

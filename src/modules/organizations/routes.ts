@@ -41,7 +41,7 @@ export function organizationRoutes(app: Api, service: OrganizationService): void
     method: 'POST',
     url: '/api/organizations/',
     operationId: 'organizations.create',
-    summary: 'Create an organization within the edition\'s ceiling',
+    summary: "Create an organization within the edition's ceiling",
     description: `The organization starts with an event store (destination type event_store) and a first route "Everything to the event store" that sends it every event (final: false), so nothing pushed before routes are configured is out of reach; edit, disable or delete them like any other. Beyond the ceiling (Community: ${COMMUNITY_ORG_LIMIT}; Enterprise: the license's org_limit) the answer is 403 edition.org_limit_reached.`,
     access: { requires: 'user.manage', globalScope: true },
     schema: { body: CreateBody, response: { 201: Organization, 409: ErrorBody } },
@@ -120,7 +120,7 @@ export function organizationRoutes(app: Api, service: OrganizationService): void
     method: 'DELETE',
     url: '/api/organizations/:org_id/data',
     operationId: 'organizations.delete_data',
-    summary: 'Irreversibly delete the organization\'s data (runs as a job)',
+    summary: "Irreversibly delete the organization's data (runs as a job)",
     description:
       'The body must be exactly {"confirm": "DELETE <organization name>"}, else 400. Answers 202 with the deletion id; ' +
       'the job ends completed, or partial when a best-effort step (search-index cleanup) failed.',
@@ -130,7 +130,12 @@ export function organizationRoutes(app: Api, service: OrganizationService): void
     audit: 'separate',
     schema: { params: OrgParams, body: DataDeletionBody, response: { 202: DataDeletionAccepted } },
     handler: async (req, reply) => {
-      const accepted = await service.requestDataDeletion(req.actor!, scopeOf(req.actor!), req.params.org_id, req.body.confirm);
+      const accepted = await service.requestDataDeletion(
+        req.actor!,
+        scopeOf(req.actor!),
+        req.params.org_id,
+        req.body.confirm,
+      );
       reply.code(202);
       return accepted;
     },
@@ -140,7 +145,7 @@ export function organizationRoutes(app: Api, service: OrganizationService): void
     method: 'GET',
     url: '/api/organizations/:org_id/customer-mappings',
     operationId: 'organizations.customer_mappings',
-    summary: 'The organization\'s case-management customer id and partner tenant ids',
+    summary: "The organization's case-management customer id and partner tenant ids",
     access: { requires: 'org.manage' },
     schema: { params: OrgParams, response: { 200: CustomerMappings } },
     handler: async (req) => service.customerMappings(scopeOf(req.actor!), req.params.org_id),
@@ -152,7 +157,7 @@ export function organizationRoutes(app: Api, service: OrganizationService): void
     operationId: 'organizations.sync_case_customer',
     summary: 'Synchronise the organization with its case-management customer',
     description:
-      'Finds the organization\'s customer in DFIR-IRIS (by its stored case_customer_id, else by name), creates it when missing, and stores its id; ' +
+      "Finds the organization's customer in DFIR-IRIS (by its stored case_customer_id, else by name), creates it when missing, and stores its id; " +
       'action says which. Without a configured case-management system the answer is 200 {synced: false, reason}: a valid state, not an error. ' +
       'When the system is down or refuses the key the answer is 502 with the reason.',
     access: { requires: 'org.manage' },

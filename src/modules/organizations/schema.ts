@@ -2,12 +2,17 @@ import { Type } from 'typebox';
 import { PAGE_HEADERS, PageQuery, Timestamp, MAX_BULK_IDS } from '../../platform/http/schemas.js';
 
 /** Integer ids of the database (int4): larger values are not ids, not a 500. */
-const Id = (description?: string) => Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
+const Id = (description?: string) =>
+  Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
 
 export const MIN_RETENTION_DAYS = 1;
 export const MAX_RETENTION_DAYS = 3650;
 
-const Name = Type.String({ minLength: 1, maxLength: 200, description: 'Unique across the instance, case-insensitive; surrounding spaces are trimmed' });
+const Name = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'Unique across the instance, case-insensitive; surrounding spaces are trimmed',
+});
 
 export const OrgParams = Type.Object({ org_id: Id() });
 
@@ -42,13 +47,15 @@ export const BulkResult = Type.Object({
   unchanged: Type.Integer({ description: 'Organizations that were already inactive' }),
   not_found: Type.Integer(),
   results: Type.Array(
-    Type.Object({ id: Type.Integer(), result: Type.Union([Type.Literal('deactivated'), Type.Literal('unchanged'), Type.Literal('not_found')]) }),
+    Type.Object({
+      id: Type.Integer(),
+      result: Type.Union([Type.Literal('deactivated'), Type.Literal('unchanged'), Type.Literal('not_found')]),
+    }),
     { description: 'One entry per distinct id, in request order' },
   ),
-  errors: Type.Array(
-    Type.Object({ id: Type.Integer(), code: Type.String(), detail: Type.String() }),
-    { description: 'Ids that do not exist or are outside your scope: reported as not found, never 403' },
-  ),
+  errors: Type.Array(Type.Object({ id: Type.Integer(), code: Type.String(), detail: Type.String() }), {
+    description: 'Ids that do not exist or are outside your scope: reported as not found, never 403',
+  }),
 });
 
 export const Retention = Type.Object({
@@ -56,15 +63,27 @@ export const Retention = Type.Object({
   retention_days: Type.Integer({ minimum: MIN_RETENTION_DAYS, maximum: MAX_RETENTION_DAYS }),
   event_store: Type.Object(
     {
-      removed: Type.Integer({ minimum: 0, description: "Events the event store's retention removed since the organization was created (counted from when Weir received each event)" }),
-      last_removed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When retention last removed any of its events' }),
+      removed: Type.Integer({
+        minimum: 0,
+        description:
+          "Events the event store's retention removed since the organization was created (counted from when Weir received each event)",
+      }),
+      last_removed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description: 'When retention last removed any of its events',
+      }),
     },
     { description: "What the event store's retention removed" },
   ),
 });
 
 export const RetentionBody = Type.Object(
-  { retention_days: Type.Integer({ minimum: MIN_RETENTION_DAYS, maximum: MAX_RETENTION_DAYS, description: 'Days (1-3650); default 7' }) },
+  {
+    retention_days: Type.Integer({
+      minimum: MIN_RETENTION_DAYS,
+      maximum: MAX_RETENTION_DAYS,
+      description: 'Days (1-3650); default 7',
+    }),
+  },
   { additionalProperties: false },
 );
 
@@ -81,16 +100,23 @@ export const DataDeletionAccepted = Type.Object({
 
 export const CustomerMappings = Type.Object({
   organization_id: Type.Integer(),
-  case_customer_id: Type.Union([Type.String(), Type.Null()], { description: 'Customer id in the case-management system' }),
-  partner_tenant_ids: Type.Array(Type.String(), { description: 'Tenant ids of the partner platform mapped to this organization' }),
+  case_customer_id: Type.Union([Type.String(), Type.Null()], {
+    description: 'Customer id in the case-management system',
+  }),
+  partner_tenant_ids: Type.Array(Type.String(), {
+    description: 'Tenant ids of the partner platform mapped to this organization',
+  }),
 });
 
 export const SyncResult = Type.Object({
   synced: Type.Boolean({ description: 'false: no case-management system is configured (reason says so)' }),
-  reason: Type.Optional(Type.String({ description: 'Why nothing was synced, or why the stored customer id was replaced' })),
+  reason: Type.Optional(
+    Type.String({ description: 'Why nothing was synced, or why the stored customer id was replaced' }),
+  ),
   action: Type.Optional(
     Type.Union([Type.Literal('verified'), Type.Literal('found_by_name'), Type.Literal('created')], {
-      description: 'verified: the stored id names a customer; found_by_name: a customer with the organization\'s name exists; created: it was created',
+      description:
+        "verified: the stored id names a customer; found_by_name: a customer with the organization's name exists; created: it was created",
     }),
   ),
   system: Type.Optional(Type.Literal('dfir-iris')),

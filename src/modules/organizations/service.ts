@@ -23,14 +23,22 @@ export interface OrganizationServiceDeps {
   invalidateOwner(owner: { kind: 'user' | 'service_account'; id: number }): Promise<void>;
   /** The case-management system's customer of an organization; undefined when none is configured. */
   caseCustomers?: {
-    resolveCustomer(org: { id: number; name: string; case_customer_id: string | null }): Promise<
-      { action: 'verified' | 'found_by_name' | 'created'; customer: { id: string; name: string }; replaced?: string } | undefined
+    resolveCustomer(org: {
+      id: number;
+      name: string;
+      case_customer_id: string | null;
+    }): Promise<
+      | { action: 'verified' | 'found_by_name' | 'created'; customer: { id: string; name: string }; replaced?: string }
+      | undefined
     >;
   };
 }
 
 /** What a module sets up in every new organization (the event store and its route), as the creator; returns what to audit. */
-export type OrganizationProvisioner = (org: { id: number; name: string }, actor: Actor) => Promise<Record<string, unknown>>;
+export type OrganizationProvisioner = (
+  org: { id: number; name: string },
+  actor: Actor,
+) => Promise<Record<string, unknown>>;
 
 export function confirmationText(name: string): string {
   return `DELETE ${name}`;
@@ -38,7 +46,10 @@ export function confirmationText(name: string): string {
 
 /** What the event store's retention removed of an organization's events. */
 function removedOf(org: OrganizationRow): { removed: number; last_removed_at: string | null } {
-  return { removed: Number(org.store_removed), last_removed_at: org.store_removed_at ? new Date(org.store_removed_at).toISOString() : null };
+  return {
+    removed: Number(org.store_removed),
+    last_removed_at: org.store_removed_at ? new Date(org.store_removed_at).toISOString() : null,
+  };
 }
 
 export function createOrganizationService(deps: OrganizationServiceDeps) {
@@ -65,7 +76,8 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     return trimmed;
   }
 
-  const nameTaken = (name: string) => errors.conflict(`An organization named "${name}" already exists`, { field: 'name' });
+  const nameTaken = (name: string) =>
+    errors.conflict(`An organization named "${name}" already exists`, { field: 'name' });
 
   async function guardName<T>(name: string, fn: () => Promise<T>): Promise<T> {
     try {
@@ -105,14 +117,21 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       const org = await guardName(name, () => store.insert(name, clock.now()));
       const provisioned: Record<string, unknown> = {};
       if (actor) for (const p of provisioners) Object.assign(provisioned, await p(org, actor));
-      if (Object.keys(provisioned).length > 0) setAuditTarget({ type: 'organization', id: org.id, organizationId: org.id, details: { name: org.name, ...provisioned } });
+      if (Object.keys(provisioned).length > 0)
+        setAuditTarget({
+          type: 'organization',
+          id: org.id,
+          organizationId: org.id,
+          details: { name: org.name, ...provisioned },
+        });
       return org;
     },
 
     async update(scope: Scope, id: number, patch: { name?: string; is_active?: boolean }): Promise<OrganizationRow> {
       const org = await mustGet(scope, id);
       const name = patch.name === undefined ? undefined : cleanName(patch.name);
-      if (name !== undefined && name.toLowerCase() !== org.name.toLowerCase() && (await store.nameExists(name, id))) throw nameTaken(name);
+      if (name !== undefined && name.toLowerCase() !== org.name.toLowerCase() && (await store.nameExists(name, id)))
+        throw nameTaken(name);
       const updated = await guardName(name ?? org.name, () =>
         store.update(id, {
           ...(name !== undefined ? { name } : {}),
@@ -130,7 +149,12 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       // Their rows go by cascade; their cached token verifications must go now.
       const { users, serviceAccounts } = await dropCredentials(id);
       await store.delete(id);
-      setAuditTarget({ type: 'organization', id, organizationId: id, details: { name: org.name, users: users.length, service_accounts: serviceAccounts.length } });
+      setAuditTarget({
+        type: 'organization',
+        id,
+        organizationId: id,
+        details: { name: org.name, users: users.length, service_accounts: serviceAccounts.length },
+      });
     },
 
     async bulkDeactivate(scope: Scope, ids: number[]) {
@@ -150,7 +174,11 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
         not_found: missing.length,
         results: distinct.map((id) => ({
           id,
-          result: !byId.has(id) ? ('not_found' as const) : switched.has(id) ? ('deactivated' as const) : ('unchanged' as const),
+          result: !byId.has(id)
+            ? ('not_found' as const)
+            : switched.has(id)
+              ? ('deactivated' as const)
+              : ('unchanged' as const),
         })),
         errors: missing.map((id) => ({ id, code: 'resource.not_found', detail: 'Organization not found' })),
       };
@@ -164,7 +192,12 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     async setRetention(scope: Scope, id: number, days: number) {
       const org = await mustGet(scope, id);
       await store.update(id, { retention_days: days, updated_at: clock.now() });
-      setAuditTarget({ type: 'organization', id, organizationId: id, details: { retention_days: { from: org.retention_days, to: days } } });
+      setAuditTarget({
+        type: 'organization',
+        id,
+        organizationId: id,
+        details: { retention_days: { from: org.retention_days, to: days } },
+      });
       return { organization_id: id, retention_days: days, event_store: removedOf(org) };
     },
 
@@ -176,26 +209,46 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       const org = await mustGet(scope, id);
       const expected = confirmationText(org.name);
       if (confirm !== expected) {
-        throw errors.invalid(`Deleting this organization's data is irreversible; confirm with the exact text "${expected}"`, {
-          field: 'confirm',
-          expected,
-        });
+        throw errors.invalid(
+          `Deleting this organization's data is irreversible; confirm with the exact text "${expected}"`,
+          {
+            field: 'confirm',
+            expected,
+          },
+        );
       }
       const deletionId = newId();
-      await store.insertDeletion({ id: deletionId, organization_id: id, requested_by: actor.kind === 'user' ? actor.id : null, now: clock.now() });
+      await store.insertDeletion({
+        id: deletionId,
+        organization_id: id,
+        requested_by: actor.kind === 'user' ? actor.id : null,
+        now: clock.now(),
+      });
       setAuditTarget({ type: 'organization', id, organizationId: id, details: { deletion_id: deletionId } });
       try {
         await deps.enqueueDeletion(deletionId);
       } catch (err) {
-        await store.updateDeletion(deletionId, { state: 'failed', detail: { error: 'could not be queued' }, finished_at: clock.now() });
-        throw new AppError('dependency.unavailable', { detail: 'Dependency unavailable: job queue', details: { dependency: 'queue' }, cause: err });
+        await store.updateDeletion(deletionId, {
+          state: 'failed',
+          detail: { error: 'could not be queued' },
+          finished_at: clock.now(),
+        });
+        throw new AppError('dependency.unavailable', {
+          detail: 'Dependency unavailable: job queue',
+          details: { dependency: 'queue' },
+          cause: err,
+        });
       }
       return { deletion_id: deletionId, organization_id: id, state: 'queued' as const };
     },
 
     async customerMappings(scope: Scope, id: number) {
       const org = await mustGet(scope, id);
-      return { organization_id: org.id, case_customer_id: org.case_customer_id, partner_tenant_ids: org.partner_tenant_ids };
+      return {
+        organization_id: org.id,
+        case_customer_id: org.case_customer_id,
+        partner_tenant_ids: org.partner_tenant_ids,
+      };
     },
 
     /**
@@ -205,14 +258,20 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     async syncCaseCustomer(scope: Scope, id: number) {
       const org = await mustGet(scope, id);
       const resolved = await deps.caseCustomers?.resolveCustomer(org);
-      if (!resolved) return { synced: false, reason: CASE_MANAGEMENT_NOT_CONFIGURED, case_customer_id: org.case_customer_id };
+      if (!resolved)
+        return { synced: false, reason: CASE_MANAGEMENT_NOT_CONFIGURED, case_customer_id: org.case_customer_id };
       const previous = org.case_customer_id;
-      if (resolved.customer.id !== previous) await store.update(id, { case_customer_id: resolved.customer.id, updated_at: clock.now() });
+      if (resolved.customer.id !== previous)
+        await store.update(id, { case_customer_id: resolved.customer.id, updated_at: clock.now() });
       setAuditTarget({
         type: 'organization',
         id,
         organizationId: id,
-        details: { case_customer_id: { from: previous, to: resolved.customer.id }, action: resolved.action, system: 'dfir-iris' },
+        details: {
+          case_customer_id: { from: previous, to: resolved.customer.id },
+          action: resolved.action,
+          system: 'dfir-iris',
+        },
       });
       return {
         synced: true,

@@ -66,7 +66,10 @@ export function createOrganizationStore(db: Kysely<DB>) {
     },
 
     async nameExists(name: string, exceptId?: number): Promise<boolean> {
-      let query = q().selectFrom('organizations').select('id').where(sql<boolean>`lower(name) = lower(${name})`);
+      let query = q()
+        .selectFrom('organizations')
+        .select('id')
+        .where(sql<boolean>`lower(name) = lower(${name})`);
       if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
       return Boolean(await query.executeTakeFirst());
     },
@@ -77,7 +80,10 @@ export function createOrganizationStore(db: Kysely<DB>) {
     },
 
     async count(): Promise<number> {
-      const row = await q().selectFrom('organizations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const row = await q()
+        .selectFrom('organizations')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       return Number(row.n);
     },
 
@@ -112,14 +118,30 @@ export function createOrganizationStore(db: Kysely<DB>) {
 
     async principalsOf(id: number): Promise<{ users: number[]; serviceAccounts: number[] }> {
       const users = await q().selectFrom('users').select('id').where('organization_id', '=', id).execute();
-      const accounts = await q().selectFrom('service_accounts').select('id').where('organization_id', '=', id).execute();
+      const accounts = await q()
+        .selectFrom('service_accounts')
+        .select('id')
+        .where('organization_id', '=', id)
+        .execute();
       return { users: users.map((r) => r.id), serviceAccounts: accounts.map((r) => r.id) };
     },
 
-    async insertDeletion(d: { id: string; organization_id: number; requested_by: number | null; now: Date }): Promise<void> {
+    async insertDeletion(d: {
+      id: string;
+      organization_id: number;
+      requested_by: number | null;
+      now: Date;
+    }): Promise<void> {
       await q()
         .insertInto('org_data_deletions')
-        .values({ id: d.id, organization_id: d.organization_id, requested_by: d.requested_by, state: 'queued', detail: JSON.stringify({}), created_at: d.now })
+        .values({
+          id: d.id,
+          organization_id: d.organization_id,
+          requested_by: d.requested_by,
+          state: 'queued',
+          detail: JSON.stringify({}),
+          created_at: d.now,
+        })
         .execute();
     },
 

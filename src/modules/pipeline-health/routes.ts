@@ -21,7 +21,8 @@ export function pipelineHealthRoutes(app: Api, service: PipelineHealthService): 
     url: '/api/integrations/:integration_id/pipeline-health',
     operationId: 'pipeline_health.get',
     summary: 'Collection, quarantine, new fields and events in of one integration',
-    description: 'From stored data only (no vendor call). Cached 60 s per integration, shared by every reader; cached_at says when it was computed.',
+    description:
+      'From stored data only (no vendor call). Cached 60 s per integration, shared by every reader; cached_at says when it was computed.',
     access: { requires: 'integration.read' },
     schema: { params: IntegrationParams, response: { 200: SingleHealth } },
     handler: async (req) => service.get(scopeOf(req.actor!), req.params.integration_id),

@@ -10,7 +10,14 @@ import type { Clock } from '../../core/clock.js';
 import { errors } from '../../core/errors.js';
 import { scopeOf, type Scope } from '../../core/scope.js';
 import type { CachePort } from '../../platform/cache/port.js';
-import type { CounterRow, HealthIntegrationRow, NewFieldRow, PipelineHealthStore, QuarantineCount, StateRow } from './store.js';
+import type {
+  CounterRow,
+  HealthIntegrationRow,
+  NewFieldRow,
+  PipelineHealthStore,
+  QuarantineCount,
+  StateRow,
+} from './store.js';
 
 export const CACHE_TTL_MS = 60_000;
 /** Watermark lag (or, for opaque cursors, time since the last success) above which a stream is lagging: the spec's alert threshold, or three intervals when longer. */
@@ -60,7 +67,14 @@ function groupBy<T extends { integration_id: number }>(rows: T[]): Map<number, T
 }
 
 /** The cursor-lag rules of docs/collection.md applied to one state row (or its absence). */
-function streamHealth(now: Date, name: string, state: StateRow | undefined, spec: StreamSpec | undefined, collecting: boolean, intervalMs: number): StreamHealth {
+function streamHealth(
+  now: Date,
+  name: string,
+  state: StateRow | undefined,
+  spec: StreamSpec | undefined,
+  collecting: boolean,
+  intervalMs: number,
+): StreamHealth {
   const watermark = state?.watermark_at ?? null;
   const lag = watermark ? seconds(now.getTime() - watermark.getTime()) : null;
   let gap: StreamHealth['gap'] = null;
@@ -75,9 +89,15 @@ function streamHealth(now: Date, name: string, state: StateRow | undefined, spec
   const sinceSuccess = state?.last_success_at ? seconds(now.getTime() - state.last_success_at.getTime()) : null;
   let status: StreamStatus;
   if (!collecting) status = 'idle';
-  else if (!state || (state.last_run_at === null && state.last_success_at === null && state.consecutive_failures === 0)) status = 'never_run';
+  else if (!state || (state.last_run_at === null && state.last_success_at === null && state.consecutive_failures === 0))
+    status = 'never_run';
   else if (state.consecutive_failures > 0) status = 'failing';
-  else if ((lag !== null && lag > threshold) || (lag === null && sinceSuccess !== null && sinceSuccess > threshold) || (gap !== null && !gap.recorded)) status = 'lagging';
+  else if (
+    (lag !== null && lag > threshold) ||
+    (lag === null && sinceSuccess !== null && sinceSuccess > threshold) ||
+    (gap !== null && !gap.recorded)
+  )
+    status = 'lagging';
   else if (state.last_run_capped) status = 'capped';
   else status = 'ok';
   return {
@@ -118,11 +138,13 @@ export function createPipelineHealthService(deps: PipelineHealthDeps) {
     sinceDay: string,
   ) {
     const connector = deps.connectorFor(row.platform);
-    const collecting = Boolean(connector) && row.is_active && row.config?.collect === true && row.config?.partner !== true;
+    const collecting =
+      Boolean(connector) && row.is_active && row.config?.collect === true && row.config?.partner !== true;
     const states = new Map(parts.states.map((s) => [s.stream, s]));
     const names = new Set<string>(collecting && connector ? enabledStreams(row, connector) : []);
     for (const s of parts.states) names.add(s.stream);
-    const ownInterval = typeof row.config?.interval_seconds === 'number' ? row.config.interval_seconds * 1000 : undefined;
+    const ownInterval =
+      typeof row.config?.interval_seconds === 'number' ? row.config.interval_seconds * 1000 : undefined;
     const streams = [...names].sort().map((name) => {
       const spec = connector?.streams.find((s) => s.name === name);
       const interval = ownInterval ?? spec?.intervalMs ?? defaultIntervalSeconds * 1000;
@@ -145,22 +167,39 @@ export function createPipelineHealthService(deps: PipelineHealthDeps) {
       eventsIn += c.events_in;
       if (c.last_event_at && (!lastEventAt || c.last_event_at > lastEventAt)) lastEventAt = c.last_event_at;
     }
-    const newFields = { count: parts.fields[0]?.total ?? 0, paths: parts.fields.map((f) => ({ stream: f.stream, path: f.path })) };
+    const newFields = {
+      count: parts.fields[0]?.total ?? 0,
+      paths: parts.fields.map((f) => ({ stream: f.stream, path: f.path })),
+    };
 
     const issues: string[] = [];
     for (const s of streams) {
-      if (s.status === 'failing') issues.push(`stream ${s.stream}: ${s.consecutive_failures} failed cycle(s) in a row${s.last_error ? `: ${s.last_error}` : ''}`);
-      if (s.status === 'lagging') issues.push(`stream ${s.stream}: lagging (${s.lag_seconds ?? seconds(now.getTime() - (s.last_success_at?.getTime() ?? now.getTime()))} s behind)`);
-      if (s.status === 'capped') issues.push(`stream ${s.stream}: the last cycle stopped at its ceiling with backlog left`);
-      if (s.gap) issues.push(`stream ${s.stream}: ${s.gap.recorded ? 'data lost' : 'losing data'} between ${s.gap.from.toISOString()} and ${s.gap.to?.toISOString() ?? 'now'} (older than the vendor's retention)`);
+      if (s.status === 'failing')
+        issues.push(
+          `stream ${s.stream}: ${s.consecutive_failures} failed cycle(s) in a row${s.last_error ? `: ${s.last_error}` : ''}`,
+        );
+      if (s.status === 'lagging')
+        issues.push(
+          `stream ${s.stream}: lagging (${s.lag_seconds ?? seconds(now.getTime() - (s.last_success_at?.getTime() ?? now.getTime()))} s behind)`,
+        );
+      if (s.status === 'capped')
+        issues.push(`stream ${s.stream}: the last cycle stopped at its ceiling with backlog left`);
+      if (s.gap)
+        issues.push(
+          `stream ${s.stream}: ${s.gap.recorded ? 'data lost' : 'losing data'} between ${s.gap.from.toISOString()} and ${s.gap.to?.toISOString() ?? 'now'} (older than the vendor's retention)`,
+        );
     }
     if (recent > 0) issues.push(`${recent} event(s) quarantined in the last 24 h`);
     if (newFields.count > 0) issues.push(`${newFields.count} new field(s) not mapped yet`);
-    const recentGap = streams.some((s) => s.gap && (!s.gap.recorded || !s.gap.detected_at || now.getTime() - s.gap.detected_at.getTime() < RECENT_GAP_MS));
+    const recentGap = streams.some(
+      (s) =>
+        s.gap && (!s.gap.recorded || !s.gap.detected_at || now.getTime() - s.gap.detected_at.getTime() < RECENT_GAP_MS),
+    );
     let status: OverallStatus;
     if (!row.is_active) status = 'inactive';
     else if (streams.some((s) => s.status === 'failing')) status = 'failing';
-    else if (streams.some((s) => s.status === 'lagging' || s.status === 'capped') || recentGap || recent > 0) status = 'degraded';
+    else if (streams.some((s) => s.status === 'lagging' || s.status === 'capped') || recentGap || recent > 0)
+      status = 'degraded';
     else if (eventsIn === 0 && !streams.some((s) => s.status === 'ok')) status = 'idle';
     else status = 'healthy';
 
@@ -195,7 +234,12 @@ export function createPipelineHealthService(deps: PipelineHealthDeps) {
       integrationHealth(
         now,
         row,
-        { states: states.get(row.id) ?? [], quarantine: quarantine.get(row.id) ?? [], fields: fields.get(row.id) ?? [], counters: counters.get(row.id) ?? [] },
+        {
+          states: states.get(row.id) ?? [],
+          quarantine: quarantine.get(row.id) ?? [],
+          fields: fields.get(row.id) ?? [],
+          counters: counters.get(row.id) ?? [],
+        },
         defaultInterval,
         sinceDay,
       ),

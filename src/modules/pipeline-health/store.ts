@@ -20,7 +20,18 @@ export interface HealthIntegrationRow {
 
 export type StateRow = Pick<
   Selectable<CollectorStateTable>,
-  'integration_id' | 'stream' | 'watermark_at' | 'last_run_at' | 'last_success_at' | 'consecutive_failures' | 'last_run_capped' | 'last_error' | 'last_error_at' | 'gap_from' | 'gap_to' | 'gap_detected_at'
+  | 'integration_id'
+  | 'stream'
+  | 'watermark_at'
+  | 'last_run_at'
+  | 'last_success_at'
+  | 'consecutive_failures'
+  | 'last_run_capped'
+  | 'last_error'
+  | 'last_error_at'
+  | 'gap_from'
+  | 'gap_to'
+  | 'gap_detected_at'
 >;
 
 export interface QuarantineCount {
@@ -65,7 +76,20 @@ export function createPipelineHealthStore(db: Kysely<DB>) {
       let query = q().selectFrom('collector_state').where(scoped(scope, 'collector_state.organization_id'));
       if (only !== undefined) query = query.where('integration_id', '=', only);
       return query
-        .select(['integration_id', 'stream', 'watermark_at', 'last_run_at', 'last_success_at', 'consecutive_failures', 'last_run_capped', 'last_error', 'last_error_at', 'gap_from', 'gap_to', 'gap_detected_at'])
+        .select([
+          'integration_id',
+          'stream',
+          'watermark_at',
+          'last_run_at',
+          'last_success_at',
+          'consecutive_failures',
+          'last_run_capped',
+          'last_error',
+          'last_error_at',
+          'gap_from',
+          'gap_to',
+          'gap_detected_at',
+        ])
         .orderBy('integration_id')
         .orderBy('stream')
         .execute();
@@ -109,12 +133,21 @@ export function createPipelineHealthStore(db: Kysely<DB>) {
     async counters(scope: Scope, only: number | undefined, sinceDay: string): Promise<CounterRow[]> {
       let query = q()
         .selectFrom('stream_counters')
-        .select((eb) => ['integration_id', 'stream', eb.fn.sum<number>('events_in').as('events_in'), eb.fn.max('last_event_at').as('last_event_at')])
+        .select((eb) => [
+          'integration_id',
+          'stream',
+          eb.fn.sum<number>('events_in').as('events_in'),
+          eb.fn.max('last_event_at').as('last_event_at'),
+        ])
         .where(scoped(scope, 'stream_counters.organization_id'))
         .where('day', '>=', sinceDay);
       if (only !== undefined) query = query.where('integration_id', '=', only);
       const rows = await query.groupBy(['integration_id', 'stream']).execute();
-      return rows.map((r) => ({ ...r, events_in: Number(r.events_in), last_event_at: (r.last_event_at as Date | null) ?? null }));
+      return rows.map((r) => ({
+        ...r,
+        events_in: Number(r.events_in),
+        last_event_at: (r.last_event_at as Date | null) ?? null,
+      }));
     },
   };
 }

@@ -28,7 +28,16 @@ export function createProcessService(deps: ProcessServiceDeps) {
       const id = `${hostname()}:${process.pid}:${role}`;
       const started = clock.now();
       const beat = () =>
-        store.beat({ id, role, hostname: hostname(), pid: process.pid, started_at: started, last_seen_at: clock.now(), queue_backend: deps.queueBackend, broker: deps.broker ?? null });
+        store.beat({
+          id,
+          role,
+          hostname: hostname(),
+          pid: process.pid,
+          started_at: started,
+          last_seen_at: clock.now(),
+          queue_backend: deps.queueBackend,
+          broker: deps.broker ?? null,
+        });
       await beat();
       const timer = setInterval(() => void beat().catch((err) => deps.onError?.(err)), intervalMs);
       timer.unref();

@@ -18,7 +18,13 @@ export function createProcessStore(db: Executor) {
       await db
         .insertInto('process_heartbeats')
         .values(row)
-        .onConflict((oc) => oc.column('id').doUpdateSet({ last_seen_at: row.last_seen_at, queue_backend: row.queue_backend, broker: row.broker ?? null }))
+        .onConflict((oc) =>
+          oc.column('id').doUpdateSet({
+            last_seen_at: row.last_seen_at,
+            queue_backend: row.queue_backend,
+            broker: row.broker ?? null,
+          }),
+        )
         .execute();
     },
     async remove(id: string): Promise<void> {

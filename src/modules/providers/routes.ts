@@ -17,7 +17,8 @@ export function providerRoutes(app: Api, service: ProviderService): void {
     method: 'GET',
     url: '/api/providers/query-capabilities',
     operationId: 'providers.query_capabilities',
-    summary: 'Per platform and stream: cursor kind, backfill look-back, page size, rate-limit behaviour, filterable fields',
+    summary:
+      'Per platform and stream: cursor kind, backfill look-back, page size, rate-limit behaviour, filterable fields',
     access: { requires: 'authenticated' },
     schema: { response: { 200: Capabilities } },
     handler: async () => service.capabilities(),

@@ -18,7 +18,14 @@ import type { Platform } from '../integrations/platforms.js';
 /** The spec's backfill ceiling: no job starts more than 90 days back. */
 export const BACKFILL_MAX_DAYS = 90;
 /** Response headers the vendor HTTP client reads to wait out a quota (connectors/http.ts). */
-export const RATE_LIMIT_HEADERS = ['Retry-After', 'X-Rate-Limit-Reset', 'X-RateLimit-Reset', 'X-RateLimit-RetryAfter', 'X-Rate-Limit-Remaining', 'X-RateLimit-Remaining'];
+export const RATE_LIMIT_HEADERS = [
+  'Retry-After',
+  'X-Rate-Limit-Reset',
+  'X-RateLimit-Reset',
+  'X-RateLimit-RetryAfter',
+  'X-Rate-Limit-Remaining',
+  'X-RateLimit-Remaining',
+];
 
 export interface ProviderDeps {
   connectors: () => Connector[];
@@ -36,7 +43,8 @@ function getPaths(node: unknown, out: Set<string>, depth = 0): void {
     return;
   }
   for (const [k, v] of Object.entries(node)) {
-    if (k === 'from' || k === 'field') for (const p of Array.isArray(v) ? v : [v]) if (typeof p === 'string') out.add(p);
+    if (k === 'from' || k === 'field')
+      for (const p of Array.isArray(v) ? v : [v]) if (typeof p === 'string') out.add(p);
     getPaths(v, out, depth + 1);
   }
 }
@@ -72,19 +80,29 @@ export function filterableFields(platform: string, stream: string): string[] {
 export function liveQueryCapability(connector: Connector, stream: string) {
   const fields = connector.query?.streams[stream];
   if (!connector.query || !fields) return { supported: false, parameter: null, or: false, fields: [] };
-  const pushed = pushdownFields(fields, builtinMapping(connector.platform, stream)?.document as Record<string, unknown> | undefined, connector.query.absent);
+  const pushed = pushdownFields(
+    fields,
+    builtinMapping(connector.platform, stream)?.document as Record<string, unknown> | undefined,
+    connector.query.absent,
+  );
   return {
     supported: true,
     parameter: connector.query.parameter,
     or: connector.query.or,
-    fields: [...pushed.entries()].map(([field, v]) => ({ field, vendor_field: nameOf(v), ops: [...v.ops] })).sort((a, b) => a.field.localeCompare(b.field)),
+    fields: [...pushed.entries()]
+      .map(([field, v]) => ({ field, vendor_field: nameOf(v), ops: [...v.ops] }))
+      .sort((a, b) => a.field.localeCompare(b.field)),
   };
 }
 
 export function createProviderService(deps: ProviderDeps) {
   const { runtime, clock } = deps;
   /** Connectors whose platform is registered (every one in a wired container). */
-  const available = () => deps.connectors().filter((c) => deps.platformOf(c.platform)).sort((a, b) => a.platform.localeCompare(b.platform));
+  const available = () =>
+    deps
+      .connectors()
+      .filter((c) => deps.platformOf(c.platform))
+      .sort((a, b) => a.platform.localeCompare(b.platform));
 
   return {
     platforms() {
@@ -94,7 +112,12 @@ export function createProviderService(deps: ProviderDeps) {
         vendor: c.vendor,
         description: c.description,
         auth: c.auth,
-        streams: c.streams.map((s) => ({ name: s.name, display_name: s.display_name, description: s.description, cursor_kind: s.cursor })),
+        streams: c.streams.map((s) => ({
+          name: s.name,
+          display_name: s.display_name,
+          description: s.description,
+          cursor_kind: s.cursor,
+        })),
         config_schema: c.config_schema as Record<string, unknown>,
         secret_fields: deps.platformOf(c.platform)?.secretFields ?? [],
         tenant_discovery: Boolean(c.tenants),
@@ -105,7 +128,7 @@ export function createProviderService(deps: ProviderDeps) {
       const rateLimit = {
         handling:
           'A 429 (or a spent quota) is waited out inside the call when the vendor asks for at most max_wait_in_call_seconds; ' +
-          'a longer wait ends the cycle and moves the stream\'s next run to the vendor\'s time. 5xx and network failures are retried with backoff.',
+          "a longer wait ends the cycle and moves the stream's next run to the vendor's time. 5xx and network failures are retried with backoff.",
         max_wait_in_call_seconds: Math.round(deps.maxRetryWaitMs / 1000),
         headers: RATE_LIMIT_HEADERS,
       };
@@ -122,7 +145,11 @@ export function createProviderService(deps: ProviderDeps) {
           max_window_seconds: Math.round(s.maxWindowMs / 1000),
           settle_seconds: Math.round(s.settleMs / 1000),
           retention_days: s.retentionDays,
-          backfill: { supported: true, max_lookback_days: Math.min(BACKFILL_MAX_DAYS, s.retentionDays), chunk_seconds: Math.round(s.maxWindowMs / 1000) },
+          backfill: {
+            supported: true,
+            max_lookback_days: Math.min(BACKFILL_MAX_DAYS, s.retentionDays),
+            chunk_seconds: Math.round(s.maxWindowMs / 1000),
+          },
           filterable_fields: filterableFields(c.platform, s.name),
           live_query: liveQueryCapability(c, s.name),
         })),
@@ -135,14 +162,25 @@ export function createProviderService(deps: ProviderDeps) {
       if (!connector || !platform) throw errors.notFound('Platform', { platform: platformName });
       const issues = platform.validate(config);
       if (issues.length > 0) {
-        throw new AppError('integration.invalid_config', { detail: `${issues[0]!.location} ${issues[0]!.message}`, details: { platform: platformName, errors: issues } });
+        throw new AppError('integration.invalid_config', {
+          detail: `${issues[0]!.location} ${issues[0]!.message}`,
+          details: { platform: platformName, errors: issues },
+        });
       }
       const secrets = platform.secretFields
         .map((f) => f.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], config))
         .filter((v): v is string => typeof v === 'string');
       // A fresh token-cache scope: nothing from this test is reused by an integration.
-      const outcome = await callVendor(runtime, { key: `provider-test:${randomUUID()}`, config, secrets, tenantId: null }, (ctx) => connector.test(ctx));
-      setAuditTarget({ type: 'provider', id: platformName, details: { ok: outcome.ok, ...(outcome.ok ? {} : { error_kind: outcome.error.kind }), by: actor.kind } });
+      const outcome = await callVendor(
+        runtime,
+        { key: `provider-test:${randomUUID()}`, config, secrets, tenantId: null },
+        (ctx) => connector.test(ctx),
+      );
+      setAuditTarget({
+        type: 'provider',
+        id: platformName,
+        details: { ok: outcome.ok, ...(outcome.ok ? {} : { error_kind: outcome.error.kind }), by: actor.kind },
+      });
       return {
         ok: outcome.ok,
         platform: platformName,

@@ -10,6 +10,10 @@ export type { Reprocessor, ReprocessItem, ReprocessOutcome } from './service.js'
 
 /** `reprocessor` is the normalization service: it normalizes with the live mapping. */
 export function wireQuarantine(deps: { db: Kysely<DB>; clock: Clock; reprocessor: Reprocessor }) {
-  const service = createQuarantineService({ store: createQuarantineStore(deps.db), reprocessor: deps.reprocessor, clock: deps.clock });
+  const service = createQuarantineService({
+    store: createQuarantineStore(deps.db),
+    reprocessor: deps.reprocessor,
+    clock: deps.clock,
+  });
   return { service, routes: (app: Api) => quarantineRoutes(app, service) };
 }

@@ -21,7 +21,12 @@ type Json = Record<string, unknown>;
 type Page = { total: number; limit: number; offset: number; items: Json[] };
 
 function call(who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) {
-  return t.app.inject({ method, url, headers: who.headers, ...(payload !== undefined ? { payload: payload as Json } : {}) });
+  return t.app.inject({
+    method,
+    url,
+    headers: who.headers,
+    ...(payload !== undefined ? { payload: payload as Json } : {}),
+  });
 }
 
 beforeAll(async () => {
@@ -46,7 +51,13 @@ describe('GET /api/quarantine', () => {
     const [older, reprocessed, newer] = await quarantine(t, [
       { organizationId: orgA, integrationId: intA },
       { organizationId: orgA, integrationId: intA, status: 'reprocessed' },
-      { organizationId: orgA, integrationId: intA2, stream: 'audit', errorKind: 'cast_failed', errorDetail: 'time: not a timestamp' },
+      {
+        organizationId: orgA,
+        integrationId: intA2,
+        stream: 'audit',
+        errorKind: 'cast_failed',
+        errorDetail: 'time: not a timestamp',
+      },
       { organizationId: orgB, integrationId: intB },
     ]);
     const res = await call(operatorA, 'GET', '/api/quarantine');
@@ -78,7 +89,12 @@ describe('GET /api/quarantine', () => {
   it('filters by integration, stream, error kind, organization and creation window; pages', async () => {
     const [first, , third] = await quarantine(t, [
       { organizationId: orgA, integrationId: intA, createdAt: new Date('2025-05-01T10:00:00Z') },
-      { organizationId: orgA, integrationId: intA, errorKind: 'missing_required', createdAt: new Date('2025-05-02T10:00:00Z') },
+      {
+        organizationId: orgA,
+        integrationId: intA,
+        errorKind: 'missing_required',
+        createdAt: new Date('2025-05-02T10:00:00Z'),
+      },
       { organizationId: orgA, integrationId: intA2, stream: 'audit', createdAt: new Date('2025-05-03T10:00:00Z') },
     ]);
     const get = async (query: string, who = adminA) => {
@@ -101,7 +117,15 @@ describe('GET /api/quarantine', () => {
   });
 
   it('answers 422 for a bad filter, naming it', async () => {
-    for (const q of ['error_kind=oops', 'status=deleted', 'since=yesterday', 'limit=501', 'offset=-1', 'integration=1', 'integration_id=x']) {
+    for (const q of [
+      'error_kind=oops',
+      'status=deleted',
+      'since=yesterday',
+      'limit=501',
+      'offset=-1',
+      'integration=1',
+      'integration_id=x',
+    ]) {
       const res = await call(adminA, 'GET', `/api/quarantine?${q}`);
       expect(res.statusCode, q).toBe(422);
       expect(typeof res.json().detail).toBe('string');
@@ -117,10 +141,18 @@ describe('GET /api/quarantine', () => {
 
 describe('GET /api/quarantine/{event_id}', () => {
   it('answers the event with its raw content', async () => {
-    const [id] = await quarantine(t, [{ organizationId: orgA, integrationId: intA, raw: { user: 'alice', token: 'abc123' } }]);
+    const [id] = await quarantine(t, [
+      { organizationId: orgA, integrationId: intA, raw: { user: 'alice', token: 'abc123' } },
+    ]);
     const res = await call(operatorA, 'GET', `/api/quarantine/${id}`);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ id, organization_id: orgA, error_kind: 'no_mapping', status: 'quarantined', raw: { user: 'alice', token: 'abc123' } });
+    expect(res.json()).toMatchObject({
+      id,
+      organization_id: orgA,
+      error_kind: 'no_mapping',
+      status: 'quarantined',
+      raw: { user: 'alice', token: 'abc123' },
+    });
   });
 
   it('answers 404 for another organization, an unknown id and an id that is not a UUID', async () => {
@@ -136,9 +168,19 @@ describe('GET /api/quarantine/{event_id}', () => {
 
 describe('GET /api/quarantine/bulk/ids', () => {
   it(`answers at most ${MAX_BULK_IDS} ids of the filtered events, newest first, with total and truncated`, async () => {
-    const ids = await quarantine(t, Array.from({ length: MAX_BULK_IDS + 2 }, () => ({ organizationId: orgA, integrationId: intA })));
-    await quarantine(t, [{ organizationId: orgA, integrationId: intA2, errorKind: 'cast_failed' }, { organizationId: orgB, integrationId: intB }]);
-    const all = (await call(adminA, 'GET', `/api/quarantine/bulk/ids?integration_id=${intA}`)).json<{ ids: string[]; total: number; truncated: boolean }>();
+    const ids = await quarantine(
+      t,
+      Array.from({ length: MAX_BULK_IDS + 2 }, () => ({ organizationId: orgA, integrationId: intA })),
+    );
+    await quarantine(t, [
+      { organizationId: orgA, integrationId: intA2, errorKind: 'cast_failed' },
+      { organizationId: orgB, integrationId: intB },
+    ]);
+    const all = (await call(adminA, 'GET', `/api/quarantine/bulk/ids?integration_id=${intA}`)).json<{
+      ids: string[];
+      total: number;
+      truncated: boolean;
+    }>();
     expect(all.total).toBe(MAX_BULK_IDS + 2);
     expect(all.truncated).toBe(true);
     expect(all.ids).toEqual(ids.slice(2).reverse());
@@ -169,14 +211,22 @@ describe('discard', () => {
     expect(await stored(t, a1!)).toBeUndefined();
     expect(await stored(t, a2!)).toBeUndefined();
     expect(await stored(t, foreign!)).toMatchObject({ status: 'quarantined' });
-    const audit = await t.container.database.db.selectFrom('audit_log').selectAll().where('operation_id', '=', 'quarantine.bulk_discard').orderBy('seq', 'desc').executeTakeFirstOrThrow();
+    const audit = await t.container.database.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('operation_id', '=', 'quarantine.bulk_discard')
+      .orderBy('seq', 'desc')
+      .executeTakeFirstOrThrow();
     expect(audit).toMatchObject({ outcome: 'success', organization_id: orgA, target_type: 'quarantine_event' });
     expect(audit.details).toMatchObject({ discarded: 2, not_found: [foreign, unknown] });
     expect([...(audit.details.ids as string[])].sort()).toEqual([a1, a2].sort());
   });
 
-  it('discards one event: 204, then 404; another organization\'s event is 404 and stays', async () => {
-    const [id, foreign] = await quarantine(t, [{ organizationId: orgA, integrationId: intA }, { organizationId: orgB, integrationId: intB }]);
+  it("discards one event: 204, then 404; another organization's event is 404 and stays", async () => {
+    const [id, foreign] = await quarantine(t, [
+      { organizationId: orgA, integrationId: intA },
+      { organizationId: orgB, integrationId: intB },
+    ]);
     const res = await call(operatorA, 'POST', `/api/quarantine/${id}/discard`);
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
@@ -185,7 +235,12 @@ describe('discard', () => {
     expect((await call(adminA, 'POST', `/api/quarantine/${foreign}/discard`)).statusCode).toBe(404);
     expect((await call(adminA, 'POST', '/api/quarantine/nope/discard')).statusCode).toBe(404);
     expect(await stored(t, foreign!)).toBeDefined();
-    const audit = await t.container.database.db.selectFrom('audit_log').selectAll().where('operation_id', '=', 'quarantine.discard').where('outcome', '=', 'success').executeTakeFirstOrThrow();
+    const audit = await t.container.database.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('operation_id', '=', 'quarantine.discard')
+      .where('outcome', '=', 'success')
+      .executeTakeFirstOrThrow();
     expect(audit).toMatchObject({ target_type: 'quarantine_event', target_id: id, organization_id: orgA });
   });
 
@@ -197,7 +252,9 @@ describe('discard', () => {
         if new.operation_id = 'quarantine.bulk_discard' and new.outcome = 'success' then raise exception 'audit write refused by the test'; end if;
         return new;
       end $$`.execute(db);
-    await sql`create trigger weir_test_refuse_audit before insert on audit_log for each row execute function weir_test_refuse_audit()`.execute(db);
+    await sql`create trigger weir_test_refuse_audit before insert on audit_log for each row execute function weir_test_refuse_audit()`.execute(
+      db,
+    );
     try {
       const res = await call(operatorA, 'POST', '/api/quarantine/bulk/discard', { ids: [id] });
       expect(res.statusCode).toBe(500);
@@ -207,7 +264,12 @@ describe('discard', () => {
       await sql`drop function weir_test_refuse_audit()`.execute(db);
     }
     expect(await stored(t, id!)).toMatchObject({ status: 'quarantined' });
-    const failed = await db.selectFrom('audit_log').selectAll().where('operation_id', '=', 'quarantine.bulk_discard').orderBy('seq', 'desc').executeTakeFirstOrThrow();
+    const failed = await db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('operation_id', '=', 'quarantine.bulk_discard')
+      .orderBy('seq', 'desc')
+      .executeTakeFirstOrThrow();
     expect(failed.outcome).toBe('error');
   });
 });
@@ -224,7 +286,14 @@ describe('bulk bodies', () => {
       expect(ok.statusCode, op).toBe(200);
       expect(ok.json()).toMatchObject({ requested: MAX_BULK_IDS, errors: expect.any(Array) });
       expect(ok.json().errors).toHaveLength(MAX_BULK_IDS);
-      for (const body of [{ event_ids: [many[0]] }, { ids: [many[0]], event_ids: [many[0]] }, { ids: [] }, { ids: ['not-a-uuid'] }, { ids: [1] }, {}]) {
+      for (const body of [
+        { event_ids: [many[0]] },
+        { ids: [many[0]], event_ids: [many[0]] },
+        { ids: [] },
+        { ids: ['not-a-uuid'] },
+        { ids: [1] },
+        {},
+      ]) {
         const res = await call(operatorA, 'POST', url, body);
         expect(res.statusCode, `${op} ${JSON.stringify(body)}`).toBe(422);
         expect(typeof res.json().detail).toBe('string');

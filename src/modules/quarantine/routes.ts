@@ -87,7 +87,7 @@ export function quarantineRoutes(app: Api, service: QuarantineService): void {
     operationId: 'quarantine.get',
     summary: 'One quarantined event with its raw content (unmasked)',
     description:
-      'raw is the event exactly as received, secrets included: quarantine.read in the event\'s organization is what ' +
+      "raw is the event exactly as received, secrets included: quarantine.read in the event's organization is what " +
       'allows reading it. Unknown ids, ids that are not UUIDs and events of other organizations answer 404.',
     access: { requires: 'quarantine.read' },
     schema: { params: EventParams, response: { 200: QuarantineEvent } },
@@ -113,7 +113,8 @@ export function quarantineRoutes(app: Api, service: QuarantineService): void {
     url: '/api/quarantine/:event_id/reprocess',
     operationId: 'quarantine.reprocess',
     summary: 'Normalize one event again with the live mapping',
-    description: 'Answers the event: status reprocessed on success; on failure still quarantined, with the new error. 409 when already reprocessed.',
+    description:
+      'Answers the event: status reprocessed on success; on failure still quarantined, with the new error. 409 when already reprocessed.',
     access: { requires: 'quarantine.discard' },
     schema: { params: EventParams, response: { 200: QuarantineItem, 409: ErrorBody } },
     handler: async (req) => service.reprocess(scopeOf(req.actor!), req.params.event_id),

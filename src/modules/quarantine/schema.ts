@@ -2,19 +2,27 @@ import { Type } from 'typebox';
 import { QUARANTINE_KINDS, type QuarantineKind } from '../../pipeline/envelope.js';
 import { DateParam, MAX_BULK_IDS, OffsetEnvelope, OffsetQuery, Timestamp } from '../../platform/http/schemas.js';
 
-const Id = (description?: string) => Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
+const Id = (description?: string) =>
+  Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
 
 export const ErrorKind = Type.Unsafe<QuarantineKind>(
-  Type.Union(QUARANTINE_KINDS.map((k) => Type.Literal(k)), { description: 'Why the event was quarantined' }),
+  Type.Union(
+    QUARANTINE_KINDS.map((k) => Type.Literal(k)),
+    { description: 'Why the event was quarantined' },
+  ),
 );
 
 // Any text: an id that is not a UUID is simply not found (404), never a 422 or a 500.
 export const EventParams = Type.Object({ event_id: Type.String({ minLength: 1, description: 'The event id (UUID)' }) });
 
-export const StatusFilter = Type.Union([Type.Literal('quarantined'), Type.Literal('reprocessed'), Type.Literal('all')], {
-  default: 'quarantined',
-  description: 'quarantined (default): still waiting; reprocessed: normalized on a later attempt and kept until retention; all',
-});
+export const StatusFilter = Type.Union(
+  [Type.Literal('quarantined'), Type.Literal('reprocessed'), Type.Literal('all')],
+  {
+    default: 'quarantined',
+    description:
+      'quarantined (default): still waiting; reprocessed: normalized on a later attempt and kept until retention; all',
+  },
+);
 
 const Filters = {
   organization_id: Type.Optional(Id('Only this organization (alias: org_id)')),
@@ -37,7 +45,9 @@ const itemFields = {
   received_at: Timestamp({ description: 'When the event was accepted' }),
   error_kind: Type.String({ description: `One of ${QUARANTINE_KINDS.join(', ')}` }),
   error_detail: Type.String(),
-  mapping_version_id: Type.Union([Type.String(), Type.Null()], { description: 'The mapping version of the last attempt; null when there was no mapping' }),
+  mapping_version_id: Type.Union([Type.String(), Type.Null()], {
+    description: 'The mapping version of the last attempt; null when there was no mapping',
+  }),
   status: Type.Union([Type.Literal('quarantined'), Type.Literal('reprocessed')]),
   attempts: Type.Integer({ description: 'Normalization attempts so far (1 when first quarantined)' }),
   created_at: Timestamp({ description: 'When the event was quarantined' }),
@@ -59,7 +69,13 @@ export const IdsResult = Type.Object({
 });
 
 export const BulkBody = Type.Object(
-  { ids: Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: MAX_BULK_IDS, description: `Event ids (UUID strings), 1 to ${MAX_BULK_IDS}` }) },
+  {
+    ids: Type.Array(Type.String({ format: 'uuid' }), {
+      minItems: 1,
+      maxItems: MAX_BULK_IDS,
+      description: `Event ids (UUID strings), 1 to ${MAX_BULK_IDS}`,
+    }),
+  },
   { additionalProperties: false },
 );
 
@@ -83,7 +99,12 @@ export const ReprocessResult = Type.Object({
   reprocessed: Type.Integer({ description: 'Events normalized with the live mapping and sent on down the pipeline' }),
   failed: Type.Integer({ description: 'Events that failed again: still quarantined, error updated' }),
   failures: Type.Array(
-    Type.Object({ id: Type.String(), error_kind: Type.String(), error_detail: Type.String(), mapping_version_id: Type.Union([Type.String(), Type.Null()]) }),
+    Type.Object({
+      id: Type.String(),
+      error_kind: Type.String(),
+      error_detail: Type.String(),
+      mapping_version_id: Type.Union([Type.String(), Type.Null()]),
+    }),
     { description: 'The new error of each event that failed again' },
   ),
   errors: BulkErrors,

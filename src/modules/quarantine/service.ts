@@ -54,7 +54,10 @@ export function createQuarantineService(deps: QuarantineDeps) {
   const { store, reprocessor, clock } = deps;
 
   /** Locks the rows of the distinct ids in scope; the others are reported as not found. */
-  async function lockRows(scope: Scope, ids: string[]): Promise<{ rows: QuarantineRow[]; missing: string[]; requested: number }> {
+  async function lockRows(
+    scope: Scope,
+    ids: string[],
+  ): Promise<{ rows: QuarantineRow[]; missing: string[]; requested: number }> {
     const distinct = [...new Set(ids.map((id) => id.toLowerCase()))];
     const rows = await store.lock(scope, distinct.filter(isUuid));
     const found = new Set(rows.map((r) => r.id));
@@ -103,7 +106,12 @@ export function createQuarantineService(deps: QuarantineDeps) {
       const row = rows[0];
       if (!row) throw notFound();
       await store.remove([row.id]);
-      setAuditTarget({ type: 'quarantine_event', id: row.id, organizationId: row.organization_id, details: { integration_id: row.integration_id, stream: row.stream, error_kind: row.error_kind } });
+      setAuditTarget({
+        type: 'quarantine_event',
+        id: row.id,
+        organizationId: row.organization_id,
+        details: { integration_id: row.integration_id, stream: row.stream, error_kind: row.error_kind },
+      });
     },
 
     async bulkDiscard(scope: Scope, ids: string[]) {
@@ -122,10 +130,18 @@ export function createQuarantineService(deps: QuarantineDeps) {
       const row = rows[0];
       if (!row) throw notFound();
       if (row.status === 'reprocessed') {
-        throw new AppError('quarantine.already_reprocessed', { detail: `Event ${row.id} was already reprocessed at ${row.reprocessed_at?.toISOString() ?? 'an earlier time'}`, details: { id: row.id } });
+        throw new AppError('quarantine.already_reprocessed', {
+          detail: `Event ${row.id} was already reprocessed at ${row.reprocessed_at?.toISOString() ?? 'an earlier time'}`,
+          details: { id: row.id },
+        });
       }
       const [outcome] = await attempt([row]);
-      setAuditTarget({ type: 'quarantine_event', id: row.id, organizationId: row.organization_id, details: { ok: outcome?.ok, error_kind: outcome?.ok ? undefined : outcome?.error_kind } });
+      setAuditTarget({
+        type: 'quarantine_event',
+        id: row.id,
+        organizationId: row.organization_id,
+        details: { ok: outcome?.ok, error_kind: outcome?.ok ? undefined : outcome?.error_kind },
+      });
       const updated = await store.getEntry(scope, row.id);
       if (!updated) throw notFound();
       return updated;
@@ -148,12 +164,22 @@ export function createQuarantineService(deps: QuarantineDeps) {
       const reprocessed = outcomes.length - failures.length;
       const errs: BulkError[] = [
         ...missing.map(notFoundError),
-        ...already.map((r): BulkError => ({ id: r.id, code: 'quarantine.already_reprocessed', detail: 'already reprocessed' })),
+        ...already.map((r): BulkError => ({
+          id: r.id,
+          code: 'quarantine.already_reprocessed',
+          detail: 'already reprocessed',
+        })),
       ];
       setAuditTarget({
         type: 'quarantine_event',
         ...auditOrganization(rows),
-        details: { reprocessed, failed: failures.length, ids: pending.map((r) => r.id), not_found: missing, already_reprocessed: already.map((r) => r.id) },
+        details: {
+          reprocessed,
+          failed: failures.length,
+          ids: pending.map((r) => r.id),
+          not_found: missing,
+          already_reprocessed: already.map((r) => r.id),
+        },
       });
       return { requested, reprocessed, failed: failures.length, failures, errors: errs };
     },

@@ -49,7 +49,8 @@ const ENTRY_COLUMNS = [
 
 export function createQuarantineStore(db: Kysely<DB>) {
   const q = () => executor(db);
-  const inScope = (scope: Scope) => q().selectFrom('quarantine_events').where(scoped(scope, 'quarantine_events.organization_id'));
+  const inScope = (scope: Scope) =>
+    q().selectFrom('quarantine_events').where(scoped(scope, 'quarantine_events.organization_id'));
 
   function filtered(scope: Scope, f: QuarantineFilter) {
     let base = inScope(scope);
@@ -68,10 +69,20 @@ export function createQuarantineStore(db: Kysely<DB>) {
 
   return {
     /** Newest first; ids (time-ordered UUIDs) break ties. */
-    async list(scope: Scope, f: QuarantineFilter, page: OffsetPage): Promise<{ items: QuarantineEntryRow[]; total: number }> {
+    async list(
+      scope: Scope,
+      f: QuarantineFilter,
+      page: OffsetPage,
+    ): Promise<{ items: QuarantineEntryRow[]; total: number }> {
       const base = filtered(scope, f);
       const [items, total] = await Promise.all([
-        base.select(ENTRY_COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+        base
+          .select(ENTRY_COLUMNS)
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(page.limit)
+          .offset(page.offset)
+          .execute(),
         count(base),
       ]);
       return { items, total };

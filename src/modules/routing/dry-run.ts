@@ -39,21 +39,45 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** An event of the body as a normalized record: a bare OCSF event, or {ocsf, id?, integration_id?, stream?, valid?}. */
-function toRecord(item: Record<string, unknown>, index: number, organizationId: number, receivedAt: string, problems: { location: string; message: string }[]): NormalizedRecord {
+function toRecord(
+  item: Record<string, unknown>,
+  index: number,
+  organizationId: number,
+  receivedAt: string,
+  problems: { location: string; message: string }[],
+): NormalizedRecord {
   const at = `body/events/${index}`;
   const wrapped = isRecord(item.ocsf);
   const ocsf = wrapped ? (item.ocsf as Record<string, unknown>) : item;
-  const record: NormalizedRecord = { id: '', organization_id: organizationId, integration_id: 0, stream: '', received_at: receivedAt, mapping_version_id: 'dry-run', valid: true, ocsf };
+  const record: NormalizedRecord = {
+    id: '',
+    organization_id: organizationId,
+    integration_id: 0,
+    stream: '',
+    received_at: receivedAt,
+    mapping_version_id: 'dry-run',
+    valid: true,
+    ocsf,
+  };
   if (!wrapped) {
     record.id = newId();
     return record;
   }
-  for (const key of Object.keys(item)) if (!ENVELOPE_KEYS.has(key)) problems.push({ location: `${at}/${key}`, message: 'unknown envelope field (ocsf, id, integration_id, stream, valid)' });
+  for (const key of Object.keys(item))
+    if (!ENVELOPE_KEYS.has(key))
+      problems.push({
+        location: `${at}/${key}`,
+        message: 'unknown envelope field (ocsf, id, integration_id, stream, valid)',
+      });
   const { id, integration_id: integrationId, stream, valid } = item;
-  if (id !== undefined && (typeof id !== 'string' || id === '' || id.length > 64)) problems.push({ location: `${at}/id`, message: 'must be a non-empty string' });
-  if (integrationId !== undefined && (typeof integrationId !== 'number' || !Number.isInteger(integrationId))) problems.push({ location: `${at}/integration_id`, message: 'must be an integer' });
-  if (stream !== undefined && typeof stream !== 'string') problems.push({ location: `${at}/stream`, message: 'must be a string' });
-  if (valid !== undefined && typeof valid !== 'boolean') problems.push({ location: `${at}/valid`, message: 'must be a boolean' });
+  if (id !== undefined && (typeof id !== 'string' || id === '' || id.length > 64))
+    problems.push({ location: `${at}/id`, message: 'must be a non-empty string' });
+  if (integrationId !== undefined && (typeof integrationId !== 'number' || !Number.isInteger(integrationId)))
+    problems.push({ location: `${at}/integration_id`, message: 'must be an integer' });
+  if (stream !== undefined && typeof stream !== 'string')
+    problems.push({ location: `${at}/stream`, message: 'must be a string' });
+  if (valid !== undefined && typeof valid !== 'boolean')
+    problems.push({ location: `${at}/valid`, message: 'must be a boolean' });
   record.id = typeof id === 'string' && id !== '' ? id : newId();
   if (typeof integrationId === 'number') record.integration_id = integrationId;
   if (typeof stream === 'string') record.stream = stream;
@@ -94,25 +118,37 @@ export function createDryRun(deps: { store: RoutingStore; now: () => Date }) {
     const source: 'draft' | 'saved' = input.routes ? 'draft' : 'saved';
     const specs: RouteSpec[] = input.routes
       ? draftSpecs(input.routes, organizationId)
-      : (await store.enabled(organizationId)).map((r) => ({ ...r, condition: r.condition as RouteSpec['condition'], transforms: r.transforms as RouteSpec['transforms'] }));
+      : (await store.enabled(organizationId)).map((r) => ({
+          ...r,
+          condition: r.condition as RouteSpec['condition'],
+          transforms: r.transforms as RouteSpec['transforms'],
+        }));
     let compiled;
     try {
       compiled = compileRoutes(specs);
     } catch (e) {
       if (!(e instanceof RouteCompileError)) throw e;
       // A saved route the current rules refuse: say which, so it can be fixed.
-      throw new AppError('route.invalid_definition', { detail: e.message, details: { route_id: e.routeId, errors: e.problems } });
+      throw new AppError('route.invalid_definition', {
+        detail: e.message,
+        details: { route_id: e.routeId, errors: e.problems },
+      });
     }
 
     const problems: { location: string; message: string }[] = [];
     const receivedAt = deps.now().toISOString();
     const records = input.events.map((e, i) => toRecord(e, i, organizationId, receivedAt, problems));
-    if (problems.length > 0) throw errors.validation(`${problems[0]!.location}: ${problems[0]!.message}`, { errors: problems });
+    if (problems.length > 0)
+      throw errors.validation(`${problems[0]!.location}: ${problems[0]!.message}`, { errors: problems });
     const plan = compiled.plan(records);
 
     const active = specs.filter((s) => s.enabled);
     const destIds = [...new Set(active.flatMap((s) => s.destination_ids))];
-    const found = new Map((await store.destinations(destIds)).filter((d) => d.organization_id === null || d.organization_id === organizationId).map((d) => [d.id, d]));
+    const found = new Map(
+      (await store.destinations(destIds))
+        .filter((d) => d.organization_id === null || d.organization_id === organizationId)
+        .map((d) => [d.id, d]),
+    );
     const destinations = destIds.map((id) => {
       const d = found.get(id);
       return {
@@ -125,14 +161,30 @@ export function createDryRun(deps: { store: RoutingStore; now: () => Date }) {
     });
     const receives = new Map(destinations.map((d) => [d.id, d.would_receive]));
 
-    type Result = { index: number; id: string; routes: string[]; filtered?: FilterReason | 'destination_disabled'; copies: { destination_id: string; route_id: string; event: unknown }[] };
-    const results: Result[] = records.map((r, i) => ({ index: i, id: r.id, routes: plan.records[i]!.routes, copies: [] }));
+    type Result = {
+      index: number;
+      id: string;
+      routes: string[];
+      filtered?: FilterReason | 'destination_disabled';
+      copies: { destination_id: string; route_id: string; event: unknown }[];
+    };
+    const results: Result[] = records.map((r, i) => ({
+      index: i,
+      id: r.id,
+      routes: plan.records[i]!.routes,
+      copies: [],
+    }));
     const perDestination: Record<string, number> = {};
     let copies = 0;
     for (const [destinationId, list] of plan.copies) {
       perDestination[destinationId] = list.length;
       copies += list.length;
-      for (const c of list) results[c.index]!.copies.push({ destination_id: destinationId, route_id: c.routeId, event: JSON.parse(c.line) as unknown });
+      for (const c of list)
+        results[c.index]!.copies.push({
+          destination_id: destinationId,
+          route_id: c.routeId,
+          event: JSON.parse(c.line) as unknown,
+        });
     }
     const filtered: Record<string, number> = { ...plan.filtered, destination_disabled: 0 };
     let routed = 0;

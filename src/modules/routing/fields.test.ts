@@ -23,7 +23,11 @@ afterAll(async () => t?.close());
 
 describe('unknown route fields', () => {
   it('refuses clas_uid on create with 422 naming class_uid', async () => {
-    const res = await call('POST', BASE, { name: 'typo', destination_ids: [], condition: { field: 'clas_uid', op: 'eq', value: 3002 } });
+    const res = await call('POST', BASE, {
+      name: 'typo',
+      destination_ids: [],
+      condition: { field: 'clas_uid', op: 'eq', value: 3002 },
+    });
     expect(res.statusCode).toBe(422);
     const body = res.json<{ detail: string; error: { code: string; details: { errors: Json[] } } }>();
     expect(body.error.code).toBe('route.invalid_definition');
@@ -40,7 +44,12 @@ describe('unknown route fields', () => {
         { field: 'envelope.stream', op: 'eq', value: 'system_log' },
       ],
     };
-    const res = await call('POST', BASE, { name: 'good', destination_ids: [], condition, transforms: [{ type: 'drop_fields', fields: ['raw_data', 'unmapped'] }] });
+    const res = await call('POST', BASE, {
+      name: 'good',
+      destination_ids: [],
+      condition,
+      transforms: [{ type: 'drop_fields', fields: ['raw_data', 'unmapped'] }],
+    });
     expect(res.statusCode, res.body).toBe(201);
   });
 
@@ -49,7 +58,20 @@ describe('unknown route fields', () => {
     const id = newId();
     await t.container.database.db
       .insertInto('routes')
-      .values({ id, organization_id: org, name: 'legacy', description: '', position: 99, enabled: true, condition: JSON.stringify({ field: 'clas_uid', op: 'eq', value: 1 }), transforms: '[]', destination_ids: '[]', final: true, version: 1, created_by: null } as never)
+      .values({
+        id,
+        organization_id: org,
+        name: 'legacy',
+        description: '',
+        position: 99,
+        enabled: true,
+        condition: JSON.stringify({ field: 'clas_uid', op: 'eq', value: 1 }),
+        transforms: '[]',
+        destination_ids: '[]',
+        final: true,
+        version: 1,
+        created_by: null,
+      } as never)
       .execute();
     expect((await call('GET', `${BASE}/${id}`)).statusCode).toBe(200);
     const renamed = await call('PUT', `${BASE}/${id}`, { name: 'legacy (off)', enabled: false });
@@ -62,8 +84,14 @@ describe('unknown route fields', () => {
   });
 
   it('refuses unknown fields in dry-run drafts too', async () => {
-    const res = await call('POST', `${BASE}/dry-run`, { events: [{ class_uid: 3002 }], routes: [{ condition: { field: 'actor.usr.name', op: 'exists' } }] });
+    const res = await call('POST', `${BASE}/dry-run`, {
+      events: [{ class_uid: 3002 }],
+      routes: [{ condition: { field: 'actor.usr.name', op: 'exists' } }],
+    });
     expect(res.statusCode).toBe(422);
-    expect(res.json<{ error: { details: { errors: Json[] } } }>().error.details.errors[0]).toMatchObject({ path: 'routes[0].condition.field', closest: 'actor.user.name' });
+    expect(res.json<{ error: { details: { errors: Json[] } } }>().error.details.errors[0]).toMatchObject({
+      path: 'routes[0].condition.field',
+      closest: 'actor.user.name',
+    });
   });
 });

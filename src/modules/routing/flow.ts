@@ -50,7 +50,12 @@ function destinationStatus(enabled: boolean, breaker: string | null): string {
   return 'enabled';
 }
 
-export function createRoutingFlow(deps: { store: RoutingStore; stats: RoutingStatsStore; routes: Pick<RoutingService, 'route'>; clock: Clock }) {
+export function createRoutingFlow(deps: {
+  store: RoutingStore;
+  stats: RoutingStatsStore;
+  routes: Pick<RoutingService, 'route'>;
+  clock: Clock;
+}) {
   const { store, stats, clock } = deps;
 
   async function graph(scope: Scope, organizationId: number | undefined, sinceDay: string): Promise<Graph> {
@@ -61,7 +66,10 @@ export function createRoutingFlow(deps: { store: RoutingStore; stats: RoutingSta
     ]);
     const platforms = [...new Set(integrations.map((i) => i.platform))];
     const referenced = [...new Set(routes.flatMap((r) => r.destination_ids))];
-    const [definitions, destinations] = await Promise.all([stats.mappingDefinitions(scope, platforms), stats.destinations(scope, organizationId, referenced)]);
+    const [definitions, destinations] = await Promise.all([
+      stats.mappingDefinitions(scope, platforms),
+      stats.destinations(scope, organizationId, referenced),
+    ]);
 
     const nodes: GraphNode[] = [];
     const edges: Graph['edges'] = [];
@@ -77,7 +85,14 @@ export function createRoutingFlow(deps: { store: RoutingStore; stats: RoutingSta
     for (const i of integrations) {
       const id = `integration:${i.id}`;
       integrationNode.set(i.id, { id, organization_id: i.organization_id, platform: i.platform });
-      nodes.push({ id, kind: 'integration', label: i.name, status: i.is_active ? 'active' : 'inactive', ref_id: String(i.id), organization_id: i.organization_id });
+      nodes.push({
+        id,
+        kind: 'integration',
+        label: i.name,
+        status: i.is_active ? 'active' : 'inactive',
+        ref_id: String(i.id),
+        organization_id: i.organization_id,
+      });
     }
 
     // Mapping nodes are per organization: a built-in definition feeds each organization's own routes.
@@ -89,8 +104,12 @@ export function createRoutingFlow(deps: { store: RoutingStore; stats: RoutingSta
       if (!integration) continue;
       const org = integration.organization_id;
       const def =
-        definitions.find((d) => d.organization_id === org && d.platform === integration.platform && d.stream === s.stream) ??
-        definitions.find((d) => d.organization_id === null && d.platform === integration.platform && d.stream === s.stream);
+        definitions.find(
+          (d) => d.organization_id === org && d.platform === integration.platform && d.stream === s.stream,
+        ) ??
+        definitions.find(
+          (d) => d.organization_id === null && d.platform === integration.platform && d.stream === s.stream,
+        );
       const id = def ? `mapping:${org}:${def.id}` : `mapping:${org}:unmapped:${integration.platform}:${s.stream}`;
       if (!mappingNodes.has(id)) {
         const node: GraphNode = {
@@ -106,22 +125,49 @@ export function createRoutingFlow(deps: { store: RoutingStore; stats: RoutingSta
         mappingsOfOrg.set(org, [...(mappingsOfOrg.get(org) ?? []), id]);
       }
       edge(integration.id, id);
-      streamCounts.push({ integration: integration.id, mapping: id, events_in: s.events_in, normalized: s.normalized, quarantined: s.quarantined });
+      streamCounts.push({
+        integration: integration.id,
+        mapping: id,
+        events_in: s.events_in,
+        normalized: s.normalized,
+        quarantined: s.quarantined,
+      });
     }
 
     const destinationNodes: Graph['destinations'] = new Map();
     for (const d of destinations) {
-      const node: GraphNode = { id: `destination:${d.id}`, kind: 'destination', label: d.name, status: destinationStatus(d.enabled, d.breaker_state), ref_id: d.id, organization_id: d.organization_id };
+      const node: GraphNode = {
+        id: `destination:${d.id}`,
+        kind: 'destination',
+        label: d.name,
+        status: destinationStatus(d.enabled, d.breaker_state),
+        ref_id: d.id,
+        organization_id: d.organization_id,
+      };
       destinationNodes.set(d.id, { node, organization_id: d.organization_id });
     }
     for (const r of routes) {
       const id = `route:${r.id}`;
-      nodes.push({ id, kind: 'route', label: r.name, status: r.enabled ? 'enabled' : 'disabled', ref_id: r.id, organization_id: r.organization_id });
+      nodes.push({
+        id,
+        kind: 'route',
+        label: r.name,
+        status: r.enabled ? 'enabled' : 'disabled',
+        ref_id: r.id,
+        organization_id: r.organization_id,
+      });
       // Every stream reaches every enabled route; the condition decides per event.
       if (r.enabled) for (const m of mappingsOfOrg.get(r.organization_id) ?? []) edge(m, id);
       for (const destId of r.destination_ids) {
         if (!destinationNodes.has(destId)) {
-          const node: GraphNode = { id: `destination:${destId}`, kind: 'destination', label: destId, status: 'missing', ref_id: destId, organization_id: null };
+          const node: GraphNode = {
+            id: `destination:${destId}`,
+            kind: 'destination',
+            label: destId,
+            status: 'missing',
+            ref_id: destId,
+            organization_id: null,
+          };
           destinationNodes.set(destId, { node, organization_id: null });
         }
         edge(id, `destination:${destId}`);
@@ -142,7 +188,9 @@ export function createRoutingFlow(deps: { store: RoutingStore; stats: RoutingSta
       const sinceDay = dayOf(from);
       const g = await graph(scope, organizationId, sinceDay);
       const routeIds = g.routes.map((r) => r.id);
-      const presentDestinations = [...g.destinations.entries()].filter(([, d]) => d.node.status !== 'missing').map(([id]) => id);
+      const presentDestinations = [...g.destinations.entries()]
+        .filter(([, d]) => d.node.status !== 'missing')
+        .map(([id]) => id);
       const [routeTotals, destinationTotals, perDestination, ledger] = await Promise.all([
         stats.routeTotals(routeIds, from),
         stats.destinationTotals(presentDestinations, from),
@@ -177,7 +225,8 @@ export function createRoutingFlow(deps: { store: RoutingStore; stats: RoutingSta
           const own = perDestination.get(node.ref_id!);
           counters = { delivered: own?.delivered ?? 0, dead_lettered: own?.dead_lettered ?? 0 };
           // Request failures are the destination's as a whole: shown for its owners and platform callers only.
-          if (scope.global || node.organization_id !== null) counters.failed_requests = destinationTotals.get(node.ref_id!)?.failed_requests ?? 0;
+          if (scope.global || node.organization_id !== null)
+            counters.failed_requests = destinationTotals.get(node.ref_id!)?.failed_requests ?? 0;
         }
         return { ...node, counters };
       });
@@ -186,7 +235,13 @@ export function createRoutingFlow(deps: { store: RoutingStore; stats: RoutingSta
         from,
         nodes,
         edges: g.edges,
-        totals: { events_in: eventsIn, quarantined, filtered: ledger.filtered, delivered: ledger.delivered, dead_lettered: ledger.dead_lettered },
+        totals: {
+          events_in: eventsIn,
+          quarantined,
+          filtered: ledger.filtered,
+          delivered: ledger.delivered,
+          dead_lettered: ledger.dead_lettered,
+        },
       };
     },
 
@@ -194,21 +249,43 @@ export function createRoutingFlow(deps: { store: RoutingStore; stats: RoutingSta
       const route = await deps.routes.route(scope, id);
       const from = windowStart(clock.now(), hours);
       const ids = route.destination_ids;
-      const [totals, found, dlq] = await Promise.all([stats.routeTotals([route.id], from), stats.destinationStates(ids), stats.dlqCounts(route.organization_id, ids, from)]);
-      const usable = new Map(found.filter((d) => d.organization_id === null || d.organization_id === route.organization_id).map((d) => [d.id, d]));
+      const [totals, found, dlq] = await Promise.all([
+        stats.routeTotals([route.id], from),
+        stats.destinationStates(ids),
+        stats.dlqCounts(route.organization_id, ids, from),
+      ]);
+      const usable = new Map(
+        found
+          .filter((d) => d.organization_id === null || d.organization_id === route.organization_id)
+          .map((d) => [d.id, d]),
+      );
       const destinations = ids.map((destId) => {
         const d = usable.get(destId);
-        return { id: destId, name: d?.name ?? null, enabled: d?.enabled ?? false, breaker_state: d?.breaker_state ?? 'closed', dlq_count: dlq.get(destId) ?? 0 };
+        return {
+          id: destId,
+          name: d?.name ?? null,
+          enabled: d?.enabled ?? false,
+          breaker_state: d?.breaker_state ?? 'closed',
+          dlq_count: dlq.get(destId) ?? 0,
+        };
       });
       const t = totals.get(route.id);
       const matched = t?.matched ?? 0;
       let status: 'disabled' | 'idle' | 'unhealthy' | 'degraded' | 'healthy';
       if (!route.enabled) status = 'disabled';
       else if (matched === 0) status = 'idle';
-      else if (destinations.some((d) => d.name === null || !d.enabled || d.breaker_state === 'open')) status = 'unhealthy';
+      else if (destinations.some((d) => d.name === null || !d.enabled || d.breaker_state === 'open'))
+        status = 'unhealthy';
       else if (destinations.some((d) => d.dlq_count > 0)) status = 'degraded';
       else status = 'healthy';
-      return { route_id: route.id, status, matched, sampled_out: t?.sampled_out ?? 0, window_hours: hours, destinations };
+      return {
+        route_id: route.id,
+        status,
+        matched,
+        sampled_out: t?.sampled_out ?? 0,
+        window_hours: hours,
+        destinations,
+      };
     },
 
     async metrics(scope: Scope, id: string, hours: number) {

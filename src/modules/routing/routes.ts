@@ -69,7 +69,8 @@ export function routingRoutes(app: Api, service: RoutingService, flow: RoutingFl
     method: 'POST',
     url: `${BASE}/dry-run`,
     operationId: 'routes.dry_run',
-    summary: 'Route given events through the saved routes (or drafts) and show what each destination would receive; changes nothing',
+    summary:
+      'Route given events through the saved routes (or drafts) and show what each destination would receive; changes nothing',
     description:
       `Up to ${MAX_DRY_RUN_EVENTS} events, each an OCSF event or {ocsf, id?, integration_id?, stream?, valid?}. Runs the ` +
       `plan function the dispatchers run. Sampling is decided by the hash of the event id: give ids to reproduce a ` +
@@ -92,18 +93,19 @@ export function routingRoutes(app: Api, service: RoutingService, flow: RoutingFl
       `?hours=1..168 (default ${DEFAULT_WINDOW_HOURS}); per-day counters cover every UTC day the window touches.`,
     access: { requires: 'route.read' },
     schema: { querystring: FlowQuery, response: { 200: Flow } },
-    handler: async (req) => flow.flow(scopeOf(req.actor!), req.query.organization_id, req.query.hours ?? DEFAULT_WINDOW_HOURS),
+    handler: async (req) =>
+      flow.flow(scopeOf(req.actor!), req.query.organization_id, req.query.hours ?? DEFAULT_WINDOW_HOURS),
   });
 
   route(app, {
     method: 'POST',
     url: `${BASE}/reorder`,
     operationId: 'routes.reorder',
-    summary: 'Set the evaluation order of one organization\'s routes',
+    summary: "Set the evaluation order of one organization's routes",
     description:
-      'route_ids is the complete ordered list of the organization\'s route ids. An id of a route outside your scope is a ' +
+      "route_ids is the complete ordered list of the organization's route ids. An id of a route outside your scope is a " +
       '403, an unknown id a 404, a missing or repeated id 422 route.reorder_incomplete; on any error nothing changes. ' +
-      'Answers the organization\'s routes in their new order.',
+      "Answers the organization's routes in their new order.",
     access: { requires: 'user.manage' },
     schema: { body: ReorderBody, response: { 200: RouteList } },
     handler: async (req) => service.reorder(req.actor!, req.body),
@@ -163,7 +165,8 @@ export function routingRoutes(app: Api, service: RoutingService, flow: RoutingFl
     method: 'GET',
     url: `${BASE}/:route_id/audit`,
     operationId: 'routes.audit',
-    summary: 'Audit entries about the route (creation, changes with their definition, rollbacks, refused attempts), newest first',
+    summary:
+      'Audit entries about the route (creation, changes with their definition, rollbacks, refused attempts), newest first',
     access: { requires: 'route.read' },
     schema: { params: RouteParams, querystring: AuditQuery, response: { 200: AuditPage } },
     handler: async (req) => {
@@ -184,7 +187,8 @@ export function routingRoutes(app: Api, service: RoutingService, flow: RoutingFl
       `open breaker), degraded (dead letters of your organization in the window) or healthy. ?hours=1..168 (default ${DEFAULT_WINDOW_HOURS}).`,
     access: { requires: 'route.read' },
     schema: { params: RouteParams, querystring: WindowQuery, response: { 200: Health } },
-    handler: async (req) => flow.health(scopeOf(req.actor!), req.params.route_id, req.query.hours ?? DEFAULT_WINDOW_HOURS),
+    handler: async (req) =>
+      flow.health(scopeOf(req.actor!), req.params.route_id, req.query.hours ?? DEFAULT_WINDOW_HOURS),
   });
 
   route(app, {
@@ -194,7 +198,8 @@ export function routingRoutes(app: Api, service: RoutingService, flow: RoutingFl
     summary: 'Hourly matched, sampled-out and delivered copies of the route',
     access: { requires: 'route.read' },
     schema: { params: RouteParams, querystring: WindowQuery, response: { 200: MetricsSeries } },
-    handler: async (req) => flow.metrics(scopeOf(req.actor!), req.params.route_id, req.query.hours ?? DEFAULT_WINDOW_HOURS),
+    handler: async (req) =>
+      flow.metrics(scopeOf(req.actor!), req.params.route_id, req.query.hours ?? DEFAULT_WINDOW_HOURS),
   });
 
   route(app, {

@@ -24,19 +24,45 @@ const BASE = '/api/collectors/routes';
 const HOUR = 3_600_000;
 
 function call(who: Principal, method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) {
-  return t.app.inject({ method, url, headers: who.headers, ...(payload !== undefined ? { payload: payload as Json } : {}) });
+  return t.app.inject({
+    method,
+    url,
+    headers: who.headers,
+    ...(payload !== undefined ? { payload: payload as Json } : {}),
+  });
 }
 
 const db = () => t.container.database.db;
 
 async function destination(organizationId: number | null, name: string, enabled = true): Promise<string> {
   const id = newId();
-  await db().insertInto('destinations').values({ id, organization_id: organizationId, name, type: 'http', config: '{}', enabled, delivery: '{}', disabled_reason: null, credential: null, credential_key_id: null, credential_updated_at: null, shadow_destination_id: null, created_by: null }).execute();
+  await db()
+    .insertInto('destinations')
+    .values({
+      id,
+      organization_id: organizationId,
+      name,
+      type: 'http',
+      config: '{}',
+      enabled,
+      delivery: '{}',
+      disabled_reason: null,
+      credential: null,
+      credential_key_id: null,
+      credential_updated_at: null,
+      shadow_destination_id: null,
+      created_by: null,
+    })
+    .execute();
   return id;
 }
 
 async function integration(organizationId: number, name: string, platform: string): Promise<number> {
-  const row = await db().insertInto('integrations').values({ organization_id: organizationId, name, platform, config: '{}' }).returning('id').executeTakeFirstOrThrow();
+  const row = await db()
+    .insertInto('integrations')
+    .values({ organization_id: organizationId, name, platform, config: '{}' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
@@ -81,7 +107,10 @@ describe('dry run', () => {
     });
     await create(adminA, { name: 'disabled', enabled: false, destination_ids: [destA] });
     const res = await call(adminA, 'POST', `${BASE}/dry-run`, {
-      events: [{ class_uid: 3002, raw_data: 'x' }, { ocsf: { class_uid: 4001 }, id: 'e2', integration_id: intCustom, stream: 'events' }],
+      events: [
+        { class_uid: 3002, raw_data: 'x' },
+        { ocsf: { class_uid: 4001 }, id: 'e2', integration_id: intCustom, stream: 'events' },
+      ],
     });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json<{ source: string; routes: Json[]; destinations: Json[]; results: Json[]; totals: Json }>();
@@ -95,7 +124,11 @@ describe('dry run', () => {
         { destination_id: destA, route_id: auth, event: { class_uid: 3002 } },
       ],
     });
-    expect(body.results[1]).toMatchObject({ id: 'e2', routes: [lake], copies: [{ destination_id: destGlobal, route_id: lake }] });
+    expect(body.results[1]).toMatchObject({
+      id: 'e2',
+      routes: [lake],
+      copies: [{ destination_id: destGlobal, route_id: lake }],
+    });
     expect(body.totals).toEqual({
       events: 2,
       routed: 2,
@@ -113,7 +146,16 @@ describe('dry run', () => {
     const res = await call(adminA, 'POST', `${BASE}/dry-run`, {
       events: [{ ocsf: { severity_id: 5 }, integration_id: 7 }, { severity_id: 1 }],
       routes: [
-        { id: 'hi', condition: { all: [{ field: 'severity_id', op: 'gte', value: 4 }, { field: 'envelope.integration_id', op: 'eq', value: 7 }] }, destination_ids: [destOff, destB] },
+        {
+          id: 'hi',
+          condition: {
+            all: [
+              { field: 'severity_id', op: 'gte', value: 4 },
+              { field: 'envelope.integration_id', op: 'eq', value: 7 },
+            ],
+          },
+          destination_ids: [destOff, destB],
+        },
         { id: 'drop', destination_ids: [] },
       ],
     });
@@ -127,9 +169,14 @@ describe('dry run', () => {
     expect(body.results.map((r) => r.filtered)).toEqual(['destination_disabled', 'dropped_by_route']);
     expect(body.totals.filtered).toEqual({ no_route: 0, sampled_out: 0, dropped_by_route: 1, destination_disabled: 1 });
 
-    const bad = await call(adminA, 'POST', `${BASE}/dry-run`, { events: [{}], routes: [{ id: 'ok' }, { condition: { field: 'src_endpoint.ip', op: 'cidr', value: 'nope' } }] });
+    const bad = await call(adminA, 'POST', `${BASE}/dry-run`, {
+      events: [{}],
+      routes: [{ id: 'ok' }, { condition: { field: 'src_endpoint.ip', op: 'cidr', value: 'nope' } }],
+    });
     expect(bad.statusCode).toBe(422);
-    expect(bad.json<{ error: { code: string; details: { errors: { path: string }[] } } }>().error.details.errors[0]!.path).toBe('routes[1].condition.value');
+    expect(
+      bad.json<{ error: { code: string; details: { errors: { path: string }[] } } }>().error.details.errors[0]!.path,
+    ).toBe('routes[1].condition.value');
     const badEvent = await call(adminA, 'POST', `${BASE}/dry-run`, { events: [{ ocsf: {}, stream: 5 }] });
     expect(badEvent.statusCode).toBe(422);
     expect(badEvent.json<Json>().detail).toMatch(/events\/0\/stream/);
@@ -137,8 +184,13 @@ describe('dry run', () => {
 
   it('samples by the event id, deterministically', async () => {
     const events = Array.from({ length: 400 }, (_, i) => ({ ocsf: { n: i }, id: `event-${i}` }));
-    const body = { events, routes: [{ id: 's', transforms: [{ type: 'sample', rate: 0.25 }], destination_ids: [destA] }] };
-    const first = (await call(adminA, 'POST', `${BASE}/dry-run`, body)).json<{ totals: { copies: number; filtered: Json; sampled_out: Json } }>();
+    const body = {
+      events,
+      routes: [{ id: 's', transforms: [{ type: 'sample', rate: 0.25 }], destination_ids: [destA] }],
+    };
+    const first = (await call(adminA, 'POST', `${BASE}/dry-run`, body)).json<{
+      totals: { copies: number; filtered: Json; sampled_out: Json };
+    }>();
     const second = (await call(adminA, 'POST', `${BASE}/dry-run`, body)).json<{ totals: { copies: number } }>();
     expect(first.totals.copies).toBe(second.totals.copies);
     expect(first.totals.copies).toBeGreaterThan(60);
@@ -161,7 +213,13 @@ describe('topology and flow', () => {
     await db().deleteFrom('destination_stats').execute();
     await db().deleteFrom('ledger').execute();
     await db().deleteFrom('mapping_definitions').where('organization_id', 'is not', null).execute();
-    const counters = (organization_id: number, integration_id: number, stream: string, events_in: number, quarantined: number) => ({
+    const counters = (
+      organization_id: number,
+      integration_id: number,
+      stream: string,
+      events_in: number,
+      quarantined: number,
+    ) => ({
       organization_id,
       integration_id,
       stream,
@@ -174,9 +232,16 @@ describe('topology and flow', () => {
     });
     await db()
       .insertInto('stream_counters')
-      .values([counters(orgA, intCustom, 'events', 10, 2), counters(orgA, intGithub, 'audit_log', 5, 0), counters(orgB, intB, 'events', 7, 0)])
+      .values([
+        counters(orgA, intCustom, 'events', 10, 2),
+        counters(orgA, intGithub, 'audit_log', 5, 0),
+        counters(orgB, intB, 'events', 7, 0),
+      ])
       .execute();
-    await db().insertInto('mapping_definitions').values({ id: newId(), organization_id: orgA, platform: 'custom', stream: 'events', name: 'My custom events' }).execute();
+    await db()
+      .insertInto('mapping_definitions')
+      .values({ id: newId(), organization_id: orgA, platform: 'custom', stream: 'events', name: 'My custom events' })
+      .execute();
   });
 
   it('topology: integrations → mappings → enabled routes → destinations, scoped', async () => {
@@ -191,10 +256,12 @@ describe('topology and flow', () => {
       ['push', 'active'],
       ['gh', 'active'],
     ]);
-    expect(byKind('mapping').sort()).toEqual([
-      ['My custom events', 'no_live_version'],
-      [expect.any(String), 'live'],
-    ].sort());
+    expect(byKind('mapping').sort()).toEqual(
+      [
+        ['My custom events', 'no_live_version'],
+        [expect.any(String), 'live'],
+      ].sort(),
+    );
     expect(byKind('route')).toEqual([
       ['r1', 'enabled'],
       ['r2', 'disabled'],
@@ -206,7 +273,10 @@ describe('topology and flow', () => {
     ]);
     expect(nodes.some((n) => n.label === 'siem-b' || n.label === 'push-b')).toBe(false);
     const mappingIds = nodes.filter((n) => n.kind === 'mapping').map((n) => n.id as string);
-    expect(edges).toContainEqual({ from: `integration:${intCustom}`, to: mappingIds.find((id) => !id.includes('unmapped'))! });
+    expect(edges).toContainEqual({
+      from: `integration:${intCustom}`,
+      to: mappingIds.find((id) => !id.includes('unmapped'))!,
+    });
     for (const m of mappingIds) expect(edges).toContainEqual({ from: m, to: `route:${r1}` });
     expect(edges.some((e) => e.to === `route:${r2}`)).toBe(false);
     expect(edges).toContainEqual({ from: `route:${r1}`, to: `destination:${destGlobal}` });
@@ -216,9 +286,25 @@ describe('topology and flow', () => {
   it('flow: the same graph with counters over the window', async () => {
     const r1 = await create(adminA, { name: 'r1', destination_ids: [destGlobal] });
     const hour = thisHour();
-    await db().insertInto('route_stats').values({ route_id: r1, organization_id: orgA, hour, matched: 8, sampled_out: 1, copies: 7 }).execute();
-    await db().insertInto('route_stats').values({ route_id: r1, organization_id: orgA, hour: new Date(hour.getTime() - 30 * HOUR), matched: 100, sampled_out: 0, copies: 0 }).execute();
-    await db().insertInto('destination_stats').values({ destination_id: destGlobal, hour, delivered: 50, requests: 5, failed_requests: 2 }).execute();
+    await db()
+      .insertInto('route_stats')
+      .values({ route_id: r1, organization_id: orgA, hour, matched: 8, sampled_out: 1, copies: 7 })
+      .execute();
+    await db()
+      .insertInto('route_stats')
+      .values({
+        route_id: r1,
+        organization_id: orgA,
+        hour: new Date(hour.getTime() - 30 * HOUR),
+        matched: 100,
+        sampled_out: 0,
+        copies: 0,
+      })
+      .execute();
+    await db()
+      .insertInto('destination_stats')
+      .values({ destination_id: destGlobal, hour, delivered: 50, requests: 5, failed_requests: 2 })
+      .execute();
     const ledger = (organization_id: number, outcome: string, count: number, destination_id = '', reason = '') => ({
       organization_id,
       integration_id: organization_id === orgA ? intCustom : intB,
@@ -231,7 +317,12 @@ describe('topology and flow', () => {
     });
     await db()
       .insertInto('ledger')
-      .values([ledger(orgA, 'delivered', 7, destGlobal), ledger(orgB, 'delivered', 43, destGlobal), ledger(orgA, 'filtered', 1, '', 'no_route'), ledger(orgA, 'dead_lettered', 2, destGlobal, 'rejected')])
+      .values([
+        ledger(orgA, 'delivered', 7, destGlobal),
+        ledger(orgB, 'delivered', 43, destGlobal),
+        ledger(orgA, 'filtered', 1, '', 'no_route'),
+        ledger(orgA, 'dead_lettered', 2, destGlobal, 'rejected'),
+      ])
       .execute();
     const res = await call(viewerA, 'GET', `${BASE}/flow?hours=6`);
     expect(res.statusCode, res.body).toBe(200);
@@ -242,9 +333,19 @@ describe('topology and flow', () => {
     expect(node(`route:${r1}`).counters).toEqual({ matched: 8, sampled_out: 1 });
     // A global destination shows only this organization's deliveries to an organization caller.
     expect(node(`destination:${destGlobal}`).counters).toEqual({ delivered: 7, dead_lettered: 2 });
-    expect(body.totals).toEqual({ events_in: 15, quarantined: 2, filtered: { no_route: 1 }, delivered: 7, dead_lettered: 2 });
+    expect(body.totals).toEqual({
+      events_in: 15,
+      quarantined: 2,
+      filtered: { no_route: 1 },
+      delivered: 7,
+      dead_lettered: 2,
+    });
     const platform = (await call(root, 'GET', `${BASE}/flow`)).json<{ nodes: Json[] }>();
-    expect(platform.nodes.find((n) => n.id === `destination:${destGlobal}`)!.counters).toEqual({ delivered: 50, dead_lettered: 2, failed_requests: 2 });
+    expect(platform.nodes.find((n) => n.id === `destination:${destGlobal}`)!.counters).toEqual({
+      delivered: 50,
+      dead_lettered: 2,
+      failed_requests: 2,
+    });
     expect((await call(viewerA, 'GET', `${BASE}/flow?hours=169`)).statusCode).toBe(422);
   });
 });
@@ -267,9 +368,24 @@ describe('health and metrics', () => {
       window_hours: 24,
       destinations: [{ id: destA, name: 'siem', enabled: true, breaker_state: 'closed', dlq_count: 0 }],
     });
-    await db().insertInto('route_stats').values({ route_id: id, organization_id: orgA, hour: thisHour(), matched: 3, sampled_out: 0, copies: 3 }).execute();
+    await db()
+      .insertInto('route_stats')
+      .values({ route_id: id, organization_id: orgA, hour: thisHour(), matched: 3, sampled_out: 0, copies: 3 })
+      .execute();
     expect((await health()).status).toBe('healthy');
-    const dlq = { id: newId(), destination_id: destA, organization_id: orgA, integration_id: intCustom, stream: 'events', event_id: 'e', delivery_batch_id: 'b', event: '{}', error_kind: 'rejected', reason: 'x', attempts: 1 };
+    const dlq = {
+      id: newId(),
+      destination_id: destA,
+      organization_id: orgA,
+      integration_id: intCustom,
+      stream: 'events',
+      event_id: 'e',
+      delivery_batch_id: 'b',
+      event: '{}',
+      error_kind: 'rejected',
+      reason: 'x',
+      attempts: 1,
+    };
     await db().insertInto('dlq_events').values(dlq).execute();
     expect(await health()).toMatchObject({ status: 'degraded', destinations: [{ dlq_count: 1 }] });
     await db().insertInto('destination_state').values({ destination_id: destA, breaker_state: 'open' }).execute();
@@ -285,8 +401,22 @@ describe('health and metrics', () => {
       .insertInto('route_stats')
       .values([
         { route_id: id, organization_id: orgA, hour, matched: 5, sampled_out: 1, copies: 4 },
-        { route_id: id, organization_id: orgA, hour: new Date(hour.getTime() - 2 * HOUR), matched: 2, sampled_out: 0, copies: 2 },
-        { route_id: id, organization_id: orgA, hour: new Date(hour.getTime() - 5 * HOUR), matched: 9, sampled_out: 0, copies: 9 },
+        {
+          route_id: id,
+          organization_id: orgA,
+          hour: new Date(hour.getTime() - 2 * HOUR),
+          matched: 2,
+          sampled_out: 0,
+          copies: 2,
+        },
+        {
+          route_id: id,
+          organization_id: orgA,
+          hour: new Date(hour.getTime() - 5 * HOUR),
+          matched: 9,
+          sampled_out: 0,
+          copies: 9,
+        },
       ])
       .execute();
     const res = await call(viewerA, 'GET', `${BASE}/${id}/metrics?hours=3`);

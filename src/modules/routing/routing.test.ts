@@ -19,14 +19,32 @@ type Json = Record<string, unknown>;
 const BASE = '/api/collectors/routes';
 
 function call(who: Principal, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) {
-  return t.app.inject({ method, url, headers: who.headers, ...(payload !== undefined ? { payload: payload as Json } : {}) });
+  return t.app.inject({
+    method,
+    url,
+    headers: who.headers,
+    ...(payload !== undefined ? { payload: payload as Json } : {}),
+  });
 }
 
 async function destination(organizationId: number | null, name: string): Promise<string> {
   const id = newId();
   await t.container.database.db
     .insertInto('destinations')
-    .values({ id, organization_id: organizationId, name, type: 'http', config: JSON.stringify({ url: 'http://127.0.0.1:9/' }), delivery: '{}', disabled_reason: null, credential: null, credential_key_id: null, credential_updated_at: null, shadow_destination_id: null, created_by: null })
+    .values({
+      id,
+      organization_id: organizationId,
+      name,
+      type: 'http',
+      config: JSON.stringify({ url: 'http://127.0.0.1:9/' }),
+      delivery: '{}',
+      disabled_reason: null,
+      credential: null,
+      credential_key_id: null,
+      credential_updated_at: null,
+      shadow_destination_id: null,
+      created_by: null,
+    })
     .execute();
   return id;
 }
@@ -38,7 +56,12 @@ async function create(who: Principal, body: Json): Promise<Json> {
 }
 
 async function positions(organizationId: number): Promise<string[]> {
-  const rows = await t.container.database.db.selectFrom('routes').select(['name']).where('organization_id', '=', organizationId).orderBy('position').execute();
+  const rows = await t.container.database.db
+    .selectFrom('routes')
+    .select(['name'])
+    .where('organization_id', '=', organizationId)
+    .orderBy('position')
+    .execute();
   return rows.map((r) => r.name);
 }
 
@@ -62,7 +85,11 @@ beforeEach(async () => {
 
 describe('create, read, list', () => {
   it('creates a route with defaults, version 1, and reads it back', async () => {
-    const body = await create(adminA, { name: ' Auth events ', condition: { field: 'class_uid', op: 'eq', value: 3002 }, destination_ids: [destA, destGlobal] });
+    const body = await create(adminA, {
+      name: ' Auth events ',
+      condition: { field: 'class_uid', op: 'eq', value: 3002 },
+      destination_ids: [destA, destGlobal],
+    });
     expect(body).toEqual({
       id: expect.any(String),
       organization_id: orgA,
@@ -81,9 +108,18 @@ describe('create, read, list', () => {
     const got = await call(viewerA, 'GET', `${BASE}/${body.id as string}`);
     expect(got.statusCode).toBe(200);
     expect(got.json()).toEqual(body);
-    const versions = await t.container.database.db.selectFrom('route_versions').selectAll().where('route_id', '=', body.id as string).execute();
+    const versions = await t.container.database.db
+      .selectFrom('route_versions')
+      .selectAll()
+      .where('route_id', '=', body.id as string)
+      .execute();
     expect(versions).toHaveLength(1);
-    expect(versions[0]!.definition).toMatchObject({ name: 'Auth events', destination_ids: [destA, destGlobal], final: true, condition: body.condition });
+    expect(versions[0]!.definition).toMatchObject({
+      name: 'Auth events',
+      destination_ids: [destA, destGlobal],
+      final: true,
+      condition: body.condition,
+    });
   });
 
   it('stores a null condition as SQL null, and inserts at a position', async () => {
@@ -92,13 +128,22 @@ describe('create, read, list', () => {
     const first = await create(adminA, { name: 'zero', destination_ids: [], position: 1 });
     await create(adminA, { name: 'last', destination_ids: [], position: 99 });
     expect(await positions(orgA)).toEqual(['zero', 'one', 'two', 'last']);
-    const row = await t.container.database.db.selectFrom('routes').select('condition').where('id', '=', first.id as string).executeTakeFirstOrThrow();
+    const row = await t.container.database.db
+      .selectFrom('routes')
+      .select('condition')
+      .where('id', '=', first.id as string)
+      .executeTakeFirstOrThrow();
     expect(row.condition).toBeNull();
     const list = (await call(viewerA, 'GET', BASE)).json<Json[]>();
-    expect(list.map((r) => [r.name, r.position])).toEqual([['zero', 1], ['one', 2], ['two', 3], ['last', 4]]);
+    expect(list.map((r) => [r.name, r.position])).toEqual([
+      ['zero', 1],
+      ['one', 2],
+      ['two', 3],
+      ['last', 4],
+    ]);
   });
 
-  it('lists only the caller\'s organizations; a platform caller filters with organization_id or org_id', async () => {
+  it("lists only the caller's organizations; a platform caller filters with organization_id or org_id", async () => {
     await create(adminA, { name: 'a', destination_ids: [] });
     await create(adminB, { name: 'b', destination_ids: [] });
     expect((await call(adminA, 'GET', BASE)).json<Json[]>().map((r) => r.name)).toEqual(['a']);
@@ -111,7 +156,9 @@ describe('create, read, list', () => {
     const res = await call(root, 'POST', BASE, { name: 'x', destination_ids: [] });
     expect(res.statusCode).toBe(422);
     expect(res.json<Json>().detail).toMatch(/organization_id/);
-    expect((await call(adminA, 'POST', BASE, { name: 'x', destination_ids: [], organization_id: orgB })).statusCode).toBe(404);
+    expect(
+      (await call(adminA, 'POST', BASE, { name: 'x', destination_ids: [], organization_id: orgB })).statusCode,
+    ).toBe(404);
     expect((await create(root, { name: 'x', destination_ids: [], organization_id: orgB })).organization_id).toBe(orgB);
   });
 
@@ -119,25 +166,39 @@ describe('create, read, list', () => {
     const res = await call(adminA, 'POST', BASE, {
       name: 'bad',
       destination_ids: [destA, destA],
-      condition: { all: [{ field: 'class_uid', op: 'eq', value: 1 }, { field: 'message', op: 'regex', value: '(a' }] },
+      condition: {
+        all: [
+          { field: 'class_uid', op: 'eq', value: 1 },
+          { field: 'message', op: 'regex', value: '(a' },
+        ],
+      },
       transforms: [{ type: 'sample', rate: 0 }],
     });
     expect(res.statusCode).toBe(422);
-    const body = res.json<{ detail: string; error: { code: string; details: { errors: { path: string; message: string }[] } } }>();
+    const body = res.json<{
+      detail: string;
+      error: { code: string; details: { errors: { path: string; message: string }[] } };
+    }>();
     expect(body.error.code).toBe('route.invalid_definition');
     expect(body.detail).toMatch(/^condition\.all\[1\]\.value: /);
-    expect(body.error.details.errors.map((e) => e.path)).toEqual(['condition.all[1].value', 'transforms[0].rate', 'destination_ids[1]']);
+    expect(body.error.details.errors.map((e) => e.path)).toEqual([
+      'condition.all[1].value',
+      'transforms[0].rate',
+      'destination_ids[1]',
+    ]);
     expect(await positions(orgA)).toEqual([]);
   });
 
-  it('refuses unknown destinations and other organizations\' alike; names are unique per organization', async () => {
+  it("refuses unknown destinations and other organizations' alike; names are unique per organization", async () => {
     const other = await call(adminA, 'POST', BASE, { name: 'x', destination_ids: [destA, destB] });
     const unknown = await call(adminA, 'POST', BASE, { name: 'x', destination_ids: [destA, 'no-such-destination'] });
     for (const res of [other, unknown]) {
       expect(res.statusCode).toBe(422);
       expect(res.json<{ error: { code: string } }>().error.code).toBe('route.unknown_destination');
     }
-    expect(other.json<{ detail: string }>().detail.replace(destB, 'ID')).toBe(unknown.json<{ detail: string }>().detail.replace('no-such-destination', 'ID'));
+    expect(other.json<{ detail: string }>().detail.replace(destB, 'ID')).toBe(
+      unknown.json<{ detail: string }>().detail.replace('no-such-destination', 'ID'),
+    );
     await create(adminA, { name: 'Same', destination_ids: [] });
     const dup = await call(adminA, 'POST', BASE, { name: 'same', destination_ids: [] });
     expect(dup.statusCode).toBe(409);
@@ -145,13 +206,18 @@ describe('create, read, list', () => {
     await create(adminB, { name: 'same', destination_ids: [] });
   });
 
-  it('scope: another organization\'s route is 404; a viewer reads but cannot write', async () => {
+  it("scope: another organization's route is 404; a viewer reads but cannot write", async () => {
     const r = await create(adminA, { name: 'a', destination_ids: [] });
     const url = `${BASE}/${r.id as string}`;
-    for (const [method, payload] of [['GET', undefined], ['PUT', { name: 'b' }], ['DELETE', undefined]] as const) {
+    for (const [method, payload] of [
+      ['GET', undefined],
+      ['PUT', { name: 'b' }],
+      ['DELETE', undefined],
+    ] as const) {
       expect((await call(adminB, method, url, payload)).statusCode).toBe(404);
     }
-    for (const sub of ['/health', '/metrics', '/audit']) expect((await call(adminB, 'GET', `${url}${sub}`)).statusCode).toBe(404);
+    for (const sub of ['/health', '/metrics', '/audit'])
+      expect((await call(adminB, 'GET', `${url}${sub}`)).statusCode).toBe(404);
     expect((await call(adminB, 'POST', `${url}/rollback`, { version: 1 })).statusCode).toBe(404);
     expect((await call(viewerA, 'GET', url)).statusCode).toBe(200);
     expect((await call(viewerA, 'PUT', url, { name: 'b' })).statusCode).toBe(403);
@@ -168,15 +234,33 @@ describe('edit, versions, rollback, delete', () => {
     expect(same.version).toBe(1);
     expect(same.updated_at).toBe(r.updated_at);
     await new Promise((resolve) => setTimeout(resolve, 5));
-    const res = await call(adminA, 'PUT', url, { condition: { field: 'severity_id', op: 'gte', value: 4 }, destination_ids: [destA, destA2], final: false, comment: 'high only' });
+    const res = await call(adminA, 'PUT', url, {
+      condition: { field: 'severity_id', op: 'gte', value: 4 },
+      destination_ids: [destA, destA2],
+      final: false,
+      comment: 'high only',
+    });
     expect(res.statusCode, res.body).toBe(200);
     const v2 = res.json<Json>();
-    expect(v2).toMatchObject({ version: 2, final: false, destination_ids: [destA, destA2], condition: { field: 'severity_id', op: 'gte', value: 4 } });
+    expect(v2).toMatchObject({
+      version: 2,
+      final: false,
+      destination_ids: [destA, destA2],
+      condition: { field: 'severity_id', op: 'gte', value: 4 },
+    });
     expect(Date.parse(v2.updated_at as string)).toBeGreaterThan(Date.parse(r.updated_at as string));
-    const version = await t.container.database.db.selectFrom('route_versions').selectAll().where('route_id', '=', r.id as string).where('version', '=', 2).executeTakeFirstOrThrow();
+    const version = await t.container.database.db
+      .selectFrom('route_versions')
+      .selectAll()
+      .where('route_id', '=', r.id as string)
+      .where('version', '=', 2)
+      .executeTakeFirstOrThrow();
     expect(version.comment).toBe('high only');
     // Back to matching everything.
-    expect((await call(adminA, 'PUT', url, { condition: null })).json<Json>()).toMatchObject({ version: 3, condition: null });
+    expect((await call(adminA, 'PUT', url, { condition: null })).json<Json>()).toMatchObject({
+      version: 3,
+      condition: null,
+    });
     const bad = await call(adminA, 'PUT', url, { destination_ids: [destB] });
     expect(bad.json<{ error: { code: string } }>().error.code).toBe('route.unknown_destination');
     const invalid = await call(adminA, 'PUT', url, { transforms: [{ type: 'keep_fields', fields: [] }] });
@@ -185,12 +269,25 @@ describe('edit, versions, rollback, delete', () => {
   });
 
   it('rollback gives an earlier definition as a new version; 409 when already current; 404 unknown version', async () => {
-    const r = await create(adminA, { name: 'r', destination_ids: [destA], condition: { field: 'class_uid', op: 'eq', value: 1 } });
+    const r = await create(adminA, {
+      name: 'r',
+      destination_ids: [destA],
+      condition: { field: 'class_uid', op: 'eq', value: 1 },
+    });
     const url = `${BASE}/${r.id as string}`;
-    await call(adminA, 'PUT', url, { name: 'renamed', condition: { field: 'class_uid', op: 'eq', value: 2 }, enabled: false });
+    await call(adminA, 'PUT', url, {
+      name: 'renamed',
+      condition: { field: 'class_uid', op: 'eq', value: 2 },
+      enabled: false,
+    });
     const back = await call(adminA, 'POST', `${url}/rollback`, { version: 1 });
     expect(back.statusCode, back.body).toBe(200);
-    expect(back.json<Json>()).toMatchObject({ version: 3, name: 'r', enabled: true, condition: { field: 'class_uid', op: 'eq', value: 1 } });
+    expect(back.json<Json>()).toMatchObject({
+      version: 3,
+      name: 'r',
+      enabled: true,
+      condition: { field: 'class_uid', op: 'eq', value: 1 },
+    });
     const again = await call(adminA, 'POST', `${url}/rollback`, { version: 1 });
     expect(again.statusCode).toBe(409);
     expect(again.json<{ error: { code: string } }>().error.code).toBe('route.already_current');
@@ -202,7 +299,8 @@ describe('edit, versions, rollback, delete', () => {
 
   it('position moves shift the others; delete re-densifies', async () => {
     const ids: string[] = [];
-    for (const name of ['a', 'b', 'c', 'd']) ids.push((await create(adminA, { name, destination_ids: [] })).id as string);
+    for (const name of ['a', 'b', 'c', 'd'])
+      ids.push((await create(adminA, { name, destination_ids: [] })).id as string);
     const moved = await call(adminA, 'PUT', `${BASE}/${ids[3]!}`, { position: 2 });
     expect(moved.json<Json>()).toMatchObject({ position: 2, version: 1 });
     expect(await positions(orgA)).toEqual(['a', 'd', 'b', 'c']);
@@ -211,13 +309,20 @@ describe('edit, versions, rollback, delete', () => {
     const del = await call(adminA, 'DELETE', `${BASE}/${ids[1]!}`);
     expect(del.statusCode).toBe(204);
     expect(del.body).toBe('');
-    const rows = await t.container.database.db.selectFrom('routes').select(['name', 'position']).where('organization_id', '=', orgA).orderBy('position').execute();
+    const rows = await t.container.database.db
+      .selectFrom('routes')
+      .select(['name', 'position'])
+      .where('organization_id', '=', orgA)
+      .orderBy('position')
+      .execute();
     expect(rows).toEqual([
       { name: 'd', position: 1 },
       { name: 'c', position: 2 },
       { name: 'a', position: 3 },
     ]);
-    expect(await t.container.database.db.selectFrom('route_versions').select('id').where('route_id', '=', ids[1]!).execute()).toEqual([]);
+    expect(
+      await t.container.database.db.selectFrom('route_versions').select('id').where('route_id', '=', ids[1]!).execute(),
+    ).toEqual([]);
   });
 
   it('the audit trail of a route lists its changes newest first', async () => {
@@ -232,7 +337,12 @@ describe('edit, versions, rollback, delete', () => {
       ['routes.update', 'success'],
       ['routes.create', 'success'],
     ]);
-    expect(page.items[1]).toMatchObject({ target_type: 'routes', target_id: r.id, organization_id: orgA, details: { version: 2, changed: ['description'] } });
+    expect(page.items[1]).toMatchObject({
+      target_type: 'routes',
+      target_id: r.id,
+      organization_id: orgA,
+      details: { version: 2, changed: ['description'] },
+    });
     const failed = (await call(viewerA, 'GET', `${url}/audit?outcome=failed`)).json<{ total: number }>();
     expect(failed.total).toBe(1);
   });
@@ -248,12 +358,28 @@ describe('reorder', () => {
   });
 
   it('sets the order from the complete list and answers it', async () => {
-    const before = await t.container.database.db.selectFrom('routes').select(['id', 'updated_at']).where('organization_id', '=', orgA).execute();
+    const before = await t.container.database.db
+      .selectFrom('routes')
+      .select(['id', 'updated_at'])
+      .where('organization_id', '=', orgA)
+      .execute();
     await new Promise((resolve) => setTimeout(resolve, 5));
     const res = await call(adminA, 'POST', `${BASE}/reorder`, { route_ids: [ids[2], ids[1], ids[0]] });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json<Json[]>().map((r) => [r.name, r.position])).toEqual([['c', 1], ['b', 2], ['a', 3]]);
-    const after = new Map((await t.container.database.db.selectFrom('routes').select(['id', 'updated_at']).where('organization_id', '=', orgA).execute()).map((r) => [r.id, r.updated_at.getTime()]));
+    expect(res.json<Json[]>().map((r) => [r.name, r.position])).toEqual([
+      ['c', 1],
+      ['b', 2],
+      ['a', 3],
+    ]);
+    const after = new Map(
+      (
+        await t.container.database.db
+          .selectFrom('routes')
+          .select(['id', 'updated_at'])
+          .where('organization_id', '=', orgA)
+          .execute()
+      ).map((r) => [r.id, r.updated_at.getTime()]),
+    );
     const old = new Map(before.map((r) => [r.id, r.updated_at.getTime()]));
     expect(after.get(ids[1]!)).toBe(old.get(ids[1]!)); // b did not move
     expect(after.get(ids[0]!)).toBeGreaterThan(old.get(ids[0]!)!);

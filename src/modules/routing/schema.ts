@@ -2,7 +2,8 @@ import { Type, type TSchema } from 'typebox';
 import { OffsetQuery, Timestamp } from '../../platform/http/schemas.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
-const Id = (description?: string) => Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
+const Id = (description?: string) =>
+  Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
 
 export const MAX_DESTINATIONS_PER_ROUTE = 50;
 export const MAX_DRY_RUN_EVENTS = 1000;
@@ -29,7 +30,8 @@ const Transforms = Type.Unknown({
 });
 const DestinationIds = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
   maxItems: MAX_DESTINATIONS_PER_ROUTE,
-  description: 'Destinations of the route\'s organization, or global ones. Empty: matching events are dropped on purpose.',
+  description:
+    "Destinations of the route's organization, or global ones. Empty: matching events are dropped on purpose.",
 });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Description = Type.String({ maxLength: 2000 });
@@ -49,7 +51,9 @@ export const Route = Type.Object(
     final: Type.Boolean({ description: 'true: a match stops evaluation; false: later routes may match too (fan-out)' }),
     version: Type.Integer({ description: 'Moves on every change of the definition (not on a reorder)' }),
     created_at: Timestamp(),
-    updated_at: Timestamp({ description: 'Moves on every change, reorders included; dispatchers reload at their next cycle' }),
+    updated_at: Timestamp({
+      description: 'Moves on every change, reorders included; dispatchers reload at their next cycle',
+    }),
   },
   { description: 'A route: which events (condition) go where (destinations), after which transforms' },
 );
@@ -57,20 +61,27 @@ export const Route = Type.Object(
 export const RouteList = Type.Array(Route);
 
 export const ListQuery = Type.Object({
-  organization_id: Type.Optional(Id('Only this organization\'s routes (alias: org_id)')),
+  organization_id: Type.Optional(Id("Only this organization's routes (alias: org_id)")),
 });
 
 export const CreateBody = Type.Object(
   {
     name: Name,
-    organization_id: Type.Optional(Id('Required with platform scope or several organizations; default: your only organization')),
+    organization_id: Type.Optional(
+      Id('Required with platform scope or several organizations; default: your only organization'),
+    ),
     description: Type.Optional(Description),
     enabled: Type.Optional(Type.Boolean({ default: true })),
     condition: Type.Optional(Condition),
     transforms: Type.Optional(Transforms),
     destination_ids: DestinationIds,
     final: Type.Optional(Type.Boolean({ default: true })),
-    position: Type.Optional(Type.Integer({ minimum: 1, description: 'Where to insert (later routes move down); default and beyond the end: last' })),
+    position: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: 'Where to insert (later routes move down); default and beyond the end: last',
+      }),
+    ),
     comment: Type.Optional(Comment),
   },
   { additionalProperties: false },
@@ -85,7 +96,9 @@ export const UpdateBody = Type.Object(
     transforms: Type.Optional(Transforms),
     destination_ids: Type.Optional(DestinationIds),
     final: Type.Optional(Type.Boolean()),
-    position: Type.Optional(Type.Integer({ minimum: 1, description: 'Move the route there (others shift); beyond the end: last' })),
+    position: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Move the route there (others shift); beyond the end: last' }),
+    ),
     comment: Type.Optional(Comment),
   },
   { additionalProperties: false, description: 'Any subset of the editable fields' },
@@ -93,7 +106,7 @@ export const UpdateBody = Type.Object(
 
 export const ReorderBody = Type.Object(
   {
-    organization_id: Type.Optional(Id('The organization whose routes these are (default: the routes\' own)')),
+    organization_id: Type.Optional(Id("The organization whose routes these are (default: the routes' own)")),
     route_ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
       minItems: 1,
       maxItems: 1000,
@@ -105,7 +118,10 @@ export const ReorderBody = Type.Object(
 
 export const RollbackBody = Type.Object(
   {
-    version: Type.Integer({ minimum: 1, description: 'The version whose definition becomes the route\'s again, as a new version' }),
+    version: Type.Integer({
+      minimum: 1,
+      description: "The version whose definition becomes the route's again, as a new version",
+    }),
     comment: Type.Optional(Comment),
   },
   { additionalProperties: false },
@@ -113,12 +129,19 @@ export const RollbackBody = Type.Object(
 
 export const AuditQuery = Type.Object({
   ...OffsetQuery,
-  outcome: Type.Optional(Type.Union([Type.Literal('success'), Type.Literal('failed'), Type.Literal('denied'), Type.Literal('error')])),
+  outcome: Type.Optional(
+    Type.Union([Type.Literal('success'), Type.Literal('failed'), Type.Literal('denied'), Type.Literal('error')]),
+  ),
 });
 
 export const WindowQuery = Type.Object({
   hours: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: MAX_WINDOW_HOURS, default: DEFAULT_WINDOW_HOURS, description: `Window in hours, up to ${MAX_WINDOW_HOURS}` }),
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_WINDOW_HOURS,
+      default: DEFAULT_WINDOW_HOURS,
+      description: `Window in hours, up to ${MAX_WINDOW_HOURS}`,
+    }),
   ),
 });
 
@@ -135,7 +158,9 @@ export const TopologyQuery = Type.Object({
 
 const DraftRoute = Type.Object(
   {
-    id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Echoed in the results (default: draft-1, draft-2...)' })),
+    id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'Echoed in the results (default: draft-1, draft-2...)' }),
+    ),
     name: Type.Optional(Name),
     enabled: Type.Optional(Type.Boolean({ default: true })),
     condition: Type.Optional(Condition),
@@ -160,18 +185,25 @@ export const DryRunBody = Type.Object(
     routes: Type.Optional(
       Type.Array(DraftRoute, {
         maxItems: MAX_DRY_RUN_ROUTES,
-        description: 'Draft routes, in evaluation order, tried instead of the organization\'s saved enabled routes',
+        description: "Draft routes, in evaluation order, tried instead of the organization's saved enabled routes",
       }),
     ),
   },
   { additionalProperties: false },
 );
 
-const FilterReason = Type.Union([Type.Literal('no_route'), Type.Literal('sampled_out'), Type.Literal('dropped_by_route'), Type.Literal('destination_disabled')]);
+const FilterReason = Type.Union([
+  Type.Literal('no_route'),
+  Type.Literal('sampled_out'),
+  Type.Literal('dropped_by_route'),
+  Type.Literal('destination_disabled'),
+]);
 
 export const DryRunResult = Type.Object({
   organization_id: Type.Integer(),
-  source: Type.Union([Type.Literal('saved'), Type.Literal('draft')], { description: 'saved: the organization\'s enabled routes; draft: the routes given' }),
+  source: Type.Union([Type.Literal('saved'), Type.Literal('draft')], {
+    description: "saved: the organization's enabled routes; draft: the routes given",
+  }),
   routes: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), position: Type.Integer() })),
   destinations: Type.Array(
     Type.Object({
@@ -179,7 +211,10 @@ export const DryRunResult = Type.Object({
       name: Nullable(Type.String()),
       known: Type.Boolean({ description: 'false: unknown, deleted or not usable by the organization' }),
       enabled: Type.Boolean(),
-      would_receive: Type.Boolean({ description: 'The dispatcher would write copies for it now (known and enabled, or stopped by a revoked credential)' }),
+      would_receive: Type.Boolean({
+        description:
+          'The dispatcher would write copies for it now (known and enabled, or stopped by a revoked credential)',
+      }),
     }),
   ),
   results: Type.Array(
@@ -192,7 +227,9 @@ export const DryRunResult = Type.Object({
         Type.Object({
           destination_id: Type.String(),
           route_id: Type.String(),
-          event: Type.Unknown({ description: 'The OCSF event the destination would receive, after the route\'s transforms' }),
+          event: Type.Unknown({
+            description: "The OCSF event the destination would receive, after the route's transforms",
+          }),
         }),
       ),
     }),
@@ -201,7 +238,9 @@ export const DryRunResult = Type.Object({
     events: Type.Integer(),
     routed: Type.Integer({ description: 'Events with at least one copy for a destination that would receive it' }),
     copies: Type.Integer(),
-    filtered: Type.Record(Type.String(), Type.Integer(), { description: 'no_route, sampled_out, dropped_by_route, destination_disabled' }),
+    filtered: Type.Record(Type.String(), Type.Integer(), {
+      description: 'no_route, sampled_out, dropped_by_route, destination_disabled',
+    }),
     matched: Type.Record(Type.String(), Type.Integer(), { description: 'Per route id' }),
     sampled_out: Type.Record(Type.String(), Type.Integer(), { description: 'Per route id' }),
     per_destination: Type.Record(Type.String(), Type.Integer(), { description: 'Copies per destination id' }),
@@ -211,8 +250,16 @@ export const DryRunResult = Type.Object({
 // ---- topology, flow, health, metrics ----
 
 const Node = Type.Object({
-  id: Type.String({ description: 'kind:ref (mapping nodes are per organization: mapping:<org>:<definition id or unmapped:platform:stream>)' }),
-  kind: Type.Union([Type.Literal('integration'), Type.Literal('mapping'), Type.Literal('route'), Type.Literal('destination')]),
+  id: Type.String({
+    description:
+      'kind:ref (mapping nodes are per organization: mapping:<org>:<definition id or unmapped:platform:stream>)',
+  }),
+  kind: Type.Union([
+    Type.Literal('integration'),
+    Type.Literal('mapping'),
+    Type.Literal('route'),
+    Type.Literal('destination'),
+  ]),
   label: Type.String(),
   status: Type.String({
     description:
@@ -228,7 +275,10 @@ export const Topology = Type.Object({ nodes: Type.Array(Node), edges: Type.Array
 
 export const Flow = Type.Object({
   window_hours: Type.Integer(),
-  from: Timestamp({ description: 'Start of the window (hourly counters); daily counters (integrations, mappings, filtered) cover the UTC days it touches' }),
+  from: Timestamp({
+    description:
+      'Start of the window (hourly counters); daily counters (integrations, mappings, filtered) cover the UTC days it touches',
+  }),
   nodes: Type.Array(
     Type.Object({
       ...Node.properties,
@@ -251,11 +301,20 @@ export const Flow = Type.Object({
 
 export const Health = Type.Object({
   route_id: Type.String(),
-  status: Type.Union([Type.Literal('disabled'), Type.Literal('idle'), Type.Literal('unhealthy'), Type.Literal('degraded'), Type.Literal('healthy')], {
-    description:
-      'disabled: the route is off; idle: nothing matched in the window (not a fault); unhealthy: a destination is missing, ' +
-      'disabled or its breaker open; degraded: a destination dead-lettered events of the organization in the window',
-  }),
+  status: Type.Union(
+    [
+      Type.Literal('disabled'),
+      Type.Literal('idle'),
+      Type.Literal('unhealthy'),
+      Type.Literal('degraded'),
+      Type.Literal('healthy'),
+    ],
+    {
+      description:
+        'disabled: the route is off; idle: nothing matched in the window (not a fault); unhealthy: a destination is missing, ' +
+        'disabled or its breaker open; degraded: a destination dead-lettered events of the organization in the window',
+    },
+  ),
   matched: Type.Integer(),
   sampled_out: Type.Integer(),
   window_hours: Type.Integer(),
@@ -265,7 +324,7 @@ export const Health = Type.Object({
       name: Nullable(Type.String({ description: 'null when the destination no longer exists' })),
       enabled: Type.Boolean(),
       breaker_state: Type.String({ description: 'closed, open, half_open' }),
-      dlq_count: Type.Integer({ description: 'Events of the route\'s organization dead-lettered in the window' }),
+      dlq_count: Type.Integer({ description: "Events of the route's organization dead-lettered in the window" }),
     }),
   ),
 });
@@ -279,4 +338,3 @@ export const MetricsSeries = Type.Array(
   }),
   { description: 'One point per hour of the window, oldest first, zeros included' },
 );
-

@@ -18,7 +18,15 @@ import { routeNameTaken, type RouteDefinition, type RouteRow, type RoutingStore 
 /** The audit target type of route operations (the family name, as the unit of work derives it). */
 export const AUDIT_TARGET_TYPE = 'routes';
 const LAST_POSITION = 2_147_483_647;
-const DEFINITION_FIELDS = ['name', 'description', 'enabled', 'condition', 'transforms', 'destination_ids', 'final'] as const;
+const DEFINITION_FIELDS = [
+  'name',
+  'description',
+  'enabled',
+  'condition',
+  'transforms',
+  'destination_ids',
+  'final',
+] as const;
 
 export interface CreateInput {
   name: string;
@@ -78,12 +86,18 @@ export function assertValidParts(problems: RouteProblem[]): void {
   const first = problems[0];
   if (!first) return;
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})` : '';
-  throw new AppError('route.invalid_definition', { detail: `${first.path}: ${first.message}${more}`, details: { errors: problems } });
+  throw new AppError('route.invalid_definition', {
+    detail: `${first.path}: ${first.message}${more}`,
+    details: { errors: problems },
+  });
 }
 
 function cleanName(name: string): string {
   const trimmed = name.trim();
-  if (!trimmed) throw errors.validation('body/name must not be blank', { errors: [{ location: 'body/name', message: 'must not be blank' }] });
+  if (!trimmed)
+    throw errors.validation('body/name must not be blank', {
+      errors: [{ location: 'body/name', message: 'must not be blank' }],
+    });
   return trimmed;
 }
 
@@ -122,7 +136,11 @@ export function createRoutingService(deps: RoutingServiceDeps) {
   /** Each destination must exist and be the organization's own or global; others are "unknown" alike. */
   async function checkDestinations(organizationId: number, ids: string[]): Promise<void> {
     if (ids.length === 0) return;
-    const usable = new Set((await store.destinations(ids)).filter((d) => d.organization_id === null || d.organization_id === organizationId).map((d) => d.id));
+    const usable = new Set(
+      (await store.destinations(ids))
+        .filter((d) => d.organization_id === null || d.organization_id === organizationId)
+        .map((d) => d.id),
+    );
     const unknown = [...new Set(ids.filter((id) => !usable.has(id)))];
     if (unknown.length === 0) return;
     throw new AppError('route.unknown_destination', {
@@ -135,9 +153,18 @@ export function createRoutingService(deps: RoutingServiceDeps) {
     if (await store.nameExists(organizationId, name, exceptId)) throw routeNameTaken(name);
   }
 
-  async function writeVersion(routeId: string, version: number, definition: RouteDefinition, comment: string, actor: Actor): Promise<void> {
+  async function writeVersion(
+    routeId: string,
+    version: number,
+    definition: RouteDefinition,
+    comment: string,
+    actor: Actor,
+  ): Promise<void> {
     const createdBy = actor.kind === 'user' ? actor.id : null;
-    await store.insertVersion({ id: newId(), route_id: routeId, version, definition, comment, created_by: createdBy }, clock.now());
+    await store.insertVersion(
+      { id: newId(), route_id: routeId, version, definition, comment, created_by: createdBy },
+      clock.now(),
+    );
   }
 
   return {
@@ -173,10 +200,18 @@ export function createRoutingService(deps: RoutingServiceDeps) {
       await store.shift(organizationId, position, count, 1);
       const id = newId();
       const createdBy = actor.kind === 'user' ? actor.id : null;
-      const row = await store.insert({ id, organization_id: organizationId, position, created_by: createdBy, ...definition }, clock.now());
+      const row = await store.insert(
+        { id, organization_id: organizationId, position, created_by: createdBy, ...definition },
+        clock.now(),
+      );
       const comment = input.comment?.trim() ?? '';
       await writeVersion(id, 1, definition, comment, actor);
-      setAuditTarget({ type: AUDIT_TARGET_TYPE, id, organizationId, details: { version: 1, position, comment, definition } });
+      setAuditTarget({
+        type: AUDIT_TARGET_TYPE,
+        id,
+        organizationId,
+        details: { version: 1, position, comment, definition },
+      });
       return routeOut(row);
     },
 
@@ -192,7 +227,12 @@ export function createRoutingService(deps: RoutingServiceDeps) {
       if (input.destination_ids !== undefined) next.destination_ids = input.destination_ids;
       if (input.final !== undefined) next.final = input.final;
       // Field paths are held to the OCSF rule only in the parts this edit writes.
-      assertValidParts(problemsOf(next, { condition: input.condition !== undefined ? 'ocsf' : 'any', transforms: input.transforms !== undefined ? 'ocsf' : 'any' }));
+      assertValidParts(
+        problemsOf(next, {
+          condition: input.condition !== undefined ? 'ocsf' : 'any',
+          transforms: input.transforms !== undefined ? 'ocsf' : 'any',
+        }),
+      );
       const changed = DEFINITION_FIELDS.filter((f) => canonicalJson(before[f]) !== canonicalJson(next[f]));
       if (changed.includes('destination_ids')) await checkDestinations(current.organization_id, next.destination_ids);
       if (changed.includes('name')) await checkName(current.organization_id, next.name, id);
@@ -213,7 +253,14 @@ export function createRoutingService(deps: RoutingServiceDeps) {
       }
       if (Object.keys(patch).length === 0) return routeOut(current);
       const row = await store.update(id, patch, clock.now());
-      setAuditTarget({ details: { version: row.version, changed, ...(patch.position !== undefined ? { position: { from: current.position, to: patch.position } } : {}), ...(changed.length > 0 ? { definition: next } : {}) } });
+      setAuditTarget({
+        details: {
+          version: row.version,
+          changed,
+          ...(patch.position !== undefined ? { position: { from: current.position, to: patch.position } } : {}),
+          ...(changed.length > 0 ? { definition: next } : {}),
+        },
+      });
       return routeOut(row);
     },
 
@@ -241,10 +288,17 @@ export function createRoutingService(deps: RoutingServiceDeps) {
       // field paths were accepted then, and returning to it is the point of a rollback.
       assertValidParts(problemsOf(definition, { condition: 'any', transforms: 'any' }));
       await checkDestinations(current.organization_id, definition.destination_ids);
-      if (definition.name.toLowerCase() !== current.name.toLowerCase()) await checkName(current.organization_id, definition.name, id);
+      if (definition.name.toLowerCase() !== current.name.toLowerCase())
+        await checkName(current.organization_id, definition.name, id);
       const version = current.version + 1;
       const row = await store.update(id, { ...definition, version }, clock.now());
-      await writeVersion(id, version, definition, input.comment?.trim() || `Rollback to version ${target.version}`, actor);
+      await writeVersion(
+        id,
+        version,
+        definition,
+        input.comment?.trim() || `Rollback to version ${target.version}`,
+        actor,
+      );
       setAuditTarget({ details: { from_version: current.version, to_version: target.version, version, definition } });
       return routeOut(row);
     },
@@ -259,12 +313,14 @@ export function createRoutingService(deps: RoutingServiceDeps) {
       const unique = [...new Set(ids)];
       const rows = await store.getMany(unique);
       const outside = rows.filter((r) => !inScope(scope, r.organization_id)).map((r) => r.id);
-      if (outside.length > 0) throw errors.forbidden('A route id names a route outside your scope', { route_ids: outside });
+      if (outside.length > 0)
+        throw errors.forbidden('A route id names a route outside your scope', { route_ids: outside });
       const found = new Set(rows.map((r) => r.id));
       const unknown = unique.filter((id) => !found.has(id));
       if (unknown.length > 0) throw errors.notFound('Route', { route_ids: unknown });
       const orgs = [...new Set(rows.map((r) => r.organization_id))];
-      const organizationId = input.organization_id !== undefined ? await targetOrganization(store, scope, input.organization_id) : orgs[0]!;
+      const organizationId =
+        input.organization_id !== undefined ? await targetOrganization(store, scope, input.organization_id) : orgs[0]!;
       setAuditTarget({ type: AUDIT_TARGET_TYPE, organizationId, details: { route_ids: ids } });
       const foreign = rows.filter((r) => r.organization_id !== organizationId).map((r) => r.id);
       if (foreign.length > 0) {
@@ -279,7 +335,12 @@ export function createRoutingService(deps: RoutingServiceDeps) {
       const missing = order.map((r) => r.id).filter((id) => !given.has(id));
       const duplicates = [...new Set(ids.filter((id, i) => ids.indexOf(id) !== i))];
       if (missing.length > 0 || duplicates.length > 0) {
-        const what = [missing.length > 0 ? `${missing.length} missing` : '', duplicates.length > 0 ? `${duplicates.length} listed twice` : ''].filter(Boolean).join(', ');
+        const what = [
+          missing.length > 0 ? `${missing.length} missing` : '',
+          duplicates.length > 0 ? `${duplicates.length} listed twice` : '',
+        ]
+          .filter(Boolean)
+          .join(', ');
         throw new AppError('route.reorder_incomplete', {
           detail: `Reorder takes every route id of the organization, each once (${what})`,
           details: { missing, duplicates },

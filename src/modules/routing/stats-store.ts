@@ -47,7 +47,9 @@ export interface DestinationNodeRow {
 export function createRoutingStatsStore(db: Kysely<DB>) {
   const q = () => executor(db);
   const orgFilter = (scope: Scope, column: string, organizationId?: number) =>
-    organizationId === undefined ? scoped(scope, column) : sql<SqlBool>`${scoped(scope, column)} and ${sql.ref(column)} = ${organizationId}`;
+    organizationId === undefined
+      ? scoped(scope, column)
+      : sql<SqlBool>`${scoped(scope, column)} and ${sql.ref(column)} = ${organizationId}`;
 
   return {
     async integrations(scope: Scope, organizationId?: number): Promise<IntegrationNodeRow[]> {
@@ -77,7 +79,12 @@ export function createRoutingStatsStore(db: Kysely<DB>) {
         .orderBy('integration_id')
         .orderBy('stream')
         .execute();
-      return rows.map((r) => ({ ...r, events_in: n(r.events_in), normalized: n(r.normalized), quarantined: n(r.quarantined) }));
+      return rows.map((r) => ({
+        ...r,
+        events_in: n(r.events_in),
+        normalized: n(r.normalized),
+        quarantined: n(r.quarantined),
+      }));
     },
 
     /** Mapping definitions of these platforms: built-in ones and those of the organizations in scope. */
@@ -92,7 +99,11 @@ export function createRoutingStatsStore(db: Kysely<DB>) {
     },
 
     /** Destinations with their breaker state: the organizations' own (in scope) and those the given ids name, if global or in scope. */
-    async destinations(scope: Scope, organizationId: number | undefined, referenced: string[]): Promise<DestinationNodeRow[]> {
+    async destinations(
+      scope: Scope,
+      organizationId: number | undefined,
+      referenced: string[],
+    ): Promise<DestinationNodeRow[]> {
       const own = orgFilter(scope, 'd.organization_id', organizationId);
       const named =
         referenced.length === 0
@@ -109,7 +120,10 @@ export function createRoutingStatsStore(db: Kysely<DB>) {
     },
 
     /** matched and sampled_out per route since `from` (hourly rows). */
-    async routeTotals(routeIds: string[], from: Date): Promise<Map<string, { matched: number; sampled_out: number; copies: number }>> {
+    async routeTotals(
+      routeIds: string[],
+      from: Date,
+    ): Promise<Map<string, { matched: number; sampled_out: number; copies: number }>> {
       const out = new Map<string, { matched: number; sampled_out: number; copies: number }>();
       if (routeIds.length === 0) return out;
       const rows = await q()
@@ -124,11 +138,15 @@ export function createRoutingStatsStore(db: Kysely<DB>) {
         .where('hour', '>=', from)
         .groupBy('route_id')
         .execute();
-      for (const r of rows) out.set(r.route_id, { matched: n(r.matched), sampled_out: n(r.sampled_out), copies: n(r.copies) });
+      for (const r of rows)
+        out.set(r.route_id, { matched: n(r.matched), sampled_out: n(r.sampled_out), copies: n(r.copies) });
       return out;
     },
 
-    async routeSeries(routeId: string, from: Date): Promise<{ hour: Date; matched: number; sampled_out: number; copies: number }[]> {
+    async routeSeries(
+      routeId: string,
+      from: Date,
+    ): Promise<{ hour: Date; matched: number; sampled_out: number; copies: number }[]> {
       const rows = await q()
         .selectFrom('route_stats')
         .select(['hour', 'matched', 'sampled_out', 'copies'])
@@ -136,10 +154,18 @@ export function createRoutingStatsStore(db: Kysely<DB>) {
         .where('hour', '>=', from)
         .orderBy('hour')
         .execute();
-      return rows.map((r) => ({ hour: new Date(r.hour), matched: n(r.matched), sampled_out: n(r.sampled_out), copies: n(r.copies) }));
+      return rows.map((r) => ({
+        hour: new Date(r.hour),
+        matched: n(r.matched),
+        sampled_out: n(r.sampled_out),
+        copies: n(r.copies),
+      }));
     },
 
-    async destinationTotals(ids: string[], from: Date): Promise<Map<string, { delivered: number; dead_lettered: number; failed_requests: number }>> {
+    async destinationTotals(
+      ids: string[],
+      from: Date,
+    ): Promise<Map<string, { delivered: number; dead_lettered: number; failed_requests: number }>> {
       const out = new Map<string, { delivered: number; dead_lettered: number; failed_requests: number }>();
       if (ids.length === 0) return out;
       const rows = await q()
@@ -154,12 +180,21 @@ export function createRoutingStatsStore(db: Kysely<DB>) {
         .where('hour', '>=', from)
         .groupBy('destination_id')
         .execute();
-      for (const r of rows) out.set(r.destination_id, { delivered: n(r.delivered), dead_lettered: n(r.dead_lettered), failed_requests: n(r.failed_requests) });
+      for (const r of rows)
+        out.set(r.destination_id, {
+          delivered: n(r.delivered),
+          dead_lettered: n(r.dead_lettered),
+          failed_requests: n(r.failed_requests),
+        });
       return out;
     },
 
     /** The ledger's counts since `sinceDay` for the organizations in scope: filtered by reason, delivered, dead_lettered (net of reprocessing). */
-    async ledgerTotals(scope: Scope, organizationId: number | undefined, sinceDay: string): Promise<{ filtered: Record<string, number>; delivered: number; dead_lettered: number }> {
+    async ledgerTotals(
+      scope: Scope,
+      organizationId: number | undefined,
+      sinceDay: string,
+    ): Promise<{ filtered: Record<string, number>; delivered: number; dead_lettered: number }> {
       const rows = await q()
         .selectFrom('ledger')
         .select((eb) => ['outcome', 'reason', eb.fn.sum<string>('count').as('count')])
@@ -181,7 +216,11 @@ export function createRoutingStatsStore(db: Kysely<DB>) {
     },
 
     /** Delivered and dead-lettered (net of reprocessing) per destination since `sinceDay`, counting the organizations in scope only. */
-    async ledgerByDestination(scope: Scope, organizationId: number | undefined, sinceDay: string): Promise<Map<string, { delivered: number; dead_lettered: number }>> {
+    async ledgerByDestination(
+      scope: Scope,
+      organizationId: number | undefined,
+      sinceDay: string,
+    ): Promise<Map<string, { delivered: number; dead_lettered: number }>> {
       const rows = await q()
         .selectFrom('ledger')
         .select((eb) => ['destination_id', 'outcome', eb.fn.sum<string>('count').as('count')])

@@ -76,7 +76,10 @@ function isUniqueViolation(err: unknown): boolean {
 }
 
 export const routeNameTaken = (name: string) =>
-  new AppError('route.name_taken', { detail: `A route named "${name}" already exists in the organization`, details: { name } });
+  new AppError('route.name_taken', {
+    detail: `A route named "${name}" already exists in the organization`,
+    details: { name },
+  });
 
 /** jsonb columns: SQL null for a null condition (not the JSON literal), text for the rest. */
 function definitionColumns(d: Partial<RouteDefinition>) {
@@ -102,7 +105,10 @@ export function createRoutingStore(db: Kysely<DB>) {
 
   return {
     async list(scope: Scope, organizationId?: number): Promise<RouteRow[]> {
-      let base = q().selectFrom('routes').select([...COLUMNS]).where(scoped(scope, 'routes.organization_id'));
+      let base = q()
+        .selectFrom('routes')
+        .select([...COLUMNS])
+        .where(scoped(scope, 'routes.organization_id'));
       if (organizationId !== undefined) base = base.where('organization_id', '=', organizationId);
       const rows = await base.orderBy('organization_id').orderBy('position').orderBy('id').execute();
       return rows.map(asRow);
@@ -110,13 +116,21 @@ export function createRoutingStore(db: Kysely<DB>) {
 
     /** The route whatever the caller's scope (the service decides 403 or 404). */
     async get(id: string): Promise<RouteRow | undefined> {
-      const row = await q().selectFrom('routes').select([...COLUMNS]).where('id', '=', id).executeTakeFirst();
+      const row = await q()
+        .selectFrom('routes')
+        .select([...COLUMNS])
+        .where('id', '=', id)
+        .executeTakeFirst();
       return row ? asRow(row) : undefined;
     },
 
     async getMany(ids: string[]): Promise<RouteRow[]> {
       if (ids.length === 0) return [];
-      const rows = await q().selectFrom('routes').select([...COLUMNS]).where('id', 'in', ids).execute();
+      const rows = await q()
+        .selectFrom('routes')
+        .select([...COLUMNS])
+        .where('id', 'in', ids)
+        .execute();
       return rows.map(asRow);
     },
 
@@ -135,18 +149,33 @@ export function createRoutingStore(db: Kysely<DB>) {
 
     /** Row lock on the organization until the transaction ends: route writes of one organization queue up. False when it does not exist. */
     async lockOrganization(organizationId: number): Promise<boolean> {
-      const row = await q().selectFrom('organizations').select('id').where('id', '=', organizationId).forUpdate().executeTakeFirst();
+      const row = await q()
+        .selectFrom('organizations')
+        .select('id')
+        .where('id', '=', organizationId)
+        .forUpdate()
+        .executeTakeFirst();
       return row !== undefined;
     },
 
     async organizationExists(organizationId: number): Promise<boolean> {
-      const row = await q().selectFrom('organizations').select('id').where('id', '=', organizationId).executeTakeFirst();
+      const row = await q()
+        .selectFrom('organizations')
+        .select('id')
+        .where('id', '=', organizationId)
+        .executeTakeFirst();
       return row !== undefined;
     },
 
     /** Ids of the organization's routes in position order. */
     async idsInOrder(organizationId: number): Promise<{ id: string; position: number }[]> {
-      return q().selectFrom('routes').select(['id', 'position']).where('organization_id', '=', organizationId).orderBy('position').orderBy('id').execute();
+      return q()
+        .selectFrom('routes')
+        .select(['id', 'position'])
+        .where('organization_id', '=', organizationId)
+        .orderBy('position')
+        .orderBy('id')
+        .execute();
     },
 
     async nameExists(organizationId: number, name: string, exceptId?: string): Promise<boolean> {
@@ -159,11 +188,23 @@ export function createRoutingStore(db: Kysely<DB>) {
       return (await base.executeTakeFirst()) !== undefined;
     },
 
-    async insert(r: { id: string; organization_id: number; position: number; created_by: number | null } & RouteDefinition, now: Date): Promise<RouteRow> {
+    async insert(
+      r: { id: string; organization_id: number; position: number; created_by: number | null } & RouteDefinition,
+      now: Date,
+    ): Promise<RouteRow> {
       try {
         const row = await q()
           .insertInto('routes')
-          .values({ id: r.id, organization_id: r.organization_id, position: r.position, created_by: r.created_by, version: 1, created_at: now, updated_at: now, ...definitionColumns(r) } as never)
+          .values({
+            id: r.id,
+            organization_id: r.organization_id,
+            position: r.position,
+            created_by: r.created_by,
+            version: 1,
+            created_at: now,
+            updated_at: now,
+            ...definitionColumns(r),
+          } as never)
           .returning([...COLUMNS])
           .executeTakeFirstOrThrow();
         return asRow(row);
@@ -174,7 +215,11 @@ export function createRoutingStore(db: Kysely<DB>) {
     },
 
     /** Writes the changed fields; version when the definition changed; updated_at always. */
-    async update(id: string, patch: Partial<RouteDefinition> & { version?: number; position?: number }, now: Date): Promise<RouteRow> {
+    async update(
+      id: string,
+      patch: Partial<RouteDefinition> & { version?: number; position?: number },
+      now: Date,
+    ): Promise<RouteRow> {
       try {
         const row = await q()
           .updateTable('routes')
@@ -212,10 +257,21 @@ export function createRoutingStore(db: Kysely<DB>) {
 
     /** Sets new positions; each moved route's updated_at moves too (dispatchers reload on it). */
     async setPositions(moves: { id: string; position: number }[], now: Date): Promise<void> {
-      for (const m of moves) await q().updateTable('routes').set({ position: m.position, updated_at: now }).where('id', '=', m.id).execute();
+      for (const m of moves)
+        await q().updateTable('routes').set({ position: m.position, updated_at: now }).where('id', '=', m.id).execute();
     },
 
-    async insertVersion(v: { id: string; route_id: string; version: number; definition: RouteDefinition; comment: string; created_by: number | null }, now: Date): Promise<void> {
+    async insertVersion(
+      v: {
+        id: string;
+        route_id: string;
+        version: number;
+        definition: RouteDefinition;
+        comment: string;
+        created_by: number | null;
+      },
+      now: Date,
+    ): Promise<void> {
       await q()
         .insertInto('route_versions')
         .values({ ...v, definition: JSON.stringify(v.definition), created_at: now })

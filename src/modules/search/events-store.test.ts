@@ -18,8 +18,22 @@ const DAY = 86_400_000;
 const today = dayOf(Date.now());
 
 function copies(org: number, times: number[], extra: Record<string, unknown> = {}, received?: 'time'): StoredCopies {
-  const events = times.map((time, i) => ({ id: newId(), time, class_uid: 3002, category_uid: 3, activity_id: 1, severity_id: 1, message: `e${i} "quoted" \\ back`, ...extra }));
-  return storedCopies('dest', { organization_id: org, integration_id: 7, stream: 's' }, events.map((e) => JSON.stringify(e)), (i) => ({ id: events[i]!.id, received: received === 'time' ? times[i]! : Date.now(), ocsf: events[i]! }));
+  const events = times.map((time, i) => ({
+    id: newId(),
+    time,
+    class_uid: 3002,
+    category_uid: 3,
+    activity_id: 1,
+    severity_id: 1,
+    message: `e${i} "quoted" \\ back`,
+    ...extra,
+  }));
+  return storedCopies(
+    'dest',
+    { organization_id: org, integration_id: 7, stream: 's' },
+    events.map((e) => JSON.stringify(e)),
+    (i) => ({ id: events[i]!.id, received: received === 'time' ? times[i]! : Date.now(), ocsf: events[i]! }),
+  );
 }
 
 beforeAll(async () => {
@@ -35,9 +49,23 @@ describe('event store table', () => {
     await inTransaction(t.database.db, () => store.write([c]));
     const names = (await store.partitions()).map((p) => p.name);
     expect(names).toEqual(expect.arrayContaining([partitionName(today), partitionName(today - DAY)]));
-    const rows = await t.database.db.selectFrom('events').selectAll().where('organization_id', '=', 1).orderBy('time').execute();
+    const rows = await t.database.db
+      .selectFrom('events')
+      .selectAll()
+      .where('organization_id', '=', 1)
+      .orderBy('time')
+      .execute();
     expect(rows).toHaveLength(3);
-    expect(rows[0]).toMatchObject({ organization_id: 1, integration_id: 7, stream: 's', class_uid: 3002, category_uid: 3, activity_id: 1, severity_id: 1, event_id: c.ids[1] });
+    expect(rows[0]).toMatchObject({
+      organization_id: 1,
+      integration_id: 7,
+      stream: 's',
+      class_uid: 3002,
+      category_uid: 3,
+      activity_id: 1,
+      severity_id: 1,
+      event_id: c.ids[1],
+    });
     expect(new Date(rows[0]!.time).getTime()).toBe(today - DAY + 5);
     expect((rows[0]!.event as { message: string }).message).toBe('e1 "quoted" \\ back');
   });
@@ -51,11 +79,15 @@ describe('event store table', () => {
     const c = copies(2, [today + 10, today + 20]);
     await store.replace(c);
     await store.replace(c);
-    const n = await t.database.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', 2).executeTakeFirstOrThrow();
+    const n = await t.database.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('organization_id', '=', 2)
+      .executeTakeFirstOrThrow();
     expect(Number(n.n)).toBe(2);
   });
 
-  it('deletes an organization\'s old events in bounded chunks and drops a partition', async () => {
+  it("deletes an organization's old events in bounded chunks and drops a partition", async () => {
     const old = today - 10 * DAY;
     // Received when they happened: retention counts from receipt.
     const c = copies(3, [old + 1, old + 2, old + 3], {}, 'time');
@@ -70,7 +102,9 @@ describe('event store table', () => {
     // The day can be written again: the partition comes back.
     await store.prepare([c]);
     expect((await store.partitions()).map((p) => p.name)).toContain(name);
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from events where organization_id = 3`.execute(t.database.db);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from events where organization_id = 3`.execute(
+      t.database.db,
+    );
     expect(rows[0]!.n).toBe(0);
   });
 
@@ -84,7 +118,9 @@ describe('event store table', () => {
     expect(await store.size()).toBe(c.bytes);
     // A row stored before 0024 has no bytes: its jsonb text counts.
     await sql`update events set bytes = null where event_id = ${c.ids[4]!}::uuid`.execute(t.database.db);
-    const { rows } = await sql<{ n: number }>`select octet_length(event::text) as n from events where event_id = ${c.ids[4]!}::uuid`.execute(t.database.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`select octet_length(event::text) as n from events where event_id = ${c.ids[4]!}::uuid`.execute(t.database.db);
     expect(await store.size()).toBe(c.bytes - bytes[4]! + rows[0]!.n);
     // Two rows a statement: the first three would leave it a byte over, so four go, over two statements.
     const events = createPostgresEventStore(t.database.db, { statementTimeoutMs: 10_000, trimChunk: 2 });

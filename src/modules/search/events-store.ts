@@ -49,7 +49,9 @@ export function createEventsStore(db: Kysely<DB>) {
       const { rows } = await sql<{ present: boolean }>`select to_regclass(${name}) is not null as present`.execute(ex);
       if (!rows[0]?.present) {
         await sql`create table ${sql.id(name)} (like events including defaults)`.execute(ex);
-        await sql`alter table events attach partition ${sql.id(name)} for values from (${literal(day)}) to (${literal(day + DAY_MS)})`.execute(ex);
+        await sql`alter table events attach partition ${sql.id(name)} for values from (${literal(day)}) to (${literal(day + DAY_MS)})`.execute(
+          ex,
+        );
       }
       // Remembered once committed: a rolled-back creation must be tried again.
       await afterCommit(async () => {
@@ -75,7 +77,9 @@ export function createEventsStore(db: Kysely<DB>) {
         select to_timestamp(u.t / 1000.0), to_timestamp(u.r / 1000.0), ${s.organization_id}::int, ${s.integration_id}::int, ${s.stream}::text, u.c, u.ca, u.a, u.sv, u.id::uuid, j.e, u.b
         from unnest(${s.times}::float8[], ${s.received}::float8[], ${s.class_uid}::int[], ${s.category_uid}::int[], ${s.activity_id}::int[], ${s.severity_id}::int[], ${s.ids}::text[], ${lineBytes(s.lines)}::int[])
           with ordinality as u(t, r, c, ca, a, sv, id, b, n)
-        join jsonb_array_elements(${`[${s.lines.join(',')}]`}::jsonb) with ordinality as j(e, n) on j.n = u.n`.execute(executor(db));
+        join jsonb_array_elements(${`[${s.lines.join(',')}]`}::jsonb) with ordinality as j(e, n) on j.n = u.n`.execute(
+        executor(db),
+      );
     }
   }
 
@@ -95,10 +99,12 @@ export function createEventsStore(db: Kysely<DB>) {
       join pg_class c on c.oid = i.inhrelid
       join pg_class p on p.oid = i.inhparent
       where p.relname = 'events'`.execute(db);
-    return rows.flatMap((r) => {
-      const day = partitionDay(r.name);
-      return day === undefined ? [] : [{ name: r.name, day }];
-    }).sort((a, b) => a.day - b.day);
+    return rows
+      .flatMap((r) => {
+        const day = partitionDay(r.name);
+        return day === undefined ? [] : [{ name: r.name, day }];
+      })
+      .sort((a, b) => a.day - b.day);
   }
 
   /**
@@ -126,15 +132,26 @@ export function createEventsStore(db: Kysely<DB>) {
   async function deleteOlder(partition: string, organizationId: number, before: Date, limit: number): Promise<number> {
     const res = await sql`
       delete from ${sql.id(partition)} where ctid in (
-        select ctid from ${sql.id(partition)} where organization_id = ${organizationId} and coalesce(received, time) < ${before} limit ${limit})`.execute(executor(db));
+        select ctid from ${sql.id(partition)} where organization_id = ${organizationId} and coalesce(received, time) < ${before} limit ${limit})`.execute(
+      executor(db),
+    );
     return Number(res.numAffectedRows ?? 0);
   }
 
   /** A partition's events by organization, and when the first and last of them were received. */
-  async function contents(partition: string): Promise<{ organization_id: number; n: number; first: Date; last: Date }[]> {
+  async function contents(
+    partition: string,
+  ): Promise<{ organization_id: number; n: number; first: Date; last: Date }[]> {
     const { rows } = await sql<{ organization_id: number; n: string; first: Date; last: Date }>`
-      select organization_id, count(*) as n, min(coalesce(received, time)) as first, max(coalesce(received, time)) as last from ${sql.id(partition)} group by 1`.execute(db);
-    return rows.map((r) => ({ organization_id: r.organization_id, n: Number(r.n), first: new Date(r.first), last: new Date(r.last) }));
+      select organization_id, count(*) as n, min(coalesce(received, time)) as first, max(coalesce(received, time)) as last from ${sql.id(partition)} group by 1`.execute(
+      db,
+    );
+    return rows.map((r) => ({
+      organization_id: r.organization_id,
+      n: Number(r.n),
+      first: new Date(r.first),
+      last: new Date(r.last),
+    }));
   }
 
   /** The bytes of event text the table holds (ROW_BYTES summed). */
@@ -148,7 +165,10 @@ export function createEventsStore(db: Kysely<DB>) {
    * `excess` bytes off: each whose running total before it is under `excess`. What it deleted,
    * by organization, with the bytes.
    */
-  async function deleteOldest(excess: number, limit: number): Promise<{ organization_id: number; n: number; bytes: number }[]> {
+  async function deleteOldest(
+    excess: number,
+    limit: number,
+  ): Promise<{ organization_id: number; n: number; bytes: number }[]> {
     const { rows } = await sql<{ organization_id: number; n: string; bytes: string }>`
       with oldest as (
         select tableoid, ctid, b, sum(b) over (order by r, event_id rows between unbounded preceding and current row) as run
@@ -173,7 +193,19 @@ export function createEventsStore(db: Kysely<DB>) {
     });
   }
 
-  return { prepare, write, replace, partitions, dropPartition, deleteOlder, contents, deleteOrganization, ensureDay, size, deleteOldest };
+  return {
+    prepare,
+    write,
+    replace,
+    partitions,
+    dropPartition,
+    deleteOlder,
+    contents,
+    deleteOrganization,
+    ensureDay,
+    size,
+    deleteOldest,
+  };
 }
 
 export type EventsStore = ReturnType<typeof createEventsStore>;

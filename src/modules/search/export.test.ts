@@ -23,21 +23,35 @@ let org: number;
 const NOW = Date.now();
 
 async function call(method: string, url: string, who: Principal, payload?: unknown) {
-  return t.app.inject({ method: method as 'POST', url, headers: who.headers, ...(payload === undefined ? {} : { payload: payload as Json }) });
+  return t.app.inject({
+    method: method as 'POST',
+    url,
+    headers: who.headers,
+    ...(payload === undefined ? {} : { payload: payload as Json }),
+  });
 }
 
 beforeAll(async () => {
   root = await mkdtemp(path.join(tmpdir(), 'weir-export-api-'));
   t = await createTestApp({ env: { WEIR_EXPORT_ROOT: root } });
   platform = await createPrincipal(t, { role: 'admin', organizationId: null });
-  const made = async (name: string) => (await call('POST', '/api/organizations/', platform, { name })).json<{ id: number }>().id;
+  const made = async (name: string) =>
+    (await call('POST', '/api/organizations/', platform, { name })).json<{ id: number }>().id;
   org = await made('Export A');
   const other = await made('Export B');
   admin = await createPrincipal(t, { role: 'admin', organizationId: org });
   viewer = await createPrincipal(t, { role: 'viewer', organizationId: org });
   otherAdmin = await createPrincipal(t, { role: 'admin', organizationId: other });
-  const events = Array.from({ length: 6 }, (_, i) => ({ id: newId(), ocsf: { class_uid: i % 2 ? 4001 : 3002, time: NOW - i * 1000, actor: { user: { name: `u${i}` } } } }));
-  const copies = storedCopies('d', { organization_id: org, integration_id: 1, stream: 's' }, events.map((e) => JSON.stringify(e.ocsf)), (i) => ({ id: events[i]!.id, received: NOW, ocsf: events[i]!.ocsf }));
+  const events = Array.from({ length: 6 }, (_, i) => ({
+    id: newId(),
+    ocsf: { class_uid: i % 2 ? 4001 : 3002, time: NOW - i * 1000, actor: { user: { name: `u${i}` } } },
+  }));
+  const copies = storedCopies(
+    'd',
+    { organization_id: org, integration_id: 1, stream: 's' },
+    events.map((e) => JSON.stringify(e.ocsf)),
+    (i) => ({ id: events[i]!.id, received: NOW, ocsf: events[i]!.ocsf }),
+  );
   await t.container.eventStore.prepare(newId(), [copies]);
   await inTransaction(t.container.database.db, () => t.container.eventStore.write([copies]));
 });
@@ -48,27 +62,37 @@ afterAll(async () => {
 
 describe('POST /api/search/export', () => {
   it("writes the organization's events of the range as Parquet files in Security Lake's layout, and lists them", async () => {
-    const res = await call('POST', '/api/search/export', admin, { time: { last: '1h' }, region: 'eu-central-1', account_id: '111122223333' });
+    const res = await call('POST', '/api/search/export', admin, {
+      time: { last: '1h' },
+      region: 'eu-central-1',
+      account_id: '111122223333',
+    });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json<{ directory: string; rows: number; files: string[]; organization_id: number }>();
     expect(body).toMatchObject({ organization_id: org, rows: 6, region: 'eu-central-1', account_id: '111122223333' });
     expect(body.directory.startsWith(path.join(root, `org-${org}`))).toBe(true);
     expect(body.files.map((f) => f.split('/').slice(0, 5).join('/')).sort()).toEqual([
       expect.stringMatching(/^ext\/weir-authentication\/region=eu-central-1\/accountId=111122223333\/eventDay=\d{8}$/),
-      expect.stringMatching(/^ext\/weir-network-activity\/region=eu-central-1\/accountId=111122223333\/eventDay=\d{8}$/),
+      expect.stringMatching(
+        /^ext\/weir-network-activity\/region=eu-central-1\/accountId=111122223333\/eventDay=\d{8}$/,
+      ),
     ]);
     let read = 0;
     for (const f of body.files) {
       await access(path.join(body.directory, f));
       const buf = await readFile(path.join(body.directory, f));
-      read += (await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) })).length;
+      read += (await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) }))
+        .length;
     }
     expect(read).toBe(6);
   });
 
   it('is for administrators of the organization; bad input is a 4xx with its reason', async () => {
     expect((await call('POST', '/api/search/export', viewer, { time: { last: '1h' } })).statusCode).toBe(403);
-    const foreign = await call('POST', '/api/search/export', otherAdmin, { organization_id: org, time: { last: '1h' } });
+    const foreign = await call('POST', '/api/search/export', otherAdmin, {
+      organization_id: org,
+      time: { last: '1h' },
+    });
     expect([403, 404]).toContain(foreign.statusCode);
     const bad = await call('POST', '/api/search/export', admin, { time: { last: '1h' }, region: '../../etc' });
     expect(bad.statusCode).toBe(422);

@@ -20,18 +20,38 @@ export interface ExportBody {
 
 export const EXPORT_DEFAULTS = { region: 'us-east-1', accountId: '000000000000' } as const;
 
-export function createExportService(deps: { events: Pick<EventStore, 'exportParquet'>; store: { organizationExists(id: number): Promise<boolean> }; clock: Clock; root: string }) {
+export function createExportService(deps: {
+  events: Pick<EventStore, 'exportParquet'>;
+  store: { organizationExists(id: number): Promise<boolean> };
+  clock: Clock;
+  root: string;
+}) {
   return {
     async start(actor: Actor, body: ExportBody) {
       const organizationId = await targetOrganization(deps.store, scopeOf(actor), body.organization_id);
-      const plan = planQuery({ organization_id: organizationId, time: body.time }, { now: deps.clock.now(), maxRangeDays: 3650, maxLimit: Number.MAX_SAFE_INTEGER });
+      const plan = planQuery(
+        { organization_id: organizationId, time: body.time },
+        { now: deps.clock.now(), maxRangeDays: 3650, maxLimit: Number.MAX_SAFE_INTEGER },
+      );
       const id = newId();
       const directory = path.join(deps.root, `org-${organizationId}`, id);
       const region = body.region ?? EXPORT_DEFAULTS.region;
       const accountId = body.account_id ?? EXPORT_DEFAULTS.accountId;
       const started = Date.now();
-      const out = await deps.events.exportParquet({ organizationIds: [organizationId], from: plan.from, to: plan.to, dir: directory, region, accountId });
-      setAuditTarget({ type: 'search_export', id, organizationId, details: { from: plan.from.toISOString(), to: plan.to.toISOString(), rows: out.rows, files: out.files.length } });
+      const out = await deps.events.exportParquet({
+        organizationIds: [organizationId],
+        from: plan.from,
+        to: plan.to,
+        dir: directory,
+        region,
+        accountId,
+      });
+      setAuditTarget({
+        type: 'search_export',
+        id,
+        organizationId,
+        details: { from: plan.from.toISOString(), to: plan.to.toISOString(), rows: out.rows, files: out.files.length },
+      });
       return {
         id,
         organization_id: organizationId,

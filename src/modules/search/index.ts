@@ -43,9 +43,17 @@ export async function wireEventStore(db: Kysely<DB>, databaseKind: 'pglite' | 'p
   const kind = config.eventStore ?? (databaseKind === 'pglite' ? 'duckdb' : 'postgres');
   const events: EventStore =
     kind === 'duckdb'
-      ? await createDuckDbEventStore({ path: config.eventStorePath, statementTimeoutMs: config.statementTimeoutMs, memoryLimit: config.eventStoreMemory, threads: config.eventStoreThreads })
+      ? await createDuckDbEventStore({
+          path: config.eventStorePath,
+          statementTimeoutMs: config.statementTimeoutMs,
+          memoryLimit: config.eventStoreMemory,
+          threads: config.eventStoreThreads,
+        })
       : createPostgresEventStore(db, { statementTimeoutMs: config.statementTimeoutMs });
-  const sinkType: SinkType = eventStoreSinkType({ replace: (stored) => events.replace(stored), check: () => events.check() });
+  const sinkType: SinkType = eventStoreSinkType({
+    replace: (stored) => events.replace(stored),
+    check: () => events.check(),
+  });
   return { events, sinkType, inline: { prepare: events.prepare, write: events.write } };
 }
 
@@ -60,8 +68,32 @@ export interface SearchDeps {
   dataDeletion: { addStep(step: OrgDataStep): void };
   organizations: { addProvisioner(p: OrganizationProvisioner): void };
   /** Creating the event store and its route in a new organization, as its creator. */
-  destinations: { create(actor: Actor, input: { name: string; description?: string; type: string; organization_id?: number | null; config: Record<string, unknown> }): Promise<{ id: string }> };
-  routes: { create(actor: Actor, input: { name: string; description?: string; organization_id?: number; destination_ids: string[]; final?: boolean; position?: number; comment?: string }): Promise<{ id: string }> };
+  destinations: {
+    create(
+      actor: Actor,
+      input: {
+        name: string;
+        description?: string;
+        type: string;
+        organization_id?: number | null;
+        config: Record<string, unknown>;
+      },
+    ): Promise<{ id: string }>;
+  };
+  routes: {
+    create(
+      actor: Actor,
+      input: {
+        name: string;
+        description?: string;
+        organization_id?: number;
+        destination_ids: string[];
+        final?: boolean;
+        position?: number;
+        comment?: string;
+      },
+    ): Promise<{ id: string }>;
+  };
   outbox: Pick<ReplayPorts, 'write' | 'wake'>;
   live: LiveQueries;
   /** Schedules' alerts become detections (the detections module). */
@@ -78,11 +110,28 @@ export function wireSearch(deps: SearchDeps) {
     if (queue.backend === 'bullmq') await afterCommit(async () => void (await fn()));
     else await fn();
   };
-  const enqueueRun = (id: string) => enqueueAfterCommit(() => queue.enqueue(SEARCH_QUEUE, RUN_JOB, { search_id: id }, { jobId: `${RUN_JOB}-${id}`, attempts: 3 }));
-  const enqueueReplay = (id: string) => enqueueAfterCommit(() => queue.enqueue(SEARCH_QUEUE, REPLAY_JOB, { replay_id: id }, { jobId: `${REPLAY_JOB}-${id}`, attempts: 5 }));
-  const checkLive = (actor: Actor, organizationId: number, input: QueryInput) => deps.live.check(actor, organizationId, input);
+  const enqueueRun = (id: string) =>
+    enqueueAfterCommit(() =>
+      queue.enqueue(SEARCH_QUEUE, RUN_JOB, { search_id: id }, { jobId: `${RUN_JOB}-${id}`, attempts: 3 }),
+    );
+  const enqueueReplay = (id: string) =>
+    enqueueAfterCommit(() =>
+      queue.enqueue(SEARCH_QUEUE, REPLAY_JOB, { replay_id: id }, { jobId: `${REPLAY_JOB}-${id}`, attempts: 5 }),
+    );
+  const checkLive = (actor: Actor, organizationId: number, input: QueryInput) =>
+    deps.live.check(actor, organizationId, input);
 
-  const schedules = createSchedulesService({ ...(deps.alerts ? { alerts: deps.alerts } : {}), store, clock, logger, email: deps.email, maxRows: config.maxRows, publicUrl: config.publicUrl, enqueue: enqueueRun, transaction });
+  const schedules = createSchedulesService({
+    ...(deps.alerts ? { alerts: deps.alerts } : {}),
+    store,
+    clock,
+    logger,
+    email: deps.email,
+    maxRows: config.maxRows,
+    publicUrl: config.publicUrl,
+    enqueue: enqueueRun,
+    transaction,
+  });
   const runner = createRunner({ store, queries, clock, logger, config, live: deps.live, finished: schedules.finished });
   const runs = createRunsService({
     store,
@@ -94,15 +143,31 @@ export function wireSearch(deps: SearchDeps) {
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   });
   const savedQueries = createQueriesService({ store, clock, maxRows: config.maxRows, checkLive });
-  const replay = createReplayService({ store, queries, clock, logger, transaction, enqueue: enqueueReplay, ports: { destination: (id) => store.destination(id), ...deps.outbox } });
+  const replay = createReplayService({
+    store,
+    queries,
+    clock,
+    logger,
+    transaction,
+    enqueue: enqueueReplay,
+    ports: { destination: (id) => store.destination(id), ...deps.outbox },
+  });
   const exports = createExportService({ events: deps.events, store, clock, root: config.exportRoot });
-  const retention = createRetention({ events: deps.events, retentions: () => store.retentions(), counted: (removed, at) => store.countRemoved(removed, at), maxBytes: config.maxBytes, clock, logger });
+  const retention = createRetention({
+    events: deps.events,
+    retentions: () => store.retentions(),
+    counted: (removed, at) => store.countRemoved(removed, at),
+    maxBytes: config.maxBytes,
+    clock,
+    logger,
+  });
 
   // Every new organization starts with an event store and a route that sends it everything.
   deps.organizations.addProvisioner(async (org, actor) => {
     const dest = await deps.destinations.create(actor, {
       name: 'Event store',
-      description: "Weir's searchable store of this organization's events (POST /api/search), kept for the organization's retention",
+      description:
+        "Weir's searchable store of this organization's events (POST /api/search), kept for the organization's retention",
       type: EVENT_STORE_TYPE,
       organization_id: org.id,
       config: {},

@@ -17,14 +17,22 @@ export const RETENTION_JOB = 'search.retention';
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 
-export function searchJobs(deps: { runner: Runner; replay: ReplayService; retention: Retention; expire(): Promise<unknown>; now(): Date; concurrency: number }): JobRegistration {
+export function searchJobs(deps: {
+  runner: Runner;
+  replay: ReplayService;
+  retention: Retention;
+  expire(): Promise<unknown>;
+  now(): Date;
+  concurrency: number;
+}): JobRegistration {
   return {
     queue: SEARCH_QUEUE,
     role: 'worker',
     concurrency: deps.concurrency,
     handlers: {
       [RUN_JOB]: async (job, signal) => deps.runner.execute((job.payload as { search_id: string }).search_id, signal),
-      [REPLAY_JOB]: async (job, signal) => deps.replay.execute((job.payload as { replay_id: string }).replay_id, signal),
+      [REPLAY_JOB]: async (job, signal) =>
+        deps.replay.execute((job.payload as { replay_id: string }).replay_id, signal),
       [EXPIRE_JOB]: async () => {
         await deps.expire();
       },
@@ -39,7 +47,17 @@ export function searchBeatTasks(queue: QueuePort, schedules: SchedulesService): 
   const slot = (now: Date, every: number) => Math.floor(now.getTime() / every);
   return [
     { name: 'search.schedules', everyMs: 10_000, run: async () => void (await schedules.tick()) },
-    { name: 'search.expire', everyMs: MINUTE, run: async (now) => void (await queue.enqueue(SEARCH_QUEUE, EXPIRE_JOB, {}, { jobId: `${EXPIRE_JOB}-${slot(now, MINUTE)}` })) },
-    { name: 'search.retention', everyMs: HOUR, run: async (now) => void (await queue.enqueue(SEARCH_QUEUE, RETENTION_JOB, {}, { jobId: `${RETENTION_JOB}-${slot(now, HOUR)}` })) },
+    {
+      name: 'search.expire',
+      everyMs: MINUTE,
+      run: async (now) =>
+        void (await queue.enqueue(SEARCH_QUEUE, EXPIRE_JOB, {}, { jobId: `${EXPIRE_JOB}-${slot(now, MINUTE)}` })),
+    },
+    {
+      name: 'search.retention',
+      everyMs: HOUR,
+      run: async (now) =>
+        void (await queue.enqueue(SEARCH_QUEUE, RETENTION_JOB, {}, { jobId: `${RETENTION_JOB}-${slot(now, HOUR)}` })),
+    },
   ];
 }

@@ -21,7 +21,11 @@ export interface LiveExecutorDeps {
   /** The integration's connector target (config with secrets opened), or undefined when it is gone. */
   target(organizationId: number, integrationId: number): Promise<(ConnectorTarget & { platform: string }) | undefined>;
   /** The live mapping of the organization's stream (its own, else the built-in one). */
-  mapping(organizationId: number, platform: string, stream: string): Promise<{ compiled: CompiledMapping; document: Record<string, unknown> } | undefined>;
+  mapping(
+    organizationId: number,
+    platform: string,
+    stream: string,
+  ): Promise<{ compiled: CompiledMapping; document: Record<string, unknown> } | undefined>;
   /** Most vendor pages one live query reads (WEIR_SEARCH_LIVE_MAX_PAGES). */
   maxPages: number;
   /** Longest Retry-After waited inside the query; a longer one fails it with the time to come back. */
@@ -96,7 +100,11 @@ export function aggregate(records: NormalizedRecord[], plan: PlannedQuery): Aggr
         b.count++;
         buckets.set(k, b);
       }
-      out.push({ type: 'count_by', fields: a.fields, buckets: [...buckets.values()].sort((x, y) => y.count - x.count).slice(0, a.size ?? 100) });
+      out.push({
+        type: 'count_by',
+        fields: a.fields,
+        buckets: [...buckets.values()].sort((x, y) => y.count - x.count).slice(0, a.size ?? 100),
+      });
     } else if (a.type === 'top') {
       const { get, many } = getter(a.field);
       const counts = new Map<string, { value: unknown; count: number }>();
@@ -109,7 +117,11 @@ export function aggregate(records: NormalizedRecord[], plan: PlannedQuery): Aggr
           counts.set(keyOf(value), c);
         }
       }
-      out.push({ type: 'top', field: a.field, values: [...counts.values()].sort((x, y) => y.count - x.count).slice(0, a.size ?? 10) });
+      out.push({
+        type: 'top',
+        field: a.field,
+        values: [...counts.values()].sort((x, y) => y.count - x.count).slice(0, a.size ?? 10),
+      });
     } else {
       const ms = parseDuration(a.interval)!;
       const from = plan.from.getTime();
@@ -120,7 +132,11 @@ export function aggregate(records: NormalizedRecord[], plan: PlannedQuery): Aggr
         const i = Math.floor((t - from) / ms);
         if (i >= 0 && i < n) counts[i]!++;
       }
-      out.push({ type: 'histogram', interval: a.interval, buckets: counts.map((count, i) => ({ start: new Date(from + i * ms).toISOString(), count })) });
+      out.push({
+        type: 'histogram',
+        interval: a.interval,
+        buckets: counts.map((count, i) => ({ start: new Date(from + i * ms).toISOString(), count })),
+      });
     }
   }
   return out;
@@ -151,7 +167,9 @@ function vendorFailure(platform: string, err: VendorError, secrets: readonly str
     invalid_response: 'the vendor answered something its API does not document',
     blocked_address: 'the vendor address is not allowed by the outbound network policy',
   };
-  return new Error(`live query on ${platform} failed (vendor ${err.kind}${err.details.status ? `, HTTP ${err.details.status}` : ''}): ${redact(err.message, secrets)}; ${hint[err.kind] ?? ''}`.trim());
+  return new Error(
+    `live query on ${platform} failed (vendor ${err.kind}${err.details.status ? `, HTTP ${err.details.status}` : ''}): ${redact(err.message, secrets)}; ${hint[err.kind] ?? ''}`.trim(),
+  );
 }
 
 export function createLiveExecutors(deps: LiveExecutorDeps) {
@@ -163,22 +181,47 @@ export function createLiveExecutors(deps: LiveExecutorDeps) {
       async run(run, input, plan, progress, signal) {
         const stream = input.stream ?? streams[0]!;
         const streamSpec = connector.streams.find((s) => s.name === stream);
-        if (!streamSpec || !spec.streams[stream]) throw new Error(`${connector.platform} has no stream ${stream} to query live`);
+        if (!streamSpec || !spec.streams[stream])
+          throw new Error(`${connector.platform} has no stream ${stream} to query live`);
         const target = await deps.target(run.organization_id, input.integration_id!);
         if (!target) throw new Error('the integration no longer exists');
         const live = await deps.mapping(run.organization_id, connector.platform, stream);
-        if (!live) throw new Error(`no live mapping for ${connector.platform} / ${stream}: publish one before querying the vendor`);
-        const filter = spec.render(stream, necessary(plan.condition, pushdownFields(spec.streams[stream]!, live.document, spec.absent), spec.or));
+        if (!live)
+          throw new Error(
+            `no live mapping for ${connector.platform} / ${stream}: publish one before querying the vendor`,
+          );
+        const filter = spec.render(
+          stream,
+          necessary(plan.condition, pushdownFields(spec.streams[stream]!, live.document, spec.absent), spec.or),
+        );
 
         const open = deps.runtime.open(target, signal, { maxRetryWaitMs: deps.maxRetryWaitMs });
         const matched: NormalizedRecord[] = [];
-        const detail: LiveDetail = { platform: connector.platform, stream, pushed_down: filter.text, pages: 0, page_cap: deps.maxPages, complete: false, fetched: 0, unmapped: 0, requests: 0, rate_limited: 0 };
+        const detail: LiveDetail = {
+          platform: connector.platform,
+          stream,
+          pushed_down: filter.text,
+          pages: 0,
+          page_cap: deps.maxPages,
+          complete: false,
+          fetched: 0,
+          unmapped: 0,
+          requests: 0,
+          rate_limited: 0,
+        };
         const receivedAt = deps.now();
         try {
           let cursor: string | null = null;
           while (detail.pages < deps.maxPages) {
             if (signal.aborted) throw new SearchCancelled();
-            const page = await connector.fetchPage(open.ctx, { stream, cursor, from: plan.from, to: plan.to, pageSize: streamSpec.pageSize, ...(filter.text === null ? {} : { filter: filter.params }) });
+            const page = await connector.fetchPage(open.ctx, {
+              stream,
+              cursor,
+              from: plan.from,
+              to: plan.to,
+              pageSize: streamSpec.pageSize,
+              ...(filter.text === null ? {} : { filter: filter.params }),
+            });
             detail.pages++;
             detail.fetched += page.events.length;
             page.events.forEach((raw, i) => {
@@ -187,7 +230,16 @@ export function createLiveExecutors(deps: LiveExecutorDeps) {
                 detail.unmapped++;
                 return;
               }
-              const record = { id: page.keys[i] ?? '', organization_id: run.organization_id, integration_id: input.integration_id!, stream, received_at: receivedAt.toISOString(), mapping_version_id: '', valid: true, ocsf: mapped.event } as NormalizedRecord;
+              const record = {
+                id: page.keys[i] ?? '',
+                organization_id: run.organization_id,
+                integration_id: input.integration_id!,
+                stream,
+                received_at: receivedAt.toISOString(),
+                mapping_version_id: '',
+                valid: true,
+                ocsf: mapped.event,
+              } as NormalizedRecord;
               if (plan.predicate(record)) matched.push(record);
             });
             const done = streamSpec.cursor === 'opaque' ? !page.more : page.next === null;
@@ -206,8 +258,14 @@ export function createLiveExecutors(deps: LiveExecutorDeps) {
           detail.rate_limited = open.usage.rateLimited;
           await open.close().catch(() => undefined);
         }
-        const rows = sortRecords(matched, plan.sort).slice(0, plan.limit).map((r) => rowOf(r, plan.fields));
-        return { matched: matched.length, result: { rows, aggregations: aggregate(matched, plan) }, detail: { ...detail } };
+        const rows = sortRecords(matched, plan.sort)
+          .slice(0, plan.limit)
+          .map((r) => rowOf(r, plan.fields));
+        return {
+          matched: matched.length,
+          result: { rows, aggregations: aggregate(matched, plan) },
+          detail: { ...detail },
+        };
       },
     };
   }

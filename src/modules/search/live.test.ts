@@ -29,12 +29,22 @@ const sims: VendorSimulator[] = [];
 const window = () => ({ from: new Date(Date.now() - 50 * MIN), to: new Date(Date.now() - 10 * MIN) });
 
 async function call(method: string, url: string, who: Principal, payload?: unknown) {
-  return t.app.inject({ method: method as 'GET', url, headers: who.headers, ...(payload === undefined ? {} : { payload: payload as Json }) });
+  return t.app.inject({
+    method: method as 'GET',
+    url,
+    headers: who.headers,
+    ...(payload === undefined ? {} : { payload: payload as Json }),
+  });
 }
 
 async function integration(platform: string, sim: VendorSimulator): Promise<number> {
   sims.push(sim);
-  const res = await call('POST', '/api/integrations/', admin, { organization_id: org, platform, name: `${platform} live ${sims.length}`, config: sim.config() });
+  const res = await call('POST', '/api/integrations/', admin, {
+    organization_id: org,
+    platform,
+    name: `${platform} live ${sims.length}`,
+    config: sim.config(),
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json<{ id: number }>().id;
 }
@@ -51,17 +61,30 @@ async function activateEnterprise(): Promise<void> {
 /** Runs a live query (Enterprise) and waits for it; the answer's JSON. */
 async function live(integrationId: number, query: string, extra: Json = {}): Promise<Json> {
   await activateEnterprise();
-  const res = await call('POST', '/api/search', admin, { query: { organization_id: org, integration_id: integrationId, time: { last: '1h' }, query, limit: 1000, ...extra }, wait_ms: 30_000 });
+  const res = await call('POST', '/api/search', admin, {
+    query: { organization_id: org, integration_id: integrationId, time: { last: '1h' }, query, limit: 1000, ...extra },
+    wait_ms: 30_000,
+  });
   expect(res.statusCode, res.body).toBe(200);
   return res.json<Json>();
 }
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', WEIR_SEARCH_LIVE_MAX_PAGES: '2' } });
+  t = await createTestApp({
+    env: {
+      WEIR_TOKEN_RATE_LIMIT: '1000000',
+      WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+      WEIR_SEARCH_LIVE_MAX_PAGES: '2',
+    },
+  });
   org = await createOrganization(t, 'Live');
   root = await createPrincipal(t, { role: 'admin' });
   admin = await createPrincipal(t, { role: 'admin', organizationId: org });
-  consumers = startConsumers(t.container.queue, t.container.jobs.filter((j) => j.queue === SEARCH_QUEUE), t.container.logger);
+  consumers = startConsumers(
+    t.container.queue,
+    t.container.jobs.filter((j) => j.queue === SEARCH_QUEUE),
+    t.container.logger,
+  );
 });
 afterAll(async () => {
   await Promise.all(consumers.map((c) => c.close()));
@@ -72,7 +95,9 @@ afterAll(async () => {
 describe('live queries: the edition', () => {
   it('Community refuses a live query with 403 edition.enterprise_required and stores no run', async () => {
     const id = await integration('okta', await startOktaSimulator());
-    const res = await call('POST', '/api/search', admin, { query: { organization_id: org, integration_id: id, query: 'class_uid = 3002' } });
+    const res = await call('POST', '/api/search', admin, {
+      query: { organization_id: org, integration_id: id, query: 'class_uid = 3002' },
+    });
     expect(res.statusCode, res.body).toBe(403);
     expect(res.json().error.code).toBe('edition.enterprise_required');
     expect(typeof res.json().detail).toBe('string');
@@ -82,10 +107,14 @@ describe('live queries: the edition', () => {
 
   it('refuses an integration outside the organization (404) and a stream the platform lacks (422)', async () => {
     await activateEnterprise();
-    const missing = await call('POST', '/api/search', admin, { query: { organization_id: org, integration_id: 999_999 } });
+    const missing = await call('POST', '/api/search', admin, {
+      query: { organization_id: org, integration_id: 999_999 },
+    });
     expect(missing.statusCode).toBe(404);
     const id = await integration('okta', await startOktaSimulator());
-    const stream = await call('POST', '/api/search', admin, { query: { organization_id: org, integration_id: id, stream: 'nope' } });
+    const stream = await call('POST', '/api/search', admin, {
+      query: { organization_id: org, integration_id: id, stream: 'nope' },
+    });
     expect(stream.statusCode).toBe(422);
     expect(stream.json().error.code).toBe('search.live_unsupported');
   });
@@ -108,29 +137,49 @@ describe('live queries: Okta', () => {
   });
 
   it('pushes the filter down, normalizes the rows and narrows what Okta matched case-insensitively', async () => {
-    const out = await live(id, 'actor.user.name = "ana@example.com" and metadata.event_code startswith "user.session" and class_uid = 3002');
+    const out = await live(
+      id,
+      'actor.user.name = "ana@example.com" and metadata.event_code startswith "user.session" and class_uid = 3002',
+    );
     expect(out.state).toBe('completed');
     expect(sim.filters.at(-1)).toBe('actor.alternateId eq "ana@example.com" and eventType sw "user.session"');
     expect(out.rows.map((r: Json) => r.event_id).sort()).toEqual([...expected].sort());
     for (const r of out.rows) {
-      expect(r).toMatchObject({ integration_id: id, stream: 'system_log', event: { class_uid: 3002, actor: { user: { name: 'ana@example.com' } } } });
+      expect(r).toMatchObject({
+        integration_id: id,
+        stream: 'system_log',
+        event: { class_uid: 3002, actor: { user: { name: 'ana@example.com' } } },
+      });
     }
     // The simulator also answered ANA@example.com; the local filter removed those.
-    expect(out.live).toMatchObject({ platform: 'okta', stream: 'system_log', pushed_down: sim.filters.at(-1), page_cap: 2, complete: true });
+    expect(out.live).toMatchObject({
+      platform: 'okta',
+      stream: 'system_log',
+      pushed_down: sim.filters.at(-1),
+      page_cap: 2,
+      complete: true,
+    });
     expect(out.live.fetched).toBeGreaterThan(out.rows.length);
     expect(out.matched).toBe(expected.length);
   });
 
   it('pulls everything when an OR has a branch Okta cannot filter, then filters locally; aggregations as the store computes them', async () => {
     const before = sim.filters.length;
-    const out = await live(id, 'actor.user.name = "bob@example.com" or severity_id = 99', { fields: ['actor.user.name', 'time'], sort: [{ field: 'time', order: 'asc' }], aggregations: [{ type: 'count' }, { type: 'top', field: 'actor.user.name' }] });
+    const out = await live(id, 'actor.user.name = "bob@example.com" or severity_id = 99', {
+      fields: ['actor.user.name', 'time'],
+      sort: [{ field: 'time', order: 'asc' }],
+      aggregations: [{ type: 'count' }, { type: 'top', field: 'actor.user.name' }],
+    });
     expect(sim.filters.length).toBe(before);
     expect(out.live.pushed_down).toBeNull();
     expect(out.matched).toBe(10);
     expect(out.rows.every((r: Json) => r.fields['actor.user.name'] === 'bob@example.com')).toBe(true);
     const times = out.rows.map((r: Json) => r.fields.time as number);
     expect([...times].sort((a, b) => a - b)).toEqual(times);
-    expect(out.aggregations).toEqual([{ type: 'count', value: 10 }, { type: 'top', field: 'actor.user.name', values: [{ value: 'bob@example.com', count: 10 }] }]);
+    expect(out.aggregations).toEqual([
+      { type: 'count', value: 10 },
+      { type: 'top', field: 'actor.user.name', values: [{ value: 'bob@example.com', count: 10 }] },
+    ]);
   });
 
   it('waits out a short 429 and answers', async () => {
@@ -147,7 +196,10 @@ describe('live queries: Okta', () => {
     expect(out.state).toBe('failed');
     expect(out.error).toMatch(/vendor rate_limited.*run the query again later/);
     const history = (await call('GET', '/api/search/history', admin)).json<Json>();
-    expect(history.items.find((r: Json) => r.id === out.id)).toMatchObject({ state: 'failed', query: { integration_id: id } });
+    expect(history.items.find((r: Json) => r.id === out.id)).toMatchObject({
+      state: 'failed',
+      query: { integration_id: id },
+    });
   });
 });
 
@@ -160,14 +212,21 @@ describe('live queries: Microsoft Graph', () => {
       if (i % 12 === 1) raw.appDisplayName = 'office portal';
     });
     // user.name may come from a service principal's name (the mapping's fallback): it stays local.
-    const out = await live(id, 'actor.app_name startswith "office" and user.name = "jane.doe@example.com"', { stream: 'signins' });
+    const out = await live(id, 'actor.app_name startswith "office" and user.name = "jane.doe@example.com"', {
+      stream: 'signins',
+    });
     expect(out.state, out.error).toBe('completed');
-    expect(sim.filters.at(-1)).toMatch(/^createdDateTime ge \S+ and createdDateTime lt \S+ and startswith\(appDisplayName, 'office'\)$/);
+    expect(sim.filters.at(-1)).toMatch(
+      /^createdDateTime ge \S+ and createdDateTime lt \S+ and startswith\(appDisplayName, 'office'\)$/,
+    );
     expect(out.live.pushed_down).toBe("startswith(appDisplayName, 'office')");
     expect(out.live.fetched).toBeGreaterThan(2);
     expect(out.live.fetched).toBeLessThan(24);
     expect(out.rows.map((r: Json) => r.event_id).sort()).toEqual(ids.filter((_, i) => i % 12 === 1).sort());
-    expect(out.rows[0].event).toMatchObject({ actor: { app_name: 'office portal' }, user: { name: 'jane.doe@example.com' } });
+    expect(out.rows[0].event).toMatchObject({
+      actor: { app_name: 'office portal' },
+      user: { name: 'jane.doe@example.com' },
+    });
   });
 });
 
@@ -183,9 +242,14 @@ describe('live queries: AWS CloudTrail', () => {
   });
 
   it('sends one lookup attribute and filters the rest locally', async () => {
-    const out = await live(id, 'api.service.name = "iam.amazonaws.com" and metadata.event_code in ("CreateUser", "DeleteUser")');
+    const out = await live(
+      id,
+      'api.service.name = "iam.amazonaws.com" and metadata.event_code in ("CreateUser", "DeleteUser")',
+    );
     expect(out.state, out.error).toBe('completed');
-    expect(sim.filters.at(-1)).toBe(JSON.stringify([{ AttributeKey: 'EventSource', AttributeValue: 'iam.amazonaws.com' }]));
+    expect(sim.filters.at(-1)).toBe(
+      JSON.stringify([{ AttributeKey: 'EventSource', AttributeValue: 'iam.amazonaws.com' }]),
+    );
     // Fixtures 3 to 6 are IAM calls (60 events, two pages of 50); 3 and 6 are CreateUser and DeleteUser.
     expect(out.live).toMatchObject({ fetched: 60, pages: 2, complete: true });
     expect(out.rows.map((r: Json) => r.event_id).sort()).toEqual(ids.filter((_, i) => [3, 6].includes(i % 10)).sort());
@@ -206,12 +270,17 @@ describe('live queries: GitHub', () => {
     const ids = sim.addPatched('audit_log', 36, window(), (raw, i) => {
       raw.repo = i % 2 ? 'example-corp/api' : 'example-corp/web';
     });
-    const out = await live(id, 'metadata.event_code = "repo.create" and actor.user.name = "jane-doe-example" and entity.name = "example-corp/web"');
+    const out = await live(
+      id,
+      'metadata.event_code = "repo.create" and actor.user.name = "jane-doe-example" and entity.name = "example-corp/web"',
+    );
     expect(out.state, out.error).toBe('completed');
     expect(sim.filters.at(-1)).toBe('action:repo.create actor:jane-doe-example');
     // Fixture 4 is jane-doe-example's repo.create: indexes 4, 13, 22 and 31; the even ones are in example-corp/web.
     expect(out.live.fetched).toBe(4);
-    expect(out.rows.map((r: Json) => r.event_id).sort()).toEqual(ids.filter((_, i) => i % 9 === 4 && i % 2 === 0).sort());
+    expect(out.rows.map((r: Json) => r.event_id).sort()).toEqual(
+      ids.filter((_, i) => i % 9 === 4 && i % 2 === 0).sort(),
+    );
   });
 });
 
@@ -237,12 +306,22 @@ describe('live queries: Google Workspace', () => {
     sim.addPatched('login', 24, window(), (raw, i) => {
       if (i % 16 === 1) raw.ipAddress = '10.1.1.1';
     });
-    const out = await live(id, 'actor.user.name = "jane.doe@example.com" and metadata.event_code = "login_failure" and status_detail = "login_failure_invalid_password" and src_endpoint.ip = "10.1.1.1"', { stream: 'login' });
+    const out = await live(
+      id,
+      'actor.user.name = "jane.doe@example.com" and metadata.event_code = "login_failure" and status_detail = "login_failure_invalid_password" and src_endpoint.ip = "10.1.1.1"',
+      { stream: 'login' },
+    );
     expect(out.state, out.error).toBe('completed');
-    expect(sim.filters.at(-1)).toBe('userKey=jane.doe@example.com eventName=login_failure filters=login_failure_type==login_failure_invalid_password');
+    expect(sim.filters.at(-1)).toBe(
+      'userKey=jane.doe@example.com eventName=login_failure filters=login_failure_type==login_failure_invalid_password',
+    );
     // Fixture 1 is jane's failed login: indexes 1, 9 and 17; 1 and 17 came from 10.1.1.1.
     expect(out.live.fetched).toBe(3);
     expect(out.matched).toBe(2);
-    for (const r of out.rows) expect(r.event).toMatchObject({ src_endpoint: { ip: '10.1.1.1' }, actor: { user: { name: 'jane.doe@example.com' } } });
+    for (const r of out.rows)
+      expect(r.event).toMatchObject({
+        src_endpoint: { ip: '10.1.1.1' },
+        actor: { user: { name: 'jane.doe@example.com' } },
+      });
   });
 });

@@ -28,10 +28,16 @@ export function createLiveQueries(deps: LiveDeps): LiveQueries {
       if (!integration) throw errors.notFound('Integration');
       const exec = deps.executor(integration.platform);
       if (!exec) {
-        throw new AppError('search.live_unsupported', { detail: `Platform ${integration.platform} cannot be queried live; search the event store instead`, details: { platform: integration.platform } });
+        throw new AppError('search.live_unsupported', {
+          detail: `Platform ${integration.platform} cannot be queried live; search the event store instead`,
+          details: { platform: integration.platform },
+        });
       }
       if (input.stream !== undefined && !exec.streams.includes(input.stream)) {
-        throw new AppError('search.live_unsupported', { detail: `Platform ${integration.platform} has no stream ${input.stream} to query live (${exec.streams.join(', ')})`, details: { platform: integration.platform, streams: exec.streams } });
+        throw new AppError('search.live_unsupported', {
+          detail: `Platform ${integration.platform} has no stream ${input.stream} to query live (${exec.streams.join(', ')})`,
+          details: { platform: integration.platform, streams: exec.streams },
+        });
       }
     },
     async run(run, input, plan, progress, signal) {

@@ -35,19 +35,33 @@ export function savedQueryOut(r: SavedQueryRow) {
 
 function cleanName(name: string): string {
   const trimmed = name.trim();
-  if (!trimmed) throw errors.validation('body/name must not be blank', { errors: [{ location: 'body/name', message: 'must not be blank' }] });
+  if (!trimmed)
+    throw errors.validation('body/name must not be blank', {
+      errors: [{ location: 'body/name', message: 'must not be blank' }],
+    });
   return trimmed;
 }
 
-export function createQueriesService(deps: { store: SearchStore; clock: Clock; maxRows: number; checkLive(actor: Actor, organizationId: number, input: QueryInput): Promise<void> }) {
+export function createQueriesService(deps: {
+  store: SearchStore;
+  clock: Clock;
+  maxRows: number;
+  checkLive(actor: Actor, organizationId: number, input: QueryInput): Promise<void>;
+}) {
   const { store, clock } = deps;
 
-  const nameTaken = (name: string) => new AppError('resource.conflict', { detail: `A saved query named "${name}" already exists in the organization`, details: { field: 'name' } });
+  const nameTaken = (name: string) =>
+    new AppError('resource.conflict', {
+      detail: `A saved query named "${name}" already exists in the organization`,
+      details: { field: 'name' },
+    });
 
   /** The definition as stored: checked, without its organization (the saved query's own). */
   async function checked(actor: Actor, organizationId: number, query: QueryInput): Promise<Record<string, unknown>> {
     if (query.organization_id !== undefined && query.organization_id !== organizationId) {
-      throw errors.validation('query.organization_id must be the saved query\'s organization (or left out)', { errors: [{ location: 'body/query/organization_id', message: 'differs from the organization' }] });
+      throw errors.validation("query.organization_id must be the saved query's organization (or left out)", {
+        errors: [{ location: 'body/query/organization_id', message: 'differs from the organization' }],
+      });
     }
     planQuery(query, { now: clock.now(), maxRangeDays: 3650, maxLimit: deps.maxRows });
     if (query.integration_id !== undefined) await deps.checkLive(actor, organizationId, query);
@@ -81,23 +95,54 @@ export function createQueriesService(deps: { store: SearchStore; clock: Clock; m
     },
 
     async create(actor: Actor, body: QueryBody) {
-      const organizationId = await targetOrganization(store, scopeOf(actor), body.organization_id ?? body.query.organization_id);
+      const organizationId = await targetOrganization(
+        store,
+        scopeOf(actor),
+        body.organization_id ?? body.query.organization_id,
+      );
       const name = cleanName(body.name);
       const query = await checked(actor, organizationId, body.query);
       const id = newId();
       const by = actor.kind === 'user' ? actor.id : null;
-      await guard(name, () => store.insertQuery({ id, organization_id: organizationId, name, description: body.description?.trim() ?? '', query, created_by: by, updated_by: by }, clock.now()));
+      await guard(name, () =>
+        store.insertQuery(
+          {
+            id,
+            organization_id: organizationId,
+            name,
+            description: body.description?.trim() ?? '',
+            query,
+            created_by: by,
+            updated_by: by,
+          },
+          clock.now(),
+        ),
+      );
       setAuditTarget({ type: 'saved_query', id, organizationId, details: { name, query } });
       return savedQueryOut((await store.getQuery(scopeOf(actor), id))!);
     },
 
     async update(actor: Actor, id: string, body: Partial<Omit<QueryBody, 'organization_id'>>) {
       const row = await visible(scopeOf(actor), id, true);
-      setAuditTarget({ type: 'saved_query', id, organizationId: row.organization_id, details: { changed: Object.keys(body).sort() } });
+      setAuditTarget({
+        type: 'saved_query',
+        id,
+        organizationId: row.organization_id,
+        details: { changed: Object.keys(body).sort() },
+      });
       const name = body.name === undefined ? undefined : cleanName(body.name);
       const query = body.query === undefined ? undefined : await checked(actor, row.organization_id, body.query);
       await guard(name ?? row.name, () =>
-        store.updateQuery(id, { ...(name !== undefined ? { name } : {}), ...(body.description !== undefined ? { description: body.description.trim() } : {}), ...(query ? { query } : {}), updated_by: actor.kind === 'user' ? actor.id : null }, clock.now()),
+        store.updateQuery(
+          id,
+          {
+            ...(name !== undefined ? { name } : {}),
+            ...(body.description !== undefined ? { description: body.description.trim() } : {}),
+            ...(query ? { query } : {}),
+            updated_by: actor.kind === 'user' ? actor.id : null,
+          },
+          clock.now(),
+        ),
       );
       return savedQueryOut((await store.getQuery(scopeOf(actor), id))!);
     },
@@ -107,7 +152,10 @@ export function createQueriesService(deps: { store: SearchStore; clock: Clock; m
       setAuditTarget({ type: 'saved_query', id, organizationId: row.organization_id, details: { name: row.name } });
       const schedules = await store.schedulesUsing(id);
       if (schedules.length > 0) {
-        throw new AppError('search.query_in_use', { detail: `Schedules run this query (${schedules.join(', ')}); delete them first`, details: { schedule_ids: schedules } });
+        throw new AppError('search.query_in_use', {
+          detail: `Schedules run this query (${schedules.join(', ')}); delete them first`,
+          details: { schedule_ids: schedules },
+        });
       }
       await store.deleteQuery(id);
     },

@@ -17,14 +17,28 @@ let t: TestDatabase;
 let queries: StoreQueries;
 const NOW = Date.now();
 const EVENTS = CONDITION_EVENTS;
-const records: NormalizedRecord[] = EVENTS.map((ocsf, i) => ({ id: newId(), organization_id: 1, integration_id: i % 2 ? 9 : 8, stream: i % 2 ? 'b' : 'a', received_at: new Date(NOW - i * 1000).toISOString(), mapping_version_id: 'v', valid: true, ocsf: { ...ocsf, time: NOW - i * 1000 } }));
+const records: NormalizedRecord[] = EVENTS.map((ocsf, i) => ({
+  id: newId(),
+  organization_id: 1,
+  integration_id: i % 2 ? 9 : 8,
+  stream: i % 2 ? 'b' : 'a',
+  received_at: new Date(NOW - i * 1000).toISOString(),
+  mapping_version_id: 'v',
+  valid: true,
+  ocsf: { ...ocsf, time: NOW - i * 1000 },
+}));
 
 beforeAll(async () => {
   t = await createTestDatabase();
   const store = createEventsStore(t.database.db);
   for (const integration of [8, 9]) {
     const mine = records.filter((r) => r.integration_id === integration);
-    const stored = storedCopies('d', { organization_id: 1, integration_id: integration, stream: mine[0]!.stream }, mine.map((r) => JSON.stringify(r.ocsf)), (i) => ({ id: mine[i]!.id, received: Date.parse(mine[i]!.received_at), ocsf: mine[i]!.ocsf }));
+    const stored = storedCopies(
+      'd',
+      { organization_id: 1, integration_id: integration, stream: mine[0]!.stream },
+      mine.map((r) => JSON.stringify(r.ocsf)),
+      (i) => ({ id: mine[i]!.id, received: Date.parse(mine[i]!.received_at), ocsf: mine[i]!.ocsf }),
+    );
     await store.prepare([stored]);
     await inTransaction(t.database.db, () => store.write([stored]));
   }
@@ -32,7 +46,12 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const scope = (condition: Condition | null) => ({ organizationIds: [1], from: new Date(NOW - 3_600_000), to: new Date(NOW + 1), condition });
+const scope = (condition: Condition | null) => ({
+  organizationIds: [1],
+  from: new Date(NOW - 3_600_000),
+  to: new Date(NOW + 1),
+  condition,
+});
 
 async function sqlSelects(cond: Condition): Promise<string[]> {
   const rows = await queries.rows(scope(cond), { fields: [], sort: [{ field: 'time', order: 'asc' }], limit: 100 });
@@ -43,7 +62,10 @@ function memorySelects(cond: Condition): string[] {
   const problems: unknown[] = [];
   const pred = compileCondition(cond, problems as never, 'c', 'any')!;
   expect(problems).toEqual([]);
-  return records.filter((r) => pred(r)).map((r) => r.id).sort();
+  return records
+    .filter((r) => pred(r))
+    .map((r) => r.id)
+    .sort();
 }
 
 const LEAVES: Condition[] = conditionLeaves(records, NOW);
@@ -54,13 +76,15 @@ describe('conditions in SQL', () => {
       expect(await sqlSelects(leaf)).toEqual(memorySelects(leaf));
       const l = leaf as { op: string };
       const neg = { eq: 'ne', in: 'not_in', exists: 'not_exists' }[l.op];
-      const negation: Condition = neg ? { ...(leaf as object), op: neg } as Condition : { not: leaf };
+      const negation: Condition = neg ? ({ ...(leaf as object), op: neg } as Condition) : { not: leaf };
       expect(await sqlSelects(negation)).toEqual(memorySelects(negation));
     });
   }
 
   it('combines with all, any and not', async () => {
-    const cond: Condition = { any: [{ all: [LEAVES[0]!, { not: LEAVES[13]! }] }, { field: 'count', op: 'gt', value: 6 }] };
+    const cond: Condition = {
+      any: [{ all: [LEAVES[0]!, { not: LEAVES[13]! }] }, { field: 'count', op: 'gt', value: 6 }],
+    };
     expect(await sqlSelects(cond)).toEqual(memorySelects(cond));
   });
 
@@ -88,7 +112,11 @@ describe('conditions in SQL', () => {
   });
 
   it('projects fields and sorts by a jsonb field (numbers before text, as jsonb orders them)', async () => {
-    const rows = await queries.rows(scope(null), { fields: ['actor.user.name', 'count'], sort: [{ field: 'count', order: 'desc' }], limit: 3 });
+    const rows = await queries.rows(scope(null), {
+      fields: ['actor.user.name', 'count'],
+      sort: [{ field: 'count', order: 'desc' }],
+      limit: 3,
+    });
     expect(rows.map((r) => r.fields)).toEqual([
       { 'actor.user.name': 'Bob', count: 15 },
       { 'actor.user.name': 'admin', count: 5 },

@@ -119,7 +119,9 @@ function columnTest(column: Sql, kind: 'int' | 'text' | 'uuid' | 'time', op: str
         return sql`${column} ${sql.raw({ gt: '>', gte: '>=', lt: '<', lte: '<=' }[op])} ${value as number}::numeric`;
       default:
         // Text operators on a number never hold (a number is not a string).
-        return op === 'contains' || op === 'prefix' || op === 'suffix' || op === 'regex' || op === 'cidr' ? FALSE : undefined;
+        return op === 'contains' || op === 'prefix' || op === 'suffix' || op === 'regex' || op === 'cidr'
+          ? FALSE
+          : undefined;
     }
   }
   const text = kind === 'uuid' ? sql`${column}::text` : column;
@@ -206,7 +208,10 @@ function leafSql(leaf: FieldCondition): Sql {
   const valueTest = ignoreCase ? jsonCaseTest : jsonTest;
   if (column && ignoreCase) {
     // Numbers and times are not text: a text comparison on them never holds (as in the pass).
-    test = column.kind === 'text' || column.kind === 'uuid' ? caseText(sql`lower(${sql.ref(column.column)}::text)`, positiveOp, leaf.value) : FALSE;
+    test =
+      column.kind === 'text' || column.kind === 'uuid'
+        ? caseText(sql`lower(${sql.ref(column.column)}::text)`, positiveOp, leaf.value)
+        : FALSE;
   } else if (column) test = columnTest(sql.ref(column.column), column.kind, positiveOp, leaf.value);
   if (test === undefined) {
     const segs = parsePath(leaf.field);

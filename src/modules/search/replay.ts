@@ -31,7 +31,9 @@ export interface ReplayBody {
 
 /** What replay needs of destinations and the outbox (the destinations and delivery modules). */
 export interface ReplayPorts {
-  destination(id: string): Promise<{ organization_id: number | null; enabled: boolean; name: string; type: string } | undefined>;
+  destination(
+    id: string,
+  ): Promise<{ organization_id: number | null; enabled: boolean; name: string; type: string } | undefined>;
   write(rows: NewDelivery[], ledger: LedgerEntry[], at: Date): Promise<void>;
   wake(): void;
 }
@@ -77,21 +79,48 @@ export function createReplayService(deps: {
     const organizationId = await targetOrganization(store, scope, body.organization_id);
     const dest = await ports.destination(body.destination_id);
     // A destination of another organization reads as not found; a global one takes any organization's events.
-    if (!dest || (dest.organization_id !== null && dest.organization_id !== organizationId) || (dest.organization_id !== null && !inScope(scope, dest.organization_id))) {
+    if (
+      !dest ||
+      (dest.organization_id !== null && dest.organization_id !== organizationId) ||
+      (dest.organization_id !== null && !inScope(scope, dest.organization_id))
+    ) {
       throw errors.notFound('Destination');
     }
     if (!dest.enabled) {
-      throw new AppError('search.destination_unusable', { detail: `Destination "${dest.name}" is disabled: enable it before replaying to it`, details: { destination_id: body.destination_id } });
+      throw new AppError('search.destination_unusable', {
+        detail: `Destination "${dest.name}" is disabled: enable it before replaying to it`,
+        details: { destination_id: body.destination_id },
+      });
     }
-    const input: QueryInput = { organization_id: organizationId, time: body.time, ...(body.where !== undefined ? { where: body.where } : {}), ...(body.query !== undefined ? { query: body.query } : {}) };
+    const input: QueryInput = {
+      organization_id: organizationId,
+      time: body.time,
+      ...(body.where !== undefined ? { where: body.where } : {}),
+      ...(body.query !== undefined ? { query: body.query } : {}),
+    };
     const plan = planQuery(input, { now: clock.now(), maxRangeDays: 3650, maxLimit: Number.MAX_SAFE_INTEGER });
     const stored = { ...input, time: { from: plan.from.toISOString(), to: plan.to.toISOString() } };
     const id = newId();
     await deps.transaction(async () => {
-      await store.insertReplay({ id, organization_id: organizationId, destination_id: body.destination_id, query: stored as Record<string, unknown>, created_by: actor.kind === 'user' ? actor.id : null, actor: ownerKey(actor) }, clock.now());
+      await store.insertReplay(
+        {
+          id,
+          organization_id: organizationId,
+          destination_id: body.destination_id,
+          query: stored as Record<string, unknown>,
+          created_by: actor.kind === 'user' ? actor.id : null,
+          actor: ownerKey(actor),
+        },
+        clock.now(),
+      );
       await deps.enqueue(id);
     });
-    setAuditTarget({ type: 'replay', id, organizationId, details: { destination_id: body.destination_id, destination: dest.name, query: stored } });
+    setAuditTarget({
+      type: 'replay',
+      id,
+      organizationId,
+      details: { destination_id: body.destination_id, destination: dest.name, query: stored },
+    });
     return replayOut((await store.getReplay(undefined, id))!);
   }
 
@@ -126,7 +155,11 @@ export function createReplayService(deps: {
         const ledger: LedgerEntry[] = [];
         for (const g of groups.values()) {
           const lines = g.map((e) => e.line);
-          const origin = { organization_id: r.organization_id, integration_id: g[0]!.integration_id, stream: g[0]!.stream };
+          const origin = {
+            organization_id: r.organization_id,
+            integration_id: g[0]!.integration_id,
+            stream: g[0]!.stream,
+          };
           rows.push({
             id: newId(),
             destination_id: r.destination_id,
@@ -152,7 +185,11 @@ export function createReplayService(deps: {
       await store.updateReplay(id, { state: 'completed', finished_at: clock.now() });
     } catch (err) {
       logger.warn({ err, replay_id: id }, 'a replay failed');
-      await store.updateReplay(id, { state: 'failed', error: (err instanceof Error ? err.message : String(err)).slice(0, 1000), finished_at: clock.now() });
+      await store.updateReplay(id, {
+        state: 'failed',
+        error: (err instanceof Error ? err.message : String(err)).slice(0, 1000),
+        finished_at: clock.now(),
+      });
     }
   }
 
@@ -165,7 +202,8 @@ export function createReplayService(deps: {
     async cancel(actor: Actor, id: string) {
       const r = await visible(scopeOf(actor), id);
       setAuditTarget({ type: 'replay', id, organizationId: r.organization_id });
-      if (r.state === 'queued') await store.updateReplay(id, { state: 'cancelled', cancel_requested: true, finished_at: clock.now() });
+      if (r.state === 'queued')
+        await store.updateReplay(id, { state: 'cancelled', cancel_requested: true, finished_at: clock.now() });
       else if (r.state === 'running') await store.updateReplay(id, { cancel_requested: true });
       return replayOut((await store.getReplay(undefined, id))!);
     },

@@ -16,7 +16,12 @@ let t: TestApp;
 let platform: Principal;
 
 async function call(method: string, url: string, who: Principal, payload?: Record<string, unknown>) {
-  return t.app.inject({ method: method as 'GET', url, headers: who.headers, ...(payload === undefined ? {} : { payload }) });
+  return t.app.inject({
+    method: method as 'GET',
+    url,
+    headers: who.headers,
+    ...(payload === undefined ? {} : { payload }),
+  });
 }
 
 async function newOrg(name: string): Promise<number> {
@@ -28,16 +33,29 @@ async function newOrg(name: string): Promise<number> {
 /** Stores one event per receipt time through the pass's path; their ids and texts' bytes. */
 async function storeAt(organizationId: number, received: number[]): Promise<{ id: string; bytes: number }[]> {
   const ids = received.map(() => crypto.randomUUID());
-  const ocsf = received.map((r, i) => ({ class_uid: 3002, time: r, message: `event ${i} of ${organizationId} `.padEnd(200, '.') }));
+  const ocsf = received.map((r, i) => ({
+    class_uid: 3002,
+    time: r,
+    message: `event ${i} of ${organizationId} `.padEnd(200, '.'),
+  }));
   const lines = ocsf.map((e) => JSON.stringify(e));
-  const copies = storedCopies('d', { organization_id: organizationId, integration_id: 1, stream: 's' }, lines, (i) => ({ id: ids[i]!, received: received[i]!, ocsf: ocsf[i]! }));
+  const copies = storedCopies('d', { organization_id: organizationId, integration_id: 1, stream: 's' }, lines, (i) => ({
+    id: ids[i]!,
+    received: received[i]!,
+    ocsf: ocsf[i]!,
+  }));
   const store = t.container.eventStore;
   await store.prepare(crypto.randomUUID(), [copies]);
   await inTransaction(t.container.database.db, () => store.write([copies]));
   return ids.map((id, i) => ({ id, bytes: Buffer.byteLength(lines[i]!) }));
 }
 
-const everything = (organizationIds: number[]) => ({ organizationIds, from: new Date(0), to: new Date(Date.now() + 2 * DAY), condition: null });
+const everything = (organizationIds: number[]) => ({
+  organizationIds,
+  from: new Date(0),
+  to: new Date(Date.now() + 2 * DAY),
+  condition: null,
+});
 
 beforeAll(async () => {
   t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_SEARCH_MAX_BYTES: String(BUDGET) } });
@@ -54,12 +72,20 @@ describe('the size budget', () => {
     const expired = await storeAt(a, [now - 20 * DAY]);
     // Ten events, alternating organizations, received an hour apart: ~2,300 bytes, over the budget.
     const receipts = Array.from({ length: 10 }, (_, k) => now - (10 - k) * 3_600_000);
-    const ofA = await storeAt(a, receipts.filter((_, k) => k % 2 === 0));
-    const ofB = await storeAt(b, receipts.filter((_, k) => k % 2 === 1));
+    const ofA = await storeAt(
+      a,
+      receipts.filter((_, k) => k % 2 === 0),
+    );
+    const ofB = await storeAt(
+      b,
+      receipts.filter((_, k) => k % 2 === 1),
+    );
     const inOrder = receipts.map((_, k) => (k % 2 === 0 ? ofA[k / 2]! : ofB[(k - 1) / 2]!));
     const store = t.container.eventStore;
     expect(await store.size()).toBe(expired[0]!.bytes + inOrder.reduce((s, e) => s + e.bytes, 0));
-    expect((await call('PUT', `/api/organizations/${a}/retention`, platform, { retention_days: 7 })).statusCode).toBe(200);
+    expect((await call('PUT', `/api/organizations/${a}/retention`, platform, { retention_days: 7 })).statusCode).toBe(
+      200,
+    );
 
     // What goes over the budget: the oldest, until the rest fits.
     let left = inOrder.reduce((s, e) => s + e.bytes, 0);
@@ -67,27 +93,41 @@ describe('the size budget', () => {
     while (left > BUDGET) left -= inOrder[over++]!.bytes;
     expect(over).toBeGreaterThan(1);
     const job = t.container.jobs.find((j) => j.queue === SEARCH_QUEUE)!;
-    await job.handlers['search.retention']!({ id: 'r', queue: SEARCH_QUEUE, name: 'search.retention', payload: {}, attempt: 1, maxAttempts: 1 }, new AbortController().signal);
+    await job.handlers['search.retention']!(
+      { id: 'r', queue: SEARCH_QUEUE, name: 'search.retention', payload: {}, attempt: 1, maxAttempts: 1 },
+      new AbortController().signal,
+    );
 
     expect(await store.size()).toBe(left);
     expect(await store.size()).toBeLessThanOrEqual(BUDGET);
-    const kept = await store.rows(everything([a, b]), { fields: null, sort: [{ field: 'time', order: 'asc' }], limit: 100 });
+    const kept = await store.rows(everything([a, b]), {
+      fields: null,
+      sort: [{ field: 'time', order: 'asc' }],
+      limit: 100,
+    });
     expect(kept.map((r) => r.event_id)).toEqual(inOrder.slice(over).map((e) => e.id));
     const goneOfA = 1 + inOrder.slice(0, over).filter((e) => ofA.includes(e)).length;
     const goneOfB = inOrder.slice(0, over).filter((e) => ofB.includes(e)).length;
-    for (const [id, removed] of [[a, goneOfA], [b, goneOfB]] as const) {
+    for (const [id, removed] of [
+      [a, goneOfA],
+      [b, goneOfB],
+    ] as const) {
       const res = await call('GET', `/api/organizations/${id}/retention`, platform);
       expect(res.json()).toMatchObject({ event_store: { removed, last_removed_at: expect.any(String) } });
     }
 
     // Within the budget, the next run removes nothing more.
-    await job.handlers['search.retention']!({ id: 'r2', queue: SEARCH_QUEUE, name: 'search.retention', payload: {}, attempt: 1, maxAttempts: 1 }, new AbortController().signal);
+    await job.handlers['search.retention']!(
+      { id: 'r2', queue: SEARCH_QUEUE, name: 'search.retention', payload: {}, attempt: 1, maxAttempts: 1 },
+      new AbortController().signal,
+    );
     expect(await store.count(everything([a, b]))).toBe(10 - over);
   });
 
   it('reads WEIR_SEARCH_MAX_BYTES as bytes, with a unit or without (0 or unset: no budget), and refuses anything else', () => {
     const env = { WEIR_SECRET_KEY: 'k'.repeat(64), WEIR_DATA_DIR: '/tmp/weir-config-test' };
-    const read = (v?: string) => loadConfig({ ...env, ...(v === undefined ? {} : { WEIR_SEARCH_MAX_BYTES: v }) }).search.maxBytes;
+    const read = (v?: string) =>
+      loadConfig({ ...env, ...(v === undefined ? {} : { WEIR_SEARCH_MAX_BYTES: v }) }).search.maxBytes;
     expect(read()).toBe(0);
     expect(read('0')).toBe(0);
     expect(read('1500000')).toBe(1_500_000);

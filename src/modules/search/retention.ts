@@ -34,7 +34,8 @@ export function createRetention(deps: {
   return {
     async run(now: Date): Promise<RetentionOutcome> {
       const result: RetentionRemoved = await deps.events.retain(now, await deps.retentions());
-      const trimmed: TrimRemoved = deps.maxBytes > 0 ? await deps.events.trim(deps.maxBytes) : { removed: new Map(), bytes: 0 };
+      const trimmed: TrimRemoved =
+        deps.maxBytes > 0 ? await deps.events.trim(deps.maxBytes) : { removed: new Map(), bytes: 0 };
       const removed = new Map(result.removed);
       for (const [org, n] of trimmed.removed) removed.set(org, (removed.get(org) ?? 0) + n);
       let deleted = 0;
@@ -48,7 +49,8 @@ export function createRetention(deps: {
         trimmed: Object.fromEntries(trimmed.removed),
         trimmedBytes: trimmed.bytes,
       };
-      if (deleted || result.dropped.length || result.deferred.length) deps.logger.info(out, 'event store retention removed events');
+      if (deleted || result.dropped.length || result.deferred.length)
+        deps.logger.info(out, 'event store retention removed events');
       return out;
     },
   };

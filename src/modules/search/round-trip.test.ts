@@ -33,7 +33,12 @@ let consumers: Consumer[] = [];
 let lanes: { stop(): Promise<void> } | undefined;
 
 async function call(method: string, url: string, payload?: unknown, headers: Record<string, string> = admin.headers) {
-  return t.app.inject({ method: method as 'GET', url, headers, ...(payload === undefined ? {} : { payload: payload as Json }) });
+  return t.app.inject({
+    method: method as 'GET',
+    url,
+    headers,
+    ...(payload === undefined ? {} : { payload: payload as Json }),
+  });
 }
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>): Promise<T> {
@@ -49,9 +54,22 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>): Promise
 beforeAll(async () => {
   smtp = await startSmtpServer();
   root = await mkdtemp(path.join(tmpdir(), 'weir-search-story-'));
-  t = await createTestApp({ clock, env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_FILE_SINK_ROOT: root, WEIR_MAPPING_REFRESH_MS: '100', WEIR_DISPATCH_POLL_MS: '50', WEIR_PASS_THREADS: '0' } });
+  t = await createTestApp({
+    clock,
+    env: {
+      WEIR_TOKEN_RATE_LIMIT: '1000000',
+      WEIR_FILE_SINK_ROOT: root,
+      WEIR_MAPPING_REFRESH_MS: '100',
+      WEIR_DISPATCH_POLL_MS: '50',
+      WEIR_PASS_THREADS: '0',
+    },
+  });
   admin = await createPrincipal(t, { role: 'admin', organizationId: null });
-  consumers = startConsumers(t.container.queue, t.container.jobs.filter((j) => [NORMALIZE_QUEUE, SEARCH_QUEUE, EMAIL_QUEUE].includes(j.queue)), t.container.logger);
+  consumers = startConsumers(
+    t.container.queue,
+    t.container.jobs.filter((j) => [NORMALIZE_QUEUE, SEARCH_QUEUE, EMAIL_QUEUE].includes(j.queue)),
+    t.container.logger,
+  );
   lanes = t.container.loops.find((l) => l.name === 'delivery')!.start();
 });
 afterAll(async () => {
@@ -65,37 +83,106 @@ afterAll(async () => {
 describe('the search round trip', () => {
   it('keeps what was pushed before any route, finds it, aggregates it, mails it on a schedule and replays it', async () => {
     org = (await call('POST', '/api/organizations/', { name: 'Story' })).json<{ id: number }>().id;
-    const integration = (await call('POST', '/api/integrations/', { name: 'app', platform: 'custom', organization_id: org })).json<{ id: number }>().id;
+    const integration = (
+      await call('POST', '/api/integrations/', { name: 'app', platform: 'custom', organization_id: org })
+    ).json<{ id: number }>().id;
     const token = (await call('POST', `/api/ingest/integrations/${integration}/token`)).json<{ token: string }>().token;
     await publishMapping(t, org, 'custom', 'auth', loginDocument([{ target: 'status_id', from: 'status' }]));
     await new Promise((r) => setTimeout(r, 300));
 
     // 1. Push, before any route of the user's own.
     const users = ['alice', 'bob', 'alice', 'mallory', 'alice', 'bob'];
-    const ndjson = users.map((u, i) => JSON.stringify({ type: 'login', ts: new Date(now - (i + 1) * 60_000).toISOString(), user: { name: u }, client: { ip: `10.0.0.${i}` }, host: 'vpn', status: u === 'mallory' ? 2 : 1 })).join('\n');
-    const pushed = await t.app.inject({ method: 'POST', url: '/api/ingest/auth', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' }, payload: ndjson });
+    const ndjson = users
+      .map((u, i) =>
+        JSON.stringify({
+          type: 'login',
+          ts: new Date(now - (i + 1) * 60_000).toISOString(),
+          user: { name: u },
+          client: { ip: `10.0.0.${i}` },
+          host: 'vpn',
+          status: u === 'mallory' ? 2 : 1,
+        }),
+      )
+      .join('\n');
+    const pushed = await t.app.inject({
+      method: 'POST',
+      url: '/api/ingest/auth',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' },
+      payload: ndjson,
+    });
     expect(pushed.statusCode, pushed.body).toBe(200);
-    await until('the events in the store', async () => ((await ledgerRows(t, { organization_id: org }))[0]?.delivered === 6 ? true : undefined));
+    await until('the events in the store', async () =>
+      (await ledgerRows(t, { organization_id: org }))[0]?.delivered === 6 ? true : undefined,
+    );
 
     // 2. Query by condition, with aggregations.
-    const found = await call('POST', '/api/search', { query: { organization_id: org, query: 'user.name in (alice, bob) and status_id = 1', time: { last: '1h' }, fields: ['user.name'], aggregations: [{ type: 'count_by', fields: ['user.name'] }] } });
-    expect(found.json()).toMatchObject({ state: 'completed', matched: 5, aggregations: [{ buckets: [{ key: { 'user.name': 'alice' }, count: 3 }, { key: { 'user.name': 'bob' }, count: 2 }] }] });
+    const found = await call('POST', '/api/search', {
+      query: {
+        organization_id: org,
+        query: 'user.name in (alice, bob) and status_id = 1',
+        time: { last: '1h' },
+        fields: ['user.name'],
+        aggregations: [{ type: 'count_by', fields: ['user.name'] }],
+      },
+    });
+    expect(found.json()).toMatchObject({
+      state: 'completed',
+      matched: 5,
+      aggregations: [
+        {
+          buckets: [
+            { key: { 'user.name': 'alice' }, count: 3 },
+            { key: { 'user.name': 'bob' }, count: 2 },
+          ],
+        },
+      ],
+    });
     const searchId = found.json<{ id: string }>().id;
 
     // 3. CSV, then its expiry: 410 for the CSV, the JSON still there.
     const csv = await call('GET', `/api/search/history/result/${searchId}/csv`);
     expect(csv.body.trim().split('\r\n')).toHaveLength(6);
     now += 25 * 3_600_000;
-    await t.container.jobs.find((j) => j.queue === SEARCH_QUEUE)!.handlers['search.expire']!({ id: 'e', queue: SEARCH_QUEUE, name: 'search.expire', payload: {}, attempt: 1, maxAttempts: 1 }, new AbortController().signal);
+    await t.container.jobs.find((j) => j.queue === SEARCH_QUEUE)!.handlers['search.expire']!(
+      { id: 'e', queue: SEARCH_QUEUE, name: 'search.expire', payload: {}, attempt: 1, maxAttempts: 1 },
+      new AbortController().signal,
+    );
     expect((await call('GET', `/api/search/history/result/${searchId}/csv`)).statusCode).toBe(410);
     expect((await call('GET', `/api/search/history/result/${searchId}`)).statusCode).toBe(200);
     now -= 25 * 3_600_000;
 
     // 4. A schedule e-mails the CSV to the organization's recipient.
-    expect((await call('PUT', '/api/emails/config', { host: 'localhost', port: smtp.port, security: 'starttls', from_address: 'weir@example.test', ca_pem: TEST_CA_PEM })).statusCode).toBe(200);
-    expect((await call('POST', '/api/emails/', { organization_id: org, address: 'soc@example.test' })).statusCode).toBe(201);
-    const query = (await call('POST', '/api/queries/', { organization_id: org, name: 'failed logins', query: { query: 'status_id = 2', time: { last: '2h' } } })).json<{ id: string }>().id;
-    expect((await call('POST', '/api/schedules/', { name: 'hourly failed logins', query_id: query, interval_seconds: 3600, notify: { condition: { op: 'gt', value: 0 } } })).statusCode).toBe(201);
+    expect(
+      (
+        await call('PUT', '/api/emails/config', {
+          host: 'localhost',
+          port: smtp.port,
+          security: 'starttls',
+          from_address: 'weir@example.test',
+          ca_pem: TEST_CA_PEM,
+        })
+      ).statusCode,
+    ).toBe(200);
+    expect((await call('POST', '/api/emails/', { organization_id: org, address: 'soc@example.test' })).statusCode).toBe(
+      201,
+    );
+    const query = (
+      await call('POST', '/api/queries/', {
+        organization_id: org,
+        name: 'failed logins',
+        query: { query: 'status_id = 2', time: { last: '2h' } },
+      })
+    ).json<{ id: string }>().id;
+    expect(
+      (
+        await call('POST', '/api/schedules/', {
+          name: 'hourly failed logins',
+          query_id: query,
+          interval_seconds: 3600,
+          notify: { condition: { op: 'gt', value: 0 } },
+        })
+      ).statusCode,
+    ).toBe(201);
     // The first slot, an hour after the schedule's creation: the run reads the two hours before it.
     now += 3_600_000;
     await t.container.beatTasks.find((b) => b.name === 'search.schedules')!.run(clock.now());
@@ -105,9 +192,20 @@ describe('the search round trip', () => {
     now = Date.now();
 
     // 5. Replay into a file destination created after the events arrived.
-    const dest = (await call('POST', '/api/collectors/destinations', { name: 'late files', type: 'file', organization_id: org, config: { path: 'late', idle_seconds: 1 } })).json<{ id: string }>().id;
-    const replay = (await call('POST', '/api/search/replay', { organization_id: org, destination_id: dest, time: { last: '2h' } })).json<{ id: string }>().id;
-    await until('the replay', async () => ((await call('GET', `/api/search/replay/${replay}`)).json<Json>().state === 'completed' ? true : undefined));
+    const dest = (
+      await call('POST', '/api/collectors/destinations', {
+        name: 'late files',
+        type: 'file',
+        organization_id: org,
+        config: { path: 'late', idle_seconds: 1 },
+      })
+    ).json<{ id: string }>().id;
+    const replay = (
+      await call('POST', '/api/search/replay', { organization_id: org, destination_id: dest, time: { last: '2h' } })
+    ).json<{ id: string }>().id;
+    await until('the replay', async () =>
+      (await call('GET', `/api/search/replay/${replay}`)).json<Json>().state === 'completed' ? true : undefined,
+    );
     const dir = path.join(root, `org-${org}`, 'late');
     const lines = await until('the replayed file', async () => {
       const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.ndjson'));

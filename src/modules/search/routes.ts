@@ -35,7 +35,16 @@ import {
 
 const pageOf = (q: { limit?: number; offset?: number }) => ({ limit: q.limit ?? DEFAULT_LIMIT, offset: q.offset ?? 0 });
 
-export function searchRoutes(app: Api, s: { runs: RunsService; queries: QueriesService; schedules: SchedulesService; replay: ReplayService; exports: ExportService }): void {
+export function searchRoutes(
+  app: Api,
+  s: {
+    runs: RunsService;
+    queries: QueriesService;
+    schedules: SchedulesService;
+    replay: ReplayService;
+    exports: ExportService;
+  },
+): void {
   route(app, {
     method: 'POST',
     url: '/api/search/export',
@@ -90,12 +99,20 @@ export function searchRoutes(app: Api, s: { runs: RunsService; queries: QueriesS
     method: 'GET',
     url: '/api/search/history',
     operationId: 'search.history',
-    summary: 'Your searches, newest first; an administrator (user.manage) may list the organization\'s (scope=organization)',
+    summary:
+      "Your searches, newest first; an administrator (user.manage) may list the organization's (scope=organization)",
     access: { requires: 'authenticated' },
     schema: { querystring: HistoryQuery, response: { 200: RunList } },
     handler: async (req) => {
       const page = pageOf(req.query);
-      const { items, total } = await s.runs.history(req.actor!, { scope: req.query.scope ?? 'mine', ...(req.query.organization_id !== undefined ? { organization_id: req.query.organization_id } : {}) }, page);
+      const { items, total } = await s.runs.history(
+        req.actor!,
+        {
+          scope: req.query.scope ?? 'mine',
+          ...(req.query.organization_id !== undefined ? { organization_id: req.query.organization_id } : {}),
+        },
+        page,
+      );
       return offsetEnvelope(items, total, page);
     },
   });
@@ -104,9 +121,17 @@ export function searchRoutes(app: Api, s: { runs: RunsService; queries: QueriesS
     method: 'GET',
     url: '/api/search/history/result/:search_id',
     operationId: 'search.result',
-    summary: 'A search with a page of its rows and its aggregations; its state and progress while it runs; 410 once the result expired',
+    summary:
+      'A search with a page of its rows and its aggregations; its state and progress while it runs; 410 once the result expired',
     access: { requires: 'authenticated' },
-    schema: { params: SearchParams, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: DEFAULT_LIMIT })), offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })) }), response: { 200: Result, 410: ErrorBody } },
+    schema: {
+      params: SearchParams,
+      querystring: Type.Object({
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: DEFAULT_LIMIT })),
+        offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+      }),
+      response: { 200: Result, 410: ErrorBody },
+    },
     handler: async (req) => s.runs.result(req.actor!, req.params.search_id, pageOf(req.query)),
   });
 
@@ -114,12 +139,18 @@ export function searchRoutes(app: Api, s: { runs: RunsService; queries: QueriesS
     method: 'GET',
     url: '/api/search/history/result/:search_id/csv',
     operationId: 'search.result_csv',
-    summary: 'The result as CSV; 409 before the search completed; 410 once the CSV expired (earlier than the JSON result)',
+    summary:
+      'The result as CSV; 409 before the search completed; 410 once the CSV expired (earlier than the JSON result)',
     access: { requires: 'authenticated' },
-    schema: { params: SearchParams, response: { 200: Type.String({ description: 'text/csv' }), 409: ErrorBody, 410: ErrorBody } },
+    schema: {
+      params: SearchParams,
+      response: { 200: Type.String({ description: 'text/csv' }), 409: ErrorBody, 410: ErrorBody },
+    },
     handler: async (req, reply) => {
       const csv = await s.runs.csv(req.actor!, req.params.search_id);
-      reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="search-${req.params.search_id}.csv"`);
+      reply
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="search-${req.params.search_id}.csv"`);
       return csv;
     },
   });
@@ -129,7 +160,8 @@ export function searchRoutes(app: Api, s: { runs: RunsService; queries: QueriesS
     url: '/api/search/replay',
     operationId: 'search.replay',
     summary: 'Re-deliver the stored events that match a condition in a time range to one destination, as a job',
-    description: 'Counted in the ledger as replayed copies; the destination delivers them like any copy (retries, breaker, dead-letter queue). Poll GET /api/search/replay/{replay_id}.',
+    description:
+      'Counted in the ledger as replayed copies; the destination delivers them like any copy (retries, breaker, dead-letter queue). Poll GET /api/search/replay/{replay_id}.',
     addition: true,
     access: { requires: 'user.manage' },
     schema: { body: ReplayBody, response: { 202: Replay } },
@@ -143,7 +175,7 @@ export function searchRoutes(app: Api, s: { runs: RunsService; queries: QueriesS
     method: 'GET',
     url: '/api/search/replay/:replay_id',
     operationId: 'search.replay_status',
-    summary: 'A replay\'s state and progress',
+    summary: "A replay's state and progress",
     addition: true,
     access: { requires: 'user.manage' },
     schema: { params: ReplayParams, response: { 200: Replay } },
@@ -203,7 +235,7 @@ export function searchRoutes(app: Api, s: { runs: RunsService; queries: QueriesS
     method: 'PUT',
     url: '/api/queries/:query_id',
     operationId: 'queries.update',
-    summary: 'Change a saved query\'s name, description or definition',
+    summary: "Change a saved query's name, description or definition",
     access: { requires: 'query.save' },
     schema: { params: QueryParams, body: UpdateQueryBody, response: { 200: SavedQuery, 409: ErrorBody } },
     handler: async (req) => s.queries.update(req.actor!, req.params.query_id, req.body as never),
@@ -241,7 +273,8 @@ export function searchRoutes(app: Api, s: { runs: RunsService; queries: QueriesS
     method: 'POST',
     url: '/api/schedules/',
     operationId: 'schedules.create',
-    summary: 'Run a saved query on a cron expression or an interval; its results are e-mailed to the organization\'s recipients only',
+    summary:
+      "Run a saved query on a cron expression or an interval; its results are e-mailed to the organization's recipients only",
     access: { requires: 'query.save' },
     schema: { body: CreateScheduleBody, response: { 201: Schedule, 409: ErrorBody } },
     handler: async (req, reply) => {
@@ -269,9 +302,16 @@ export function searchRoutes(app: Api, s: { runs: RunsService; queries: QueriesS
     method: 'GET',
     url: '/api/schedules/:sched_id/history',
     operationId: 'schedules.history',
-    summary: 'The schedule\'s runs, newest first, each with whether its e-mail went',
+    summary: "The schedule's runs, newest first, each with whether its e-mail went",
     access: { requires: 'mapping.read' },
-    schema: { params: ScheduleParams, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: DEFAULT_LIMIT })), offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })) }), response: { 200: RunList } },
+    schema: {
+      params: ScheduleParams,
+      querystring: Type.Object({
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: DEFAULT_LIMIT })),
+        offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+      }),
+      response: { 200: RunList },
+    },
     handler: async (req) => {
       const page = pageOf(req.query);
       const { items, total } = await s.schedules.history(req.actor!, req.params.sched_id, page);

@@ -25,7 +25,13 @@ export interface SearchResult {
 
 /** What a live query (a vendor's API through its integration) answers for a planned query. */
 export interface LiveExecutor {
-  run(run: RunRow, input: QueryInput, plan: PlannedQuery, progress: (p: number) => Promise<void>, signal: AbortSignal): Promise<{ matched: number; result: SearchResult; detail?: Record<string, unknown> }>;
+  run(
+    run: RunRow,
+    input: QueryInput,
+    plan: PlannedQuery,
+    progress: (p: number) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<{ matched: number; result: SearchResult; detail?: Record<string, unknown> }>;
 }
 
 export interface RunnerDeps {
@@ -51,7 +57,8 @@ export class SearchCancelled extends Error {
 
 /** The CSV of a result: the envelope columns, then the asked fields or the common ones and the whole event. */
 export function resultCsv(rows: StoredRow[], fields: string[] | null): string {
-  const cell = (v: unknown): CsvValue => (v === null || v === undefined ? null : typeof v === 'object' ? JSON.stringify(v) : (v as CsvValue));
+  const cell = (v: unknown): CsvValue =>
+    v === null || v === undefined ? null : typeof v === 'object' ? JSON.stringify(v) : (v as CsvValue);
   const envelope = ['event_id', 'time', 'integration_id', 'stream'];
   const common = ['class_uid', 'severity_id', 'message'];
   const header = fields ? [...envelope, ...fields] : [...envelope, ...common, 'event'];
@@ -67,8 +74,18 @@ export function resultCsv(rows: StoredRow[], fields: string[] | null): string {
 export function createRunner(deps: RunnerDeps) {
   const { store, queries, clock, logger, config } = deps;
 
-  async function storeQuery(run: RunRow, plan: PlannedQuery, progress: (p: number) => Promise<void>, check: () => Promise<void>): Promise<{ matched: number; result: SearchResult }> {
-    const scope: StoreScope = { organizationIds: [run.organization_id], from: plan.from, to: plan.to, condition: plan.condition };
+  async function storeQuery(
+    run: RunRow,
+    plan: PlannedQuery,
+    progress: (p: number) => Promise<void>,
+    check: () => Promise<void>,
+  ): Promise<{ matched: number; result: SearchResult }> {
+    const scope: StoreScope = {
+      organizationIds: [run.organization_id],
+      from: plan.from,
+      to: plan.to,
+      condition: plan.condition,
+    };
     const steps = 2 + plan.aggregations.length;
     let done = 0;
     const step = async () => {
@@ -83,9 +100,20 @@ export function createRunner(deps: RunnerDeps) {
     const aggregations: AggregationResult[] = [];
     for (const a of plan.aggregations) {
       if (a.type === 'count') aggregations.push({ type: 'count', value: matched });
-      else if (a.type === 'count_by') aggregations.push({ type: 'count_by', fields: a.fields, buckets: await queries.countBy(scope, a.fields, a.size ?? 100) });
-      else if (a.type === 'top') aggregations.push({ type: 'top', field: a.field, values: await queries.top(scope, a.field, a.size ?? 10) });
-      else aggregations.push({ type: 'histogram', interval: a.interval, buckets: await queries.histogram(scope, parseDuration(a.interval)!) });
+      else if (a.type === 'count_by')
+        aggregations.push({
+          type: 'count_by',
+          fields: a.fields,
+          buckets: await queries.countBy(scope, a.fields, a.size ?? 100),
+        });
+      else if (a.type === 'top')
+        aggregations.push({ type: 'top', field: a.field, values: await queries.top(scope, a.field, a.size ?? 10) });
+      else
+        aggregations.push({
+          type: 'histogram',
+          interval: a.interval,
+          buckets: await queries.histogram(scope, parseDuration(a.interval)!),
+        });
       await step();
     }
     return { matched, result: { rows, aggregations } };
@@ -107,13 +135,20 @@ export function createRunner(deps: RunnerDeps) {
       const input = run.query as QueryInput;
       // The range was made absolute when the run was created: a retried job reads the same events.
       const plan = planQuery(input, { now: run.slot ?? run.created_at, maxRangeDays: 3650, maxLimit: config.maxRows });
-      const out: { matched: number; result: SearchResult; detail?: Record<string, unknown> } = input.integration_id !== undefined
-        ? // A live query looks for a cancellation after each vendor page, when it reports progress.
-          await liveQuery(run, input, plan, async (p) => {
-            await progress(p);
-            await check();
-          }, signal)
-        : await storeQuery(run, plan, progress, check);
+      const out: { matched: number; result: SearchResult; detail?: Record<string, unknown> } =
+        input.integration_id !== undefined
+          ? // A live query looks for a cancellation after each vendor page, when it reports progress.
+            await liveQuery(
+              run,
+              input,
+              plan,
+              async (p) => {
+                await progress(p);
+                await check();
+              },
+              signal,
+            )
+          : await storeQuery(run, plan, progress, check);
       const now = clock.now();
       const rows = out.result.rows;
       patch = {
@@ -136,17 +171,33 @@ export function createRunner(deps: RunnerDeps) {
       } else {
         const message = err instanceof Error ? err.message : String(err);
         logger.warn({ err, search_id: runId }, 'a search failed');
-        patch = { state: 'failed', error: message.slice(0, 1000), finished_at: now, took_ms: now.getTime() - started.getTime() };
+        patch = {
+          state: 'failed',
+          error: message.slice(0, 1000),
+          finished_at: now,
+          took_ms: now.getTime() - started.getTime(),
+        };
       }
     }
     await store.updateRun(runId, patch);
     if (deps.finished) {
       const ended = await store.getRun(runId);
-      if (ended) await deps.finished(ended).catch((err: unknown) => logger.warn({ err, search_id: runId }, 'after a search ended, its follow-up failed'));
+      if (ended)
+        await deps
+          .finished(ended)
+          .catch((err: unknown) =>
+            logger.warn({ err, search_id: runId }, 'after a search ended, its follow-up failed'),
+          );
     }
   }
 
-  async function liveQuery(run: RunRow, input: QueryInput, plan: PlannedQuery, progress: (p: number) => Promise<void>, signal: AbortSignal) {
+  async function liveQuery(
+    run: RunRow,
+    input: QueryInput,
+    plan: PlannedQuery,
+    progress: (p: number) => Promise<void>,
+    signal: AbortSignal,
+  ) {
     if (!deps.live) throw new Error('live queries are not available in this process');
     return deps.live.run(run, input, plan, progress, signal);
   }

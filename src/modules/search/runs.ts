@@ -92,21 +92,38 @@ export function createRunsService(deps: RunsDeps) {
    */
   async function visible(actor: Actor, id: string): Promise<RunSummary> {
     const run = await store.getRunSummary(id);
-    const readable = run && (run.actor === ownerKey(actor) || administers(actor) || (run.kind === 'scheduled' && actor.permissions.has('mapping.read')));
+    const readable =
+      run &&
+      (run.actor === ownerKey(actor) ||
+        administers(actor) ||
+        (run.kind === 'scheduled' && actor.permissions.has('mapping.read')));
     if (!run || !readable || !inScope(scopeOf(actor), run.organization_id)) throw errors.notFound('Search');
     return run;
   }
 
   async function resolve(actor: Actor, input: SubmitInput): Promise<{ query: QueryInput; queryId: string | null }> {
     if (input.query_id !== undefined) {
-      if (input.query !== undefined) throw errors.validation('give query or query_id, not both', { errors: [{ location: 'body/query', message: 'not with query_id' }] });
+      if (input.query !== undefined)
+        throw errors.validation('give query or query_id, not both', {
+          errors: [{ location: 'body/query', message: 'not with query_id' }],
+        });
       const saved = await store.getQuery(scopeOf(actor), input.query_id);
       if (!saved) throw errors.notFound('Saved query');
-      const query = { ...(saved.query as QueryInput), organization_id: saved.organization_id, ...(input.time ? { time: input.time } : {}) };
+      const query = {
+        ...(saved.query as QueryInput),
+        organization_id: saved.organization_id,
+        ...(input.time ? { time: input.time } : {}),
+      };
       return { query, queryId: saved.id };
     }
-    if (input.query === undefined) throw errors.validation('give query (a query definition) or query_id (a saved query)', { errors: [{ location: 'body/query', message: 'is required' }] });
-    if (input.time !== undefined) throw errors.validation('time goes inside query', { errors: [{ location: 'body/time', message: 'only with query_id' }] });
+    if (input.query === undefined)
+      throw errors.validation('give query (a query definition) or query_id (a saved query)', {
+        errors: [{ location: 'body/query', message: 'is required' }],
+      });
+    if (input.time !== undefined)
+      throw errors.validation('time goes inside query', {
+        errors: [{ location: 'body/time', message: 'only with query_id' }],
+      });
     return { query: input.query, queryId: null };
   }
 
@@ -119,13 +136,35 @@ export function createRunsService(deps: RunsDeps) {
       const now = clock.now();
       const plan = planQuery(query, { now, maxRangeDays: 3650, maxLimit: deps.maxRows });
       if (query.integration_id !== undefined) await deps.checkLive(actor, organizationId, query);
-      const stored: QueryInput = { ...query, organization_id: organizationId, time: { from: plan.from.toISOString(), to: plan.to.toISOString() } };
+      const stored: QueryInput = {
+        ...query,
+        organization_id: organizationId,
+        time: { from: plan.from.toISOString(), to: plan.to.toISOString() },
+      };
       const id = newId();
       await deps.transaction(async () => {
-        await store.insertRun({ id, organization_id: organizationId, user_id: actor.kind === 'user' ? actor.id : null, actor: ownerKey(actor), kind: 'interactive', query_id: queryId, schedule_id: null, slot: null, query: stored as Record<string, unknown> }, now);
+        await store.insertRun(
+          {
+            id,
+            organization_id: organizationId,
+            user_id: actor.kind === 'user' ? actor.id : null,
+            actor: ownerKey(actor),
+            kind: 'interactive',
+            query_id: queryId,
+            schedule_id: null,
+            slot: null,
+            query: stored as Record<string, unknown>,
+          },
+          now,
+        );
         await deps.enqueue(id);
       });
-      setAuditTarget({ type: 'search', id, organizationId, details: { query_id: queryId, live: query.integration_id !== undefined } });
+      setAuditTarget({
+        type: 'search',
+        id,
+        organizationId,
+        details: { query_id: queryId, live: query.integration_id !== undefined },
+      });
       const waitMs = Math.min(input.wait_ms ?? WAIT_DEFAULT_MS, 60_000);
       const deadline = Date.now() + waitMs;
       let run = (await store.getRunSummary(id))!;
@@ -137,10 +176,18 @@ export function createRunsService(deps: RunsDeps) {
     },
 
     async history(actor: Actor, f: { scope: 'mine' | 'organization'; organization_id?: number }, page: OffsetPage) {
-      if (f.scope === 'organization' && !administers(actor)) throw errors.forbidden("Reading the organization's search history needs user.manage; without it you see your own runs");
-      if (f.organization_id !== undefined && !inScope(scopeOf(actor), f.organization_id)) throw errors.notFound('Organization');
+      if (f.scope === 'organization' && !administers(actor))
+        throw errors.forbidden(
+          "Reading the organization's search history needs user.manage; without it you see your own runs",
+        );
+      if (f.organization_id !== undefined && !inScope(scopeOf(actor), f.organization_id))
+        throw errors.notFound('Organization');
       const { items, total } = await store.listRuns(
-        { scope: scopeOf(actor), ...(f.scope === 'mine' ? { owner: ownerKey(actor) } : {}), ...(f.organization_id !== undefined ? { organizationId: f.organization_id } : {}) },
+        {
+          scope: scopeOf(actor),
+          ...(f.scope === 'mine' ? { owner: ownerKey(actor) } : {}),
+          ...(f.organization_id !== undefined ? { organizationId: f.organization_id } : {}),
+        },
         page,
       );
       return { items: items.map(runOut), total };
@@ -150,20 +197,35 @@ export function createRunsService(deps: RunsDeps) {
     async result(actor: Actor, id: string, page: OffsetPage) {
       const summary = await visible(actor, id);
       const out = runOut(summary);
-      if (summary.state !== 'completed') return { ...out, rows: [], aggregations: [], total: 0, limit: page.limit, offset: page.offset };
+      if (summary.state !== 'completed')
+        return { ...out, rows: [], aggregations: [], total: 0, limit: page.limit, offset: page.offset };
       const run = await store.getRun(id);
       if (!run?.result) {
-        throw new AppError('search.result_expired', { detail: `The result of search ${id} expired at ${summary.result_expires_at?.toISOString() ?? 'an earlier time'}; run the query again`, details: { search_id: id } });
+        throw new AppError('search.result_expired', {
+          detail: `The result of search ${id} expired at ${summary.result_expires_at?.toISOString() ?? 'an earlier time'}; run the query again`,
+          details: { search_id: id },
+        });
       }
       const result = JSON.parse(await decodeRecords(run.result)) as SearchResult;
-      return { ...out, rows: result.rows.slice(page.offset, page.offset + page.limit), aggregations: result.aggregations, total: result.rows.length, limit: page.limit, offset: page.offset, ...(result.live ? { live: result.live } : {}) };
+      return {
+        ...out,
+        rows: result.rows.slice(page.offset, page.offset + page.limit),
+        aggregations: result.aggregations,
+        total: result.rows.length,
+        limit: page.limit,
+        offset: page.offset,
+        ...(result.live ? { live: result.live } : {}),
+      };
     },
 
     /** The CSV text; 409 before the run completed, 410 once the CSV expired (the JSON may still be there). */
     async csv(actor: Actor, id: string): Promise<string> {
       const summary = await visible(actor, id);
       if (summary.state !== 'completed') {
-        throw new AppError('search.not_finished', { detail: `Search ${id} is ${summary.state}: its CSV exists once it completed`, details: { search_id: id, state: summary.state } });
+        throw new AppError('search.not_finished', {
+          detail: `Search ${id} is ${summary.state}: its CSV exists once it completed`,
+          details: { search_id: id, state: summary.state },
+        });
       }
       const run = await store.getRun(id);
       if (!run?.csv) {

@@ -32,7 +32,12 @@ export interface NotifySettings {
   /** On the number of matching events: send (and alert) only when it holds (default: always). */
   condition?: ScheduleCondition | null;
   /** Also raise a detection when the condition holds, with the run's result attached. */
-  alert?: { severity_id: number; title?: string; description?: string; mitre?: { tactics?: string[]; techniques?: string[] } } | null;
+  alert?: {
+    severity_id: number;
+    title?: string;
+    description?: string;
+    mitre?: { tactics?: string[]; techniques?: string[] };
+  } | null;
 }
 
 export interface ScheduleBody {
@@ -52,15 +57,28 @@ const MIN_INTERVAL_S = 60;
 export function conditionHolds(condition: ScheduleCondition | null | undefined, matched: number): boolean {
   if (!condition) return true;
   const v = condition.value;
-  return { gt: matched > v, gte: matched >= v, lt: matched < v, lte: matched <= v, eq: matched === v, ne: matched !== v }[condition.op];
+  return {
+    gt: matched > v,
+    gte: matched >= v,
+    lt: matched < v,
+    lte: matched <= v,
+    eq: matched === v,
+    ne: matched !== v,
+  }[condition.op];
 }
 
 function invalid(location: string, message: string): AppError {
-  return new AppError('search.invalid_schedule', { detail: `${location} ${message}`, details: { errors: [{ location, message }] } });
+  return new AppError('search.invalid_schedule', {
+    detail: `${location} ${message}`,
+    details: { errors: [{ location, message }] },
+  });
 }
 
 /** The first slot strictly after `after`. */
-export function nextSlot(s: Pick<ScheduleRow, 'cron' | 'timezone' | 'interval_seconds' | 'created_at'>, after: Date): Date {
+export function nextSlot(
+  s: Pick<ScheduleRow, 'cron' | 'timezone' | 'interval_seconds' | 'created_at'>,
+  after: Date,
+): Date {
   if (s.cron) {
     const next = new Cron(s.cron, { paused: true, timezone: s.timezone }).nextRun(after);
     if (!next) throw new Error(`cron ${s.cron} has no next run`);
@@ -93,7 +111,13 @@ export function scheduleOut(r: ScheduleRow) {
 
 /** Where a schedule's alerts go (the detections module). */
 export interface AlertSink {
-  raise(a: { organization_id: number; schedule: { id: string; name: string }; alert: NonNullable<NotifySettings['alert']>; run: { id: string; matched: number; event_ids: string[]; from: Date; to: Date }; query: unknown }): Promise<string | undefined>;
+  raise(a: {
+    organization_id: number;
+    schedule: { id: string; name: string };
+    alert: NonNullable<NotifySettings['alert']>;
+    run: { id: string; matched: number; event_ids: string[]; from: Date; to: Date };
+    query: unknown;
+  }): Promise<string | undefined>;
 }
 
 export interface SchedulesDeps {
@@ -118,23 +142,30 @@ export function createSchedulesService(deps: SchedulesDeps) {
   }
 
   function checkTiming(body: ScheduleBody): void {
-    if ((body.cron === undefined) === (body.interval_seconds === undefined)) throw invalid('body', 'needs cron or interval_seconds (one of them)');
-    if (body.interval_seconds !== undefined && body.interval_seconds < MIN_INTERVAL_S) throw invalid('body/interval_seconds', `must be at least ${MIN_INTERVAL_S}`);
+    if ((body.cron === undefined) === (body.interval_seconds === undefined))
+      throw invalid('body', 'needs cron or interval_seconds (one of them)');
+    if (body.interval_seconds !== undefined && body.interval_seconds < MIN_INTERVAL_S)
+      throw invalid('body/interval_seconds', `must be at least ${MIN_INTERVAL_S}`);
     if (body.timezone !== undefined && body.cron === undefined) throw invalid('body/timezone', 'goes with cron');
     if (body.cron !== undefined) {
       try {
         const c = new Cron(body.cron, { paused: true, timezone: body.timezone ?? 'UTC' });
         const [a, b] = c.nextRuns(2);
         if (!a) throw new Error('it never runs');
-        if (b && b.getTime() - a.getTime() < MIN_INTERVAL_S * 1000) throw new Error(`runs more often than every ${MIN_INTERVAL_S} seconds`);
+        if (b && b.getTime() - a.getTime() < MIN_INTERVAL_S * 1000)
+          throw new Error(`runs more often than every ${MIN_INTERVAL_S} seconds`);
       } catch (e) {
-        throw invalid(body.timezone !== undefined && /time ?zone/i.test((e as Error).message) ? 'body/timezone' : 'body/cron', `is not usable: ${(e as Error).message}`);
+        throw invalid(
+          body.timezone !== undefined && /time ?zone/i.test((e as Error).message) ? 'body/timezone' : 'body/cron',
+          `is not usable: ${(e as Error).message}`,
+        );
       }
     }
     const c = body.notify?.condition;
     if (c && !Number.isFinite(c.value)) throw invalid('body/notify/condition/value', 'must be a number');
     const a = body.notify?.alert;
-    if (a && !(Number.isInteger(a.severity_id) && a.severity_id >= 1 && a.severity_id <= 6)) throw invalid('body/notify/alert/severity_id', 'must be an OCSF severity_id from 1 to 6');
+    if (a && !(Number.isInteger(a.severity_id) && a.severity_id >= 1 && a.severity_id <= 6))
+      throw invalid('body/notify/alert/severity_id', 'must be an OCSF severity_id from 1 to 6');
   }
 
   /** The e-mail of a completed scheduled run, when its condition holds; what happened, recorded on the run. */
@@ -142,10 +173,16 @@ export function createSchedulesService(deps: SchedulesDeps) {
     const settings = schedule.notify as NotifySettings;
     const matched = Number(run.matched ?? 0);
     if (settings.email === false) return { sent: false, reason: 'e-mail is off for this schedule' };
-    if (!conditionHolds(settings.condition, matched)) return { sent: false, reason: `the condition (matched ${settings.condition!.op} ${settings.condition!.value}) does not hold: ${matched} matched` };
+    if (!conditionHolds(settings.condition, matched))
+      return {
+        sent: false,
+        reason: `the condition (matched ${settings.condition!.op} ${settings.condition!.value}) does not hold: ${matched} matched`,
+      };
     const csv = run.csv ? await decodeRecords(run.csv) : '';
     const attach = settings.attach_csv !== false && csv.length <= MAX_ATTACHMENT;
-    const link = deps.publicUrl ? `${deps.publicUrl.replace(/\/$/, '')}/api/search/history/result/${run.id}` : undefined;
+    const link = deps.publicUrl
+      ? `${deps.publicUrl.replace(/\/$/, '')}/api/search/history/result/${run.id}`
+      : undefined;
     const q = run.query as QueryInput;
     const lines = [
       `Schedule "${schedule.name}" ran its query for ${q.time?.from} to ${q.time?.to}.`,
@@ -157,9 +194,28 @@ export function createSchedulesService(deps: SchedulesDeps) {
       organizationId: schedule.organization_id,
       subject: `Weir: ${schedule.name}: ${matched} matching events`,
       text: lines.join('\n'),
-      ...(attach ? { attachments: [{ filename: `${schedule.name.replace(/[^A-Za-z0-9._-]+/g, '_')}-${run.id}.csv`, content_type: 'text/csv', content: csv }] } : {}),
+      ...(attach
+        ? {
+            attachments: [
+              {
+                filename: `${schedule.name.replace(/[^A-Za-z0-9._-]+/g, '_')}-${run.id}.csv`,
+                content_type: 'text/csv',
+                content: csv,
+              },
+            ],
+          }
+        : {}),
     });
-    return { sent: result.deliveries.length > 0, deliveries: result.deliveries.map((d) => ({ id: d.id, address: d.address, status: d.status, ...(d.error ? { error: d.error } : {}) })), ...(result.deliveries.length === 0 ? { reason: 'the organization has no e-mail recipients' } : {}) };
+    return {
+      sent: result.deliveries.length > 0,
+      deliveries: result.deliveries.map((d) => ({
+        id: d.id,
+        address: d.address,
+        status: d.status,
+        ...(d.error ? { error: d.error } : {}),
+      })),
+      ...(result.deliveries.length === 0 ? { reason: 'the organization has no e-mail recipients' } : {}),
+    };
   }
 
   return {
@@ -193,10 +249,25 @@ export function createSchedulesService(deps: SchedulesDeps) {
       try {
         await store.insertSchedule({ ...row, next_run_at: next }, now);
       } catch (err) {
-        if ((err as { code?: string }).code === '23505') throw new AppError('resource.conflict', { detail: `A schedule named "${name}" already exists in the organization`, details: { field: 'name' } });
+        if ((err as { code?: string }).code === '23505')
+          throw new AppError('resource.conflict', {
+            detail: `A schedule named "${name}" already exists in the organization`,
+            details: { field: 'name' },
+          });
         throw err;
       }
-      setAuditTarget({ type: 'schedule', id, organizationId: query.organization_id, details: { name, query_id: query.id, cron: row.cron, interval_seconds: row.interval_seconds, notify: row.notify } });
+      setAuditTarget({
+        type: 'schedule',
+        id,
+        organizationId: query.organization_id,
+        details: {
+          name,
+          query_id: query.id,
+          cron: row.cron,
+          interval_seconds: row.interval_seconds,
+          notify: row.notify,
+        },
+      });
       return scheduleOut((await store.getSchedule(scope, id))!);
     },
 
@@ -230,7 +301,22 @@ export function createSchedulesService(deps: SchedulesDeps) {
               const plan = planQuery(input, { now: slot, maxRangeDays: 3650, maxLimit: deps.maxRows });
               const stored = { ...input, time: { from: plan.from.toISOString(), to: plan.to.toISOString() } };
               const id = newId();
-              if (await store.insertRun({ id, organization_id: s.organization_id, user_id: s.created_by, actor: `schedule:${s.id}`, kind: 'scheduled', query_id: s.query_id, schedule_id: s.id, slot, query: stored as Record<string, unknown> }, now)) {
+              if (
+                await store.insertRun(
+                  {
+                    id,
+                    organization_id: s.organization_id,
+                    user_id: s.created_by,
+                    actor: `schedule:${s.id}`,
+                    kind: 'scheduled',
+                    query_id: s.query_id,
+                    schedule_id: s.id,
+                    slot,
+                    query: stored as Record<string, unknown>,
+                  },
+                  now,
+                )
+              ) {
                 await deps.enqueue(id);
                 made++;
               }
@@ -251,14 +337,26 @@ export function createSchedulesService(deps: SchedulesDeps) {
       if (!schedule) return;
       const notified = await notify(run, schedule);
       const alert = (schedule.notify as NotifySettings).alert;
-      if (alert && deps.alerts && conditionHolds((schedule.notify as NotifySettings).condition, Number(run.matched ?? 0))) {
-        const rows = run.result ? (JSON.parse(await decodeRecords(run.result)) as { rows: { event_id: string }[] }).rows : [];
+      if (
+        alert &&
+        deps.alerts &&
+        conditionHolds((schedule.notify as NotifySettings).condition, Number(run.matched ?? 0))
+      ) {
+        const rows = run.result
+          ? (JSON.parse(await decodeRecords(run.result)) as { rows: { event_id: string }[] }).rows
+          : [];
         const q = run.query as QueryInput;
         const detection = await deps.alerts.raise({
           organization_id: schedule.organization_id,
           schedule: { id: schedule.id, name: schedule.name },
           alert,
-          run: { id: run.id, matched: Number(run.matched ?? 0), event_ids: rows.map((r) => r.event_id), from: new Date(q.time?.from ?? run.created_at), to: new Date(q.time?.to ?? run.created_at) },
+          run: {
+            id: run.id,
+            matched: Number(run.matched ?? 0),
+            event_ids: rows.map((r) => r.event_id),
+            from: new Date(q.time?.from ?? run.created_at),
+            to: new Date(q.time?.to ?? run.created_at),
+          },
           query: q,
         });
         if (detection) notified.detection_id = detection;

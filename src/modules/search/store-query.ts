@@ -24,21 +24,45 @@ export function createStoreQueries(db: Kysely<DB>, statementTimeoutMs: number) {
     });
   }
 
-  async function rows(scope: StoreScope, opts: { fields: string[] | null; sort: { field: string; order: 'asc' | 'desc' }[]; limit: number; offset?: number }): Promise<StoredRow[]> {
+  async function rows(
+    scope: StoreScope,
+    opts: { fields: string[] | null; sort: { field: string; order: 'asc' | 'desc' }[]; limit: number; offset?: number },
+  ): Promise<StoredRow[]> {
     if (opts.limit === 0) return [];
     const order = sql.join(
-      [...opts.sort.map((s) => sql`${sortExpression(s.field)} ${sql.raw(s.order === 'desc' ? 'desc nulls last' : 'asc nulls first')}`), sql`event_id`],
+      [
+        ...opts.sort.map(
+          (s) => sql`${sortExpression(s.field)} ${sql.raw(s.order === 'desc' ? 'desc nulls last' : 'asc nulls first')}`,
+        ),
+        sql`event_id`,
+      ],
       sql`, `,
     );
-    const projection = opts.fields ? sql`jsonb_build_array(${sql.join(opts.fields.map(fieldValue))}) as picked` : sql`event`;
+    const projection = opts.fields
+      ? sql`jsonb_build_array(${sql.join(opts.fields.map(fieldValue))}) as picked`
+      : sql`event`;
     return bounded(async (ex) => {
-      const { rows: found } = await sql<{ event_id: string; time: Date; organization_id: number; integration_id: number; stream: string; event?: Record<string, unknown>; picked?: unknown[] }>`
+      const { rows: found } = await sql<{
+        event_id: string;
+        time: Date;
+        organization_id: number;
+        integration_id: number;
+        stream: string;
+        event?: Record<string, unknown>;
+        picked?: unknown[];
+      }>`
         select event_id::text as event_id, time, organization_id, integration_id, stream, ${projection}
         from events where ${base(scope)}
         order by ${order}
         limit ${opts.limit} offset ${opts.offset ?? 0}`.execute(ex);
       return found.map((r) => {
-        const out: StoredRow = { event_id: r.event_id, time: new Date(r.time).toISOString(), organization_id: r.organization_id, integration_id: r.integration_id, stream: r.stream };
+        const out: StoredRow = {
+          event_id: r.event_id,
+          time: new Date(r.time).toISOString(),
+          organization_id: r.organization_id,
+          integration_id: r.integration_id,
+          stream: r.stream,
+        };
         if (opts.fields) out.fields = Object.fromEntries(opts.fields.map((f, i) => [f, r.picked?.[i] ?? null]));
         else out.event = r.event as Record<string, unknown>;
         return out;
@@ -48,7 +72,9 @@ export function createStoreQueries(db: Kysely<DB>, statementTimeoutMs: number) {
 
   async function count(scope: StoreScope): Promise<number> {
     return bounded(async (ex) => {
-      const { rows: r } = await sql<{ n: string | number }>`select count(*) as n from events where ${base(scope)}`.execute(ex);
+      const { rows: r } = await sql<{
+        n: string | number;
+      }>`select count(*) as n from events where ${base(scope)}`.execute(ex);
       return Number(r[0]?.n ?? 0);
     });
   }
@@ -60,7 +86,10 @@ export function createStoreQueries(db: Kysely<DB>, statementTimeoutMs: number) {
       const { rows: r } = await sql<Record<string, unknown>>`
         select ${sql.join(keys)}, count(*) as n from events where ${base(scope)}
         group by ${sql.join(groups)} order by n desc, ${sql.join(groups)} limit ${size}`.execute(ex);
-      return r.map((row) => ({ key: Object.fromEntries(fields.map((f, i) => [f, row[`k${i}`] ?? null])), count: Number(row.n) }));
+      return r.map((row) => ({
+        key: Object.fromEntries(fields.map((f, i) => [f, row[`k${i}`] ?? null])),
+        count: Number(row.n),
+      }));
     });
   }
 
@@ -92,7 +121,8 @@ export function createStoreQueries(db: Kysely<DB>, statementTimeoutMs: number) {
       return new Map(r.map((row) => [new Date(row.b).getTime(), Number(row.n)]));
     });
     const out: { start: string; count: number }[] = [];
-    for (let t = origin.getTime(); t < scope.to.getTime(); t += intervalMs) out.push({ start: new Date(t).toISOString(), count: found.get(t) ?? 0 });
+    for (let t = origin.getTime(); t < scope.to.getTime(); t += intervalMs)
+      out.push({ start: new Date(t).toISOString(), count: found.get(t) ?? 0 });
     return out;
   }
 
@@ -103,7 +133,14 @@ export function createStoreQueries(db: Kysely<DB>, statementTimeoutMs: number) {
   async function page(scope: StoreScope, after: { time: Date; id: string } | null, limit: number) {
     const keyset = after ? sql`and (time, event_id) > (${after.time}, ${after.id}::uuid)` : sql``;
     return bounded(async (ex) => {
-      const { rows: r } = await sql<{ event_id: string; time: Date; integration_id: number; stream: string; organization_id: number; line: string }>`
+      const { rows: r } = await sql<{
+        event_id: string;
+        time: Date;
+        integration_id: number;
+        stream: string;
+        organization_id: number;
+        line: string;
+      }>`
         select event_id::text as event_id, time, organization_id, integration_id, stream, event::text as line
         from events where ${base(scope)} ${keyset}
         order by time, event_id limit ${limit}`.execute(ex);

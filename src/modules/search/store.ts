@@ -16,8 +16,29 @@ export type ReplayRow = Selectable<ReplaysTable>;
 export type RunSummary = Omit<RunRow, 'result' | 'csv'> & { has_result: boolean; has_csv: boolean };
 
 const RUN_COLUMNS = [
-  'id', 'organization_id', 'user_id', 'actor', 'kind', 'query_id', 'schedule_id', 'slot', 'query', 'state', 'progress', 'cancel_requested',
-  'matched', 'returned', 'capped', 'took_ms', 'error', 'notified', 'created_at', 'started_at', 'finished_at', 'result_expires_at', 'csv_expires_at',
+  'id',
+  'organization_id',
+  'user_id',
+  'actor',
+  'kind',
+  'query_id',
+  'schedule_id',
+  'slot',
+  'query',
+  'state',
+  'progress',
+  'cancel_requested',
+  'matched',
+  'returned',
+  'capped',
+  'took_ms',
+  'error',
+  'notified',
+  'created_at',
+  'started_at',
+  'finished_at',
+  'result_expires_at',
+  'csv_expires_at',
 ] as const;
 
 export function isUniqueViolation(err: unknown): boolean {
@@ -43,7 +64,11 @@ export function createSearchStore(db: Kysely<DB>) {
     },
 
     // Saved queries.
-    async listQueries(scope: Scope, organizationId: number | undefined, page: OffsetPage): Promise<{ items: SavedQueryRow[]; total: number }> {
+    async listQueries(
+      scope: Scope,
+      organizationId: number | undefined,
+      page: OffsetPage,
+    ): Promise<{ items: SavedQueryRow[]; total: number }> {
       let base = q().selectFrom('saved_queries').where(scoped(scope, 'saved_queries.organization_id'));
       if (organizationId !== undefined) base = base.where('organization_id', '=', organizationId);
       const [items, count] = await Promise.all([
@@ -53,14 +78,28 @@ export function createSearchStore(db: Kysely<DB>) {
       return { items, total: Number(count.n) };
     },
     async getQuery(scope: Scope, id: string, lock = false): Promise<SavedQueryRow | undefined> {
-      let query = q().selectFrom('saved_queries').selectAll().where('id', '=', id).where(scoped(scope, 'saved_queries.organization_id'));
+      let query = q()
+        .selectFrom('saved_queries')
+        .selectAll()
+        .where('id', '=', id)
+        .where(scoped(scope, 'saved_queries.organization_id'));
       if (lock) query = query.forUpdate();
       return query.executeTakeFirst();
     },
-    async insertQuery(row: Omit<SavedQueryRow, 'created_at' | 'updated_at' | 'description'> & { description: string }, now: Date): Promise<void> {
-      await q().insertInto('saved_queries').values({ ...row, query: JSON.stringify(row.query), created_at: now, updated_at: now }).execute();
+    async insertQuery(
+      row: Omit<SavedQueryRow, 'created_at' | 'updated_at' | 'description'> & { description: string },
+      now: Date,
+    ): Promise<void> {
+      await q()
+        .insertInto('saved_queries')
+        .values({ ...row, query: JSON.stringify(row.query), created_at: now, updated_at: now })
+        .execute();
     },
-    async updateQuery(id: string, patch: { name?: string; description?: string; query?: Record<string, unknown>; updated_by: number | null }, now: Date): Promise<void> {
+    async updateQuery(
+      id: string,
+      patch: { name?: string; description?: string; query?: Record<string, unknown>; updated_by: number | null },
+      now: Date,
+    ): Promise<void> {
       await q()
         .updateTable('saved_queries')
         .set({ ...patch, ...(patch.query ? { query: JSON.stringify(patch.query) } : {}), updated_at: now })
@@ -71,11 +110,17 @@ export function createSearchStore(db: Kysely<DB>) {
       await q().deleteFrom('saved_queries').where('id', '=', id).execute();
     },
     async schedulesUsing(queryId: string): Promise<string[]> {
-      return (await q().selectFrom('schedules').select('id').where('query_id', '=', queryId).orderBy('id').execute()).map((r) => r.id);
+      return (
+        await q().selectFrom('schedules').select('id').where('query_id', '=', queryId).orderBy('id').execute()
+      ).map((r) => r.id);
     },
 
     // Schedules.
-    async listSchedules(scope: Scope, organizationId: number | undefined, page: OffsetPage): Promise<{ items: ScheduleRow[]; total: number }> {
+    async listSchedules(
+      scope: Scope,
+      organizationId: number | undefined,
+      page: OffsetPage,
+    ): Promise<{ items: ScheduleRow[]; total: number }> {
       let base = q().selectFrom('schedules').where(scoped(scope, 'schedules.organization_id'));
       if (organizationId !== undefined) base = base.where('organization_id', '=', organizationId);
       const [items, count] = await Promise.all([
@@ -85,24 +130,53 @@ export function createSearchStore(db: Kysely<DB>) {
       return { items, total: Number(count.n) };
     },
     async getSchedule(scope: Scope, id: string): Promise<ScheduleRow | undefined> {
-      return q().selectFrom('schedules').selectAll().where('id', '=', id).where(scoped(scope, 'schedules.organization_id')).executeTakeFirst();
+      return q()
+        .selectFrom('schedules')
+        .selectAll()
+        .where('id', '=', id)
+        .where(scoped(scope, 'schedules.organization_id'))
+        .executeTakeFirst();
     },
-    async insertSchedule(row: Omit<ScheduleRow, 'created_at' | 'timezone' | 'enabled' | 'last_slot'> & { timezone: string; enabled: boolean }, now: Date): Promise<void> {
-      await q().insertInto('schedules').values({ ...row, notify: JSON.stringify(row.notify), created_at: now }).execute();
+    async insertSchedule(
+      row: Omit<ScheduleRow, 'created_at' | 'timezone' | 'enabled' | 'last_slot'> & {
+        timezone: string;
+        enabled: boolean;
+      },
+      now: Date,
+    ): Promise<void> {
+      await q()
+        .insertInto('schedules')
+        .values({ ...row, notify: JSON.stringify(row.notify), created_at: now })
+        .execute();
     },
     async deleteSchedule(id: string): Promise<void> {
       await q().deleteFrom('schedules').where('id', '=', id).execute();
     },
     /** Due schedules, locked (skipping those another beat holds) for the caller's transaction. */
     async dueSchedules(now: Date, limit: number): Promise<ScheduleRow[]> {
-      return q().selectFrom('schedules').selectAll().where('enabled', '=', true).where('next_run_at', '<=', now).orderBy('next_run_at').limit(limit).forUpdate().skipLocked().execute();
+      return q()
+        .selectFrom('schedules')
+        .selectAll()
+        .where('enabled', '=', true)
+        .where('next_run_at', '<=', now)
+        .orderBy('next_run_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .execute();
     },
     async advanceSchedule(id: string, slot: Date, next: Date): Promise<void> {
       await q().updateTable('schedules').set({ last_slot: slot, next_run_at: next }).where('id', '=', id).execute();
     },
 
     // Search runs.
-    async insertRun(row: Pick<RunRow, 'id' | 'organization_id' | 'user_id' | 'actor' | 'kind' | 'query_id' | 'schedule_id' | 'slot' | 'query'>, now: Date): Promise<boolean> {
+    async insertRun(
+      row: Pick<
+        RunRow,
+        'id' | 'organization_id' | 'user_id' | 'actor' | 'kind' | 'query_id' | 'schedule_id' | 'slot' | 'query'
+      >,
+      now: Date,
+    ): Promise<boolean> {
       const res = await q()
         .insertInto('search_runs')
         .values({ ...row, query: JSON.stringify(row.query), state: 'queued', created_at: now })
@@ -137,14 +211,21 @@ export function createSearchStore(db: Kysely<DB>) {
         .execute();
     },
     async cancelRequested(id: string): Promise<boolean> {
-      const row = await q().selectFrom('search_runs').select('cancel_requested').where('id', '=', id).executeTakeFirst();
+      const row = await q()
+        .selectFrom('search_runs')
+        .select('cancel_requested')
+        .where('id', '=', id)
+        .executeTakeFirst();
       return row?.cancel_requested ?? true;
     },
     /**
      * The history a caller sees: their own runs (`owner`), or, for an administrator asking for
      * the organization's, every run of their organizations.
      */
-    async listRuns(filter: { scope: Scope; owner?: string; organizationId?: number; scheduleId?: string }, page: OffsetPage): Promise<{ items: RunSummary[]; total: number }> {
+    async listRuns(
+      filter: { scope: Scope; owner?: string; organizationId?: number; scheduleId?: string },
+      page: OffsetPage,
+    ): Promise<{ items: RunSummary[]; total: number }> {
       const where = (b: ReturnType<typeof runSummary>) => {
         let out = b.where(scoped(filter.scope, 'search_runs.organization_id'));
         if (filter.owner !== undefined) out = out.where('actor', '=', filter.owner);
@@ -153,22 +234,54 @@ export function createSearchStore(db: Kysely<DB>) {
         return out;
       };
       const [items, count] = await Promise.all([
-        where(runSummary()).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
-        where(runSummary()).clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+        where(runSummary())
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(page.limit)
+          .offset(page.offset)
+          .execute(),
+        where(runSummary())
+          .clearSelect()
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow(),
       ]);
       return { items, total: Number(count.n) };
     },
     /** Expiry (background, never on reads): CSVs, then results, then history rows; counts of each. */
     async expire(now: Date, historyBefore: Date): Promise<{ csv: number; results: number; runs: number }> {
-      const csv = await q().updateTable('search_runs').set({ csv: null }).where('csv', 'is not', null).where('csv_expires_at', '<=', now).executeTakeFirst();
-      const results = await q().updateTable('search_runs').set({ result: null, csv: null }).where('result', 'is not', null).where('result_expires_at', '<=', now).executeTakeFirst();
-      const runs = await q().deleteFrom('search_runs').where('created_at', '<', historyBefore).where('state', 'not in', ['queued', 'running']).executeTakeFirst();
-      return { csv: Number(csv.numUpdatedRows), results: Number(results.numUpdatedRows), runs: Number(runs.numDeletedRows) };
+      const csv = await q()
+        .updateTable('search_runs')
+        .set({ csv: null })
+        .where('csv', 'is not', null)
+        .where('csv_expires_at', '<=', now)
+        .executeTakeFirst();
+      const results = await q()
+        .updateTable('search_runs')
+        .set({ result: null, csv: null })
+        .where('result', 'is not', null)
+        .where('result_expires_at', '<=', now)
+        .executeTakeFirst();
+      const runs = await q()
+        .deleteFrom('search_runs')
+        .where('created_at', '<', historyBefore)
+        .where('state', 'not in', ['queued', 'running'])
+        .executeTakeFirst();
+      return {
+        csv: Number(csv.numUpdatedRows),
+        results: Number(results.numUpdatedRows),
+        runs: Number(runs.numDeletedRows),
+      };
     },
 
     // Replays.
-    async insertReplay(row: Pick<ReplayRow, 'id' | 'organization_id' | 'destination_id' | 'query' | 'created_by' | 'actor'>, now: Date): Promise<void> {
-      await q().insertInto('replays').values({ ...row, query: JSON.stringify(row.query), state: 'queued', created_at: now }).execute();
+    async insertReplay(
+      row: Pick<ReplayRow, 'id' | 'organization_id' | 'destination_id' | 'query' | 'created_by' | 'actor'>,
+      now: Date,
+    ): Promise<void> {
+      await q()
+        .insertInto('replays')
+        .values({ ...row, query: JSON.stringify(row.query), state: 'queued', created_at: now })
+        .execute();
     },
     async getReplay(scope: Scope | undefined, id: string): Promise<ReplayRow | undefined> {
       let query = q().selectFrom('replays').selectAll().where('id', '=', id);
@@ -176,20 +289,36 @@ export function createSearchStore(db: Kysely<DB>) {
       return query.executeTakeFirst();
     },
     async updateReplay(id: string, patch: Partial<Omit<ReplayRow, 'id' | 'query'>>): Promise<void> {
-      await q().updateTable('replays').set(patch as never).where('id', '=', id).execute();
+      await q()
+        .updateTable('replays')
+        .set(patch as never)
+        .where('id', '=', id)
+        .execute();
     },
     async listReplays(scope: Scope, page: OffsetPage): Promise<{ items: ReplayRow[]; total: number }> {
       const base = q().selectFrom('replays').where(scoped(scope, 'replays.organization_id'));
       const [items, count] = await Promise.all([
-        base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+        base
+          .selectAll()
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(page.limit)
+          .offset(page.offset)
+          .execute(),
         base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
       ]);
       return { items, total: Number(count.n) };
     },
 
     /** What a replay needs of its destination. */
-    async destination(id: string): Promise<{ organization_id: number | null; enabled: boolean; name: string; type: string } | undefined> {
-      return q().selectFrom('destinations').select(['organization_id', 'enabled', 'name', 'type']).where('id', '=', id).executeTakeFirst();
+    async destination(
+      id: string,
+    ): Promise<{ organization_id: number | null; enabled: boolean; name: string; type: string } | undefined> {
+      return q()
+        .selectFrom('destinations')
+        .select(['organization_id', 'enabled', 'name', 'type'])
+        .where('id', '=', id)
+        .executeTakeFirst();
     },
 
     /** Adds what the event store's retention removed to each (existing) organization's count. */

@@ -8,6 +8,10 @@ import { createServiceAccountService } from './service.js';
 import { createServiceAccountStore } from './store.js';
 
 export function wireServiceAccounts(deps: { db: Kysely<DB>; tokens: TokenService; clock: Clock }) {
-  const service = createServiceAccountService({ store: createServiceAccountStore(deps.db), tokens: deps.tokens, clock: deps.clock });
+  const service = createServiceAccountService({
+    store: createServiceAccountStore(deps.db),
+    tokens: deps.tokens,
+    clock: deps.clock,
+  });
   return { service, routes: (app: Api) => serviceAccountRoutes(app, service) };
 }

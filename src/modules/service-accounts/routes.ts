@@ -27,7 +27,8 @@ export function serviceAccountRoutes(app: Api, service: ServiceAccountService): 
     url: '/api/v1/service-accounts',
     operationId: 'service_accounts.create',
     summary: 'Create a service account in one of your organizations, or (global callers) a platform account',
-    description: 'Without organization_id the account is a platform account: 403 unless the caller has global scope. An organization outside your scope is 404.',
+    description:
+      'Without organization_id the account is a platform account: 403 unless the caller has global scope. An organization outside your scope is 404.',
     access: { requires: 'user.manage' },
     schema: { body: CreateServiceAccountBody, response: { 201: ServiceAccount } },
     handler: async (req, reply) => {
@@ -87,7 +88,8 @@ export function serviceAccountRoutes(app: Api, service: ServiceAccountService): 
     url: '/api/v1/service-accounts/:service_account_id/tokens',
     operationId: 'service_accounts.create_token',
     summary: 'Create a token for a service account; the value is shown only in this answer',
-    description: "Same fields as a personal token; the account is the one in the path (a service_account_id in the body is ignored). Scopes must be a subset of the account's role.",
+    description:
+      "Same fields as a personal token; the account is the one in the path (a service_account_id in the body is ignored). Scopes must be a subset of the account's role.",
     access: { requires: 'user.manage' },
     schema: { params: AccountParams, body: CreateAccountTokenBody, response: { 201: CreatedToken } },
     handler: async (req, reply) => {

@@ -4,7 +4,10 @@ import { Timestamp } from '../../platform/http/schemas.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
-const Role = Type.Union(ROLES.map((r) => Type.Literal(r)), { description: 'viewer, operator or admin' });
+const Role = Type.Union(
+  ROLES.map((r) => Type.Literal(r)),
+  { description: 'viewer, operator or admin' },
+);
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 
 export const ServiceAccount = Type.Object(
@@ -14,7 +17,9 @@ export const ServiceAccount = Type.Object(
     role: Type.String(),
     organization_id: Nullable(Type.Integer({ description: 'null: a platform account' })),
     is_active: Type.Boolean({ description: 'false: its tokens answer 401 Invalid or expired API token' }),
-    created_by: Nullable(Type.Integer({ description: 'The user who created it (informational; its tokens do not depend on that user)' })),
+    created_by: Nullable(
+      Type.Integer({ description: 'The user who created it (informational; its tokens do not depend on that user)' }),
+    ),
     created_at: Timestamp(),
     updated_at: Timestamp(),
     token_count: Type.Integer({ minimum: 0, description: 'Tokens not revoked' }),
@@ -43,7 +48,9 @@ export const UpdateServiceAccountBody = Type.Object(
   {
     name: Type.Optional(Name),
     role: Type.Optional(Role),
-    is_active: Type.Optional(Type.Boolean({ description: 'false disables every token of the account at once; true restores them' })),
+    is_active: Type.Optional(
+      Type.Boolean({ description: 'false disables every token of the account at once; true restores them' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -67,7 +67,14 @@ describe('creating and reading service accounts', () => {
     const res = await inject('POST', BASE, adminA.headers, { name: 'ci-bot', role: 'operator', organization_id: orgA });
     expect(res.statusCode).toBe(201);
     const a = res.json<Account>();
-    expect(a).toMatchObject({ name: 'ci-bot', role: 'operator', organization_id: orgA, is_active: true, created_by: adminA.id, token_count: 0 });
+    expect(a).toMatchObject({
+      name: 'ci-bot',
+      role: 'operator',
+      organization_id: orgA,
+      is_active: true,
+      created_by: adminA.id,
+      token_count: 0,
+    });
     expect(a.created_at).toMatch(RFC3339_Z);
     const got = await inject('GET', `${BASE}/${a.id}`, adminA.headers);
     expect(got.statusCode).toBe(200);
@@ -81,9 +88,14 @@ describe('creating and reading service accounts', () => {
     expect(made.organization_id).toBeNull();
   });
 
-  it('answers 404 for an organization outside the caller\'s scope or unknown', async () => {
-    expect((await inject('POST', BASE, adminA.headers, { name: 'x', role: 'viewer', organization_id: orgB })).statusCode).toBe(404);
-    expect((await inject('POST', BASE, platformAdmin.headers, { name: 'x', role: 'viewer', organization_id: 987654 })).statusCode).toBe(404);
+  it("answers 404 for an organization outside the caller's scope or unknown", async () => {
+    expect(
+      (await inject('POST', BASE, adminA.headers, { name: 'x', role: 'viewer', organization_id: orgB })).statusCode,
+    ).toBe(404);
+    expect(
+      (await inject('POST', BASE, platformAdmin.headers, { name: 'x', role: 'viewer', organization_id: 987654 }))
+        .statusCode,
+    ).toBe(404);
   });
 
   it('validates the body by schema (422)', async () => {
@@ -102,7 +114,9 @@ describe('creating and reading service accounts', () => {
     const res = await inject('GET', BASE, viewerA.headers);
     expect(res.statusCode).toBe(403);
     expect(res.json().detail).toContain('user.manage');
-    expect((await inject('POST', BASE, viewerA.headers, { name: 'x', role: 'viewer', organization_id: orgA })).statusCode).toBe(403);
+    expect(
+      (await inject('POST', BASE, viewerA.headers, { name: 'x', role: 'viewer', organization_id: orgA })).statusCode,
+    ).toBe(403);
   });
 
   it('lists only the accounts in scope: organization admins never see other organizations or platform accounts', async () => {
@@ -119,7 +133,7 @@ describe('creating and reading service accounts', () => {
   });
 });
 
-describe('another organization\'s account is 404 on every operation', () => {
+describe("another organization's account is 404 on every operation", () => {
   it('get, patch, delete, and its tokens', async () => {
     const b = await account(adminB.headers, { name: 'foreign', role: 'admin', organization_id: orgB });
     const tok = await accountToken(adminB.headers, b.id, { name: 'b-token' });
@@ -136,7 +150,10 @@ describe('another organization\'s account is 404 on every operation', () => {
       expect(res.statusCode, `${method} ${url}`).toBe(404);
     }
     // Nothing changed.
-    expect((await inject('GET', `${BASE}/${b.id}`, adminB.headers)).json<Account>()).toMatchObject({ is_active: true, token_count: 1 });
+    expect((await inject('GET', `${BASE}/${b.id}`, adminB.headers)).json<Account>()).toMatchObject({
+      is_active: true,
+      token_count: 1,
+    });
     expect((await probe(tok.token)).statusCode).toBe(200);
   });
 
@@ -150,7 +167,11 @@ describe('service-account tokens', () => {
   it('creates a token for the account in the path (body service_account_id ignored), shown once', async () => {
     const a = await account(adminA.headers, { name: 'tok-a', role: 'operator', organization_id: orgA });
     const other = await account(adminA.headers, { name: 'tok-other', role: 'operator', organization_id: orgA });
-    const res = await inject('POST', `${BASE}/${a.id}/tokens`, adminA.headers, { name: 'deploy', service_account_id: other.id, is_eternal: true });
+    const res = await inject('POST', `${BASE}/${a.id}/tokens`, adminA.headers, {
+      name: 'deploy',
+      service_account_id: other.id,
+      is_eternal: true,
+    });
     expect(res.statusCode).toBe(201);
     const made = res.json<Created>();
     expect(made.token).toMatch(/^svcsk_/);
@@ -176,8 +197,18 @@ describe('service-account tokens', () => {
     const beyond = await inject('POST', url, adminA.headers, { name: 'x', scopes: ['user.manage'] });
     expect(beyond.statusCode).toBe(400);
     expect(beyond.json().detail).toContain('user.manage');
-    expect((await inject('POST', url, adminA.headers, { name: 'x', is_eternal: true, expires_at: new Date(Date.now() + 60_000).toISOString() })).statusCode).toBe(400);
-    expect((await inject('POST', url, adminA.headers, { name: 'x', expires_at: '2020-01-01T00:00:00Z' })).statusCode).toBe(400);
+    expect(
+      (
+        await inject('POST', url, adminA.headers, {
+          name: 'x',
+          is_eternal: true,
+          expires_at: new Date(Date.now() + 60_000).toISOString(),
+        })
+      ).statusCode,
+    ).toBe(400);
+    expect(
+      (await inject('POST', url, adminA.headers, { name: 'x', expires_at: '2020-01-01T00:00:00Z' })).statusCode,
+    ).toBe(400);
     expect((await inject('POST', url, adminA.headers, { name: 'z'.repeat(101) })).statusCode).toBe(422);
     const scoped = await accountToken(adminA.headers, a.id, { name: 'x', scopes: ['integration.read'] });
     expect(scoped.api_token.scopes).toEqual(['integration.read']);
@@ -193,14 +224,18 @@ describe('service-account tokens', () => {
     const foreign = await accountToken(adminA.headers, other.id, { name: 'two' });
     expect((await probe(made.token)).statusCode).toBe(200);
 
-    expect((await inject('DELETE', `${BASE}/${a.id}/tokens/${foreign.api_token.id}`, adminA.headers)).statusCode).toBe(404);
+    expect((await inject('DELETE', `${BASE}/${a.id}/tokens/${foreign.api_token.id}`, adminA.headers)).statusCode).toBe(
+      404,
+    );
     const res = await inject('DELETE', `${BASE}/${a.id}/tokens/${made.api_token.id}`, adminA.headers);
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
     const after = await probe(made.token);
     expect(after.statusCode).toBe(401);
     expect(after.json().detail).toBe('Invalid or expired API token');
-    expect((await inject('DELETE', `${BASE}/${a.id}/tokens/${made.api_token.id}`, adminA.headers)).statusCode).toBe(404);
+    expect((await inject('DELETE', `${BASE}/${a.id}/tokens/${made.api_token.id}`, adminA.headers)).statusCode).toBe(
+      404,
+    );
     expect((await probe(foreign.token)).statusCode).toBe(200);
     // The revoked name stays reserved.
     expect((await inject('POST', `${BASE}/${a.id}/tokens`, adminA.headers, { name: 'one' })).statusCode).toBe(400);
@@ -296,7 +331,9 @@ describe('audit', () => {
 
 describe('platform accounts', () => {
   it('a platform account with a non-admin role authenticates and sees no organization', async () => {
-    await sql`insert into integrations (organization_id, name, platform) values (${orgA}, 'visible-to-a', 'custom')`.execute(t.container.database.db);
+    await sql`insert into integrations (organization_id, name, platform) values (${orgA}, 'visible-to-a', 'custom')`.execute(
+      t.container.database.db,
+    );
     const p = await account(platformAdmin.headers, { name: 'platform-viewer', role: 'viewer' });
     const made = await accountToken(platformAdmin.headers, p.id, { name: 't' });
     expect((await probe(made.token)).statusCode).toBe(200);
@@ -304,7 +341,9 @@ describe('platform accounts', () => {
     expect(integrations.statusCode).toBe(200);
     expect(integrations.json()).toMatchObject({ total: 0, items: [] });
     // The same listing for an organization member is not empty.
-    expect((await inject('GET', '/api/integrations/', viewerA.headers)).json<{ total: number }>().total).toBeGreaterThan(0);
+    expect(
+      (await inject('GET', '/api/integrations/', viewerA.headers)).json<{ total: number }>().total,
+    ).toBeGreaterThan(0);
   });
 
   it('a platform admin account has global scope', async () => {

@@ -52,7 +52,10 @@ export function createServiceAccountService(deps: ServiceAccountDeps) {
     async create(actor: Actor, input: CreateAccountInput): Promise<ServiceAccountWithCount> {
       const organizationId = input.organization_id ?? null;
       if (organizationId === null) {
-        if (!actor.global) throw errors.forbidden('Only a platform (global) caller can create a service account without organization_id');
+        if (!actor.global)
+          throw errors.forbidden(
+            'Only a platform (global) caller can create a service account without organization_id',
+          );
       } else if (!(await store.organizationInScope(scopeOf(actor), organizationId))) {
         throw errors.notFound('Organization');
       }
@@ -67,11 +70,14 @@ export function createServiceAccountService(deps: ServiceAccountDeps) {
 
     async update(actor: Actor, id: number, input: UpdateAccountInput): Promise<ServiceAccountWithCount> {
       const before = await find(actor, id);
-      const changes = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as UpdateAccountInput;
+      const changes = Object.fromEntries(
+        Object.entries(input).filter(([, v]) => v !== undefined),
+      ) as UpdateAccountInput;
       if (Object.keys(changes).length === 0) return before;
       await store.update(id, changes, clock.now());
       const powersChanged =
-        (changes.role !== undefined && changes.role !== before.role) || (changes.is_active !== undefined && changes.is_active !== before.is_active);
+        (changes.role !== undefined && changes.role !== before.role) ||
+        (changes.is_active !== undefined && changes.is_active !== before.is_active);
       if (powersChanged) await tokens.invalidateOwner(ownerOf(id));
       return find(actor, id);
     },

@@ -12,7 +12,12 @@ export const SYSLOG_PROTOCOLS = ['udp', 'tcp', 'tls', 'relp'] as const;
 export type SyslogProtocol = (typeof SYSLOG_PROTOCOLS)[number];
 export const DEFAULT_SYSLOG_STREAM = 'syslog';
 
-const GLOB = { type: 'string', minLength: 1, maxLength: 255, description: 'A pattern: * any characters, ? one; case-insensitive' } as const;
+const GLOB = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  description: 'A pattern: * any characters, ? one; case-insensitive',
+} as const;
 
 export const SYSLOG_PLATFORM: PlatformDefinition = {
   name: 'syslog',
@@ -35,14 +40,21 @@ export const SYSLOG_PLATFORM: PlatformDefinition = {
         items: {
           type: 'object',
           properties: {
-            protocol: { enum: [...SYSLOG_PROTOCOLS], description: 'udp, tcp, tls (needs tls.certificate and tls.key) or relp' },
+            protocol: {
+              enum: [...SYSLOG_PROTOCOLS],
+              description: 'udp, tcp, tls (needs tls.certificate and tls.key) or relp',
+            },
             port: { type: 'integer', minimum: 1, maximum: 65535 },
           },
           required: ['protocol', 'port'],
           additionalProperties: false,
         },
       },
-      stream: { type: 'string', pattern: STREAM_NAME_PATTERN, description: `The stream of messages no route names (default "${DEFAULT_SYSLOG_STREAM}")` },
+      stream: {
+        type: 'string',
+        pattern: STREAM_NAME_PATTERN,
+        description: `The stream of messages no route names (default "${DEFAULT_SYSLOG_STREAM}")`,
+      },
       routes: {
         type: 'array',
         maxItems: 100,
@@ -51,8 +63,8 @@ export const SYSLOG_PLATFORM: PlatformDefinition = {
           type: 'object',
           properties: {
             stream: { type: 'string', pattern: STREAM_NAME_PATTERN },
-            host: { ...GLOB, description: 'The sender\'s HOSTNAME in the header (else its address)' },
-            app_name: { ...GLOB, description: 'RFC 5424 APP-NAME, or the RFC 3164 tag\'s program' },
+            host: { ...GLOB, description: "The sender's HOSTNAME in the header (else its address)" },
+            app_name: { ...GLOB, description: "RFC 5424 APP-NAME, or the RFC 3164 tag's program" },
           },
           required: ['stream'],
           additionalProperties: false,
@@ -62,8 +74,17 @@ export const SYSLOG_PLATFORM: PlatformDefinition = {
         type: 'object',
         properties: {
           certificate: { type: 'string', maxLength: 65536, description: 'PEM server certificate (chain)' },
-          key: { type: 'string', maxLength: 65536, writeOnly: true, description: 'PEM private key; stored encrypted, never returned' },
-          client_ca: { type: 'string', maxLength: 65536, description: 'PEM CA: when set, senders must present a certificate it signed' },
+          key: {
+            type: 'string',
+            maxLength: 65536,
+            writeOnly: true,
+            description: 'PEM private key; stored encrypted, never returned',
+          },
+          client_ca: {
+            type: 'string',
+            maxLength: 65536,
+            description: 'PEM CA: when set, senders must present a certificate it signed',
+          },
         },
         additionalProperties: false,
       },
@@ -72,7 +93,12 @@ export const SYSLOG_PLATFORM: PlatformDefinition = {
     additionalProperties: false,
     allOf: [
       {
-        if: { properties: { listeners: { contains: { properties: { protocol: { const: 'tls' } }, required: ['protocol'] } } }, required: ['listeners'] },
+        if: {
+          properties: {
+            listeners: { contains: { properties: { protocol: { const: 'tls' } }, required: ['protocol'] } },
+          },
+          required: ['listeners'],
+        },
         then: { required: ['tls'], properties: { tls: { required: ['certificate', 'key'] } } },
       },
     ],
@@ -108,7 +134,10 @@ export interface SyslogIntegration {
 }
 
 function glob(pattern: string): RE2JS {
-  const re = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const re = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return RE2JS.compile(`^${re}$`, RE2JS.CASE_INSENSITIVE);
 }
 
@@ -120,11 +149,13 @@ interface Route {
 
 function router(config: Record<string, unknown>): (message: string, peerIp: string) => string {
   const fallback = typeof config.stream === 'string' ? config.stream : DEFAULT_SYSLOG_STREAM;
-  const routes: Route[] = (Array.isArray(config.routes) ? (config.routes as Record<string, unknown>[]) : []).map((r) => ({
-    stream: String(r.stream),
-    ...(typeof r.host === 'string' ? { host: glob(r.host) } : {}),
-    ...(typeof r.app_name === 'string' ? { app: glob(r.app_name) } : {}),
-  }));
+  const routes: Route[] = (Array.isArray(config.routes) ? (config.routes as Record<string, unknown>[]) : []).map(
+    (r) => ({
+      stream: String(r.stream),
+      ...(typeof r.host === 'string' ? { host: glob(r.host) } : {}),
+      ...(typeof r.app_name === 'string' ? { app: glob(r.app_name) } : {}),
+    }),
+  );
   if (routes.length === 0) return () => fallback;
   return (message, peerIp) => {
     let host = peerIp;
@@ -166,30 +197,44 @@ export function portRanges(text: string): (port: number) => boolean {
  * The listeners to run. A port claimed by two integrations goes to the lower id (the other is
  * a problem to show); a port WEIR_SYSLOG_PORTS does not allow is a problem too.
  */
-export function listenerSpecs(integrations: readonly SyslogIntegration[], allowed: (port: number) => boolean): { specs: ListenerSpec[]; problems: ListenerProblem[] } {
+export function listenerSpecs(
+  integrations: readonly SyslogIntegration[],
+  allowed: (port: number) => boolean,
+): { specs: ListenerSpec[]; problems: ListenerProblem[] } {
   const specs = new Map<string, ListenerSpec>();
   const problems: ListenerProblem[] = [];
   for (const i of [...integrations].sort((a, b) => a.id - b.id)) {
-    const listeners = Array.isArray(i.config.listeners) ? (i.config.listeners as { protocol: SyslogProtocol; port: number }[]) : [];
+    const listeners = Array.isArray(i.config.listeners)
+      ? (i.config.listeners as { protocol: SyslogProtocol; port: number }[])
+      : [];
     let route: ListenerSpec['route'];
     try {
       route = router(i.config);
     } catch (err) {
-      for (const l of listeners) problems.push({ integrationId: i.id, protocol: l.protocol, port: l.port, error: `invalid route pattern: ${(err as Error).message}` });
+      for (const l of listeners)
+        problems.push({
+          integrationId: i.id,
+          protocol: l.protocol,
+          port: l.port,
+          error: `invalid route pattern: ${(err as Error).message}`,
+        });
       continue;
     }
     const tlsConfig = (i.config.tls ?? {}) as { certificate?: string; key?: string; client_ca?: string };
     for (const l of listeners) {
       // UDP and the stream protocols are separate port spaces; TCP, TLS and RELP share one.
       const key = `${l.protocol === 'udp' ? 'udp' : 'tcp'}:${l.port}`;
-      const problem = (error: string) => problems.push({ integrationId: i.id, protocol: l.protocol, port: l.port, error });
+      const problem = (error: string) =>
+        problems.push({ integrationId: i.id, protocol: l.protocol, port: l.port, error });
       if (!allowed(l.port)) {
         problem(`port ${l.port} is not allowed by WEIR_SYSLOG_PORTS`);
         continue;
       }
       const taken = specs.get(key);
       if (taken) {
-        problem(`port ${l.port}/${key.slice(0, 3)} is already the ${taken.protocol} listener of integration ${taken.integrationId}`);
+        problem(
+          `port ${l.port}/${key.slice(0, 3)} is already the ${taken.protocol} listener of integration ${taken.integrationId}`,
+        );
         continue;
       }
       let tls: ListenerSpec['tls'];
@@ -198,10 +243,25 @@ export function listenerSpecs(integrations: readonly SyslogIntegration[], allowe
           problem('a tls listener needs tls.certificate and tls.key');
           continue;
         }
-        tls = { cert: tlsConfig.certificate, key: tlsConfig.key, ...(tlsConfig.client_ca ? { ca: tlsConfig.client_ca } : {}) };
+        tls = {
+          cert: tlsConfig.certificate,
+          key: tlsConfig.key,
+          ...(tlsConfig.client_ca ? { ca: tlsConfig.client_ca } : {}),
+        };
       }
-      const fingerprint = createHash('sha256').update(JSON.stringify([i.organization_id, l, i.config.stream, i.config.routes, tls])).digest('hex');
-      specs.set(key, { key, integrationId: i.id, organizationId: i.organization_id, protocol: l.protocol, port: l.port, ...(tls ? { tls } : {}), route, fingerprint });
+      const fingerprint = createHash('sha256')
+        .update(JSON.stringify([i.organization_id, l, i.config.stream, i.config.routes, tls]))
+        .digest('hex');
+      specs.set(key, {
+        key,
+        integrationId: i.id,
+        organizationId: i.organization_id,
+        protocol: l.protocol,
+        port: l.port,
+        ...(tls ? { tls } : {}),
+        route,
+        fingerprint,
+      });
     }
   }
   return { specs: [...specs.values()], problems };

@@ -56,7 +56,13 @@ export function wireSyslog(deps: SyslogDeps) {
         clock: deps.clock,
         queueDepth,
         admission: deps.admission,
-        limits: { batchMaxEvents: deps.batch.maxEvents, batchMaxBytes: deps.batch.maxBytes, lingerMs: deps.config.lingerMs, maxPendingEvents: deps.config.maxPendingEvents, maxPendingBatches: deps.batch.maxPendingBatches },
+        limits: {
+          batchMaxEvents: deps.batch.maxEvents,
+          batchMaxBytes: deps.batch.maxBytes,
+          lingerMs: deps.config.lingerMs,
+          maxPendingEvents: deps.config.maxPendingEvents,
+          maxPendingBatches: deps.batch.maxPendingBatches,
+        },
         onError: (err, message) => deps.logger.warn({ err }, message),
       }),
       host: deps.config.host,
@@ -88,7 +94,9 @@ export function wireSyslog(deps: SyslogDeps) {
         const seen = newest.get(key);
         if (!seen || seen.updated_at < r.updated_at) newest.set(key, r);
       }
-      return rows.filter((r) => newest.get(`${r.protocol}:${r.port}:${r.process.slice(0, r.process.lastIndexOf(':'))}`) === r).map(({ integration_id: _id, ...rest }) => rest);
+      return rows
+        .filter((r) => newest.get(`${r.protocol}:${r.port}:${r.process.slice(0, r.process.lastIndexOf(':'))}`) === r)
+        .map(({ integration_id: _id, ...rest }) => rest);
     },
   };
 }

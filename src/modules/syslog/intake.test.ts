@@ -8,7 +8,13 @@ const target = { integrationId: 1, organizationId: 2, platform: 'syslog', stream
 const limits = { batchMaxEvents: 3, batchMaxBytes: 1 << 20, lingerMs: 5, maxPendingEvents: 4, maxPendingBatches: 10 };
 
 function intake(accept: (b: IngestBatch) => Promise<void>, depth = async () => 0) {
-  return createIntake({ accept, clock: manualClock(new Date('2026-03-05T00:00:00Z')), limits, queueDepth: depth, onError: () => undefined });
+  return createIntake({
+    accept,
+    clock: manualClock(new Date('2026-03-05T00:00:00Z')),
+    limits,
+    queueDepth: depth,
+    onError: () => undefined,
+  });
 }
 
 describe('syslog intake', () => {
@@ -40,7 +46,10 @@ describe('syslog intake', () => {
   it('offers nothing while the normalize queue is over its limit', async () => {
     let depth = 11;
     const accepted: IngestBatch[] = [];
-    const i = intake(async (b) => void accepted.push(b), async () => depth);
+    const i = intake(
+      async (b) => void accepted.push(b),
+      async () => depth,
+    );
     const p = i.add(target, ['a'], 1);
     await new Promise((r) => setTimeout(r, 150));
     expect(accepted).toEqual([]);
@@ -50,9 +59,12 @@ describe('syslog intake', () => {
     expect(accepted.length).toBe(1);
   });
 
-  it('holds an integration\'s batches while the admission refuses them (TCP and RELP wait), drops for UDP, and lets them through once it admits', async () => {
+  it("holds an integration's batches while the admission refuses them (TCP and RELP wait), drops for UDP, and lets them through once it admits", async () => {
     const accepted: IngestBatch[] = [];
-    let refused: (Error & { code: string }) | undefined = Object.assign(new Error('destination "s3" is over its backlog budget'), { code: 'delivery.backlog_full' });
+    let refused: (Error & { code: string }) | undefined = Object.assign(
+      new Error('destination "s3" is over its backlog budget'),
+      { code: 'delivery.backlog_full' },
+    );
     const checked: number[] = [];
     const i = createIntake({
       accept: async (b) => void accepted.push(b),
@@ -103,22 +115,63 @@ describe('syslog listeners from integrations', () => {
   it('gives a port to the lowest integration id, and names every problem', () => {
     const { specs, problems } = listenerSpecs(
       [
-        { id: 7, organization_id: 1, config: { listeners: [{ protocol: 'tcp', port: 5140 }, { protocol: 'udp', port: 5140 }] } },
-        { id: 3, organization_id: 1, config: { listeners: [{ protocol: 'relp', port: 5140 }, { protocol: 'tcp', port: 80 }, { protocol: 'tls', port: 5141 }] } },
+        {
+          id: 7,
+          organization_id: 1,
+          config: {
+            listeners: [
+              { protocol: 'tcp', port: 5140 },
+              { protocol: 'udp', port: 5140 },
+            ],
+          },
+        },
+        {
+          id: 3,
+          organization_id: 1,
+          config: {
+            listeners: [
+              { protocol: 'relp', port: 5140 },
+              { protocol: 'tcp', port: 80 },
+              { protocol: 'tls', port: 5141 },
+            ],
+          },
+        },
       ],
       allowed,
     );
-    expect(specs.map((s) => [s.integrationId, s.key])).toEqual([[3, 'tcp:5140'], [7, 'udp:5140']]);
+    expect(specs.map((s) => [s.integrationId, s.key])).toEqual([
+      [3, 'tcp:5140'],
+      [7, 'udp:5140'],
+    ]);
     expect(problems).toEqual([
       { integrationId: 3, protocol: 'tcp', port: 80, error: 'port 80 is not allowed by WEIR_SYSLOG_PORTS' },
       { integrationId: 3, protocol: 'tls', port: 5141, error: 'a tls listener needs tls.certificate and tls.key' },
-      { integrationId: 7, protocol: 'tcp', port: 5140, error: 'port 5140/tcp is already the relp listener of integration 3' },
+      {
+        integrationId: 7,
+        protocol: 'tcp',
+        port: 5140,
+        error: 'port 5140/tcp is already the relp listener of integration 3',
+      },
     ]);
   });
 
-  it('routes by header host (else the sender\'s address) and app-name, first match wins', () => {
+  it("routes by header host (else the sender's address) and app-name, first match wins", () => {
     const [spec] = listenerSpecs(
-      [{ id: 1, organization_id: 1, config: { listeners: [{ protocol: 'udp', port: 514 }], stream: 'other', routes: [{ stream: 'fw', host: 'FW-*', app_name: 'kernel' }, { stream: 'dns', app_name: 'named' }, { stream: 'lab', host: '10.9.*' }] } }],
+      [
+        {
+          id: 1,
+          organization_id: 1,
+          config: {
+            listeners: [{ protocol: 'udp', port: 514 }],
+            stream: 'other',
+            routes: [
+              { stream: 'fw', host: 'FW-*', app_name: 'kernel' },
+              { stream: 'dns', app_name: 'named' },
+              { stream: 'lab', host: '10.9.*' },
+            ],
+          },
+        },
+      ],
       allowed,
     ).specs;
     const route = spec!.route;

@@ -79,7 +79,8 @@ export function createIntake(deps: IntakeDeps) {
       held.delete(integrationId);
       return true;
     }
-    if (held.get(integrationId) !== refused.code) deps.onError(refused, 'syslog events wait (connections are not read) until the pipeline takes them again');
+    if (held.get(integrationId) !== refused.code)
+      deps.onError(refused, 'syslog events wait (connections are not read) until the pipeline takes them again');
     held.set(integrationId, refused.code);
     return false;
   }
@@ -167,7 +168,8 @@ export function createIntake(deps: IntakeDeps) {
       return p;
     },
     /** True when a message that cannot wait (UDP) should be dropped: too much held, the pipeline saturated, or the integration's events refused for now. */
-    overloaded: (integrationId: number) => pendingEvents >= limits.maxPendingEvents || saturated || deps.admission?.checkNow(integrationId) !== undefined,
+    overloaded: (integrationId: number) =>
+      pendingEvents >= limits.maxPendingEvents || saturated || deps.admission?.checkNow(integrationId) !== undefined,
     get pendingEvents() {
       return pendingEvents;
     },

@@ -33,7 +33,15 @@ function fakeIntake(overloaded: () => boolean) {
   };
 }
 
-const spec = (protocol: 'udp' | 'tcp', port: number): ListenerSpec => ({ key: `${protocol}:${port}`, integrationId: 1, organizationId: 1, protocol, port, route: () => 'syslog', fingerprint: '' });
+const spec = (protocol: 'udp' | 'tcp', port: number): ListenerSpec => ({
+  key: `${protocol}:${port}`,
+  integrationId: 1,
+  organizationId: 1,
+  protocol,
+  port,
+  route: () => 'syslog',
+  fingerprint: '',
+});
 let listener: RunningListener | undefined;
 afterEach(async () => listener?.close());
 
@@ -65,17 +73,26 @@ describe('syslog listeners', () => {
     const f = fakeIntake(() => false);
     const port = await freePort('udp');
     // A small buffer (the kernel doubles it and keeps a floor) so that a burst overflows it.
-    listener = await startListener(spec('udp', port), '127.0.0.1', f.intake, () => undefined, { udpReceiveBufferBytes: 4096 });
+    listener = await startListener(spec('udp', port), '127.0.0.1', f.intake, () => undefined, {
+      udpReceiveBufferBytes: 4096,
+    });
     expect(listener.receiveBufferBytes).toBeGreaterThanOrEqual(4096);
     expect(listener.receiveBufferBytes).toBeLessThan(1024 * 1024);
     // A sender in another process while this one's event loop is blocked (spawnSync): nothing
     // reads the socket, its buffer fills, the kernel drops the rest.
     const sent = 2_000;
-    const child = spawnSync(process.execPath, ['-e', `
+    const child = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `
       const s = require('node:dgram').createSocket('udp4');
       let n = 0;
       const next = () => n < ${sent} ? s.send('<13>burst ' + 'x'.repeat(200) + ' ' + n++, ${port}, '127.0.0.1', next) : s.close();
-      next();`], { timeout: 20_000 });
+      next();`,
+      ],
+      { timeout: 20_000 },
+    );
     expect(child.status, String(child.stderr)).toBe(0);
     await until(() => {
       listener!.sample();

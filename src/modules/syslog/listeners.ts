@@ -11,7 +11,13 @@ import { readFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import net from 'node:net';
 import tls from 'node:tls';
-import { RELP_SERVER_CLOSE, RelpDecoder, relpOpenResponse, relpResponse, type RelpFrame } from '../../pipeline/sources/relp.js';
+import {
+  RELP_SERVER_CLOSE,
+  RelpDecoder,
+  relpOpenResponse,
+  relpResponse,
+  type RelpFrame,
+} from '../../pipeline/sources/relp.js';
 import { SyslogFrameDecoder } from '../../pipeline/sources/syslog-frames.js';
 import { MAX_TEXT_LINE_BYTES } from '../../pipeline/sources/text.js';
 import type { ListenerSpec } from './config.js';
@@ -86,7 +92,9 @@ function offer(spec: ListenerSpec, intake: Intake, messages: Buffer[], peer: str
     g.bytes += m.length;
   }
   const target = { integrationId: spec.integrationId, organizationId: spec.organizationId, platform: 'syslog' };
-  return Promise.all([...byStream].map(([stream, g]) => intake.add({ ...target, stream }, g.texts, g.bytes))).then(() => undefined);
+  return Promise.all([...byStream].map(([stream, g]) => intake.add({ ...target, stream }, g.texts, g.bytes))).then(
+    () => undefined,
+  );
 }
 
 /**
@@ -115,9 +123,20 @@ export interface ListenerOptions {
   udpReceiveBufferBytes?: number;
 }
 
-function listenUdp(spec: ListenerSpec, host: string, intake: Intake, counters: ListenerCounters, onError: (err: unknown) => void, options: ListenerOptions): Promise<RunningListener> {
+function listenUdp(
+  spec: ListenerSpec,
+  host: string,
+  intake: Intake,
+  counters: ListenerCounters,
+  onError: (err: unknown) => void,
+  options: ListenerOptions,
+): Promise<RunningListener> {
   const family = host.includes(':') ? 'udp6' : 'udp4';
-  const socket = dgram.createSocket({ type: family, reuseAddr: false, ...(options.udpReceiveBufferBytes ? { recvBufferSize: options.udpReceiveBufferBytes } : {}) });
+  const socket = dgram.createSocket({
+    type: family,
+    reuseAddr: false,
+    ...(options.udpReceiveBufferBytes ? { recvBufferSize: options.udpReceiveBufferBytes } : {}),
+  });
   const pending = new Set<Promise<void>>();
   socket.on('message', (msg, rinfo) => {
     counters.received++;
@@ -263,7 +282,13 @@ function relpConnection(spec: ListenerSpec, socket: net.Socket, intake: Intake, 
   };
 }
 
-function listenStream(spec: ListenerSpec, host: string, intake: Intake, counters: ListenerCounters, onError: (err: unknown) => void): Promise<RunningListener> {
+function listenStream(
+  spec: ListenerSpec,
+  host: string,
+  intake: Intake,
+  counters: ListenerCounters,
+  onError: (err: unknown) => void,
+): Promise<RunningListener> {
   const sockets = new Map<net.Socket, Drain>();
   const handle = (socket: net.Socket) => {
     counters.connections++;
@@ -272,11 +297,23 @@ function listenStream(spec: ListenerSpec, host: string, intake: Intake, counters
       sockets.delete(socket);
       counters.connections--;
     });
-    sockets.set(socket, spec.protocol === 'relp' ? relpConnection(spec, socket, intake, counters) : frameConnection(spec, socket, intake, counters));
+    sockets.set(
+      socket,
+      spec.protocol === 'relp'
+        ? relpConnection(spec, socket, intake, counters)
+        : frameConnection(spec, socket, intake, counters),
+    );
   };
   const server =
     spec.protocol === 'tls' && spec.tls
-      ? tls.createServer({ cert: spec.tls.cert, key: spec.tls.key, ...(spec.tls.ca ? { ca: spec.tls.ca, requestCert: true, rejectUnauthorized: true } : {}) }, handle)
+      ? tls.createServer(
+          {
+            cert: spec.tls.cert,
+            key: spec.tls.key,
+            ...(spec.tls.ca ? { ca: spec.tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+          },
+          handle,
+        )
       : net.createServer(handle);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -292,10 +329,12 @@ function listenStream(spec: ListenerSpec, host: string, intake: Intake, counters
         async close() {
           const closed = new Promise<void>((r) => server.close(() => r()));
           // Each connection stops being read; once what it sent is accepted (RELP: answered) it is closed.
-          await Promise.allSettled([...sockets].map(async ([socket, drain]) => {
-            await drain();
-            socket.destroy();
-          }));
+          await Promise.allSettled(
+            [...sockets].map(async ([socket, drain]) => {
+              await drain();
+              socket.destroy();
+            }),
+          );
           await closed;
         },
       });
@@ -303,7 +342,22 @@ function listenStream(spec: ListenerSpec, host: string, intake: Intake, counters
   });
 }
 
-export function startListener(spec: ListenerSpec, host: string, intake: Intake, onError: (err: unknown) => void, options: ListenerOptions = {}): Promise<RunningListener> {
-  const counters: ListenerCounters = { received: 0, accepted: 0, dropped: 0, dropped_kernel: 0, refused: 0, connections: 0 };
-  return spec.protocol === 'udp' ? listenUdp(spec, host, intake, counters, onError, options) : listenStream(spec, host, intake, counters, onError);
+export function startListener(
+  spec: ListenerSpec,
+  host: string,
+  intake: Intake,
+  onError: (err: unknown) => void,
+  options: ListenerOptions = {},
+): Promise<RunningListener> {
+  const counters: ListenerCounters = {
+    received: 0,
+    accepted: 0,
+    dropped: 0,
+    dropped_kernel: 0,
+    refused: 0,
+    connections: 0,
+  };
+  return spec.protocol === 'udp'
+    ? listenUdp(spec, host, intake, counters, onError, options)
+    : listenStream(spec, host, intake, counters, onError);
 }

@@ -42,11 +42,26 @@ export function createReceiver(deps: ReceiverDeps) {
   const running = new Map<string, Running>();
   let problems: (ListenerProblem & { since: Date })[] = [];
   const stopped: ListenerStateRow[] = [];
-  const messages = deps.meter.createCounter('weir_syslog_messages_total', { description: 'Syslog messages by outcome: received, accepted, dropped (UDP, pipeline saturated), dropped_kernel (UDP, the socket receive buffer was full: never received), refused (too long, broken frame)', unit: '{message}' });
+  const messages = deps.meter.createCounter('weir_syslog_messages_total', {
+    description:
+      'Syslog messages by outcome: received, accepted, dropped (UDP, pipeline saturated), dropped_kernel (UDP, the socket receive buffer was full: never received), refused (too long, broken frame)',
+    unit: '{message}',
+  });
 
   function stateOf(r: Running, now: Date, state: ListenerStateRow['state'] = 'listening'): ListenerStateRow {
     const { spec, counters, receiveBufferBytes } = r.listener;
-    return { integration_id: spec.integrationId, protocol: spec.protocol, port: spec.port, process: processId, state, error: null, ...counters, receive_buffer_bytes: receiveBufferBytes, started_at: r.startedAt, updated_at: now };
+    return {
+      integration_id: spec.integrationId,
+      protocol: spec.protocol,
+      port: spec.port,
+      process: processId,
+      state,
+      error: null,
+      ...counters,
+      receive_buffer_bytes: receiveBufferBytes,
+      started_at: r.startedAt,
+      updated_at: now,
+    };
   }
 
   function report(r: Running): void {
@@ -72,7 +87,8 @@ export function createReceiver(deps: ReceiverDeps) {
   async function desired(): Promise<{ specs: ListenerSpec[]; problems: ListenerProblem[] }> {
     const rows = await store.integrations();
     const integrations: SyslogIntegration[] = [];
-    for (const row of rows) integrations.push({ id: row.id, organization_id: row.organization_id, config: await deps.openConfig(row) });
+    for (const row of rows)
+      integrations.push({ id: row.id, organization_id: row.organization_id, config: await deps.openConfig(row) });
     return listenerSpecs(integrations, deps.allowed);
   }
 
@@ -89,18 +105,43 @@ export function createReceiver(deps: ReceiverDeps) {
     for (const spec of want.specs) {
       if (running.has(spec.key)) continue;
       try {
-        const listener = await startListener(spec, deps.host, deps.intake, (err) => logger.warn({ err, protocol: spec.protocol, port: spec.port }, 'syslog listener error'), { udpReceiveBufferBytes: deps.udpReceiveBufferBytes });
-        running.set(spec.key, { listener, startedAt: now, reported: { received: 0, accepted: 0, dropped: 0, dropped_kernel: 0, refused: 0 } });
-        logger.info({ integration_id: spec.integrationId, protocol: spec.protocol, port: spec.port, host: deps.host }, 'syslog listener started');
+        const listener = await startListener(
+          spec,
+          deps.host,
+          deps.intake,
+          (err) => logger.warn({ err, protocol: spec.protocol, port: spec.port }, 'syslog listener error'),
+          { udpReceiveBufferBytes: deps.udpReceiveBufferBytes },
+        );
+        running.set(spec.key, {
+          listener,
+          startedAt: now,
+          reported: { received: 0, accepted: 0, dropped: 0, dropped_kernel: 0, refused: 0 },
+        });
+        logger.info(
+          { integration_id: spec.integrationId, protocol: spec.protocol, port: spec.port, host: deps.host },
+          'syslog listener started',
+        );
       } catch (err) {
         const code = (err as { code?: string }).code;
-        const error = code === 'EADDRINUSE' ? `port ${spec.port} is in use by another program` : code === 'EACCES' ? `no permission to listen on port ${spec.port}` : `cannot listen: ${(err as Error).message}`;
+        const error =
+          code === 'EADDRINUSE'
+            ? `port ${spec.port} is in use by another program`
+            : code === 'EACCES'
+              ? `no permission to listen on port ${spec.port}`
+              : `cannot listen: ${(err as Error).message}`;
         failed.push({ integrationId: spec.integrationId, protocol: spec.protocol, port: spec.port, error });
       }
     }
     const previous = new Map(problems.map((p) => [`${p.integrationId}:${p.protocol}:${p.port}:${p.error}`, p.since]));
-    problems = [...want.problems, ...failed].map((p) => ({ ...p, since: previous.get(`${p.integrationId}:${p.protocol}:${p.port}:${p.error}`) ?? now }));
-    for (const p of failed) logger.warn({ integration_id: p.integrationId, protocol: p.protocol, port: p.port, error: p.error }, 'syslog listener could not start');
+    problems = [...want.problems, ...failed].map((p) => ({
+      ...p,
+      since: previous.get(`${p.integrationId}:${p.protocol}:${p.port}:${p.error}`) ?? now,
+    }));
+    for (const p of failed)
+      logger.warn(
+        { integration_id: p.integrationId, protocol: p.protocol, port: p.port, error: p.error },
+        'syslog listener could not start',
+      );
     await save(now);
   }
 
@@ -111,7 +152,23 @@ export function createReceiver(deps: ReceiverDeps) {
       rows.push(stateOf(r, now));
     }
     for (const p of problems) {
-      rows.push({ integration_id: p.integrationId, protocol: p.protocol, port: p.port, process: processId, state: 'error', error: p.error, received: 0, accepted: 0, dropped: 0, dropped_kernel: 0, refused: 0, connections: 0, receive_buffer_bytes: null, started_at: p.since, updated_at: now });
+      rows.push({
+        integration_id: p.integrationId,
+        protocol: p.protocol,
+        port: p.port,
+        process: processId,
+        state: 'error',
+        error: p.error,
+        received: 0,
+        accepted: 0,
+        dropped: 0,
+        dropped_kernel: 0,
+        refused: 0,
+        connections: 0,
+        receive_buffer_bytes: null,
+        started_at: p.since,
+        updated_at: now,
+      });
     }
     await store.saveStates(rows);
   }
@@ -139,7 +196,9 @@ export function createReceiver(deps: ReceiverDeps) {
           await round;
           await Promise.allSettled([...running.keys()].map(stopListener));
           await deps.intake.close(deps.stopGraceMs);
-          await save(clock.now()).catch((err: unknown) => logger.warn({ err }, 'syslog receiver: could not write the final listener states'));
+          await save(clock.now()).catch((err: unknown) =>
+            logger.warn({ err }, 'syslog receiver: could not write the final listener states'),
+          );
         },
       };
     },

@@ -66,7 +66,15 @@ export function createSyslogStore(db: Kysely<DB>) {
         .orderBy('port')
         .orderBy('process')
         .execute();
-      return rows.map((r) => ({ ...r, state: r.state as ListenerStateRow['state'], received: Number(r.received), accepted: Number(r.accepted), dropped: Number(r.dropped), dropped_kernel: Number(r.dropped_kernel), refused: Number(r.refused) }));
+      return rows.map((r) => ({
+        ...r,
+        state: r.state as ListenerStateRow['state'],
+        received: Number(r.received),
+        accepted: Number(r.accepted),
+        dropped: Number(r.dropped),
+        dropped_kernel: Number(r.dropped_kernel),
+        refused: Number(r.refused),
+      }));
     },
   };
 }

@@ -61,19 +61,23 @@ export function createPersonalTokens(deps: PersonalTokenDeps) {
     async create(actor: Actor, body: TokenBody) {
       if (actor.kind === 'service_account') {
         throw new AppError('api_token.wrong_endpoint', {
-          detail: 'A service account cannot create tokens here; use POST /api/v1/service-accounts/{service_account_id}/tokens',
+          detail:
+            'A service account cannot create tokens here; use POST /api/v1/service-accounts/{service_account_id}/tokens',
           details: { endpoint: `/api/v1/service-accounts/${actor.id}/tokens` },
         });
       }
       if (body.service_account_id !== undefined) {
         throw new AppError('api_token.service_account_id_not_allowed', {
-          detail: 'service_account_id is not accepted here; use POST /api/v1/service-accounts/{service_account_id}/tokens',
+          detail:
+            'service_account_id is not accepted here; use POST /api/v1/service-accounts/{service_account_id}/tokens',
         });
       }
       const role = await deps.roleOfUser(actor.id);
       if (role === undefined) throw errors.notFound('User');
       // A scoped credential never mints a broader token for its owner.
-      const { token, row } = await tokens.create({ kind: 'user', id: actor.id, role }, tokenInput(body), { ceiling: actor.permissions });
+      const { token, row } = await tokens.create({ kind: 'user', id: actor.id, role }, tokenInput(body), {
+        ceiling: actor.permissions,
+      });
       return createdView(token, row);
     },
 

@@ -10,11 +10,17 @@ export const PermissionName = Type.Union(
 );
 
 const tokenFields = {
-  name: Type.String({ minLength: 1, maxLength: 100, description: 'Unique per owner; names of revoked tokens stay reserved' }),
+  name: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: 'Unique per owner; names of revoked tokens stay reserved',
+  }),
   expires_at: Type.Optional(
     Type.String({ format: 'date-time', description: 'RFC 3339; must be in the future; not with is_eternal=true' }),
   ),
-  is_eternal: Type.Optional(Type.Boolean({ description: 'true: no expiry. Omitting both this and expires_at also gives no expiry.' })),
+  is_eternal: Type.Optional(
+    Type.Boolean({ description: 'true: no expiry. Omitting both this and expires_at also gives no expiry.' }),
+  ),
   scopes: Type.Optional(
     Type.Array(PermissionName, {
       maxItems: PERMISSIONS.length,
@@ -51,7 +57,9 @@ export const ApiToken = Type.Object(
     id: Type.Integer(),
     name: Type.String(),
     token_prefix: Type.String({ minLength: 12, maxLength: 12, description: 'The first 12 characters of the token' }),
-    scopes: Nullable(Type.Array(Type.String(), { description: "null: the token inherits all of the owner's permissions" })),
+    scopes: Nullable(
+      Type.Array(Type.String(), { description: "null: the token inherits all of the owner's permissions" }),
+    ),
     expires_at: Nullable(Timestamp({ description: 'null: no expiry' })),
     is_eternal: Type.Boolean(),
     created_at: Timestamp(),
@@ -77,7 +85,9 @@ export const CreatedToken = Type.Object({
 
 export const Scopes = Type.Object({
   scopes: Type.Array(Type.String(), { description: 'Every permission name a token can be restricted to' }),
-  held: Type.Array(Type.String(), { description: 'The subset the caller holds (and can therefore grant its own tokens)' }),
+  held: Type.Array(Type.String(), {
+    description: 'The subset the caller holds (and can therefore grant its own tokens)',
+  }),
 });
 
 export const TokenIdParams = Type.Object({ token_id: Type.Integer({ minimum: 1 }) });

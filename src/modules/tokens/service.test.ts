@@ -41,7 +41,16 @@ function fakeStore() {
     byHash: async (hash: string): Promise<TokenWithOwner | undefined> => {
       const snapshot = row && row.token_hash === hash ? { ...row, revoked_at: revoked ? new Date() : null } : undefined;
       if (gate) await gate;
-      return snapshot && { token: snapshot, ownerName: 'u', ownerRole: 'admin', ownerOrganizationId: 1, ownerActive: true, organizationActive: true };
+      return (
+        snapshot && {
+          token: snapshot,
+          ownerName: 'u',
+          ownerRole: 'admin',
+          ownerOrganizationId: 1,
+          ownerActive: true,
+          organizationActive: true,
+        }
+      );
     },
     touch: async () => undefined,
     listActive: async () => [],
@@ -62,7 +71,12 @@ function fakeStore() {
 describe('token verification cache', () => {
   it('does not keep a snapshot read while a revocation was in flight', async () => {
     const fake = fakeStore();
-    const tokens = createTokenService({ store: fake.store, cache: new MemoryCache(), clock: systemClock, hmacKey: KEY });
+    const tokens = createTokenService({
+      store: fake.store,
+      cache: new MemoryCache(),
+      clock: systemClock,
+      hmacKey: KEY,
+    });
     const { token } = await tokens.create({ kind: 'user', id: 1, role: 'admin' }, { name: 't' });
 
     const release = fake.hold();

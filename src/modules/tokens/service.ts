@@ -30,7 +30,15 @@ interface Snapshot {
   revoked: boolean;
   expiresAt: string | null;
   scopes: string[] | null;
-  owner: { kind: Owner['kind']; id: number; name: string; role: string; organizationId: number | null; active: boolean; organizationActive?: boolean };
+  owner: {
+    kind: Owner['kind'];
+    id: number;
+    name: string;
+    role: string;
+    organizationId: number | null;
+    active: boolean;
+    organizationActive?: boolean;
+  };
 }
 
 export interface TokenServiceDeps {
@@ -41,7 +49,12 @@ export interface TokenServiceDeps {
 }
 
 /** Permissions and organizations an owner's credential carries. */
-export function actorFor(owner: Snapshot['owner'], scopes: string[] | null, via: Actor['via'], tokenId?: number): Actor {
+export function actorFor(
+  owner: Snapshot['owner'],
+  scopes: string[] | null,
+  via: Actor['via'],
+  tokenId?: number,
+): Actor {
   const rolePerms = permissionsOf(owner.role);
   const permissions = new Set([...rolePerms].filter((p) => scopes === null || scopes.includes(p)));
   // Platform principals (no organization): a user is global; a service account only when
@@ -118,18 +131,23 @@ export function createTokenService(deps: TokenServiceDeps) {
       options: { ceiling?: ReadonlySet<Permission> } = {},
     ): Promise<{ token: string; row: TokenRow }> {
       if (input.is_eternal && input.expires_at) throw errors.invalid('is_eternal cannot be combined with expires_at');
-      if (input.expires_at && input.expires_at.getTime() <= clock.now().getTime()) throw errors.invalid('expires_at must be in the future');
+      if (input.expires_at && input.expires_at.getTime() <= clock.now().getTime())
+        throw errors.invalid('expires_at must be in the future');
       if (!isRole(owner.role)) throw errors.invalid('The owner has no valid role');
       const rolePerms = permissionsOf(owner.role);
       const ceiling = options.ceiling;
       const held = ceiling ? new Set([...rolePerms].filter((p) => ceiling.has(p))) : rolePerms;
       const missing = (input.scopes ?? []).filter((s) => !held.has(s));
       if (missing.length) {
-        throw errors.invalid(`Scopes must be a subset of the owner's permissions; not held: ${missing.join(', ')}`, { not_held: missing });
+        throw errors.invalid(`Scopes must be a subset of the owner's permissions; not held: ${missing.join(', ')}`, {
+          not_held: missing,
+        });
       }
       const scopes = input.scopes ? [...new Set(input.scopes)] : held.size < rolePerms.size ? [...held] : null;
       const taken = () =>
-        new AppError('api_token.name_taken', { detail: `A token named "${input.name}" already exists (revoked names stay reserved)` });
+        new AppError('api_token.name_taken', {
+          detail: `A token named "${input.name}" already exists (revoked names stay reserved)`,
+        });
       if (await store.nameTaken(owner, input.name)) throw taken();
       const token = generateToken(API_TOKEN_PREFIX);
       const row = await store.insert({
@@ -179,7 +197,8 @@ export function createTokenService(deps: TokenServiceDeps) {
       }
       // Credentials of a deactivated organization stop working with it.
       if (snap.owner.organizationActive === false) {
-        if (snap.owner.kind === 'user') throw new AppError('auth.organization_inactive', { detail: 'Organization is inactive' });
+        if (snap.owner.kind === 'user')
+          throw new AppError('auth.organization_inactive', { detail: 'Organization is inactive' });
         throw invalid();
       }
       lastUsed.set(snap.id, clock.now());

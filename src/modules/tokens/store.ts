@@ -21,7 +21,8 @@ export interface TokenWithOwner {
   organizationActive: boolean;
 }
 
-const ownerColumn = (o: Owner) => (o.kind === 'user' ? 'user_id' : 'service_account_id') as 'user_id' | 'service_account_id';
+const ownerColumn = (o: Owner) =>
+  (o.kind === 'user' ? 'user_id' : 'service_account_id') as 'user_id' | 'service_account_id';
 
 export function createTokenStore(db: Kysely<DB>) {
   return {
@@ -46,7 +47,12 @@ export function createTokenStore(db: Kysely<DB>) {
     },
 
     async nameTaken(owner: Owner, name: string): Promise<boolean> {
-      const row = await executor(db).selectFrom('api_tokens').select('id').where(ownerColumn(owner), '=', owner.id).where('name', '=', name).executeTakeFirst();
+      const row = await executor(db)
+        .selectFrom('api_tokens')
+        .select('id')
+        .where(ownerColumn(owner), '=', owner.id)
+        .where('name', '=', name)
+        .executeTakeFirst();
       return row !== undefined;
     },
 
@@ -72,24 +78,53 @@ export function createTokenStore(db: Kysely<DB>) {
     },
 
     async revoke(id: number, at: Date): Promise<string | undefined> {
-      const row = await executor(db).updateTable('api_tokens').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).returning('token_hash').executeTakeFirst();
+      const row = await executor(db)
+        .updateTable('api_tokens')
+        .set({ revoked_at: at })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .returning('token_hash')
+        .executeTakeFirst();
       return row?.token_hash;
     },
 
     async hashesOf(owner: Owner): Promise<string[]> {
-      const rows = await executor(db).selectFrom('api_tokens').select('token_hash').where(ownerColumn(owner), '=', owner.id).where('revoked_at', 'is', null).execute();
+      const rows = await executor(db)
+        .selectFrom('api_tokens')
+        .select('token_hash')
+        .where(ownerColumn(owner), '=', owner.id)
+        .where('revoked_at', 'is', null)
+        .execute();
       return rows.map((r) => r.token_hash);
     },
 
     async byHash(hash: string): Promise<TokenWithOwner | undefined> {
-      const token = await executor(db).selectFrom('api_tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
+      const token = await executor(db)
+        .selectFrom('api_tokens')
+        .selectAll()
+        .where('token_hash', '=', hash)
+        .executeTakeFirst();
       if (!token) return undefined;
       const orgActive = async (id: number | null) =>
-        id === null || ((await executor(db).selectFrom('organizations').select('is_active').where('id', '=', id).executeTakeFirst())?.is_active ?? false);
+        id === null ||
+        ((await executor(db).selectFrom('organizations').select('is_active').where('id', '=', id).executeTakeFirst())
+          ?.is_active ??
+          false);
       if (token.user_id !== null) {
-        const u = await executor(db).selectFrom('users').select(['username', 'role', 'organization_id', 'is_active']).where('id', '=', token.user_id).executeTakeFirst();
+        const u = await executor(db)
+          .selectFrom('users')
+          .select(['username', 'role', 'organization_id', 'is_active'])
+          .where('id', '=', token.user_id)
+          .executeTakeFirst();
         return (
-          u && { token, ownerName: u.username, ownerRole: u.role, ownerOrganizationId: u.organization_id, ownerActive: u.is_active, organizationActive: await orgActive(u.organization_id) }
+          u && {
+            token,
+            ownerName: u.username,
+            ownerRole: u.role,
+            ownerOrganizationId: u.organization_id,
+            ownerActive: u.is_active,
+            organizationActive: await orgActive(u.organization_id),
+          }
         );
       }
       const sa = await executor(db)
@@ -98,7 +133,14 @@ export function createTokenStore(db: Kysely<DB>) {
         .where('id', '=', token.service_account_id as number)
         .executeTakeFirst();
       return (
-        sa && { token, ownerName: sa.name, ownerRole: sa.role, ownerOrganizationId: sa.organization_id, ownerActive: sa.is_active, organizationActive: await orgActive(sa.organization_id) }
+        sa && {
+          token,
+          ownerName: sa.name,
+          ownerRole: sa.role,
+          ownerOrganizationId: sa.organization_id,
+          ownerActive: sa.is_active,
+          organizationActive: await orgActive(sa.organization_id),
+        }
       );
     },
 

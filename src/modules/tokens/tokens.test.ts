@@ -14,12 +14,22 @@ let admin: Principal;
 const RFC3339_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const list = (headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/api/v1/tokens', headers });
-const create = (headers: Record<string, string>, payload: object) => t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers, payload });
-const revoke = (headers: Record<string, string>, id: number | string) => t.app.inject({ method: 'DELETE', url: `/api/v1/tokens/${id}`, headers });
+const create = (headers: Record<string, string>, payload: object) =>
+  t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers, payload });
+const revoke = (headers: Record<string, string>, id: number | string) =>
+  t.app.inject({ method: 'DELETE', url: `/api/v1/tokens/${id}`, headers });
 
 interface Created {
   token: string;
-  api_token: { id: number; name: string; token_prefix: string; expires_at: string | null; is_eternal: boolean; scopes: string[] | null; created_at: string };
+  api_token: {
+    id: number;
+    name: string;
+    token_prefix: string;
+    expires_at: string | null;
+    is_eternal: boolean;
+    scopes: string[] | null;
+    created_at: string;
+  };
 }
 
 async function issue(headers: Record<string, string>, payload: object): Promise<Created> {
@@ -63,7 +73,11 @@ describe('POST /api/v1/tokens', () => {
   });
 
   it('refuses is_eternal together with expires_at (400)', async () => {
-    const res = await create(viewer.headers, { name: 'both', is_eternal: true, expires_at: new Date(Date.now() + 60_000).toISOString() });
+    const res = await create(viewer.headers, {
+      name: 'both',
+      is_eternal: true,
+      expires_at: new Date(Date.now() + 60_000).toISOString(),
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().detail).toMatch(/is_eternal/);
   });
@@ -93,7 +107,7 @@ describe('POST /api/v1/tokens', () => {
     expect((await create(viewer.headers, { name: 'y'.repeat(100) })).statusCode).toBe(201);
   });
 
-  it('refuses scopes beyond the owner\'s permissions (400) and unknown scope names (422)', async () => {
+  it("refuses scopes beyond the owner's permissions (400) and unknown scope names (422)", async () => {
     const res = await create(viewer.headers, { name: 'escalate', scopes: ['integration.read', 'user.manage'] });
     expect(res.statusCode).toBe(400);
     expect(res.json().detail).toContain('user.manage');
@@ -122,10 +136,16 @@ describe('POST /api/v1/tokens', () => {
 describe('scopes', () => {
   it('a scoped token has only its scopes', async () => {
     const scoped = await issue(admin.headers, { name: 'read-only', scopes: ['integration.read'] });
-    const denied = await t.app.inject({ method: 'GET', url: '/api/v1/service-accounts', headers: bearer(scoped.token) });
+    const denied = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/service-accounts',
+      headers: bearer(scoped.token),
+    });
     expect(denied.statusCode).toBe(403);
     expect(denied.json().detail).toContain('user.manage');
-    expect((await t.app.inject({ method: 'GET', url: '/api/v1/service-accounts', headers: admin.headers })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/v1/service-accounts', headers: admin.headers })).statusCode,
+    ).toBe(200);
   });
 
   it('a scoped token never mints a broader token for its owner', async () => {
@@ -134,7 +154,10 @@ describe('scopes', () => {
     expect(wider.statusCode).toBe(400);
     const inherited = await issue(bearer(scoped.token), { name: 'inherits' });
     expect(inherited.api_token.scopes?.sort()).toEqual(['destination.read', 'integration.read']);
-    expect((await t.app.inject({ method: 'GET', url: '/api/v1/service-accounts', headers: bearer(inherited.token) })).statusCode).toBe(403);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/v1/service-accounts', headers: bearer(inherited.token) }))
+        .statusCode,
+    ).toBe(403);
   });
 
   it('GET /api/v1/tokens/scopes lists every scope name and those the caller holds', async () => {
@@ -155,8 +178,22 @@ describe('GET /api/v1/tokens', () => {
     const items = res.json<Record<string, unknown>[]>();
     const row = items.find((i) => i.id === mine.api_token.id);
     expect(row).toBeDefined();
-    expect(Object.keys(row ?? {}).sort()).toEqual(['created_at', 'expires_at', 'id', 'is_eternal', 'last_used_at', 'name', 'scopes', 'token_prefix']);
-    expect(row).toMatchObject({ name: 'listed', token_prefix: mine.token.slice(0, 12), scopes: ['integration.read'], is_eternal: false });
+    expect(Object.keys(row ?? {}).sort()).toEqual([
+      'created_at',
+      'expires_at',
+      'id',
+      'is_eternal',
+      'last_used_at',
+      'name',
+      'scopes',
+      'token_prefix',
+    ]);
+    expect(row).toMatchObject({
+      name: 'listed',
+      token_prefix: mine.token.slice(0, 12),
+      scopes: ['integration.read'],
+      is_eternal: false,
+    });
     expect(items.some((i) => i.id === theirs.api_token.id)).toBe(false);
     expect(res.body).not.toContain(mine.token);
     expect(res.body).not.toContain('token_hash');
@@ -200,7 +237,10 @@ describe('DELETE /api/v1/tokens/{token_id}', () => {
 
 describe('expiry and last use', () => {
   it('an expired token answers 401 Invalid or expired API token', async () => {
-    const made = await issue(viewer.headers, { name: 'expiring', expires_at: new Date(Date.now() + 1200).toISOString() });
+    const made = await issue(viewer.headers, {
+      name: 'expiring',
+      expires_at: new Date(Date.now() + 1200).toISOString(),
+    });
     expect((await list(bearer(made.token))).statusCode).toBe(200);
     await new Promise((r) => setTimeout(r, 1300));
     const res = await list(bearer(made.token));
@@ -212,12 +252,15 @@ describe('expiry and last use', () => {
   it('writes last_used_at in batches, not on every request', async () => {
     const made = await issue(viewer.headers, { name: 'used' });
     const db = t.container.database.db;
-    const row = () => db.selectFrom('api_tokens').select('last_used_at').where('id', '=', made.api_token.id).executeTakeFirstOrThrow();
+    const row = () =>
+      db.selectFrom('api_tokens').select('last_used_at').where('id', '=', made.api_token.id).executeTakeFirstOrThrow();
     for (let i = 0; i < 3; i++) expect((await list(bearer(made.token))).statusCode).toBe(200);
     expect((await row()).last_used_at).toBeNull();
     await t.container.identity.tokens.flushLastUsed();
     expect((await row()).last_used_at).not.toBeNull();
-    const listed = (await list(viewer.headers)).json<{ id: number; last_used_at: string | null }[]>().find((i) => i.id === made.api_token.id);
+    const listed = (await list(viewer.headers))
+      .json<{ id: number; last_used_at: string | null }[]>()
+      .find((i) => i.id === made.api_token.id);
     expect(listed?.last_used_at).toMatch(RFC3339_Z);
   });
 });

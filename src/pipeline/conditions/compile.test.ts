@@ -21,7 +21,16 @@ const fields: FieldReader<Record<string, unknown>> = {
   },
 };
 
-const EVENT = { n: 5, text: '42', word: 'five', empty: '', none: [], ips: ['10.0.0.1', '192.0.2.7'], tags: ['a', 'b'], nul: null };
+const EVENT = {
+  n: 5,
+  text: '42',
+  word: 'five',
+  empty: '',
+  none: [],
+  ips: ['10.0.0.1', '192.0.2.7'],
+  tags: ['a', 'b'],
+  nul: null,
+};
 
 function compile(cond: unknown, opts: Partial<CompileOptions<Record<string, unknown>>> = {}) {
   const problems: ConditionProblem[] = [];
@@ -61,31 +70,67 @@ describe('the one condition language', () => {
 
   it('reads the old mapping form only where asked, as its translation', () => {
     const pairs: [unknown, unknown][] = [
-      [{ path: 'word', matches: '^f' }, { field: 'word', op: 'regex', value: '^f' }],
-      [{ path: 'empty', exists: false }, { field: 'empty', op: 'not_exists' }],
-      [{ path: 'n', exists: true }, { field: 'n', op: 'exists' }],
-      [{ path: 'text', lt: 50 }, { field: 'text', op: 'lt', value: 50 }],
-      [{ path: 'tags', contains: 'b' }, { field: 'tags', op: 'contains', value: 'b' }],
+      [
+        { path: 'word', matches: '^f' },
+        { field: 'word', op: 'regex', value: '^f' },
+      ],
+      [
+        { path: 'empty', exists: false },
+        { field: 'empty', op: 'not_exists' },
+      ],
+      [
+        { path: 'n', exists: true },
+        { field: 'n', op: 'exists' },
+      ],
+      [
+        { path: 'text', lt: 50 },
+        { field: 'text', op: 'lt', value: 50 },
+      ],
+      [
+        { path: 'tags', contains: 'b' },
+        { field: 'tags', op: 'contains', value: 'b' },
+      ],
     ];
     for (const [old, one] of pairs) expect(holds(old, true)).toBe(holds(one));
-    expect(compile({ path: 'n', eq: 5 }).problems[0]).toMatchObject({ at: ['path'], message: expect.stringContaining('unknown key') });
+    expect(compile({ path: 'n', eq: 5 }).problems[0]).toMatchObject({
+      at: ['path'],
+      message: expect.stringContaining('unknown key'),
+    });
   });
 
   it('keeps the old form lenient and the one form strict', () => {
     expect(holds({ path: 'tags', eq: ['a', 'b'] }, true)).toBe(true);
-    expect(compile({ field: 'tags', op: 'eq', value: ['a', 'b'] }, { oldForm: true }).problems[0]).toMatchObject({ at: ['value'] });
+    expect(compile({ field: 'tags', op: 'eq', value: ['a', 'b'] }, { oldForm: true }).problems[0]).toMatchObject({
+      at: ['value'],
+    });
     expect(holds({ all: [] }, true)).toBe(true);
     expect(holds({ any: [] }, true)).toBe(false);
-    expect(compile({ all: [] }).problems[0]).toMatchObject({ at: ['all'], message: 'all needs a non-empty list of conditions' });
+    expect(compile({ all: [] }).problems[0]).toMatchObject({
+      at: ['all'],
+      message: 'all needs a non-empty list of conditions',
+    });
   });
 
   it('locates every problem from the root, in the form it was written', () => {
     const { pred, problems } = compile(
-      { all: [{ field: 'bad.x', op: 'eq', value: {} }, { path: 'n', gt: 'x' }, { any: [{ field: 'n', op: 'nope' }] }, { field: 'n', op: 'regex', value: '(' }] },
+      {
+        all: [
+          { field: 'bad.x', op: 'eq', value: {} },
+          { path: 'n', gt: 'x' },
+          { any: [{ field: 'n', op: 'nope' }] },
+          { field: 'n', op: 'regex', value: '(' },
+        ],
+      },
       { oldForm: true },
     );
     expect(pred).toBeUndefined();
-    expect(problems.map((p) => p.at.join('/'))).toEqual(['all/0/field', 'all/0/value', 'all/1/gt', 'all/2/any/0/op', 'all/3/value']);
+    expect(problems.map((p) => p.at.join('/'))).toEqual([
+      'all/0/field',
+      'all/0/value',
+      'all/1/gt',
+      'all/2/any/0/op',
+      'all/3/value',
+    ]);
     expect(problems[0]).toMatchObject({ message: 'no such field', closest: 'good' });
     expect(problems[3]!.message).toMatch(/^op must be one of eq, ne/);
     expect(problems[4]!.message).toMatch(/RE2/);
@@ -115,13 +160,24 @@ describe('the one condition language', () => {
     }
     expect(on({ field: 'tags', op: 'contains', value: 'admin', ignore_case: true })).toBe(true);
     expect(on({ field: 'name', op: 'eq', value: 'powershell.exe', ignore_case: false })).toBe(false);
-    expect(compile({ field: 'n', op: 'gt', value: 1, ignore_case: true }).problems[0]).toMatchObject({ at: ['ignore_case'], message: expect.stringContaining('not gt') });
-    expect(compile({ field: 'n', op: 'eq', value: 5, ignore_case: true }).problems[0]).toMatchObject({ at: ['ignore_case'], message: expect.stringContaining('must be a string') });
-    expect(compile({ field: 'n', op: 'eq', value: 'x', ignore_case: 'yes' }).problems[0]).toMatchObject({ at: ['ignore_case'] });
+    expect(compile({ field: 'n', op: 'gt', value: 1, ignore_case: true }).problems[0]).toMatchObject({
+      at: ['ignore_case'],
+      message: expect.stringContaining('not gt'),
+    });
+    expect(compile({ field: 'n', op: 'eq', value: 5, ignore_case: true }).problems[0]).toMatchObject({
+      at: ['ignore_case'],
+      message: expect.stringContaining('must be a string'),
+    });
+    expect(compile({ field: 'n', op: 'eq', value: 'x', ignore_case: 'yes' }).problems[0]).toMatchObject({
+      at: ['ignore_case'],
+    });
     expect(compile({ path: 'n', eq: 'x', ignore_case: true }, { oldForm: true }).problems.length).toBeGreaterThan(0);
   });
 
   it('needs a field, names what one is', () => {
-    expect(compile({ op: 'exists' }).problems[0]).toMatchObject({ at: ['field'], message: 'field is required (a test path)' });
+    expect(compile({ op: 'exists' }).problems[0]).toMatchObject({
+      at: ['field'],
+      message: 'field is required (a test path)',
+    });
   });
 });

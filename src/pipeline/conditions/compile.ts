@@ -7,7 +7,16 @@
 // so over a list they hold when no element does. Regular expressions run on RE2 (re2js):
 // linear time whatever the pattern, so no condition can stall a stage.
 import { isOldLeaf, readOldLeaf, type Leaf } from './old-form.js';
-import { CONDITION_LIMITS, CONDITION_OPS, type ConditionLocation, type ConditionOp, type ConditionProblem, type FieldAccess, type FieldReader, type Predicate } from './types.js';
+import {
+  CONDITION_LIMITS,
+  CONDITION_OPS,
+  type ConditionLocation,
+  type ConditionOp,
+  type ConditionProblem,
+  type FieldAccess,
+  type FieldReader,
+  type Predicate,
+} from './types.js';
 import { buildTest, checkIgnoreCase, checkValue, POSITIVE, type PositiveOp } from './values.js';
 
 export interface CompileOptions<T> {
@@ -33,10 +42,22 @@ function readLeaf<T>(cond: Record<string, unknown>, ctx: Ctx<T>, at: ConditionLo
   if (ctx.opts.oldForm && isOldLeaf(cond)) return readOldLeaf(cond, at, ctx.report);
   const extra = Object.keys(cond).find((k) => k !== 'field' && k !== 'op' && k !== 'value' && k !== 'ignore_case');
   if (extra !== undefined) {
-    ctx.report({ at: [...at, extra], message: 'unknown key (a condition is {field, op, value, ignore_case?} or all, any, not)' });
+    ctx.report({
+      at: [...at, extra],
+      message: 'unknown key (a condition is {field, op, value, ignore_case?} or all, any, not)',
+    });
     return undefined;
   }
-  return { field: cond.field, op: cond.op, value: cond.value, has: 'value' in cond, ignoreCase: cond.ignore_case, fieldAt: [...at, 'field'], valueAt: [...at, 'value'], old: false };
+  return {
+    field: cond.field,
+    op: cond.op,
+    value: cond.value,
+    has: 'value' in cond,
+    ignoreCase: cond.ignore_case,
+    fieldAt: [...at, 'field'],
+    valueAt: [...at, 'value'],
+    old: false,
+  };
 }
 
 function compileLeaf<T>(cond: Record<string, unknown>, ctx: Ctx<T>, at: ConditionLocation): Predicate<T> | undefined {
@@ -47,7 +68,8 @@ function compileLeaf<T>(cond: Record<string, unknown>, ctx: Ctx<T>, at: Conditio
     ctx.report({ at: leaf.fieldAt, message: `field is required (${ctx.opts.fields.describe})` });
   } else {
     const a = ctx.opts.fields.field(leaf.field);
-    if ('problem' in a) ctx.report({ at: leaf.fieldAt, message: a.problem, ...(a.closest === undefined ? {} : { closest: a.closest }) });
+    if ('problem' in a)
+      ctx.report({ at: leaf.fieldAt, message: a.problem, ...(a.closest === undefined ? {} : { closest: a.closest }) });
     else access = a;
   }
   // The one form goes on to report the op's and the value's problems too.
@@ -113,7 +135,8 @@ function combine<T>(key: 'all' | 'any', preds: Predicate<T>[]): Predicate<T> {
 
 function compileNode<T>(cond: unknown, ctx: Ctx<T>, at: ConditionLocation, depth: number): Predicate<T> | undefined {
   if (++ctx.nodes > CONDITION_LIMITS.nodes) {
-    if (ctx.nodes === CONDITION_LIMITS.nodes + 1) ctx.report({ at, message: `a condition has at most ${CONDITION_LIMITS.nodes} nodes` });
+    if (ctx.nodes === CONDITION_LIMITS.nodes + 1)
+      ctx.report({ at, message: `a condition has at most ${CONDITION_LIMITS.nodes} nodes` });
     return undefined;
   }
   if (depth > CONDITION_LIMITS.depth) {
@@ -121,7 +144,10 @@ function compileNode<T>(cond: unknown, ctx: Ctx<T>, at: ConditionLocation, depth
     return undefined;
   }
   if (!isRecord(cond)) {
-    ctx.report({ at, message: 'a condition is an object: {field, op, value}, {all: [...]}, {any: [...]} or {not: {...}}' });
+    ctx.report({
+      at,
+      message: 'a condition is an object: {field, op, value}, {all: [...]}, {any: [...]} or {not: {...}}',
+    });
     return undefined;
   }
   const combinators = (['all', 'any', 'not'] as const).filter((k) => k in cond);
@@ -137,7 +163,10 @@ function compileNode<T>(cond: unknown, ctx: Ctx<T>, at: ConditionLocation, depth
   }
   const list = cond[key];
   if (!Array.isArray(list) || (list.length === 0 && !ctx.opts.oldForm)) {
-    ctx.report({ at: [...at, key], message: ctx.opts.oldForm ? `${key} must be a list of conditions` : `${key} needs a non-empty list of conditions` });
+    ctx.report({
+      at: [...at, key],
+      message: ctx.opts.oldForm ? `${key} must be a list of conditions` : `${key} needs a non-empty list of conditions`,
+    });
     return undefined;
   }
   const preds: Predicate<T>[] = [];
@@ -155,7 +184,11 @@ function compileNode<T>(cond: unknown, ctx: Ctx<T>, at: ConditionLocation, depth
  * condition's root, and the result is then undefined (the caller may keep compiling the
  * rest of its document, to report every problem at once).
  */
-export function compileConditionTree<T>(cond: unknown, opts: CompileOptions<T>, report: (p: ConditionProblem) => void): Predicate<T> | undefined {
+export function compileConditionTree<T>(
+  cond: unknown,
+  opts: CompileOptions<T>,
+  report: (p: ConditionProblem) => void,
+): Predicate<T> | undefined {
   let failed = false;
   const ctx: Ctx<T> = {
     opts,

@@ -6,7 +6,20 @@
 import { CONDITION_LIMITS, type ConditionLocation, type ConditionProblem } from './types.js';
 import { isScalar } from './values.js';
 
-export const OLD_OPS = ['eq', 'ne', 'in', 'prefix', 'suffix', 'contains', 'matches', 'exists', 'gt', 'gte', 'lt', 'lte'] as const;
+export const OLD_OPS = [
+  'eq',
+  'ne',
+  'in',
+  'prefix',
+  'suffix',
+  'contains',
+  'matches',
+  'exists',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+] as const;
 type OldOp = (typeof OLD_OPS)[number];
 
 /** A leaf in the one form, with where its parts were written. */
@@ -43,7 +56,9 @@ function oldValueProblem(op: OldOp, v: unknown): string | undefined {
       return typeof v === 'string' ? undefined : 'must be a string';
     case 'matches':
       if (typeof v !== 'string') return 'must be a string';
-      return v.length > CONDITION_LIMITS.regexLength ? `a regular expression is limited to ${CONDITION_LIMITS.regexLength} characters` : undefined;
+      return v.length > CONDITION_LIMITS.regexLength
+        ? `a regular expression is limited to ${CONDITION_LIMITS.regexLength} characters`
+        : undefined;
     case 'exists':
       return typeof v === 'boolean' ? undefined : 'must be true or false';
     default:
@@ -52,19 +67,32 @@ function oldValueProblem(op: OldOp, v: unknown): string | undefined {
 }
 
 /** Reads an old-form leaf as a one-form leaf; undefined after reporting its problem. */
-export function readOldLeaf(cond: Record<string, unknown>, at: ConditionLocation, report: (p: ConditionProblem) => void): Leaf | undefined {
+export function readOldLeaf(
+  cond: Record<string, unknown>,
+  at: ConditionLocation,
+  report: (p: ConditionProblem) => void,
+): Leaf | undefined {
   if (typeof cond.path !== 'string') {
     report({ at, message: 'a condition needs a path (or field and op, or all, any, not)' });
     return undefined;
   }
   const extra = Object.keys(cond).filter((k) => k !== 'path' && !(OLD_OPS as readonly string[]).includes(k));
   if (extra.length > 0) {
-    report({ at, message: `unknown condition key "${extra[0]}" (operators: ${OLD_OPS.join(', ')}, all, any, not; or {field, op, value})` });
+    report({
+      at,
+      message: `unknown condition key "${extra[0]}" (operators: ${OLD_OPS.join(', ')}, all, any, not; or {field, op, value})`,
+    });
     return undefined;
   }
   const ops = OLD_OPS.filter((o) => o in cond);
   if (ops.length !== 1) {
-    report({ at, message: ops.length === 0 ? 'a condition with a path needs one operator' : `one operator per condition (found ${ops.join(', ')})` });
+    report({
+      at,
+      message:
+        ops.length === 0
+          ? 'a condition with a path needs one operator'
+          : `one operator per condition (found ${ops.join(', ')})`,
+    });
     return undefined;
   }
   const op = ops[0]!;

@@ -36,7 +36,13 @@ export const CASE_OPS: readonly ConditionOp[] = ['eq', 'ne', 'in', 'not_in', 'pr
 
 export type Condition = { all: Condition[] } | { any: Condition[] } | { not: Condition } | FieldCondition;
 
-export const CONDITION_LIMITS = { depth: 16, nodes: 200, listValues: 1_000, regexLength: 512, stringLength: 4_096 } as const;
+export const CONDITION_LIMITS = {
+  depth: 16,
+  nodes: 200,
+  listValues: 1_000,
+  regexLength: 512,
+  stringLength: 4_096,
+} as const;
 
 /** Where a problem is, from the condition's root: `['all', 2, 'value']`. Callers format it in their own style. */
 export type ConditionLocation = readonly (string | number)[];

@@ -88,7 +88,8 @@ export function checkValue(op: PositiveOp, value: unknown, has: boolean): string
       return tooLong(value) ? long : undefined;
     case 'in': {
       if (!Array.isArray(value) || value.length === 0) return `${op} needs a non-empty list of values`;
-      if (value.length > CONDITION_LIMITS.listValues) return `a list is limited to ${CONDITION_LIMITS.listValues} values`;
+      if (value.length > CONDITION_LIMITS.listValues)
+        return `a list is limited to ${CONDITION_LIMITS.listValues} values`;
       const i = value.findIndex((x) => !isScalar(x));
       return i >= 0 ? `item ${i} is not a string, number, boolean or null` : undefined;
     }
@@ -97,18 +98,24 @@ export function checkValue(op: PositiveOp, value: unknown, has: boolean): string
       if (typeof value !== 'string' || value === '') return `${op} needs a non-empty string value`;
       return tooLong(value) ? long : undefined;
     case 'contains':
-      if (!isScalar(value) || value === '') return 'contains needs a non-empty string (substring) or a scalar (list element)';
+      if (!isScalar(value) || value === '')
+        return 'contains needs a non-empty string (substring) or a scalar (list element)';
       return tooLong(value) ? long : undefined;
     case 'regex':
       if (typeof value !== 'string' || value === '') return 'regex needs a non-empty string value (RE2 syntax)';
-      return value.length > CONDITION_LIMITS.regexLength ? `a regular expression is limited to ${CONDITION_LIMITS.regexLength} characters` : undefined;
+      return value.length > CONDITION_LIMITS.regexLength
+        ? `a regular expression is limited to ${CONDITION_LIMITS.regexLength} characters`
+        : undefined;
     case 'exists':
       // null is tolerated: forms often send value: null for operators without one.
       return has && value !== undefined && value !== null ? `${op} takes no value` : undefined;
     case 'cidr': {
       const list = typeof value === 'string' ? [value] : value;
-      if (!Array.isArray(list) || list.length === 0) return 'cidr needs a CIDR ("10.0.0.0/8") or a non-empty list of them';
-      return list.length > CONDITION_LIMITS.listValues ? `a list is limited to ${CONDITION_LIMITS.listValues} values` : undefined;
+      if (!Array.isArray(list) || list.length === 0)
+        return 'cidr needs a CIDR ("10.0.0.0/8") or a non-empty list of them';
+      return list.length > CONDITION_LIMITS.listValues
+        ? `a list is limited to ${CONDITION_LIMITS.listValues} values`
+        : undefined;
     }
     case 'gt':
     case 'gte':
@@ -124,7 +131,9 @@ export function checkIgnoreCase(op: ConditionOp, flag: unknown, value: unknown):
   if (!flag) return undefined;
   if (!CASE_OPS.includes(op)) return `ignore_case applies to ${CASE_OPS.join(', ')}, not ${op}`;
   const texts = Array.isArray(value) ? value : [value];
-  return texts.every((v) => typeof v === 'string') ? undefined : 'ignore_case compares text: every value must be a string';
+  return texts.every((v) => typeof v === 'string')
+    ? undefined
+    : 'ignore_case compares text: every value must be a string';
 }
 
 /**
@@ -154,7 +163,10 @@ function caseInsensitiveTest(op: PositiveOp, value: unknown): ValueTest | string
       const s = (value as string).toLowerCase();
       const inText = memoize((v) => v.toLowerCase().includes(s));
       // On a list: an element equal ignoring case.
-      return (v) => (typeof v === 'string' ? inText(v) : Array.isArray(v) && v.some((x) => typeof x === 'string' && x.toLowerCase() === s));
+      return (v) =>
+        typeof v === 'string'
+          ? inText(v)
+          : Array.isArray(v) && v.some((x) => typeof x === 'string' && x.toLowerCase() === s);
     }
     case 'regex': {
       let re: RE2JS;
@@ -189,7 +201,8 @@ export function buildTest(op: PositiveOp, value: unknown, ignoreCase = false): V
       return (v) => typeof v === 'string' && v.endsWith(s);
     }
     case 'contains':
-      if (typeof value === 'string') return (v) => (typeof v === 'string' ? v.includes(value) : Array.isArray(v) && v.includes(value));
+      if (typeof value === 'string')
+        return (v) => (typeof v === 'string' ? v.includes(value) : Array.isArray(v) && v.includes(value));
       return (v) => Array.isArray(v) && v.includes(value);
     case 'regex': {
       let re: RE2JS;

@@ -33,7 +33,11 @@ export class Breaker {
   }
 
   snapshot(): BreakerSnapshot {
-    return { state: this.current, consecutive_failures: this.failures, opened_at: this.openedAt === null ? null : new Date(this.openedAt) };
+    return {
+      state: this.current,
+      consecutive_failures: this.failures,
+      opened_at: this.openedAt === null ? null : new Date(this.openedAt),
+    };
   }
 
   /** May the lane claim and send now? Moves open → half_open once the cooldown is over. */

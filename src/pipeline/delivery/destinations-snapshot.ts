@@ -4,7 +4,11 @@
 // after this process changed a destination (directory.onChange).
 import type { DestinationDirectory, DestinationRuntime } from './ports.js';
 
-export function createDestinationsSnapshot(directory: Pick<DestinationDirectory, 'list' | 'onChange'>, refreshMs: number, minRefreshMs: number) {
+export function createDestinationsSnapshot(
+  directory: Pick<DestinationDirectory, 'list' | 'onChange'>,
+  refreshMs: number,
+  minRefreshMs: number,
+) {
   let current: ReadonlyMap<string, DestinationRuntime> | undefined;
   let loadedAt = -Infinity;
   let loading: Promise<ReadonlyMap<string, DestinationRuntime>> | undefined;

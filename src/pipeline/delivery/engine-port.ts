@@ -8,7 +8,16 @@ export interface LedgerEntry {
   organization_id: number;
   integration_id: number;
   stream: string;
-  outcome: 'filtered' | 'routed' | 'copies' | 'replayed' | 'delivered' | 'dead_lettered' | 'dropped' | 'shadow_delivered' | 'shadow_dropped';
+  outcome:
+    | 'filtered'
+    | 'routed'
+    | 'copies'
+    | 'replayed'
+    | 'delivered'
+    | 'dead_lettered'
+    | 'dropped'
+    | 'shadow_delivered'
+    | 'shadow_dropped';
   destination_id?: string;
   reason?: string;
   count: number;
@@ -229,7 +238,12 @@ export interface EngineStore {
    * Leases the destination's oldest due rows, in order, while their sums stay within the
    * budget; the first row is taken whatever its size when `firstAlways`.
    */
-  claimDeliveries(destinationId: string, owner: string, budget: { events: number; bytes: number; firstAlways: boolean }, leaseMs: number): Promise<OutboxRow[]>;
+  claimDeliveries(
+    destinationId: string,
+    owner: string,
+    budget: { events: number; bytes: number; firstAlways: boolean },
+    leaseMs: number,
+  ): Promise<OutboxRow[]>;
   /** Locks the rows still leased by `owner` (for update) and returns their ids. */
   lockOwned(ids: string[], owner: string): Promise<Set<string>>;
   deleteDeliveries(ids: string[], owner: string): Promise<void>;

@@ -121,7 +121,8 @@ export function createDeliveryEngine(deps: EngineDeps) {
       });
     } catch (err) {
       // Its events wait in the outbox; reported once per version, tried again every refresh.
-      if (unbuildable.get(dest.id) !== dest.version) logger.error({ err, destination_id: dest.id }, 'cannot start delivery to a destination');
+      if (unbuildable.get(dest.id) !== dest.version)
+        logger.error({ err, destination_id: dest.id }, 'cannot start delivery to a destination');
       unbuildable.set(dest.id, dest.version);
       return null;
     }

@@ -9,8 +9,23 @@ import type { Logger } from '../../platform/logger.js';
 import { maskEvent } from '../mask.js';
 import { DeliveryError, type Sink } from '../sinks/types.js';
 import { Breaker, type Ticket } from './breaker.js';
-import type { BreakerState, DeliveryKind, EngineMetrics, EngineStore, OutboxRow, TapSession, Transact } from './engine-port.js';
-import { asDeliveryError, planRows, redactOutcome, settleRow, type RowSettlement, type SendOutcome } from './outcome.js';
+import type {
+  BreakerState,
+  DeliveryKind,
+  EngineMetrics,
+  EngineStore,
+  OutboxRow,
+  TapSession,
+  Transact,
+} from './engine-port.js';
+import {
+  asDeliveryError,
+  planRows,
+  redactOutcome,
+  settleRow,
+  type RowSettlement,
+  type SendOutcome,
+} from './outcome.js';
 import type { DestinationRuntime } from './ports.js';
 import { buildSinkBatch, decodeRow, sliceLength, type Part } from './sink-batch.js';
 import { Sleeper } from './sleeper.js';
@@ -80,7 +95,9 @@ export class Lane {
   /** Tap sessions open on this destination; samples already appended here are not forgotten. */
   setTaps(sessions: TapSession[]): void {
     const mine = new Map(this.taps.map((t) => [t.id, t.remaining]));
-    this.taps = sessions.map((s) => ({ ...s, remaining: Math.min(s.remaining, mine.get(s.id) ?? s.remaining) })).filter((s) => s.remaining > 0);
+    this.taps = sessions
+      .map((s) => ({ ...s, remaining: Math.min(s.remaining, mine.get(s.id) ?? s.remaining) }))
+      .filter((s) => s.remaining > 0);
   }
 
   /** New rows were written in this process: an idle lane claims now instead of at its next poll. */
@@ -104,11 +121,20 @@ export class Lane {
         // Their rows are released below and delivered again by whoever claims them: at-least-once.
         this.abandoned = true;
         this.hardStop.abort(new DeliveryError('timeout', 'the dispatcher is stopping'));
-        this.deps.logger.warn({ destination_id: this.id, requests: this.inFlight.size }, 'delivery lane stopped with requests in flight');
+        this.deps.logger.warn(
+          { destination_id: this.id, requests: this.inFlight.size },
+          'delivery lane stopped with requests in flight',
+        );
       }
     }
-    await this.deps.store.releaseDeliveries(this.id, this.deps.owner).catch((err: unknown) => this.deps.logger.warn({ err, destination_id: this.id }, 'releasing delivery leases failed'));
-    await this.deps.sink.close().catch((err: unknown) => this.deps.logger.warn({ err, destination_id: this.id }, 'closing a sink failed'));
+    await this.deps.store
+      .releaseDeliveries(this.id, this.deps.owner)
+      .catch((err: unknown) =>
+        this.deps.logger.warn({ err, destination_id: this.id }, 'releasing delivery leases failed'),
+      );
+    await this.deps.sink
+      .close()
+      .catch((err: unknown) => this.deps.logger.warn({ err, destination_id: this.id }, 'closing a sink failed'));
   }
 
   private get settings() {
@@ -152,7 +178,11 @@ export class Lane {
         }
         if (this.stopping || (!probe && this.breaker.state !== 'closed')) {
           // Stopping, or the breaker opened while this claim waited for more rows.
-          await store.releaseDeliveries(this.id, this.deps.owner, rows.map((r) => r.id));
+          await store.releaseDeliveries(
+            this.id,
+            this.deps.owner,
+            rows.map((r) => r.id),
+          );
           continue;
         }
         const ticket = this.breaker.begin(probe);
@@ -181,7 +211,12 @@ export class Lane {
   private async claim(): Promise<OutboxRow[]> {
     const s = this.settings;
     const { store, owner } = this.deps;
-    const rows = await store.claimDeliveries(this.id, owner, { events: s.max_events, bytes: s.max_bytes, firstAlways: true }, this.leaseMs());
+    const rows = await store.claimDeliveries(
+      this.id,
+      owner,
+      { events: s.max_events, bytes: s.max_bytes, firstAlways: true },
+      this.leaseMs(),
+    );
     if (rows.length === 0 || s.max_wait_ms === 0) return rows;
     const events = rows.reduce((n, r) => n + r.event_count, 0);
     const bytes = rows.reduce((n, r) => n + r.bytes, 0);
@@ -189,7 +224,12 @@ export class Lane {
     if (events >= s.max_events || bytes >= s.max_bytes || wait <= 0) return rows;
     await this.sleeper.sleep(wait);
     if (this.stopping) return rows;
-    const more = await store.claimDeliveries(this.id, owner, { events: s.max_events - events, bytes: s.max_bytes - bytes, firstAlways: false }, this.leaseMs());
+    const more = await store.claimDeliveries(
+      this.id,
+      owner,
+      { events: s.max_events - events, bytes: s.max_bytes - bytes, firstAlways: false },
+      this.leaseMs(),
+    );
     return [...rows, ...more];
   }
 
@@ -245,7 +285,11 @@ export class Lane {
     return new Promise<Awaited<ReturnType<Sink['send']>>>((resolve, reject) => {
       const onAbort = () => {
         clearTimeout(timer);
-        reject(signal.reason instanceof DeliveryError ? signal.reason : new DeliveryError('timeout', `no answer within ${ms} ms`));
+        reject(
+          signal.reason instanceof DeliveryError
+            ? signal.reason
+            : new DeliveryError('timeout', `no answer within ${ms} ms`),
+        );
       };
       signal.addEventListener('abort', onAbort, { once: true });
       this.deps.sink
@@ -263,12 +307,24 @@ export class Lane {
     const at = clock.now();
     const hour = new Date(Math.floor(at.getTime() / HOUR) * HOUR);
     const mine = await this.deps.transact(async () => {
-      const owned = await store.lockOwned(settlements.map((x) => x.rowId), this.deps.owner);
+      const owned = await store.lockOwned(
+        settlements.map((x) => x.rowId),
+        this.deps.owner,
+      );
       const kept = settlements.filter((x) => owned.has(x.rowId));
-      await store.deleteDeliveries(kept.filter((x) => x.remove).map((x) => x.rowId), this.deps.owner);
-      await store.rewriteDeliveries(kept.flatMap((x) => (x.rewrite ? [x.rewrite] : [])), this.deps.owner);
+      await store.deleteDeliveries(
+        kept.filter((x) => x.remove).map((x) => x.rowId),
+        this.deps.owner,
+      );
+      await store.rewriteDeliveries(
+        kept.flatMap((x) => (x.rewrite ? [x.rewrite] : [])),
+        this.deps.owner,
+      );
       await store.insertDlq(kept.flatMap((x) => x.dlq));
-      await store.addLedger(kept.flatMap((x) => x.ledger), at);
+      await store.addLedger(
+        kept.flatMap((x) => x.ledger),
+        at,
+      );
       const shadow = (x: RowSettlement) => x.kind === 'shadow';
       await store.addDestinationStats(
         {
@@ -283,7 +339,11 @@ export class Lane {
         },
         hour,
       );
-      await store.writeDestinationState(this.id, this.breaker.snapshot(), { at, ok: sent.ok, error: sent.ok ? null : sent.error.message.slice(0, 1000) });
+      await store.writeDestinationState(this.id, this.breaker.snapshot(), {
+        at,
+        ok: sent.ok,
+        error: sent.ok ? null : sent.error.message.slice(0, 1000),
+      });
       if (this.deps.lineage) await store.insertAttempts(kept.map((x) => x.attempt));
       return kept;
     });
@@ -310,18 +370,26 @@ export class Lane {
     for (const tap of this.taps) {
       const n = Math.min(tap.remaining, lines.length);
       for (let i = 0; i < n; i++) {
-        rows.push({ session_id: tap.id, destination_id: this.id, event: JSON.stringify(maskEvent(JSON.parse(lines[i]!) as Record<string, unknown>)) });
+        rows.push({
+          session_id: tap.id,
+          destination_id: this.id,
+          event: JSON.stringify(maskEvent(JSON.parse(lines[i]!) as Record<string, unknown>)),
+        });
       }
       tap.remaining -= n;
     }
     this.taps = this.taps.filter((t) => t.remaining > 0);
     if (rows.length === 0) return;
-    await this.deps.store.insertTapSamples(rows).catch((err: unknown) => this.deps.logger.warn({ err, destination_id: this.id }, 'writing tap samples failed'));
+    await this.deps.store
+      .insertTapSamples(rows)
+      .catch((err: unknown) => this.deps.logger.warn({ err, destination_id: this.id }, 'writing tap samples failed'));
   }
 
   private async writeBreaker(): Promise<void> {
     await this.deps.store
       .writeDestinationState(this.id, this.breaker.snapshot(), null)
-      .catch((err: unknown) => this.deps.logger.warn({ err, destination_id: this.id }, 'writing the breaker state failed'));
+      .catch((err: unknown) =>
+        this.deps.logger.warn({ err, destination_id: this.id }, 'writing the breaker state failed'),
+      );
   }
 }

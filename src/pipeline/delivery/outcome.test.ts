@@ -8,8 +8,13 @@ import { buildSinkBatch, decodeRow, sliceLength, type Part } from './sink-batch.
 
 const settings = deliverySettings({ max_attempts: 3, backoff_base_ms: 100, backoff_max_ms: 1_000 });
 
-async function part(n: number, opts: { attempts?: number; kind?: OutboxRow['kind']; take?: number } = {}): Promise<Part> {
-  const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ n: i, user: { email_addr: `u${i}@example.com` } }));
+async function part(
+  n: number,
+  opts: { attempts?: number; kind?: OutboxRow['kind']; take?: number } = {},
+): Promise<Part> {
+  const lines = Array.from({ length: n }, (_, i) =>
+    JSON.stringify({ n: i, user: { email_addr: `u${i}@example.com` } }),
+  );
   const ids = lines.map((_, i) => `id-${i}`);
   const row: OutboxRow = {
     id: `row-${n}-${opts.kind ?? 'primary'}`,
@@ -54,12 +59,21 @@ describe('planRows', () => {
     const p = await part(5, { take: 3, attempts: 1 });
     buildSinkBatch([p]);
     const [plan] = planRows([p], { ok: true, result: {} }, settings);
-    expect(plan).toMatchObject({ delivered: [0, 1, 2], dead: [], remain: [3, 4], attempts: 1, delayMs: 0, outcome: 'delivered' });
+    expect(plan).toMatchObject({
+      delivered: [0, 1, 2],
+      dead: [],
+      remain: [3, 4],
+      attempts: 1,
+      delayMs: 0,
+      outcome: 'delivered',
+    });
     const s = await settleRow(plan!, 12, true);
     expect(s.remove).toBe(false);
     expect(s.rewrite?.content?.event_ids).toBe('id-3,id-4');
     expect((await decodeRecords(s.rewrite!.content!.events)).split('\n')).toEqual([p.lines[3], p.lines[4]]);
-    expect(s.ledger).toEqual([{ organization_id: 1, integration_id: 2, stream: 's', outcome: 'delivered', destination_id: 'd1', count: 3 }]);
+    expect(s.ledger).toEqual([
+      { organization_id: 1, integration_id: 2, stream: 's', outcome: 'delivered', destination_id: 'd1', count: 3 },
+    ]);
     expect(s.deliveredLines).toHaveLength(3);
     expect(s.deliveredBytes).toBe(p.takeBytes);
   });
@@ -67,14 +81,50 @@ describe('planRows', () => {
   it('partial: rejected to the DLQ, retry kept with attempts + 1 and a backoff, indexes across rows', async () => {
     const a = await part(2);
     const b = await part(3);
-    const sent = { ok: true as const, result: { rejected: [{ index: 1, reason: 'mapping conflict', statusCode: 400 }], retry: [{ index: 3, reason: 'es_rejected_execution', statusCode: 429 }] } };
+    const sent = {
+      ok: true as const,
+      result: {
+        rejected: [{ index: 1, reason: 'mapping conflict', statusCode: 400 }],
+        retry: [{ index: 3, reason: 'es_rejected_execution', statusCode: 429 }],
+      },
+    };
     const [pa, pb] = planRows([a, b], sent, settings, () => 0.5);
-    expect(pa).toMatchObject({ delivered: [0], dead: [{ index: 1, error_kind: 'rejected', reason: 'mapping conflict', status_code: 400 }], remain: [], outcome: 'partial' });
-    expect(pb).toMatchObject({ delivered: [0, 2], dead: [], remain: [1], attempts: 1, delayMs: 50, outcome: 'partial', lastError: 'es_rejected_execution' });
+    expect(pa).toMatchObject({
+      delivered: [0],
+      dead: [{ index: 1, error_kind: 'rejected', reason: 'mapping conflict', status_code: 400 }],
+      remain: [],
+      outcome: 'partial',
+    });
+    expect(pb).toMatchObject({
+      delivered: [0, 2],
+      dead: [],
+      remain: [1],
+      attempts: 1,
+      delayMs: 50,
+      outcome: 'partial',
+      lastError: 'es_rejected_execution',
+    });
     const sa = await settleRow(pa!, 1, false);
     expect(sa.remove).toBe(true);
-    expect(sa.dlq).toEqual([expect.objectContaining({ event_id: 'id-1', event: a.lines[1], error_kind: 'rejected', status_code: 400, attempts: 0, delivery_batch_id: a.row.id })]);
-    expect(sa.ledger).toContainEqual({ organization_id: 1, integration_id: 2, stream: 's', outcome: 'dead_lettered', destination_id: 'd1', reason: 'rejected', count: 1 });
+    expect(sa.dlq).toEqual([
+      expect.objectContaining({
+        event_id: 'id-1',
+        event: a.lines[1],
+        error_kind: 'rejected',
+        status_code: 400,
+        attempts: 0,
+        delivery_batch_id: a.row.id,
+      }),
+    ]);
+    expect(sa.ledger).toContainEqual({
+      organization_id: 1,
+      integration_id: 2,
+      stream: 's',
+      outcome: 'dead_lettered',
+      destination_id: 'd1',
+      reason: 'rejected',
+      count: 1,
+    });
   });
 
   it('retryable failure: attempts + 1 and Retry-After; exhausted: DLQ retries_exhausted', async () => {
@@ -95,6 +145,16 @@ describe('planRows', () => {
     const s = await settleRow(shadow!, 1, false);
     expect(s.dlq).toEqual([]);
     expect(s.deadLettered).toBe(0);
-    expect(s.ledger).toEqual([{ organization_id: 1, integration_id: 2, stream: 's', outcome: 'shadow_dropped', destination_id: 'd1', reason: 'auth', count: 2 }]);
+    expect(s.ledger).toEqual([
+      {
+        organization_id: 1,
+        integration_id: 2,
+        stream: 's',
+        outcome: 'shadow_dropped',
+        destination_id: 'd1',
+        reason: 'auth',
+        count: 2,
+      },
+    ]);
   });
 });

@@ -39,7 +39,12 @@ export interface RowPlan {
 const cap = (s: string) => (s.length > REASON_MAX ? `${s.slice(0, REASON_MAX - 1)}…` : s);
 const range = (from: number, to: number) => Array.from({ length: Math.max(to - from, 0) }, (_, i) => from + i);
 
-export function planRows(parts: Part[], sent: SendOutcome, settings: DeliverySettings, random: () => number = Math.random): RowPlan[] {
+export function planRows(
+  parts: Part[],
+  sent: SendOutcome,
+  settings: DeliverySettings,
+  random: () => number = Math.random,
+): RowPlan[] {
   if (!sent.ok) return parts.map((part) => planFailure(part, sent.error, settings, random));
   const rejected = new Map((sent.result.rejected ?? []).map((r) => [r.index, r]));
   const retry = new Map((sent.result.retry ?? []).map((r) => [r.index, r]));
@@ -70,7 +75,8 @@ export function planRows(parts: Part[], sent: SendOutcome, settings: DeliverySet
       attempts += 1;
       lastError = cap(retryReason);
       if (attempts >= settings.max_attempts) {
-        for (const index of again) dead.push({ index, error_kind: 'retries_exhausted', reason: lastError, status_code: retryStatus });
+        for (const index of again)
+          dead.push({ index, error_kind: 'retries_exhausted', reason: lastError, status_code: retryStatus });
         dead.sort((a, b) => a.index - b.index);
       } else {
         remain.push(...again);
@@ -84,7 +90,17 @@ export function planRows(parts: Part[], sent: SendOutcome, settings: DeliverySet
     else if (delivered.length === 0 && retried === 0) outcome = 'dead_lettered';
     else if (delivered.length === 0 && dead.length === 0) outcome = 'retry';
     const statusCode = dead[0]?.status_code ?? retryStatus;
-    return { part, delivered, dead, remain: remain.length === part.lines.length ? 'all' : remain, attempts, delayMs, lastError, outcome, statusCode };
+    return {
+      part,
+      delivered,
+      dead,
+      remain: remain.length === part.lines.length ? 'all' : remain,
+      attempts,
+      delayMs,
+      lastError,
+      outcome,
+      statusCode,
+    };
   });
 }
 
@@ -95,10 +111,22 @@ function planFailure(part: Part, error: DeliveryError, settings: DeliverySetting
   const base = { part, delivered: [], attempts, lastError: reason, statusCode };
   const all = range(0, part.lines.length);
   if (error.retryable && attempts < settings.max_attempts) {
-    return { ...base, dead: [], remain: 'all', delayMs: retryDelayMs(settings, attempts, error.retryAfterMs, random), outcome: 'retry' };
+    return {
+      ...base,
+      dead: [],
+      remain: 'all',
+      delayMs: retryDelayMs(settings, attempts, error.retryAfterMs, random),
+      outcome: 'retry',
+    };
   }
   const kind = error.retryable ? 'retries_exhausted' : error.kind;
-  return { ...base, dead: all.map((index) => ({ index, error_kind: kind, reason, status_code: statusCode })), remain: [], delayMs: 0, outcome: 'dead_lettered' };
+  return {
+    ...base,
+    dead: all.map((index) => ({ index, error_kind: kind, reason, status_code: statusCode })),
+    remain: [],
+    delayMs: 0,
+    outcome: 'dead_lettered',
+  };
 }
 
 /** What one row's plan writes; combined across the rows the lane still holds. */
@@ -127,7 +155,12 @@ export async function settleRow(plan: RowPlan, durationMs: number, tapWanted: bo
   const dlq: DlqRow[] = [];
   const dlqKinds = new Map<string, number>();
   if (plan.delivered.length > 0) {
-    ledger.push({ ...origin, outcome: shadow ? 'shadow_delivered' : 'delivered', destination_id: row.destination_id, count: plan.delivered.length });
+    ledger.push({
+      ...origin,
+      outcome: shadow ? 'shadow_delivered' : 'delivered',
+      destination_id: row.destination_id,
+      count: plan.delivered.length,
+    });
   }
   for (const d of plan.dead) {
     dlqKinds.set(d.error_kind, (dlqKinds.get(d.error_kind) ?? 0) + 1);
@@ -147,13 +180,31 @@ export async function settleRow(plan: RowPlan, durationMs: number, tapWanted: bo
   }
   // Shadow copies are never dead-lettered: dropped, counted with the reason.
   for (const [kind, count] of dlqKinds) {
-    ledger.push({ ...origin, outcome: shadow ? 'shadow_dropped' : 'dead_lettered', destination_id: row.destination_id, reason: kind, count });
+    ledger.push({
+      ...origin,
+      outcome: shadow ? 'shadow_dropped' : 'dead_lettered',
+      destination_id: row.destination_id,
+      reason: kind,
+      count,
+    });
   }
   let rewrite: RowRewrite | null = null;
   if (plan.remain === 'all') {
-    rewrite = { id: row.id, attempts: plan.attempts, delay_ms: plan.delayMs, last_error: plan.lastError, content: null };
+    rewrite = {
+      id: row.id,
+      attempts: plan.attempts,
+      delay_ms: plan.delayMs,
+      last_error: plan.lastError,
+      content: null,
+    };
   } else if (plan.remain.length > 0) {
-    rewrite = { id: row.id, attempts: plan.attempts, delay_ms: plan.delayMs, last_error: plan.lastError, content: await encodeSubset(part.lines, part.ids, plan.remain) };
+    rewrite = {
+      id: row.id,
+      attempts: plan.attempts,
+      delay_ms: plan.delayMs,
+      last_error: plan.lastError,
+      content: await encodeSubset(part.lines, part.ids, plan.remain),
+    };
   }
   const allTaken = plan.delivered.length === part.take;
   let deliveredBytes = 0;
@@ -200,7 +251,14 @@ export function redactOutcome(sent: SendOutcome, redact: Redactor): SendOutcome 
   if (!sent.ok) {
     const e = sent.error;
     const message = redactAndCut(redact, e.message, REASON_MAX);
-    return { ok: false, error: new DeliveryError(e.kind, message, { retryable: e.retryable, statusCode: e.statusCode, retryAfterMs: e.retryAfterMs }) };
+    return {
+      ok: false,
+      error: new DeliveryError(e.kind, message, {
+        retryable: e.retryable,
+        statusCode: e.statusCode,
+        retryAfterMs: e.retryAfterMs,
+      }),
+    };
   }
   const { rejected, retry } = sent.result;
   if (!rejected?.length && !retry?.length) return sent;
@@ -211,5 +269,8 @@ export function redactOutcome(sent: SendOutcome, redact: Redactor): SendOutcome 
     if (reason === undefined) seen.set(item.reason, (reason = redactAndCut(redact, item.reason, REASON_MAX)));
     return { ...item, reason };
   };
-  return { ok: true, result: { ...(rejected ? { rejected: rejected.map(clean) } : {}), ...(retry ? { retry: retry.map(clean) } : {}) } };
+  return {
+    ok: true,
+    result: { ...(rejected ? { rejected: rejected.map(clean) } : {}), ...(retry ? { retry: retry.map(clean) } : {}) },
+  };
 }

@@ -9,7 +9,17 @@ import { newId } from '../../core/ids.js';
 import { encodeLines } from '../batch-codec.js';
 import type { NormalizedRecord } from '../envelope.js';
 import type { Copy, RoutingPlan } from '../route/types.js';
-import type { EngineStore, InlineStore, LedgerEntry, LineageCopyRow, LineageEventRow, NewDelivery, PendingBatch, RoutingWrite, StoredCopies } from './engine-port.js';
+import type {
+  EngineStore,
+  InlineStore,
+  LedgerEntry,
+  LineageCopyRow,
+  LineageEventRow,
+  NewDelivery,
+  PendingBatch,
+  RoutingWrite,
+  StoredCopies,
+} from './engine-port.js';
 import type { DestinationRuntime } from './ports.js';
 import { storedColumnValues } from './stored-columns.js';
 
@@ -29,7 +39,10 @@ interface Outgoing {
 }
 
 /** What buildRoutingWrite reads of a destination (a clone of it crosses to the pass's threads). */
-export type RoutableDestination = Pick<DestinationRuntime, 'organization_id' | 'enabled' | 'disabled_reason' | 'shadow_destination_id' | 'type'>;
+export type RoutableDestination = Pick<
+  DestinationRuntime,
+  'organization_id' | 'enabled' | 'disabled_reason' | 'shadow_destination_id' | 'type'
+>;
 
 /**
  * Destination types whose copies the pass writes itself, in the batch's transaction, instead
@@ -58,12 +71,28 @@ export function storedCopies(
   event: (i: number) => { id: string; received: number; ocsf: Record<string, unknown> },
 ): StoredCopies {
   const n = lines.length;
-  const out: StoredCopies = { destination_id: destinationId, ...origin, ids: new Array<string>(n), lines, times: new Array<number>(n), received: new Array<number>(n), columns: new Array<(string | null)[]>(n), class_uid: new Array<number | null>(n), category_uid: new Array<number | null>(n), activity_id: new Array<number | null>(n), severity_id: new Array<number | null>(n), bytes: 0 };
+  const out: StoredCopies = {
+    destination_id: destinationId,
+    ...origin,
+    ids: new Array<string>(n),
+    lines,
+    times: new Array<number>(n),
+    received: new Array<number>(n),
+    columns: new Array<(string | null)[]>(n),
+    class_uid: new Array<number | null>(n),
+    category_uid: new Array<number | null>(n),
+    activity_id: new Array<number | null>(n),
+    severity_id: new Array<number | null>(n),
+    bytes: 0,
+  };
   for (let i = 0; i < n; i++) {
     const { id, received, ocsf: e } = event(i);
     const t = e.time;
     out.ids[i] = id;
-    out.times[i] = typeof t === 'number' && Number.isFinite(t) && t >= received - TIME_PAST_MS && t <= received + TIME_FUTURE_MS ? t : received;
+    out.times[i] =
+      typeof t === 'number' && Number.isFinite(t) && t >= received - TIME_PAST_MS && t <= received + TIME_FUTURE_MS
+        ? t
+        : received;
     out.received[i] = received;
     out.columns[i] = storedColumnValues(e);
     out.class_uid[i] = intOrNull(e.class_uid);
@@ -116,7 +145,8 @@ export function buildRoutingWrite(
     }
   }
   // A shadow of one destination shares that destination's copies (and body); of several, their union.
-  for (const [destinationId, lists] of shadows) outgoing.push({ destinationId, kind: 'shadow', copies: lists.length === 1 ? lists[0]! : lists.flat() });
+  for (const [destinationId, lists] of shadows)
+    outgoing.push({ destinationId, kind: 'shadow', copies: lists.length === 1 ? lists[0]! : lists.flat() });
 
   const origin = { organization_id: org, integration_id: batch.integration_id, stream: batch.stream };
   const deliveries: NewDelivery[] = [];
@@ -142,7 +172,14 @@ export function buildRoutingWrite(
       ledger.push({ ...origin, outcome: 'copies', destination_id: out.destinationId, count: rows.ids.length });
       ledger.push({ ...origin, outcome: 'delivered', destination_id: out.destinationId, count: rows.ids.length });
       if (lineage) {
-        for (const c of out.copies) lineageCopies.push({ event_id: records[c.index]!.id, destination_id: out.destinationId, delivery_batch_id: batch.id, route_id: c.routeId, kind: 'primary' });
+        for (const c of out.copies)
+          lineageCopies.push({
+            event_id: records[c.index]!.id,
+            destination_id: out.destinationId,
+            delivery_batch_id: batch.id,
+            route_id: c.routeId,
+            kind: 'primary',
+          });
       }
       continue;
     }
@@ -161,10 +198,17 @@ export function buildRoutingWrite(
       event_ids: out.copies.map((c) => records[c.index]!.id).join(','),
       events: '',
     });
-    if (out.kind === 'primary') ledger.push({ ...origin, outcome: 'copies', destination_id: out.destinationId, count: out.copies.length });
+    if (out.kind === 'primary')
+      ledger.push({ ...origin, outcome: 'copies', destination_id: out.destinationId, count: out.copies.length });
     if (lineage) {
       for (const c of out.copies) {
-        lineageCopies.push({ event_id: records[c.index]!.id, destination_id: out.destinationId, delivery_batch_id: id, route_id: c.routeId, kind: out.kind });
+        lineageCopies.push({
+          event_id: records[c.index]!.id,
+          destination_id: out.destinationId,
+          delivery_batch_id: id,
+          route_id: c.routeId,
+          kind: out.kind,
+        });
       }
     }
   }
@@ -180,7 +224,13 @@ export function buildRoutingWrite(
   for (const [reason, count] of filtered) if (count > 0) ledger.push({ ...origin, outcome: 'filtered', reason, count });
 
   const routeStats = [...new Set([...plan.matched.keys(), ...plan.sampledOut.keys()])]
-    .map((routeId) => ({ route_id: routeId, organization_id: org, matched: plan.matched.get(routeId) ?? 0, sampled_out: plan.sampledOut.get(routeId) ?? 0, copies: routeCopies.get(routeId) ?? 0 }))
+    .map((routeId) => ({
+      route_id: routeId,
+      organization_id: org,
+      matched: plan.matched.get(routeId) ?? 0,
+      sampled_out: plan.sampledOut.get(routeId) ?? 0,
+      copies: routeCopies.get(routeId) ?? 0,
+    }))
     .filter((r) => r.matched > 0 || r.sampled_out > 0);
 
   const lineageEvents: LineageEventRow[] = [];
@@ -206,7 +256,10 @@ export function buildRoutingWrite(
  * Stores each row's lines in `events` in their stored form (pipeline/batch-codec.ts), each
  * distinct body encoded once: a destination and its shadow share one.
  */
-export async function encodeDeliveries(write: Pick<RoutingWrite, 'deliveries' | 'bodies'>, encode: (lines: readonly string[]) => Promise<string> | string = encodeLines): Promise<void> {
+export async function encodeDeliveries(
+  write: Pick<RoutingWrite, 'deliveries' | 'bodies'>,
+  encode: (lines: readonly string[]) => Promise<string> | string = encodeLines,
+): Promise<void> {
   const encoded = new Map<string[], Promise<string> | string>();
   write.deliveries.forEach((row, i) => {
     const lines = write.bodies[i]!;
@@ -220,7 +273,10 @@ const HOUR = 3_600_000;
 
 /** Writes a routing write (rows already encoded); joins the caller's transaction. */
 export async function storeRoutingWrite(
-  store: Pick<EngineStore, 'insertDeliveries' | 'addLedger' | 'addRouteStats' | 'insertLineage' | 'addDestinationStats'>,
+  store: Pick<
+    EngineStore,
+    'insertDeliveries' | 'addLedger' | 'addRouteStats' | 'insertLineage' | 'addDestinationStats'
+  >,
   write: RoutingWrite,
   at: Date,
   lineage: boolean,
@@ -232,7 +288,19 @@ export async function storeRoutingWrite(
     if (!inline) throw new Error('copies for the event store, but no event store is wired');
     await inline.write(write.stored);
     for (const s of write.stored) {
-      await store.addDestinationStats({ destination_id: s.destination_id, delivered: s.ids.length, bytes: s.bytes, requests: 1, failed_requests: 0, dead_lettered: 0, shadow_delivered: 0, latency_ms: 0 }, hour);
+      await store.addDestinationStats(
+        {
+          destination_id: s.destination_id,
+          delivered: s.ids.length,
+          bytes: s.bytes,
+          requests: 1,
+          failed_requests: 0,
+          dead_lettered: 0,
+          shadow_delivered: 0,
+          latency_ms: 0,
+        },
+        hour,
+      );
     }
   }
   await store.addLedger(write.ledger, at);

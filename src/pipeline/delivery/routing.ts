@@ -45,7 +45,10 @@ export function createRoutingStage(deps: RoutingStageDeps) {
     const compiled = (await routes.get(batch.organization_id)).compiled();
     const lines = await decodeLines(batch.events);
     const records = lines.map((l) => JSON.parse(l) as NormalizedRecord);
-    const plan = compiled.plan(records, lines.map((l, i) => ocsfText(l) ?? JSON.stringify(records[i]!.ocsf)));
+    const plan = compiled.plan(
+      records,
+      lines.map((l, i) => ocsfText(l) ?? JSON.stringify(records[i]!.ocsf)),
+    );
     let destinations = await deps.destinations(false);
     // A route saved a moment ago may name a destination created a moment ago.
     if ([...plan.copies.keys()].some((id) => !destinations.has(id))) destinations = await deps.destinations(true);
@@ -94,7 +97,10 @@ export function createRoutingStage(deps: RoutingStageDeps) {
         if (!done) logger.info({ batch_id: batch.id }, 'routing: batch was routed by another dispatcher');
       } catch (err) {
         // The lease stays: the batch comes back after it, which paces a failure that repeats.
-        logger.error({ err, batch_id: batch.id, organization_id: batch.organization_id }, 'routing a normalized batch failed');
+        logger.error(
+          { err, batch_id: batch.id, organization_id: batch.organization_id },
+          'routing a normalized batch failed',
+        );
       } finally {
         claimed.delete(batch.id);
       }

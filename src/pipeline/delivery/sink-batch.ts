@@ -18,7 +18,8 @@ export interface Part {
 export async function decodeRow(row: OutboxRow): Promise<{ lines: string[]; ids: string[] }> {
   const lines = await decodeLines(row.events);
   const ids = row.event_ids === '' ? [] : row.event_ids.split(',');
-  if (lines.length !== ids.length) throw new Error(`delivery batch ${row.id}: ${lines.length} events but ${ids.length} ids`);
+  if (lines.length !== ids.length)
+    throw new Error(`delivery batch ${row.id}: ${lines.length} events but ${ids.length} ids`);
   return { lines, ids };
 }
 
@@ -42,7 +43,11 @@ export function buildSinkBatch(parts: Part[]): SinkBatch {
   const meta: EventMeta[] = [];
   let bytes = 0;
   for (const p of parts) {
-    const shared: EventMeta = { organization_id: p.row.organization_id, integration_id: p.row.integration_id, stream: p.row.stream };
+    const shared: EventMeta = {
+      organization_id: p.row.organization_id,
+      integration_id: p.row.integration_id,
+      stream: p.row.stream,
+    };
     let partBytes = 0;
     for (let i = 0; i < p.take; i++) {
       const line = p.lines[i]!;

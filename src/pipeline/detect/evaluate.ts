@@ -127,7 +127,8 @@ export function compileDetection(job: DetectionJob): CompiledDetection {
             if (windowStart === null && rule.suppressionMs === 0) {
               const n = perEvent.get(rule.spec.id) ?? 0;
               perEvent.set(rule.spec.id, n + 1);
-              key = n < MAX_FINDINGS_PER_RULE_BATCH ? `${rule.spec.id}\u0000e\u0000${r.id}` : `${rule.spec.id}\u0000rest`;
+              key =
+                n < MAX_FINDINGS_PER_RULE_BATCH ? `${rule.spec.id}\u0000e\u0000${r.id}` : `${rule.spec.id}\u0000rest`;
               hitKey = r.id;
             } else key = `${rule.spec.id}\u0000${groupKey}\u0000${windowStart ?? ''}`;
             const hit = hits.get(key);
@@ -137,7 +138,18 @@ export function compileDetection(job: DetectionJob): CompiledDetection {
               hit.first_time = Math.min(hit.first_time, time);
               hit.last_time = Math.max(hit.last_time, time);
             } else {
-              hits.set(key, { rule_id: rule.spec.id, version: rule.spec.version, group_key: hitKey, group, window_start: windowStart, count: 1, event_ids: [r.id], first_time: time, last_time: time, sample: r.ocsf });
+              hits.set(key, {
+                rule_id: rule.spec.id,
+                version: rule.spec.version,
+                group_key: hitKey,
+                group,
+                window_start: windowStart,
+                count: 1,
+                event_ids: [r.id],
+                first_time: time,
+                last_time: time,
+                sample: r.ocsf,
+              });
             }
           }
         }

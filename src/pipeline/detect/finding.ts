@@ -23,15 +23,29 @@ export interface FindingInput {
   weirVersion: string;
 }
 
-const SEVERITY: Record<number, string> = { 1: 'Informational', 2: 'Low', 3: 'Medium', 4: 'High', 5: 'Critical', 6: 'Fatal' };
+const SEVERITY: Record<number, string> = {
+  1: 'Informational',
+  2: 'Low',
+  3: 'Medium',
+  4: 'High',
+  5: 'Critical',
+  6: 'Fatal',
+};
 
 export function ruleFinding(f: FindingInput): Record<string, unknown> {
   const d = f.rule.definition;
   const title = d.title ?? f.rule.name;
-  const groupText = Object.entries(f.group).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ');
-  const threshold = d.threshold ? ` ${f.count} matching events within ${d.threshold.window_seconds} s (threshold ${d.threshold.count})` : '';
+  const groupText = Object.entries(f.group)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(', ');
+  const threshold = d.threshold
+    ? ` ${f.count} matching events within ${d.threshold.window_seconds} s (threshold ${d.threshold.count})`
+    : '';
   const attacks = [
-    ...(d.mitre?.techniques ?? []).map((t) => ({ technique: { uid: t.split('.')[0] }, ...(t.includes('.') ? { sub_technique: { uid: t } } : {}) })),
+    ...(d.mitre?.techniques ?? []).map((t) => ({
+      technique: { uid: t.split('.')[0] },
+      ...(t.includes('.') ? { sub_technique: { uid: t } } : {}),
+    })),
     ...(d.mitre?.tactics ?? []).map((t) => ({ tactic: { uid: t } })),
   ];
   return {
@@ -49,7 +63,11 @@ export function ruleFinding(f: FindingInput): Record<string, unknown> {
     status: 'New',
     is_alert: true,
     message: `${title}${groupText ? ` (${groupText})` : ''}:${threshold || ' a matching event'}`,
-    metadata: { version: OCSF_VERSION, product: { name: 'Weir', vendor_name: 'Weir', version: f.weirVersion }, uid: f.uid },
+    metadata: {
+      version: OCSF_VERSION,
+      product: { name: 'Weir', vendor_name: 'Weir', version: f.weirVersion },
+      uid: f.uid,
+    },
     finding_info: {
       uid: f.uid,
       title,

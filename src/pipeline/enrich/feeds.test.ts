@@ -6,15 +6,30 @@ const lines = (text: string) => parseFeed(text, { url: 'https://x/feed', format:
 
 describe('validateFeedConfig', () => {
   it('accepts a feed and names what is wrong', () => {
-    expect(validateFeedConfig({ url: 'https://feeds.example.com/ips.txt', format: 'auto', interval_minutes: 5, max_bytes: 1024 })).toEqual([]);
-    expect(validateFeedConfig({ url: 'file:///etc/passwd', format: 'xml', interval_minutes: 4, max_bytes: 0 }).map((i) => i.at)).toEqual(['url', 'format', 'interval_minutes', 'max_bytes']);
-    expect(validateFeedConfig({ url: 'https://x/', format: 'lines', indicator_column: 'ip' }).map((i) => i.at)).toEqual(['indicator_column']);
+    expect(
+      validateFeedConfig({
+        url: 'https://feeds.example.com/ips.txt',
+        format: 'auto',
+        interval_minutes: 5,
+        max_bytes: 1024,
+      }),
+    ).toEqual([]);
+    expect(
+      validateFeedConfig({ url: 'file:///etc/passwd', format: 'xml', interval_minutes: 4, max_bytes: 0 }).map(
+        (i) => i.at,
+      ),
+    ).toEqual(['url', 'format', 'interval_minutes', 'max_bytes']);
+    expect(validateFeedConfig({ url: 'https://x/', format: 'lines', indicator_column: 'ip' }).map((i) => i.at)).toEqual(
+      ['indicator_column'],
+    );
   });
 });
 
 describe('parseFeed', () => {
   it('reads a newline list: comments, blank lines and trailing comments skipped, each indicator typed', () => {
-    const r = lines('\uFEFF# blocklist\n; generated\n\n198.51.100.7\n10.0.0.0/8  # whole range\n2001:db8::1 ; v6\n  \n198.51.100.8\tscanner\n');
+    const r = lines(
+      '\uFEFF# blocklist\n; generated\n\n198.51.100.7\n10.0.0.0/8  # whole range\n2001:db8::1 ; v6\n  \n198.51.100.8\tscanner\n',
+    );
     expect(r.skipped).toBe(0);
     expect(r.data).toEqual({
       key_column: 'indicator',
@@ -30,7 +45,9 @@ describe('parseFeed', () => {
   });
 
   it('matches case-insensitively once a list holds more than IPs, and counts what it skipped', () => {
-    const r = lines('evil.example.com\n198.51.100.7\nEVIL.example.com\nnot an indicator\nd41d8cd98f00b204e9800998ecf8427e\n');
+    const r = lines(
+      'evil.example.com\n198.51.100.7\nEVIL.example.com\nnot an indicator\nd41d8cd98f00b204e9800998ecf8427e\n',
+    );
     expect(r.data.match).toBe('case_insensitive');
     expect(r.data.rows.map((row) => row.type)).toEqual(['domain', 'ipv4', 'md5']);
     expect(r.skipped).toBe(2);
@@ -39,7 +56,10 @@ describe('parseFeed', () => {
 
   it('reads a CSV feed: the indicator column, the other columns kept, names kept apart from indicator and type', () => {
     const config: FeedConfig = { url: 'https://x/', format: 'csv', indicator_column: 'ioc' };
-    const r = parseFeed('first_seen,ioc,type,note\n2026-01-01,evil.example.com,c2,"a, b"\n2026-01-02,198.51.100.7,scanner,\nbad,row\n', config);
+    const r = parseFeed(
+      'first_seen,ioc,type,note\n2026-01-01,evil.example.com,c2,"a, b"\n2026-01-02,198.51.100.7,scanner,\nbad,row\n',
+      config,
+    );
     expect(r.data.columns).toEqual(['indicator', 'type', 'first_seen', 'type_2', 'note']);
     expect(r.data.rows).toEqual([
       { indicator: 'evil.example.com', type: 'domain', first_seen: '2026-01-01', type_2: 'c2', note: 'a, b' },
@@ -51,10 +71,21 @@ describe('parseFeed', () => {
   });
 
   it('auto-detects CSV and finds a header commented out above the data', () => {
-    const text = '# abuse feed\n# id,dateadded,url,threat\n"1","2026-01-01","http://evil.example.com/x.exe","malware_download"\n';
+    const text =
+      '# abuse feed\n# id,dateadded,url,threat\n"1","2026-01-01","http://evil.example.com/x.exe","malware_download"\n';
     const r = parseFeed(text, { url: 'https://x/', format: 'auto', indicator_column: 'url' });
-    expect(r.data.rows).toEqual([{ indicator: 'http://evil.example.com/x.exe', type: 'url', id: '1', dateadded: '2026-01-01', threat: 'malware_download' }]);
-    expect(parseFeed('a,b\n198.51.100.7,x\n', { url: 'https://x/', format: 'auto' }).data.rows).toEqual([{ indicator: '198.51.100.7', type: 'ipv4', b: 'x' }]);
+    expect(r.data.rows).toEqual([
+      {
+        indicator: 'http://evil.example.com/x.exe',
+        type: 'url',
+        id: '1',
+        dateadded: '2026-01-01',
+        threat: 'malware_download',
+      },
+    ]);
+    expect(parseFeed('a,b\n198.51.100.7,x\n', { url: 'https://x/', format: 'auto' }).data.rows).toEqual([
+      { indicator: '198.51.100.7', type: 'ipv4', b: 'x' },
+    ]);
     expect(parseFeed('198.51.100.7\n', { url: 'https://x/', format: 'auto' }).data.match).toBe('cidr');
   });
 
@@ -84,30 +115,51 @@ describe('fetchFeed', () => {
         res.writeHead(304);
         return res.end();
       }
-      res.writeHead(200, { 'content-type': 'text/plain', etag: '"v1"', 'last-modified': 'Thu, 01 Jan 2026 00:00:00 GMT' });
+      res.writeHead(200, {
+        'content-type': 'text/plain',
+        etag: '"v1"',
+        'last-modified': 'Thu, 01 Jan 2026 00:00:00 GMT',
+      });
       res.end(body);
     });
   });
   afterAll(() => server.close());
   const deps = { ...loopbackAllowed, now: () => Date.parse('2026-01-02T00:00:00Z') };
-  const config = (path: string, over: Partial<FeedConfig> = {}): FeedConfig => ({ url: `${server.url}${path}`, format: 'lines', ...over });
+  const config = (path: string, over: Partial<FeedConfig> = {}): FeedConfig => ({
+    url: `${server.url}${path}`,
+    format: 'lines',
+    ...over,
+  });
 
   it('fetches a lines feed with the credential, and parses it', async () => {
     const r = await fetchFeed(config('/ips.txt'), { header: 'Authorization', value: `Bearer ${secret}` }, deps);
-    expect(r).toEqual({ ok: true, text: body, bytes: body.length, etag: '"v1"', last_modified: 'Thu, 01 Jan 2026 00:00:00 GMT', fetched_at: '2026-01-02T00:00:00.000Z' });
+    expect(r).toEqual({
+      ok: true,
+      text: body,
+      bytes: body.length,
+      etag: '"v1"',
+      last_modified: 'Thu, 01 Jan 2026 00:00:00 GMT',
+      fetched_at: '2026-01-02T00:00:00.000Z',
+    });
     expect(server.seen.at(-1)!.headers.authorization).toBe(`Bearer ${secret}`);
     if (r.ok && !r.not_modified) expect(parseFeed(r.text, config('/ips.txt')).data.rows).toHaveLength(2);
   });
 
   it('asks conditionally and answers not_modified on 304', async () => {
-    const r = await fetchFeed(config('/ips.txt'), null, deps, { etag: '"v1"', last_modified: 'Thu, 01 Jan 2026 00:00:00 GMT' });
+    const r = await fetchFeed(config('/ips.txt'), null, deps, {
+      etag: '"v1"',
+      last_modified: 'Thu, 01 Jan 2026 00:00:00 GMT',
+    });
     expect(r).toEqual({ ok: true, not_modified: true, fetched_at: '2026-01-02T00:00:00.000Z' });
     expect(server.seen.at(-1)!.headers['if-modified-since']).toBe('Thu, 01 Jan 2026 00:00:00 GMT');
   });
 
   it('stops past max_bytes with a clear error', async () => {
     const r = await fetchFeed(config('/big', { max_bytes: 10_000 }), null, deps);
-    expect(r).toEqual({ ok: false, error: 'the feed is larger than max_bytes (10000 bytes): the download was stopped' });
+    expect(r).toEqual({
+      ok: false,
+      error: 'the feed is larger than max_bytes (10000 bytes): the download was stopped',
+    });
   });
 
   it('reports a 500 without quoting the answer (nor the credential it echoed)', async () => {

@@ -3,7 +3,19 @@
 // This file holds the config, the parse into TableData and the fetch; the schedule and the
 // stored versions belong to the module that calls them.
 import { classifyIndicator, readCsv, type IndicatorType } from './indicators.js';
-import { checkUrlShape, credentialIssues, failureText, fetchCapped, guardedPool, intIssue, requestHeaders, TooLargeError, type GuardDeps, type HeaderCredential, type Issue } from './outbound.js';
+import {
+  checkUrlShape,
+  credentialIssues,
+  failureText,
+  fetchCapped,
+  guardedPool,
+  intIssue,
+  requestHeaders,
+  TooLargeError,
+  type GuardDeps,
+  type HeaderCredential,
+  type Issue,
+} from './outbound.js';
 import type { Row, TableData } from './types.js';
 
 export const FEED_FORMATS = ['csv', 'lines', 'auto'] as const;
@@ -37,9 +49,11 @@ export function validateFeedConfig(config: unknown): Issue[] {
       issues.push({ at: 'url', message: 'is not a valid URL' });
     }
   }
-  if (!FEED_FORMATS.includes(c.format as FeedFormat)) issues.push({ at: 'format', message: `must be one of ${FEED_FORMATS.join(', ')}` });
+  if (!FEED_FORMATS.includes(c.format as FeedFormat))
+    issues.push({ at: 'format', message: `must be one of ${FEED_FORMATS.join(', ')}` });
   if (c.indicator_column !== undefined) {
-    if (typeof c.indicator_column !== 'string' || c.indicator_column.trim() === '') issues.push({ at: 'indicator_column', message: 'must be a column name' });
+    if (typeof c.indicator_column !== 'string' || c.indicator_column.trim() === '')
+      issues.push({ at: 'indicator_column', message: 'must be a column name' });
     else if (c.format === 'lines') issues.push({ at: 'indicator_column', message: 'applies to CSV feeds only' });
   }
   issues.push(...intIssue(c, 'interval_minutes', 5, 7 * 24 * 60), ...intIssue(c, 'max_bytes', 1, MAX_MAX_BYTES));
@@ -103,7 +117,12 @@ class FeedBuilder {
   result(): ParsedFeed {
     const ipOnly = this.#types.size > 0 && [...this.#types].every((t) => t === 'ipv4' || t === 'ipv6' || t === 'cidr');
     return {
-      data: { key_column: 'indicator', match: ipOnly ? 'cidr' : 'case_insensitive', columns: this.columns, rows: this.rows },
+      data: {
+        key_column: 'indicator',
+        match: ipOnly ? 'cidr' : 'case_insensitive',
+        columns: this.columns,
+        rows: this.rows,
+      },
       skipped: this.skipped,
       problems: this.problems,
     };
@@ -133,7 +152,9 @@ function readCsvFeed(text: string, config: FeedConfig, out: FeedBuilder): void {
   const wanted = config.indicator_column?.trim();
   if (wanted && indexOf(header, wanted) < 0) {
     // The header commented out above the data (abuse.ch: "# id,dateadded,url,...").
-    const commented = leadingComments.length ? readCsv(leadingComments.at(-1)!.trim()).records[0]?.cells.map((c) => c.trim()) : undefined;
+    const commented = leadingComments.length
+      ? readCsv(leadingComments.at(-1)!.trim()).records[0]?.cells.map((c) => c.trim())
+      : undefined;
     if (!commented || indexOf(commented, wanted) < 0) {
       out.problems.push(`no column named ${JSON.stringify(wanted)} in the header (${header.slice(0, 10).join(', ')})`);
       return;
@@ -177,7 +198,15 @@ function columnNames(header: readonly string[], indicatorAt: number): (string | 
 }
 
 export type FeedFetchResult =
-  | { ok: true; not_modified?: false; text: string; bytes: number; etag?: string; last_modified?: string; fetched_at: string }
+  | {
+      ok: true;
+      not_modified?: false;
+      text: string;
+      bytes: number;
+      etag?: string;
+      last_modified?: string;
+      fetched_at: string;
+    }
   | { ok: true; not_modified: true; fetched_at: string }
   | { ok: false; error: string; status?: number };
 
@@ -209,12 +238,19 @@ export async function fetchFeed(
   if (previous.last_modified) headers['if-modified-since'] = previous.last_modified;
   const pool = guardedPool(url.origin, deps, 1);
   try {
-    const answer = await fetchCapped(pool, { method: 'GET', path: `${url.pathname}${url.search}`, headers, timeoutMs: deps.timeoutMs ?? FETCH_TIMEOUT_MS, maxBytes });
+    const answer = await fetchCapped(pool, {
+      method: 'GET',
+      path: `${url.pathname}${url.search}`,
+      headers,
+      timeoutMs: deps.timeoutMs ?? FETCH_TIMEOUT_MS,
+      maxBytes,
+    });
     const fetched_at = new Date(deps.now()).toISOString();
     if (answer.status === 304) return { ok: true, not_modified: true, fetched_at };
     // Server answers are not quoted: one may echo the request, credential included.
     if (answer.status < 200 || answer.status >= 300) {
-      const redirect = answer.status >= 300 && answer.status < 400 ? ' (redirects are not followed: set the final URL)' : '';
+      const redirect =
+        answer.status >= 300 && answer.status < 400 ? ' (redirects are not followed: set the final URL)' : '';
       return { ok: false, status: answer.status, error: `HTTP ${answer.status}${redirect}` };
     }
     const etag = header(answer.headers.etag);
@@ -228,7 +264,8 @@ export async function fetchFeed(
       fetched_at,
     };
   } catch (err) {
-    if (err instanceof TooLargeError) return { ok: false, error: `the feed is larger than max_bytes (${maxBytes} bytes): the download was stopped` };
+    if (err instanceof TooLargeError)
+      return { ok: false, error: `the feed is larger than max_bytes (${maxBytes} bytes): the download was stopped` };
     return { ok: false, error: failureText(err) };
   } finally {
     await pool.destroy().catch(() => undefined);

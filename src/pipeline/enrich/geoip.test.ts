@@ -25,7 +25,27 @@ describe('defaultGeoip', () => {
   });
 
   it('misses on private, reserved and invalid addresses', () => {
-    for (const ip of ['10.0.0.1', '192.168.1.1', '172.16.0.1', '127.0.0.1', '100.64.0.1', '169.254.1.1', '192.0.2.1', '224.0.0.1', '255.255.255.255', '::1', 'fe80::1', 'fd00::1', '2001:db8::1', '::', 'x', '', '8.8.8', '8.8.8.8.8', '08.8.8.8']) {
+    for (const ip of [
+      '10.0.0.1',
+      '192.168.1.1',
+      '172.16.0.1',
+      '127.0.0.1',
+      '100.64.0.1',
+      '169.254.1.1',
+      '192.0.2.1',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '2001:db8::1',
+      '::',
+      'x',
+      '',
+      '8.8.8',
+      '8.8.8.8.8',
+      '08.8.8.8',
+    ]) {
       expect(geo.get(ip), ip).toBeUndefined();
     }
   });
@@ -56,7 +76,10 @@ describe('attribution and version', () => {
 
   it('reports the package versions', () => {
     expect(geoipVersion()).toEqual({
-      country: { package: '@ip-location-db/geo-whois-asn-country-mmdb', version: expect.stringMatching(/^\d+\.\d+\.\d+$/) },
+      country: {
+        package: '@ip-location-db/geo-whois-asn-country-mmdb',
+        version: expect.stringMatching(/^\d+\.\d+\.\d+$/),
+      },
       asn: { package: '@ip-location-db/asn', version: expect.stringMatching(/^\d+\.\d+\.\d+$/) },
     });
   });

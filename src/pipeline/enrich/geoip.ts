@@ -38,9 +38,16 @@ const ASN_PKG = '@ip-location-db/asn';
 const require = createRequire(import.meta.url);
 const pkgDir = (pkg: string) => dirname(require.resolve(`${pkg}/package.json`));
 
-export function geoipVersion(): { country: { package: string; version: string }; asn: { package: string; version: string } } {
-  const version = (pkg: string) => (JSON.parse(readFileSync(join(pkgDir(pkg), 'package.json'), 'utf8')) as { version: string }).version;
-  return { country: { package: COUNTRY_PKG, version: version(COUNTRY_PKG) }, asn: { package: ASN_PKG, version: version(ASN_PKG) } };
+export function geoipVersion(): {
+  country: { package: string; version: string };
+  asn: { package: string; version: string };
+} {
+  const version = (pkg: string) =>
+    (JSON.parse(readFileSync(join(pkgDir(pkg), 'package.json'), 'utf8')) as { version: string }).version;
+  return {
+    country: { package: COUNTRY_PKG, version: version(COUNTRY_PKG) },
+    asn: { package: ASN_PKG, version: version(ASN_PKG) },
+  };
 }
 
 /** Sorted, non-overlapping AS ranges in typed arrays; org names deduplicated (~80k of ~500k ranges). */

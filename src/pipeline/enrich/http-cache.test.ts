@@ -40,7 +40,12 @@ describe('http answer cache', () => {
     cache.want('s', 'b');
     cache.want('t', 'x');
     cache.set({ sourceId: 's', key: 'b', row: null, expiresAt: 10 });
-    expect(cache.drainWanted()).toEqual(new Map([['s', ['a']], ['t', ['x']]]));
+    expect(cache.drainWanted()).toEqual(
+      new Map([
+        ['s', ['a']],
+        ['t', ['x']],
+      ]),
+    );
     expect(cache.drainWanted().size).toBe(0);
     for (let i = 0; i < MAX_WANTED_PER_SOURCE + 50; i++) cache.want('s', `k${i}`);
     expect(cache.drainWanted().get('s')).toHaveLength(MAX_WANTED_PER_SOURCE);
@@ -72,8 +77,15 @@ describe('http answer cache across a worker thread', () => {
   it('an answer published on this thread reaches the worker thread cache', async () => {
     await worker.ready;
     expect(await worker.ask('src', '203.0.113.9')).toBeNull();
-    httpCache().publish({ sourceId: 'src', key: '203.0.113.9', row: { 'geo.country': 'NL' }, expiresAt: Date.now() + 60_000 });
+    httpCache().publish({
+      sourceId: 'src',
+      key: '203.0.113.9',
+      row: { 'geo.country': 'NL' },
+      expiresAt: Date.now() + 60_000,
+    });
     expect(httpCache().get('src', '203.0.113.9')).toEqual({ hit: { 'geo.country': 'NL' } });
-    await expect.poll(() => worker.ask('src', '203.0.113.9'), { timeout: 10_000 }).toEqual({ hit: { 'geo.country': 'NL' } });
+    await expect
+      .poll(() => worker.ask('src', '203.0.113.9'), { timeout: 10_000 })
+      .toEqual({ hit: { 'geo.country': 'NL' } });
   });
 });

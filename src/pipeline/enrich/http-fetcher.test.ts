@@ -1,6 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cacheWorker, guarded, json, loopbackAllowed, startTestServer, type TestServer } from '../../../test/support/enrich-server.js';
+import {
+  cacheWorker,
+  guarded,
+  json,
+  loopbackAllowed,
+  startTestServer,
+  type TestServer,
+} from '../../../test/support/enrich-server.js';
 import { createHttpCache, httpCache } from './http-cache.js';
 import { createHttpFetcher, type HttpFetcherDeps } from './http-fetcher.js';
 import type { HttpSource, HttpSourceConfig } from './http-source.js';
@@ -20,10 +27,13 @@ beforeAll(async () => {
     if (key.startsWith('err')) return json(res, 500, { echo: req.headers['x-api-key'] });
     active++;
     mostActive = Math.max(mostActive, active);
-    setTimeout(() => {
-      active--;
-      json(res, 200, { data: { key, geo: { country: 'NL' }, tags: ['a'] } });
-    }, key.startsWith('wait') ? 150 : 0);
+    setTimeout(
+      () => {
+        active--;
+        json(res, 200, { data: { key, geo: { country: 'NL' }, tags: ['a'] } });
+      },
+      key.startsWith('wait') ? 150 : 0,
+    );
   });
 });
 afterAll(() => server.close());
@@ -32,7 +42,13 @@ let n = 0;
 function source(over: Partial<HttpSourceConfig> = {}): HttpSource {
   return {
     id: `src-${++n}`,
-    config: { url_template: `${server.url}/lookup/{key}`, method: 'GET', result_path: 'data', rate_limit_per_second: 1000, ...over },
+    config: {
+      url_template: `${server.url}/lookup/{key}`,
+      method: 'GET',
+      result_path: 'data',
+      rate_limit_per_second: 1000,
+      ...over,
+    },
     credential: { header: 'X-Api-Key', value: SECRET },
   };
 }
@@ -44,8 +60,18 @@ function setup(over: Partial<HttpFetcherDeps> = {}) {
   const now = () => t;
   const cache = createHttpCache({ now });
   const logs: unknown[] = [];
-  const logger = { warn: (...a: unknown[]) => logs.push(a), info: (...a: unknown[]) => logs.push(a) } as unknown as HttpFetcherDeps['logger'];
-  const fetcher = createHttpFetcher({ lookup: loopbackAllowed.lookup, checkAddress: loopbackAllowed.checkAddress, now, cache, logger, ...over });
+  const logger = {
+    warn: (...a: unknown[]) => logs.push(a),
+    info: (...a: unknown[]) => logs.push(a),
+  } as unknown as HttpFetcherDeps['logger'];
+  const fetcher = createHttpFetcher({
+    lookup: loopbackAllowed.lookup,
+    checkAddress: loopbackAllowed.checkAddress,
+    now,
+    cache,
+    logger,
+    ...over,
+  });
   return { fetcher, cache, logs, advance: (ms: number) => (t += ms) };
 }
 
@@ -59,7 +85,14 @@ describe('http fetcher', () => {
     expect(calls('h1')).toBe(1);
     await fetcher.request(s, ['h1']);
     expect(calls('h1')).toBe(1);
-    expect(fetcher.stats(s.id)).toMatchObject({ requests: 2, hits: 2, errors: 0, circuit: 'closed', in_flight: 0, queued: 0 });
+    expect(fetcher.stats(s.id)).toMatchObject({
+      requests: 2,
+      hits: 2,
+      errors: 0,
+      circuit: 'closed',
+      in_flight: 0,
+      queued: 0,
+    });
     expect(fetcher.stats(s.id)!.latency_ms_p50).toBeGreaterThanOrEqual(0);
     expect(server.seen.find((r) => r.url.endsWith('/h1'))!.headers['x-api-key']).toBe(SECRET);
   });
@@ -101,7 +134,11 @@ describe('http fetcher', () => {
     const { fetcher, cache } = setup();
     const s = source({ timeout_ms: 200 });
     await fetcher.request(s, ['slow-1']);
-    expect(fetcher.stats(s.id)).toMatchObject({ requests: 1, errors: 1, last_error: 'no answer within the time limit' });
+    expect(fetcher.stats(s.id)).toMatchObject({
+      requests: 1,
+      errors: 1,
+      last_error: 'no answer within the time limit',
+    });
     expect(cache.get(s.id, 'slow-1')).toBeUndefined();
   });
 
@@ -147,7 +184,9 @@ describe('http fetcher', () => {
 
   it('never throws: an invalid config or unaskable keys resolve without calls', async () => {
     const { fetcher, logs } = setup();
-    await expect(fetcher.request({ id: 'bad', config: { url_template: 'x', method: 'GET' } }, ['a'])).resolves.toBeUndefined();
+    await expect(
+      fetcher.request({ id: 'bad', config: { url_template: 'x', method: 'GET' } }, ['a']),
+    ).resolves.toBeUndefined();
     expect(fetcher.stats('bad')).toBeUndefined();
     expect(logs).toHaveLength(1);
     const s = source();
@@ -183,7 +222,9 @@ describe('http fetcher and a worker thread', () => {
     expect(await worker.ask(s.id, 'w-1')).toBeNull();
     await fetcher.request(s, ['w-1']);
     expect(httpCache().get(s.id, 'w-1')).toMatchObject({ hit: { key: 'w-1' } });
-    await expect.poll(() => worker.ask(s.id, 'w-1'), { timeout: 10_000 }).toMatchObject({ hit: { key: 'w-1', 'geo.country': 'NL' } });
+    await expect
+      .poll(() => worker.ask(s.id, 'w-1'), { timeout: 10_000 })
+      .toMatchObject({ hit: { key: 'w-1', 'geo.country': 'NL' } });
 
     // A thread started later has no history: wanting the key again sends the held answer, no call.
     const late = cacheWorker();

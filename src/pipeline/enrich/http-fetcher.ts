@@ -92,7 +92,11 @@ export function createHttpFetcher(deps: HttpFetcherDeps): HttpFetcher {
 
   function stateOf(source: HttpSource): SourceState | null {
     // A changed credential is a new source state (fresh circuit); the fingerprint stays in this closure, never logged.
-    const fingerprint = JSON.stringify([source.config, source.credential?.header ?? null, source.credential?.value ?? null]);
+    const fingerprint = JSON.stringify([
+      source.config,
+      source.credential?.header ?? null,
+      source.credential?.value ?? null,
+    ]);
     const known = states.get(source.id);
     if (known && known.fingerprint === fingerprint) return known;
     if (known) {
@@ -102,7 +106,10 @@ export function createHttpFetcher(deps: HttpFetcherDeps): HttpFetcher {
     }
     const issues = validateHttpSourceConfig(source.config).concat(credentialIssues(source.credential));
     if (issues.length) {
-      deps.logger?.warn({ source_id: source.id, issues }, 'enrichment HTTP source has an invalid config; its keys are not fetched');
+      deps.logger?.warn(
+        { source_id: source.id, issues },
+        'enrichment HTTP source has an invalid config; its keys are not fetched',
+      );
       return null;
     }
     const config = resolveHttpSourceConfig(source.config);
@@ -153,10 +160,13 @@ export function createHttpFetcher(deps: HttpFetcherDeps): HttpFetcher {
       if (!takeToken(state)) {
         if (!state.timer) {
           const waitMs = Math.ceil(((1 - state.tokens) / state.config.rate_limit_per_second) * 1000);
-          state.timer = setTimeout(() => {
-            state.timer = undefined;
-            pump(sourceId, state);
-          }, Math.max(waitMs, 1));
+          state.timer = setTimeout(
+            () => {
+              state.timer = undefined;
+              pump(sourceId, state);
+            },
+            Math.max(waitMs, 1),
+          );
         }
         return;
       }
@@ -199,7 +209,11 @@ export function createHttpFetcher(deps: HttpFetcherDeps): HttpFetcher {
       state.failures++;
       if (state.failures >= circuitFailures) {
         // Half-open after the cooldown: one more failure opens it again at once.
-        if (now() >= state.openUntil) deps.logger?.warn({ source_id: sourceId, error: outcome.error }, 'enrichment HTTP source keeps failing; not called for a while');
+        if (now() >= state.openUntil)
+          deps.logger?.warn(
+            { source_id: sourceId, error: outcome.error },
+            'enrichment HTTP source keeps failing; not called for a while',
+          );
         state.openUntil = now() + cooldownMs;
       }
       return;
@@ -208,7 +222,13 @@ export function createHttpFetcher(deps: HttpFetcherDeps): HttpFetcher {
     if (outcome.kind === 'hit') state.stats.hits++;
     else state.stats.misses++;
     const ttl = outcome.kind === 'hit' ? config.cache_ttl_seconds : config.negative_ttl_seconds;
-    cache().publish({ sourceId, key, row: outcome.kind === 'hit' ? outcome.row : null, expiresAt: now() + ttl * 1000, maxEntries: config.max_cache_entries });
+    cache().publish({
+      sourceId,
+      key,
+      row: outcome.kind === 'hit' ? outcome.row : null,
+      expiresAt: now() + ttl * 1000,
+      maxEntries: config.max_cache_entries,
+    });
   }
 
   return {
@@ -241,7 +261,10 @@ export function createHttpFetcher(deps: HttpFetcherDeps): HttpFetcher {
         pump(source.id, state);
         return Promise.all(pending).then(() => undefined);
       } catch (err) {
-        deps.logger?.warn({ source_id: source.id, err_name: (err as Error)?.name }, 'enrichment HTTP fetch could not start');
+        deps.logger?.warn(
+          { source_id: source.id, err_name: (err as Error)?.name },
+          'enrichment HTTP fetch could not start',
+        );
         return Promise.resolve();
       }
     },

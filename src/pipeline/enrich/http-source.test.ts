@@ -1,6 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guarded, json, loopbackAllowed, startTestServer, type TestServer } from '../../../test/support/enrich-server.js';
-import { buildCall, flattenRow, resolveHttpSourceConfig, resultRow, testHttpSource, validateHttpSourceConfig, type HttpSourceConfig } from './http-source.js';
+import {
+  guarded,
+  json,
+  loopbackAllowed,
+  startTestServer,
+  type TestServer,
+} from '../../../test/support/enrich-server.js';
+import {
+  buildCall,
+  flattenRow,
+  resolveHttpSourceConfig,
+  resultRow,
+  testHttpSource,
+  validateHttpSourceConfig,
+  type HttpSourceConfig,
+} from './http-source.js';
 
 const base: HttpSourceConfig = { url_template: 'https://api.example.com/v1/ip/{key}?full=1', method: 'GET' };
 const at = (config: unknown) => validateHttpSourceConfig(config).map((i) => i.at);
@@ -8,7 +22,16 @@ const at = (config: unknown) => validateHttpSourceConfig(config).map((i) => i.at
 describe('validateHttpSourceConfig', () => {
   it('accepts a minimal GET and a POST with a body template', () => {
     expect(validateHttpSourceConfig(base)).toEqual([]);
-    expect(validateHttpSourceConfig({ ...base, method: 'POST', body_template: '{"q":"{key}"}', headers: { 'X-Tenant': 'acme' }, result_path: 'data.0', timeout_ms: 30_000 })).toEqual([]);
+    expect(
+      validateHttpSourceConfig({
+        ...base,
+        method: 'POST',
+        body_template: '{"q":"{key}"}',
+        headers: { 'X-Tenant': 'acme' },
+        result_path: 'data.0',
+        timeout_ms: 30_000,
+      }),
+    ).toEqual([]);
   });
 
   it('refuses what cannot work, naming the field', () => {
@@ -20,17 +43,30 @@ describe('validateHttpSourceConfig', () => {
     expect(at({ ...base, method: 'PUT' })).toEqual(['method']);
     expect(at({ ...base, body_template: '{key}' })).toEqual(['body_template']);
     expect(at({ ...base, timeout_ms: 30_001 })).toEqual(['timeout_ms']);
-    expect(at({ ...base, concurrency: 0, rate_limit_per_second: 1.5 })).toEqual(['rate_limit_per_second', 'concurrency']);
+    expect(at({ ...base, concurrency: 0, rate_limit_per_second: 1.5 })).toEqual([
+      'rate_limit_per_second',
+      'concurrency',
+    ]);
     expect(at({ ...base, result_path: 'a..b' })).toEqual(['result_path']);
     expect(at({ ...base, headers: { host: 'x' } })).toEqual(['headers']);
   });
 
   it('sends secret headers to the credential', () => {
-    expect(validateHttpSourceConfig({ ...base, headers: { Authorization: 'Bearer x' } })).toEqual([{ at: 'headers.authorization', message: 'carries a secret: put it in the credential instead' }]);
+    expect(validateHttpSourceConfig({ ...base, headers: { Authorization: 'Bearer x' } })).toEqual([
+      { at: 'headers.authorization', message: 'carries a secret: put it in the credential instead' },
+    ]);
   });
 
   it('fills the defaults', () => {
-    expect(resolveHttpSourceConfig(base)).toMatchObject({ timeout_ms: 2000, rate_limit_per_second: 10, cache_ttl_seconds: 3600, negative_ttl_seconds: 300, max_cache_entries: 100_000, concurrency: 4, headers: {} });
+    expect(resolveHttpSourceConfig(base)).toMatchObject({
+      timeout_ms: 2000,
+      rate_limit_per_second: 10,
+      cache_ttl_seconds: 3600,
+      negative_ttl_seconds: 300,
+      max_cache_entries: 100_000,
+      concurrency: 4,
+      headers: {},
+    });
   });
 });
 
@@ -38,7 +74,9 @@ describe('buildCall', () => {
   it('URL-encodes the key in the path and JSON-escapes it in the body', () => {
     expect(buildCall(base, 'a b/../c?d').path).toBe('/v1/ip/a%20b%2F..%2Fc%3Fd?full=1');
     expect(buildCall({ ...base, url_template: 'https://API.Example.com:443/v1/{key}' }, 'k').path).toBe('/v1/k');
-    expect(buildCall({ ...base, url_template: 'https://api.example.com?ip={key}' }, '1.2.3.4').path).toBe('/?ip=1.2.3.4');
+    expect(buildCall({ ...base, url_template: 'https://api.example.com?ip={key}' }, '1.2.3.4').path).toBe(
+      '/?ip=1.2.3.4',
+    );
     const post = buildCall({ ...base, method: 'POST', body_template: '{"q":"{key}"}' }, 'x"y\\z');
     expect(JSON.parse(post.body!)).toEqual({ q: 'x"y\\z' });
   });
@@ -46,7 +84,15 @@ describe('buildCall', () => {
 
 describe('resultRow', () => {
   it('flattens nested objects to dotted keys and arrays to JSON text', () => {
-    expect(flattenRow({ geo: { country: 'NL', city: { name: 'Delft' } }, tags: ['tor', 'a,b'], score: 7, ok: true, none: null })).toEqual({
+    expect(
+      flattenRow({
+        geo: { country: 'NL', city: { name: 'Delft' } },
+        tags: ['tor', 'a,b'],
+        score: 7,
+        ok: true,
+        none: null,
+      }),
+    ).toEqual({
       'geo.country': 'NL',
       'geo.city.name': 'Delft',
       tags: '["tor","a,b"]',
@@ -77,7 +123,11 @@ describe('testHttpSource', () => {
     });
   });
   afterAll(() => server.close());
-  const source = () => ({ id: 's1', config: { url_template: `${server.url}/ip/{key}`, method: 'GET' as const, result_path: 'data' }, credential: { header: 'Authorization', value: secret } });
+  const source = () => ({
+    id: 's1',
+    config: { url_template: `${server.url}/ip/{key}`, method: 'GET' as const, result_path: 'data' },
+    credential: { header: 'Authorization', value: secret },
+  });
 
   it('makes one real call and returns the flattened result, sending the credential', async () => {
     const r = await testHttpSource(source(), '198.51.100.7', loopbackAllowed);
@@ -103,7 +153,14 @@ describe('testHttpSource', () => {
   });
 
   it('refuses a name that resolves to loopback through the lookup', async () => {
-    const r = await testHttpSource({ ...source(), config: { ...source().config, url_template: `${server.url.replace('127.0.0.1', 'localhost')}/ip/{key}` } }, '1.2.3.4', guarded);
+    const r = await testHttpSource(
+      {
+        ...source(),
+        config: { ...source().config, url_template: `${server.url.replace('127.0.0.1', 'localhost')}/ip/{key}` },
+      },
+      '1.2.3.4',
+      guarded,
+    );
     expect(r).toMatchObject({ ok: false });
     expect(r.error).toMatch(/loopback address/);
   });

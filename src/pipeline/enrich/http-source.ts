@@ -39,7 +39,8 @@ export interface HttpSourceConfig {
   concurrency?: number;
 }
 
-export type ResolvedHttpSourceConfig = Required<Omit<HttpSourceConfig, 'body_template' | 'result_path'>> & Pick<HttpSourceConfig, 'body_template' | 'result_path'>;
+export type ResolvedHttpSourceConfig = Required<Omit<HttpSourceConfig, 'body_template' | 'result_path'>> &
+  Pick<HttpSourceConfig, 'body_template' | 'result_path'>;
 
 export interface HttpSource {
   id: string;
@@ -134,7 +135,10 @@ export function buildCall(config: HttpSourceConfig, key: string): { path: string
   const cut = rest.search(/[/?]/);
   const path = cut < 0 ? '/' : rest[cut] === '?' ? `/${rest.slice(cut)}` : rest.slice(cut);
   if (config.method !== 'POST') return { path };
-  const body = config.body_template === undefined ? undefined : config.body_template.replaceAll(KEY, JSON.stringify(key).slice(1, -1));
+  const body =
+    config.body_template === undefined
+      ? undefined
+      : config.body_template.replaceAll(KEY, JSON.stringify(key).slice(1, -1));
   return { path, body };
 }
 
@@ -144,21 +148,38 @@ export type CallOutcome =
   | { kind: 'error'; status?: number; error: string };
 
 /** One call; never throws (a failure is an outcome whose text names no secret). */
-export async function callHttpSource(pool: Pool, config: ResolvedHttpSourceConfig, credential: HeaderCredential | null | undefined, key: string): Promise<CallOutcome> {
+export async function callHttpSource(
+  pool: Pool,
+  config: ResolvedHttpSourceConfig,
+  credential: HeaderCredential | null | undefined,
+  key: string,
+): Promise<CallOutcome> {
   const { path, body } = buildCall(config, key);
   const headers = requestHeaders(config.headers, credential);
   headers.accept ??= 'application/json';
   if (body !== undefined) headers['content-type'] ??= 'application/json';
   let answer;
   try {
-    answer = await fetchCapped(pool, { method: config.method, path, headers, body, timeoutMs: config.timeout_ms, maxBytes: MAX_ANSWER_BYTES });
+    answer = await fetchCapped(pool, {
+      method: config.method,
+      path,
+      headers,
+      body,
+      timeoutMs: config.timeout_ms,
+      maxBytes: MAX_ANSWER_BYTES,
+    });
   } catch (err) {
     return { kind: 'error', error: failureText(err) };
   }
   const { status } = answer;
   if (status === 404 || status === 204) return { kind: 'negative', status };
   // Server answers are not quoted: an API may echo the request, credential included.
-  if (status < 200 || status >= 300) return { kind: 'error', status, error: `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}` };
+  if (status < 200 || status >= 300)
+    return {
+      kind: 'error',
+      status,
+      error: `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`,
+    };
   const text = answer.body.toString('utf8').trim();
   if (text === '') return { kind: 'negative', status };
   let parsed: unknown;
@@ -206,7 +227,8 @@ export function flattenRow(value: Record<string, unknown>): Row {
         walk(v as Record<string, unknown>, `${name}.`, depth + 1);
         continue;
       }
-      row[name] = v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : JSON.stringify(v);
+      row[name] =
+        v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : JSON.stringify(v);
       columns++;
     }
   };
@@ -231,14 +253,20 @@ export async function testHttpSource(source: HttpSource, key: string, deps: Guar
   const latency = () => Math.round(performance.now() - started);
   const issues = validateHttpSourceConfig(source.config).concat(credentialIssues(source.credential));
   if (issues.length) return { ok: false, latency_ms: 0, error: issues.map((i) => `${i.at}: ${i.message}`).join('; ') };
-  if (!askableKey(key)) return { ok: false, latency_ms: 0, error: 'the key is empty, "." or "..", or longer than 1024 characters' };
+  if (!askableKey(key))
+    return { ok: false, latency_ms: 0, error: 'the key is empty, "." or "..", or longer than 1024 characters' };
   const config = resolveHttpSourceConfig(source.config);
   const pool = guardedPool(sourceOrigin(config), deps, 1);
   try {
     const outcome = await callHttpSource(pool, config, source.credential, key);
     if (outcome.kind === 'hit') return { ok: true, status: outcome.status, latency_ms: latency(), result: outcome.row };
     if (outcome.kind === 'negative') return { ok: true, status: outcome.status, latency_ms: latency() };
-    return { ok: false, ...(outcome.status ? { status: outcome.status } : {}), latency_ms: latency(), error: outcome.error };
+    return {
+      ok: false,
+      ...(outcome.status ? { status: outcome.status } : {}),
+      latency_ms: latency(),
+      error: outcome.error,
+    };
   } finally {
     await pool.destroy().catch(() => undefined);
   }

@@ -16,14 +16,25 @@ describe('classifyIndicator', () => {
     ['e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'sha256'],
   ])('%s is %s', (text, type) => expect(classifyIndicator(text)).toBe(type));
 
-  it.each(['', 'hello', '10.0.0.999', '1.2.3', '10.0.0.0/33', 'abc/def', 'd41d8cd98f00b204e9800998ecf8427', 'hxxp[:]//x', 'a b.com', '-bad.com'])('%j is not an indicator', (text) =>
-    expect(classifyIndicator(text)).toBeNull(),
-  );
+  it.each([
+    '',
+    'hello',
+    '10.0.0.999',
+    '1.2.3',
+    '10.0.0.0/33',
+    'abc/def',
+    'd41d8cd98f00b204e9800998ecf8427',
+    'hxxp[:]//x',
+    'a b.com',
+    '-bad.com',
+  ])('%j is not an indicator', (text) => expect(classifyIndicator(text)).toBeNull());
 });
 
 describe('readCsv', () => {
   it('reads quoted fields, doubled quotes, line breaks in quotes, CRLF, and leading comments', () => {
-    const { records, leadingComments } = readCsv('# feed v1\n# a,b\n1,"x, ""y"""\r\n2,"multi\nline"\n\n# trailing\n3,\n');
+    const { records, leadingComments } = readCsv(
+      '# feed v1\n# a,b\n1,"x, ""y"""\r\n2,"multi\nline"\n\n# trailing\n3,\n',
+    );
     expect(leadingComments).toEqual([' feed v1', ' a,b']);
     expect(records).toEqual([
       { line: 3, cells: ['1', 'x, "y"'] },

@@ -79,7 +79,13 @@ export function parseIPv6(s: string): number[] | undefined {
   const gap = text.indexOf('::');
   if (gap < 0) return [...text.split(':').map(hex), ...tail];
   const head = gap === 0 ? [] : text.slice(0, gap).split(':').map(hex);
-  const rest = gap + 2 === text.length ? [] : text.slice(gap + 2).split(':').map(hex);
+  const rest =
+    gap + 2 === text.length
+      ? []
+      : text
+          .slice(gap + 2)
+          .split(':')
+          .map(hex);
   const zeros = Math.max(0, 8 - head.length - rest.length - tail.length);
   const parts = [...head, ...new Array<number>(zeros).fill(0), ...rest, ...tail];
   return parts.length === 8 ? parts : undefined;
@@ -130,9 +136,21 @@ export function networkText(net: Network): string {
 
 // IANA special-purpose IPv4 ranges (RFC 6890 and successors) that no public database locates.
 const V4_RESERVED: [number, number][] = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16],
-  ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ].map(([a, len]) => [parseIPv4(a as string), maskV4(len as number)]);
 
 /**
@@ -143,7 +161,7 @@ const V4_RESERVED: [number, number][] = [
  */
 export function isReserved(a: Address): boolean {
   if (a.v === 4) {
-    for (const [base, mask] of V4_RESERVED) if (((a.n & mask) >>> 0) === base) return true;
+    for (const [base, mask] of V4_RESERVED) if ((a.n & mask) >>> 0 === base) return true;
     return false;
   }
   const [p0, p1] = a.parts as [number, number];

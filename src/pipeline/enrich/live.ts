@@ -7,7 +7,13 @@ import type { NormalizedRecord } from '../envelope.js';
 import { httpCache } from './http-cache.js';
 import { openMmdb } from './mmdb.js';
 import { defaultGeoip } from './geoip.js';
-import { compileEnrichment, type CompiledEnrichment, type PolicyCounters, type PolicyLookup, type PolicySpec } from './policy.js';
+import {
+  compileEnrichment,
+  type CompiledEnrichment,
+  type PolicyCounters,
+  type PolicyLookup,
+  type PolicySpec,
+} from './policy.js';
 import { buildTable, decodeTable } from './table.js';
 import type { Lookup } from './types.js';
 
@@ -103,7 +109,10 @@ export function compiledEnrichment(organizationId: number, job: EnrichmentJob): 
 }
 
 /** The stage's enrich hook for a job, or undefined when the organization has no live policy. */
-export function enrichHook(organizationId: number, job: EnrichmentJob | undefined): ((records: NormalizedRecord[]) => PolicyCounters[]) | undefined {
+export function enrichHook(
+  organizationId: number,
+  job: EnrichmentJob | undefined,
+): ((records: NormalizedRecord[]) => PolicyCounters[]) | undefined {
   if (!job || job.policies.length === 0) return undefined;
   const enrichment = compiledEnrichment(organizationId, job);
   return (records) => enrichment.apply(records);

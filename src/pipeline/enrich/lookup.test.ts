@@ -9,7 +9,12 @@ const build = (match: MatchKind, rows: Record<string, unknown>[]) => buildTable(
 
 describe('exact and case_insensitive', () => {
   it('answers by key; the last row of a key wins; number keys compare as text', () => {
-    const t = build('exact', [{ k: 'a', v: 1 }, { k: 'A', v: 2 }, { k: 'a', v: 3 }, { k: 443, v: 4 }]);
+    const t = build('exact', [
+      { k: 'a', v: 1 },
+      { k: 'A', v: 2 },
+      { k: 'a', v: 3 },
+      { k: 443, v: 4 },
+    ]);
     expect(t.get('a')).toEqual({ k: 'a', v: 3 });
     expect(t.get('A')).toEqual({ k: 'A', v: 2 });
     expect(t.get('443')?.v).toBe(4);
@@ -18,7 +23,10 @@ describe('exact and case_insensitive', () => {
   });
 
   it('folds case on both sides', () => {
-    const t = build('case_insensitive', [{ k: 'Alice', v: 1 }, { k: 'BOB', v: 2 }]);
+    const t = build('case_insensitive', [
+      { k: 'Alice', v: 1 },
+      { k: 'BOB', v: 2 },
+    ]);
     expect(t.get('alice')?.v).toBe(1);
     expect(t.get('ALICE')?.v).toBe(1);
     expect(t.get('bob')?.v).toBe(2);
@@ -57,14 +65,18 @@ describe('cidr', () => {
   });
 
   it('misses on text that is not an address', () => {
-    for (const s of ['', 'x', '10.1.2', '010.1.2.3', '10.1.2.3/32', '256.1.1.1', '10.1.2.3 ', '::g']) expect(t.get(s)).toBeUndefined();
+    for (const s of ['', 'x', '10.1.2', '010.1.2.3', '10.1.2.3/32', '256.1.1.1', '10.1.2.3 ', '::g'])
+      expect(t.get(s)).toBeUndefined();
   });
 
   it('answers the same as a linear scan on random networks', () => {
     let seed = 42;
     const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0), seed);
     const nets = Array.from({ length: 300 }, (_, i) => ({ n: rnd() >>> 0, len: 8 + (rnd() % 25), v: i }));
-    const rows = nets.map((x) => ({ k: `${x.n >>> 24}.${(x.n >>> 16) & 255}.${(x.n >>> 8) & 255}.${x.n & 255}/${x.len}`, v: x.v }));
+    const rows = nets.map((x) => ({
+      k: `${x.n >>> 24}.${(x.n >>> 16) & 255}.${(x.n >>> 8) & 255}.${x.n & 255}/${x.len}`,
+      v: x.v,
+    }));
     const lk = build('cidr', rows);
     const mask = (l: number) => (l === 0 ? 0 : (0xffffffff << (32 - l)) >>> 0);
     for (let i = 0; i < 3000; i++) {
@@ -73,7 +85,7 @@ describe('cidr', () => {
       const a = (base ^ (rnd() & 0xffff)) >>> 0;
       let best: { len: number; v: number } | undefined;
       for (const x of nets) {
-        if (((a & mask(x.len)) >>> 0) === ((x.n & mask(x.len)) >>> 0) && (!best || x.len >= best.len)) best = x;
+        if ((a & mask(x.len)) >>> 0 === (x.n & mask(x.len)) >>> 0 && (!best || x.len >= best.len)) best = x;
       }
       const text = `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`;
       expect(lk.get(text)?.v, text).toBe(best?.v);
@@ -86,23 +98,69 @@ describe('address parsing', () => {
     expect(parseIPv4('0.0.0.0')).toBe(0);
     expect(parseIPv4('255.255.255.255')).toBe(0xffffffff);
     expect(parseIPv4('1.2.3.4')).toBe(0x01020304);
-    for (const s of ['1.2.3', '1.2.3.4.5', '1..2.3', '01.2.3.4', '1.2.3.256', ' 1.2.3.4', '1.2.3.4x']) expect(parseIPv4(s), s).toBe(-1);
+    for (const s of ['1.2.3', '1.2.3.4.5', '1..2.3', '01.2.3.4', '1.2.3.256', ' 1.2.3.4', '1.2.3.4x'])
+      expect(parseIPv4(s), s).toBe(-1);
   });
 
   it('reads IPv6 as ipaddr.js does', () => {
-    const forms = ['::', '::1', '1::', '2001:db8::1', '2001:DB8:0:0:0:0:0:1', '1:2:3:4:5:6:7:8', '1::8', '1:2:3:4:5:6:7::', '::2:3:4:5:6:7:8',
-      '::ffff:1.2.3.4', '1:2:3:4:5:6:1.2.3.4', '64:ff9b::192.0.2.33', 'fe80::1%eth0', 'ff02::1:ff00:0'];
+    const forms = [
+      '::',
+      '::1',
+      '1::',
+      '2001:db8::1',
+      '2001:DB8:0:0:0:0:0:1',
+      '1:2:3:4:5:6:7:8',
+      '1::8',
+      '1:2:3:4:5:6:7::',
+      '::2:3:4:5:6:7:8',
+      '::ffff:1.2.3.4',
+      '1:2:3:4:5:6:1.2.3.4',
+      '64:ff9b::192.0.2.33',
+      'fe80::1%eth0',
+      'ff02::1:ff00:0',
+    ];
     for (const s of forms) expect(parseIPv6(s), s).toEqual(ipaddr.IPv6.parse(s.replace(/%.*/, '')).parts);
     // IPv4-compatible (RFC 4291 2.5.5.1, deprecated), where ipaddr.js reads IPv4-mapped.
     expect(parseIPv6('::1.2.3.4')).toEqual([0, 0, 0, 0, 0, 0, 0x0102, 0x0304]);
-    for (const s of ['', ':', '1:2:3:4:5:6:7:8:9', '1::2::3', '12345::', 'g::', '::1.2.3', '1.2.3.4', '::ffff:01.2.3.4']) expect(parseIPv6(s), s).toBeUndefined();
+    for (const s of [
+      '',
+      ':',
+      '1:2:3:4:5:6:7:8:9',
+      '1::2::3',
+      '12345::',
+      'g::',
+      '::1.2.3',
+      '1.2.3.4',
+      '::ffff:01.2.3.4',
+    ])
+      expect(parseIPv6(s), s).toBeUndefined();
   });
 
   it('tells public addresses from reserved ones', () => {
     const reserved = (s: string) => isReserved(parseAddress(s)!);
-    for (const s of ['8.8.8.8', '1.1.1.1', '2001:4860:4860::8888', '2a00:1450::1', '2606:4700::1111', '::ffff:8.8.8.8']) expect(reserved(s), s).toBe(false);
-    for (const s of ['10.1.1.1', '172.31.0.1', '192.168.0.1', '127.0.0.1', '0.1.2.3', '100.64.0.1', '239.1.1.1', '::', '::1', 'fe80::1', 'fc00::1', 'ff02::1',
-      '2001::1', '2001:db8::1', '2002:c000:204::1', '3fff::1', '64:ff9b::1', '::ffff:10.0.0.1']) expect(reserved(s), s).toBe(true);
+    for (const s of ['8.8.8.8', '1.1.1.1', '2001:4860:4860::8888', '2a00:1450::1', '2606:4700::1111', '::ffff:8.8.8.8'])
+      expect(reserved(s), s).toBe(false);
+    for (const s of [
+      '10.1.1.1',
+      '172.31.0.1',
+      '192.168.0.1',
+      '127.0.0.1',
+      '0.1.2.3',
+      '100.64.0.1',
+      '239.1.1.1',
+      '::',
+      '::1',
+      'fe80::1',
+      'fc00::1',
+      'ff02::1',
+      '2001::1',
+      '2001:db8::1',
+      '2002:c000:204::1',
+      '3fff::1',
+      '64:ff9b::1',
+      '::ffff:10.0.0.1',
+    ])
+      expect(reserved(s), s).toBe(true);
   });
 
   it('normalizes networks', () => {

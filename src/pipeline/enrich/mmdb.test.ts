@@ -29,7 +29,12 @@ describe('openMmdb', () => {
   });
 
   it('tells what the database is', () => {
-    expect(mmdbInfo(upload)).toEqual({ database_type: 'country ipvAll', build_epoch: expect.stringMatching(/^20\d\d-/), ip_version: 6, node_count: expect.any(Number) });
+    expect(mmdbInfo(upload)).toEqual({
+      database_type: 'country ipvAll',
+      build_epoch: expect.stringMatching(/^20\d\d-/),
+      ip_version: 6,
+      node_count: expect.any(Number),
+    });
   });
 
   it('refuses what is not a MaxMind DB with an MmdbError', () => {
@@ -69,23 +74,55 @@ describe('flattenRecord', () => {
       traits: { isp: 'Orange' },
     };
     expect(flattenRecord(city)).toEqual({
-      country_code: 'FR', country: 'France', continent_code: 'EU', region: 'Île-de-France', city: 'Paris',
-      postal_code: '75001', lat: 48.86, long: 2.34, isp: 'Orange',
+      country_code: 'FR',
+      country: 'France',
+      continent_code: 'EU',
+      region: 'Île-de-France',
+      city: 'Paris',
+      postal_code: '75001',
+      lat: 48.86,
+      long: 2.34,
+      isp: 'Orange',
     });
   });
 
   it('reads GeoLite2 ASN, ip-location-db and ipinfo style records', () => {
-    expect(flattenRecord({ autonomous_system_number: 15169, autonomous_system_organization: 'Google LLC' })).toEqual({ asn: 15169, as_org: 'Google LLC' });
-    expect(flattenRecord({ country_code: 'DE', state1: 'Berlin', city: 'Berlin', postcode: '10115', latitude: 52.5, longitude: 13.4 })).toEqual({
-      country_code: 'DE', region: 'Berlin', city: 'Berlin', postal_code: '10115', lat: 52.5, long: 13.4,
+    expect(flattenRecord({ autonomous_system_number: 15169, autonomous_system_organization: 'Google LLC' })).toEqual({
+      asn: 15169,
+      as_org: 'Google LLC',
+    });
+    expect(
+      flattenRecord({
+        country_code: 'DE',
+        state1: 'Berlin',
+        city: 'Berlin',
+        postcode: '10115',
+        latitude: 52.5,
+        longitude: 13.4,
+      }),
+    ).toEqual({
+      country_code: 'DE',
+      region: 'Berlin',
+      city: 'Berlin',
+      postal_code: '10115',
+      lat: 52.5,
+      long: 13.4,
     });
     expect(flattenRecord({ asn: 'AS13335', as_name: 'Cloudflare, Inc.', country: 'US', continent: 'NA' })).toEqual({
-      asn: 13335, as_org: 'Cloudflare, Inc.', country: 'US', continent_code: 'NA',
+      asn: 13335,
+      as_org: 'Cloudflare, Inc.',
+      country: 'US',
+      continent_code: 'NA',
     });
   });
 
   it('produces only GEO columns, and nothing for an empty record', () => {
-    const row = flattenRecord({ country: { iso_code: 'US' }, registered_country: { iso_code: 'US' }, represented_country: {}, traits: { is_anycast: true } });
+    const row = flattenRecord({
+      country: { iso_code: 'US' },
+      registered_country: { iso_code: 'US' },
+      represented_country: {},
+      traits: { is_anycast: true },
+    });
     expect(row).toEqual({ country_code: 'US' });
     for (const k of Object.keys(row!)) expect(GEO_COLUMNS).toContain(k);
     expect(flattenRecord({})).toBeUndefined();

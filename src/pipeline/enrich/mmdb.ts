@@ -54,10 +54,13 @@ export function openMmdbReader(bytes: Uint8Array): Reader<Response> {
     throw new MmdbError(`the MaxMind DB metadata cannot be read: ${(e as Error).message}`);
   }
   const m = reader.metadata;
-  if (m.binaryFormatMajorVersion !== 2) throw new MmdbError(`MaxMind DB format ${m.binaryFormatMajorVersion} is not supported (2 is)`);
+  if (m.binaryFormatMajorVersion !== 2)
+    throw new MmdbError(`MaxMind DB format ${m.binaryFormatMajorVersion} is not supported (2 is)`);
   if (m.ipVersion !== 4 && m.ipVersion !== 6) throw new MmdbError(`the database declares IP version ${m.ipVersion}`);
-  if (![24, 28, 32].includes(m.recordSize)) throw new MmdbError(`the database declares a record size of ${m.recordSize} bits`);
-  if (m.searchTreeSize + 16 > db.length) throw new MmdbError('the file is truncated: its search tree is larger than the file');
+  if (![24, 28, 32].includes(m.recordSize))
+    throw new MmdbError(`the database declares a record size of ${m.recordSize} bits`);
+  if (m.searchTreeSize + 16 > db.length)
+    throw new MmdbError('the file is truncated: its search tree is larger than the file');
   try {
     // A walk of the tree and a decode: a corrupt tree or data section fails here, not per event.
     reader.get('1.1.1.1');
@@ -71,11 +74,17 @@ export function openMmdbReader(bytes: Uint8Array): Reader<Response> {
 
 export function mmdbInfo(bytes: Uint8Array): MmdbInfo {
   const m = openMmdbReader(bytes).metadata;
-  return { database_type: m.databaseType, build_epoch: m.buildEpoch.toISOString(), ip_version: m.ipVersion as 4 | 6, node_count: m.nodeCount };
+  return {
+    database_type: m.databaseType,
+    build_epoch: m.buildEpoch.toISOString(),
+    ip_version: m.ipVersion as 4 | 6,
+    node_count: m.nodeCount,
+  };
 }
 
 type Rec = Record<string, unknown>;
-const obj = (v: unknown): Rec | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Rec) : undefined);
+const obj = (v: unknown): Rec | undefined =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Rec) : undefined;
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const en = (v: unknown): string | undefined => str(obj(obj(v)?.names)?.en);
@@ -100,15 +109,26 @@ export function flattenRecord(rec: unknown): Row | undefined {
   const subdivisions = Array.isArray(r.subdivisions) ? r.subdivisions : [];
   const out: Record<string, Cell | undefined> = {
     country_code: str(obj(r.country)?.iso_code) ?? str(obj(r.registered_country)?.iso_code) ?? str(r.country_code),
-    country: en(r.country) ?? en(r.registered_country) ?? str(r.country_name) ?? (typeof r.country === 'string' ? str(r.country) : undefined),
-    continent_code: str(obj(r.continent)?.code) ?? str(r.continent_code) ?? (typeof r.continent === 'string' ? str(r.continent) : undefined),
+    country:
+      en(r.country) ??
+      en(r.registered_country) ??
+      str(r.country_name) ??
+      (typeof r.country === 'string' ? str(r.country) : undefined),
+    continent_code:
+      str(obj(r.continent)?.code) ??
+      str(r.continent_code) ??
+      (typeof r.continent === 'string' ? str(r.continent) : undefined),
     region: en(subdivisions[0]) ?? str(r.state1) ?? str(r.region) ?? str(r.subdivision),
     city: en(r.city) ?? str(r.city),
     postal_code: str(obj(r.postal)?.code) ?? str(r.postcode) ?? str(r.postal_code),
     lat: num(loc?.latitude) ?? num(r.latitude),
     long: num(loc?.longitude) ?? num(r.longitude),
     asn: asNumber(r.autonomous_system_number) ?? asNumber(traits?.autonomous_system_number) ?? asNumber(r.asn),
-    as_org: str(r.autonomous_system_organization) ?? str(traits?.autonomous_system_organization) ?? str(r.as_name) ?? str(r.as_org),
+    as_org:
+      str(r.autonomous_system_organization) ??
+      str(traits?.autonomous_system_organization) ??
+      str(r.as_name) ??
+      str(r.as_org),
     isp: str(r.isp) ?? str(traits?.isp),
   };
   const row: Row = {};

@@ -27,7 +27,15 @@ export interface GuardDeps {
 }
 
 /** Headers that would carry a secret: they belong in the credential, which is encrypted and never shown. */
-const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'api-key', 'apikey', 'x-auth-token']);
+const SECRET_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'x-api-key',
+  'api-key',
+  'apikey',
+  'x-auth-token',
+]);
 
 export function headerIssues(raw: unknown, at: string): Issue[] {
   try {
@@ -54,7 +62,10 @@ export function credentialIssues(raw: unknown, at = 'credential'): Issue[] {
 }
 
 /** Config headers plus the credential header (which wins), lower-cased. */
-export function requestHeaders(configured: Record<string, string> | undefined, credential: HeaderCredential | null | undefined): Record<string, string> {
+export function requestHeaders(
+  configured: Record<string, string> | undefined,
+  credential: HeaderCredential | null | undefined,
+): Record<string, string> {
   const out: Record<string, string> = { 'user-agent': ENRICH_USER_AGENT };
   for (const [k, v] of Object.entries(configured ?? {})) out[k.toLowerCase()] = v;
   if (credential) out[credential.header.toLowerCase()] = credential.value;
@@ -62,9 +73,11 @@ export function requestHeaders(configured: Record<string, string> | undefined, c
 }
 
 export function checkUrlShape(url: URL, at: string): Issue[] {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return [{ at, message: 'must be an http:// or https:// URL' }];
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return [{ at, message: 'must be an http:// or https:// URL' }];
   // Credentials belong in the encrypted credential, never in a URL that is shown and logged.
-  if (url.username || url.password) return [{ at, message: 'must not contain a user name or password: use the credential' }];
+  if (url.username || url.password)
+    return [{ at, message: 'must not contain a user name or password: use the credential' }];
   return [];
 }
 
@@ -103,12 +116,25 @@ export interface Fetched {
  */
 export async function fetchCapped(
   pool: Pool,
-  call: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string; timeoutMs: number; maxBytes: number },
+  call: {
+    method: 'GET' | 'POST';
+    path: string;
+    headers: Record<string, string>;
+    body?: string;
+    timeoutMs: number;
+    maxBytes: number;
+  },
 ): Promise<Fetched> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), call.timeoutMs);
   try {
-    const res = await pool.request({ method: call.method, path: call.path, headers: call.headers, body: call.body, signal: controller.signal });
+    const res = await pool.request({
+      method: call.method,
+      path: call.path,
+      headers: call.headers,
+      body: call.body,
+      signal: controller.signal,
+    });
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > call.maxBytes) {
       res.body.destroy();
@@ -154,6 +180,7 @@ export function failureText(err: unknown): string {
 export function intIssue(config: Record<string, unknown>, field: string, min: number, max: number): Issue[] {
   const v = config[field];
   if (v === undefined) return [];
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) return [{ at: field, message: `must be a whole number from ${min} to ${max}` }];
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+    return [{ at: field, message: `must be a whole number from ${min} to ${max}` }];
   return [];
 }

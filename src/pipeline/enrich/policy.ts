@@ -6,7 +6,16 @@ import type { OcsfAttribute, OcsfCatalog } from '../../ocsf/types.js';
 import type { NormalizedRecord } from '../envelope.js';
 import { compileCondition, type RecordPredicate, type RouteProblem } from '../route/conditions.js';
 import { collects, compileField, parseRoutePath, PathSyntaxError, type FieldRule } from '../route/paths.js';
-import { makeOutputGetter, makeSetter, ownedTarget, parseTarget, TargetError, type Obj, type Setter, type TargetStep } from '../normalize/targets.js';
+import {
+  makeOutputGetter,
+  makeSetter,
+  ownedTarget,
+  parseTarget,
+  TargetError,
+  type Obj,
+  type Setter,
+  type TargetStep,
+} from '../normalize/targets.js';
 import type { Cell, Row } from './types.js';
 
 export const ON_MISS = ['continue', 'default'] as const;
@@ -106,7 +115,8 @@ export function pinnedClasses(condition: unknown): number[] | undefined {
   }
   if (c.field !== 'class_uid') return undefined;
   if (c.op === 'eq' && typeof c.value === 'number') return [c.value];
-  if (c.op === 'in' && Array.isArray(c.value) && c.value.every((v) => typeof v === 'number')) return c.value as number[];
+  if (c.op === 'in' && Array.isArray(c.value) && c.value.every((v) => typeof v === 'number'))
+    return c.value as number[];
   return undefined;
 }
 
@@ -123,17 +133,28 @@ function keyAccess(key: string, rule: FieldRule, problems: RouteProblem[]) {
   try {
     const segs = parseRoutePath(key, { indexes: true });
     if (collects(segs)) {
-      problems.push({ path: 'key', message: 'the key is one value: [*] is not allowed (use an index, such as observables[0].value)' });
+      problems.push({
+        path: 'key',
+        message: 'the key is one value: [*] is not allowed (use an index, such as observables[0].value)',
+      });
       return undefined;
     }
     return compileField(key, rule);
   } catch (e) {
-    problems.push({ path: 'key', message: e instanceof PathSyntaxError ? `invalid key field: ${e.message}` : 'invalid key field' });
+    problems.push({
+      path: 'key',
+      message: e instanceof PathSyntaxError ? `invalid key field: ${e.message}` : 'invalid key field',
+    });
     return undefined;
   }
 }
 
-function checkTarget(target: string, ctx: PolicyCheckContext, pinned: readonly number[] | undefined, problems: RouteProblem[]): void {
+function checkTarget(
+  target: string,
+  ctx: PolicyCheckContext,
+  pinned: readonly number[] | undefined,
+  problems: RouteProblem[],
+): void {
   const at = `output.fields["${target}"]`;
   let steps: TargetStep[];
   try {
@@ -142,9 +163,13 @@ function checkTarget(target: string, ctx: PolicyCheckContext, pinned: readonly n
     problems.push({ path: at, message: e instanceof TargetError ? e.message : 'invalid target' });
     return;
   }
-  if (steps.some((s) => s.idx !== undefined || s.append)) return void problems.push({ path: at, message: 'a target is one attribute: no [n] or []' });
+  if (steps.some((s) => s.idx !== undefined || s.append))
+    return void problems.push({ path: at, message: 'a target is one attribute: no [n] or []' });
   if (ownedTarget(target) || target === 'enrichments' || target.startsWith('enrichments.')) {
-    return void problems.push({ path: at, message: `"${target}" cannot be written by enrichment (use output.enrichment for enrichments[])` });
+    return void problems.push({
+      path: at,
+      message: `"${target}" cannot be written by enrichment (use output.enrichment for enrichments[])`,
+    });
   }
   const classes = pinned ?? ctx.classes;
   const lacking: number[] = [];
@@ -152,11 +177,20 @@ function checkTarget(target: string, ctx: PolicyCheckContext, pinned: readonly n
   for (const uid of classes) {
     const attr = ctx.catalog.resolve(uid, target);
     if (!attr) lacking.push(uid);
-    else if (!coercion(ctx.catalog, attr)) return void problems.push({ path: at, message: `"${target}" is ${attr.isArray ? 'a list' : 'an object'}: write one of its scalar attributes` });
+    else if (!coercion(ctx.catalog, attr))
+      return void problems.push({
+        path: at,
+        message: `"${target}" is ${attr.isArray ? 'a list' : 'an object'}: write one of its scalar attributes`,
+      });
     else typed++;
   }
-  if (typed === 0) problems.push({ path: at, message: `no OCSF class ${pinned ? `pinned by the condition (${pinned.join(', ')}) ` : ''}has the attribute "${target}"` });
-  else if (pinned && lacking.length > 0) problems.push({ path: at, message: `class ${lacking.join(', ')} has no attribute "${target}"` });
+  if (typed === 0)
+    problems.push({
+      path: at,
+      message: `no OCSF class ${pinned ? `pinned by the condition (${pinned.join(', ')}) ` : ''}has the attribute "${target}"`,
+    });
+  else if (pinned && lacking.length > 0)
+    problems.push({ path: at, message: `class ${lacking.join(', ')} has no attribute "${target}"` });
 }
 
 /** Every problem of a definition, each with its location; empty when it may be published. */
@@ -168,20 +202,31 @@ export function checkPolicy(def: PolicyDefinition, ctx: PolicyCheckContext): Rou
   const columns = ctx.columnsOf(def.lookup);
   if (columns === undefined) {
     const which = 'table_id' in def.lookup ? `table ${def.lookup.table_id}` : `source ${def.lookup.source_id}`;
-    problems.push({ path: 'table_id' in def.lookup ? 'lookup.table_id' : 'lookup.source_id', message: `unknown ${which} (not one of the organization's, nor shared with it)` });
+    problems.push({
+      path: 'table_id' in def.lookup ? 'lookup.table_id' : 'lookup.source_id',
+      message: `unknown ${which} (not one of the organization's, nor shared with it)`,
+    });
   }
   const known = (col: string) => columns === null || columns === undefined || columns.includes(col);
   const { enrichment, fields } = def.output ?? {};
-  if (!enrichment && (!fields || Object.keys(fields).length === 0)) problems.push({ path: 'output', message: 'say where the result goes: output.enrichment, output.fields, or both' });
+  if (!enrichment && (!fields || Object.keys(fields).length === 0))
+    problems.push({ path: 'output', message: 'say where the result goes: output.enrichment, output.fields, or both' });
   const pinned = pinnedClasses(def.condition);
   for (const [target, column] of Object.entries(fields ?? {})) {
     checkTarget(target, ctx, pinned, problems);
-    if (!known(column)) problems.push({ path: `output.fields["${target}"]`, message: `the lookup has no column "${column}" (columns: ${(columns ?? []).join(', ')})` });
+    if (!known(column))
+      problems.push({
+        path: `output.fields["${target}"]`,
+        message: `the lookup has no column "${column}" (columns: ${(columns ?? []).join(', ')})`,
+      });
   }
   if (def.on_miss === 'default') {
-    if (!def.defaults || Object.keys(def.defaults).length === 0) problems.push({ path: 'defaults', message: 'on_miss "default" needs defaults (column → value)' });
-    for (const col of Object.keys(def.defaults ?? {})) if (!known(col)) problems.push({ path: `defaults.${col}`, message: `the lookup has no column "${col}"` });
-  } else if (def.defaults && Object.keys(def.defaults).length > 0) problems.push({ path: 'defaults', message: 'defaults are used only with on_miss "default"' });
+    if (!def.defaults || Object.keys(def.defaults).length === 0)
+      problems.push({ path: 'defaults', message: 'on_miss "default" needs defaults (column → value)' });
+    for (const col of Object.keys(def.defaults ?? {}))
+      if (!known(col)) problems.push({ path: `defaults.${col}`, message: `the lookup has no column "${col}"` });
+  } else if (def.defaults && Object.keys(def.defaults).length > 0)
+    problems.push({ path: 'defaults', message: 'defaults are used only with on_miss "default"' });
   return problems;
 }
 
@@ -224,7 +269,11 @@ function keyText(v: unknown): string | undefined {
  * left out and counted as errors). `lookupOf` resolves a policy's table or source; undefined
  * (a table or source gone since) makes every event an error of that policy.
  */
-export function compileEnrichment(specs: readonly PolicySpec[], lookupOf: (spec: PolicySpec) => PolicyLookup | undefined, catalog: OcsfCatalog): CompiledEnrichment {
+export function compileEnrichment(
+  specs: readonly PolicySpec[],
+  lookupOf: (spec: PolicySpec) => PolicyLookup | undefined,
+  catalog: OcsfCatalog,
+): CompiledEnrichment {
   const policies: CompiledPolicy[] = [];
   for (const spec of specs) {
     const d = spec.definition;
@@ -235,7 +284,15 @@ export function compileEnrichment(specs: readonly PolicySpec[], lookupOf: (spec:
     for (const [target, column] of Object.entries(d.output?.fields ?? {})) {
       try {
         const steps = parseTarget(target);
-        targets.push({ target, column, steps, set: makeSetter(steps), parent: makeOutputGetter(steps), last: steps[steps.length - 1]!.k, byClass: new Map() });
+        targets.push({
+          target,
+          column,
+          steps,
+          set: makeSetter(steps),
+          parent: makeOutputGetter(steps),
+          last: steps[steps.length - 1]!.k,
+          byClass: new Map(),
+        });
       } catch {
         /* checked at publication */
       }
@@ -305,7 +362,15 @@ export function compileEnrichment(specs: readonly PolicySpec[], lookupOf: (spec:
     apply(records, clock = () => performance.now()) {
       const out: PolicyCounters[] = [];
       for (const p of policies) {
-        const c: PolicyCounters = { policy_id: p.spec.id, seen: 0, hits: 0, misses: 0, errors: 0, unanswered: 0, micros: 0 };
+        const c: PolicyCounters = {
+          policy_id: p.spec.id,
+          seen: 0,
+          hits: 0,
+          misses: 0,
+          errors: 0,
+          unanswered: 0,
+          micros: 0,
+        };
         const started = clock();
         const lookup = p.lookup;
         for (let i = 0; i < records.length; i++) {

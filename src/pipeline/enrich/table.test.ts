@@ -1,10 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { applyPatch, decodeTable, encodeTable, parseTableCsv, TableError, tableFromJson, TABLE_LIMITS, validateTable } from './table.js';
+import {
+  applyPatch,
+  decodeTable,
+  encodeTable,
+  parseTableCsv,
+  TableError,
+  tableFromJson,
+  TABLE_LIMITS,
+  validateTable,
+} from './table.js';
 import type { Row, TableData } from './types.js';
 
 describe('parseTableCsv', () => {
   it('reads the header and RFC 4180 quoting; cells stay strings', () => {
-    const t = parseTableCsv('\uFEFFip,owner,note\r\n10.0.0.1,"Ops, Paris","say ""hi""\nthere"\n10.0.0.2,0012,\n\n', 'ip', 'cidr');
+    const t = parseTableCsv(
+      '\uFEFFip,owner,note\r\n10.0.0.1,"Ops, Paris","say ""hi""\nthere"\n10.0.0.2,0012,\n\n',
+      'ip',
+      'cidr',
+    );
     expect(t.columns).toEqual(['ip', 'owner', 'note']);
     expect(t.rows).toEqual([
       { ip: '10.0.0.1', owner: 'Ops, Paris', note: 'say "hi"\nthere' },
@@ -32,7 +45,14 @@ describe('parseTableCsv', () => {
 
 describe('tableFromJson', () => {
   it('takes the union of the keys as columns, in order of appearance, and keeps types', () => {
-    const t = tableFromJson([{ user: 'a', n: 1 }, { user: 'b', vip: true }], 'user', 'exact');
+    const t = tableFromJson(
+      [
+        { user: 'a', n: 1 },
+        { user: 'b', vip: true },
+      ],
+      'user',
+      'exact',
+    );
     expect(t.columns).toEqual(['user', 'n', 'vip']);
     expect(t.rows[1]).toEqual({ user: 'b', vip: true });
   });
@@ -50,7 +70,14 @@ const table = (rows: unknown[], key = 'k', match: TableData['match'] = 'exact', 
 
 describe('validateTable', () => {
   it('accepts a good table', () => {
-    expect(validateTable(table([{ k: 'a', v: 1 }, { k: 2, v: null }]))).toEqual([]);
+    expect(
+      validateTable(
+        table([
+          { k: 'a', v: 1 },
+          { k: 2, v: null },
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('locates every problem', () => {
@@ -81,39 +108,96 @@ describe('validateTable', () => {
   });
 
   it('checks networks of a cidr table', () => {
-    const t = table([{ k: '10.0.0.0/8' }, { k: '2001:db8::/32' }, { k: '1.2.3.4' }, { k: '10.0.0.0/33' }, { k: '127.1' }, { k: 'host' }], 'k', 'cidr');
+    const t = table(
+      [
+        { k: '10.0.0.0/8' },
+        { k: '2001:db8::/32' },
+        { k: '1.2.3.4' },
+        { k: '10.0.0.0/33' },
+        { k: '127.1' },
+        { k: 'host' },
+      ],
+      'k',
+      'cidr',
+    );
     expect(validateTable(t).map((p) => p.at)).toEqual(['rows[3].k', 'rows[4].k', 'rows[5].k']);
   });
 
   it('lists at most 100 problems and counts the rest', () => {
-    const problems = validateTable(table(Array.from({ length: 250 }, () => ({ v: 1, k: null })), 'k'));
+    const problems = validateTable(
+      table(
+        Array.from({ length: 250 }, () => ({ v: 1, k: null })),
+        'k',
+      ),
+    );
     expect(problems).toHaveLength(TABLE_LIMITS.problems + 1);
     expect(problems.at(-1)).toEqual({ at: 'rows', message: 'and 150 more problems' });
   });
 
   it('refuses more rows than the limit without walking them', () => {
-    const t: TableData = { key_column: 'k', match: 'exact', columns: ['k'], rows: new Array<Row>(TABLE_LIMITS.rows + 1) };
-    expect(validateTable(t)).toEqual([{ at: 'rows', message: 'a table has at most 2,000,000 rows (this one has 2,000,001)' }]);
+    const t: TableData = {
+      key_column: 'k',
+      match: 'exact',
+      columns: ['k'],
+      rows: new Array<Row>(TABLE_LIMITS.rows + 1),
+    };
+    expect(validateTable(t)).toEqual([
+      { at: 'rows', message: 'a table has at most 2,000,000 rows (this one has 2,000,001)' },
+    ]);
   });
 });
 
 describe('applyPatch', () => {
   it('deletes, replaces and appends by key, without touching the base', () => {
-    const base = table([{ k: 'a', v: 1 }, { k: 'b', v: 2 }, { k: 'c', v: 3 }]);
+    const base = table([
+      { k: 'a', v: 1 },
+      { k: 'b', v: 2 },
+      { k: 'c', v: 3 },
+    ]);
     const before = structuredClone(base);
-    const next = applyPatch(base, { delete: ['b', 'zzz'], upsert: [{ k: 'c', v: 30, w: 'new' }, { k: 'd', v: 4 }] });
-    expect(next.rows).toEqual([{ k: 'a', v: 1 }, { k: 'c', v: 30, w: 'new' }, { k: 'd', v: 4 }]);
+    const next = applyPatch(base, {
+      delete: ['b', 'zzz'],
+      upsert: [
+        { k: 'c', v: 30, w: 'new' },
+        { k: 'd', v: 4 },
+      ],
+    });
+    expect(next.rows).toEqual([
+      { k: 'a', v: 1 },
+      { k: 'c', v: 30, w: 'new' },
+      { k: 'd', v: 4 },
+    ]);
     expect(next.columns).toEqual(['k', 'v', 'w']);
     expect(base).toEqual(before);
   });
 
   it('compares keys per match kind', () => {
-    const ci = applyPatch(table([{ k: 'Alice', v: 1 }, { k: 'bob', v: 2 }], 'k', 'case_insensitive'), { upsert: [{ k: 'ALICE', v: 9 }], delete: ['BOB'] });
+    const ci = applyPatch(
+      table(
+        [
+          { k: 'Alice', v: 1 },
+          { k: 'bob', v: 2 },
+        ],
+        'k',
+        'case_insensitive',
+      ),
+      { upsert: [{ k: 'ALICE', v: 9 }], delete: ['BOB'] },
+    );
     expect(ci.rows).toEqual([{ k: 'ALICE', v: 9 }]);
-    const cidr = applyPatch(table([{ k: '10.0.0.0/8', v: 1 }, { k: '2001:db8:0::1', v: 2 }], 'k', 'cidr'), {
-      upsert: [{ k: '10.1.2.3/8', v: 8 }],
-      delete: ['2001:DB8::1/128'],
-    });
+    const cidr = applyPatch(
+      table(
+        [
+          { k: '10.0.0.0/8', v: 1 },
+          { k: '2001:db8:0::1', v: 2 },
+        ],
+        'k',
+        'cidr',
+      ),
+      {
+        upsert: [{ k: '10.1.2.3/8', v: 8 }],
+        delete: ['2001:DB8::1/128'],
+      },
+    );
     expect(cidr.rows).toEqual([{ k: '10.1.2.3/8', v: 8 }]);
   });
 
@@ -134,7 +218,12 @@ describe('encodeTable / decodeTable', () => {
     const back = decodeTable(encodeTable(t));
     expect(back).toEqual(t);
     expect('b' in back.rows[1]!).toBe(false);
-    expect(decodeTable(encodeTable(table([], 'k', 'cidr', ['k'])))).toEqual({ key_column: 'k', match: 'cidr', columns: ['k'], rows: [] });
+    expect(decodeTable(encodeTable(table([], 'k', 'cidr', ['k'])))).toEqual({
+      key_column: 'k',
+      match: 'cidr',
+      columns: ['k'],
+      rows: [],
+    });
   });
 
   it('refuses bytes that are not an encoded table', () => {

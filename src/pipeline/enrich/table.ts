@@ -45,7 +45,12 @@ export class TableError extends Error {
 export function parseTableCsv(text: string, keyColumn: string, match: MatchKind): TableData {
   let records: string[][];
   try {
-    records = parseCsvSync(text, { bom: true, skip_empty_lines: true, relax_column_count: false, record_delimiter: ['\r\n', '\n', '\r'] });
+    records = parseCsvSync(text, {
+      bom: true,
+      skip_empty_lines: true,
+      relax_column_count: false,
+      record_delimiter: ['\r\n', '\n', '\r'],
+    });
   } catch (e) {
     const err = e as Error & { lines?: number };
     throw new TableError(err.lines ? `line ${err.lines}` : 'csv', err.message.replace(/^Invalid Record Length: /, ''));
@@ -78,7 +83,8 @@ export function tableFromJson(rows: unknown, keyColumn: string, match: MatchKind
   if (!Array.isArray(rows)) throw new TableError('rows', 'expected an array of objects');
   const columns = new Set<string>();
   rows.forEach((r, i) => {
-    if (r === null || typeof r !== 'object' || Array.isArray(r)) throw new TableError(`rows[${i}]`, 'expected an object');
+    if (r === null || typeof r !== 'object' || Array.isArray(r))
+      throw new TableError(`rows[${i}]`, 'expected an object');
     for (const k of Object.keys(r)) columns.add(k);
   });
   return { key_column: keyColumn, match, columns: [...columns], rows: rows as Row[] };
@@ -123,13 +129,18 @@ export function validateTable(data: TableData): TableProblem[] {
   if (!Array.isArray(columns)) return [{ at: 'columns', message: 'expected a list of column names' }];
   if (!Array.isArray(rows)) return [{ at: 'rows', message: 'expected a list of rows' }];
   if (!columns.includes(key)) add('key_column', `the key column "${key}" is not a column of the table`);
-  if (columns.length > TABLE_LIMITS.columns) add('columns', `a table has at most ${TABLE_LIMITS.columns} columns (this one has ${columns.length})`);
+  if (columns.length > TABLE_LIMITS.columns)
+    add('columns', `a table has at most ${TABLE_LIMITS.columns} columns (this one has ${columns.length})`);
   columns.forEach((c, i) => {
     if (typeof c !== 'string' || c === '') add(`columns[${i}]`, 'a column name is a non-empty string');
-    else if (c.length > TABLE_LIMITS.columnNameLength) add(`columns[${i}]`, `a column name is limited to ${TABLE_LIMITS.columnNameLength} characters`);
+    else if (c.length > TABLE_LIMITS.columnNameLength)
+      add(`columns[${i}]`, `a column name is limited to ${TABLE_LIMITS.columnNameLength} characters`);
   });
   if (rows.length > TABLE_LIMITS.rows) {
-    add('rows', `a table has at most ${TABLE_LIMITS.rows.toLocaleString('en-US')} rows (this one has ${rows.length.toLocaleString('en-US')})`);
+    add(
+      'rows',
+      `a table has at most ${TABLE_LIMITS.rows.toLocaleString('en-US')} rows (this one has ${rows.length.toLocaleString('en-US')})`,
+    );
     return finish(problems, more);
   }
   const known = new Set(columns);
@@ -150,7 +161,8 @@ export function validateTable(data: TableData): TableProblem[] {
     if (!keyKnown) continue;
     if (k === undefined || k === null || k === '') add(`rows[${i}]${keyAt}`, 'the row has no key');
     else if (typeof k !== 'string' && typeof k !== 'number') add(`rows[${i}]${keyAt}`, 'a key is a string or a number');
-    else if (String(k).length > TABLE_LIMITS.keyLength) add(`rows[${i}]${keyAt}`, `a key is limited to ${TABLE_LIMITS.keyLength} characters`);
+    else if (String(k).length > TABLE_LIMITS.keyLength)
+      add(`rows[${i}]${keyAt}`, `a key is limited to ${TABLE_LIMITS.keyLength} characters`);
     else if (match === 'cidr' && keyText(k, match) === undefined) {
       add(`rows[${i}]${keyAt}`, `"${String(k).slice(0, 64)}" is not an IPv4 or IPv6 network ("10.0.0.0/8") or address`);
     }

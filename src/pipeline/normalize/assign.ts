@@ -5,8 +5,27 @@ import type { OcsfAttribute, OcsfCatalog } from '../../ocsf/types.js';
 import { CAST_FAILED, CAST_NAMES, castFunction, valueType, WHOLE_VALUE_CASTS, type CastFn } from './casts.js';
 import { compileCondition, type Predicate } from './conditions.js';
 import { MAX_EACH_DEPTH } from './document.js';
-import { collects, compileSegments, formatSegments, isAbsent, parsePath, parsePathAt, type Getter, type PathSegment } from './paths.js';
-import { catalogPath, makeOutputGetter, makeSetter, ownedTarget, parseTarget, resolveTarget, TargetError, type Obj, type TargetStep } from './targets.js';
+import {
+  collects,
+  compileSegments,
+  formatSegments,
+  isAbsent,
+  parsePath,
+  parsePathAt,
+  type Getter,
+  type PathSegment,
+} from './paths.js';
+import {
+  catalogPath,
+  makeOutputGetter,
+  makeSetter,
+  ownedTarget,
+  parseTarget,
+  resolveTarget,
+  TargetError,
+  type Obj,
+  type TargetStep,
+} from './targets.js';
 import { compileTemplate, TemplateSyntaxError } from './templates.js';
 import type { Assignment, CastName, MappingProblem, TimestampFormat } from './types.js';
 import { applyLookup, cloneJson, compileLookup, constant, enumProblem, MISSING } from './lookups.js';
@@ -84,7 +103,11 @@ export function markRead(segs: PathSegment[], scope: Scope): void {
 }
 
 /** Source of an assignment: getters for `from` (first present wins), a constant, or a template. */
-function compileSource(a: Assignment, at: string, scope: Scope): { gets: Getter[]; paths: string[]; lists?: boolean } | undefined {
+function compileSource(
+  a: Assignment,
+  at: string,
+  scope: Scope,
+): { gets: Getter[]; paths: string[]; lists?: boolean } | undefined {
   if (a.from !== undefined) {
     const paths = Array.isArray(a.from) ? a.from : [a.from];
     const gets = paths.map((p, i) => sourceGetter(p, Array.isArray(a.from) ? `${at}/from/${i}` : `${at}/from`, scope));
@@ -137,15 +160,26 @@ function compileAssignment({ a, at, onMissing }: BlockItem, scope: Scope, siblin
   const before = problems.length;
   const sources = (['from', 'value', 'template', 'each'] as const).filter((k) => a[k] !== undefined);
   if (sources.length !== 1) {
-    problems.push({ at, message: sources.length === 0 ? 'needs one of from, value, template or each' : `has ${sources.join(' and ')}: exactly one source is allowed` });
+    problems.push({
+      at,
+      message:
+        sources.length === 0
+          ? 'needs one of from, value, template or each'
+          : `has ${sources.join(' and ')}: exactly one source is allowed`,
+    });
   }
   if (a.set !== undefined && a.each === undefined) problems.push({ at: `${at}/set`, message: 'set goes with each' });
   if (a.each !== undefined) {
-    if (a.set === undefined) problems.push({ at: `${at}/each`, message: 'each needs set (the assignments of one output element)' });
-    for (const k of ['cast', 'lookup', 'format'] as const) if (a[k] !== undefined) problems.push({ at: `${at}/${k}`, message: `${k} does not apply to each: use it inside set` });
+    if (a.set === undefined)
+      problems.push({ at: `${at}/each`, message: 'each needs set (the assignments of one output element)' });
+    for (const k of ['cast', 'lookup', 'format'] as const)
+      if (a[k] !== undefined)
+        problems.push({ at: `${at}/${k}`, message: `${k} does not apply to each: use it inside set` });
   }
-  if (a.cast !== undefined && !CAST_NAMES.has(a.cast)) problems.push({ at: `${at}/cast`, message: `unknown cast "${String(a.cast)}"` });
-  if (a.format !== undefined && a.cast !== 'timestamp' && a.cast !== 'datetime') problems.push({ at: `${at}/format`, message: 'format applies to the timestamp and datetime casts' });
+  if (a.cast !== undefined && !CAST_NAMES.has(a.cast))
+    problems.push({ at: `${at}/cast`, message: `unknown cast "${String(a.cast)}"` });
+  if (a.format !== undefined && a.cast !== 'timestamp' && a.cast !== 'datetime')
+    problems.push({ at: `${at}/format`, message: 'format applies to the timestamp and datetime casts' });
 
   let steps: TargetStep[] | undefined;
   let attr: OcsfAttribute | undefined;
@@ -158,7 +192,10 @@ function compileAssignment({ a, at, onMissing }: BlockItem, scope: Scope, siblin
     const full = [...scope.prefix, ...steps];
     const fullPath = catalogPath(full);
     if (ownedTarget(fullPath)) {
-      problems.push({ at: `${at}/target`, message: `${fullPath} is set by the compiler (docs/mappings.md, "What the compiler adds")` });
+      problems.push({
+        at: `${at}/target`,
+        message: `${fullPath} is set by the compiler (docs/mappings.md, "What the compiler adds")`,
+      });
     } else {
       const r = resolveTarget(scope.catalog, scope.classUid, full, scope.profiles);
       if (r.problem) {
@@ -169,11 +206,13 @@ function compileAssignment({ a, at, onMissing }: BlockItem, scope: Scope, siblin
         problems.push({ at: `${at}/target`, message: r.problem });
       }
       attr = r.attr;
-      if (a.each !== undefined && attr && !attr.isArray) problems.push({ at: `${at}/target`, message: `each builds a list, and ${fullPath} is not one` });
+      if (a.each !== undefined && attr && !attr.isArray)
+        problems.push({ at: `${at}/target`, message: `each builds a list, and ${fullPath} is not one` });
     }
   }
 
-  const when: Predicate | undefined = a.when === undefined ? undefined : compileCondition(a.when, { problems }, `${at}/when`);
+  const when: Predicate | undefined =
+    a.when === undefined ? undefined : compileCondition(a.when, { problems }, `${at}/when`);
   if (a.value !== undefined) {
     const p = enumProblem(attr, a.value);
     if (p) problems.push({ at: `${at}/value`, message: p });
@@ -186,7 +225,10 @@ function compileAssignment({ a, at, onMissing }: BlockItem, scope: Scope, siblin
   if (a.each !== undefined) return compileEach(a, at, scope, steps, when, before);
   const source = sources.length === 1 ? compileSource(a, at, scope) : undefined;
   if (source && attr && !attr.isArray && source.lists && !steps?.[steps.length - 1]?.append) {
-    problems.push({ at: `${at}/from`, message: `[*] collects a list, and ${attr.name} holds one value: use [0], a filter, or a template to join the values` });
+    problems.push({
+      at: `${at}/from`,
+      message: `[*] collects a list, and ${attr.name} holds one value: use [0], a filter, or a template to join the values`,
+    });
   }
   if (problems.length > before || !steps || !source) return undefined;
 
@@ -200,7 +242,12 @@ function compileAssignment({ a, at, onMissing }: BlockItem, scope: Scope, siblin
   // A number or boolean bound for a text attribute becomes its text (Okta sends `version` as a
   // number, OCSF's metadata.log_version is a string): a conversion that loses nothing, so it is
   // made rather than the event quarantined. An explicit cast or lookup decides for itself.
-  const toText = cast === undefined && lookup === undefined && attr !== undefined && !attr.enum && isTextType(scope.catalog, attr.type);
+  const toText =
+    cast === undefined &&
+    lookup === undefined &&
+    attr !== undefined &&
+    !attr.enum &&
+    isTextType(scope.catalog, attr.type);
   const skip = a.on_error === 'skip';
   const hasDefault = a.default !== undefined;
   const dflt = constant(a.default);
@@ -271,7 +318,10 @@ function compileAssignment({ a, at, onMissing }: BlockItem, scope: Scope, siblin
     set(out, v);
     if (captions !== undefined) {
       // 99 (Other) reached through a lookup keeps the source value as its caption (OCSF's rule).
-      const c = v === 99 && lookup !== undefined && (typeof raw === 'string' || typeof raw === 'number') ? String(raw) : captions.get(v);
+      const c =
+        v === 99 && lookup !== undefined && (typeof raw === 'string' || typeof raw === 'number')
+          ? String(raw)
+          : captions.get(v);
       if (c !== undefined) setCaption!(out, c);
     }
   };
@@ -291,7 +341,14 @@ function scalarsAsText(v: unknown): unknown {
   return v;
 }
 
-function compileEach(a: Assignment, at: string, scope: Scope, steps: TargetStep[] | undefined, when: Predicate | undefined, before: number): Step | undefined {
+function compileEach(
+  a: Assignment,
+  at: string,
+  scope: Scope,
+  steps: TargetStep[] | undefined,
+  when: Predicate | undefined,
+  before: number,
+): Step | undefined {
   if (scope.depth >= MAX_EACH_DEPTH) {
     scope.problems.push({ at: `${at}/each`, message: `each nests at most ${MAX_EACH_DEPTH} levels` });
     return undefined;
@@ -303,7 +360,12 @@ function compileEach(a: Assignment, at: string, scope: Scope, steps: TargetStep[
   const elemSegs: PathSegment[] = [...scope.readPrefix, ...segs, ...(last?.t === 'all' ? [] : [{ t: 'all' } as const])];
   // Targets inside `set` are below one element of the list the each target names.
   const elemOf: TargetStep = { k: steps[steps.length - 1]!.k, append: true };
-  const inner: Scope = { ...scope, prefix: [...scope.prefix, ...steps.slice(0, -1), elemOf], readPrefix: elemSegs, depth: scope.depth + 1 };
+  const inner: Scope = {
+    ...scope,
+    prefix: [...scope.prefix, ...steps.slice(0, -1), elemOf],
+    readPrefix: elemSegs,
+    depth: scope.depth + 1,
+  };
   const block = compileBlock(
     a.set.map((s, i) => ({ a: s, at: `${at}/set/${i}` })),
     inner,

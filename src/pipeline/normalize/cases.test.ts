@@ -53,12 +53,23 @@ describe('mapping test cases', () => {
   };
 
   it('pass when the output is exactly the one expected, by text or event input', () => {
-    expect(run([
-      { name: 'text', input_text: 'action=login user=bo ip=10.0.0.1', output },
-      { name: 'event', input: { message: 'action=login user=bo ip=10.0.0.1' }, expect: { 'user.name': 'bo', 'src_endpoint.ip': '10.0.0.1', 'unmapped.action': 'login', 'unmapped.ip': null } },
-      { name: 'quarantined', input_text: 'action=logout', quarantine: 'no_matching_rule' },
-      { name: 'received', input_text: 'action=login user=bo', received_at: '2024-03-05T00:00:00Z', expect: { time: Date.parse('2024-03-05T00:00:00Z') } },
-    ])).toEqual([
+    expect(
+      run([
+        { name: 'text', input_text: 'action=login user=bo ip=10.0.0.1', output },
+        {
+          name: 'event',
+          input: { message: 'action=login user=bo ip=10.0.0.1' },
+          expect: { 'user.name': 'bo', 'src_endpoint.ip': '10.0.0.1', 'unmapped.action': 'login', 'unmapped.ip': null },
+        },
+        { name: 'quarantined', input_text: 'action=logout', quarantine: 'no_matching_rule' },
+        {
+          name: 'received',
+          input_text: 'action=login user=bo',
+          received_at: '2024-03-05T00:00:00Z',
+          expect: { time: Date.parse('2024-03-05T00:00:00Z') },
+        },
+      ]),
+    ).toEqual([
       { index: 0, name: 'text', ok: true, failures: [] },
       { index: 1, name: 'event', ok: true, failures: [] },
       { index: 2, name: 'quarantined', ok: true, failures: [] },
@@ -69,7 +80,11 @@ describe('mapping test cases', () => {
   it('say what differs, and what the pipeline did instead', () => {
     const results = run([
       { name: 'exact', input_text: 'action=login user=al ip=10.0.0.1 extra=1', output },
-      { name: 'fields', input_text: 'action=login user=al', expect: { 'user.name': 'bo', 'src_endpoint.ip': null, 'a[': 1 } },
+      {
+        name: 'fields',
+        input_text: 'action=login user=al',
+        expect: { 'user.name': 'bo', 'src_endpoint.ip': null, 'a[': 1 },
+      },
       { name: 'parse', input_text: 'action="login', expect: { class_uid: 3002 } },
       { name: 'invalid', input_text: 'action=login ip=10.0.0.1', expect: { class_uid: 3002 } },
       { name: 'not quarantined', input_text: 'action=login user=bo', quarantine: 'parse_failed' },
@@ -92,12 +107,16 @@ describe('mapping test cases', () => {
     ] as MappingTestCase[];
     expect(caseProblems({ tests })).toEqual([
       { at: '/tests/0', message: 'give exactly one of input (an event) and input_text (a line of text)' },
-      { at: '/tests/1', message: 'give exactly one of output (the whole event), expect (selected attributes) and quarantine (the reason expected)' },
+      {
+        at: '/tests/1',
+        message:
+          'give exactly one of output (the whole event), expect (selected attributes) and quarantine (the reason expected)',
+      },
       { at: '/tests/1/received_at', message: 'must be an RFC 3339 date-time' },
       { at: '/tests/1/name', message: 'another case is named "a"' },
     ]);
-    expect(validateMappingDocument({ ...doc, tests: [{ name: 'x', input: {}, quarantine: 'lost' }] }, catalog)).toEqual([
-      { at: '/tests/0/quarantine', message: expect.stringContaining('must be one of no_mapping') as unknown },
-    ]);
+    expect(validateMappingDocument({ ...doc, tests: [{ name: 'x', input: {}, quarantine: 'lost' }] }, catalog)).toEqual(
+      [{ at: '/tests/0/quarantine', message: expect.stringContaining('must be one of no_mapping') as unknown }],
+    );
   });
 });

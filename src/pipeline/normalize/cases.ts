@@ -64,7 +64,12 @@ export function caseInput(c: MappingTestCase): Record<string, unknown> {
  * Maps one raw event as the live pipeline would under a strict OCSF policy: map, validate,
  * quarantine what is invalid. Cases and the corpus (corpus.ts) judge this outcome.
  */
-export function mapOutcome(input: Record<string, unknown>, receivedAtMs: number, mapping: CompiledMapping, validate: (e: Record<string, unknown>) => readonly OcsfIssue[]): Outcome {
+export function mapOutcome(
+  input: Record<string, unknown>,
+  receivedAtMs: number,
+  mapping: CompiledMapping,
+  validate: (e: Record<string, unknown>) => readonly OcsfIssue[],
+): Outcome {
   const mapped = mapping.map(input, { receivedAtMs });
   if (!mapped.ok) return { kind: mapped.kind, detail: oneLine(mapped.detail) };
   const issues = validate(mapped.event);
@@ -72,10 +77,17 @@ export function mapOutcome(input: Record<string, unknown>, receivedAtMs: number,
     // The event as delivered: its JSON text read back (what `output` compares with).
     return { event: JSON.parse(JSON.stringify(mapped.event)) as Record<string, unknown> };
   }
-  return { kind: issues.some((i) => i.kind === 'missing_required') ? 'missing_required' : 'invalid_ocsf', detail: summarizeIssues(issues) };
+  return {
+    kind: issues.some((i) => i.kind === 'missing_required') ? 'missing_required' : 'invalid_ocsf',
+    detail: summarizeIssues(issues),
+  };
 }
 
-function outcome(c: MappingTestCase, mapping: CompiledMapping, validate: (e: Record<string, unknown>) => readonly OcsfIssue[]): Outcome {
+function outcome(
+  c: MappingTestCase,
+  mapping: CompiledMapping,
+  validate: (e: Record<string, unknown>) => readonly OcsfIssue[],
+): Outcome {
   return mapOutcome(caseInput(c), Date.parse(c.received_at ?? DEFAULT_RECEIVED_AT), mapping, validate);
 }
 
@@ -95,7 +107,10 @@ export function eventDifferences(expected: Record<string, unknown>, actual: Reco
 
 function judge(c: MappingTestCase, got: Outcome): string[] {
   if (c.quarantine !== undefined) {
-    if ('kind' in got) return got.kind === c.quarantine ? [] : [`expected quarantine as ${c.quarantine}, got ${got.kind}: ${got.detail}`];
+    if ('kind' in got)
+      return got.kind === c.quarantine
+        ? []
+        : [`expected quarantine as ${c.quarantine}, got ${got.kind}: ${got.detail}`];
     return [`expected quarantine as ${c.quarantine}, but the event was normalized`];
   }
   if ('kind' in got) return [`quarantined as ${got.kind}: ${got.detail}`];
@@ -108,13 +123,18 @@ function judge(c: MappingTestCase, got: Outcome): string[] {
       failures.push(`${path}: not a valid path`);
       continue;
     }
-    if (want === null ? value !== undefined : !isDeepStrictEqual(value, want)) failures.push(`${path}: expected ${show(want === null ? undefined : want)}, got ${show(value)}`);
+    if (want === null ? value !== undefined : !isDeepStrictEqual(value, want))
+      failures.push(`${path}: expected ${show(want === null ? undefined : want)}, got ${show(value)}`);
   }
   return failures;
 }
 
 /** Runs every case of the document against its compiled mapping. */
-export function runCases(doc: Pick<MappingDocument, 'tests'>, mapping: CompiledMapping, validate: (e: Record<string, unknown>) => readonly OcsfIssue[]): CaseResult[] {
+export function runCases(
+  doc: Pick<MappingDocument, 'tests'>,
+  mapping: CompiledMapping,
+  validate: (e: Record<string, unknown>) => readonly OcsfIssue[],
+): CaseResult[] {
   return (doc.tests ?? []).map((c, index) => {
     let failures: string[];
     try {
@@ -132,10 +152,17 @@ export function caseProblems(doc: Pick<MappingDocument, 'tests'>): { at: string;
   const names = new Set<string>();
   (doc.tests ?? []).forEach((c, i) => {
     const at = `/tests/${i}`;
-    if ((c.input === undefined) === (c.input_text === undefined)) problems.push({ at, message: 'give exactly one of input (an event) and input_text (a line of text)' });
+    if ((c.input === undefined) === (c.input_text === undefined))
+      problems.push({ at, message: 'give exactly one of input (an event) and input_text (a line of text)' });
     const expectations = [c.output, c.expect, c.quarantine].filter((x) => x !== undefined).length;
-    if (expectations !== 1) problems.push({ at, message: 'give exactly one of output (the whole event), expect (selected attributes) and quarantine (the reason expected)' });
-    if (c.received_at !== undefined && Number.isNaN(Date.parse(c.received_at))) problems.push({ at: `${at}/received_at`, message: 'must be an RFC 3339 date-time' });
+    if (expectations !== 1)
+      problems.push({
+        at,
+        message:
+          'give exactly one of output (the whole event), expect (selected attributes) and quarantine (the reason expected)',
+      });
+    if (c.received_at !== undefined && Number.isNaN(Date.parse(c.received_at)))
+      problems.push({ at: `${at}/received_at`, message: 'must be an RFC 3339 date-time' });
     if (names.has(c.name)) problems.push({ at: `${at}/name`, message: `another case is named "${c.name}"` });
     names.add(c.name);
   });

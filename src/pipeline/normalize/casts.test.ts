@@ -124,8 +124,16 @@ const rows: [CastName, unknown, unknown][] = [
   ['dirname', 'C:\\Temp\\', 'C:'],
   ['dirname', 'notepad.exe', F],
   ['dirname', '\\pipe', F],
-  ['registry_key', 'HKCU\\Trusted Documents\\TrustRecords\\%USERPROFILE%/Downloads/a.docm', 'HKCU\\Trusted Documents\\TrustRecords'],
-  ['registry_value', 'HKCU\\Trusted Documents\\TrustRecords\\%USERPROFILE%/Downloads/a.docm', '%USERPROFILE%/Downloads/a.docm'],
+  [
+    'registry_key',
+    'HKCU\\Trusted Documents\\TrustRecords\\%USERPROFILE%/Downloads/a.docm',
+    'HKCU\\Trusted Documents\\TrustRecords',
+  ],
+  [
+    'registry_value',
+    'HKCU\\Trusted Documents\\TrustRecords\\%USERPROFILE%/Downloads/a.docm',
+    '%USERPROFILE%/Downloads/a.docm',
+  ],
   ['registry_key', 'Updater', F],
   ['registry_value', 'HKLM\\Run\\', F],
   ['user_name', 'NT AUTHORITY\\SYSTEM', 'SYSTEM'],
@@ -153,9 +161,41 @@ describe('casts', () => {
   });
 
   it('covers every cast name, and every served example is true', () => {
-    const names: CastName[] = ['string', 'integer', 'long', 'float', 'boolean', 'timestamp', 'datetime', 'ip', 'port', 'mac', 'email', 'hostname', 'url', 'json', 'lowercase', 'uppercase', 'trim', 'array', 'hex', 'basename', 'words', 'dirname', 'registry_key', 'registry_value', 'user_name', 'user_domain', 'duration'];
+    const names: CastName[] = [
+      'string',
+      'integer',
+      'long',
+      'float',
+      'boolean',
+      'timestamp',
+      'datetime',
+      'ip',
+      'port',
+      'mac',
+      'email',
+      'hostname',
+      'url',
+      'json',
+      'lowercase',
+      'uppercase',
+      'trim',
+      'array',
+      'hex',
+      'basename',
+      'words',
+      'dirname',
+      'registry_key',
+      'registry_value',
+      'user_name',
+      'user_domain',
+      'duration',
+    ];
     expect([...CAST_NAMES].sort()).toEqual([...names].sort());
-    for (const name of names) expect(rows.some((r) => r[0] === name), name).toBe(true);
+    for (const name of names)
+      expect(
+        rows.some((r) => r[0] === name),
+        name,
+      ).toBe(true);
     for (const c of TYPE_CASTS) {
       expect(c.description.length, c.name).toBeGreaterThan(10);
       expect(castFunction(c.name)(c.example.input), c.name).toEqual(c.example.output);
@@ -170,6 +210,13 @@ describe('casts', () => {
   });
 
   it('names value types without showing values', () => {
-    expect([null, [], {}, 'x', 1, true].map(valueType)).toEqual(['null', 'array', 'object', 'string', 'number', 'boolean']);
+    expect([null, [], {}, 'x', 1, true].map(valueType)).toEqual([
+      'null',
+      'array',
+      'object',
+      'string',
+      'number',
+      'boolean',
+    ]);
   });
 });

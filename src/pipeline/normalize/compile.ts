@@ -7,7 +7,15 @@ import { compileCondition, type Predicate } from './conditions.js';
 import { shapeProblems } from './document.js';
 import { collectObservables, compileObservables } from './observables.js';
 import { formatSegments, isAbsent, parsePathAt, type Getter } from './paths.js';
-import { MappingCompileError, type CompiledMapping, type MapContext, type MappingDocument, type MappingProblem, type MappingRule, type MapResult } from './types.js';
+import {
+  MappingCompileError,
+  type CompiledMapping,
+  type MapContext,
+  type MappingDocument,
+  type MappingProblem,
+  type MappingRule,
+  type MapResult,
+} from './types.js';
 import { ReadTree } from './unmapped.js';
 import { eventRoot } from './event-root.js';
 import { compileParseSteps, ParseFailure, type CompiledParse } from '../parse/steps.js';
@@ -32,7 +40,12 @@ interface CompiledRule {
 const OTHER = 99;
 
 /** The activity of a rule: a constant, or a lookup (unlisted -> 99 with the source text as caption). */
-function activityOf(rule: MappingRule, cls: OcsfClassDef, at: string, scope: Scope): ((raw: Obj) => Activity) | undefined {
+function activityOf(
+  rule: MappingRule,
+  cls: OcsfClassDef,
+  at: string,
+  scope: Scope,
+): ((raw: Obj) => Activity) | undefined {
   const attr = cls.attributes.activity_id;
   const caption = (id: number) => attr?.enum?.[String(id)] ?? 'Other';
   const a = rule.activity_id;
@@ -47,12 +60,16 @@ function activityOf(rule: MappingRule, cls: OcsfClassDef, at: string, scope: Sco
   }
   const before = scope.problems.length;
   const froms = Array.isArray(a.from) ? a.from : [a.from];
-  const gets = froms.map((f, i) => sourceGetter(f, Array.isArray(a.from) ? `${at}/activity_id/from/${i}` : `${at}/activity_id/from`, scope));
+  const gets = froms.map((f, i) =>
+    sourceGetter(f, Array.isArray(a.from) ? `${at}/activity_id/from/${i}` : `${at}/activity_id/from`, scope),
+  );
   const lookup = compileLookup(a.lookup, `${at}/activity_id/lookup`, attr, scope.problems);
   if (scope.problems.length > before) return undefined;
   const table = new Map<string, Activity>();
   for (const [k, v] of lookup.map) table.set(k, [v as number, caption(v as number)]);
-  const dflt: Activity | undefined = lookup.hasDefault ? [lookup.dflt() as number, caption(lookup.dflt() as number)] : undefined;
+  const dflt: Activity | undefined = lookup.hasDefault
+    ? [lookup.dflt() as number, caption(lookup.dflt() as number)]
+    : undefined;
   const absent: Activity = dflt ?? [0, caption(0)];
   return (raw) => {
     let v: unknown;
@@ -61,7 +78,8 @@ function activityOf(rule: MappingRule, cls: OcsfClassDef, at: string, scope: Sco
       if (!isAbsent(v)) break;
     }
     if (isAbsent(v)) return absent;
-    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return dflt ?? [OTHER, caption(OTHER)];
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+      return dflt ?? [OTHER, caption(OTHER)];
     const hit = table.get(lookup.ignoreCase ? String(v).toLowerCase() : String(v)) ?? dflt;
     // Other keeps the source's own word for the activity, as OCSF asks.
     return hit === undefined || hit[0] === OTHER ? [OTHER, String(v)] : hit;
@@ -80,11 +98,24 @@ export interface CompileOptions {
   prune?: boolean;
 }
 
-function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, catalog: OcsfCatalog, problems: MappingProblem[], reads: Set<string>, defaults: DefaultsTracker, parsed: readonly PathSegment[][], options: CompileOptions): CompiledRule | undefined {
+function compileRule(
+  doc: MappingDocument,
+  rule: MappingRule,
+  ruleAt: string,
+  catalog: OcsfCatalog,
+  problems: MappingProblem[],
+  reads: Set<string>,
+  defaults: DefaultsTracker,
+  parsed: readonly PathSegment[][],
+  options: CompileOptions,
+): CompiledRule | undefined {
   const before = problems.length;
   const cls = catalog.classByUid(rule.class_uid);
   if (!cls) {
-    const known = catalog.classes().map((c) => `${c.uid} ${c.caption}`).join(', ');
+    const known = catalog
+      .classes()
+      .map((c) => `${c.uid} ${c.caption}`)
+      .join(', ');
     problems.push({ at: `${ruleAt}/class_uid`, message: `unknown OCSF class ${rule.class_uid} (supported: ${known})` });
     return undefined;
   }
@@ -131,21 +162,35 @@ function compileRule(doc: MappingDocument, rule: MappingRule, ruleAt: string, ca
   const categoryUid = cls.categoryUid;
   const categoryName = cls.categoryName;
   const typeNames = new Map<number, string>();
-  for (const [k, c] of Object.entries(cls.attributes.activity_id?.enum ?? {})) typeNames.set(Number(k), `${className}: ${c}`);
+  for (const [k, c] of Object.entries(cls.attributes.activity_id?.enum ?? {}))
+    typeNames.set(Number(k), `${className}: ${c}`);
   const product = doc.product;
   const profiles = ruleProfiles.length > 0 ? ruleProfiles : undefined;
   const version = catalog.version;
   const needsSeverity = cls.attributes.severity_id !== undefined;
   const observables = doc.observables === false ? undefined : compileObservables(catalog, scope.observables);
   const tree = doc.keep_unmapped === false ? undefined : scope.tree;
-  const prune = options.prune === false ? undefined : compilePruner(catalog, cls.uid, ruleProfiles, targetPaths([...(doc.defaults ?? []), ...(rule.set ?? [])]));
+  const prune =
+    options.prune === false
+      ? undefined
+      : compilePruner(catalog, cls.uid, ruleProfiles, targetPaths([...(doc.defaults ?? []), ...(rule.set ?? [])]));
 
   const build = (raw: Obj, ctx: MapContext): Obj => {
     const [activityId, activityName] = activity(raw);
     const metadata: Obj = { product: { ...product }, version };
     if (profiles) metadata.profiles = profiles.slice();
     const typeName = typeNames.get(activityId) ?? `${className}: Other`;
-    const ev = eventRoot(activityId, activityName, categoryUid, categoryName, classUid, className, classUid * 100 + activityId, typeName, metadata);
+    const ev = eventRoot(
+      activityId,
+      activityName,
+      categoryUid,
+      categoryName,
+      classUid,
+      className,
+      classUid * 100 + activityId,
+      typeName,
+      metadata,
+    );
     const outerNow = setReferenceTime(ctx.receivedAtMs);
     try {
       runBlock(block, raw, ev);
@@ -189,7 +234,8 @@ function knownFields(doc: MappingDocument, problems: MappingProblem[]): Set<stri
     const segs = parsePathAt(path, at, problems, true);
     if (!segs) return;
     if (segs.length === 0) problems.push({ at, message: 'invalid path: a known field cannot be the whole event (@)' });
-    else if (segs.some((s) => s.t === 'find')) problems.push({ at, message: 'invalid path: a known field names a field, not a filter: write a[*].b or a[].b' });
+    else if (segs.some((s) => s.t === 'find'))
+      problems.push({ at, message: 'invalid path: a known field names a field, not a filter: write a[*].b or a[].b' });
     else known.add(formatSegments(segs));
   });
   return known;
@@ -215,7 +261,8 @@ function compileRules(doc: MappingDocument, catalog: OcsfCatalog, options: Compi
   });
   for (const [i, reason] of defaults.seen) if (reason) problems.push({ at: `/defaults/${i}/target`, message: reason });
   (doc.profiles ?? []).forEach((p, i) => {
-    if (rules.length > 0 && !defaults.profiles.has(p)) problems.push({ at: `/profiles/${i}`, message: `no rule's class has the profile "${p}"` });
+    if (rules.length > 0 && !defaults.profiles.has(p))
+      problems.push({ at: `/profiles/${i}`, message: `no rule's class has the profile "${p}"` });
   });
   const known = knownFields(doc, problems);
   problems.push(...caseProblems(doc));
@@ -229,10 +276,18 @@ export function validateMappingDocument(doc: unknown, catalog: OcsfCatalog): Map
   return compileRules(doc as MappingDocument, catalog).problems;
 }
 
-const NO_RULE: MapResult = Object.freeze({ ok: false, kind: 'no_matching_rule', detail: 'no rule of the mapping matches the event' });
+const NO_RULE: MapResult = Object.freeze({
+  ok: false,
+  kind: 'no_matching_rule',
+  detail: 'no rule of the mapping matches the event',
+});
 
 /** Compiles a document once; throws MappingCompileError listing every problem. */
-export function compileMapping(doc: MappingDocument, catalog: OcsfCatalog, options: CompileOptions = {}): CompiledMapping {
+export function compileMapping(
+  doc: MappingDocument,
+  catalog: OcsfCatalog,
+  options: CompileOptions = {},
+): CompiledMapping {
   const shape = shapeProblems(doc);
   if (shape.length > 0) throw new MappingCompileError(shape);
   const { problems, rules, reads, known, parse } = compileRules(doc, catalog, options);
@@ -246,13 +301,18 @@ export function compileMapping(doc: MappingDocument, catalog: OcsfCatalog, optio
         const input = parse ? parse.run(raw) : raw;
         for (let i = 0; i < n; i++) {
           const r = rules[i]!;
-          if (r.when === undefined || r.when(input)) return parse ? { ok: true, event: r.build(input, ctx), input } : { ok: true, event: r.build(input, ctx) };
+          if (r.when === undefined || r.when(input))
+            return parse ? { ok: true, event: r.build(input, ctx), input } : { ok: true, event: r.build(input, ctx) };
         }
         return NO_RULE;
       } catch (e) {
         if (e instanceof ParseFailure) return { ok: false, kind: 'parse_failed', detail: e.message };
         if (e instanceof CastFailure) return { ok: false, kind: 'cast_failed', detail: e.message };
-        return { ok: false, kind: 'mapping_error', detail: `mapping failed: ${e instanceof Error ? e.message : 'unknown error'}` };
+        return {
+          ok: false,
+          kind: 'mapping_error',
+          detail: `mapping failed: ${e instanceof Error ? e.message : 'unknown error'}`,
+        };
       }
     },
   };

@@ -67,11 +67,53 @@ describe('conditions', () => {
     [{ path: 'hops[*].ip', exists: false }, false],
     [{ path: 'tags', eq: ['admin', 'vpn'] }, true],
     // combinators
-    [{ all: [{ path: 'code', eq: 4624 }, { path: 'ok', eq: true }] }, true],
-    [{ all: [{ path: 'code', eq: 4624 }, { path: 'ok', eq: false }] }, false],
-    [{ all: [{ path: 'code', eq: 4624 }, { path: 'ok', eq: true }, { path: 'type', exists: true }] }, true],
-    [{ any: [{ path: 'code', eq: 1 }, { path: 'ok', eq: true }] }, true],
-    [{ any: [{ path: 'code', eq: 1 }, { path: 'ok', eq: false }, { path: 'x', exists: true }] }, false],
+    [
+      {
+        all: [
+          { path: 'code', eq: 4624 },
+          { path: 'ok', eq: true },
+        ],
+      },
+      true,
+    ],
+    [
+      {
+        all: [
+          { path: 'code', eq: 4624 },
+          { path: 'ok', eq: false },
+        ],
+      },
+      false,
+    ],
+    [
+      {
+        all: [
+          { path: 'code', eq: 4624 },
+          { path: 'ok', eq: true },
+          { path: 'type', exists: true },
+        ],
+      },
+      true,
+    ],
+    [
+      {
+        any: [
+          { path: 'code', eq: 1 },
+          { path: 'ok', eq: true },
+        ],
+      },
+      true,
+    ],
+    [
+      {
+        any: [
+          { path: 'code', eq: 1 },
+          { path: 'ok', eq: false },
+          { path: 'x', exists: true },
+        ],
+      },
+      false,
+    ],
     [{ not: { path: 'code', eq: 1 } }, true],
     [{ all: [] }, true],
     [{ any: [] }, false],
@@ -107,7 +149,12 @@ describe('conditions', () => {
   });
 
   it('reports every problem of a combinator at once', () => {
-    const { problems } = compile({ any: [{ path: 'a', gt: 'x' }, { path: '', eq: 1 }] });
+    const { problems } = compile({
+      any: [
+        { path: 'a', gt: 'x' },
+        { path: '', eq: 1 },
+      ],
+    });
     expect(problems.map((p) => p.at)).toEqual(['/when/any/0/gt', '/when/any/1/path']);
   });
 
@@ -133,13 +180,26 @@ describe('conditions in the one form (docs/conditions.md)', () => {
     [{ field: 'hops[?ip=192.0.2.1].ip', op: 'exists' }, true],
     [{ field: 'tags', op: 'contains', value: 'vpn' }, true],
     [{ field: 'empty', op: 'not_exists' }, true],
-    [{ all: [{ path: 'code', eq: 4624 }, { field: 'type', op: 'regex', value: '^user\\.' }] }, true],
+    [
+      {
+        all: [
+          { path: 'code', eq: 4624 },
+          { field: 'type', op: 'regex', value: '^user\\.' },
+        ],
+      },
+      true,
+    ],
   ])('%j -> %s', (cond, expected) => {
     expect(holds(cond)).toBe(expected);
   });
 
   it('reports at the keys of the one form', () => {
-    const { problems } = compile({ any: [{ field: 'a..b', op: 'eq', value: [1] }, { field: 'a', op: 'matches', value: 'x' }] });
+    const { problems } = compile({
+      any: [
+        { field: 'a..b', op: 'eq', value: [1] },
+        { field: 'a', op: 'matches', value: 'x' },
+      ],
+    });
     expect(problems.map((p) => p.at)).toEqual(['/when/any/0/field', '/when/any/0/value', '/when/any/1/op']);
     expect(problems[0]!.message).toContain('invalid path');
   });

@@ -52,12 +52,19 @@ export function readSample(fileName: string, text: string): SampleEvents {
 }
 
 /** Maps every event of a sample as the pipeline would. */
-export function mapSample(events: readonly Record<string, unknown>[], mapping: CompiledMapping, validate: (e: Record<string, unknown>) => readonly OcsfIssue[]): Outcome[] {
+export function mapSample(
+  events: readonly Record<string, unknown>[],
+  mapping: CompiledMapping,
+  validate: (e: Record<string, unknown>) => readonly OcsfIssue[],
+): Outcome[] {
   return events.map((e) => {
     try {
       return mapOutcome(e, RECEIVED_AT_MS, mapping, validate);
     } catch (err) {
-      return { kind: 'mapping_error', detail: `normalization failed: ${err instanceof Error ? err.message : String(err)}` };
+      return {
+        kind: 'mapping_error',
+        detail: `normalization failed: ${err instanceof Error ? err.message : String(err)}`,
+      };
     }
   });
 }
@@ -81,12 +88,31 @@ function isQuarantine(e: unknown): e is { quarantine: string } {
 }
 
 function judgeOne(want: unknown, got: Outcome): { ok: boolean; classOk: boolean; failures: string[] } {
-  if (want === undefined) return { ok: false, classOk: false, failures: ['the expected file has no entry for this event (run with --update, then review)'] };
+  if (want === undefined)
+    return {
+      ok: false,
+      classOk: false,
+      failures: ['the expected file has no entry for this event (run with --update, then review)'],
+    };
   if (isQuarantine(want)) {
-    if ('kind' in got) return got.kind === want.quarantine ? { ok: true, classOk: true, failures: [] } : { ok: false, classOk: false, failures: [`expected quarantine as ${want.quarantine}, got ${got.kind}: ${got.detail}`] };
-    return { ok: false, classOk: false, failures: [`expected quarantine as ${want.quarantine}, but the event was delivered as class ${String(got.event.class_uid)}`] };
+    if ('kind' in got)
+      return got.kind === want.quarantine
+        ? { ok: true, classOk: true, failures: [] }
+        : {
+            ok: false,
+            classOk: false,
+            failures: [`expected quarantine as ${want.quarantine}, got ${got.kind}: ${got.detail}`],
+          };
+    return {
+      ok: false,
+      classOk: false,
+      failures: [
+        `expected quarantine as ${want.quarantine}, but the event was delivered as class ${String(got.event.class_uid)}`,
+      ],
+    };
   }
-  if (typeof want !== 'object' || want === null || Array.isArray(want)) return { ok: false, classOk: false, failures: ['the expected entry is not an object'] };
+  if (typeof want !== 'object' || want === null || Array.isArray(want))
+    return { ok: false, classOk: false, failures: ['the expected entry is not an object'] };
   if ('kind' in got) return { ok: false, classOk: false, failures: [`quarantined as ${got.kind}: ${got.detail}`] };
   const w = want as Record<string, unknown>;
   const classOk = w.class_uid === got.event.class_uid && w.activity_id === got.event.activity_id;
@@ -95,10 +121,15 @@ function judgeOne(want: unknown, got: Outcome): { ok: boolean; classOk: boolean;
 }
 
 /** Judges a sample's outcomes against its expected file (a JSON array, one entry per event). */
-export function judgeSample(expected: unknown, outcomes: readonly Outcome[], lines: readonly number[]): { judgements: EventJudgement[]; problems: string[] } {
+export function judgeSample(
+  expected: unknown,
+  outcomes: readonly Outcome[],
+  lines: readonly number[],
+): { judgements: EventJudgement[]; problems: string[] } {
   const problems: string[] = [];
   if (!Array.isArray(expected)) return { judgements: [], problems: ['the expected file is not a JSON array'] };
-  if (expected.length !== outcomes.length) problems.push(`the expected file has ${expected.length} entries for ${outcomes.length} events`);
+  if (expected.length !== outcomes.length)
+    problems.push(`the expected file has ${expected.length} entries for ${outcomes.length} events`);
   const judgements = outcomes.map((got, i) => ({ line: lines[i]!, ...judgeOne(expected[i], got) }));
   return { judgements, problems };
 }

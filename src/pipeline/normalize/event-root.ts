@@ -12,10 +12,31 @@
 import type { Obj } from './targets.js';
 
 interface EventRootCtor {
-  new (activityId: number, activityName: string, categoryUid: number, categoryName: string, classUid: number, className: string, typeUid: number, typeName: string, metadata: Obj): Obj;
+  new (
+    activityId: number,
+    activityName: string,
+    categoryUid: number,
+    categoryName: string,
+    classUid: number,
+    className: string,
+    typeUid: number,
+    typeName: string,
+    metadata: Obj,
+  ): Obj;
 }
 
-const EventRoot = function (this: Record<string, unknown>, activityId: number, activityName: string, categoryUid: number, categoryName: string, classUid: number, className: string, typeUid: number, typeName: string, metadata: Obj) {
+const EventRoot = function (
+  this: Record<string, unknown>,
+  activityId: number,
+  activityName: string,
+  categoryUid: number,
+  categoryName: string,
+  classUid: number,
+  className: string,
+  typeUid: number,
+  typeName: string,
+  metadata: Obj,
+) {
   this.activity_id = activityId;
   this.activity_name = activityName;
   this.category_uid = categoryUid;
@@ -34,6 +55,26 @@ const EventRoot = function (this: Record<string, unknown>, activityId: number, a
 } as unknown as EventRootCtor;
 EventRoot.prototype = Object.prototype;
 
-export function eventRoot(activityId: number, activityName: string, categoryUid: number, categoryName: string, classUid: number, className: string, typeUid: number, typeName: string, metadata: Obj): Obj {
-  return new EventRoot(activityId, activityName, categoryUid, categoryName, classUid, className, typeUid, typeName, metadata);
+export function eventRoot(
+  activityId: number,
+  activityName: string,
+  categoryUid: number,
+  categoryName: string,
+  classUid: number,
+  className: string,
+  typeUid: number,
+  typeName: string,
+  metadata: Obj,
+): Obj {
+  return new EventRoot(
+    activityId,
+    activityName,
+    categoryUid,
+    categoryName,
+    classUid,
+    className,
+    typeUid,
+    typeName,
+    metadata,
+  );
 }

@@ -18,7 +18,8 @@ export function cloneJson(v: unknown): unknown {
 }
 
 /** A function returning the constant (a fresh copy when it is an object or a list). */
-export const constant = (v: unknown): (() => unknown) => (typeof v === 'object' && v !== null ? () => cloneJson(v) : () => v);
+export const constant = (v: unknown): (() => unknown) =>
+  typeof v === 'object' && v !== null ? () => cloneJson(v) : () => v;
 
 function enumLabel(attr: OcsfAttribute): string {
   return Object.entries(attr.enum ?? {})
@@ -41,7 +42,12 @@ export interface CompiledLookup {
 }
 
 /** Compiles a lookup; for an enum target every output must be a value of the enum. */
-export function compileLookup(l: Lookup, at: string, attr: OcsfAttribute | undefined, problems: MappingProblem[]): CompiledLookup {
+export function compileLookup(
+  l: Lookup,
+  at: string,
+  attr: OcsfAttribute | undefined,
+  problems: MappingProblem[],
+): CompiledLookup {
   const map = new Map<string, unknown>();
   for (const [k, v] of Object.entries(l.map)) {
     const p = enumProblem(attr, v);

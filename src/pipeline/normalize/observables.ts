@@ -16,7 +16,12 @@ export interface ObservableSpec {
 /** Observable specs for a rule's observable targets (full dotted path -> type_id). */
 export function compileObservables(catalog: OcsfCatalog, targets: ReadonlyMap<string, number>): ObservableSpec[] {
   const captions = catalog.object('observable')?.attributes.type_id?.enum ?? {};
-  return [...targets].map(([name, typeId]) => ({ name, keys: name.split('.'), typeId, type: captions[String(typeId)] ?? 'Other' }));
+  return [...targets].map(([name, typeId]) => ({
+    name,
+    keys: name.split('.'),
+    typeId,
+    type: captions[String(typeId)] ?? 'Other',
+  }));
 }
 
 function walk(v: unknown, spec: ObservableSpec, i: number, out: Obj[]): void {

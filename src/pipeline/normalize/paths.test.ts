@@ -11,7 +11,10 @@ const ev = {
     { type: 'User', id: 'u1' },
     { type: 'User', id: 'u2' },
   ],
-  params: [{ name: 'count', value: 3 }, { name: 'flag', value: true }],
+  params: [
+    { name: 'count', value: 3 },
+    { name: 'flag', value: true },
+  ],
   mixed: [
     { Type: 'GROUP', id: 'g1' },
     { type: 'user', id: 'u9' },

@@ -112,7 +112,8 @@ export function parsePath(path: string, normalized = false): PathSegment[] {
     if (!expectKey) throw new PathSyntaxError(`unexpected "${c}" after ]`);
     let j = i;
     while (j < path.length && path[j] !== '.' && path[j] !== '[') {
-      if (path[j] === ']' || path[j] === '"') throw new PathSyntaxError(`unexpected "${path[j]}": quote such keys as ["..."]`);
+      if (path[j] === ']' || path[j] === '"')
+        throw new PathSyntaxError(`unexpected "${path[j]}": quote such keys as ["..."]`);
       j++;
     }
     segs.push(keySeg(path.slice(i, j)));
@@ -126,7 +127,12 @@ export function parsePath(path: string, normalized = false): PathSegment[] {
  * parsePath for the compiler: the segments, or undefined after recording the problem at `at`
  * (`invalid path: <reason>`).
  */
-export function parsePathAt(path: unknown, at: string, problems: { at: string; message: string }[], normalized = false): PathSegment[] | undefined {
+export function parsePathAt(
+  path: unknown,
+  at: string,
+  problems: { at: string; message: string }[],
+  normalized = false,
+): PathSegment[] | undefined {
   try {
     return parsePath(path as string, normalized);
   } catch (e) {
@@ -216,7 +222,8 @@ export function compileSegments(segs: readonly PathSegment[]): Getter {
   if (segs.every((s) => s.t === 'key' && !s.own)) {
     const ks = segs.map((s) => (s as { k: string }).k);
     const [a, b, c] = ks as [string, string | undefined, string | undefined];
-    const get = (o: unknown, k: string) => (typeof o === 'object' && o !== null && !Array.isArray(o) ? (o as Record<string, unknown>)[k] : undefined);
+    const get = (o: unknown, k: string) =>
+      typeof o === 'object' && o !== null && !Array.isArray(o) ? (o as Record<string, unknown>)[k] : undefined;
     if (ks.length === 1) return (src) => get(src, a);
     if (ks.length === 2) return (src) => get(get(src, a), b!);
     if (ks.length === 3) return (src) => get(get(get(src, a), b!), c!);

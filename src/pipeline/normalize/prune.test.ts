@@ -17,7 +17,12 @@ function event(r: MapResult): Record<string, unknown> {
 }
 
 function network(set: Assignment[], defaults: Assignment[] = []): MappingDocument {
-  return { product: { name: 'Sensor', vendor_name: 'Example' }, profiles: ['host', 'cloud'], defaults, rules: [{ name: 'flow', class_uid: 4001, activity_id: 6, set }] };
+  return {
+    product: { name: 'Sensor', vendor_name: 'Example' },
+    profiles: ['host', 'cloud'],
+    defaults,
+    rules: [{ name: 'flow', class_uid: 4001, activity_id: 6, set }],
+  };
 }
 
 describe('objects are written only when they hold what OCSF requires', () => {
@@ -101,7 +106,9 @@ describe('objects are written only when they hold what OCSF requires', () => {
     expect(r.ok).toBe(true);
     const issues = validators[0]!.validate((r as { event: Record<string, unknown> }).event);
     // The actor's process names no pid, uid or cpid: it goes, and with it the required actor.
-    expect(issues.map((i) => `${i.kind} ${i.path}`)).toEqual(expect.arrayContaining(['missing_required actor', 'missing_required device']));
+    expect(issues.map((i) => `${i.kind} ${i.path}`)).toEqual(
+      expect.arrayContaining(['missing_required actor', 'missing_required device']),
+    );
   });
 });
 
@@ -116,15 +123,51 @@ describe('Base Event', () => {
       { target: 'severity_id', value: 1 },
     ],
     rules: [
-      { name: 'traffic', when: { field: 'type', op: 'eq', value: 'traffic' }, class_uid: 4001, activity_id: 6, set: [{ target: 'src_endpoint.ip', from: 'srcip' }, { target: 'dst_endpoint.ip', from: 'dstip' }] },
-      { name: 'other FortiGate events', when: { field: 'logid', op: 'exists' }, class_uid: 0, activity_id: { from: 'subtype', lookup: { map: {} } }, set: [{ target: 'message', from: 'msg' }] },
+      {
+        name: 'traffic',
+        when: { field: 'type', op: 'eq', value: 'traffic' },
+        class_uid: 4001,
+        activity_id: 6,
+        set: [
+          { target: 'src_endpoint.ip', from: 'srcip' },
+          { target: 'dst_endpoint.ip', from: 'dstip' },
+        ],
+      },
+      {
+        name: 'other FortiGate events',
+        when: { field: 'logid', op: 'exists' },
+        class_uid: 0,
+        activity_id: { from: 'subtype', lookup: { map: {} } },
+        set: [{ target: 'message', from: 'msg' }],
+      },
     ],
   };
   const m = compileMapping(doc, catalog);
 
   it('a well-formed event no class fits is delivered as Base Event with its vendor fields under unmapped', () => {
-    const e = event(m.map({ logid: '0100032001', type: 'event', subtype: 'system', devname: 'fw-1', msg: 'Admin login successful', user: 'admin' }, ctx));
-    expect(e).toMatchObject({ class_uid: 0, class_name: 'Base Event', category_uid: 0, category_name: 'Uncategorized', activity_id: 99, activity_name: 'system', type_uid: 99, type_name: 'Base Event: Other' });
+    const e = event(
+      m.map(
+        {
+          logid: '0100032001',
+          type: 'event',
+          subtype: 'system',
+          devname: 'fw-1',
+          msg: 'Admin login successful',
+          user: 'admin',
+        },
+        ctx,
+      ),
+    );
+    expect(e).toMatchObject({
+      class_uid: 0,
+      class_name: 'Base Event',
+      category_uid: 0,
+      category_name: 'Uncategorized',
+      activity_id: 99,
+      activity_name: 'system',
+      type_uid: 99,
+      type_name: 'Base Event: Other',
+    });
     expect(e.unmapped).toEqual({ type: 'event', user: 'admin' }); // subtype was read as the activity
     expect(e.device).toEqual({ hostname: 'fw-1', type_id: 9, type: 'Firewall' });
   });
@@ -140,13 +183,33 @@ describe('profiles per rule', () => {
       product: { name: 'XDR', vendor_name: 'Example' },
       profiles: ['incident', 'host'],
       rules: [
-        { name: 'alert', when: { field: 'kind', op: 'eq', value: 'alert' }, class_uid: 2004, activity_id: 1, set: [{ target: 'finding_info.uid', from: 'id' }, { target: 'finding_info.title', from: 'title' }, { target: 'is_suspected_breach', value: true }] },
-        { name: 'other', when: { field: 'id', op: 'exists' }, class_uid: 0, activity_id: 99, set: [{ target: 'message', from: 'title' }] },
+        {
+          name: 'alert',
+          when: { field: 'kind', op: 'eq', value: 'alert' },
+          class_uid: 2004,
+          activity_id: 1,
+          set: [
+            { target: 'finding_info.uid', from: 'id' },
+            { target: 'finding_info.title', from: 'title' },
+            { target: 'is_suspected_breach', value: true },
+          ],
+        },
+        {
+          name: 'other',
+          when: { field: 'id', op: 'exists' },
+          class_uid: 0,
+          activity_id: 99,
+          set: [{ target: 'message', from: 'title' }],
+        },
       ],
     };
     const m = compileMapping(doc, catalog);
-    expect(event(m.map({ kind: 'alert', id: 'a', title: 'x' }, ctx)).metadata).toMatchObject({ profiles: ['incident', 'host'] });
+    expect(event(m.map({ kind: 'alert', id: 'a', title: 'x' }, ctx)).metadata).toMatchObject({
+      profiles: ['incident', 'host'],
+    });
     expect(event(m.map({ kind: 'audit', id: 'b', title: 'y' }, ctx)).metadata).toMatchObject({ profiles: ['host'] });
-    expect(() => compileMapping({ ...doc, profiles: ['incident', 'host', 'container'], rules: [doc.rules[1]!] }, catalog)).toThrow(/\/profiles\/0: no rule's class has the profile "incident"/);
+    expect(() =>
+      compileMapping({ ...doc, profiles: ['incident', 'host', 'container'], rules: [doc.rules[1]!] }, catalog),
+    ).toThrow(/\/profiles\/0: no rule's class has the profile "incident"/);
   });
 });

@@ -26,7 +26,10 @@ interface Draft {
 
 export type Pruner = (event: Obj) => void;
 
-function requirements(def: OcsfObjectDef, profiles: readonly string[]): { required: string[]; atLeastOne: readonly string[] | undefined } {
+function requirements(
+  def: OcsfObjectDef,
+  profiles: readonly string[],
+): { required: string[]; atLeastOne: readonly string[] | undefined } {
   const required: string[] = [];
   for (const a of Object.values(def.attributes)) {
     if (a.requirement !== 'required') continue;
@@ -57,11 +60,22 @@ function draftNode(): Draft {
 }
 
 function freeze(key: string, d: Draft): Node {
-  return { key, isArray: d.isArray, required: d.required, atLeastOne: d.atLeastOne, children: [...d.children].map(([k, c]) => freeze(k, c)) };
+  return {
+    key,
+    isArray: d.isArray,
+    required: d.required,
+    atLeastOne: d.atLeastOne,
+    children: [...d.children].map(([k, c]) => freeze(k, c)),
+  };
 }
 
 /** The pruner of one rule's class and targets; undefined when the rule writes no object with requirements. */
-export function compilePruner(catalog: OcsfCatalog, classUid: number, profiles: readonly string[], targets: readonly string[][]): Pruner | undefined {
+export function compilePruner(
+  catalog: OcsfCatalog,
+  classUid: number,
+  profiles: readonly string[],
+  targets: readonly string[][],
+): Pruner | undefined {
   const root = draftNode();
   let any = false;
   for (const names of targets) {

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { OcsfIssue } from '../../ocsf/types.js';
 import type { IngestBatch } from '../envelope.js';
-import { DRIFT_EVERY, DRIFT_MAX_SAMPLE, normalizeBatch, oneLine, recordsNdjson, summarizeIssues, type StageContext } from './stage.js';
+import {
+  DRIFT_EVERY,
+  DRIFT_MAX_SAMPLE,
+  normalizeBatch,
+  oneLine,
+  recordsNdjson,
+  summarizeIssues,
+  type StageContext,
+} from './stage.js';
 import type { CompiledMapping, MapResult } from './types.js';
 
 // A stand-in for a compiled mapping: the raw event says how mapping goes.
@@ -19,7 +27,10 @@ const fakeMapping: CompiledMapping = {
       case 'bigint':
         return { ok: true, event: { class_uid: 3002, user: 'x', n: 1n } };
       default:
-        return { ok: true, event: { class_uid: raw.class_uid ?? 3002, activity_id: 1, time: ctx.receivedAtMs, user: raw.user } };
+        return {
+          ok: true,
+          event: { class_uid: raw.class_uid ?? 3002, activity_id: 1, time: ctx.receivedAtMs, user: raw.user },
+        };
     }
   },
 };
@@ -61,7 +72,6 @@ const ctx = (over: Partial<StageContext> = {}): StageContext => ({
   ...over,
 });
 
-
 describe('normalizeBatch', () => {
   it('writes one NDJSON line per valid event with the full envelope', () => {
     const res = normalizeBatch(batchOf([{ user: 'a' }, { user: 'b', class_uid: 6003 }]), ctx());
@@ -98,11 +108,18 @@ describe('normalizeBatch', () => {
       [1, 'no_mapping', null],
     ]);
     expect(res.quarantined[0]!.error_detail).toBe('no live mapping for platform "custom", stream "app "logs""');
-    expect(res.quarantined[1]).toMatchObject({ id: '0190d1c2-0000-7000-8000-000000000001', raw: { user: 'b' }, received_at: '2026-03-01T12:00:00.000Z' });
+    expect(res.quarantined[1]).toMatchObject({
+      id: '0190d1c2-0000-7000-8000-000000000001',
+      raw: { user: 'b' },
+      received_at: '2026-03-01T12:00:00.000Z',
+    });
   });
 
   it('quarantines mapping failures with their own kind, on one line', () => {
-    const res = normalizeBatch(batchOf([{ kind: 'no_rule' }, { kind: 'bad_cast' }, { kind: 'throws' }, { kind: 'bigint' }, { user: 'ok' }]), ctx());
+    const res = normalizeBatch(
+      batchOf([{ kind: 'no_rule' }, { kind: 'bad_cast' }, { kind: 'throws' }, { kind: 'bigint' }, { user: 'ok' }]),
+      ctx(),
+    );
     expect(res.quarantined.map((q) => [q.index, q.error_kind, q.error_detail, q.mapping_version_id])).toEqual([
       [0, 'no_matching_rule', 'no rule matched', 'v-1'],
       [1, 'cast_failed', 'time: "x" is not a timestamp second line', 'v-1'],
@@ -116,7 +133,9 @@ describe('normalizeBatch', () => {
   it('always quarantines missing required attributes, even when lenient', () => {
     for (const policy of ['strict', 'lenient'] as const) {
       const res = normalizeBatch(batchOf([{ kind: 'x' }]), ctx({ policy }));
-      expect(res.quarantined.map((q) => [q.error_kind, q.error_detail])).toEqual([['missing_required', 'missing required attribute: user']]);
+      expect(res.quarantined.map((q) => [q.error_kind, q.error_detail])).toEqual([
+        ['missing_required', 'missing required attribute: user'],
+      ]);
       expect(res.normalized).toBe(0);
       expect(res.compliance.get(3002)).toEqual({ valid: 0, invalid: 1, lastError: 'missing required attribute: user' });
     }
@@ -193,6 +212,8 @@ describe('detail helpers', () => {
       { path: 'd', kind: 'missing_required', message: '' },
     ];
     expect(summarizeIssues(issues)).toBe('missing required attributes: a, b, c (+1 more)');
-    expect(summarizeIssues([{ path: '', kind: 'unknown_class', message: '' }])).toBe('invalid OCSF (1 issue): unknown_class at (event)');
+    expect(summarizeIssues([{ path: '', kind: 'unknown_class', message: '' }])).toBe(
+      'invalid OCSF (1 issue): unknown_class at (event)',
+    );
   });
 });

@@ -90,10 +90,14 @@ export function summarizeIssues(issues: readonly OcsfIssue[]): string {
   const missing = issues.filter((i) => i.kind === 'missing_required');
   if (missing.length > 0) {
     const shown = missing.slice(0, ISSUES_IN_DETAIL).map((i) => i.path);
-    return oneLine(`missing required attribute${missing.length > 1 ? 's' : ''}: ${shown.join(', ')}${more(missing.length, shown.length)}`);
+    return oneLine(
+      `missing required attribute${missing.length > 1 ? 's' : ''}: ${shown.join(', ')}${more(missing.length, shown.length)}`,
+    );
   }
   const shown = issues.slice(0, ISSUES_IN_DETAIL).map((i) => `${i.kind} at ${i.path || '(event)'}`);
-  return oneLine(`invalid OCSF (${issues.length} issue${issues.length > 1 ? 's' : ''}): ${shown.join('; ')}${more(issues.length, shown.length)}`);
+  return oneLine(
+    `invalid OCSF (${issues.length} issue${issues.length > 1 ? 's' : ''}): ${shown.join('; ')}${more(issues.length, shown.length)}`,
+  );
 }
 
 function errorMessage(err: unknown): string {
@@ -108,7 +112,9 @@ export function parseRaw(raw: RawEvent): Record<string, unknown> | undefined {
   if (typeof raw !== 'string') return raw;
   try {
     const value: unknown = JSON.parse(raw);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -129,12 +135,28 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
   /** Per record: its index in the batch and its parsed raw event (pairs), for a late quarantine. */
   const recordRaw: unknown[] = [];
   const texts: string[] = [];
-  const result: StageResult = { records, texts, normalized: 0, flagged: 0, quarantined, compliance, mapped: 0, base: 0, driftSample, driftRaw };
+  const result: StageResult = {
+    records,
+    texts,
+    normalized: 0,
+    flagged: 0,
+    quarantined,
+    compliance,
+    mapped: 0,
+    base: 0,
+    driftSample,
+    driftRaw,
+  };
   const perEventTime = ctx.receivedAt;
   const mapping = ctx.mapping;
   const versionId = mapping?.versionId ?? null;
 
-  const quarantine = (index: number, raw: Record<string, unknown> | undefined, kind: QuarantineKind, detail: string) => {
+  const quarantine = (
+    index: number,
+    raw: Record<string, unknown> | undefined,
+    kind: QuarantineKind,
+    detail: string,
+  ) => {
     const event = events[index]!;
     quarantined.push({
       index,
@@ -193,7 +215,16 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
       let record: NormalizedRecord;
       if (issues.length === 0) {
         stats.valid++;
-        record = { id: ids[i]!, organization_id, integration_id, stream, received_at, mapping_version_id, valid: true, ocsf: event };
+        record = {
+          id: ids[i]!,
+          organization_id,
+          integration_id,
+          stream,
+          received_at,
+          mapping_version_id,
+          valid: true,
+          ocsf: event,
+        };
       } else {
         stats.invalid++;
         const summary = summarizeIssues(issues);
@@ -204,7 +235,17 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
           continue;
         }
         const listed = issues.map((x) => ({ path: x.path, kind: x.kind, message: x.message }));
-        record = { id: ids[i]!, organization_id, integration_id, stream, received_at, mapping_version_id, valid: false, issues: listed, ocsf: event };
+        record = {
+          id: ids[i]!,
+          organization_id,
+          integration_id,
+          stream,
+          received_at,
+          mapping_version_id,
+          valid: false,
+          issues: listed,
+          ocsf: event,
+        };
       }
       records.push(record);
       recordRaw.push(i, raw);
@@ -231,7 +272,12 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
       texts.push(JSON.stringify(record.ocsf));
     } catch (err) {
       // An output JSON cannot hold costs one event, not the batch.
-      quarantine(recordRaw[2 * r] as number, recordRaw[2 * r + 1] as Record<string, unknown>, 'mapping_error', oneLine(`normalization failed: ${errorMessage(err)}`));
+      quarantine(
+        recordRaw[2 * r] as number,
+        recordRaw[2 * r + 1] as Record<string, unknown>,
+        'mapping_error',
+        oneLine(`normalization failed: ${errorMessage(err)}`),
+      );
       continue;
     }
     records[kept++] = record;

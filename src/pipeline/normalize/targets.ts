@@ -17,8 +17,17 @@ const STEP = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d{1,4})?\])?$/;
 
 /** Attributes the compiler owns: a mapping cannot assign them (docs/mappings.md, "What the compiler adds"). */
 const OWNED_EXACT = new Set([
-  'class_uid', 'class_name', 'category_uid', 'category_name', 'activity_id', 'type_uid', 'type_name',
-  'metadata', 'metadata.version', 'metadata.product', 'metadata.profiles',
+  'class_uid',
+  'class_name',
+  'category_uid',
+  'category_name',
+  'activity_id',
+  'type_uid',
+  'type_name',
+  'metadata',
+  'metadata.version',
+  'metadata.product',
+  'metadata.profiles',
 ]);
 const OWNED_PREFIX = ['observables', 'unmapped'];
 
@@ -28,10 +37,14 @@ export function parseTarget(path: string): TargetStep[] {
   parts.forEach((part, i) => {
     const m = STEP.exec(part);
     if (!m) throw new TargetError(`"${part}" is not an attribute name (letters, digits, _; optionally [n] or [])`);
-    if (m[1] === '__proto__' || m[1] === 'constructor' || m[1] === 'prototype') throw new TargetError(`"${m[1]}" cannot be a target`);
+    if (m[1] === '__proto__' || m[1] === 'constructor' || m[1] === 'prototype')
+      throw new TargetError(`"${m[1]}" cannot be a target`);
     const bracket = part.endsWith(']');
-    if (bracket && m[2] === undefined && i !== parts.length - 1) throw new TargetError('[] (append) is allowed on the last attribute only');
-    steps.push(bracket ? (m[2] === undefined ? { k: m[1]!, append: true } : { k: m[1]!, idx: Number(m[2]) }) : { k: m[1]! });
+    if (bracket && m[2] === undefined && i !== parts.length - 1)
+      throw new TargetError('[] (append) is allowed on the last attribute only');
+    steps.push(
+      bracket ? (m[2] === undefined ? { k: m[1]!, append: true } : { k: m[1]!, idx: Number(m[2]) }) : { k: m[1]! },
+    );
   });
   return steps;
 }
@@ -154,7 +167,12 @@ function freeForm(a: OcsfAttribute): boolean {
  * Resolves a target (its full path, `each` targets included) in a class, checking list
  * syntax against is_array and profile-only attributes against the document's profiles.
  */
-export function resolveTarget(catalog: OcsfCatalog, classUid: number, steps: readonly TargetStep[], profiles: readonly string[]): ResolvedTarget {
+export function resolveTarget(
+  catalog: OcsfCatalog,
+  classUid: number,
+  steps: readonly TargetStep[],
+  profiles: readonly string[],
+): ResolvedTarget {
   const names: string[] = [];
   for (let i = 0; i < steps.length; i++) {
     const s = steps[i]!;
@@ -163,11 +181,14 @@ export function resolveTarget(catalog: OcsfCatalog, classUid: number, steps: rea
     const attr = catalog.resolve(classUid, path);
     if (!attr) return { problem: `the class has no attribute "${path}"` };
     if (attr.profiles && !attr.profiles.some((p) => profiles.includes(p))) {
-      return { problem: `"${path}" exists only with the profile ${attr.profiles.join(' or ')}: add it to the document's profiles` };
+      return {
+        problem: `"${path}" exists only with the profile ${attr.profiles.join(' or ')}: add it to the document's profiles`,
+      };
     }
     const listed = s.idx !== undefined || s.append === true;
     if (listed && !attr.isArray) return { problem: `"${path}" is not a list: remove the brackets` };
-    if (!listed && attr.isArray && i < steps.length - 1) return { problem: `"${path}" is a list: write ${s.k}[0] (an element), or build it with each` };
+    if (!listed && attr.isArray && i < steps.length - 1)
+      return { problem: `"${path}" is a list: write ${s.k}[0] (an element), or build it with each` };
     if (freeForm(attr) && i < steps.length - 1) return {};
     if (i === steps.length - 1) return { attr };
   }

@@ -55,7 +55,8 @@ function splitFallback(body: string): [string, string | undefined] {
  * copied into the output, so it counts as read). Throws TemplateSyntaxError.
  */
 export function compileTemplate(template: string, onPath?: (segs: PathSegment[]) => void): TemplateFn {
-  if (template.length > MAX_TEMPLATE_LENGTH) throw new TemplateSyntaxError(`a template is limited to ${MAX_TEMPLATE_LENGTH} characters`);
+  if (template.length > MAX_TEMPLATE_LENGTH)
+    throw new TemplateSyntaxError(`a template is limited to ${MAX_TEMPLATE_LENGTH} characters`);
   const literals: string[] = [];
   const holes: Placeholder[] = [];
   let lit = '';
@@ -74,7 +75,9 @@ export function compileTemplate(template: string, onPath?: (segs: PathSegment[])
       try {
         segs = parsePath(path);
       } catch (e) {
-        throw new TemplateSyntaxError(`placeholder at character ${i + 1}: ${e instanceof PathSyntaxError ? e.message : 'invalid path'}`);
+        throw new TemplateSyntaxError(
+          `placeholder at character ${i + 1}: ${e instanceof PathSyntaxError ? e.message : 'invalid path'}`,
+        );
       }
       onPath?.(segs);
       literals.push(lit);
@@ -84,7 +87,8 @@ export function compileTemplate(template: string, onPath?: (segs: PathSegment[])
       continue;
     }
     if (c === '}') {
-      if (template[i + 1] !== '}') throw new TemplateSyntaxError(`unmatched } at character ${i + 1} (write }} for a literal brace)`);
+      if (template[i + 1] !== '}')
+        throw new TemplateSyntaxError(`unmatched } at character ${i + 1} (write }} for a literal brace)`);
       lit += '}';
       i++;
       continue;

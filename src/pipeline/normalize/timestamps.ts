@@ -7,12 +7,34 @@ import type { TimestampFormat } from './types.js';
 const MAX_MS = 8.64e15; // the ECMAScript Date range
 
 const MONTHS: Record<string, number> = {
-  jan: 0, feb: 1, mar: 2, apr: 3, may: 4, jun: 5, jul: 6, aug: 7, sep: 8, oct: 9, nov: 10, dec: 11,
+  jan: 0,
+  feb: 1,
+  mar: 2,
+  apr: 3,
+  may: 4,
+  jun: 5,
+  jul: 6,
+  aug: 7,
+  sep: 8,
+  oct: 9,
+  nov: 10,
+  dec: 11,
 };
 
 // RFC 2822 obsolete zone names, plus UTC: military single letters are not accepted.
 const ZONES: Record<string, number> = {
-  ut: 0, utc: 0, gmt: 0, z: 0, est: -300, edt: -240, cst: -360, cdt: -300, mst: -420, mdt: -360, pst: -480, pdt: -420,
+  ut: 0,
+  utc: 0,
+  gmt: 0,
+  z: 0,
+  est: -300,
+  edt: -240,
+  cst: -360,
+  cdt: -300,
+  mst: -420,
+  mdt: -360,
+  pst: -480,
+  pdt: -420,
 };
 
 /** Milliseconds between 1601-01-01 and 1970-01-01 (Windows FILETIME epoch). */
@@ -71,7 +93,15 @@ function daysIn(y: number, mo: number): number {
 }
 
 /** Date.UTC with range checks: 2024-02-30 is an error, not March 1st. */
-function utc(y: number, mo: number, d: number, h: number, mi: number, s: number, fraction: string | undefined): number | undefined {
+function utc(
+  y: number,
+  mo: number,
+  d: number,
+  h: number,
+  mi: number,
+  s: number,
+  fraction: string | undefined,
+): number | undefined {
   if (mo < 0 || mo > 11 || d < 1 || d > 31 || h > 24 || mi > 59 || s > 60) return undefined;
   if (h === 24 && (mi !== 0 || s !== 0)) return undefined;
   if (d > daysIn(y, mo)) return undefined;
@@ -93,11 +123,13 @@ function offsetMinutes(sign: string | undefined, hh: string | undefined, mm: str
 }
 
 // 2024-01-02T03:04:05.123+01:00, 2024-01-02 03:04:05, 2024/01/02 03:04, 2024-01-02
-const ISO = /^(\d{4})[-/](\d{2})[-/](\d{2})(?:[Tt ]+(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s*(?:([Zz])|(?:UTC|GMT)|([+-])(\d{2}):?(\d{2})?)?)?$/;
+const ISO =
+  /^(\d{4})[-/](\d{2})[-/](\d{2})(?:[Tt ]+(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s*(?:([Zz])|(?:UTC|GMT)|([+-])(\d{2}):?(\d{2})?)?)?$/;
 // 20240102T030405Z, 20240102030405.0Z (LDAP generalized time): a zone or a T is needed, else it is an epoch number
 const BASIC = /^(\d{4})(\d{2})(\d{2})(T?)(\d{2})(\d{2})(\d{2})(?:[.,](\d+))?(?:([Zz])|([+-])(\d{2})(\d{2})?)?$/;
 // Tue, 02 Jan 2024 03:04:05 +0000 | 2 Jan 2024 03:04 GMT | Sunday, 06-Nov-94 08:49:37 GMT (RFC 850)
-const RFC2822 = /^(?:[A-Za-z]{3,9},?\s+)?(\d{1,2})[\s-]+([A-Za-z]{3})[\s-]+(\d{2}|\d{4})\s+(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?\s*(?:([+-])(\d{2})(\d{2})|([A-Za-z]{1,3}))?$/;
+const RFC2822 =
+  /^(?:[A-Za-z]{3,9},?\s+)?(\d{1,2})[\s-]+([A-Za-z]{3})[\s-]+(\d{2}|\d{4})\s+(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?\s*(?:([+-])(\d{2})(\d{2})|([A-Za-z]{1,3}))?$/;
 // Sun Nov  6 08:49:37 1994 (asctime) | Tue Jan  2 03:04:05 UTC 2024 (date(1))
 const ASCTIME = /^[A-Za-z]{3}\s+([A-Za-z]{3})\s+(\d{1,2})\s+(\d{2}):(\d{2}):(\d{2})(?:\s+([A-Za-z]{1,4}))?\s+(\d{4})$/;
 // 02/Jan/2024:03:04:05 +0000, optionally in brackets
@@ -122,7 +154,8 @@ const two = (t: string, i: number) => digit(t, i) * 10 + digit(t, i + 1);
  */
 function fastIso(t: string): number | undefined {
   const n = t.length;
-  if (n < 20 || t.charCodeAt(4) !== 45 || t.charCodeAt(7) !== 45 || t.charCodeAt(13) !== 58 || t.charCodeAt(16) !== 58) return undefined;
+  if (n < 20 || t.charCodeAt(4) !== 45 || t.charCodeAt(7) !== 45 || t.charCodeAt(13) !== 58 || t.charCodeAt(16) !== 58)
+    return undefined;
   const sep = t.charCodeAt(10);
   if (sep !== 84 && sep !== 116 && sep !== 32) return undefined;
   for (const i of ISO_DIGITS) {
@@ -224,14 +257,26 @@ function parseMsJson(t: string): number | undefined {
 }
 
 function parseFiletime(value: unknown): number | undefined {
-  const text = typeof value === 'number' ? (Number.isInteger(value) ? value.toFixed(0) : '') : typeof value === 'string' ? value.trim() : '';
+  const text =
+    typeof value === 'number'
+      ? Number.isInteger(value)
+        ? value.toFixed(0)
+        : ''
+      : typeof value === 'string'
+        ? value.trim()
+        : '';
   if (!/^\d{1,20}$/.test(text)) return undefined;
   // 100-nanosecond ticks: drop four digits to get milliseconds without float rounding.
   const ms = text.length > 4 ? Number(text.slice(0, -4)) : 0;
   return finite(ms - FILETIME_EPOCH_MS);
 }
 
-const EPOCH_UNITS: Partial<Record<TimestampFormat, Unit>> = { epoch_s: 's', epoch_ms: 'ms', epoch_us: 'us', epoch_ns: 'ns' };
+const EPOCH_UNITS: Partial<Record<TimestampFormat, Unit>> = {
+  epoch_s: 's',
+  epoch_ms: 'ms',
+  epoch_us: 'us',
+  epoch_ns: 'ns',
+};
 
 /**
  * Reads a timestamp as epoch milliseconds (UTC), or undefined when the value is not one.
@@ -259,7 +304,11 @@ export function referenceTime(): number {
   return referenceNow ?? Date.now();
 }
 
-export function parseTimestamp(value: unknown, format: TimestampFormat = 'auto', now: number = Date.now()): number | undefined {
+export function parseTimestamp(
+  value: unknown,
+  format: TimestampFormat = 'auto',
+  now: number = Date.now(),
+): number | undefined {
   const unit = EPOCH_UNITS[format];
   if (format === 'filetime') return parseFiletime(value);
   if (typeof value === 'number') {

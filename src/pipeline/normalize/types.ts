@@ -183,7 +183,11 @@ export interface MapContext {
 export type MapResult =
   /** `input`: the event as the rules read it, when `parse` steps added fields to it (drift reads it). */
   | { ok: true; event: Record<string, unknown>; input?: Record<string, unknown> }
-  | { ok: false; kind: Extract<QuarantineKind, 'no_matching_rule' | 'cast_failed' | 'mapping_error' | 'parse_failed'>; detail: string };
+  | {
+      ok: false;
+      kind: Extract<QuarantineKind, 'no_matching_rule' | 'cast_failed' | 'mapping_error' | 'parse_failed'>;
+      detail: string;
+    };
 
 export interface CompiledMapping {
   /**

@@ -66,7 +66,8 @@ export class ReadTree {
 function put(o: Record<string, unknown> | undefined, k: string, v: unknown): Record<string, unknown> {
   const res = o ?? {};
   // A JSON `__proto__` key is an own property; plain assignment would set the prototype.
-  if (k === '__proto__') Object.defineProperty(res, k, { value: v, enumerable: true, writable: true, configurable: true });
+  if (k === '__proto__')
+    Object.defineProperty(res, k, { value: v, enumerable: true, writable: true, configurable: true });
   else res[k] = v;
   return res;
 }

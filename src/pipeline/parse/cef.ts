@@ -58,7 +58,8 @@ export function parseCefExtension(text: string, offset: number, maxFields: numbe
     if (text.trim() !== '') throw new ParseError('the extension has no key=value pair', offset + 1);
     return out;
   }
-  if (text.slice(0, keys[0]![0]).trim() !== '') throw new ParseError('the extension does not start with a key', offset + 1);
+  if (text.slice(0, keys[0]![0]).trim() !== '')
+    throw new ParseError('the extension does not start with a key', offset + 1);
   for (let n = 0; n < keys.length; n++) {
     const [k, v] = keys[n]!;
     const end = n + 1 < keys.length ? keys[n + 1]![0] - 1 : text.length;
@@ -78,7 +79,15 @@ export function parseCef(text: string, maxFields: number): Fields {
   const at = text.indexOf('CEF:');
   if (at < 0) throw new ParseError('no "CEF:" header');
   const h = header(text, at + 4, 7, true);
-  const [version, vendor, product, deviceVersion, classId, name, severity] = h.fields as [string, string, string, string, string, string, string];
+  const [version, vendor, product, deviceVersion, classId, name, severity] = h.fields as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   if (!/^\d+$/.test(version)) throw new ParseError('the CEF version is not a number', at + 5);
   const out = prefixed(text, at);
   out.version = version;

@@ -142,7 +142,8 @@ function parseJson(text: string, maxDepth: number): Fields {
     const pos = /position (\d+)/.exec((e as Error).message);
     throw new ParseError('invalid JSON', pos ? Number(pos[1]) + 1 : undefined);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ParseError('the JSON text is not an object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new ParseError('the JSON text is not an object');
   const deep = (v: unknown, d: number): boolean => {
     if (d > maxDepth) return true;
     if (typeof v !== 'object' || v === null) return false;
@@ -153,19 +154,38 @@ function parseJson(text: string, maxDepth: number): Fields {
   return value as Fields;
 }
 
-function bounded(value: number | undefined, limit: { default: number; max: number }, at: string, problems: MappingProblem[]): number {
+function bounded(
+  value: number | undefined,
+  limit: { default: number; max: number },
+  at: string,
+  problems: MappingProblem[],
+): number {
   if (value === undefined) return limit.default;
   if (value > limit.max) problems.push({ at, message: `at most ${limit.max}` });
   return Math.min(value, limit.max);
 }
 
-function parserOf(step: ParseStep, at: string, problems: MappingProblem[], maxFields: number, maxDepth: number): Parse | undefined {
+function parserOf(
+  step: ParseStep,
+  at: string,
+  problems: MappingProblem[],
+  maxFields: number,
+  maxDepth: number,
+): Parse | undefined {
   switch (step.parser) {
     case 'syslog':
       return (t) => parseSyslog(t, maxFields);
     case 'kv': {
-      const opts = { maxFields, ...(step.pair_separator ? { pairSeparator: step.pair_separator } : {}), ...(step.value_separator ? { valueSeparator: step.value_separator } : {}), ...(step.quotes !== undefined ? { quotes: step.quotes } : {}), ...(step.doubled_quotes === true ? { doubledQuotes: true } : {}), ...(step.lenient === true ? { lenient: true } : {}) };
-      if (step.pair_separator !== undefined && step.pair_separator === step.value_separator) problems.push({ at: `${at}/value_separator`, message: 'the pair and value separators must differ' });
+      const opts = {
+        maxFields,
+        ...(step.pair_separator ? { pairSeparator: step.pair_separator } : {}),
+        ...(step.value_separator ? { valueSeparator: step.value_separator } : {}),
+        ...(step.quotes !== undefined ? { quotes: step.quotes } : {}),
+        ...(step.doubled_quotes === true ? { doubledQuotes: true } : {}),
+        ...(step.lenient === true ? { lenient: true } : {}),
+      };
+      if (step.pair_separator !== undefined && step.pair_separator === step.value_separator)
+        problems.push({ at: `${at}/value_separator`, message: 'the pair and value separators must differ' });
       return (t) => parseKv(t, opts);
     }
     case 'csv': {
@@ -173,8 +193,15 @@ function parserOf(step: ParseStep, at: string, problems: MappingProblem[], maxFi
         problems.push({ at: `${at}/columns`, message: 'the csv parser needs its columns (the header, in order)' });
         return undefined;
       }
-      const opts = { columns: step.columns, maxFields, allowExtra: step.allow_extra === true, ...(step.delimiter ? { delimiter: step.delimiter } : {}), ...(step.quote ? { quote: step.quote } : {}) };
-      if (opts.delimiter !== undefined && opts.delimiter === opts.quote) problems.push({ at: `${at}/quote`, message: 'the delimiter and the quote must differ' });
+      const opts = {
+        columns: step.columns,
+        maxFields,
+        allowExtra: step.allow_extra === true,
+        ...(step.delimiter ? { delimiter: step.delimiter } : {}),
+        ...(step.quote ? { quote: step.quote } : {}),
+      };
+      if (opts.delimiter !== undefined && opts.delimiter === opts.quote)
+        problems.push({ at: `${at}/quote`, message: 'the delimiter and the quote must differ' });
       return (t) => parseCsv(t, opts);
     }
     case 'cef':
@@ -183,7 +210,10 @@ function parserOf(step: ParseStep, at: string, problems: MappingProblem[], maxFi
       return (t) => parseLeef(t, maxFields, step.delimiter);
     case 'regex':
       if (step.pattern === undefined) {
-        problems.push({ at: `${at}/pattern`, message: 'the regex parser needs a pattern with named groups (?P<name>...)' });
+        problems.push({
+          at: `${at}/pattern`,
+          message: 'the regex parser needs a pattern with named groups (?P<name>...)',
+        });
         return undefined;
       }
       return compileRegex(step.pattern, `${at}/pattern`, problems);
@@ -200,7 +230,10 @@ function intoPath(into: string | undefined, at: string, problems: MappingProblem
   if (into === undefined) return [];
   const keys = into.split('.');
   if (keys.some((k) => !/^[A-Za-z0-9_@#-]{1,128}$/.test(k))) {
-    problems.push({ at, message: 'into is a dotted path of plain keys (letters, digits, _, -, @, #), like "fields" or "fw.kv"' });
+    problems.push({
+      at,
+      message: 'into is a dotted path of plain keys (letters, digits, _, -, @, #), like "fields" or "fw.kv"',
+    });
     return undefined;
   }
   return keys;
@@ -218,7 +251,11 @@ function place(event: Fields, path: readonly string[], fields: Fields): void {
   for (const key in fields) putField(target, key, fields[key], 'replace');
 }
 
-export function compileParseSteps(steps: readonly ParseStep[], problems: MappingProblem[], base = '/parse'): CompiledParse | undefined {
+export function compileParseSteps(
+  steps: readonly ParseStep[],
+  problems: MappingProblem[],
+  base = '/parse',
+): CompiledParse | undefined {
   const before = problems.length;
   const reads: PathSegment[][] = [];
   const compiled: CompiledStep[] = [];
@@ -226,7 +263,10 @@ export function compileParseSteps(steps: readonly ParseStep[], problems: Mapping
     const at = `${base}/${i}`;
     for (const [option, owners] of Object.entries(OWN_OPTIONS)) {
       if ((step as unknown as Record<string, unknown>)[option] !== undefined && !owners.includes(step.parser)) {
-        problems.push({ at: `${at}/${option}`, message: `${option} belongs to the ${owners.join(' and ')} parser${owners.length > 1 ? 's' : ''}, not ${step.parser}` });
+        problems.push({
+          at: `${at}/${option}`,
+          message: `${option} belongs to the ${owners.join(' and ')} parser${owners.length > 1 ? 's' : ''}, not ${step.parser}`,
+        });
       }
     }
     const segs = parsePathAt(step.from ?? 'message', `${at}/from`, problems);
@@ -238,11 +278,21 @@ export function compileParseSteps(steps: readonly ParseStep[], problems: Mapping
     const parse = parserOf(step, at, problems, maxFields, maxDepth);
     if (!segs || !into || !parse) return;
     if (step.keep_source !== true) reads.push(segs);
-    compiled.push({ n: i + 1, parser: step.parser, get: compileSegments(segs), into, when, skip: step.on_error === 'skip', maxLength, parse });
+    compiled.push({
+      n: i + 1,
+      parser: step.parser,
+      get: compileSegments(segs),
+      into,
+      when,
+      skip: step.on_error === 'skip',
+      maxLength,
+      parse,
+    });
   });
   if (problems.length > before) return undefined;
 
-  const fail = (s: CompiledStep, reason: string, where = '') => new ParseFailure(`parse step ${s.n} (${s.parser}) failed${where}: ${reason}`);
+  const fail = (s: CompiledStep, reason: string, where = '') =>
+    new ParseFailure(`parse step ${s.n} (${s.parser}) failed${where}: ${reason}`);
   return {
     reads,
     run(raw) {

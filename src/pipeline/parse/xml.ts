@@ -22,7 +22,9 @@ function codePoint(n: number): string {
 
 function decode(v: string): string {
   if (!v.includes('&')) return v;
-  return v.replace(ENTITY, (_m, dec: string | undefined, hex: string | undefined, name: string | undefined) => (dec ? codePoint(Number(dec)) : hex ? codePoint(parseInt(hex, 16)) : PREDEFINED[name!]!));
+  return v.replace(ENTITY, (_m, dec: string | undefined, hex: string | undefined, name: string | undefined) =>
+    dec ? codePoint(Number(dec)) : hex ? codePoint(parseInt(hex, 16)) : PREDEFINED[name!]!,
+  );
 }
 
 const parser = new XMLParser({
@@ -71,7 +73,8 @@ function plain(v: unknown): unknown {
 
 function windowsEvent(doc: Fields): Fields {
   const event = doc.Event;
-  if (typeof event !== 'object' || event === null || Array.isArray(event)) throw new ParseError('the document is not a Windows <Event>');
+  if (typeof event !== 'object' || event === null || Array.isArray(event))
+    throw new ParseError('the document is not a Windows <Event>');
   const out: Fields = {};
   for (const [k, v] of Object.entries(event as Fields)) {
     if (k.startsWith('@')) continue;
@@ -102,7 +105,8 @@ export function parseXml(text: string, format: XmlFormat, limits: { maxDepth: nu
   } catch (e) {
     throw new ParseError(e instanceof Error ? e.message.replace(/:\d+:\d+$/, '') : 'invalid XML');
   }
-  if (depthOf(doc, limits.maxDepth) > limits.maxDepth) throw new ParseError(`nested deeper than ${limits.maxDepth} elements`);
+  if (depthOf(doc, limits.maxDepth) > limits.maxDepth)
+    throw new ParseError(`nested deeper than ${limits.maxDepth} elements`);
   if (countLeaves(doc) > limits.maxFields) throw new ParseError(`more than ${limits.maxFields} fields`);
   return format === 'windows_event' ? windowsEvent(doc) : doc;
 }

@@ -6,7 +6,13 @@
 import { buildRoutingWrite, type RoutableDestination } from '../delivery/router.js';
 import type { RoutingWrite } from '../delivery/engine-port.js';
 import type { IngestBatch } from '../envelope.js';
-import { normalizeBatch, type OcsfPolicyMode, type StageContext, type StageMapping, type StageResult } from '../normalize/stage.js';
+import {
+  normalizeBatch,
+  type OcsfPolicyMode,
+  type StageContext,
+  type StageMapping,
+  type StageResult,
+} from '../normalize/stage.js';
 import type { OrgRoutes } from '../delivery/routes-cache.js';
 import type { CompiledRoutes } from '../route/types.js';
 import { drainWanted, type EnrichmentJob } from '../enrich/live.js';

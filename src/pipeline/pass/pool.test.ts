@@ -30,16 +30,37 @@ const document = {
 const catalog = ocsfCatalog();
 const validator = createValidator(catalog);
 
-const route = (id: string, over: Partial<RouteSpec>): RouteSpec => ({ id, organization_id: 1, name: id, position: 1, enabled: true, condition: null, transforms: [], destination_ids: [], final: true, version: 1, ...over });
+const route = (id: string, over: Partial<RouteSpec>): RouteSpec => ({
+  id,
+  organization_id: 1,
+  name: id,
+  position: 1,
+  enabled: true,
+  condition: null,
+  transforms: [],
+  destination_ids: [],
+  final: true,
+  version: 1,
+  ...over,
+});
 const specs = [
-  route('masked', { condition: { field: 'entity.name', op: 'prefix', value: 'p' }, transforms: [{ type: 'drop_fields', fields: ['message'] }], destination_ids: ['d2'], final: false }),
+  route('masked', {
+    condition: { field: 'entity.name', op: 'prefix', value: 'p' },
+    transforms: [{ type: 'drop_fields', fields: ['message'] }],
+    destination_ids: ['d2'],
+    final: false,
+  }),
   route('all', { destination_ids: ['d1'] }),
 ];
 
 function job(batch: IngestBatch): PassJob {
   return {
     batch,
-    mapping: { versionId: 'v1', compiled: compileMapping(document, catalog), document: document as unknown as Record<string, unknown> },
+    mapping: {
+      versionId: 'v1',
+      compiled: compileMapping(document, catalog),
+      document: document as unknown as Record<string, unknown>,
+    },
     policy: 'strict',
     routes: { fingerprint: 'f1', specs, compiled: () => compileRoutes(specs) },
     destinations: new Map([
@@ -68,12 +89,21 @@ const pool = createPassPool(1);
 afterAll(() => pool.close());
 
 async function decoded(result: Awaited<ReturnType<typeof pool.run>>) {
-  return Promise.all(result.write.deliveries.map(async (d) => ({ destination: d.destination_id, ids: d.event_ids, events: await decodeRecords(d.events) })));
+  return Promise.all(
+    result.write.deliveries.map(async (d) => ({
+      destination: d.destination_id,
+      ids: d.event_ids,
+      events: await decodeRecords(d.events),
+    })),
+  );
 }
 
 describe('the pass on a worker thread', () => {
   it('gives what the pass on the calling thread gives: outbox rows, ledger, lineage, quarantine', async () => {
-    const [threaded, inline] = await Promise.all([pool.run(job(batch)), inlinePassRunner((e) => validator.validate(e))(job(batch))]);
+    const [threaded, inline] = await Promise.all([
+      pool.run(job(batch)),
+      inlinePassRunner((e) => validator.validate(e))(job(batch)),
+    ]);
     expect(await decoded(threaded)).toEqual(await decoded(inline));
     expect(await decoded(threaded)).toEqual([
       { destination: 'd2', ids: 'e1,e3', events: expect.not.stringContaining('hello') },
@@ -83,7 +113,9 @@ describe('the pass on a worker thread', () => {
     expect(threaded.write.lineageEvents).toEqual(inline.write.lineageEvents);
     expect(threaded.write.routeStats).toEqual(inline.write.routeStats);
     expect(threaded.stage).toEqual(inline.stage);
-    expect(threaded.stage.quarantined.map((q) => [q.id, q.error_kind, q.raw])).toEqual([['e4', 'no_matching_rule', { other: true }]]);
+    expect(threaded.stage.quarantined.map((q) => [q.id, q.error_kind, q.raw])).toEqual([
+      ['e4', 'no_matching_rule', { other: true }],
+    ]);
     expect(threaded.missing).toBe(false);
   });
 
@@ -95,20 +127,47 @@ describe('the pass on a worker thread', () => {
   });
 
   it('enriches on the thread from a table whose bytes are shared, not copied, and counts per policy', async () => {
-    const bytes = encodeTable({ key_column: 'name', match: 'exact', columns: ['name', 'team'], rows: [{ name: 'p1', team: 'red' }, { name: 'x2', team: 'blue' }] });
+    const bytes = encodeTable({
+      key_column: 'name',
+      match: 'exact',
+      columns: ['name', 'team'],
+      rows: [
+        { name: 'p1', team: 'red' },
+        { name: 'x2', team: 'blue' },
+      ],
+    });
     const shared = new Uint8Array(new SharedArrayBuffer(bytes.length));
     shared.set(bytes);
     const enrichment: EnrichmentJob = {
       fingerprint: 'e1',
-      policies: [{ id: 'pol', version: 1, definition: { name: 'team', order: 1, condition: null, key: 'entity.name', lookup: { table_id: 't' }, output: { enrichment: { name: 'team' } }, on_miss: 'continue' } }],
+      policies: [
+        {
+          id: 'pol',
+          version: 1,
+          definition: {
+            name: 'team',
+            order: 1,
+            condition: null,
+            key: 'entity.name',
+            lookup: { table_id: 't' },
+            output: { enrichment: { name: 'team' } },
+            on_miss: 'continue',
+          },
+        },
+      ],
       refs: { pol: { kind: 'table', blob: 'tv1' } },
       blobs: { tv1: shared },
     };
     const enriched = { ...job(batch), enrichment };
-    const [threaded, inline] = await Promise.all([pool.run(enriched), inlinePassRunner((e) => validator.validate(e))(enriched)]);
+    const [threaded, inline] = await Promise.all([
+      pool.run(enriched),
+      inlinePassRunner((e) => validator.validate(e))(enriched),
+    ]);
     expect(await decoded(threaded)).toEqual(await decoded(inline));
     const d1 = (await decoded(threaded)).find((d) => d.destination === 'd1')!;
     expect(d1.events).toContain('"enrichments":[{"name":"team","value":"p1","data":{"name":"p1","team":"red"}}]');
-    expect(threaded.stage.enrichment).toEqual([expect.objectContaining({ policy_id: 'pol', seen: 3, hits: 2, misses: 1, errors: 0 })]);
+    expect(threaded.stage.enrichment).toEqual([
+      expect.objectContaining({ policy_id: 'pol', seen: 3, hits: 2, misses: 1, errors: 0 }),
+    ]);
   });
 });

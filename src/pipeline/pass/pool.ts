@@ -55,7 +55,16 @@ export function createPassPool(threads: number): { run: PassRunner; close(): Pro
         policy: job.policy,
         ...(job.receivedAt ? { receivedAt: job.receivedAt } : {}),
         routes: { fingerprint: job.routes.fingerprint, specs: job.routes.specs },
-        destinations: [...job.destinations].map(([id, d]) => [id, { organization_id: d.organization_id, enabled: d.enabled, disabled_reason: d.disabled_reason, shadow_destination_id: d.shadow_destination_id, type: d.type }]),
+        destinations: [...job.destinations].map(([id, d]) => [
+          id,
+          {
+            organization_id: d.organization_id,
+            enabled: d.enabled,
+            disabled_reason: d.disabled_reason,
+            shadow_destination_id: d.shadow_destination_id,
+            type: d.type,
+          },
+        ]),
         lineage: job.lineage,
         ...(job.enrichment ? { enrichment: job.enrichment } : {}),
         ...(job.detection ? { detection: job.detection } : {}),

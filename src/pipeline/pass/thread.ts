@@ -51,7 +51,9 @@ export default async function pass(task: PassTask): Promise<PassResult> {
     validate,
     policy: task.policy,
     ...(task.receivedAt ? { receivedAt: task.receivedAt } : {}),
-    routes: routes(`${task.batch.organization_id}\u0000${task.routes.fingerprint}`, () => compileRoutes(task.routes.specs)),
+    routes: routes(`${task.batch.organization_id}\u0000${task.routes.fingerprint}`, () =>
+      compileRoutes(task.routes.specs),
+    ),
     destinations: new Map(task.destinations),
     lineage: task.lineage,
     enrich: enrichHook(task.batch.organization_id, task.enrichment),
@@ -61,4 +63,3 @@ export default async function pass(task: PassTask): Promise<PassResult> {
   await encodeDeliveries(result.write, encodeLinesSync);
   return result;
 }
-

@@ -22,7 +22,19 @@ function rec(ocsf: Record<string, unknown>, over: Partial<NormalizedRecord> = {}
 /** The stored line exactly as the normalization stage writes it. */
 
 function route(id: string, over: Partial<RouteSpec> = {}): RouteSpec {
-  return { id, organization_id: 1, name: id, position: 1, enabled: true, condition: null, transforms: [], destination_ids: [], final: true, version: 1, ...over };
+  return {
+    id,
+    organization_id: 1,
+    name: id,
+    position: 1,
+    enabled: true,
+    condition: null,
+    transforms: [],
+    destination_ids: [],
+    final: true,
+    version: 1,
+    ...over,
+  };
 }
 
 const cls = (n: number) => ({ field: 'class_uid', op: 'eq' as const, value: n });
@@ -38,10 +50,17 @@ describe('compileRoutes', () => {
     expect(plan.copies.get('A')!.map((c) => c.index)).toEqual([0]);
     expect(plan.copies.get('B')!.map((c) => c.index)).toEqual([1]);
     expect(plan.records).toEqual([{ routes: ['r1'] }, { routes: ['r2'] }]);
-    expect(plan.matched).toEqual(new Map([['r1', 1], ['r2', 1]]));
+    expect(plan.matched).toEqual(
+      new Map([
+        ['r1', 1],
+        ['r2', 1],
+      ]),
+    );
     expect(plan.filtered).toEqual({ no_route: 0, sampled_out: 0, dropped_by_route: 0 });
 
-    const none = compileRoutes([route('r1', { condition: cls(1), destination_ids: ['A'] })]).plan([rec({ class_uid: 9 })]);
+    const none = compileRoutes([route('r1', { condition: cls(1), destination_ids: ['A'] })]).plan([
+      rec({ class_uid: 9 }),
+    ]);
     expect(none.records).toEqual([{ routes: [], filtered: 'no_route' }]);
     expect(none.filtered.no_route).toBe(1);
     expect(none.copies.size).toBe(0);
@@ -51,7 +70,12 @@ describe('compileRoutes', () => {
   it('fan-out: non-final routes let later ones match; each destination gets one copy (first route wins)', () => {
     const routes = compileRoutes([
       route('all-to-lake', { final: false, destination_ids: ['lake'] }),
-      route('auth', { condition: cls(3002), final: false, destination_ids: ['siem', 'lake'], transforms: [{ type: 'drop_fields', fields: ['raw'] }] }),
+      route('auth', {
+        condition: cls(3002),
+        final: false,
+        destination_ids: ['siem', 'lake'],
+        transforms: [{ type: 'drop_fields', fields: ['raw'] }],
+      }),
       route('rest', { destination_ids: ['siem', 'archive'] }),
     ]);
     const records = [rec({ class_uid: 3002, raw: 'x' }), rec({ class_uid: 4001, raw: 'y' })];
@@ -73,7 +97,13 @@ describe('compileRoutes', () => {
     ]);
     expect(JSON.parse(siem[0]!.line)).toEqual({ class_uid: 3002 });
     expect(plan.copies.get('archive')!.map((c) => c.index)).toEqual([0, 1]);
-    expect(plan.matched).toEqual(new Map([['all-to-lake', 2], ['auth', 1], ['rest', 2]]));
+    expect(plan.matched).toEqual(
+      new Map([
+        ['all-to-lake', 2],
+        ['auth', 1],
+        ['rest', 2],
+      ]),
+    );
     // The transform worked on a copy: the record is untouched.
     expect(records[0]!.ocsf).toEqual({ class_uid: 3002, raw: 'x' });
   });
@@ -88,7 +118,9 @@ describe('compileRoutes', () => {
     expect(plan.filtered).toEqual({ no_route: 0, sampled_out: 0, dropped_by_route: 1 });
     expect(plan.copies.get('A')!.map((c) => c.index)).toEqual([1]);
     // Not final: a later route still sends it, so it is not filtered.
-    const fan = compileRoutes([route('d', { final: false }), route('rest', { destination_ids: ['A'] })]).plan([rec({})]);
+    const fan = compileRoutes([route('d', { final: false }), route('rest', { destination_ids: ['A'] })]).plan([
+      rec({}),
+    ]);
     expect(fan.records[0]).toEqual({ routes: ['d', 'rest'] });
   });
 
@@ -103,7 +135,9 @@ describe('compileRoutes', () => {
     expect(plan.sampledOut.get('s')).toBe(2000 - kept);
     expect(plan.filtered.sampled_out).toBe(2000 - kept);
     // Deterministic: the same events again, from a fresh compilation too.
-    const again = compileRoutes([route('s', { transforms: [{ type: 'sample', rate: 0.1 }], destination_ids: ['A'] })]).plan(records);
+    const again = compileRoutes([
+      route('s', { transforms: [{ type: 'sample', rate: 0.1 }], destination_ids: ['A'] }),
+    ]).plan(records);
     expect(again.copies.get('A')!.map((c) => c.index)).toEqual(plan.copies.get('A')!.map((c) => c.index));
 
     // A sampled-out event on a final route stops there; on a non-final one, later routes still see it.
@@ -118,7 +152,10 @@ describe('compileRoutes', () => {
   it('given texts, untransformed copies carry them as they are, one shared string per record', () => {
     const records = [
       rec({ class_uid: 1, message: 'a "quoted" ,"ocsf": text', nested: { list: [1, 2, { x: null }] } }),
-      rec({ class_uid: 2, 'weird,"ocsf":key': true }, { valid: false, issues: [{ path: ',"ocsf":', kind: 'x', message: '}' }] }),
+      rec(
+        { class_uid: 2, 'weird,"ocsf":key': true },
+        { valid: false, issues: [{ path: ',"ocsf":', kind: 'x', message: '}' }] },
+      ),
       rec({ class_uid: 3, emoji: '🙂\u2028' }),
     ];
     const specs = [route('a', { final: false, destination_ids: ['A', 'B'] }), route('b', { destination_ids: ['C'] })];
@@ -138,7 +175,10 @@ describe('compileRoutes', () => {
   });
 
   it('destinations listed twice in a route get one copy; disabled routes never match', () => {
-    const plan = compileRoutes([route('off', { enabled: false, destination_ids: ['X'] }), route('r', { destination_ids: ['A', 'A'] })]).plan([rec({})]);
+    const plan = compileRoutes([
+      route('off', { enabled: false, destination_ids: ['X'] }),
+      route('r', { destination_ids: ['A', 'A'] }),
+    ]).plan([rec({})]);
     expect(plan.copies.get('A')).toHaveLength(1);
     expect(plan.copies.has('X')).toBe(false);
     expect(plan.matched.has('off')).toBe(false);
@@ -146,16 +186,29 @@ describe('compileRoutes', () => {
 
   it('envelope conditions route per integration and stream', () => {
     const routes = compileRoutes([
-      route('int7', { condition: { all: [{ field: 'envelope.integration_id', op: 'eq', value: 7 }, { field: 'envelope.stream', op: 'eq', value: 'dns' }] }, destination_ids: ['A'] }),
+      route('int7', {
+        condition: {
+          all: [
+            { field: 'envelope.integration_id', op: 'eq', value: 7 },
+            { field: 'envelope.stream', op: 'eq', value: 'dns' },
+          ],
+        },
+        destination_ids: ['A'],
+      }),
       route('rest', { destination_ids: ['B'] }),
     ]);
-    const plan = routes.plan([rec({}, { integration_id: 7, stream: 'dns' }), rec({}, { integration_id: 7, stream: 'http' })]);
+    const plan = routes.plan([
+      rec({}, { integration_id: 7, stream: 'dns' }),
+      rec({}, { integration_id: 7, stream: 'http' }),
+    ]);
     expect(plan.copies.get('A')!.map((c) => c.index)).toEqual([0]);
     expect(plan.copies.get('B')!.map((c) => c.index)).toEqual([1]);
   });
 
   it('an invalid stored route throws a RouteCompileError naming it', () => {
-    expect(() => compileRoutes([route('bad', { condition: { field: 'a', op: 'nope' } as never })])).toThrow(RouteCompileError);
+    expect(() => compileRoutes([route('bad', { condition: { field: 'a', op: 'nope' } as never })])).toThrow(
+      RouteCompileError,
+    );
     try {
       compileRoutes([route('bad', { transforms: [{ type: 'sample', rate: 5 }] })]);
     } catch (e) {
@@ -167,16 +220,24 @@ describe('compileRoutes', () => {
   it('validateRouteParts reports condition and transform problems together', () => {
     expect(validateRouteParts(null, [])).toEqual([]);
     expect(validateRouteParts({ field: 'message', op: 'exists' }, [{ type: 'mask' }])).toEqual([]);
-    const problems = validateRouteParts({ any: [{ field: 'severity_id', op: 'gt', value: 'x' }] }, [{ type: 'sample' }]);
+    const problems = validateRouteParts({ any: [{ field: 'severity_id', op: 'gt', value: 'x' }] }, [
+      { type: 'sample' },
+    ]);
     expect(problems.map((p) => p.path)).toEqual(['condition.any[0].value', 'transforms[0].rate']);
     expect(validateRouteParts(undefined, undefined)).toEqual([]);
   });
 
   it('plans 1000 events through 10 routes quickly', () => {
     const specs = Array.from({ length: 10 }, (_, k) =>
-      route(`r${k}`, { final: false, condition: { any: [cls(k), { field: 'actor.user.name', op: 'prefix', value: `u${k}` }] }, destination_ids: [`D${k % 3}`] }),
+      route(`r${k}`, {
+        final: false,
+        condition: { any: [cls(k), { field: 'actor.user.name', op: 'prefix', value: `u${k}` }] },
+        destination_ids: [`D${k % 3}`],
+      }),
     );
-    const records = Array.from({ length: 1000 }, (_, i) => rec({ class_uid: i % 12, actor: { user: { name: `u${i % 10}x` } }, message: 'x'.repeat(200) }));
+    const records = Array.from({ length: 1000 }, (_, i) =>
+      rec({ class_uid: i % 12, actor: { user: { name: `u${i % 10}x` } }, message: 'x'.repeat(200) }),
+    );
     const lines = records.map((r) => JSON.stringify(r.ocsf));
     const routes = compileRoutes(specs);
     routes.plan(records, lines);
@@ -189,7 +250,15 @@ describe('compileRoutes', () => {
 
 describe('field paths held to OCSF', () => {
   it('refuses, in conditions and transforms, a path no supported class has, with the closest', () => {
-    const problems = validateRouteParts({ all: [{ field: 'clas_uid', op: 'eq', value: 3002 }, { field: 'unmapped.vendor_flag', op: 'exists' }] }, [{ type: 'keep_fields', fields: ['actor.usr', 'time'] }]);
+    const problems = validateRouteParts(
+      {
+        all: [
+          { field: 'clas_uid', op: 'eq', value: 3002 },
+          { field: 'unmapped.vendor_flag', op: 'exists' },
+        ],
+      },
+      [{ type: 'keep_fields', fields: ['actor.usr', 'time'] }],
+    );
     expect(problems).toEqual([
       expect.objectContaining({ path: 'condition.all[0].field', closest: 'class_uid' }),
       expect.objectContaining({ path: 'transforms[0].fields[0]', closest: 'actor.user' }),
@@ -199,11 +268,17 @@ describe('field paths held to OCSF', () => {
 
   it('accepts envelope fields, and any path under the any rule (stored parts)', () => {
     expect(validateRouteParts({ field: 'envelope.stream', op: 'eq', value: 's' }, [])).toEqual([]);
-    expect(validateRouteParts({ field: 'clas_uid', op: 'exists' }, [{ type: 'drop_fields', fields: ['nope'] }], { fields: { condition: 'any', transforms: 'any' } })).toEqual([]);
+    expect(
+      validateRouteParts({ field: 'clas_uid', op: 'exists' }, [{ type: 'drop_fields', fields: ['nope'] }], {
+        fields: { condition: 'any', transforms: 'any' },
+      }),
+    ).toEqual([]);
   });
 
   it('still compiles a stored route with such a path: dispatch never breaks on a rule that came later', () => {
-    const plan = compileRoutes([route('legacy', { condition: { field: 'clas_uid', op: 'eq', value: 3002 }, destination_ids: ['D'] })]).plan([rec({ class_uid: 3002 })]);
+    const plan = compileRoutes([
+      route('legacy', { condition: { field: 'clas_uid', op: 'eq', value: 3002 }, destination_ids: ['D'] }),
+    ]).plan([rec({ class_uid: 3002 })]);
     expect(plan.filtered.no_route).toBe(1);
   });
 });

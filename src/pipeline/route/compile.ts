@@ -35,7 +35,11 @@ export interface ValidateOptions {
 }
 
 /** Every problem of a route's condition and transforms, each with its location (`condition.all[2].value`); empty when valid. */
-export function validateRouteParts(condition: unknown, transforms: unknown, options: ValidateOptions = {}): RouteProblem[] {
+export function validateRouteParts(
+  condition: unknown,
+  transforms: unknown,
+  options: ValidateOptions = {},
+): RouteProblem[] {
   const problems: RouteProblem[] = [];
   const fields = options.fields ?? { condition: 'ocsf', transforms: 'ocsf' };
   const prefix = options.at ? `${options.at}.` : '';

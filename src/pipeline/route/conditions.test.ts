@@ -159,7 +159,12 @@ describe('route conditions: validation', () => {
         { field: 'class_uid', op: 'eq', value: 1 },
         { field: 'x', op: 'between', value: 1 },
         { field: 'y', op: 'in', value: 'abc' },
-        { any: [{ field: 'a..b', op: 'exists' }, { field: 'z', op: 'cidr', value: ['10.0.0.0/8', 'nope'] }] },
+        {
+          any: [
+            { field: 'a..b', op: 'exists' },
+            { field: 'z', op: 'cidr', value: ['10.0.0.0/8', 'nope'] },
+          ],
+        },
       ],
     });
     expect(problems.map((p) => p.path)).toEqual([
@@ -183,7 +188,9 @@ describe('route conditions: validation', () => {
     expect(problemsOf({ field: 'a', op: 'gt', value: '5' })[0]!.path).toBe('condition.value');
     expect(problemsOf({ field: 'envelope.tenant', op: 'exists' })[0]!.message).toMatch(/envelope\.stream/);
     expect(problemsOf({ field: 'a[?x=1].b', op: 'exists' })[0]!.path).toBe('condition.field');
-    expect(problemsOf({ field: 'a', op: 'regex', value: 'x'.repeat(CONDITION_LIMITS.regexLength + 1) })).toHaveLength(1);
+    expect(problemsOf({ field: 'a', op: 'regex', value: 'x'.repeat(CONDITION_LIMITS.regexLength + 1) })).toHaveLength(
+      1,
+    );
   });
 
   it('limits depth and size', () => {

@@ -55,9 +55,18 @@ const ALWAYS: RecordPredicate = () => true;
  * with their location under `at`, every one of them (not only the first), and the result
  * is then undefined. `fields`: whether field paths must exist in OCSF (paths.ts, FieldRule).
  */
-export function compileCondition(cond: unknown, problems: RouteProblem[], at = 'condition', fields: FieldRule = 'any'): RecordPredicate | undefined {
+export function compileCondition(
+  cond: unknown,
+  problems: RouteProblem[],
+  at = 'condition',
+  fields: FieldRule = 'any',
+): RecordPredicate | undefined {
   if (cond === null || cond === undefined) return ALWAYS;
   return compileConditionTree(cond, { fields: READERS[fields] }, (p) => {
-    problems.push(p.closest === undefined ? { path: located(at, p.at), message: p.message } : { path: located(at, p.at), message: p.message, closest: p.closest });
+    problems.push(
+      p.closest === undefined
+        ? { path: located(at, p.at), message: p.message }
+        : { path: located(at, p.at), message: p.message, closest: p.closest },
+    );
   });
 }

@@ -62,8 +62,10 @@ export function parseRoutePath(path: string, opts: { indexes: boolean }): PathSe
   if (path === '@') throw new PathSyntaxError('"@" is not a field path');
   const segs = parsePath(path);
   for (const s of segs) {
-    if (s.t === 'find') throw new PathSyntaxError('filters ([?key=value]) are not supported in routes; use [*] with a condition');
-    if (s.t === 'idx' && !opts.indexes) throw new PathSyntaxError('indexes ([n]) are not supported here; use [*] for every element');
+    if (s.t === 'find')
+      throw new PathSyntaxError('filters ([?key=value]) are not supported in routes; use [*] with a condition');
+    if (s.t === 'idx' && !opts.indexes)
+      throw new PathSyntaxError('indexes ([n]) are not supported here; use [*] for every element');
   }
   return segs;
 }

@@ -35,7 +35,12 @@ describe('route transforms', () => {
   });
 
   it('drop_fields removes fields, also under [*], and never mutates the input', () => {
-    const t = compile([{ type: 'drop_fields', fields: ['actor.user.email_addr', 'observables[*].type_id', 'unmapped["a.b"]', 'no.such'] }]);
+    const t = compile([
+      {
+        type: 'drop_fields',
+        fields: ['actor.user.email_addr', 'observables[*].type_id', 'unmapped["a.b"]', 'no.such'],
+      },
+    ]);
     const input = event();
     const before = JSON.stringify(input);
     const out = t.apply!(input);
@@ -57,7 +62,9 @@ describe('route transforms', () => {
   });
 
   it('keep_fields keeps only the named paths', () => {
-    const t = compile([{ type: 'keep_fields', fields: ['class_uid', 'actor.user.name', 'observables[*].value', 'nope.x'] }]);
+    const t = compile([
+      { type: 'keep_fields', fields: ['class_uid', 'actor.user.name', 'observables[*].value', 'nope.x'] },
+    ]);
     const input = event();
     expect(t.apply!(input)).toEqual({
       class_uid: 3002,
@@ -151,7 +158,11 @@ describe('route transforms', () => {
 
 describe('sampling', () => {
   it('is deterministic and close to the rate', () => {
-    const ids = Array.from({ length: 10_000 }, (_, i) => `0190a6b2-7c3d-7${(i >> 12).toString(16).padStart(3, '0')}-8${(i & 0xfff).toString(16).padStart(3, '0')}-00000000abcd`);
+    const ids = Array.from(
+      { length: 10_000 },
+      (_, i) =>
+        `0190a6b2-7c3d-7${(i >> 12).toString(16).padStart(3, '0')}-8${(i & 0xfff).toString(16).padStart(3, '0')}-00000000abcd`,
+    );
     const kept = ids.filter((id) => keptBySample(hashId(id), 0.1));
     expect(kept.length).toBeGreaterThan(800);
     expect(kept.length).toBeLessThan(1200);

@@ -36,7 +36,8 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 function setOwn(o: Record<string, unknown>, key: string, value: unknown): void {
   // A parsed "__proto__" key is data; plain assignment would replace the prototype.
-  if (key === '__proto__') Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
   else o[key] = value;
 }
 
@@ -125,7 +126,13 @@ function maskNamedEverywhere(o: Record<string, unknown>, tree: PathNode): Record
   return seen.length === 0 ? masked : (maskCopies(masked, seen) as Record<string, unknown>);
 }
 
-function compileFields(raw: unknown, problems: RouteProblem[], at: string, optional: boolean, rule: FieldRule): PathNode | null | undefined {
+function compileFields(
+  raw: unknown,
+  problems: RouteProblem[],
+  at: string,
+  optional: boolean,
+  rule: FieldRule,
+): PathNode | null | undefined {
   if (raw === undefined && optional) return null;
   if (!Array.isArray(raw) || raw.length === 0) {
     problems.push({ path: at, message: 'fields needs a non-empty list of field paths' });
@@ -141,7 +148,8 @@ function compileFields(raw: unknown, problems: RouteProblem[], at: string, optio
     try {
       if (typeof f !== 'string') throw new PathSyntaxError('a field path is a string');
       const segs = parseRoutePath(f, { indexes: false });
-      if (segs.length === 0 || segs[segs.length - 1]!.t !== 'key') throw new PathSyntaxError('a field path ends with a field name');
+      if (segs.length === 0 || segs[segs.length - 1]!.t !== 'key')
+        throw new PathSyntaxError('a field path ends with a field name');
       checkKnownField(segs, rule);
       addPath(root, segs);
     } catch (e) {
@@ -160,7 +168,12 @@ const ALLOWED_KEYS: Record<(typeof TRANSFORM_TYPES)[number], string[]> = {
 };
 
 /** Compiles a transform list; problems (every one) go to `problems` and the result is then undefined. `fields` as in compileCondition. */
-export function compileTransforms(list: unknown, problems: RouteProblem[], at = 'transforms', fields: FieldRule = 'any'): CompiledTransforms | undefined {
+export function compileTransforms(
+  list: unknown,
+  problems: RouteProblem[],
+  at = 'transforms',
+  fields: FieldRule = 'any',
+): CompiledTransforms | undefined {
   if (list === null || list === undefined) return { rate: 1, apply: null };
   if (!Array.isArray(list)) {
     problems.push({ path: at, message: 'transforms is a list' });
@@ -183,7 +196,10 @@ export function compileTransforms(list: unknown, problems: RouteProblem[], at = 
     const type = t.type as (typeof TRANSFORM_TYPES)[number];
     const extra = Object.keys(t).find((k) => !ALLOWED_KEYS[type].includes(k));
     if (extra !== undefined) {
-      problems.push({ path: `${here}.${extra}`, message: `unknown key for ${type} (allowed: ${ALLOWED_KEYS[type].join(', ')})` });
+      problems.push({
+        path: `${here}.${extra}`,
+        message: `unknown key for ${type} (allowed: ${ALLOWED_KEYS[type].join(', ')})`,
+      });
       return;
     }
     if (type === 'sample') {
@@ -198,7 +214,8 @@ export function compileTransforms(list: unknown, problems: RouteProblem[], at = 
     const tree = compileFields(t.fields, problems, `${here}.fields`, type === 'mask', fields);
     if (tree === undefined) return;
     if (type === 'drop_fields') edits.push((o) => edit(o, tree!, removeField) as Record<string, unknown>);
-    else if (type === 'keep_fields') edits.push((o) => (project(o, tree!) as Record<string, unknown> | undefined) ?? {});
+    else if (type === 'keep_fields')
+      edits.push((o) => (project(o, tree!) as Record<string, unknown> | undefined) ?? {});
     else if (tree === null) edits.push(maskEvent);
     else edits.push((o) => maskNamedEverywhere(o, tree));
   });

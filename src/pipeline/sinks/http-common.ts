@@ -18,15 +18,31 @@ export const USER_AGENT = 'Weir-Delivery/1';
 export const TlsConfigFields = {
   tls_reject_unauthorized: Type.Boolean({
     default: true,
-    description: 'Verify the server certificate (turn off only for a test server with a self-signed certificate; prefer tls_ca)',
+    description:
+      'Verify the server certificate (turn off only for a test server with a self-signed certificate; prefer tls_ca)',
   }),
   tls_ca: Type.Optional(
-    Type.String({ maxLength: 65_536, description: 'PEM certificate(s) of the authority that signed the server certificate, when it is not a public one' }),
+    Type.String({
+      maxLength: 65_536,
+      description:
+        'PEM certificate(s) of the authority that signed the server certificate, when it is not a public one',
+    }),
   ),
 };
 
 /** Header names users may not set: the transport and the sink own them. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+]);
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** Parses and checks a destination URL; DeliveryError('config') when it cannot work. */
@@ -38,9 +54,11 @@ export function parseHttpUrl(raw: unknown, field = 'url'): URL {
   } catch {
     throw new DeliveryError('config', `${field} is not a valid URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new DeliveryError('config', `${field} must be http:// or https://`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new DeliveryError('config', `${field} must be http:// or https://`);
   // Credentials belong in the encrypted credential, never in a URL that is shown and logged.
-  if (url.username || url.password) throw new DeliveryError('config', `${field} must not contain a user name or password: use the credential`);
+  if (url.username || url.password)
+    throw new DeliveryError('config', `${field} must not contain a user name or password: use the credential`);
   url.hash = '';
   return url;
 }
@@ -48,13 +66,16 @@ export function parseHttpUrl(raw: unknown, field = 'url'): URL {
 /** Checks a headers map from config or credential; returns it lower-cased. */
 export function checkHeaders(raw: unknown, field: string): Record<string, string> {
   if (raw === undefined || raw === null) return {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new DeliveryError('config', `${field} must be an object of header names to values`);
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new DeliveryError('config', `${field} must be an object of header names to values`);
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
     const lower = name.toLowerCase();
     if (!HEADER_NAME.test(name)) throw new DeliveryError('config', `${field}: "${name}" is not a valid header name`);
-    if (RESERVED_HEADERS.has(lower) || lower.startsWith('x-weir-')) throw new DeliveryError('config', `${field}: header ${name} is set by Weir and cannot be overridden`);
-    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) throw new DeliveryError('config', `${field}: the value of ${name} must be a single-line string`);
+    if (RESERVED_HEADERS.has(lower) || lower.startsWith('x-weir-'))
+      throw new DeliveryError('config', `${field}: header ${name} is set by Weir and cannot be overridden`);
+    if (typeof value !== 'string' || /[\r\n\0]/.test(value))
+      throw new DeliveryError('config', `${field}: the value of ${name} must be a single-line string`);
     out[lower] = value;
   }
   return out;
@@ -139,8 +160,23 @@ function timeoutError(cause?: unknown): DeliveryError {
   return new DeliveryError('timeout', 'no answer within the time limit', { cause });
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_DESTROYED',
+]);
+const TIMEOUT_CODES = new Set([
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME']);
 
 /** Maps a network-level failure to a DeliveryError whose message names no secret. */
@@ -155,7 +191,10 @@ export function transportError(err: unknown, signal?: AbortSignal): DeliveryErro
   if (TIMEOUT_CODES.has(code)) return timeoutError(err);
   if (DNS_CODES.has(code)) return new DeliveryError('dns', `cannot resolve the host (${code})`, { cause: err });
   if (CONNECTION_CODES.has(code)) return new DeliveryError('connection', `connection failed (${code})`, { cause: err });
-  if (/^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_OSSL)/.test(code) || /certificate|ssl|tls/i.test(e?.message ?? '')) {
+  if (
+    /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_OSSL)/.test(code) ||
+    /certificate|ssl|tls/i.test(e?.message ?? '')
+  ) {
     return new DeliveryError('tls', `TLS handshake failed (${code || 'certificate not accepted'})`, { cause: err });
   }
   return new DeliveryError('connection', `request failed (${code || e?.name || 'unknown error'})`, { cause: err });
@@ -215,7 +254,8 @@ export function statusError(answer: HttpAnswer, redact: Redactor, what = 'HTTP')
   if (status >= 500) return new DeliveryError('http_5xx', message, { statusCode: status, retryAfterMs });
   if (status >= 400) return new DeliveryError('http_4xx', message, { statusCode: status });
   // Redirects are not followed: a delivery must reach the configured address, not wherever it points.
-  if (status >= 300) return new DeliveryError('config', `${what} ${redirectMessage(answer, redact)}`, { statusCode: status });
+  if (status >= 300)
+    return new DeliveryError('config', `${what} ${redirectMessage(answer, redact)}`, { statusCode: status });
   return new DeliveryError('protocol', message, { statusCode: status });
 }
 
@@ -226,13 +266,20 @@ export function statusError(answer: HttpAnswer, redact: Redactor, what = 'HTTP')
  * methods (deliveries POST or PUT), so they count as reachable; any redirect, auth refusal,
  * other 4xx or 5xx is a failure that says what the server answered.
  */
-export function probeVerdict(answer: HttpAnswer, request: string, redact: Redactor): { ok: boolean; detail: string; error_kind?: TestResult['error_kind'] } {
+export function probeVerdict(
+  answer: HttpAnswer,
+  request: string,
+  redact: Redactor,
+): { ok: boolean; detail: string; error_kind?: TestResult['error_kind'] } {
   const { status } = answer;
   const said = `${request} answered ${statusLine(status)}`;
   if (status >= 200 && status < 300) return { ok: true, detail: said };
-  if (status === 405 || status === 501) return { ok: true, detail: `${said}: the address exists and takes other methods (deliveries use POST or PUT)` };
-  if (status >= 300 && status < 400) return { ok: false, detail: `${request} answered ${redirectMessage(answer, redact)}`, error_kind: 'config' };
-  if (status === 401 || status === 403) return { ok: false, detail: `${said}: the credential was not accepted`, error_kind: 'auth' };
+  if (status === 405 || status === 501)
+    return { ok: true, detail: `${said}: the address exists and takes other methods (deliveries use POST or PUT)` };
+  if (status >= 300 && status < 400)
+    return { ok: false, detail: `${request} answered ${redirectMessage(answer, redact)}`, error_kind: 'config' };
+  if (status === 401 || status === 403)
+    return { ok: false, detail: `${said}: the credential was not accepted`, error_kind: 'auth' };
   const e = statusError(answer, redact);
   const server = shortAnswer(answer.text, redact);
   const hint = status === 404 ? ': nothing at this path (check the URL)' : '';
@@ -245,7 +292,11 @@ export function gzip(body: string | Buffer): Promise<Buffer> {
 }
 
 /** Runs a connection check: measures it and turns any failure into ok false (test() never throws). */
-export async function timedTest(check: () => Promise<{ ok: boolean; detail: string; error_kind?: TestResult['error_kind'] }>, signal: AbortSignal, redact: Redactor): Promise<TestResult> {
+export async function timedTest(
+  check: () => Promise<{ ok: boolean; detail: string; error_kind?: TestResult['error_kind'] }>,
+  signal: AbortSignal,
+  redact: Redactor,
+): Promise<TestResult> {
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
   try {
@@ -260,7 +311,10 @@ export async function timedTest(check: () => Promise<{ ok: boolean; detail: stri
 /** Closes a pool, waiting briefly for requests in flight, then cutting them. */
 export async function closePool(pool: Pool): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const graceful = pool.close().then(() => true, () => true);
+  const graceful = pool.close().then(
+    () => true,
+    () => true,
+  );
   const late = new Promise<boolean>((resolve) => {
     timer = setTimeout(() => resolve(false), 2_000);
   });

@@ -61,7 +61,11 @@ export class DeliveryError extends Error {
   /** From Retry-After (seconds or HTTP date), when the server sent one. */
   readonly retryAfterMs?: number;
 
-  constructor(kind: DeliveryErrorKind, message: string, options: { retryable?: boolean; statusCode?: number; retryAfterMs?: number; cause?: unknown } = {}) {
+  constructor(
+    kind: DeliveryErrorKind,
+    message: string,
+    options: { retryable?: boolean; statusCode?: number; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'DeliveryError';
     this.kind = kind;
@@ -166,7 +170,6 @@ export function hostTarget(config: Record<string, unknown>, field: string): Sink
   const raw = config[field];
   return typeof raw === 'string' && raw !== '' ? [{ host: raw, field }] : [];
 }
-
 
 /**
  * A text with these secret values (in any encoding, cut or whole) and anything that looks like

@@ -31,7 +31,9 @@ describe('acceptPulled', () => {
     expect(accepted.events).toBe(5);
     expect(accepted.batchIds).toEqual(queue.batches.map((b) => b.id));
     expect(queue.batches.map((b) => b.keys)).toEqual([['u0', 'u1'], ['u2', 'u3'], ['u4']]);
-    expect(queue.batches.every((b) => b.source === 'pull' && b.ids.length === b.events.length && b.trace === trace)).toBe(true);
+    expect(
+      queue.batches.every((b) => b.source === 'pull' && b.ids.length === b.events.length && b.trace === trace),
+    ).toBe(true);
     expect(accepted.bytes).toBe(queue.batches.reduce((n, b) => n + b.bytes, 0));
     expect(queue.batches[0]!.events.map((e) => (e as Record<string, unknown>).uuid)).toEqual(['u0', 'u1']);
   });
@@ -44,6 +46,8 @@ describe('acceptPulled', () => {
   });
 
   it('refuses keys and events of different lengths', async () => {
-    await expect(acceptPulled(fakeQueue().accept, manualClock(), { ...pulled(2), keys: ['only-one'] })).rejects.toThrow(/differ in length/);
+    await expect(acceptPulled(fakeQueue().accept, manualClock(), { ...pulled(2), keys: ['only-one'] })).rejects.toThrow(
+      /differ in length/,
+    );
   });
 });

@@ -3,7 +3,8 @@ import { chunkEvents, isStreamName, parsePushBody } from './push.js';
 
 /** The accepted events, parsed from the texts that are queued. */
 const eventsOf = (r: { texts: string[] }) => r.texts.map((t) => JSON.parse(t) as unknown);
-const parse = (body: string | Buffer, maxDepth = 32) => parsePushBody(Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8'), { maxDepth });
+const parse = (body: string | Buffer, maxDepth = 32) =>
+  parsePushBody(Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8'), { maxDepth });
 
 describe('parsePushBody: format detection', () => {
   it('reads an empty or blank body as no events', () => {

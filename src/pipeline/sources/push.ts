@@ -54,7 +54,9 @@ export interface PushParseOptions {
 /** Safe stream names: they become queue payload fields, mapping keys and metric labels. */
 export const STREAM_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$';
 /** STREAM_NAME_PATTERN in words, for validation answers (platform/validation-issues.ts). */
-export const STREAM_NAME_RULE = { pattern: 'must be 1 to 64 letters, digits, "_", "." or "-", starting with a letter or a digit' };
+export const STREAM_NAME_RULE = {
+  pattern: 'must be 1 to 64 letters, digits, "_", "." or "-", starting with a letter or a digit',
+};
 const STREAM_NAME_RE = new RegExp(STREAM_NAME_PATTERN);
 
 export function isStreamName(value: string): boolean {
@@ -283,16 +285,20 @@ function parseSpan(buf: Buffer, span: Span, maxDepth: number, body: BodyChecks, 
   const depth = span.depth === UNMEASURED ? depthOf(buf, span.start, span.end, maxDepth) : span.depth;
   if (depth > maxDepth) return `nested deeper than ${maxDepth} levels`;
   if (!body.utf8 && !isUtf8(buf.subarray(span.start, span.end))) return 'not valid UTF-8';
-  if (body.escapes && !storableEscapes(buf, span.start, span.end)) return 'contains \\u0000 or an unpaired surrogate escape, which cannot be stored';
+  if (body.escapes && !storableEscapes(buf, span.start, span.end))
+    return 'contains \\u0000 or an unpaired surrogate escape, which cannot be stored';
   let value: unknown;
   const text = buf.toString('utf8', span.start, span.end);
   try {
-    value = body.poisonable ? sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }) : JSON.parse(text);
+    value = body.poisonable
+      ? sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })
+      : JSON.parse(text);
   } catch (err) {
     const forbidden = err instanceof Error && /forbidden/.test(err.message);
     return forbidden ? 'forbidden key (__proto__ or constructor.prototype)' : 'invalid JSON';
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `not a JSON object (${kindOf(value)})`;
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return `not a JSON object (${kindOf(value)})`;
   // A line break in valid JSON is whitespace (strings cannot hold one raw): one line per event queues without escaping.
   out.texts.push(text.includes('\n') || text.includes('\r') ? text.replace(/[\r\n]+/g, ' ') : text);
   out.lines.push(span.line);

@@ -53,7 +53,7 @@ export class RelpDecoder {
       if (j === b + 1 || len > RELP_MAX_DATA) throw new RelpError('a frame has an invalid data length');
       let dataStart = j;
       if (len > 0) {
-        if (buf[j] !== SP) throw new RelpError('a frame\'s data does not follow its length');
+        if (buf[j] !== SP) throw new RelpError("a frame's data does not follow its length");
         dataStart = j + 1;
       }
       if (dataStart + len >= buf.length) break; // the data and its LF trailer are not all here

@@ -38,19 +38,25 @@ describe('syslog stream framing', () => {
   it('gives back every message whatever the chunking', () => {
     const msg = fc.string({ minLength: 1, maxLength: 40 }).map((s) => `<13>${s.replace(/[\r\n\0]/g, ' ')}`);
     fc.assert(
-      fc.property(fc.array(fc.tuple(msg, fc.boolean()), { minLength: 1, maxLength: 20 }), fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 10 }), (messages, cuts) => {
-        const wire = Buffer.concat(messages.map(([m, counted]) => Buffer.from(counted ? `${Buffer.byteLength(m)} ${m}` : `${m}\n`)));
-        const d = new SyslogFrameDecoder();
-        const got: string[] = [];
-        let i = 0;
-        for (let k = 0; i < wire.length; k++) {
-          const n = cuts[k % cuts.length]!;
-          got.push(...text(d.push(wire.subarray(i, i + n)).messages));
-          i += n;
-        }
-        got.push(...text(d.end()));
-        expect(got).toEqual(messages.map(([m]) => m.replace(/\s+$/, (s) => s)));
-      }),
+      fc.property(
+        fc.array(fc.tuple(msg, fc.boolean()), { minLength: 1, maxLength: 20 }),
+        fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 10 }),
+        (messages, cuts) => {
+          const wire = Buffer.concat(
+            messages.map(([m, counted]) => Buffer.from(counted ? `${Buffer.byteLength(m)} ${m}` : `${m}\n`)),
+          );
+          const d = new SyslogFrameDecoder();
+          const got: string[] = [];
+          let i = 0;
+          for (let k = 0; i < wire.length; k++) {
+            const n = cuts[k % cuts.length]!;
+            got.push(...text(d.push(wire.subarray(i, i + n)).messages));
+            i += n;
+          }
+          got.push(...text(d.end()));
+          expect(got).toEqual(messages.map(([m]) => m.replace(/\s+$/, (s) => s)));
+        },
+      ),
     );
   });
 });

@@ -15,7 +15,12 @@ function fresh(options: { dir?: string; segmentBytes?: number; live?: Set<number
   const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), 'weir-bodylog-'));
   if (!options.dir) dirs.push(dir);
   const live = options.live;
-  const log = new BodyLog({ dir, segmentBytes: options.segmentBytes, collectEveryMs: 0, ...(live ? { live: async () => live } : {}) });
+  const log = new BodyLog({
+    dir,
+    segmentBytes: options.segmentBytes,
+    collectEveryMs: 0,
+    ...(live ? { live: async () => live } : {}),
+  });
   logs.push(log);
   return log;
 }
@@ -36,7 +41,9 @@ describe('body log', () => {
   it('writes appends that arrive together with one sync', async () => {
     const log = fresh();
     const all = await Promise.all(Array.from({ length: 20 }, (_, i) => log.append([body(`body ${i}`)])));
-    expect(await Promise.all(all.map(async ([ref]) => (await log.read(ref!)).toString()))).toEqual(Array.from({ length: 20 }, (_, i) => `body ${i}`));
+    expect(await Promise.all(all.map(async ([ref]) => (await log.read(ref!)).toString()))).toEqual(
+      Array.from({ length: 20 }, (_, i) => `body ${i}`),
+    );
     // The first append starts a write; the 19 behind it go together in the next.
     expect(log.stats().syncs).toBeLessThanOrEqual(2);
     expect(log.stats().appends).toBe(20);

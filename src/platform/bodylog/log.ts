@@ -74,7 +74,12 @@ export function refSegment(ref: string): number {
 function parseRef(ref: string): { seq: number; offset: number; length: number } {
   const parts = ref.slice(BODY_REF_PREFIX.length).split(':');
   const [seq, offset, length] = parts.map(Number);
-  if (parts.length !== 3 || !Number.isSafeInteger(seq) || !Number.isSafeInteger(offset) || !Number.isSafeInteger(length)) {
+  if (
+    parts.length !== 3 ||
+    !Number.isSafeInteger(seq) ||
+    !Number.isSafeInteger(offset) ||
+    !Number.isSafeInteger(length)
+  ) {
     throw new BodyLogError(`not a body reference: ${JSON.stringify(ref)}`);
   }
   return { seq: seq!, offset: offset!, length: length! };
@@ -167,10 +172,13 @@ export class BodyLog {
     const file = await this.#reader(seq);
     const buf = Buffer.allocUnsafe(HEADER + length);
     const { bytesRead } = await file.read(buf, 0, buf.length, offset);
-    if (bytesRead !== buf.length) throw new BodyLogError(`body ${ref}: the segment ends after ${bytesRead} of ${buf.length} bytes`);
-    if (buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== length) throw new BodyLogError(`body ${ref}: no record starts there`);
+    if (bytesRead !== buf.length)
+      throw new BodyLogError(`body ${ref}: the segment ends after ${bytesRead} of ${buf.length} bytes`);
+    if (buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== length)
+      throw new BodyLogError(`body ${ref}: no record starts there`);
     const body = buf.subarray(HEADER);
-    if (crc32(body) !== buf.readUInt32LE(8)) throw new BodyLogError(`body ${ref}: checksum mismatch (the bytes changed on disk)`);
+    if (crc32(body) !== buf.readUInt32LE(8))
+      throw new BodyLogError(`body ${ref}: checksum mismatch (the bytes changed on disk)`);
     return body;
   }
 
@@ -306,7 +314,10 @@ export class BodyLog {
       const slice = buffers.slice(i, i + 1024);
       const { bytesWritten } = await active.file.writev(slice, position);
       const expected = slice.reduce((n, b) => n + b.length, 0);
-      if (bytesWritten !== expected) throw new BodyLogError(`short write to ${segmentFile(this.dir, active.seq)}: ${bytesWritten} of ${expected} bytes`);
+      if (bytesWritten !== expected)
+        throw new BodyLogError(
+          `short write to ${segmentFile(this.dir, active.seq)}: ${bytesWritten} of ${expected} bytes`,
+        );
       position += bytesWritten;
     }
     await active.file.datasync();

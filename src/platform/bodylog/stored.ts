@@ -10,7 +10,11 @@ import { BodyLogError, isBodyRef, type BodyLog } from './log.js';
  * reference returned, pinned until the open transaction ends (at once outside one).
  * '' (no events) stays ''.
  */
-export async function keepBodies(bodies: BodyLog | undefined, values: readonly string[], pinUntilSettled = true): Promise<string[]> {
+export async function keepBodies(
+  bodies: BodyLog | undefined,
+  values: readonly string[],
+  pinUntilSettled = true,
+): Promise<string[]> {
   if (!bodies) return [...values];
   const out = [...values];
   const fresh: number[] = [];

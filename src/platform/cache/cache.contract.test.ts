@@ -46,7 +46,14 @@ describe.each(fixtures)('cache contract: $title', (fx) => {
   });
 
   it('round-trips JSON values, as JSON', async () => {
-    const value = { s: 'x', n: 1.5, b: false, nil: null, list: [1, 'two', { three: 3 }], nested: { deep: { er: true } } };
+    const value = {
+      s: 'x',
+      n: 1.5,
+      b: false,
+      nil: null,
+      list: [1, 'two', { three: 3 }],
+      nested: { deep: { er: true } },
+    };
     await cache.set('json', value);
     expect(await cache.get('json')).toEqual(value);
     for (const scalar of [0, '', true, null, [1, 2]]) {

@@ -44,7 +44,11 @@ export function credentialKeyId(key: Buffer): string {
 export type SealedFor = 'destination' | 'integration' | 'enrichment-source' | 'smtp' | 'identity';
 
 /** current: the 32-byte credentials key; previous: the same subkey of earlier master secrets. */
-export function createCredentialCipher(current: Buffer, previous: readonly Buffer[] = [], sealedFor: SealedFor = 'destination'): CredentialCipher {
+export function createCredentialCipher(
+  current: Buffer,
+  previous: readonly Buffer[] = [],
+  sealedFor: SealedFor = 'destination',
+): CredentialCipher {
   const aad = (rowId: string) => Buffer.from(`weir:${sealedFor}:${rowId}`, 'utf8');
   const keys = new Map<string, Buffer>();
   const currentKeyId = credentialKeyId(current);
@@ -79,7 +83,10 @@ export function createCredentialCipher(current: Buffer, previous: readonly Buffe
       const blob = Buffer.from(sealed.ciphertext, 'base64');
       if (blob.length <= IV_BYTES + TAG_BYTES) throw new CredentialDecryptError('the stored credential is truncated');
       // A row without a key id (written by hand, or the column lost) is tried under every key.
-      const candidates = sealed.keyId === null ? [...keys.values()] : [keys.get(sealed.keyId)].filter((k): k is Buffer => k !== undefined);
+      const candidates =
+        sealed.keyId === null
+          ? [...keys.values()]
+          : [keys.get(sealed.keyId)].filter((k): k is Buffer => k !== undefined);
       if (candidates.length === 0) {
         throw new CredentialDecryptError(
           `the credential was encrypted under key ${sealed.keyId}, which is neither WEIR_SECRET_KEY nor in WEIR_SECRET_KEY_PREVIOUS`,
@@ -89,7 +96,9 @@ export function createCredentialCipher(current: Buffer, previous: readonly Buffe
         const plain = tryOpen(key, destinationId, blob);
         if (plain) return plain;
       }
-      throw new CredentialDecryptError('the stored credential does not decrypt for this destination (altered, or copied from another destination)');
+      throw new CredentialDecryptError(
+        'the stored credential does not decrypt for this destination (altered, or copied from another destination)',
+      );
     },
 
     isStale: (keyId) => keyId !== currentKeyId,

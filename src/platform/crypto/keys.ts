@@ -42,22 +42,34 @@ export function previousKeyRings(secrets: readonly string[]): KeyRing[] {
     try {
       return keyRing(decodeSecret(s));
     } catch {
-      throw new SecretKeyError(`WEIR_SECRET_KEY_PREVIOUS entry ${i + 1} must be 32 bytes, as 64 hex characters or base64`);
+      throw new SecretKeyError(
+        `WEIR_SECRET_KEY_PREVIOUS entry ${i + 1} must be 32 bytes, as 64 hex characters or base64`,
+      );
     }
   });
 }
 
 /** The master secret: from the setting, else from (or generated into) the data directory. */
-export function loadMasterSecret(options: { secret: string | undefined; dataDir: string; required: boolean; logger?: Logger }): Buffer {
+export function loadMasterSecret(options: {
+  secret: string | undefined;
+  dataDir: string;
+  required: boolean;
+  logger?: Logger;
+}): Buffer {
   if (options.secret) return decodeSecret(options.secret);
   if (options.required) {
-    throw new SecretKeyError('WEIR_SECRET_KEY is required when roles run as separate processes (every process must share it)');
+    throw new SecretKeyError(
+      'WEIR_SECRET_KEY is required when roles run as separate processes (every process must share it)',
+    );
   }
   const file = path.join(options.dataDir, 'secret.key');
   if (existsSync(file)) return decodeSecret(readFileSync(file, 'utf8'));
   mkdirSync(options.dataDir, { recursive: true });
   const generated = randomBytes(32);
   writeFileSync(file, generated.toString('hex'), { mode: 0o600, flag: 'wx' });
-  options.logger?.warn({ file }, 'WEIR_SECRET_KEY is not set: generated a secret key into the data directory; back it up, or set WEIR_SECRET_KEY');
+  options.logger?.warn(
+    { file },
+    'WEIR_SECRET_KEY is not set: generated a secret key into the data directory; back it up, or set WEIR_SECRET_KEY',
+  );
   return generated;
 }

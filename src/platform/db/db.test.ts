@@ -31,7 +31,14 @@ describe(`database (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () =>
     const db = t.database.db;
     await db
       .insertInto('job_schedules')
-      .values({ key: 'k1', queue: 'q', name: 'n', payload: JSON.stringify({ a: [1, { b: 'c' }] }), every_ms: 1000, next_run_at: new Date() })
+      .values({
+        key: 'k1',
+        queue: 'q',
+        name: 'n',
+        payload: JSON.stringify({ a: [1, { b: 'c' }] }),
+        every_ms: 1000,
+        next_run_at: new Date(),
+      })
       .execute();
     const row = await db.selectFrom('job_schedules').selectAll().where('key', '=', 'k1').executeTakeFirstOrThrow();
     expect(row.payload).toEqual({ a: [1, { b: 'c' }] });
@@ -42,11 +49,17 @@ describe(`database (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () =>
   it('commits and rolls back transactions', async () => {
     const db = t.database.db;
     await transaction(db, async (trx) => {
-      await trx.insertInto('job_schedules').values({ key: 'tx-ok', queue: 'q', name: 'n', payload: '{}', every_ms: 1, next_run_at: new Date() }).execute();
+      await trx
+        .insertInto('job_schedules')
+        .values({ key: 'tx-ok', queue: 'q', name: 'n', payload: '{}', every_ms: 1, next_run_at: new Date() })
+        .execute();
     });
     await expect(
       transaction(db, async (trx) => {
-        await trx.insertInto('job_schedules').values({ key: 'tx-bad', queue: 'q', name: 'n', payload: '{}', every_ms: 1, next_run_at: new Date() }).execute();
+        await trx
+          .insertInto('job_schedules')
+          .values({ key: 'tx-bad', queue: 'q', name: 'n', payload: '{}', every_ms: 1, next_run_at: new Date() })
+          .execute();
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
@@ -60,7 +73,10 @@ describe(`database (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () =>
     await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
         transaction(db, async (trx) => {
-          await trx.insertInto('job_schedules').values({ key: `c${i}`, queue: 'q', name: 'n', payload: '{}', every_ms: i, next_run_at: new Date() }).execute();
+          await trx
+            .insertInto('job_schedules')
+            .values({ key: `c${i}`, queue: 'q', name: 'n', payload: '{}', every_ms: i, next_run_at: new Date() })
+            .execute();
           if (i % 2) throw new Error('rollback');
         }).catch(() => undefined),
       ),
@@ -73,7 +89,10 @@ describe(`database (${process.env.DATABASE_URL ? 'postgres' : 'pglite'})`, () =>
     const db = t.database.db;
     const seen: string[] = [];
     await inTransaction(db, async () => {
-      await executor(db).insertInto('job_schedules').values({ key: 'ac-1', queue: 'q', name: 'n', payload: '{}', every_ms: 1, next_run_at: new Date() }).execute();
+      await executor(db)
+        .insertInto('job_schedules')
+        .values({ key: 'ac-1', queue: 'q', name: 'n', payload: '{}', every_ms: 1, next_run_at: new Date() })
+        .execute();
       await afterCommit(async () => {
         const row = await db.selectFrom('job_schedules').select('key').where('key', '=', 'ac-1').executeTakeFirst();
         seen.push(`after:${row?.key ?? 'missing'}`);

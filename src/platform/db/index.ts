@@ -62,7 +62,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   // A new cluster is made (initdb, then every migration) in a worker thread that then exits:
   // initdb grows a WebAssembly heap by some 500 MB that a heap never gives back, and this
   // process would carry it for as long as it runs (bench/README.md, memory).
-  if (dataDir && !options.createHere && !options.snapshot && !existsSync(path.join(dataDir, 'PG_VERSION'))) await createInWorker(dataDir, options.sharedBuffers);
+  if (dataDir && !options.createHere && !options.snapshot && !existsSync(path.join(dataDir, 'PG_VERSION')))
+    await createInWorker(dataDir, options.sharedBuffers);
   const lite = await PGlite.create({
     ...(dataDir ? { dataDir } : {}),
     ...(options.snapshot ? { loadDataDir: options.snapshot } : {}),
@@ -83,12 +84,18 @@ async function createInWorker(dataDir: string, sharedBuffers: string | undefined
   const source = import.meta.url.endsWith('.ts');
   const entry = new URL(source ? './pglite-create.ts' : './pglite-create.js', import.meta.url).href;
   // The TypeScript source (tests, `npm run dev`) needs tsx's loader in the thread, registered before the import.
-  const load = source ? `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })` : `import(${JSON.stringify(entry)})`;
+  const load = source
+    ? `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`
+    : `import(${JSON.stringify(entry)})`;
   const worker = new Worker(load, { eval: true, workerData: { dataDir, sharedBuffers } });
   await new Promise<void>((resolve, reject) => {
     let failure: unknown;
     worker.once('error', (err) => (failure = err));
-    worker.once('exit', (code) => (code === 0 && !failure ? resolve() : reject(failure ?? new Error(`creating the embedded database in ${dataDir} failed (worker exit ${code})`))));
+    worker.once('exit', (code) =>
+      code === 0 && !failure
+        ? resolve()
+        : reject(failure ?? new Error(`creating the embedded database in ${dataDir} failed (worker exit ${code})`)),
+    );
   });
 }
 

@@ -41,7 +41,14 @@ export function createDiskGuard(options: {
   const statfs = options.statfs ?? ((p: string) => statfsSync(p));
   const refreshMs = options.refreshMs ?? 1_000;
   let readAt = -Infinity;
-  let current: DiskState = { path: options.path, free_bytes: null, total_bytes: null, floor_bytes: options.floorBytes, reserved_bytes: 0, refusing: false };
+  let current: DiskState = {
+    path: options.path,
+    free_bytes: null,
+    total_bytes: null,
+    floor_bytes: options.floorBytes,
+    reserved_bytes: 0,
+    refusing: false,
+  };
 
   function state(): DiskState {
     const now = Date.now();
@@ -51,7 +58,14 @@ export function createDiskGuard(options: {
       const s = statfs(options.path);
       const free = s.bavail * s.bsize;
       const reserved = Math.max(0, options.reserved?.() ?? 0);
-      current = { path: options.path, free_bytes: free, total_bytes: s.blocks * s.bsize, floor_bytes: options.floorBytes, reserved_bytes: reserved, refusing: options.floorBytes > 0 && free - reserved < options.floorBytes };
+      current = {
+        path: options.path,
+        free_bytes: free,
+        total_bytes: s.blocks * s.bsize,
+        floor_bytes: options.floorBytes,
+        reserved_bytes: reserved,
+        refusing: options.floorBytes > 0 && free - reserved < options.floorBytes,
+      };
     } catch {
       // The directory cannot be measured (removed, no permission): nothing to guard with.
       current = { ...current, free_bytes: null, total_bytes: null, refusing: false };
@@ -63,13 +77,18 @@ export function createDiskGuard(options: {
     const s = state();
     if (!s.refusing) return undefined;
     return new AppError('storage.disk_low', {
-        detail:
-          `New events are refused: the data directory's disk has ${s.free_bytes} bytes free` +
-          (s.reserved_bytes > 0 ? `, of which events already accepted will still take about ${s.reserved_bytes}` : '') +
-          `, under the floor of ${s.floor_bytes} (WEIR_DISK_FLOOR_BYTES); what was accepted is kept and delivered. Free space or raise the disk, then resend in ${DISK_RETRY_AFTER_S} s`,
-        details: { free_bytes: s.free_bytes, reserved_bytes: s.reserved_bytes, floor_bytes: s.floor_bytes, retry_after_seconds: DISK_RETRY_AFTER_S },
-        headers: { 'retry-after': String(DISK_RETRY_AFTER_S) },
-      });
+      detail:
+        `New events are refused: the data directory's disk has ${s.free_bytes} bytes free` +
+        (s.reserved_bytes > 0 ? `, of which events already accepted will still take about ${s.reserved_bytes}` : '') +
+        `, under the floor of ${s.floor_bytes} (WEIR_DISK_FLOOR_BYTES); what was accepted is kept and delivered. Free space or raise the disk, then resend in ${DISK_RETRY_AFTER_S} s`,
+      details: {
+        free_bytes: s.free_bytes,
+        reserved_bytes: s.reserved_bytes,
+        floor_bytes: s.floor_bytes,
+        retry_after_seconds: DISK_RETRY_AFTER_S,
+      },
+      headers: { 'retry-after': String(DISK_RETRY_AFTER_S) },
+    });
   }
 
   return {
@@ -84,8 +103,13 @@ export function createDiskGuard(options: {
 
 /** weir_disk_free_bytes and weir_disk_refusing_events (1 while new events are refused) for /metrics. */
 export function observeDisk(meter: Meter, guard: DiskGuard): void {
-  const free = meter.createObservableGauge('weir_disk_free_bytes', { description: "Free bytes of the data directory's filesystem (the disk guard's reading)", unit: 'By' });
-  const refusing = meter.createObservableGauge('weir_disk_refusing_events', { description: 'The disk guard: 1 while new events are refused (free bytes under WEIR_DISK_FLOOR_BYTES), else 0' });
+  const free = meter.createObservableGauge('weir_disk_free_bytes', {
+    description: "Free bytes of the data directory's filesystem (the disk guard's reading)",
+    unit: 'By',
+  });
+  const refusing = meter.createObservableGauge('weir_disk_refusing_events', {
+    description: 'The disk guard: 1 while new events are refused (free bytes under WEIR_DISK_FLOOR_BYTES), else 0',
+  });
   free.addCallback((result) => {
     const s = guard.state();
     if (s.free_bytes !== null) result.observe(s.free_bytes);

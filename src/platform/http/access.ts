@@ -47,7 +47,10 @@ export function accessHooks(app: FastifyInstance, authenticator: Authenticator):
     if (access.requires !== 'authenticated' && !actor.permissions.has(access.requires)) {
       denial = access.quietDenial
         ? new AppError('auth.forbidden', { detail: 'Permission denied' })
-        : new AppError('auth.forbidden', { detail: `Missing permission: ${access.requires}`, details: { permission: access.requires } });
+        : new AppError('auth.forbidden', {
+            detail: `Missing permission: ${access.requires}`,
+            details: { permission: access.requires },
+          });
     } else if (access.globalScope && !actor.global) {
       denial = new AppError('auth.forbidden', { detail: 'This operation needs platform (global) scope' });
     }

@@ -69,7 +69,10 @@ export async function registerConsole(app: FastifyInstance, dir: string): Promis
     cacheControl: false,
     setHeaders(res, file) {
       for (const [name, value] of Object.entries(CONSOLE_SECURITY_HEADERS)) res.setHeader(name, value);
-      res.setHeader('cache-control', file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+      res.setHeader(
+        'cache-control',
+        file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache',
+      );
     },
   });
   app.get('/', { schema: { hide: true } }, (_req, reply) => reply.sendFile('index.html'));

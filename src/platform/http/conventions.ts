@@ -41,7 +41,8 @@ export function correlationHooks(app: FastifyInstance): void {
  * OAuth authorization response's code, state and error_description (the SSO callback: a
  * provider's text may echo the client's credentials; the answer's detail carries it redacted).
  */
-const SECRET_QUERY_NAME = /(token|key|secret|password|passwd|auth|signature|sig|session)|^(code|state|error_description)$/i;
+const SECRET_QUERY_NAME =
+  /(token|key|secret|password|passwd|auth|signature|sig|session)|^(code|state|error_description)$/i;
 
 /** The URL for a log line: values of credential-like query parameters are censored. */
 export function loggableUrl(url: string): string {
@@ -121,7 +122,10 @@ function convertDates(request: FastifyRequest): void {
     if (typeof value !== 'string') continue;
     const parsed = parseDate(value);
     if (!parsed) {
-      throw new AppError('request.invalid_date', { detail: `Query parameter '${name}' is not a valid date`, details: { parameter: name } });
+      throw new AppError('request.invalid_date', {
+        detail: `Query parameter '${name}' is not a valid date`,
+        details: { parameter: name },
+      });
     }
     query[name] = parsed;
   }

@@ -3,7 +3,15 @@
 import type { FastifyCorsOptions } from '@fastify/cors';
 import { RATE_LIMIT_HEADER_NAMES } from '../ratelimit/headers.js';
 
-export const EXPOSED_HEADERS = ['X-Total-Count', 'X-Page', 'X-Size', 'X-Correlation-Id', 'Retry-After', 'WWW-Authenticate', ...RATE_LIMIT_HEADER_NAMES];
+export const EXPOSED_HEADERS = [
+  'X-Total-Count',
+  'X-Page',
+  'X-Size',
+  'X-Correlation-Id',
+  'Retry-After',
+  'WWW-Authenticate',
+  ...RATE_LIMIT_HEADER_NAMES,
+];
 
 /** `http://localhost:*` matches any port; `*` matches any origin. */
 export function originMatcher(patterns: readonly string[]): (origin: string) => boolean {
@@ -16,7 +24,9 @@ export function originMatcher(patterns: readonly string[]): (origin: string) => 
   }
   return (origin) => {
     if (exact.has(origin)) return true;
-    return anyPort.some((base) => origin === base || (origin.startsWith(`${base}:`) && /^\d{1,5}$/.test(origin.slice(base.length + 1))));
+    return anyPort.some(
+      (base) => origin === base || (origin.startsWith(`${base}:`) && /^\d{1,5}$/.test(origin.slice(base.length + 1))),
+    );
   };
 }
 

@@ -21,9 +21,11 @@ export function errorBody(code: ErrorCode, detail: string, details: Record<strin
 
 function send(reply: FastifyReply, err: AppError): FastifyReply {
   for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
-  return reply.status(err.status).type('application/json').send(errorBody(err.code, err.message, err.details));
+  return reply
+    .status(err.status)
+    .type('application/json')
+    .send(errorBody(err.code, err.message, err.details));
 }
-
 
 function validationError(err: FastifyError): AppError {
   const where = err.validationContext ?? 'request';
@@ -33,7 +35,8 @@ function validationError(err: FastifyError): AppError {
   for (const v of raw) {
     const at = `${where}${v.instancePath ?? ''}`;
     if (v.keyword === 'const') choices.set(at, [...(choices.get(at) ?? []), v.params?.allowedValue]);
-    if (v.keyword === 'enum' && Array.isArray(v.params?.allowedValues)) choices.set(at, [...(choices.get(at) ?? []), ...(v.params.allowedValues as unknown[])]);
+    if (v.keyword === 'enum' && Array.isArray(v.params?.allowedValues))
+      choices.set(at, [...(choices.get(at) ?? []), ...(v.params.allowedValues as unknown[])]);
   }
   const issues = raw.map((v) => {
     const missing = typeof v.params?.missingProperty === 'string' ? `/${v.params.missingProperty}` : '';
@@ -75,10 +78,14 @@ export function toAppError(err: unknown): AppError {
   if (e?.validation) return validationError(e);
   const mapped = e?.code ? FASTIFY_CODES[e.code] : undefined;
   if (mapped) {
-    const detail = mapped === 'request.body_too_large' ? 'Request body is larger than the allowed limit' : (e.message ?? ERROR_CATALOG[mapped].message);
+    const detail =
+      mapped === 'request.body_too_large'
+        ? 'Request body is larger than the allowed limit'
+        : (e.message ?? ERROR_CATALOG[mapped].message);
     return new AppError(mapped, { detail });
   }
-  if (e instanceof SyntaxError) return new AppError('request.malformed_json', { detail: `Malformed JSON body: ${e.message}` });
+  if (e instanceof SyntaxError)
+    return new AppError('request.malformed_json', { detail: `Malformed JSON body: ${e.message}` });
   const status = typeof e?.statusCode === 'number' ? e.statusCode : 500;
   if (status >= 400 && status < 500) {
     return new AppError('request.invalid', { detail: e.message || 'Bad request', status });
@@ -92,16 +99,27 @@ export function toAppError(err: unknown): AppError {
  */
 export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    return send(reply, new AppError('request.uri_too_long', { detail: 'A path parameter of the URL is longer than 256 characters' }));
+    return send(
+      reply,
+      new AppError('request.uri_too_long', { detail: 'A path parameter of the URL is longer than 256 characters' }),
+    );
   }
   if (err.code === 'FST_ERR_BAD_URL') {
-    return send(reply, new AppError('request.bad_url', { detail: 'The URL path is not valid: a percent-encoded sequence is not UTF-8 text' }));
+    return send(
+      reply,
+      new AppError('request.bad_url', {
+        detail: 'The URL path is not valid: a percent-encoded sequence is not UTF-8 text',
+      }),
+    );
   }
   return send(reply, toAppError(err));
 }
 
 const CLIENT_ERRORS: Record<string, [ErrorCode, string]> = {
-  HPE_HEADER_OVERFLOW: ['request.header_too_large', 'The request headers are larger than the server accepts (16 KiB in all)'],
+  HPE_HEADER_OVERFLOW: [
+    'request.header_too_large',
+    'The request headers are larger than the server accepts (16 KiB in all)',
+  ],
   ERR_HTTP_REQUEST_TIMEOUT: ['request.timeout', 'The request did not arrive in time'],
 };
 
@@ -111,7 +129,9 @@ const CLIENT_ERRORS: Record<string, [ErrorCode, string]> = {
  */
 export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [code, detail] = CLIENT_ERRORS[err.code ?? ''] ?? (['request.malformed_http', 'The request is not valid HTTP/1.1'] as [ErrorCode, string]);
+  const [code, detail] =
+    CLIENT_ERRORS[err.code ?? ''] ??
+    (['request.malformed_http', 'The request is not valid HTTP/1.1'] as [ErrorCode, string]);
   const status = ERROR_CATALOG[code].status;
   const body = JSON.stringify(errorBody(code, detail));
   if (socket.writable) {

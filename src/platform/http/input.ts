@@ -42,7 +42,10 @@ function bound(node: unknown, part: InputPart): unknown {
   for (const key of Reflect.ownKeys(node)) {
     const value = node[key];
     // enum/const/default/examples are values, not schemas.
-    out[key] = typeof key === 'string' && ['enum', 'const', 'default', 'examples', 'example'].includes(key) ? value : bound(value, part);
+    out[key] =
+      typeof key === 'string' && ['enum', 'const', 'default', 'examples', 'example'].includes(key)
+        ? value
+        : bound(value, part);
   }
   const types = typesOf(out);
   const fixed = 'enum' in out || 'const' in out;
@@ -59,7 +62,11 @@ function bound(node: unknown, part: InputPart): unknown {
 }
 
 /** The first string or key of a parsed value that cannot be stored: its location and why. */
-export function findTextProblem(value: unknown, location: string, depth = 0): { location: string; problem: string } | undefined {
+export function findTextProblem(
+  value: unknown,
+  location: string,
+  depth = 0,
+): { location: string; problem: string } | undefined {
   if (typeof value === 'string') {
     const problem = textProblem(value);
     return problem ? { location, problem } : undefined;
@@ -78,7 +85,8 @@ export function findTextProblem(value: unknown, location: string, depth = 0): { 
   }
   for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
     const keyProblem = textProblem(key);
-    if (keyProblem) return { location: `${location}/${escapeText(key)}`, problem: `has a field name that ${keyProblem}` };
+    if (keyProblem)
+      return { location: `${location}/${escapeText(key)}`, problem: `has a field name that ${keyProblem}` };
     const found = findTextProblem(item, `${location}/${key}`, depth + 1);
     if (found) return found;
   }

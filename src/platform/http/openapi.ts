@@ -33,7 +33,10 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
     hideUntagged: true,
     transformObject: (doc) => {
       const openapi = (doc as { openapiObject: { components?: { schemas?: Record<string, unknown> } } }).openapiObject;
-      openapi.components = { ...openapi.components, schemas: { ...openapi.components?.schemas, ...Object.fromEntries(namedSchemas) } };
+      openapi.components = {
+        ...openapi.components,
+        schemas: { ...openapi.components?.schemas, ...Object.fromEntries(namedSchemas) },
+      };
       return openapi as never;
     },
     transform: ({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) => {

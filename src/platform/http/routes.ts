@@ -115,7 +115,12 @@ function errorResponses(access: AccessDeclaration, schema: FastifySchema): Recor
   return out;
 }
 
-const INPUT_PARTS: Record<string, InputPart> = { params: 'params', querystring: 'querystring', headers: 'headers', body: 'body' };
+const INPUT_PARTS: Record<string, InputPart> = {
+  params: 'params',
+  querystring: 'querystring',
+  headers: 'headers',
+  body: 'body',
+};
 
 /** The request parts of a route's schema with the shared input bounds (input.ts). */
 function boundedInput(schema: FastifySchema): FastifySchema {
@@ -131,7 +136,12 @@ export function route<S extends FastifySchema>(app: Api, def: RouteDefinition<S>
     throw new Error(`operationId "${def.operationId}" of ${def.method} ${def.url} is not of the form family.verb`);
   }
   const family = def.operationId.split('.')[0];
-  const op = { operationId: def.operationId, method: def.method, url: def.url, audit: def.audit ?? defaultAuditMode(def.method) };
+  const op = {
+    operationId: def.operationId,
+    method: def.method,
+    url: def.url,
+    audit: def.audit ?? defaultAuditMode(def.method),
+  };
   const handler = def.handler as unknown as (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
   const options = {
     method: def.method,
@@ -145,12 +155,23 @@ export function route<S extends FastifySchema>(app: Api, def: RouteDefinition<S>
           },
         }
       : {}),
-    config: { access: def.access, operationId: def.operationId, audit: op.audit, ...(def.query === 'open' ? { openQuery: true } : {}), ...(def.addition ? { addition: true } : {}) },
+    config: {
+      access: def.access,
+      operationId: def.operationId,
+      audit: op.audit,
+      ...(def.query === 'open' ? { openQuery: true } : {}),
+      ...(def.addition ? { addition: true } : {}),
+    },
     schema: {
       ...boundedInput(def.schema),
       operationId: def.operationId,
       summary: def.summary,
-      ...(def.description || def.addition ? { description: `${def.addition ? 'Weir\'s addition to the service\'s interface. ' : ''}${def.description ?? ''}`.trim() } : {}),
+      ...(def.description || def.addition
+        ? {
+            description:
+              `${def.addition ? "Weir's addition to the service's interface. " : ''}${def.description ?? ''}`.trim(),
+          }
+        : {}),
       tags: [family],
       ...(def.hidden ? { hide: true } : {}),
       response: { ...errorResponses(def.access, def.schema), ...def.schema.response },

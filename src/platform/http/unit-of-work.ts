@@ -74,7 +74,12 @@ function orgFrom(params: unknown, result: unknown): number | undefined {
   return typeof n === 'number' && Number.isInteger(n) ? n : undefined;
 }
 
-function derivedTarget(req: FastifyRequest, op: OperationInfo, result: unknown, slot: AuditTargetLike): AuditTargetLike {
+function derivedTarget(
+  req: FastifyRequest,
+  op: OperationInfo,
+  result: unknown,
+  slot: AuditTargetLike,
+): AuditTargetLike {
   const r = (result ?? {}) as Record<string, unknown>;
   const nested = (r.api_token ?? {}) as Record<string, unknown>;
   const id = firstParam(req.params) ?? (r.id as string | number | undefined) ?? (nested.id as number | undefined);
@@ -98,7 +103,12 @@ export function createUnitOfWork(deps: { db: Kysely<DB>; audit: AuditRecorder })
   });
 
   /** A `failed` (4xx) or `error` (5xx) entry in a transaction of its own. */
-  async function recordFailure(req: FastifyRequest, op: OperationInfo, err: unknown, slot: AuditTargetLike): Promise<void> {
+  async function recordFailure(
+    req: FastifyRequest,
+    op: OperationInfo,
+    err: unknown,
+    slot: AuditTargetLike,
+  ): Promise<void> {
     const e = toAppError(err);
     await outsideTransaction(() =>
       inTransaction(db, () =>
@@ -110,7 +120,9 @@ export function createUnitOfWork(deps: { db: Kysely<DB>; audit: AuditRecorder })
           target: derivedTarget(req, op, undefined, slot),
         }),
       ),
-    ).catch((auditErr: unknown) => req.log.error({ err: auditErr }, 'could not record the failed operation in the audit trail'));
+    ).catch((auditErr: unknown) =>
+      req.log.error({ err: auditErr }, 'could not record the failed operation in the audit trail'),
+    );
   }
 
   return {
@@ -123,8 +135,17 @@ export function createUnitOfWork(deps: { db: Kysely<DB>; audit: AuditRecorder })
           const value = await fn();
           // A reply sent from inside the transaction reaches the client before the commit:
           // the client may then read state that is not there yet. Handlers return values.
-          if (reply.sent) req.log.error({ operationId: op.operationId }, 'handler sent its reply before the transaction committed; return the value instead');
-          await audit.record({ ...base(req, op), outcome: 'success', status: reply.statusCode, target: derivedTarget(req, op, value, slot) });
+          if (reply.sent)
+            req.log.error(
+              { operationId: op.operationId },
+              'handler sent its reply before the transaction committed; return the value instead',
+            );
+          await audit.record({
+            ...base(req, op),
+            outcome: 'success',
+            status: reply.statusCode,
+            target: derivedTarget(req, op, value, slot),
+          });
           return value;
         });
       });
@@ -132,7 +153,12 @@ export function createUnitOfWork(deps: { db: Kysely<DB>; audit: AuditRecorder })
         const value = await result;
         if (op.audit === 'separate') {
           await inTransaction(db, () =>
-            audit.record({ ...base(req, op), outcome: 'success', status: reply.statusCode, target: derivedTarget(req, op, value, slot) }),
+            audit.record({
+              ...base(req, op),
+              outcome: 'success',
+              status: reply.statusCode,
+              target: derivedTarget(req, op, value, slot),
+            }),
           );
         }
         return value;
@@ -155,7 +181,13 @@ export function createUnitOfWork(deps: { db: Kysely<DB>; audit: AuditRecorder })
       if (op.audit === false || !req.actor) return;
       audited.add(req);
       await inTransaction(db, () =>
-        audit.record({ ...base(req, op), outcome: 'denied', status, errorCode: code, target: derivedTarget(req, op, undefined, {}) }),
+        audit.record({
+          ...base(req, op),
+          outcome: 'denied',
+          status,
+          errorCode: code,
+          target: derivedTarget(req, op, undefined, {}),
+        }),
       );
     },
   };
@@ -169,7 +201,12 @@ export function defaultAuditMode(method: string): AuditMode {
 /** The operation a request is routed to, as the unit of work sees it. */
 export function operationOf(request: FastifyRequest): OperationInfo {
   const config = request.routeOptions.config;
-  return { operationId: config.operationId ?? 'unknown', method: request.method, url: request.routeOptions.url ?? request.url, audit: config.audit ?? false };
+  return {
+    operationId: config.operationId ?? 'unknown',
+    method: request.method,
+    url: request.routeOptions.url ?? request.url,
+    audit: config.audit ?? false,
+  };
 }
 
 /** On the API scope: an operation refused before its handler (bad input) is still audited. */

@@ -5,7 +5,18 @@ describe('SSRF guard', () => {
   const none = parseCidrs([]);
 
   it('refuses loopback, link-local, unspecified and metadata addresses', () => {
-    for (const a of ['127.0.0.1', '127.8.9.10', '::1', '169.254.169.254', 'fe80::1', '0.0.0.0', '::', 'fd00:ec2::254', '100.100.100.200', '::ffff:127.0.0.1']) {
+    for (const a of [
+      '127.0.0.1',
+      '127.8.9.10',
+      '::1',
+      '169.254.169.254',
+      'fe80::1',
+      '0.0.0.0',
+      '::',
+      'fd00:ec2::254',
+      '100.100.100.200',
+      '::ffff:127.0.0.1',
+    ]) {
       expect(blockedReason(a, none), a).not.toBeNull();
     }
   });

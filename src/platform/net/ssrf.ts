@@ -21,7 +21,9 @@ export class InvalidCidrError extends Error {}
 export function parseCidrs(cidrs: readonly string[]): [Address, number][] {
   return cidrs.map((c) => {
     try {
-      return c.includes('/') ? ipaddr.parseCIDR(c) : ([ipaddr.parse(c), ipaddr.parse(c).kind() === 'ipv4' ? 32 : 128] as [Address, number]);
+      return c.includes('/')
+        ? ipaddr.parseCIDR(c)
+        : ([ipaddr.parse(c), ipaddr.parse(c).kind() === 'ipv4' ? 32 : 128] as [Address, number]);
     } catch {
       throw new InvalidCidrError(`not an address range: ${c}`);
     }
@@ -37,11 +39,13 @@ export function blockedReason(address: string, allowed: readonly [Address, numbe
     return 'not an IP address';
   }
   // ::ffff:127.0.0.1 is 127.0.0.1.
-  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress())
+    addr = (addr as ipaddr.IPv6).toIPv4Address();
   if (allowed.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits))) return null;
   const range = addr.range();
   if (BLOCKED_RANGES.has(range)) return `${range} address`;
-  if (METADATA.some((m) => m.kind() === addr.kind() && m.toNormalizedString() === addr.toNormalizedString())) return 'metadata address';
+  if (METADATA.some((m) => m.kind() === addr.kind() && m.toNormalizedString() === addr.toNormalizedString()))
+    return 'metadata address';
   return null;
 }
 
@@ -50,7 +54,11 @@ export function createNetPolicy(options: { allowCidrs: readonly string[] }): Net
 
   function checkAddress(address: string): void {
     const reason = blockedReason(address, allowed);
-    if (reason) throw new DeliveryError('blocked_address', `refused to connect to ${address}: ${reason} (allow it with ${ALLOW_SETTING})`);
+    if (reason)
+      throw new DeliveryError(
+        'blocked_address',
+        `refused to connect to ${address}: ${reason} (allow it with ${ALLOW_SETTING})`,
+      );
   }
 
   /** The address a connection to `host` would use (a literal one as is), unchecked. */
@@ -58,7 +66,11 @@ export function createNetPolicy(options: { allowCidrs: readonly string[] }): Net
     const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
     if (isIP(bare)) return { address: bare, family: isIP(bare) as 4 | 6 };
     return new Promise((ok, fail) =>
-      dnsLookup(bare, { all: false }, (err, address, family) => (err ? fail(new DeliveryError('dns', `cannot resolve ${bare}: ${err.code ?? err.message}`)) : ok({ address, family: family as 4 | 6 }))),
+      dnsLookup(bare, { all: false }, (err, address, family) =>
+        err
+          ? fail(new DeliveryError('dns', `cannot resolve ${bare}: ${err.code ?? err.message}`))
+          : ok({ address, family: family as 4 | 6 }),
+      ),
     );
   }
 
@@ -71,7 +83,10 @@ export function createNetPolicy(options: { allowCidrs: readonly string[] }): Net
   const lookup: LookupFunction = (hostname, opts, callback) => {
     resolve(hostname).then(
       ({ address, family }) => {
-        if ((opts as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
+        if ((opts as { all?: boolean }).all)
+          (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
+            { address, family },
+          ]);
         else callback(null, address, family);
       },
       (err: Error) => callback(err as NodeJS.ErrnoException, '', 0),

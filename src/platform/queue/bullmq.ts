@@ -6,8 +6,27 @@ import type { Logger } from 'pino';
 import { closeRedisClient, createRedisClient } from '../redis.js';
 import { QueueClosedError } from './errors.js';
 import { settlesWithin } from './settle.js';
-import { DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, errorText, leaseTimings, MAX_ATTEMPTS, queueName, resolveConcurrency, resolveJobOptions, resolveRepeat } from './options.js';
-import type { ConsumeOptions, Consumer, Job, JobCounts, JobHandler, JobOptions, QueuePort, RepeatOptions } from './port.js';
+import {
+  DEFAULT_ATTEMPTS,
+  DEFAULT_BACKOFF_MS,
+  errorText,
+  leaseTimings,
+  MAX_ATTEMPTS,
+  queueName,
+  resolveConcurrency,
+  resolveJobOptions,
+  resolveRepeat,
+} from './options.js';
+import type {
+  ConsumeOptions,
+  Consumer,
+  Job,
+  JobCounts,
+  JobHandler,
+  JobOptions,
+  QueuePort,
+  RepeatOptions,
+} from './port.js';
 
 export interface BullMqQueueOptions {
   redisUrl: string;
@@ -87,7 +106,9 @@ export class BullMqQueue implements QueuePort {
       // A start cut short by a crash counts as an attempt, as on the database queue: BullMQ's
       // own stall limit is set out of reach below, and this one is the job's attempts.
       if (started.attempt > started.maxAttempts) {
-        throw new UnrecoverableError(`stalled: the job's ${started.maxAttempts} attempts were used by workers that stopped mid-job`);
+        throw new UnrecoverableError(
+          `stalled: the job's ${started.maxAttempts} attempts were used by workers that stopped mid-job`,
+        );
       }
       await handler(started, signal ?? new AbortController().signal);
     };
@@ -125,7 +146,14 @@ export class BullMqQueue implements QueuePort {
   }
 
   async counts(queue: string): Promise<JobCounts> {
-    const c = await this.#queue(queue).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed');
+    const c = await this.#queue(queue).getJobCounts(
+      'waiting',
+      'prioritized',
+      'active',
+      'delayed',
+      'completed',
+      'failed',
+    );
     return {
       waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
       active: c.active ?? 0,

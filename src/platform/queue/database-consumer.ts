@@ -136,7 +136,10 @@ export class DatabaseConsumer implements Consumer {
     const done = (async () => {
       let failure: { err: unknown } | undefined;
       try {
-        job.payload = await decodePayload(row.payload, row.payload_gz === null ? null : await loadBody(s.bodies, row.payload_gz));
+        job.payload = await decodePayload(
+          row.payload,
+          row.payload_gz === null ? null : await loadBody(s.bodies, row.payload_gz),
+        );
         await s.handler(job, controller.signal);
       } catch (err) {
         failure = { err };
@@ -191,7 +194,10 @@ export class DatabaseConsumer implements Consumer {
     if (timeoutMs === undefined) {
       await settled();
     } else if (!(await settlesWithin(settled(), timeoutMs))) {
-      this.#s.logger?.warn({ queue: this.#s.queue, running: this.#running.size }, 'queue: aborting jobs at shutdown deadline');
+      this.#s.logger?.warn(
+        { queue: this.#s.queue, running: this.#running.size },
+        'queue: aborting jobs at shutdown deadline',
+      );
       for (const r of this.#running.values()) r.controller.abort(new Error('queue consumer closing'));
       // Whatever still runs after this keeps no lease: another consumer picks it up later.
       await settlesWithin(settled(), ABORT_GRACE_MS);
@@ -204,4 +210,3 @@ export class DatabaseConsumer implements Consumer {
 export function wakeEvent(queue: string): string {
   return `enqueued:${queue}`;
 }
-

@@ -54,7 +54,10 @@ describe('the database queue, exclusive', () => {
     await until(() => seen.some((s) => s.name === 'now'), 1_000);
     await queue.enqueue('work', 'later', {}, { delayMs: 600 });
     await queue.enqueue('work', 'flaky', {}, { attempts: 2, backoffMs: 400 });
-    await until(() => seen.some((s) => s.name === 'later') && seen.some((s) => s.name === 'flaky' && s.attempt === 2), 3_000);
+    await until(
+      () => seen.some((s) => s.name === 'later') && seen.some((s) => s.name === 'flaky' && s.attempt === 2),
+      3_000,
+    );
     const later = seen.find((s) => s.name === 'later')!;
     expect(later.at - t0).toBeGreaterThanOrEqual(550);
     const [first, second] = seen.filter((s) => s.name === 'flaky');

@@ -31,7 +31,9 @@ export async function upsertSchedule(
       insert into job_schedules (queue, key, name, payload, every_ms, next_run_at)
       values (${queue}, ${key}, ${name}, ${json(payload)}::jsonb, ${everyMs}, now())
       on conflict (queue, key) do update
-      set name = excluded.name, payload = excluded.payload, every_ms = excluded.every_ms, updated_at = now()`.execute(trx);
+      set name = excluded.name, payload = excluded.payload, every_ms = excluded.every_ms, updated_at = now()`.execute(
+      trx,
+    );
 
     const visible = await pendingIds(trx, queue, key, false);
     const lockable = await pendingIds(trx, queue, key, true);

@@ -49,7 +49,13 @@ export async function insertJob(
 }
 
 /** Takes up to `limit` due jobs; starting a repeat occurrence schedules the next one. */
-export async function claim(db: Kysely<DB>, queue: string, limit: number, consumer: string, leaseMs: number): Promise<ClaimedRow[]> {
+export async function claim(
+  db: Kysely<DB>,
+  queue: string,
+  limit: number,
+  consumer: string,
+  leaseMs: number,
+): Promise<ClaimedRow[]> {
   return db.transaction().execute(async (trx) => {
     const { rows } = await sql<ClaimedRow>`
       with due as materialized (
@@ -91,7 +97,13 @@ async function scheduleNext(trx: Executor, queue: string, occurrenceId: string):
     on conflict do nothing`.execute(trx);
 }
 
-export async function complete(db: Executor, queue: string, id: string, consumer: string, attempt: number): Promise<boolean> {
+export async function complete(
+  db: Executor,
+  queue: string,
+  id: string,
+  consumer: string,
+  attempt: number,
+): Promise<boolean> {
   // A completed job's payload is never read again: its body in the log may go.
   const { rows } = await sql`
     update jobs set state = 'completed', finished_at = now(), locked_by = null, locked_until = null,
@@ -122,7 +134,13 @@ export async function fail(
 }
 
 /** Heartbeat: extends the leases this consumer holds; returns the ids still held. */
-export async function renew(db: Executor, queue: string, ids: string[], consumer: string, leaseMs: number): Promise<Set<string>> {
+export async function renew(
+  db: Executor,
+  queue: string,
+  ids: string[],
+  consumer: string,
+  leaseMs: number,
+): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const { rows } = await sql<{ id: string }>`
     update jobs set locked_until = now() + ${interval(leaseMs)}
@@ -178,7 +196,9 @@ export async function counts(db: Executor, queue: string): Promise<JobCounts> {
 /** The body-log segments the queue's rows name. */
 export async function bodySegments(db: Executor): Promise<number[]> {
   const { rows } = await sql<{ seq: number }>`
-    select distinct split_part(payload_gz, ':', 2)::int as seq from jobs where payload_gz like ${`${BODY_REF_PREFIX}%`}`.execute(db);
+    select distinct split_part(payload_gz, ':', 2)::int as seq from jobs where payload_gz like ${`${BODY_REF_PREFIX}%`}`.execute(
+    db,
+  );
   return rows.map((r) => r.seq);
 }
 

@@ -12,7 +12,14 @@ import { afterCommit, executor } from '../db/ambient.js';
 import type { DB } from '../db/index.js';
 import type { BodyLog } from '../bodylog/log.js';
 import { QueueClosedError } from './errors.js';
-import { leaseTimings, queueName, resolveConcurrency, resolveJobOptions, resolveRepeat, type LeaseTimings } from './options.js';
+import {
+  leaseTimings,
+  queueName,
+  resolveConcurrency,
+  resolveJobOptions,
+  resolveRepeat,
+  type LeaseTimings,
+} from './options.js';
 import type { ConsumeOptions, Consumer, JobCounts, JobHandler, JobOptions, QueuePort, RepeatOptions } from './port.js';
 import { bodySegments, counts, insertJob, prune, sweep } from './database-store.js';
 import { deleteSchedule, upsertSchedule } from './database-repeat.js';
@@ -71,7 +78,14 @@ export class DatabaseQueue implements QueuePort {
    */
   async enqueue<T>(queue: string, name: string, payload: T, options?: JobOptions): Promise<string> {
     this.#assertOpen();
-    const id = await insertJob(executor(this.#db), queueName(queue), name, payload, resolveJobOptions(options), this.#bodies);
+    const id = await insertJob(
+      executor(this.#db),
+      queueName(queue),
+      name,
+      payload,
+      resolveJobOptions(options),
+      this.#bodies,
+    );
     await afterCommit(async () => {
       this.#wakeups.emit(wakeEvent(queue));
     });

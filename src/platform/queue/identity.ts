@@ -43,12 +43,26 @@ export function redisBroker(redisUrl: string, prefix: string): BrokerIdentity {
 export async function brokerIdentity(options: BrokerIdentityOptions): Promise<BrokerIdentity> {
   if (options.backend === 'bullmq' && options.redisUrl) return redisBroker(options.redisUrl, options.redisPrefix);
   const row = await sql<{ name: string }>`select current_database() as name`.execute(options.db);
-  return { backend: 'database', scheme: options.databaseKind, host: null, port: null, db: row.rows[0]?.name ?? 'unknown', prefix: null };
+  return {
+    backend: 'database',
+    scheme: options.databaseKind,
+    host: null,
+    port: null,
+    db: row.rows[0]?.name ?? 'unknown',
+    prefix: null,
+  };
 }
 
 /** The comparable text of an identity (what heartbeats store). */
 export function brokerKey(b: BrokerIdentity): string {
-  return JSON.stringify({ backend: b.backend, scheme: b.scheme, host: b.host, port: b.port, db: b.db, prefix: b.prefix });
+  return JSON.stringify({
+    backend: b.backend,
+    scheme: b.scheme,
+    host: b.host,
+    port: b.port,
+    db: b.db,
+    prefix: b.prefix,
+  });
 }
 
 /** Parses what brokerKey() wrote; null for anything else (processes started before brokers were recorded). */
@@ -57,7 +71,14 @@ export function parseBrokerKey(text: string | null | undefined): BrokerIdentity 
   try {
     const v = JSON.parse(text) as Partial<BrokerIdentity>;
     if ((v.backend !== 'database' && v.backend !== 'bullmq') || typeof v.db !== 'string') return null;
-    return { backend: v.backend, scheme: String(v.scheme ?? ''), host: v.host ?? null, port: v.port ?? null, db: v.db, prefix: v.prefix ?? null };
+    return {
+      backend: v.backend,
+      scheme: String(v.scheme ?? ''),
+      host: v.host ?? null,
+      port: v.port ?? null,
+      db: v.db,
+      prefix: v.prefix ?? null,
+    };
   } catch {
     return null;
   }

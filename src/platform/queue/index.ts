@@ -15,8 +15,7 @@ export { DatabaseQueue } from './database.js';
 export type QueueAdapter = DatabaseQueue | BullMqQueue;
 
 export interface QueueOptions
-  extends Omit<DatabaseQueueOptions, 'db' | 'logger'>,
-    Omit<BullMqQueueOptions, 'redisUrl' | 'prefix' | 'logger'> {
+  extends Omit<DatabaseQueueOptions, 'db' | 'logger'>, Omit<BullMqQueueOptions, 'redisUrl' | 'prefix' | 'logger'> {
   redisUrl?: string | undefined;
   redisPrefix: string;
   db: Kysely<DB>;

@@ -13,7 +13,9 @@ describe('queue payload codec', () => {
   });
 
   it('carries a large batch of one-line texts as lines, unescaped, and gives back the same payload', async () => {
-    const events = Array.from({ length: 500 }, (_, i) => JSON.stringify({ i, text: `é "quoted" \\ ${'x'.repeat(60)}`, emoji: '🙂' }));
+    const events = Array.from({ length: 500 }, (_, i) =>
+      JSON.stringify({ i, text: `é "quoted" \\ ${'x'.repeat(60)}`, emoji: '🙂' }),
+    );
     const value = { id: 'b', organization_id: 1, ids: events.map((_, i) => `e${i}`), events };
     const e = await encodePayload(value);
     expect(e.json).toBe('null');

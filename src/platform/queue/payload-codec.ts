@@ -49,7 +49,10 @@ export async function encodePayload(value: unknown): Promise<EncodedPayload> {
   const lines = linesOf(value);
   if (lines) {
     const header = JSON.stringify({ ...lines.meta, [LINES_MARK]: lines.lines.length });
-    return { json: 'null', gz: await gzipAsync(ndjsonBytes([header, ...lines.lines]), { level: 1, chunkSize: ZLIB_CHUNK }) };
+    return {
+      json: 'null',
+      gz: await gzipAsync(ndjsonBytes([header, ...lines.lines]), { level: 1, chunkSize: ZLIB_CHUNK }),
+    };
   }
   const json = JSON.stringify(value === undefined ? null : value);
   if (json.length < COMPRESS_FROM_BYTES) return { json, gz: null };
@@ -67,7 +70,8 @@ export async function decodePayload(payload: unknown, gz: string | Buffer | null
   const count = header[LINES_MARK];
   delete header[LINES_MARK];
   const lines = bufferLines(buf, lf + 1);
-  if (lines.length !== count) throw new Error(`queue payload: ${lines.length} lines where its header says ${String(count)}`);
+  if (lines.length !== count)
+    throw new Error(`queue payload: ${lines.length} lines where its header says ${String(count)}`);
   header.events = lines;
   return header;
 }

@@ -1,6 +1,11 @@
 // The queue contract: one suite, run against every adapter (see test/support/queue-fixtures.ts).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bullmqFixture, databaseFixture, uniqueQueue, type QueueFixture } from '../../../test/support/queue-fixtures.js';
+import {
+  bullmqFixture,
+  databaseFixture,
+  uniqueQueue,
+  type QueueFixture,
+} from '../../../test/support/queue-fixtures.js';
 import { QueueOptionsError } from './errors.js';
 import type { QueueAdapter } from './index.js';
 import type { Job } from './port.js';
@@ -297,7 +302,11 @@ describe.each(fixtures)('queue contract: $title', (fx: QueueFixture) => {
     extra.push(reopened);
     const attempts: number[] = [];
     extra.push(reopened.queue.consume(q, async (job) => void attempts.push(job.attempt)));
-    await waitFor(async () => (await reopened.queue.counts(q)).completed === 1, 15_000, 'completion on the third attempt');
+    await waitFor(
+      async () => (await reopened.queue.counts(q)).completed === 1,
+      15_000,
+      'completion on the third attempt',
+    );
     expect(attempts).toEqual([3]);
   }, 90_000);
 

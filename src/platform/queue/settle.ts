@@ -5,10 +5,13 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
     timer = setTimeout(() => resolve(false), ms);
   });
   try {
-    return await Promise.race([promise.then(
-      () => true as const,
-      () => true as const,
-    ), timeout]);
+    return await Promise.race([
+      promise.then(
+        () => true as const,
+        () => true as const,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

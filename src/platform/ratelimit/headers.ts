@@ -5,7 +5,12 @@
 import { AppError } from '../../core/errors.js';
 import type { RateDecision } from './port.js';
 
-export const RATE_LIMIT_HEADER_NAMES = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'] as const;
+export const RATE_LIMIT_HEADER_NAMES = [
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'RateLimit-Policy',
+] as const;
 
 const seconds = (ms: number) => Math.ceil(ms / 1000);
 
@@ -19,7 +24,11 @@ export function rateLimitHeaders(d: RateDecision): Record<string, string> {
 }
 
 /** The 429 of a refused decision: RateLimit-* and Retry-After (whole seconds, at least 1). */
-export function rateLimited(d: RateDecision, detail: (retryAfterSeconds: number) => string, details: Record<string, unknown> = {}): AppError {
+export function rateLimited(
+  d: RateDecision,
+  detail: (retryAfterSeconds: number) => string,
+  details: Record<string, unknown> = {},
+): AppError {
   const retry = Math.max(1, seconds(d.retryAfterMs));
   return new AppError('rate_limit.exceeded', {
     detail: detail(retry),

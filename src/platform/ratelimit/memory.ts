@@ -44,7 +44,14 @@ export class MemoryRateLimiter implements RateLimiterPort {
     }
     times.push(now);
     const oldest = times[log.head] ?? now;
-    return { allowed: true, limit, windowMs, remaining: limit - count - 1, retryAfterMs: 0, resetMs: Math.max(0, oldest + windowMs - now) };
+    return {
+      allowed: true,
+      limit,
+      windowMs,
+      remaining: limit - count - 1,
+      retryAfterMs: 0,
+      resetMs: Math.max(0, oldest + windowMs - now),
+    };
   }
 
   async reset(key: string): Promise<void> {

@@ -34,12 +34,23 @@ export class RedisRateLimiter implements RateLimiterPort {
   }
 
   async hit(key: string, limit: number, windowMs: number): Promise<RateDecision> {
-    const [allowed, remaining, untilOldestLeaves] = (await this.#redis.eval(HIT, 1, this.#prefix + key, limit, windowMs, randomUUID())) as [
-      number,
-      number,
-      number,
-    ];
-    if (allowed === 1) return { allowed: true, limit, windowMs, remaining: Math.max(0, remaining), retryAfterMs: 0, resetMs: Math.max(0, untilOldestLeaves) };
+    const [allowed, remaining, untilOldestLeaves] = (await this.#redis.eval(
+      HIT,
+      1,
+      this.#prefix + key,
+      limit,
+      windowMs,
+      randomUUID(),
+    )) as [number, number, number];
+    if (allowed === 1)
+      return {
+        allowed: true,
+        limit,
+        windowMs,
+        remaining: Math.max(0, remaining),
+        retryAfterMs: 0,
+        resetMs: Math.max(0, untilOldestLeaves),
+      };
     const wait = Math.max(1, untilOldestLeaves);
     return { allowed: false, limit, windowMs, remaining: 0, retryAfterMs: wait, resetMs: wait };
   }

@@ -66,13 +66,19 @@ export function traceLogMixin(): Record<string, string> {
 }
 
 /** Writes traceparent (and baggage) of the active context into a queue job's carrier. */
-export function injectTraceContext(carrier: Record<string, string>, ctx: Context = context.active()): Record<string, string> {
+export function injectTraceContext(
+  carrier: Record<string, string>,
+  ctx: Context = context.active(),
+): Record<string, string> {
   propagation.inject(ctx, carrier);
   return carrier;
 }
 
 /** The context a job's carrier continues; run the job's span under it. */
-export function extractTraceContext(carrier: Record<string, string> | undefined, ctx: Context = context.active()): Context {
+export function extractTraceContext(
+  carrier: Record<string, string> | undefined,
+  ctx: Context = context.active(),
+): Context {
   return carrier ? propagation.extract(ctx, carrier) : ctx;
 }
 
@@ -126,9 +132,14 @@ export async function startTelemetry(config: TelemetryConfig, options: Telemetry
       : {
           host: options.prometheusHost ?? '127.0.0.1',
           port: config.prometheusPort,
-          onError: (err: Error) => log.error({ err, port: config.prometheusPort }, 'the Prometheus /metrics listener did not start'),
+          onError: (err: Error) =>
+            log.error({ err, port: config.prometheusPort }, 'the Prometheus /metrics listener did not start'),
         };
-    sdk = startSdk(config, { ...(endpoint ? { otlpEndpoint: endpoint } : {}), ...(prometheus ? { prometheus: { listen } } : {}) }, role);
+    sdk = startSdk(
+      config,
+      { ...(endpoint ? { otlpEndpoint: endpoint } : {}), ...(prometheus ? { prometheus: { listen } } : {}) },
+      role,
+    );
   } catch (err) {
     log.warn({ err }, 'OpenTelemetry SDK failed to start; telemetry is disabled for this process');
     return disabledTelemetry();
@@ -147,7 +158,9 @@ export async function startTelemetry(config: TelemetryConfig, options: Telemetry
   }
   if (config.logsEnabled && endpoint) {
     // Not built yet: log lines carry trace_id/span_id (traceLogMixin) but stay on stdout.
-    log.warn('OTEL_LOGS_ENABLED=true: this version does not export logs over OTLP; log lines stay on stdout and carry trace_id and span_id');
+    log.warn(
+      'OTEL_LOGS_ENABLED=true: this version does not export logs over OTLP; log lines stay on stdout and carry trace_id and span_id',
+    );
   }
 
   const timeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;

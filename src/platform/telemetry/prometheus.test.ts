@@ -36,7 +36,10 @@ async function start(cfg: Partial<TelemetryConfig>, role: string) {
       done();
     },
   });
-  const telemetry = await startTelemetry({ ...base, ...cfg }, { role, logger: pino({ level: 'debug' }, stream), prometheusHost: '127.0.0.1' });
+  const telemetry = await startTelemetry(
+    { ...base, ...cfg },
+    { role, logger: pino({ level: 'debug' }, stream), prometheusHost: '127.0.0.1' },
+  );
   started.push(telemetry);
   return { telemetry, lines };
 }
@@ -54,7 +57,9 @@ describe('Prometheus without OTLP', () => {
     const { telemetry, lines } = await start({}, 'api');
     expect(telemetry.enabled).toBe(true);
     expect(telemetry.scrape).toBeTypeOf('function');
-    telemetry.meter.createCounter('collector_events_in_total', { description: 'Events in' }).add(3, { org_id: '1', integration_id: '7' });
+    telemetry.meter
+      .createCounter('collector_events_in_total', { description: 'Events in' })
+      .add(3, { org_id: '1', integration_id: '7' });
     telemetry.meter.createHistogram('test_latency_seconds').record(0.2);
 
     const text = await telemetry.scrape!();

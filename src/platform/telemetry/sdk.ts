@@ -3,7 +3,15 @@
 // (WEIR_PROMETHEUS_ENABLED=true) is on, so a disabled process never loads the SDK, starts
 // a timer or opens a socket. Both readers observe the same instruments of one MeterProvider.
 import { randomUUID } from 'node:crypto';
-import { context, propagation, ProxyTracerProvider, trace, ValueType, type Meter, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  ProxyTracerProvider,
+  trace,
+  ValueType,
+  type Meter,
+  type Tracer,
+} from '@opentelemetry/api';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
@@ -77,7 +85,10 @@ export function startSdk(config: TelemetryConfig, options: SdkOptions, role: str
     // One instrumentation scope ('weir'): its otel_scope_name label on every series would
     // only add noise to the spec's label sets. target_info keeps the resource (role, instance).
     prometheus = listen
-      ? new PrometheusExporter({ host: listen.host, port: listen.port, withoutScopeInfo: true }, (err) => err && listen.onError(err))
+      ? new PrometheusExporter(
+          { host: listen.host, port: listen.port, withoutScopeInfo: true },
+          (err) => err && listen.onError(err),
+        )
       : new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true });
     readers.push(prometheus);
   }
@@ -99,14 +110,18 @@ export function startSdk(config: TelemetryConfig, options: SdkOptions, role: str
   let stopping: Promise<void> | undefined;
   return {
     meter,
-    tracer: tracerProvider ? tracerProvider.getTracer(INSTRUMENTATION_SCOPE) : new ProxyTracerProvider().getTracer(INSTRUMENTATION_SCOPE),
+    tracer: tracerProvider
+      ? tracerProvider.getTracer(INSTRUMENTATION_SCOPE)
+      : new ProxyTracerProvider().getTracer(INSTRUMENTATION_SCOPE),
     scrape: prometheus ? prometheusText(prometheus) : undefined,
     shutdown() {
       // Detach from the API first and synchronously: a flush that outlives the caller's
       // deadline must not later unregister globals a newer start has set.
       if (!stopping) {
         if (tracerProvider) unregisterGlobals();
-        stopping = Promise.all([stopQuietly(meterProvider), tracerProvider && stopQuietly(tracerProvider)]).then(() => undefined);
+        stopping = Promise.all([stopQuietly(meterProvider), tracerProvider && stopQuietly(tracerProvider)]).then(
+          () => undefined,
+        );
       }
       return stopping;
     },
@@ -118,9 +133,12 @@ function startTracing(config: TelemetryConfig, resource: Resource, endpoint: str
     resource,
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.tracesSamplerRatio) }),
     spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: signalUrl(endpoint, 'traces'), timeoutMillis: EXPORT_TIMEOUT_MS }), {
-        exportTimeoutMillis: EXPORT_TIMEOUT_MS,
-      }),
+      new BatchSpanProcessor(
+        new OTLPTraceExporter({ url: signalUrl(endpoint, 'traces'), timeoutMillis: EXPORT_TIMEOUT_MS }),
+        {
+          exportTimeoutMillis: EXPORT_TIMEOUT_MS,
+        },
+      ),
     ],
   });
   // Global registration brings the AsyncLocalStorage context manager (active spans follow

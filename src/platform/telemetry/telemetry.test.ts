@@ -49,7 +49,8 @@ async function waitFor<T>(probe: () => T | undefined, timeoutMs = 5_000): Promis
 }
 
 // Whether a CommonJS SDK package has been loaded into this process at all.
-const sdkPackageLoaded = () => Object.keys(createRequire(import.meta.url).cache).some((p) => p.includes('@opentelemetry/sdk-metrics'));
+const sdkPackageLoaded = () =>
+  Object.keys(createRequire(import.meta.url).cache).some((p) => p.includes('@opentelemetry/sdk-metrics'));
 
 function config(overrides: Partial<TelemetryConfig>): TelemetryConfig {
   return {

@@ -22,7 +22,8 @@ function positive(detection: Json, opts = {}) {
 describe('the Sigma event generator', () => {
   it('turns the condition into alternatives of identifiers to hold and to fail', () => {
     const names = ['a', 'b', 'c', 'f1', 'f2'];
-    const lits = (t: string) => normalForm(parseSigmaCondition(t, names)).map((term) => term.map((l) => (l.neg ? `!${l.id}` : l.id)).join(' '));
+    const lits = (t: string) =>
+      normalForm(parseSigmaCondition(t, names)).map((term) => term.map((l) => (l.neg ? `!${l.id}` : l.id)).join(' '));
     expect(lits('a and not (b or c)')).toEqual(['a !b !c']);
     expect(lits('(a or b) and not 1 of f*')).toEqual(['a !f1 !f2', 'b !f1 !f2']);
     expect(lits('not (a and b)')).toEqual(['!a', '!b']);
@@ -30,12 +31,32 @@ describe('the Sigma event generator', () => {
   });
 
   it('pads contains on both sides, startswith after, endswith before, and fills wildcards', () => {
-    const g = positive({ s: { 'CommandLine|contains': ' -enc ', 'Image|endswith': '\\x.exe', 'ParentImage|startswith': 'C:\\Temp\\', User: 'NT*\\SYS?EM' }, condition: 's' });
-    expect(g.ok && g.positive).toEqual({ CommandLine: 'x -enc x', Image: 'x\\x.exe', ParentImage: 'C:\\Temp\\x', User: 'NTx\\SYSxEM' });
+    const g = positive({
+      s: {
+        'CommandLine|contains': ' -enc ',
+        'Image|endswith': '\\x.exe',
+        'ParentImage|startswith': 'C:\\Temp\\',
+        User: 'NT*\\SYS?EM',
+      },
+      condition: 's',
+    });
+    expect(g.ok && g.positive).toEqual({
+      CommandLine: 'x -enc x',
+      Image: 'x\\x.exe',
+      ParentImage: 'C:\\Temp\\x',
+      User: 'NTx\\SYSxEM',
+    });
   });
 
   it('combines the items on one field, |all included', () => {
-    const g = positive({ s: { 'CommandLine|contains|all': ['net', ' user '], 'CommandLine|startswith': 'cmd', 'CommandLine|endswith': '/add' }, condition: 's' });
+    const g = positive({
+      s: {
+        'CommandLine|contains|all': ['net', ' user '],
+        'CommandLine|startswith': 'cmd',
+        'CommandLine|endswith': '/add',
+      },
+      condition: 's',
+    });
     expect(g.ok && g.positive.CommandLine).toBe('cmdxnetx user x/add');
   });
 
@@ -66,7 +87,12 @@ describe('the Sigma event generator', () => {
   });
 
   it('gives a field a value when its absence would make a filter hold', () => {
-    const g = positive({ s: { 'Image|endswith': '\\rundll32.exe' }, filter_null: { CommandLine: null }, filter_empty: { CommandLine: '' }, condition: 's and not 1 of filter_*' });
+    const g = positive({
+      s: { 'Image|endswith': '\\rundll32.exe' },
+      filter_null: { CommandLine: null },
+      filter_empty: { CommandLine: '' },
+      condition: 's and not 1 of filter_*',
+    });
     expect(g.ok && g.positive.CommandLine).toBe('x');
   });
 
@@ -84,7 +110,11 @@ describe('the Sigma event generator', () => {
   });
 
   it('tries the next alternative when one cannot hold within the options', () => {
-    const detection = { a: { Image: 'x.exe', EventID: 1 }, b: { TargetFilename: 'y', EventID: 11 }, condition: 'a or b' };
+    const detection = {
+      a: { Image: 'x.exe', EventID: 1 },
+      b: { TargetFilename: 'y', EventID: 11 },
+      condition: 'a or b',
+    };
     const g = positive(detection, { allowField: (f: string) => f !== 'Image', eventIds: ['11'] });
     expect(g.ok && g.positive).toEqual({ TargetFilename: 'y', EventID: 11 });
     expect(generate(rule(detection), { eventIds: ['3'] })).toMatchObject({ ok: false });
@@ -97,7 +127,9 @@ describe('the Sigma event generator', () => {
   });
 
   it('says why when no event can be built', () => {
-    expect(generate(rule({ s: { CommandLine: 'RunWizard', 'CommandLine|re': '\\{[0-9]{4}\\}' }, condition: 's' }))).toEqual({ ok: false, reason: 'no value satisfies all the items on one field' });
+    expect(
+      generate(rule({ s: { CommandLine: 'RunWizard', 'CommandLine|re': '\\{[0-9]{4}\\}' }, condition: 's' })),
+    ).toEqual({ ok: false, reason: 'no value satisfies all the items on one field' });
     expect(generate(rule({ keywords: ['a'], condition: 'keywords' }))).toMatchObject({ ok: false });
   });
 });

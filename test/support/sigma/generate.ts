@@ -34,7 +34,8 @@ import {
 } from './matcher.js';
 
 // randexp is CommonJS (module.exports = RandExp); its typings describe an ES default export.
-const RandExp = ((RandExpModule as unknown as { default?: unknown }).default ?? RandExpModule) as unknown as typeof RandExpModule.default;
+const RandExp = ((RandExpModule as unknown as { default?: unknown }).default ??
+  RandExpModule) as unknown as typeof RandExpModule.default;
 
 export interface GenerateOptions {
   /** The rule's detection already parsed (parseDetection), to parse it once for several calls. */
@@ -89,7 +90,7 @@ export function normalForm(c: Cond, neg = false): Lit[][] {
   if ('id' in c) return [[{ id: c.id, neg }]];
   if ('not' in c) return normalForm(c.not, !neg);
   const parts = 'and' in c ? c.and : c.or;
-  const conjunction = ('and' in c) !== neg;
+  const conjunction = 'and' in c !== neg;
   const forms = parts.map((p) => normalForm(p, neg));
   if (!conjunction) return forms.flat().slice(0, MAX_TERMS);
   let acc: Lit[][] = [[]];
@@ -114,7 +115,6 @@ export function normalForm(c: Cond, neg = false): Lit[][] {
   return acc;
 }
 
-
 /** One item with the values chosen for it (one value, or every value under `|all`). */
 interface Chosen {
   item: Item;
@@ -123,7 +123,8 @@ interface Chosen {
 
 const lower = (s: string) => s.toLowerCase();
 const isEventId = (field: string) => lower(field) === 'eventid';
-const absentValue = (item: Item, value: unknown) => (item.mods.has('exists') ? value === false || value === 'false' : value === null);
+const absentValue = (item: Item, value: unknown) =>
+  item.mods.has('exists') ? value === false || value === 'false' : value === null;
 
 /**
  * Chooses a map of the identifier and a value for each of its items (attempt 0: the first of
@@ -146,7 +147,8 @@ function choose(maps: Item[][], attempt: number, rand: () => number, opts: Gener
       if (isEventId(item.field) && opts.eventIds && !item.mods.has('exists')) {
         values = values.filter((v) => v !== null && opts.eventIds!.includes(String(v)));
       }
-      if (opts.allowValue && item.mods.size === 0) values = values.filter((v) => v === null || opts.allowValue!(item.field, v));
+      if (opts.allowValue && item.mods.size === 0)
+        values = values.filter((v) => v === null || opts.allowValue!(item.field, v));
       if (item.mods.has('all') && values.length !== item.values.length) values = [];
       if (!values.length) {
         ok = false;
@@ -247,7 +249,12 @@ const ABSENT = Symbol('absent');
 type FieldValue = string | number | boolean | typeof ABSENT;
 
 /** A value of one field that every chosen item on it holds for; undefined when none was found. */
-function fieldValueFor(field: string, chosen: Chosen[], rand: () => number, opts: GenerateOptions): FieldValue | undefined {
+function fieldValueFor(
+  field: string,
+  chosen: Chosen[],
+  rand: () => number,
+  opts: GenerateOptions,
+): FieldValue | undefined {
   const pad = opts.pad?.(field) ?? PAD;
   const holds = (v: FieldValue) => {
     const ev: SigmaEvent = v === ABSENT ? {} : { [field]: v };
@@ -259,7 +266,9 @@ function fieldValueFor(field: string, chosen: Chosen[], rand: () => number, opts
   const compare = chosen.filter((c) => ['gt', 'gte', 'lt', 'lte'].some((m) => c.item.mods.has(m as never)));
   const cidr = chosen.filter((c) => c.item.mods.has('cidr'));
   const re = chosen.filter((c) => c.item.mods.has('re'));
-  const text = chosen.filter((c) => !compare.includes(c) && !cidr.includes(c) && !re.includes(c) && !c.item.mods.has('exists'));
+  const text = chosen.filter(
+    (c) => !compare.includes(c) && !cidr.includes(c) && !re.includes(c) && !c.item.mods.has('exists'),
+  );
   if (compare.length) {
     let lo = -Infinity;
     let hi = Infinity;
@@ -274,10 +283,11 @@ function fieldValueFor(field: string, chosen: Chosen[], rand: () => number, opts
     }
     candidates.push(lo > -Infinity ? lo : hi < Infinity ? hi : 1);
   }
-  for (const c of cidr) for (const v of c.values) {
-    const a = addressIn(String(v));
-    if (a) candidates.push(a);
-  }
+  for (const c of cidr)
+    for (const v of c.values) {
+      const a = addressIn(String(v));
+      if (a) candidates.push(a);
+    }
   const shapes = text.flatMap((c) => c.values.map((v) => shapeOf(c.item, v, pad)));
   const base = fromShapes(shapes, pad);
   if (base !== undefined) candidates.push(base);
@@ -311,7 +321,13 @@ function build(chosen: Chosen[], rand: () => number, opts: GenerateOptions): Sig
 }
 
 /** Gives a value to fields whose absence makes an identifier that must fail hold (`Field: null`, `Field|exists: false`). */
-function breakAbsences(d: ParsedDetection, ev: SigmaEvent, mustFail: string[], fixed: Set<string>, opts: GenerateOptions): SigmaEvent {
+function breakAbsences(
+  d: ParsedDetection,
+  ev: SigmaEvent,
+  mustFail: string[],
+  fixed: Set<string>,
+  opts: GenerateOptions,
+): SigmaEvent {
   const out = { ...ev };
   for (let round = 0; round < 4; round++) {
     const holding = mustFail.filter((id) => identifierHolds(d, id, out));
@@ -392,7 +408,13 @@ export function generate(rule: Json, opts: GenerateOptions = {}): Generated {
 }
 
 /** For each identifier the alternative negates: the positive event with values making it hold, which the rule does not match. */
-function negativesOf(d: ParsedDetection, positive: SigmaEvent, chosen: Chosen[], mustFail: string[], opts: GenerateOptions): { negatives: Negative[]; skipped: { filter: string; why: string }[] } {
+function negativesOf(
+  d: ParsedDetection,
+  positive: SigmaEvent,
+  chosen: Chosen[],
+  mustFail: string[],
+  opts: GenerateOptions,
+): { negatives: Negative[]; skipped: { filter: string; why: string }[] } {
   const negatives: Negative[] = [];
   const skipped: { filter: string; why: string }[] = [];
   for (const id of mustFail) {
@@ -417,7 +439,8 @@ function negativesOf(d: ParsedDetection, positive: SigmaEvent, chosen: Chosen[],
       }
     }
     if (found) negatives.push({ filter: id, event: found });
-    else skipped.push({ filter: id, why: 'no event makes it hold without another part of the condition still matching' });
+    else
+      skipped.push({ filter: id, why: 'no event makes it hold without another part of the condition still matching' });
   }
   return { negatives, skipped };
 }
@@ -429,10 +452,11 @@ export function namedFields(rule: Json): string[] {
   for (const [id, body] of Object.entries(rule.detection)) {
     if (id === 'condition' || id === 'timeframe') continue;
     const maps = isRecord(body) ? [body] : Array.isArray(body) ? body.filter(isRecord) : [];
-    for (const m of maps) for (const k of Object.keys(m)) {
-      const f = k.split('|')[0]!;
-      if (!out.has(lower(f))) out.set(lower(f), f);
-    }
+    for (const m of maps)
+      for (const k of Object.keys(m)) {
+        const f = k.split('|')[0]!;
+        if (!out.has(lower(f))) out.set(lower(f), f);
+      }
   }
   return [...out.values()];
 }

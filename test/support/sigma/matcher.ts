@@ -32,9 +32,52 @@ export const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !=
 // Field items
 
 export type Modifier =
-  | 'contains' | 'startswith' | 'endswith' | 'all' | 're' | 'i' | 'm' | 's' | 'cidr' | 'exists' | 'gt' | 'gte' | 'lt' | 'lte'
-  | 'windash' | 'base64' | 'base64offset' | 'utf16le' | 'wide' | 'utf16be' | 'utf16' | 'cased';
-const MODIFIERS = new Set<string>(['contains', 'startswith', 'endswith', 'all', 're', 'i', 'm', 's', 'cidr', 'exists', 'gt', 'gte', 'lt', 'lte', 'windash', 'base64', 'base64offset', 'utf16le', 'wide', 'utf16be', 'utf16', 'cased']);
+  | 'contains'
+  | 'startswith'
+  | 'endswith'
+  | 'all'
+  | 're'
+  | 'i'
+  | 'm'
+  | 's'
+  | 'cidr'
+  | 'exists'
+  | 'gt'
+  | 'gte'
+  | 'lt'
+  | 'lte'
+  | 'windash'
+  | 'base64'
+  | 'base64offset'
+  | 'utf16le'
+  | 'wide'
+  | 'utf16be'
+  | 'utf16'
+  | 'cased';
+const MODIFIERS = new Set<string>([
+  'contains',
+  'startswith',
+  'endswith',
+  'all',
+  're',
+  'i',
+  'm',
+  's',
+  'cidr',
+  'exists',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'windash',
+  'base64',
+  'base64offset',
+  'utf16le',
+  'wide',
+  'utf16be',
+  'utf16',
+  'cased',
+]);
 
 /** One `Field|mod|mod: value(s)` item of a search identifier. */
 export interface Item {
@@ -58,8 +101,11 @@ export function parseItem(key: string, value: unknown): Item {
 /** A search identifier as a list of maps (alternatives), each a list of items (all must hold). */
 export function identifierMaps(body: unknown, name: string): Item[][] {
   if (isRecord(body)) return [Object.entries(body).map(([k, v]) => parseItem(k, v))];
-  if (Array.isArray(body) && body.length > 0 && body.every(isRecord)) return body.map((m) => Object.entries(m).map(([k, v]) => parseItem(k, v)));
-  throw new UnsupportedSigma(`search identifier "${name}" is not a map or a list of maps (keyword searches are not evaluated)`);
+  if (Array.isArray(body) && body.length > 0 && body.every(isRecord))
+    return body.map((m) => Object.entries(m).map(([k, v]) => parseItem(k, v)));
+  throw new UnsupportedSigma(
+    `search identifier "${name}" is not a map or a list of maps (keyword searches are not evaluated)`,
+  );
 }
 
 /** The event's value of a field, its name compared ignoring case; undefined when absent. */
@@ -128,7 +174,11 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 const patternCache = new Map<string, RegExp>();
 function piecesRegExp(pieces: Piece[], caseSensitive: boolean): RegExp {
-  const body = pieces.map((p) => ('lit' in p ? escapeRe(p.lit) : 'any' in p ? '.*' : 'one' in p ? '.' : `(?:${p.oneOf.map(escapeRe).join('|')})`)).join('');
+  const body = pieces
+    .map((p) =>
+      'lit' in p ? escapeRe(p.lit) : 'any' in p ? '.*' : 'one' in p ? '.' : `(?:${p.oneOf.map(escapeRe).join('|')})`,
+    )
+    .join('');
   const key = `${caseSensitive ? 's' : 'i'}${body}`;
   let re = patternCache.get(key);
   if (!re) {
@@ -179,7 +229,11 @@ function asNumber(v: unknown): number {
 }
 
 function regexFlags(mods: Set<Modifier>): number {
-  return (mods.has('i') ? RE2JS.CASE_INSENSITIVE : 0) | (mods.has('m') ? RE2JS.MULTILINE : 0) | (mods.has('s') ? RE2JS.DOTALL : 0);
+  return (
+    (mods.has('i') ? RE2JS.CASE_INSENSITIVE : 0) |
+    (mods.has('m') ? RE2JS.MULTILINE : 0) |
+    (mods.has('s') ? RE2JS.DOTALL : 0)
+  );
 }
 
 const reCache = new Map<string, (s: string) => boolean>();
@@ -192,7 +246,10 @@ export function regexTest(pattern: string, mods: Set<Modifier>): (s: string) => 
       const re = RE2JS.compile(pattern, regexFlags(mods));
       t = (s) => re.matcher(s).find();
     } catch {
-      const js = new RegExp(pattern, `u${mods.has('i') ? 'i' : ''}${mods.has('m') ? 'm' : ''}${mods.has('s') ? 's' : ''}`);
+      const js = new RegExp(
+        pattern,
+        `u${mods.has('i') ? 'i' : ''}${mods.has('m') ? 'm' : ''}${mods.has('s') ? 's' : ''}`,
+      );
       t = (s) => js.test(s);
     }
     reCache.set(key, t);
@@ -217,7 +274,8 @@ const testers = new Map<string, (v: string | number | boolean) => boolean>();
 
 /** Does one value of an item hold for the field's value `v` (present)? Compiled once per modifiers and value. */
 function valueHolds(item: Item, value: unknown, v: string | number | boolean): boolean {
-  if (typeof value === 'object' && value !== null) throw new UnsupportedSigma(`a value of ${item.key} is a list or a map`);
+  if (typeof value === 'object' && value !== null)
+    throw new UnsupportedSigma(`a value of ${item.key} is a list or a map`);
   const key = `${[...item.mods].sort().join('|')}\u0000${typeof value}\u0000${String(value)}`;
   let t = testers.get(key);
   if (!t) {
@@ -262,7 +320,8 @@ export function itemHolds(item: Item, event: SigmaEvent): boolean {
   const v = fieldValue(event, item.field);
   if (item.mods.has('exists')) {
     const want = item.values[0];
-    if (typeof want !== 'boolean' && want !== 'true' && want !== 'false') throw new UnsupportedSigma(`exists takes true or false in ${item.key}`);
+    if (typeof want !== 'boolean' && want !== 'true' && want !== 'false')
+      throw new UnsupportedSigma(`exists takes true or false in ${item.key}`);
     return (want === true || want === 'true') === !isEmpty(v);
   }
   const one = (value: unknown): boolean => {

@@ -75,7 +75,11 @@ export function logsourceKey(ls: Logsource): string {
 
 /** The logsource as the compiler words it in its reasons (`category: x, product: y`). */
 function wordedLogsource(ls: Logsource): string {
-  return KEYS.filter((k) => ls[k]).map((k) => `${k}: ${ls[k]}`).join(', ') || '(empty)';
+  return (
+    KEYS.filter((k) => ls[k])
+      .map((k) => `${k}: ${ls[k]}`)
+      .join(', ') || '(empty)'
+  );
 }
 
 /**
@@ -88,7 +92,7 @@ export function reasonClass(reason: string, ls: Logsource = {}): string {
   let r = reason.split(worded).join('<logsource>');
   r = r.replace(/"(?:[^"\\]|\\.)*"/g, '"…"');
   // Innermost groups first (folded to a mark no group contains), so nested parentheses fold too.
-  for (let prev = ''; prev !== r; ) {
+  for (let prev = ''; prev !== r;) {
     prev = r;
     r = r.replace(/\([^()]*\)/g, '\u0000');
   }
@@ -140,7 +144,8 @@ export interface AcceptanceReport {
 const bump = (m: Map<string, number>, k: string): void => {
   m.set(k, (m.get(k) ?? 0) + 1);
 };
-const sorted = (m: Map<string, number>): Map<string, number> => new Map([...m].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])));
+const sorted = (m: Map<string, number>): Map<string, number> =>
+  new Map([...m].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])));
 
 /** Compiles every rule whose logsource Weir documents, and counts what is accepted and why the rest is refused. */
 export function acceptance(rules: readonly PinnedRule[]): AcceptanceReport {
@@ -152,7 +157,11 @@ export function acceptance(rules: readonly PinnedRule[]): AcceptanceReport {
     const key = logsourceKey(rule.logsource);
     const entry = findLogsource(rule.logsource);
     let row = by.get(key);
-    if (!row) by.set(key, (row = { key, documented: entry !== undefined, tried: 0, accepted: 0, refused: new Map(), fields: new Map() }));
+    if (!row)
+      by.set(
+        key,
+        (row = { key, documented: entry !== undefined, tried: 0, accepted: 0, refused: new Map(), fields: new Map() }),
+      );
     row.tried++;
     if (!entry) {
       results.push({ rule, key, entry });
@@ -163,7 +172,8 @@ export function acceptance(rules: readonly PinnedRule[]): AcceptanceReport {
       row.accepted++;
       results.push({ rule, key, entry, compiled });
     } catch (e) {
-      if (!(e instanceof SigmaError)) throw new Error(`${rule.path}: compileSigma threw ${String(e)}, not a SigmaError`);
+      if (!(e instanceof SigmaError))
+        throw new Error(`${rule.path}: compileSigma threw ${String(e)}, not a SigmaError`);
       const cls = reasonClass(e.reason, rule.logsource);
       bump(row.refused, cls);
       bump(refused, cls);
@@ -200,22 +210,34 @@ const cut = (s: string, n: number): string => (s.length <= n ? s : `${s.slice(0,
  * and the top refusal reasons; the totals; the undocumented logsources in one line each (most
  * rules first, at most `undocumented`); and the `fields` most refused fields.
  */
-export function formatAcceptance(r: AcceptanceReport, opts: { reasons?: number; fields?: number; undocumented?: number } = {}): string {
+export function formatAcceptance(
+  r: AcceptanceReport,
+  opts: { reasons?: number; fields?: number; undocumented?: number } = {},
+): string {
   const reasons = opts.reasons ?? 3;
   const lines: string[] = [];
   const documented = r.logsources.filter((l) => l.documented);
   const width = Math.max(9, ...documented.map((l) => l.key.length));
-  lines.push(`${'logsource'.padEnd(width)}  ${'tried'.padStart(5)}  ${'acc.'.padStart(5)}  ${'rate'.padStart(6)}  top refusals`);
+  lines.push(
+    `${'logsource'.padEnd(width)}  ${'tried'.padStart(5)}  ${'acc.'.padStart(5)}  ${'rate'.padStart(6)}  top refusals`,
+  );
   for (const l of documented) {
     const top = [...l.refused].slice(0, reasons).map(([c, n]) => `${n}× ${cut(c, 110)}`);
-    lines.push(`${l.key.padEnd(width)}  ${String(l.tried).padStart(5)}  ${String(l.accepted).padStart(5)}  ${pct(l.accepted, l.tried).padStart(6)}  ${top[0] ?? ''}`);
+    lines.push(
+      `${l.key.padEnd(width)}  ${String(l.tried).padStart(5)}  ${String(l.accepted).padStart(5)}  ${pct(l.accepted, l.tried).padStart(6)}  ${top[0] ?? ''}`,
+    );
     for (const t of top.slice(1)) lines.push(`${''.padEnd(width + 24)}  ${t}`);
   }
-  lines.push(`${'TOTAL (documented)'.padEnd(width)}  ${String(r.tried).padStart(5)}  ${String(r.accepted).padStart(5)}  ${pct(r.accepted, r.tried).padStart(6)}`);
+  lines.push(
+    `${'TOTAL (documented)'.padEnd(width)}  ${String(r.tried).padStart(5)}  ${String(r.accepted).padStart(5)}  ${pct(r.accepted, r.tried).padStart(6)}`,
+  );
   lines.push('');
   lines.push(`undocumented: ${r.undocumentedRules} rules in ${r.undocumentedLogsources} logsources (not in the rates)`);
   const undoc = r.logsources.filter((l) => !l.documented).slice(0, opts.undocumented ?? 15);
-  if (undoc.length) lines.push(`  ${undoc.map((l) => `${l.key} ${l.tried}`).join(', ')}${r.undocumentedLogsources > undoc.length ? ', …' : ''}`);
+  if (undoc.length)
+    lines.push(
+      `  ${undoc.map((l) => `${l.key} ${l.tried}`).join(', ')}${r.undocumentedLogsources > undoc.length ? ', …' : ''}`,
+    );
   lines.push('');
   lines.push(`top refusal reasons (documented logsources):`);
   for (const [c, n] of [...r.refused].slice(0, 10)) lines.push(`${String(n).padStart(5)}  ${cut(c, 160)}`);
@@ -223,7 +245,10 @@ export function formatAcceptance(r: AcceptanceReport, opts: { reasons?: number; 
   lines.push('');
   lines.push(`top ${nf} refused fields (rules refused for the field, over documented logsources):`);
   for (const [f, n] of [...r.fields].slice(0, nf)) {
-    const where = r.logsources.filter((l) => l.fields.has(f)).map((l) => `${l.key} ${l.fields.get(f)}`).join(', ');
+    const where = r.logsources
+      .filter((l) => l.fields.has(f))
+      .map((l) => `${l.key} ${l.fields.get(f)}`)
+      .join(', ');
     lines.push(`${String(n).padStart(5)}  ${f.padEnd(28)}  ${cut(where, 120)}`);
   }
   return lines.join('\n');

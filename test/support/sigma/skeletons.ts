@@ -14,7 +14,12 @@
 // smaller skeleton is tried. Text sources (FortiGate key=value, PAN-OS CSV) are built as the
 // fields their parse steps produce, then written as the line (serialize).
 import { ocsfCatalog } from '../../../src/ocsf/index.js';
-import type { SigmaField, SigmaLogsource, SigmaSource, SigmaVariant } from '../../../src/pipeline/detect/sigma/logsource-types.js';
+import type {
+  SigmaField,
+  SigmaLogsource,
+  SigmaSource,
+  SigmaVariant,
+} from '../../../src/pipeline/detect/sigma/logsource-types.js';
 import { compileMapping } from '../../../src/pipeline/normalize/compile.js';
 import { compileCondition, type Predicate } from '../../../src/pipeline/normalize/conditions.js';
 import { parsePath, type PathSegment } from '../../../src/pipeline/normalize/paths.js';
@@ -46,8 +51,13 @@ export function variantHas(v: SigmaVariant, name: string): boolean {
 export function rankVariants(ls: SigmaLogsource, event: SigmaEvent): SigmaVariant[] {
   const eventId = Object.entries(event).find(([k]) => isEventId(k))?.[1];
   const fields = Object.keys(event).filter((k) => !isEventId(k));
-  const score = (v: SigmaVariant) => (eventId !== undefined && v.eventIds?.includes(String(eventId)) ? 1000 : 0) + fields.filter((f) => entryOf(v, f)).length;
-  return ls.variants.map((v, i) => ({ v, i, s: score(v) })).sort((a, b) => b.s - a.s || a.i - b.i).map((x) => x.v);
+  const score = (v: SigmaVariant) =>
+    (eventId !== undefined && v.eventIds?.includes(String(eventId)) ? 1000 : 0) +
+    fields.filter((f) => entryOf(v, f)).length;
+  return ls.variants
+    .map((v, i) => ({ v, i, s: score(v) }))
+    .sort((a, b) => b.s - a.s || a.i - b.i)
+    .map((x) => x.v);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -67,7 +77,11 @@ export function mappingOf(name: string): MappingInfo {
   if (!m) {
     const b = builtin(name);
     const compiled = compileMapping(b.document, ocsfCatalog());
-    const rules = b.document.rules.map((r) => ({ name: r.name, when: r.when, test: r.when === undefined ? undefined : predicate(r.when) }));
+    const rules = b.document.rules.map((r) => ({
+      name: r.name,
+      when: r.when,
+      test: r.when === undefined ? undefined : predicate(r.when),
+    }));
     m = { compiled, doc: b.document, rules };
     mappings.set(name, m);
   }
@@ -137,7 +151,10 @@ function getAt(raw: unknown, path: string): unknown {
   let v = raw;
   for (const s of segs) {
     if (v === null || typeof v !== 'object') return undefined;
-    v = s.t === 'key' ? (v as Raw)[s.k] : (v as unknown[])[s.t === 'idx' && s.i < 0 ? (v as unknown[]).length + s.i : (s as { i: number }).i];
+    v =
+      s.t === 'key'
+        ? (v as Raw)[s.k]
+        : (v as unknown[])[s.t === 'idx' && s.i < 0 ? (v as unknown[]).length + s.i : (s as { i: number }).i];
   }
   return v;
 }
@@ -197,7 +214,15 @@ function fillMissing(into: Raw, from: Raw): void {
   for (const [k, x] of Object.entries(from)) {
     const cur = into[k];
     if (cur === undefined) into[k] = x;
-    else if (cur !== null && typeof cur === 'object' && !Array.isArray(cur) && x !== null && typeof x === 'object' && !Array.isArray(x)) fillMissing(cur as Raw, x as Raw);
+    else if (
+      cur !== null &&
+      typeof cur === 'object' &&
+      !Array.isArray(cur) &&
+      x !== null &&
+      typeof x === 'object' &&
+      !Array.isArray(x)
+    )
+      fillMissing(cur as Raw, x as Raw);
   }
 }
 
@@ -205,7 +230,21 @@ function fillMissing(into: Raw, from: Raw): void {
 // Making a mapping rule's `when` hold
 
 type Leaf = { field: string; op: string; value?: unknown };
-const OLD_OPS = ['eq', 'ne', 'in', 'not_in', 'prefix', 'suffix', 'contains', 'matches', 'exists', 'gt', 'gte', 'lt', 'lte'];
+const OLD_OPS = [
+  'eq',
+  'ne',
+  'in',
+  'not_in',
+  'prefix',
+  'suffix',
+  'contains',
+  'matches',
+  'exists',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+];
 
 function leafOf(c: Raw): Leaf | undefined {
   if (typeof c.field === 'string' && typeof c.op === 'string') return { field: c.field, op: c.op, value: c.value };
@@ -251,7 +290,9 @@ function satisfy(c: unknown, raw: Raw, hint: (key: string) => unknown = () => un
     return predicate(c)(raw);
   }
   if (Array.isArray(r.any)) {
-    const alts = (r.any as unknown[]).map((x, i) => ({ x, i, p: preference(x, raw) })).sort((a, b) => b.p - a.p || a.i - b.i);
+    const alts = (r.any as unknown[])
+      .map((x, i) => ({ x, i, p: preference(x, raw) }))
+      .sort((a, b) => b.p - a.p || a.i - b.i);
     for (const { x } of alts) {
       const trial = clone(raw);
       if (satisfy(x, trial, hint)) {
@@ -303,8 +344,10 @@ const WIN_TIME = '2024-03-05 14:51:07';
 /** The Windows log and provider of a Security / System / PowerShell event id (NXLog's Channel and SourceName). */
 function windowsChannel(id: string): { Channel: string; SourceName: string } {
   if (['104'].includes(id)) return { Channel: 'System', SourceName: 'Microsoft-Windows-Eventlog' };
-  if (['7045', '7040', '7036', '7034'].includes(id)) return { Channel: 'System', SourceName: 'Service Control Manager' };
-  if (['4103', '4104'].includes(id)) return { Channel: 'Microsoft-Windows-PowerShell/Operational', SourceName: 'Microsoft-Windows-PowerShell' };
+  if (['7045', '7040', '7036', '7034'].includes(id))
+    return { Channel: 'System', SourceName: 'Service Control Manager' };
+  if (['4103', '4104'].includes(id))
+    return { Channel: 'Microsoft-Windows-PowerShell/Operational', SourceName: 'Microsoft-Windows-PowerShell' };
   if (['400', '403', '600', '800'].includes(id)) return { Channel: 'Windows PowerShell', SourceName: 'PowerShell' };
   if (['1100', '1102', '1105'].includes(id)) return { Channel: 'Security', SourceName: 'Microsoft-Windows-Eventlog' };
   return { Channel: 'Security', SourceName: 'Microsoft-Windows-Security-Auditing' };
@@ -325,15 +368,38 @@ function sysmonRecord(id: string | undefined): Raw {
     case '1':
       return { ...proc, ParentProcessGuid: '{8f1c2a9e-7d50-65e7-2a01-000000002a00}', ParentProcessId: '3124' };
     case '3':
-      return { ...proc, Protocol: 'tcp', SourceIp: '192.0.2.42', SourcePort: '50122', DestinationIp: '203.0.113.80', DestinationPort: '8443' };
+      return {
+        ...proc,
+        Protocol: 'tcp',
+        SourceIp: '192.0.2.42',
+        SourcePort: '50122',
+        DestinationIp: '203.0.113.80',
+        DestinationPort: '8443',
+      };
     case '6':
       return { ImageLoaded: 'D:\\sample\\drivers\\sample.sys', Signed: 'true' };
     case '7':
       return { ...proc, ImageLoaded: 'D:\\sample\\app\\sample.dll', Signed: 'true' };
     case '8':
-      return { SourceProcessGuid: GUID, SourceProcessId: '8012', SourceImage: IMAGE, TargetProcessGuid: '{8f1c2a9e-7d60-65e7-2c01-000000002a00}', TargetProcessId: '744', TargetImage: 'D:\\sample\\app\\target.exe', NewThreadId: '5120' };
+      return {
+        SourceProcessGuid: GUID,
+        SourceProcessId: '8012',
+        SourceImage: IMAGE,
+        TargetProcessGuid: '{8f1c2a9e-7d60-65e7-2c01-000000002a00}',
+        TargetProcessId: '744',
+        TargetImage: 'D:\\sample\\app\\target.exe',
+        NewThreadId: '5120',
+      };
     case '10':
-      return { SourceProcessGUID: GUID, SourceProcessId: '8012', SourceImage: IMAGE, TargetProcessGUID: '{8f1c2a9e-7d60-65e7-2c01-000000002a00}', TargetProcessId: '744', TargetImage: 'D:\\sample\\app\\target.exe', SourceThreadId: '5120' };
+      return {
+        SourceProcessGUID: GUID,
+        SourceProcessId: '8012',
+        SourceImage: IMAGE,
+        TargetProcessGUID: '{8f1c2a9e-7d60-65e7-2c01-000000002a00}',
+        TargetProcessId: '744',
+        TargetImage: 'D:\\sample\\app\\target.exe',
+        SourceThreadId: '5120',
+      };
     case '9':
       return { ...proc, Device: '\\Device\\HarddiskVolume7' };
     case '12':
@@ -366,7 +432,12 @@ function sysmonRecord(id: string | undefined): Raw {
  * decided on a value the vendor really writes. The address is a public test address.
  */
 function securityRecord(id: string | undefined): Raw {
-  const subject = { SubjectUserSid: 'S-1-5-18', SubjectUserName: 'WS-042$', SubjectDomainName: 'CORP', SubjectLogonId: '0x3e7' };
+  const subject = {
+    SubjectUserSid: 'S-1-5-18',
+    SubjectUserName: 'WS-042$',
+    SubjectDomainName: 'CORP',
+    SubjectLogonId: '0x3e7',
+  };
   const client = { IpAddress: '198.51.100.7', IpPort: '50122' };
   switch (id) {
     case '4624':
@@ -386,21 +457,56 @@ function securityRecord(id: string | undefined): Raw {
         ...(id === '4625' ? { Status: '0xC000006D', SubStatus: '0xC000006A' } : { TargetLogonId: '0x5a3f1' }),
       };
     case '4648':
-      return { ...subject, ...client, TargetUserName: 'sample.user', TargetDomainName: 'CORP', TargetServerName: 'srv-sample', ProcessId: '0x2b8', ProcessName: 'C:\\Windows\\System32\\svchost.exe' };
+      return {
+        ...subject,
+        ...client,
+        TargetUserName: 'sample.user',
+        TargetDomainName: 'CORP',
+        TargetServerName: 'srv-sample',
+        ProcessId: '0x2b8',
+        ProcessName: 'C:\\Windows\\System32\\svchost.exe',
+      };
     case '4768':
     case '4769':
     case '4770':
     case '4771':
-      return { ...client, IpAddress: '::ffff:198.51.100.7', TargetUserName: 'sample.user', TargetDomainName: 'CORP', ServiceName: 'krbtgt', Status: '0x0', TicketOptions: '0x40810010', TicketEncryptionType: '0x12' };
+      return {
+        ...client,
+        IpAddress: '::ffff:198.51.100.7',
+        TargetUserName: 'sample.user',
+        TargetDomainName: 'CORP',
+        ServiceName: 'krbtgt',
+        Status: '0x0',
+        TicketOptions: '0x40810010',
+        TicketEncryptionType: '0x12',
+      };
     case '4776':
-      return { TargetUserName: 'sample.user', Workstation: 'WS-SAMPLE', PackageName: 'MICROSOFT_AUTHENTICATION_PACKAGE_V1_0', Status: '0x0' };
+      return {
+        TargetUserName: 'sample.user',
+        Workstation: 'WS-SAMPLE',
+        PackageName: 'MICROSOFT_AUTHENTICATION_PACKAGE_V1_0',
+        Status: '0x0',
+      };
     default:
       return {};
   }
 }
 
 /** The ids alone (the second, smaller skeleton). */
-const SYSMON_IDS = new Set(['ProcessGuid', 'ProcessId', 'ParentProcessGuid', 'ParentProcessId', 'SourceProcessGuid', 'SourceProcessGUID', 'SourceProcessId', 'TargetProcessGuid', 'TargetProcessGUID', 'TargetProcessId', 'NewThreadId', 'SourceThreadId']);
+const SYSMON_IDS = new Set([
+  'ProcessGuid',
+  'ProcessId',
+  'ParentProcessGuid',
+  'ParentProcessId',
+  'SourceProcessGuid',
+  'SourceProcessGUID',
+  'SourceProcessId',
+  'TargetProcessGuid',
+  'TargetProcessGUID',
+  'TargetProcessId',
+  'NewThreadId',
+  'SourceThreadId',
+]);
 
 /**
  * The keys every record of a source has, by built-in mapping (`platform.stream`). Windows logs
@@ -408,7 +514,15 @@ const SYSMON_IDS = new Set(['ProcessGuid', 'ProcessId', 'ParentProcessGuid', 'Pa
  * names at the top level), as the mappings read them.
  */
 const SKELETONS: Record<string, (eventId: string | undefined) => Raw> = {
-  'sysmon.operational': (id) => ({ Channel: 'Microsoft-Windows-Sysmon/Operational', SourceName: 'Microsoft-Windows-Sysmon', Hostname: 'ws-042.corp.example.com', UtcTime: '2024-03-05 14:51:07.331', EventTime: WIN_TIME, RecordNumber: 551021, ...sysmonRecord(id) }),
+  'sysmon.operational': (id) => ({
+    Channel: 'Microsoft-Windows-Sysmon/Operational',
+    SourceName: 'Microsoft-Windows-Sysmon',
+    Hostname: 'ws-042.corp.example.com',
+    UtcTime: '2024-03-05 14:51:07.331',
+    EventTime: WIN_TIME,
+    RecordNumber: 551021,
+    ...sysmonRecord(id),
+  }),
   'windows_security.security': (id) => ({
     ...windowsChannel(id ?? ''),
     Hostname: 'ws-042.corp.example.com',
@@ -417,20 +531,72 @@ const SKELETONS: Record<string, (eventId: string | undefined) => Raw> = {
     ...(id === '4688' ? { NewProcessId: '0x1f4c', ProcessId: '0xc34', NewProcessName: IMAGE } : {}),
     ...securityRecord(id),
   }),
-  'okta.system_log': () => ({ uuid: '9d2b1c40-1a3e-11ef-9c1a-0242ac120002', published: TIME, version: '0', severity: 'INFO', actor: { id: '00u8f2k1qzJ3hT5Xy4x7', type: 'User' } }),
+  'okta.system_log': () => ({
+    uuid: '9d2b1c40-1a3e-11ef-9c1a-0242ac120002',
+    published: TIME,
+    version: '0',
+    severity: 'INFO',
+    actor: { id: '00u8f2k1qzJ3hT5Xy4x7', type: 'User' },
+  }),
   'microsoft_graph.signins': () => ({ id: '66ea54eb-6301-4ee5-be62-ff5a759b0100', createdDateTime: TIME }),
-  'microsoft_graph.directory_audits': () => ({ id: 'Directory_2c1a0b9d_4KJ2P_25871', activityDateTime: TIME, loggedByService: 'Core Directory' }),
-  'microsoft_365.management_activity': () => ({ Id: '9c1d0e2f-3a4b-4c5d-8e6f-7a8b9c0d1e2f', CreationTime: '2024-03-05T14:51:07', OrganizationId: '4a6b8c0d-2e4f-4a6b-8c0d-2e4f6a8b0c1d' }),
-  'aws_cloudtrail.cloudtrail': () => ({ eventVersion: '1.09', eventTime: '2024-03-05T14:51:07Z', eventID: '0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e', recipientAccountId: '111122223333' }),
+  'microsoft_graph.directory_audits': () => ({
+    id: 'Directory_2c1a0b9d_4KJ2P_25871',
+    activityDateTime: TIME,
+    loggedByService: 'Core Directory',
+  }),
+  'microsoft_365.management_activity': () => ({
+    Id: '9c1d0e2f-3a4b-4c5d-8e6f-7a8b9c0d1e2f',
+    CreationTime: '2024-03-05T14:51:07',
+    OrganizationId: '4a6b8c0d-2e4f-4a6b-8c0d-2e4f6a8b0c1d',
+  }),
+  'aws_cloudtrail.cloudtrail': () => ({
+    eventVersion: '1.09',
+    eventTime: '2024-03-05T14:51:07Z',
+    eventID: '0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e',
+    recipientAccountId: '111122223333',
+  }),
   'github.audit_log': () => ({ '@timestamp': 1709650267331, _document_id: 'Yk3bX9Qe2vRr7c1tPz0AsQ' }),
-  'google_workspace.login': () => ({ kind: 'admin#reports#activity', id: { time: TIME, uniqueQualifier: '-4588912290123456789', applicationName: 'login', customerId: 'C03az79cb' } }),
-  'google_workspace.admin': () => ({ kind: 'admin#reports#activity', id: { time: TIME, uniqueQualifier: '-5102938475610293847', applicationName: 'admin', customerId: 'C03az79cb' } }),
+  'google_workspace.login': () => ({
+    kind: 'admin#reports#activity',
+    id: { time: TIME, uniqueQualifier: '-4588912290123456789', applicationName: 'login', customerId: 'C03az79cb' },
+  }),
+  'google_workspace.admin': () => ({
+    kind: 'admin#reports#activity',
+    id: { time: TIME, uniqueQualifier: '-5102938475610293847', applicationName: 'admin', customerId: 'C03az79cb' },
+  }),
   'zeek.logs': () => ({ ts: 1709650267.331, uid: 'CHhAvVGS1DHFjwGM9' }),
   'suricata.eve': () => ({ timestamp: '2024-03-05T14:51:07.331+0000', flow_id: 1234567890 }),
-  'aws_route53_resolver.query_logs': () => ({ version: '1.100000', query_timestamp: '2024-03-05T14:51:07Z', account_id: '111122223333', region: 'us-east-1' }),
+  'aws_route53_resolver.query_logs': () => ({
+    version: '1.100000',
+    query_timestamp: '2024-03-05T14:51:07Z',
+    account_id: '111122223333',
+    region: 'us-east-1',
+  }),
   'zscaler_zia.web': () => ({ datetime: 'Tue Mar  5 14:51:07 2024' }),
-  'fortinet_fortigate.syslog': () => ({ date: '2024-03-05', time: '14:51:07', devname: 'FGT-EDGE-01', devid: 'FG100FTK22000001', eventtime: 1709650267331000000, tz: '+0000', logid: '0316013056', level: 'notice', vd: 'root' }),
-  'paloalto_ngfw.syslog': () => ({ pan: { receive_time: '2024/03/05 14:51:07', serial: '012801000001', time_generated: '2024/03/05 14:51:07', vsys: 'vsys1', sessionid: '108226915', repeatcnt: '1', seqno: '7261293', actionflags: '0x0', device_name: 'PA-3220-EDGE' } }),
+  'fortinet_fortigate.syslog': () => ({
+    date: '2024-03-05',
+    time: '14:51:07',
+    devname: 'FGT-EDGE-01',
+    devid: 'FG100FTK22000001',
+    eventtime: 1709650267331000000,
+    tz: '+0000',
+    logid: '0316013056',
+    level: 'notice',
+    vd: 'root',
+  }),
+  'paloalto_ngfw.syslog': () => ({
+    pan: {
+      receive_time: '2024/03/05 14:51:07',
+      serial: '012801000001',
+      time_generated: '2024/03/05 14:51:07',
+      vsys: 'vsys1',
+      sessionid: '108226915',
+      repeatcnt: '1',
+      seqno: '7261293',
+      actionflags: '0x0',
+      device_name: 'PA-3220-EDGE',
+    },
+  }),
 };
 
 /** Mappings whose raw events are text lines this module does not build (Cisco ASA's message formats, VPC flow logs). */
@@ -464,7 +630,9 @@ export function serialize(mapping: string, view: Raw): Raw {
   if (mapping === 'fortinet_fortigate.syslog') {
     const first = ['date', 'time', 'devname', 'devid', 'eventtime', 'tz', 'logid', 'type', 'subtype', 'level', 'vd'];
     const keys = [...first.filter((k) => k in view), ...Object.keys(view).filter((k) => !first.includes(k))];
-    const pairs = keys.filter((k) => view[k] !== null && typeof view[k] !== 'object').map((k) => `${k}=${typeof view[k] === 'number' ? view[k] : quoteKv(view[k])}`);
+    const pairs = keys
+      .filter((k) => view[k] !== null && typeof view[k] !== 'object')
+      .map((k) => `${k}=${typeof view[k] === 'number' ? view[k] : quoteKv(view[k])}`);
     return { message: `<189>${pairs.join(' ')}` };
   }
   if (mapping === 'paloalto_ngfw.syslog') {
@@ -522,10 +690,18 @@ function vendorValue(mapping: string, v: string | number | boolean): unknown {
 }
 
 /** The vendor's spelling of enum values the tables list in lower case (Sysmon's EventType). */
-const SPELLING: Record<string, string> = { createkey: 'CreateKey', deletekey: 'DeleteKey', renamekey: 'RenameKey', setvalue: 'SetValue', deletevalue: 'DeleteValue', createvalue: 'CreateValue' };
+const SPELLING: Record<string, string> = {
+  createkey: 'CreateKey',
+  deletekey: 'DeleteKey',
+  renamekey: 'RenameKey',
+  setvalue: 'SetValue',
+  deletevalue: 'DeleteValue',
+  createvalue: 'CreateValue',
+};
 
 type WhereLeaf = { field: string; op: string; value?: unknown };
-const whereLeaves = (v: SigmaVariant): WhereLeaf[] => (v.where ?? []).filter((c) => 'field' in c && (c.op === 'eq' || c.op === 'in')) as WhereLeaf[];
+const whereLeaves = (v: SigmaVariant): WhereLeaf[] =>
+  (v.where ?? []).filter((c) => 'field' in c && (c.op === 'eq' || c.op === 'in')) as WhereLeaf[];
 const whereValues = (l: WhereLeaf): unknown[] => (l.op === 'in' ? (l.value as unknown[]) : [l.value]);
 
 /** The event ids a variant's events can have when the event names none: its `eventIds`, else the event codes its `where` asks for. */
@@ -545,7 +721,9 @@ function impliedFields(v: SigmaVariant, event: SigmaEvent): { name: string; valu
   for (const l of whereLeaves(v)) {
     for (const [name, spec] of Object.entries(v.fields)) {
       if (spec.path !== l.field || !spec.values || Object.keys(event).some((k) => lower(k) === lower(name))) continue;
-      const keys = Object.keys(spec.values).filter((k) => spec.values![k] !== false && whereValues(l).includes(spec.values![k]));
+      const keys = Object.keys(spec.values).filter(
+        (k) => spec.values![k] !== false && whereValues(l).includes(spec.values![k]),
+      );
       if (keys.length) out.push({ name, values: keys.map((k) => SPELLING[k] ?? k) });
     }
   }
@@ -565,13 +743,19 @@ function combinations(fields: { name: string; values: string[] }[]): [string, st
  * values) to the least one (no key of a Sigma field the event leaves out), and the first the
  * judge accepts is taken (else the first built).
  */
-export function buildRaw(v: SigmaVariant, event: SigmaEvent, source: SigmaSource = chooseSource(v, event), accept?: (effective: SigmaEvent) => boolean): Built {
+export function buildRaw(
+  v: SigmaVariant,
+  event: SigmaEvent,
+  source: SigmaSource = chooseSource(v, event),
+  accept?: (effective: SigmaEvent) => boolean,
+): Built {
   const mapping = source.mapping;
   if (TEXT_SOURCES.has(mapping)) return { ok: false, reason: `${mapping}: raw text lines are not built` };
   const skeleton = SKELETONS[mapping];
   if (!skeleton) return { ok: false, reason: `${mapping}: no skeleton` };
   const eventIdEntry = Object.entries(event).find(([k]) => isEventId(k));
-  const eventIds = eventIdEntry !== undefined && eventIdEntry[1] !== null ? [String(eventIdEntry[1])] : variantEventIds(v);
+  const eventIds =
+    eventIdEntry !== undefined && eventIdEntry[1] !== null ? [String(eventIdEntry[1])] : variantEventIds(v);
   let first: Extract<Built, { ok: true }> | undefined;
   let why = '';
   // Event ids and implied values are tried in order; the first raw event whose mapping rule
@@ -609,7 +793,8 @@ function whenReads(mapping: string, rules: string[]): Set<string> {
   let out = whenCache.get(id);
   if (!out) {
     out = new Set();
-    for (const r of mappingOf(mapping).rules) if (rules.includes(r.name)) for (const f of fieldsOf(r.when)) out.add(f.split('.').pop()!);
+    for (const r of mappingOf(mapping).rules)
+      if (rules.includes(r.name)) for (const f of fieldsOf(r.when)) out.add(f.split('.').pop()!);
     whenCache.set(id, out);
   }
   return out;
@@ -618,10 +803,14 @@ function whenReads(mapping: string, rules: string[]): Set<string> {
 /** The top-level assignments of the named rules of a mapping (and its defaults) that write an OCSF path. */
 function assignmentsTo(mapping: string, rules: string[], path: string): Assignment[] {
   const doc = mappingOf(mapping).doc;
-  return [...(doc.defaults ?? []), ...doc.rules.filter((r) => rules.includes(r.name)).flatMap((r) => r.set ?? [])].filter((a) => a.target === path);
+  return [
+    ...(doc.defaults ?? []),
+    ...doc.rules.filter((r) => rules.includes(r.name)).flatMap((r) => r.set ?? []),
+  ].filter((a) => a.target === path);
 }
 
-const fromList = (a: Assignment): string[] => (typeof a.from === 'string' ? [a.from] : Array.isArray(a.from) ? a.from : []);
+const fromList = (a: Assignment): string[] =>
+  typeof a.from === 'string' ? [a.from] : Array.isArray(a.from) ? a.from : [];
 
 /**
  * The raw key and value a source carries a table field's value in: the table's key (`raw ??
@@ -630,7 +819,12 @@ const fromList = (a: Assignment): string[] => (typeof a.from === 'string' ? [a.f
  * Image), with the value copied, or translated through the two lookups (Sysmon's `High` is the
  * Security log's `S-1-16-12288`); undefined when the source does not carry the field.
  */
-export function carry(v: SigmaVariant, source: SigmaSource, name: string, value?: string | number | boolean): { key: string; value?: unknown } | undefined {
+export function carry(
+  v: SigmaVariant,
+  source: SigmaSource,
+  name: string,
+  value?: string | number | boolean,
+): { key: string; value?: unknown } | undefined {
   const e = entryOf(v, name);
   if (!e) return undefined;
   const [canonical, spec] = e;
@@ -652,9 +846,12 @@ export function carry(v: SigmaVariant, source: SigmaSource, name: string, value?
     if (!a.lookup && (a.cast === undefined || a.cast === 'string')) return { key: flat, value };
     if (!a.lookup || value === undefined) continue;
     // The OCSF value another source's lookup gives the Sigma value, and this lookup's key for it.
-    const other = v.sources.flatMap((s) => assignmentsTo(s.mapping, s.rules, spec.path)).find((b) => b.lookup && fromList(b).includes(key));
+    const other = v.sources
+      .flatMap((s) => assignmentsTo(s.mapping, s.rules, spec.path))
+      .find((b) => b.lookup && fromList(b).includes(key));
     if (!other?.lookup) continue;
-    const find = (map: Record<string, unknown>, k: string, ci?: boolean) => map[k] ?? (ci ? Object.entries(map).find(([x]) => x.toLowerCase() === k.toLowerCase())?.[1] : undefined);
+    const find = (map: Record<string, unknown>, k: string, ci?: boolean) =>
+      map[k] ?? (ci ? Object.entries(map).find(([x]) => x.toLowerCase() === k.toLowerCase())?.[1] : undefined);
     const ocsf = find(other.lookup.map, String(value), other.lookup.ignore_case);
     const back = ocsf === undefined ? undefined : Object.entries(a.lookup.map).find(([, x]) => x === ocsf)?.[0];
     if (back !== undefined) return { key: flat, value: back };
@@ -675,13 +872,18 @@ export function rawKeyFor(v: SigmaVariant, source: SigmaSource, name: string): s
 /** Does the mapping rule (with the defaults) read every field of the event from its raw key? */
 function readsAll(v: SigmaVariant, mapping: string, rule: string, event: SigmaEvent): boolean {
   const one = { mapping, rules: [rule] };
-  return Object.entries(event).every(([name, value]) => value === null || isEventId(name) || carry(v, one, name, value) !== undefined);
+  return Object.entries(event).every(
+    ([name, value]) => value === null || isEventId(name) || carry(v, one, name, value) !== undefined,
+  );
 }
 
 /** For a raw key a mapping rule's `when` needs: the event's value of a field the mapping writes to the same OCSF attribute from another key. */
 function hintFor(v: SigmaVariant, source: SigmaSource, event: SigmaEvent): (key: string) => unknown {
   const doc = mappingOf(source.mapping).doc;
-  const assignments = [...(doc.defaults ?? []), ...doc.rules.filter((r) => source.rules.includes(r.name)).flatMap((r) => r.set ?? [])];
+  const assignments = [
+    ...(doc.defaults ?? []),
+    ...doc.rules.filter((r) => source.rules.includes(r.name)).flatMap((r) => r.set ?? []),
+  ];
   return (key) => {
     for (const a of assignments) {
       if (!fromList(a).includes(key)) continue;
@@ -694,7 +896,15 @@ function hintFor(v: SigmaVariant, source: SigmaSource, event: SigmaEvent): (key:
   };
 }
 
-function buildOne(v: SigmaVariant, event: SigmaEvent, source: SigmaSource, skeleton: (eventId: string | undefined) => Raw, eventId: string | undefined, implied: [string, string][], accept?: (effective: SigmaEvent) => boolean): Built {
+function buildOne(
+  v: SigmaVariant,
+  event: SigmaEvent,
+  source: SigmaSource,
+  skeleton: (eventId: string | undefined) => Raw,
+  eventId: string | undefined,
+  implied: [string, string][],
+  accept?: (effective: SigmaEvent) => boolean,
+): Built {
   const mapping = source.mapping;
   const raw: Raw = {};
   const hashesKey = Object.entries(v.fields).find(([, f]) => f.compose === 'hashes')?.[0];
@@ -736,7 +946,9 @@ function buildOne(v: SigmaVariant, event: SigmaEvent, source: SigmaSource, skele
     () => {},
     // Without the neutral paths: only the ids.
     (base) => {
-      if (WINDOWS.has(mapping)) for (const k of Object.keys(base)) if (!SYSMON_IDS.has(k) && Object.keys(v.fields).some((n) => rawKeyFor(v, source, n) === k)) delete base[k];
+      if (WINDOWS.has(mapping))
+        for (const k of Object.keys(base))
+          if (!SYSMON_IDS.has(k) && Object.keys(v.fields).some((n) => rawKeyFor(v, source, n) === k)) delete base[k];
     },
     // No key of a Sigma field the event leaves out.
     (base) => {
@@ -765,14 +977,24 @@ function buildOne(v: SigmaVariant, event: SigmaEvent, source: SigmaSource, skele
       if (taking === undefined || !source.rules.includes(taking)) continue;
       const mapped = complete(v, event, mapping, taking, trial);
       if (ruleTaking(mapping, trial) !== taking) continue;
-      const built = { ok: true as const, source, raw: serialize(mapping, trial), rule: taking, effective: effectiveOf(v, event, trial, source), ...(mapped ? { mapped } : {}) };
+      const built = {
+        ok: true as const,
+        source,
+        raw: serialize(mapping, trial),
+        rule: taking,
+        effective: effectiveOf(v, event, trial, source),
+        ...(mapped ? { mapped } : {}),
+      };
       if (!accept || accept(built.effective)) return built;
       first ??= built;
       break;
     }
   }
   if (first) return first;
-  return { ok: false, reason: `${mapping}: no raw event with these values is taken by ${source.rules.map((n) => JSON.stringify(n)).join(' or ')} (taken by ${JSON.stringify(ruleTaking(mapping, raw) ?? null)})` };
+  return {
+    ok: false,
+    reason: `${mapping}: no raw event with these values is taken by ${source.rules.map((n) => JSON.stringify(n)).join(' or ')} (taken by ${JSON.stringify(ruleTaking(mapping, raw) ?? null)})`,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -848,7 +1070,11 @@ function complete(v: SigmaVariant, event: SigmaEvent, mapping: string, rule: str
     const out = info.compiled.map(serialize(mapping, raw), { receivedAtMs: 0 });
     if (!out.ok) return out;
     // A field the event leaves empty ('' is Sigma's empty value) is meant absent: nothing fills its path.
-    const own = new Set(Object.keys(event).map((name) => entryOf(v, name)?.[1].path.replace(/\[\*\]/g, '')).filter((p): p is string => p !== undefined));
+    const own = new Set(
+      Object.keys(event)
+        .map((name) => entryOf(v, name)?.[1].path.replace(/\[\*\]/g, ''))
+        .filter((p): p is string => p !== undefined),
+    );
     const missing = Object.keys(event)
       .filter((name) => event[name] !== '')
       .map((name) => entryOf(v, name))
@@ -886,6 +1112,7 @@ function effectiveOf(v: SigmaVariant, event: SigmaEvent, picked: Raw, source: Si
     const x = key === undefined ? undefined : getAt(picked, key);
     if (present(x) && typeof x !== 'object') effective[name] = x as string | number | boolean;
   }
-  if (WINDOWS.has(mapping) && !Object.keys(event).some(isEventId) && v.eventIds && picked.EventID !== undefined) effective.EventID = String(picked.EventID);
+  if (WINDOWS.has(mapping) && !Object.keys(event).some(isEventId) && v.eventIds && picked.EventID !== undefined)
+    effective.EventID = String(picked.EventID);
   return effective;
 }

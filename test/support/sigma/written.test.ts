@@ -4,12 +4,14 @@ import { mappingRuleNames, writtenPaths } from './written.js';
 describe('writtenPaths', () => {
   const sysmon = writtenPaths('sysmon.operational', ['1 process creation']);
 
-  it('reads the rule\'s assignments with their raw keys as written', () => {
+  it("reads the rule's assignments with their raw keys as written", () => {
     expect(sysmon.get('process.file.path')).toEqual(new Set(['EventData.Image', 'winlog.event_data.Image', 'Image']));
-    expect(sysmon.get('process.cmd_line')).toEqual(new Set(['EventData.CommandLine', 'winlog.event_data.CommandLine', 'CommandLine']));
+    expect(sysmon.get('process.cmd_line')).toEqual(
+      new Set(['EventData.CommandLine', 'winlog.event_data.CommandLine', 'CommandLine']),
+    );
   });
 
-  it('includes the mapping\'s defaults', () => {
+  it("includes the mapping's defaults", () => {
     expect(sysmon.get('device.hostname')).toEqual(new Set(['System.Computer', 'winlog.computer_name', 'Hostname']));
   });
 
@@ -40,7 +42,9 @@ describe('writtenPaths', () => {
 
   it('refuses an unknown mapping or rule name', () => {
     expect(() => writtenPaths('sysmon.nope', [])).toThrow(/no built-in mapping/);
-    expect(() => writtenPaths('sysmon.operational', ['1 process created'])).toThrow(/no rule named "1 process created"/);
+    expect(() => writtenPaths('sysmon.operational', ['1 process created'])).toThrow(
+      /no rule named "1 process created"/,
+    );
     expect(mappingRuleNames('sysmon.operational')).toContain('1 process creation');
   });
 });

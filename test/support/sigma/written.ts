@@ -12,7 +12,10 @@ import type { Assignment } from '../../../src/pipeline/normalize/types.js';
 /** The built-in mapping a logsource source names (`platform.stream`, as SigmaSource.mapping writes it). */
 export function builtin(mapping: string): BuiltinMapping {
   const found = BUILTIN_MAPPINGS.find((m) => `${m.platform}.${m.stream}` === mapping);
-  if (!found) throw new Error(`no built-in mapping "${mapping}" (platform.stream): ${BUILTIN_MAPPINGS.map((m) => `${m.platform}.${m.stream}`).join(', ')}`);
+  if (!found)
+    throw new Error(
+      `no built-in mapping "${mapping}" (platform.stream): ${BUILTIN_MAPPINGS.map((m) => `${m.platform}.${m.stream}`).join(', ')}`,
+    );
   return found;
 }
 
@@ -79,7 +82,10 @@ export function writtenPaths(mapping: string, rules: string[]): Map<string, Set<
   walk(doc.defaults ?? [], '', out);
   for (const name of rules) {
     const rule = doc.rules.find((r) => r.name === name);
-    if (!rule) throw new Error(`the built-in mapping ${mapping} has no rule named "${name}": ${doc.rules.map((r) => JSON.stringify(r.name)).join(', ')}`);
+    if (!rule)
+      throw new Error(
+        `the built-in mapping ${mapping} has no rule named "${name}": ${doc.rules.map((r) => JSON.stringify(r.name)).join(', ')}`,
+      );
     walk(rule.set ?? [], '', out);
   }
   return out;

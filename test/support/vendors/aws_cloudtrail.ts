@@ -37,7 +37,9 @@ interface StoredEvent {
 }
 
 const TARGET = 'com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101.LookupEvents';
-const FIXTURES = JSON.parse(readFileSync(new URL('../../../src/connectors/aws_cloudtrail/fixtures/cloudtrail.json', import.meta.url), 'utf8')) as Record<string, unknown>[];
+const FIXTURES = JSON.parse(
+  readFileSync(new URL('../../../src/connectors/aws_cloudtrail/fixtures/cloudtrail.json', import.meta.url), 'utf8'),
+) as Record<string, unknown>[];
 const ATTRIBUTE: Record<string, (e: StoredEvent) => unknown> = {
   EventId: (e) => e.id,
   EventName: (e) => e.record.eventName,
@@ -62,14 +64,28 @@ function fromS3(err: S3Failure, hasAuth: boolean): AwsFailure {
   switch (err.code) {
     case 'InvalidAccessKeyId':
     case 'InvalidToken':
-      return new AwsFailure(400, 'UnrecognizedClientException', 'The security token included in the request is invalid.');
+      return new AwsFailure(
+        400,
+        'UnrecognizedClientException',
+        'The security token included in the request is invalid.',
+      );
     case 'SignatureDoesNotMatch':
     case 'XAmzContentSHA256Mismatch':
-      return new AwsFailure(400, 'InvalidSignatureException', 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.');
+      return new AwsFailure(
+        400,
+        'InvalidSignatureException',
+        'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.',
+      );
     case 'RequestTimeTooSkewed':
-      return new AwsFailure(400, 'InvalidSignatureException', 'Signature expired: the request time is more than 5 minutes away from the server time.');
+      return new AwsFailure(
+        400,
+        'InvalidSignatureException',
+        'Signature expired: the request time is more than 5 minutes away from the server time.',
+      );
     case 'AccessDenied':
-      return hasAuth ? new AwsFailure(400, 'IncompleteSignatureException', err.message) : new AwsFailure(400, 'MissingAuthenticationTokenException', 'Missing Authentication Token');
+      return hasAuth
+        ? new AwsFailure(400, 'IncompleteSignatureException', err.message)
+        : new AwsFailure(400, 'MissingAuthenticationTokenException', 'Missing Authentication Token');
     default:
       return new AwsFailure(400, 'IncompleteSignatureException', err.message);
   }
@@ -77,12 +93,20 @@ function fromS3(err: S3Failure, hasAuth: boolean): AwsFailure {
 
 function username(record: Record<string, unknown>): string | undefined {
   const who = (record.userIdentity ?? {}) as Record<string, unknown>;
-  const session = (who.sessionContext as { sessionIssuer?: { userName?: string } } | undefined)?.sessionIssuer?.userName;
-  return (who.userName as string | undefined) ?? session ?? (typeof who.principalId === 'string' ? who.principalId.split(':').pop() : undefined);
+  const session = (who.sessionContext as { sessionIssuer?: { userName?: string } } | undefined)?.sessionIssuer
+    ?.userName;
+  return (
+    (who.userName as string | undefined) ??
+    session ??
+    (typeof who.principalId === 'string' ? who.principalId.split(':').pop() : undefined)
+  );
 }
 
 function envelope(e: StoredEvent): Record<string, unknown> {
-  const resources = ((e.record.resources ?? []) as { type?: string; ARN?: string }[]).map((r) => ({ ResourceType: r.type, ResourceName: r.ARN }));
+  const resources = ((e.record.resources ?? []) as { type?: string; ARN?: string }[]).map((r) => ({
+    ResourceType: r.type,
+    ResourceName: r.ARN,
+  }));
   return {
     EventId: e.id,
     EventName: e.record.eventName,
@@ -96,12 +120,18 @@ function envelope(e: StoredEvent): Record<string, unknown> {
   };
 }
 
-export async function startAwsCloudtrailSimulator(options: AwsCloudtrailSimulatorOptions = {}): Promise<AwsCloudtrailSimulator> {
+export async function startAwsCloudtrailSimulator(
+  options: AwsCloudtrailSimulatorOptions = {},
+): Promise<AwsCloudtrailSimulator> {
   const region = options.region ?? 'eu-west-1';
   const enforceRate = options.enforceRate ?? true;
   const suffix = () => randomUUID().replace(/-/g, '').slice(0, 16).toUpperCase();
   const permanent: FakeS3Credential = { accessKeyId: `AKIA${suffix()}`, secretAccessKey: randomUUID() + randomUUID() };
-  const temporary: FakeS3Credential = { accessKeyId: `ASIA${suffix()}`, secretAccessKey: randomUUID() + randomUUID(), sessionToken: Buffer.from(randomUUID()).toString('base64') };
+  const temporary: FakeS3Credential = {
+    accessKeyId: `ASIA${suffix()}`,
+    secretAccessKey: randomUUID() + randomUUID(),
+    sessionToken: Buffer.from(randomUUID()).toString('base64'),
+  };
   let sessionExpired = false;
   const events: StoredEvent[] = [];
   const pages = new Map<string, { params: string; offset: number }>();
@@ -127,19 +157,26 @@ export async function startAwsCloudtrailSimulator(options: AwsCloudtrailSimulato
 
   function lookup(input: Record<string, unknown>): Record<string, unknown> {
     const { StartTime, EndTime, MaxResults, NextToken, LookupAttributes } = input;
-    for (const [name, v] of [['StartTime', StartTime], ['EndTime', EndTime]] as const) {
-      if (v !== undefined && typeof v !== 'number') throw new AwsFailure(400, 'SerializationException', `${name} must be a timestamp in epoch seconds`);
+    for (const [name, v] of [
+      ['StartTime', StartTime],
+      ['EndTime', EndTime],
+    ] as const) {
+      if (v !== undefined && typeof v !== 'number')
+        throw new AwsFailure(400, 'SerializationException', `${name} must be a timestamp in epoch seconds`);
     }
     const max = MaxResults ?? 50;
-    if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 50) throw new AwsFailure(400, 'InvalidMaxResultsException', 'MaxResults must be an integer between 1 and 50.');
+    if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 50)
+      throw new AwsFailure(400, 'InvalidMaxResultsException', 'MaxResults must be an integer between 1 and 50.');
     const nowS = Date.now() / 1000;
     const start = (StartTime as number | undefined) ?? nowS - 90 * 86_400;
     const end = (EndTime as number | undefined) ?? nowS;
     if (start > end) throw new AwsFailure(400, 'InvalidTimeRangeException', 'Start time should be before end time.');
     const attrs = (LookupAttributes ?? []) as { AttributeKey?: string; AttributeValue?: string }[];
-    if (!Array.isArray(attrs) || attrs.length > 1) throw new AwsFailure(400, 'InvalidLookupAttributesException', 'Only one lookup attribute is allowed.');
+    if (!Array.isArray(attrs) || attrs.length > 1)
+      throw new AwsFailure(400, 'InvalidLookupAttributesException', 'Only one lookup attribute is allowed.');
     const attr = attrs[0];
-    if (attr && (!attr.AttributeKey || !ATTRIBUTE[attr.AttributeKey])) throw new AwsFailure(400, 'InvalidLookupAttributesException', `Invalid attribute key: ${attr.AttributeKey}`);
+    if (attr && (!attr.AttributeKey || !ATTRIBUTE[attr.AttributeKey]))
+      throw new AwsFailure(400, 'InvalidLookupAttributesException', `Invalid attribute key: ${attr.AttributeKey}`);
     const params = JSON.stringify([start, end, attr ?? null]);
     let offset = 0;
     if (NextToken !== undefined) {
@@ -148,7 +185,12 @@ export async function startAwsCloudtrailSimulator(options: AwsCloudtrailSimulato
       offset = page.offset;
     }
     const matching = events
-      .filter((e) => e.seconds >= start && e.seconds <= end && (!attr || String(ATTRIBUTE[attr.AttributeKey!]!(e)) === attr.AttributeValue))
+      .filter(
+        (e) =>
+          e.seconds >= start &&
+          e.seconds <= end &&
+          (!attr || String(ATTRIBUTE[attr.AttributeKey!]!(e)) === attr.AttributeValue),
+      )
       .sort((a, b) => b.seconds - a.seconds);
     const slice = matching.slice(offset, offset + max);
     const out: Record<string, unknown> = { Events: slice.map(envelope) };
@@ -162,7 +204,8 @@ export async function startAwsCloudtrailSimulator(options: AwsCloudtrailSimulato
 
   function handle(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
     try {
-      if (req.method !== 'POST' || (req.url ?? '/').split('?')[0] !== '/') throw new AwsFailure(404, 'UnknownOperationException', 'Unknown operation');
+      if (req.method !== 'POST' || (req.url ?? '/').split('?')[0] !== '/')
+        throw new AwsFailure(404, 'UnknownOperationException', 'Unknown operation');
       let cred: FakeS3Credential;
       try {
         cred = verifySignature(req, body, [permanent, temporary], region, 'cloudtrail');
@@ -170,12 +213,20 @@ export async function startAwsCloudtrailSimulator(options: AwsCloudtrailSimulato
         if (err instanceof S3Failure) throw fromS3(err, req.headers.authorization !== undefined);
         throw err;
       }
-      if (cred === temporary && sessionExpired) throw new AwsFailure(400, 'ExpiredTokenException', 'The security token included in the request is expired');
-      if (req.headers['x-amz-target'] !== TARGET) throw new AwsFailure(400, 'UnknownOperationException', 'Unknown operation');
-      if (req.headers['content-type'] !== 'application/x-amz-json-1.1') throw new AwsFailure(400, 'SerializationException', 'Content-Type must be application/x-amz-json-1.1');
+      if (cred === temporary && sessionExpired)
+        throw new AwsFailure(400, 'ExpiredTokenException', 'The security token included in the request is expired');
+      if (req.headers['x-amz-target'] !== TARGET)
+        throw new AwsFailure(400, 'UnknownOperationException', 'Unknown operation');
+      if (req.headers['content-type'] !== 'application/x-amz-json-1.1')
+        throw new AwsFailure(400, 'SerializationException', 'Content-Type must be application/x-amz-json-1.1');
       requests += 1;
       const fault = faults[0] === 'server' ? faults.shift() : undefined;
-      if (fault === 'server') throw new AwsFailure(requests % 2 ? 500 : 503, requests % 2 ? 'InternalFailure' : 'ServiceUnavailable', 'The request processing has failed because of an unknown error.');
+      if (fault === 'server')
+        throw new AwsFailure(
+          requests % 2 ? 500 : 503,
+          requests % 2 ? 'InternalFailure' : 'ServiceUnavailable',
+          'The request processing has failed because of an unknown error.',
+        );
       if (faults[0] === 'throttle' || (enforceRate && overRate())) {
         if (faults[0] === 'throttle') faults.shift();
         throttled += 1;
@@ -187,7 +238,8 @@ export async function startAwsCloudtrailSimulator(options: AwsCloudtrailSimulato
       } catch {
         throw new AwsFailure(400, 'SerializationException', 'The request body is not JSON');
       }
-      if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new AwsFailure(400, 'SerializationException', 'The request body must be a JSON object');
+      if (typeof input !== 'object' || input === null || Array.isArray(input))
+        throw new AwsFailure(400, 'SerializationException', 'The request body must be a JSON object');
       bodies.push(input as Record<string, unknown>);
       send(res, 200, lookup(input as Record<string, unknown>));
     } catch (err) {
@@ -215,7 +267,7 @@ export async function startAwsCloudtrailSimulator(options: AwsCloudtrailSimulato
     ...(c.sessionToken ? { session_token: c.sessionToken } : {}),
   });
 
-function add(stream: string, n: number, window?: { from: Date; to: Date }, patch?: EventPatch): string[] {
+  function add(stream: string, n: number, window?: { from: Date; to: Date }, patch?: EventPatch): string[] {
     checkStream(stream);
     const to = window?.to ?? new Date(Date.now() - 2 * 60_000);
     const from = window?.from ?? new Date(to.getTime() - 30 * 60_000);
@@ -228,7 +280,12 @@ function add(stream: string, n: number, window?: { from: Date; to: Date }, patch
       const record = structuredClone(FIXTURES[i % FIXTURES.length]!);
       patch?.(record, i);
       const id = randomUUID();
-      Object.assign(record, { eventID: id, eventTime: new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'), requestID: randomUUID(), awsRegion: region });
+      Object.assign(record, {
+        eventID: id,
+        eventTime: new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'),
+        requestID: randomUUID(),
+        awsRegion: region,
+      });
       events.push({ id, seconds, record });
       ids.push(id);
     }

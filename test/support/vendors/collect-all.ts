@@ -17,10 +17,16 @@ export function testRuntime(options: { maxRetryWaitMs?: number; requestTimeoutMs
 }
 
 /** A context for one integration config (secrets are the string values of `secrets`). */
-export function testContext(config: Record<string, unknown>, options: { key?: string; tenantId?: string | null; maxRetryWaitMs?: number; secrets?: string[] } = {}) {
+export function testContext(
+  config: Record<string, unknown>,
+  options: { key?: string; tenantId?: string | null; maxRetryWaitMs?: number; secrets?: string[] } = {},
+) {
   const runtime = testRuntime({ maxRetryWaitMs: options.maxRetryWaitMs });
   const controller = new AbortController();
-  const open = runtime.open({ key: options.key ?? 'test', config, secrets: options.secrets ?? [], tenantId: options.tenantId ?? null }, controller.signal);
+  const open = runtime.open(
+    { key: options.key ?? 'test', config, secrets: options.secrets ?? [], tenantId: options.tenantId ?? null },
+    controller.signal,
+  );
   return { ...open, abort: () => controller.abort() };
 }
 
@@ -73,7 +79,14 @@ export interface Collected {
 }
 
 /** Every page of [from, to) of a stream (date streams), following `next` until null. */
-export async function collectWindow(connector: Connector, ctx: ConnectorContext, stream: string, from: Date, to: Date, pageSize?: number): Promise<Collected> {
+export async function collectWindow(
+  connector: Connector,
+  ctx: ConnectorContext,
+  stream: string,
+  from: Date,
+  to: Date,
+  pageSize?: number,
+): Promise<Collected> {
   const spec = connector.streams.find((s) => s.name === stream);
   if (!spec) throw new Error(`no stream ${stream}`);
   const out: Collected = { events: [], keys: [], pages: 0 };
@@ -90,12 +103,25 @@ export async function collectWindow(connector: Connector, ctx: ConnectorContext,
 }
 
 /** Opaque streams: follows the vendor cursor while `more` is true. */
-export async function collectOpaque(connector: Connector, ctx: ConnectorContext, stream: string, from: Date, cursor: string | null = null, pageSize?: number): Promise<Collected & { cursor: string | null }> {
+export async function collectOpaque(
+  connector: Connector,
+  ctx: ConnectorContext,
+  stream: string,
+  from: Date,
+  cursor: string | null = null,
+  pageSize?: number,
+): Promise<Collected & { cursor: string | null }> {
   const spec = connector.streams.find((s) => s.name === stream);
   if (!spec) throw new Error(`no stream ${stream}`);
   const out: Collected & { cursor: string | null } = { events: [], keys: [], pages: 0, cursor };
   for (let i = 0; i < 10_000; i++) {
-    const page = await connector.fetchPage(ctx, { stream, cursor: out.cursor, from, to: null, pageSize: pageSize ?? spec.pageSize });
+    const page = await connector.fetchPage(ctx, {
+      stream,
+      cursor: out.cursor,
+      from,
+      to: null,
+      pageSize: pageSize ?? spec.pageSize,
+    });
     out.pages += 1;
     out.events.push(...page.events);
     out.keys.push(...page.keys);

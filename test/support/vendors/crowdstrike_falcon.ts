@@ -29,7 +29,12 @@ export interface CrowdstrikeFalconSimulatorOptions {
 
 export interface CrowdstrikeFalconSimulator extends VendorSimulator, FilteringSimulator {
   /** Like VendorSimulator.addEvents; `cid` puts the alerts in a Flight Control child. */
-  addEvents(stream: string, n: number, window?: { from: Date; to: Date }, options?: { cid?: string; patch?: EventPatch }): string[];
+  addEvents(
+    stream: string,
+    n: number,
+    window?: { from: Date; to: Date },
+    options?: { cid?: string; patch?: EventPatch },
+  ): string[];
   /** An analyst changes the alert (status in_progress): its updated_timestamp becomes `at`. */
   updateAlert(compositeId: string, at: Date): void;
   alert(compositeId: string): Alert | undefined;
@@ -39,7 +44,9 @@ export interface CrowdstrikeFalconSimulator extends VendorSimulator, FilteringSi
   readonly queries: URLSearchParams[];
 }
 
-const FIXTURES = JSON.parse(readFileSync(new URL('../../../src/connectors/crowdstrike_falcon/fixtures/alerts.json', import.meta.url), 'utf8')) as Alert[];
+const FIXTURES = JSON.parse(
+  readFileSync(new URL('../../../src/connectors/crowdstrike_falcon/fixtures/alerts.json', import.meta.url), 'utf8'),
+) as Alert[];
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
 interface Term {
@@ -97,7 +104,9 @@ function matches(alert: Alert, term: Term): boolean {
   }
 }
 
-export async function startCrowdstrikeFalconSimulator(options: CrowdstrikeFalconSimulatorOptions = {}): Promise<CrowdstrikeFalconSimulator> {
+export async function startCrowdstrikeFalconSimulator(
+  options: CrowdstrikeFalconSimulatorOptions = {},
+): Promise<CrowdstrikeFalconSimulator> {
   const clientId = options.clientId ?? hex(16);
   const clientSecret = options.clientSecret ?? randomBytes(30).toString('base64url');
   const cid = options.cid ?? hex(16);
@@ -113,7 +122,12 @@ export async function startCrowdstrikeFalconSimulator(options: CrowdstrikeFalcon
   const faults: ({ kind: 'rate'; seconds: number } | { kind: 'server' })[] = [];
   let minute = { start: Date.now(), used: 0 };
 
-  const meta = (extra: Record<string, unknown> = {}) => ({ query_time: 0.004, powered_by: 'crowdstrike-api-gateway', trace_id: randomUUID(), ...extra });
+  const meta = (extra: Record<string, unknown> = {}) => ({
+    query_time: 0.004,
+    powered_by: 'crowdstrike-api-gateway',
+    trace_id: randomUUID(),
+    ...extra,
+  });
 
   function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
     res.writeHead(status, { 'content-type': 'application/json', 'x-cs-traceid': randomUUID(), ...headers });
@@ -125,14 +139,22 @@ export async function startCrowdstrikeFalconSimulator(options: CrowdstrikeFalcon
   function quotaHeaders(): Record<string, string> {
     if (Date.now() - minute.start >= 60_000) minute = { start: Date.now(), used: 0 };
     minute.used += 1;
-    return { 'x-ratelimit-limit': String(perMinute), 'x-ratelimit-remaining': String(Math.max(0, perMinute - minute.used)) };
+    return {
+      'x-ratelimit-limit': String(perMinute),
+      'x-ratelimit-remaining': String(Math.max(0, perMinute - minute.used)),
+    };
   }
 
   function token(req: IncomingMessage, res: ServerResponse, body: string): void {
-    if (!/^application\/x-www-form-urlencoded/.test(req.headers['content-type'] ?? '')) return fail(res, 400, 'Content-Type must be application/x-www-form-urlencoded');
+    if (!/^application\/x-www-form-urlencoded/.test(req.headers['content-type'] ?? ''))
+      return fail(res, 400, 'Content-Type must be application/x-www-form-urlencoded');
     const form = new URLSearchParams(body);
     const member = form.get('member_cid') ?? '';
-    if (form.get('client_id') !== clientId || form.get('client_secret') !== clientSecret || (member !== '' && !children.has(member))) {
+    if (
+      form.get('client_id') !== clientId ||
+      form.get('client_secret') !== clientSecret ||
+      (member !== '' && !children.has(member))
+    ) {
       return fail(res, 403, 'Failed to issue access token - Not Authorized');
     }
     const accessToken = randomBytes(48).toString('base64url');
@@ -146,8 +168,10 @@ export async function startCrowdstrikeFalconSimulator(options: CrowdstrikeFalcon
     const limit = Number(url.searchParams.get('limit') ?? 100);
     const offset = Number(url.searchParams.get('offset') ?? 0);
     // Documented maximum 10000; the service refuses more than 1000 in practice.
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) return fail(res, 400, 'limit must be between 1 and 1000', headers);
-    if (!Number.isInteger(offset) || offset < 0) return fail(res, 400, 'offset must be a non-negative integer', headers);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      return fail(res, 400, 'limit must be between 1 and 1000', headers);
+    if (!Number.isInteger(offset) || offset < 0)
+      return fail(res, 400, 'offset must be a non-negative integer', headers);
     if (offset + limit > 10_000) return fail(res, 400, 'offset + limit must be less than or equal to 10000', headers);
     let terms: Term[] = [];
     const filter = url.searchParams.get('filter');
@@ -168,7 +192,16 @@ export async function startCrowdstrikeFalconSimulator(options: CrowdstrikeFalcon
         return (dir === 'desc' ? -c : c) || (a.composite_id < b.composite_id ? -1 : 1);
       });
     const page = found.slice(offset, offset + limit).map((a) => a.composite_id);
-    send(res, 200, { meta: meta({ powered_by: 'msa-api', pagination: { offset, limit, total: found.length } }), resources: page, errors: [] }, headers);
+    send(
+      res,
+      200,
+      {
+        meta: meta({ powered_by: 'msa-api', pagination: { offset, limit, total: found.length } }),
+        resources: page,
+        errors: [],
+      },
+      headers,
+    );
   }
 
   function entities(res: ServerResponse, body: string, tokenCid: string, headers: Record<string, string>): void {
@@ -178,25 +211,44 @@ export async function startCrowdstrikeFalconSimulator(options: CrowdstrikeFalcon
     } catch {
       return fail(res, 400, 'Invalid JSON body', headers);
     }
-    if (!Array.isArray(ids) || ids.length === 0 || !ids.every((i) => typeof i === 'string')) return fail(res, 400, 'composite_ids is required', headers);
+    if (!Array.isArray(ids) || ids.length === 0 || !ids.every((i) => typeof i === 'string'))
+      return fail(res, 400, 'composite_ids is required', headers);
     if (ids.length > 1000) return fail(res, 400, 'a maximum of 1000 composite_ids is allowed', headers);
-    const found = ids.map((id) => alerts.find((a) => a.composite_id === id && a.cid === tokenCid)).filter((a): a is Alert => a !== undefined);
-    send(res, 200, { meta: meta({ powered_by: 'detectsapi' }), resources: found.map((a) => structuredClone(a)), errors: [] }, headers);
+    const found = ids
+      .map((id) => alerts.find((a) => a.composite_id === id && a.cid === tokenCid))
+      .filter((a): a is Alert => a !== undefined);
+    send(
+      res,
+      200,
+      { meta: meta({ powered_by: 'detectsapi' }), resources: found.map((a) => structuredClone(a)), errors: [] },
+      headers,
+    );
   }
 
   function handle(req: IncomingMessage, res: ServerResponse, body: string): void {
     const url = new URL(req.url ?? '/', 'http://falcon');
     if (req.method === 'POST' && url.pathname === '/oauth2/token') return token(req, res, body);
-    const known = (req.method === 'GET' && url.pathname === '/alerts/queries/alerts/v2') || (req.method === 'POST' && url.pathname === '/alerts/entities/alerts/v2');
+    const known =
+      (req.method === 'GET' && url.pathname === '/alerts/queries/alerts/v2') ||
+      (req.method === 'POST' && url.pathname === '/alerts/entities/alerts/v2');
     if (!known) return fail(res, 404, 'Not Found');
     requests += 1;
     const fault = faults.shift();
-    if (fault?.kind === 'server') return fail(res, requests % 2 ? 500 : 503, requests % 2 ? 'Internal Server Error' : 'Service Unavailable');
+    if (fault?.kind === 'server')
+      return fail(res, requests % 2 ? 500 : 503, requests % 2 ? 'Internal Server Error' : 'Service Unavailable');
     const headers = quotaHeaders();
     const retryAt = (seconds: number) => String(Math.ceil(Date.now() / 1000) + seconds);
-    if (fault?.kind === 'rate') return fail(res, 429, 'API rate limit exceeded.', { ...headers, 'x-ratelimit-remaining': '0', 'x-ratelimit-retryafter': retryAt(fault.seconds) });
+    if (fault?.kind === 'rate')
+      return fail(res, 429, 'API rate limit exceeded.', {
+        ...headers,
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-retryafter': retryAt(fault.seconds),
+      });
     if (minute.used > perMinute) {
-      return fail(res, 429, 'API rate limit exceeded.', { ...headers, 'x-ratelimit-retryafter': retryAt(Math.ceil((minute.start + 60_000 - Date.now()) / 1000)) });
+      return fail(res, 429, 'API rate limit exceeded.', {
+        ...headers,
+        'x-ratelimit-retryafter': retryAt(Math.ceil((minute.start + 60_000 - Date.now()) / 1000)),
+      });
     }
     const auth = /^Bearer (\S+)$/i.exec(req.headers.authorization ?? '');
     const grant = auth ? tokens.get(auth[1]!) : undefined;
@@ -270,7 +322,9 @@ export async function startCrowdstrikeFalconSimulator(options: CrowdstrikeFalcon
     alert: (compositeId) => alerts.find((a) => a.composite_id === compositeId),
     eventIds(stream) {
       checkStream(stream);
-      return [...alerts].sort((a, b) => Date.parse(a.updated_timestamp) - Date.parse(b.updated_timestamp)).map((a) => a.composite_id);
+      return [...alerts]
+        .sort((a, b) => Date.parse(a.updated_timestamp) - Date.parse(b.updated_timestamp))
+        .map((a) => a.composite_id);
     },
     rateLimit(count, retryAfterSeconds) {
       for (let i = 0; i < count; i++) faults.push({ kind: 'rate', seconds: retryAfterSeconds });

@@ -9,7 +9,14 @@
 //   GET /v1/events?stream&from&to&cursor&limit (header X-Customer-Id for a tenant) -> {events, next}
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { configString, HOUR_MS, MINUTE_MS, pullConfigSchema, VendorError, type Connector } from '../../../src/connectors/sdk.js';
+import {
+  configString,
+  HOUR_MS,
+  MINUTE_MS,
+  pullConfigSchema,
+  VendorError,
+  type Connector,
+} from '../../../src/connectors/sdk.js';
 import type { VendorSimulator } from './types.js';
 
 export const FAKE_API_KEY = 'fake-provider-key-1f2e3d4c';
@@ -40,7 +47,9 @@ interface FakeEvent {
 
 const CUSTOMERS_PAGE = 2;
 
-export async function startFakeProvider(options: { apiKey?: string; customers?: FakeCustomer[] } = {}): Promise<FakeProvider> {
+export async function startFakeProvider(
+  options: { apiKey?: string; customers?: FakeCustomer[] } = {},
+): Promise<FakeProvider> {
   const apiKey = options.apiKey ?? FAKE_API_KEY;
   let customers = options.customers ?? [];
   const events: FakeEvent[] = [];
@@ -65,11 +74,15 @@ export async function startFakeProvider(options: { apiKey?: string; customers?: 
       return;
     }
     if (!authorized) return send(res, 401, { error: 'invalid api key' });
-    if (url.pathname === '/v1/whoami') return send(res, 200, { account: 'partner-account', customer: customer ?? null });
+    if (url.pathname === '/v1/whoami')
+      return send(res, 200, { account: 'partner-account', customer: customer ?? null });
     if (url.pathname === '/v1/customers') {
       const page = Math.max(1, Number(url.searchParams.get('page') ?? '1'));
       const slice = customers.slice((page - 1) * CUSTOMERS_PAGE, page * CUSTOMERS_PAGE);
-      return send(res, 200, { customers: slice, next_page: page * CUSTOMERS_PAGE < customers.length ? page + 1 : null });
+      return send(res, 200, {
+        customers: slice,
+        next_page: page * CUSTOMERS_PAGE < customers.length ? page + 1 : null,
+      });
     }
     if (url.pathname === '/v1/events') {
       requests += 1;
@@ -78,7 +91,13 @@ export async function startFakeProvider(options: { apiKey?: string; customers?: 
       const to = url.searchParams.get('to') ? Date.parse(url.searchParams.get('to')!) : Infinity;
       const offset = Number(url.searchParams.get('cursor') ?? '0');
       const limit = Number(url.searchParams.get('limit') ?? '100');
-      const matching = events.filter((e) => e.stream === stream && e.customer === (customer ?? null) && Date.parse(e.time) >= from && Date.parse(e.time) < to);
+      const matching = events.filter(
+        (e) =>
+          e.stream === stream &&
+          e.customer === (customer ?? null) &&
+          Date.parse(e.time) >= from &&
+          Date.parse(e.time) < to,
+      );
       const page = matching.slice(offset, offset + limit);
       return send(res, 200, { events: page, next: offset + limit < matching.length ? String(offset + limit) : null });
     }
@@ -109,7 +128,14 @@ export async function startFakeProvider(options: { apiKey?: string; customers?: 
       const ids: string[] = [];
       for (let i = 0; i < n; i++) {
         const id = `evt-${++seq}`;
-        events.push({ id, stream, customer: null, time: new Date(from + ((to - from) * i) / n).toISOString(), type: i % 2 ? 'user.login' : 'system.heartbeat', actor: { name: `user${i}` } });
+        events.push({
+          id,
+          stream,
+          customer: null,
+          time: new Date(from + ((to - from) * i) / n).toISOString(),
+          type: i % 2 ? 'user.login' : 'system.heartbeat',
+          actor: { name: `user${i}` },
+        });
         ids.push(id);
       }
       return ids;
@@ -127,7 +153,10 @@ export async function startFakeProvider(options: { apiKey?: string; customers?: 
 }
 
 function headers(config: Readonly<Record<string, unknown>>, tenantId: string | null): Record<string, string> {
-  return { authorization: `Bearer ${configString(config, 'api_key')}`, ...(tenantId ? { 'x-customer-id': tenantId } : {}) };
+  return {
+    authorization: `Bearer ${configString(config, 'api_key')}`,
+    ...(tenantId ? { 'x-customer-id': tenantId } : {}),
+  };
 }
 
 /** The connector of the fake provider, under a platform name of the test's choosing. */
@@ -147,21 +176,57 @@ export function fakeProviderConnector(platform = 'fake_provider'): Connector {
       ['base_url', 'api_key'],
     ),
     streams: [
-      { name: 'events', display_name: 'Events', description: 'Audit events', cursor: 'date', defaultWindowMs: HOUR_MS, intervalMs: 5 * MINUTE_MS, retentionDays: 30, pageSize: 100, maxWindowMs: 6 * HOUR_MS, settleMs: MINUTE_MS },
-      { name: 'alerts', display_name: 'Alerts', description: 'Security alerts', cursor: 'opaque', defaultWindowMs: HOUR_MS, intervalMs: MINUTE_MS, retentionDays: 365, pageSize: 50, maxWindowMs: 24 * HOUR_MS, settleMs: 0 },
+      {
+        name: 'events',
+        display_name: 'Events',
+        description: 'Audit events',
+        cursor: 'date',
+        defaultWindowMs: HOUR_MS,
+        intervalMs: 5 * MINUTE_MS,
+        retentionDays: 30,
+        pageSize: 100,
+        maxWindowMs: 6 * HOUR_MS,
+        settleMs: MINUTE_MS,
+      },
+      {
+        name: 'alerts',
+        display_name: 'Alerts',
+        description: 'Security alerts',
+        cursor: 'opaque',
+        defaultWindowMs: HOUR_MS,
+        intervalMs: MINUTE_MS,
+        retentionDays: 365,
+        pageSize: 50,
+        maxWindowMs: 24 * HOUR_MS,
+        settleMs: 0,
+      },
     ],
     async fetchPage(ctx, req) {
       const res = await ctx.http.request({
         url: `${configString(ctx.config, 'base_url')}/v1/events`,
-        query: { stream: req.stream, from: req.from.toISOString(), to: req.to?.toISOString(), cursor: req.cursor ?? undefined, limit: req.pageSize },
+        query: {
+          stream: req.stream,
+          from: req.from.toISOString(),
+          to: req.to?.toISOString(),
+          cursor: req.cursor ?? undefined,
+          limit: req.pageSize,
+        },
         headers: headers(ctx.config, ctx.tenantId),
       });
       const body = res.json<{ events?: Record<string, unknown>[]; next?: string | null }>();
       if (!Array.isArray(body.events)) throw new VendorError('invalid_response', 'events is not a list');
-      return { events: body.events, keys: body.events.map((e) => String(e.id)), next: body.next ?? null, more: body.next != null };
+      return {
+        events: body.events,
+        keys: body.events.map((e) => String(e.id)),
+        next: body.next ?? null,
+        more: body.next != null,
+      };
     },
     async test(ctx) {
-      const res = await ctx.http.request({ url: `${configString(ctx.config, 'base_url')}/v1/whoami`, headers: headers(ctx.config, ctx.tenantId) });
+      const res = await ctx.http.request({
+        url: `${configString(ctx.config, 'base_url')}/v1/whoami`,
+        headers: headers(ctx.config, ctx.tenantId),
+      });
       const body = res.json<{ account?: string }>();
       if (typeof body.account !== 'string') throw new VendorError('invalid_response', 'whoami has no account');
       return `authenticated as ${body.account}${ctx.tenantId ? ` for customer ${ctx.tenantId}` : ''}`;
@@ -169,8 +234,12 @@ export function fakeProviderConnector(platform = 'fake_provider'): Connector {
     tenants: {
       async discover(ctx) {
         const out: { external_id: string; name: string; domain: string | null }[] = [];
-        for (let page: number | null = 1; page !== null; ) {
-          const res = await ctx.http.request({ url: `${configString(ctx.config, 'base_url')}/v1/customers`, query: { page }, headers: headers(ctx.config, null) });
+        for (let page: number | null = 1; page !== null;) {
+          const res = await ctx.http.request({
+            url: `${configString(ctx.config, 'base_url')}/v1/customers`,
+            query: { page },
+            headers: headers(ctx.config, null),
+          });
           const body = res.json<{ customers?: FakeCustomer[]; next_page?: number | null }>();
           if (!Array.isArray(body.customers)) throw new VendorError('invalid_response', 'customers is not a list');
           for (const c of body.customers) out.push({ external_id: c.id, name: c.name, domain: c.domain ?? null });

@@ -68,7 +68,12 @@ export const fakeVendorConnector: Connector = {
       if (!req.to) throw new VendorError('config', 'events is a date stream: a window end is required');
       const res = await ctx.http.request({
         url: `${base}/v1/events`,
-        query: { since: req.from.toISOString(), until: req.to.toISOString(), limit: req.pageSize, after: req.cursor ?? undefined },
+        query: {
+          since: req.from.toISOString(),
+          until: req.to.toISOString(),
+          limit: req.pageSize,
+          after: req.cursor ?? undefined,
+        },
         headers,
       });
       const body = res.json<EventsAnswer>();
@@ -78,7 +83,11 @@ export const fakeVendorConnector: Connector = {
     if (req.stream === 'alerts') {
       const res = await ctx.http.request({
         url: `${base}/v1/alerts`,
-        query: { cursor: req.cursor ?? undefined, since: req.cursor ? undefined : req.from.toISOString(), limit: req.pageSize },
+        query: {
+          cursor: req.cursor ?? undefined,
+          since: req.cursor ? undefined : req.from.toISOString(),
+          limit: req.pageSize,
+        },
         headers,
       });
       const body = res.json<AlertsAnswer>();
@@ -88,7 +97,13 @@ export const fakeVendorConnector: Connector = {
     throw new VendorError('config', `unknown stream ${req.stream}`);
   },
   async test(ctx) {
-    await this.fetchPage(ctx, { stream: 'alerts', cursor: null, from: new Date(ctx.now().getTime() - 60_000), to: null, pageSize: 1 });
+    await this.fetchPage(ctx, {
+      stream: 'alerts',
+      cursor: null,
+      from: new Date(ctx.now().getTime() - 60_000),
+      to: null,
+      pageSize: 1,
+    });
     return 'listed alerts';
   },
 };
@@ -125,27 +140,38 @@ export async function startFakeVendor(options: { token?: string; pageDelayMs?: n
       return sendJson(res, 400, { error: 'injected bad request' });
     }
     const fault = faults.next();
-    if (fault?.kind === 'rate_limit') return sendJson(res, 429, { error: 'slow down' }, { 'retry-after': String(fault.seconds) });
+    if (fault?.kind === 'rate_limit')
+      return sendJson(res, 429, { error: 'slow down' }, { 'retry-after': String(fault.seconds) });
     if (fault?.kind === 'server_error') return sendJson(res, fault.status, { error: 'unavailable' });
     const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 10)));
     if (path === '/v1/events') {
       const since = Date.parse(url.searchParams.get('since') ?? '');
       const until = Date.parse(url.searchParams.get('until') ?? '');
-      if (Number.isNaN(since) || Number.isNaN(until)) return sendJson(res, 400, { error: 'since and until are required' });
+      if (Number.isNaN(since) || Number.isNaN(until))
+        return sendJson(res, 400, { error: 'since and until are required' });
       const offset = Number(url.searchParams.get('after') ?? 0);
       const inWindow = logs.events.all().filter((e) => e.timeMs >= since && e.timeMs < until);
       const page = inWindow.slice(offset, offset + limit);
-      return sendJson(res, 200, { data: page.map((e) => e.raw), next: offset + limit < inWindow.length ? String(offset + limit) : null });
+      return sendJson(res, 200, {
+        data: page.map((e) => e.raw),
+        next: offset + limit < inWindow.length ? String(offset + limit) : null,
+      });
     }
     // alerts: resume after a sequence number; the first call (no cursor) starts at `since`.
     const cursor = url.searchParams.get('cursor');
     const since = Date.parse(url.searchParams.get('since') ?? '');
     const after = cursor !== null ? Number(cursor) : null;
-    const pending = logs.alerts.all().filter((e) => (after !== null ? alertSeqOf.get(e.id)! > after : Number.isNaN(since) || e.timeMs >= since));
+    const pending = logs.alerts
+      .all()
+      .filter((e) => (after !== null ? alertSeqOf.get(e.id)! > after : Number.isNaN(since) || e.timeMs >= since));
     pending.sort((a, b) => alertSeqOf.get(a.id)! - alertSeqOf.get(b.id)!);
     const page = pending.slice(0, limit);
     const last = page.length ? alertSeqOf.get(page[page.length - 1]!.id)! : after;
-    return sendJson(res, 200, { data: page.map((e) => e.raw), cursor: last === null ? null : String(last), more: pending.length > limit });
+    return sendJson(res, 200, {
+      data: page.map((e) => e.raw),
+      cursor: last === null ? null : String(last),
+      more: pending.length > limit,
+    });
   });
 
   const fake: FakeVendor = {
@@ -160,7 +186,11 @@ export async function startFakeVendor(options: { token?: string; pageDelayMs?: n
       if (!log) throw new Error(`unknown stream ${stream}`);
       return spreadTimes(n, window).map((timeMs) => {
         const id = `${stream}-${++seq}`;
-        const event: SimEvent = { id, timeMs, raw: { id, time: new Date(timeMs).toISOString(), kind: stream, message: `${stream} event ${seq}` } };
+        const event: SimEvent = {
+          id,
+          timeMs,
+          raw: { id, time: new Date(timeMs).toISOString(), kind: stream, message: `${stream} event ${seq}` },
+        };
         if (stream === 'alerts') alertSeqOf.set(id, ++alertSeq);
         log.add(event);
         return id;

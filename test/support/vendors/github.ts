@@ -14,7 +14,21 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EventPatch, FilteringSimulator, VendorSimulator } from './types.js';
-import { decodeCursor, defaultWindow, encodeCursor, EventLog, Faults, header, listen, loadFixtures, sendJson, simControl, spreadTimes, uniqueIds, type SimEvent } from './sim-kit.js';
+import {
+  decodeCursor,
+  defaultWindow,
+  encodeCursor,
+  EventLog,
+  Faults,
+  header,
+  listen,
+  loadFixtures,
+  sendJson,
+  simControl,
+  spreadTimes,
+  uniqueIds,
+  type SimEvent,
+} from './sim-kit.js';
 
 export interface GithubSimulatorOptions {
   token?: string;
@@ -72,7 +86,12 @@ function parsePhrase(phrase: string): Filter[] | string {
       } else if (op) {
         const d = parseCreated(op[2]!);
         if (!d) return `invalid date in ${term}`;
-        const bound = { '>=': (t: number) => t >= d.start, '>': (t: number) => t >= d.end, '<': (t: number) => t < d.start, '<=': (t: number) => t < d.end }[op[1] as '>=' | '>' | '<' | '<='];
+        const bound = {
+          '>=': (t: number) => t >= d.start,
+          '>': (t: number) => t >= d.end,
+          '<': (t: number) => t < d.start,
+          '<=': (t: number) => t < d.end,
+        }[op[1] as '>=' | '>' | '<' | '<='];
         f = (e) => bound(e.timeMs);
       } else {
         const d = parseCreated(value);
@@ -80,7 +99,9 @@ function parsePhrase(phrase: string): Filter[] | string {
         f = (e) => e.timeMs >= d.start && e.timeMs < d.end;
       }
     } else if (key === 'action' || key === 'actor') {
-      f = (e) => e.raw[key] === value || (key === 'action' && !value.includes('.') && String(e.raw.action).startsWith(`${value}.`));
+      f = (e) =>
+        e.raw[key] === value ||
+        (key === 'action' && !value.includes('.') && String(e.raw.action).startsWith(`${value}.`));
     } else {
       return `the simulator does not implement the ${key}: qualifier`;
     }
@@ -104,7 +125,12 @@ export async function startGithubSimulator(options: GithubSimulatorOptions = {})
   const seenFilters: string[] = [];
   let hour = { start: 0, used: 0 };
 
-  async function auditLog(req: IncomingMessage, res: ServerResponse, url: URL, scope: { org: string | null }): Promise<void> {
+  async function auditLog(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    scope: { org: string | null },
+  ): Promise<void> {
     requests += 1;
     const now = Date.now();
     const auth = /^(?:bearer|token)\s+(\S+)$/i.exec(header(req, 'authorization') ?? '');
@@ -112,7 +138,11 @@ export async function startGithubSimulator(options: GithubSimulatorOptions = {})
     if (auth[1] !== token) return ghError(res, 401, 'Bad credentials');
     const version = header(req, 'x-github-api-version');
     if (version !== undefined && !API_VERSIONS.includes(version)) {
-      return ghError(res, 400, `Unsupported 'X-GitHub-Api-Version' header. Supported versions are: ${API_VERSIONS.join(', ')}`);
+      return ghError(
+        res,
+        400,
+        `Unsupported 'X-GitHub-Api-Version' header. Supported versions are: ${API_VERSIONS.join(', ')}`,
+      );
     }
     if (now - hour.start >= 3_600_000) hour = { start: now, used: 0 };
     hour.used += 1;
@@ -125,16 +155,33 @@ export async function startGithubSimulator(options: GithubSimulatorOptions = {})
       'x-ratelimit-resource': 'core',
       'x-github-api-version-selected': version ?? API_VERSIONS[0]!,
     };
-    if (hour.used > perHour) return ghError(res, 403, `API rate limit exceeded for user. (But here's the good news: Authenticated requests get a higher rate limit.)`, limits);
+    if (hour.used > perHour)
+      return ghError(
+        res,
+        403,
+        `API rate limit exceeded for user. (But here's the good news: Authenticated requests get a higher rate limit.)`,
+        limits,
+      );
     if (secondary.count > 0) {
       secondary.count -= 1;
-      return ghError(res, 403, 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', { ...limits, 'retry-after': String(secondary.seconds) });
+      return ghError(
+        res,
+        403,
+        'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+        { ...limits, 'retry-after': String(secondary.seconds) },
+      );
     }
     const fault = faults.next();
     if (fault?.kind === 'rate_limit') {
-      return ghError(res, 429, 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', { ...limits, 'retry-after': String(fault.seconds) });
+      return ghError(
+        res,
+        429,
+        'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+        { ...limits, 'retry-after': String(fault.seconds) },
+      );
     }
-    if (fault?.kind === 'server_error') return ghError(res, fault.status, fault.status === 500 ? 'Server Error' : 'Service Unavailable');
+    if (fault?.kind === 'server_error')
+      return ghError(res, fault.status, fault.status === 500 ? 'Server Error' : 'Service Unavailable');
 
     const q = url.searchParams;
     const phrase = q.get('phrase') ?? '';
@@ -147,7 +194,12 @@ export async function startGithubSimulator(options: GithubSimulatorOptions = {})
     const order = q.get('order') ?? 'desc';
     const perPageRaw = q.get('per_page') ?? '30';
     if (!['web', 'git', 'all'].includes(include) || !['asc', 'desc'].includes(order) || !/^\d+$/.test(perPageRaw)) {
-      return ghError(res, 422, 'Validation Failed: include must be web, git or all; order asc or desc; per_page a number', limits);
+      return ghError(
+        res,
+        422,
+        'Validation Failed: include must be web, git or all; order asc or desc; per_page a number',
+        limits,
+      );
     }
     const perPage = Math.min(100, Math.max(1, Number(perPageRaw)));
     const afterRaw = q.get('after') || null;
@@ -155,11 +207,14 @@ export async function startGithubSimulator(options: GithubSimulatorOptions = {})
     const position = (raw: string | null) => {
       if (raw === null) return null;
       const p = decodeCursor(raw);
-      return p && p.length === 2 && /^\d+$/.test(p[0]!) ? ({ timeMs: Number(p[0]), id: p[1]!, raw: {} } as SimEvent) : undefined;
+      return p && p.length === 2 && /^\d+$/.test(p[0]!)
+        ? ({ timeMs: Number(p[0]), id: p[1]!, raw: {} } as SimEvent)
+        : undefined;
     };
     const after = position(afterRaw);
     const before = position(beforeRaw);
-    if (after === undefined || before === undefined) return ghError(res, 422, 'Validation Failed: invalid cursor', limits);
+    if (after === undefined || before === undefined)
+      return ghError(res, 422, 'Validation Failed: invalid cursor', limits);
 
     let matching = log.all().filter((e) => {
       if (scope.org !== null && e.raw.org !== scope.org) return false;
@@ -168,7 +223,8 @@ export async function startGithubSimulator(options: GithubSimulatorOptions = {})
       return filters.every((f) => f(e));
     });
     if (order === 'desc') matching = [...matching].reverse();
-    const beyond = (e: SimEvent, p: SimEvent) => (order === 'asc' ? EventLog.compare(e, p) > 0 : EventLog.compare(e, p) < 0);
+    const beyond = (e: SimEvent, p: SimEvent) =>
+      order === 'asc' ? EventLog.compare(e, p) > 0 : EventLog.compare(e, p) < 0;
     if (after) matching = matching.filter((e) => beyond(e, after));
     if (before) matching = matching.filter((e) => beyond(before, e));
     const page = matching.slice(0, perPage);
@@ -183,16 +239,26 @@ export async function startGithubSimulator(options: GithubSimulatorOptions = {})
       return next.href;
     };
     const links: string[] = [];
-    if (last && matching.length > page.length) links.push(`<${link({ after: encodeCursor(last.timeMs, last.id) })}>; rel="next"`);
+    if (last && matching.length > page.length)
+      links.push(`<${link({ after: encodeCursor(last.timeMs, last.id) })}>; rel="next"`);
     if (afterRaw || beforeRaw) links.push(`<${link({})}>; rel="first"`);
-    sendJson(res, 200, page.map((e) => e.raw), { ...limits, ...(links.length ? { link: links.join(', ') } : {}) });
+    sendJson(
+      res,
+      200,
+      page.map((e) => e.raw),
+      { ...limits, ...(links.length ? { link: links.join(', ') } : {}) },
+    );
   }
 
   let closed = false;
   const server = await listen(async (req, res, url) => {
     if (simControl(sim, STREAMS, req, res, url)) return;
     const m = /^\/(orgs|organizations|enterprises)\/([^/]+)\/audit-log$/.exec(url.pathname);
-    const known = m && ((m[1] === 'orgs' && m[2] === org) || (m[1] === 'organizations' && m[2] === String(orgId)) || (m[1] === 'enterprises' && m[2] === enterprise));
+    const known =
+      m &&
+      ((m[1] === 'orgs' && m[2] === org) ||
+        (m[1] === 'organizations' && m[2] === String(orgId)) ||
+        (m[1] === 'enterprises' && m[2] === enterprise));
     if (!m || !known) return ghError(res, 404, 'Not Found');
     if (req.method !== 'GET') return ghError(res, 404, 'Not Found');
     await auditLog(req, res, url, { org: m[1] === 'enterprises' ? null : org });
@@ -202,7 +268,12 @@ export async function startGithubSimulator(options: GithubSimulatorOptions = {})
     url: server.url,
     platform: 'github',
     token,
-    config: () => ({ collect: true, base_url: server.url, token, ...(options.useEnterprise ? { enterprise } : { org }) }),
+    config: () => ({
+      collect: true,
+      base_url: server.url,
+      token,
+      ...(options.useEnterprise ? { enterprise } : { org }),
+    }),
     addEvents: (stream, n, window) => sim.addPatched(stream, n, window ?? defaultWindow(), () => undefined),
     filters: seenFilters,
     addPatched(stream: string, n: number, window: { from: Date; to: Date }, patch: EventPatch) {

@@ -20,7 +20,10 @@ if (!Number.isInteger(events) || events < 0) {
   process.exit(2);
 }
 
-const sim = await startOktaSimulator({ apiToken: option('--api-token'), latencyMs: latency ? Number(latency) : undefined });
+const sim = await startOktaSimulator({
+  apiToken: option('--api-token'),
+  latencyMs: latency ? Number(latency) : undefined,
+});
 const ids = events > 0 ? sim.addEvents('system_log', events) : [];
 console.log(JSON.stringify({ url: sim.url, config: sim.config(), ids: ids.length }));
 

@@ -13,7 +13,21 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EventPatch, FilteringSimulator, VendorSimulator } from './types.js';
-import { decodeCursor, defaultWindow, encodeCursor, EventLog, Faults, header, listen, loadFixtures, sendJson, simControl, spreadTimes, uniqueIds, type SimEvent } from './sim-kit.js';
+import {
+  decodeCursor,
+  defaultWindow,
+  encodeCursor,
+  EventLog,
+  Faults,
+  header,
+  listen,
+  loadFixtures,
+  sendJson,
+  simControl,
+  spreadTimes,
+  uniqueIds,
+  type SimEvent,
+} from './sim-kit.js';
 
 export interface OktaSimulatorOptions {
   /** The API token it accepts (default: a random one). */
@@ -62,7 +76,8 @@ export function parseOktaFilter(text: string): Pred | null {
   if (!tokens || tokens.join('').length !== text.length) return null;
   const toks = tokens.map((t) => t.trim());
   let i = 0;
-  const valueAt = (raw: Record<string, unknown>, path: string) => path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], raw);
+  const valueAt = (raw: Record<string, unknown>, path: string) =>
+    path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], raw);
   const primary = (): Pred | null => {
     if (toks[i] === '(') {
       i++;
@@ -110,7 +125,11 @@ export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Pr
   let minute = { start: 0, used: 0 };
 
   function rateHeaders(remaining: number, resetEpochS: number): Record<string, string> {
-    return { 'x-rate-limit-limit': String(perMinute), 'x-rate-limit-remaining': String(Math.max(0, remaining)), 'x-rate-limit-reset': String(resetEpochS) };
+    return {
+      'x-rate-limit-limit': String(perMinute),
+      'x-rate-limit-remaining': String(Math.max(0, remaining)),
+      'x-rate-limit-reset': String(resetEpochS),
+    };
   }
 
   async function logs(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -123,7 +142,12 @@ export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Pr
     }
     const fault = faults.next();
     if (fault?.kind === 'rate_limit') {
-      sendJson(res, 429, oktaError('E0000047', 'API call exceeded rate limit due to too many requests.'), rateHeaders(0, Math.ceil((now + fault.seconds * 1000) / 1000)));
+      sendJson(
+        res,
+        429,
+        oktaError('E0000047', 'API call exceeded rate limit due to too many requests.'),
+        rateHeaders(0, Math.ceil((now + fault.seconds * 1000) / 1000)),
+      );
       return;
     }
     if (fault?.kind === 'server_error') {
@@ -135,7 +159,12 @@ export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Pr
     minute.used += 1;
     const reset = Math.ceil((minute.start + 60_000) / 1000);
     if (minute.used > perMinute) {
-      sendJson(res, 429, oktaError('E0000047', 'API call exceeded rate limit due to too many requests.'), rateHeaders(0, reset));
+      sendJson(
+        res,
+        429,
+        oktaError('E0000047', 'API call exceeded rate limit due to too many requests.'),
+        rateHeaders(0, reset),
+      );
       return;
     }
     const limits = rateHeaders(perMinute - minute.used, reset);
@@ -147,9 +176,11 @@ export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Pr
     if (until === 'invalid') invalid.push('until: must be an ISO 8601 timestamp');
     const limitRaw = url.searchParams.get('limit') ?? String(DEFAULT_LIMIT);
     const limit = Number(limitRaw);
-    if (!/^\d+$/.test(limitRaw) || limit < 1 || limit > MAX_LIMIT) invalid.push(`limit: must be between 1 and ${MAX_LIMIT}`);
+    if (!/^\d+$/.test(limitRaw) || limit < 1 || limit > MAX_LIMIT)
+      invalid.push(`limit: must be between 1 and ${MAX_LIMIT}`);
     const sortOrder = url.searchParams.get('sortOrder') ?? 'ASCENDING';
-    if (sortOrder !== 'ASCENDING' && sortOrder !== 'DESCENDING') invalid.push('sortOrder: must be ASCENDING or DESCENDING');
+    if (sortOrder !== 'ASCENDING' && sortOrder !== 'DESCENDING')
+      invalid.push('sortOrder: must be ASCENDING or DESCENDING');
     const filterRaw = url.searchParams.get('filter');
     let filter: ((raw: Record<string, unknown>) => boolean) | null = null;
     if (filterRaw !== null) {
@@ -159,7 +190,8 @@ export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Pr
     }
     const afterRaw = url.searchParams.get('after');
     const after = afterRaw === null ? null : decodeCursor(afterRaw);
-    if (afterRaw !== null && (after === null || after.length !== 2 || !/^\d+$/.test(after[0]!))) invalid.push('after: invalid cursor');
+    if (afterRaw !== null && (after === null || after.length !== 2 || !/^\d+$/.test(after[0]!)))
+      invalid.push('after: invalid cursor');
     if (invalid.length > 0 || since === 'invalid' || until === 'invalid') {
       sendJson(res, 400, oktaError('E0000001', `Api validation failed: ${invalid.join('; ')}`, invalid), limits);
       return;
@@ -185,7 +217,12 @@ export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Pr
       if (last) next.searchParams.set('after', encodeCursor(last.timeMs, last.id));
       links.push(`<${next.href}>; rel="next"`);
     }
-    sendJson(res, 200, page.map((e) => e.raw), { ...limits, link: links.join(', ') });
+    sendJson(
+      res,
+      200,
+      page.map((e) => e.raw),
+      { ...limits, link: links.join(', ') },
+    );
   }
 
   let closed = false;
@@ -193,7 +230,9 @@ export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Pr
     if (simControl(sim, STREAMS, req, res, url)) return;
     if (url.pathname === '/api/v1/logs') {
       if (req.method !== 'GET') {
-        sendJson(res, 405, oktaError('E0000022', 'The endpoint does not support the provided HTTP method'), { allow: 'GET' });
+        sendJson(res, 405, oktaError('E0000022', 'The endpoint does not support the provided HTTP method'), {
+          allow: 'GET',
+        });
         return;
       }
       await logs(req, res, url);
@@ -202,7 +241,7 @@ export async function startOktaSimulator(options: OktaSimulatorOptions = {}): Pr
     sendJson(res, 404, oktaError('E0000007', `Not found: Resource not found: ${url.pathname} (Page)`));
   });
 
-function add(stream: string, n: number, window?: { from: Date; to: Date }, patch?: EventPatch): string[] {
+  function add(stream: string, n: number, window?: { from: Date; to: Date }, patch?: EventPatch): string[] {
     if (stream !== 'system_log') throw new Error(`okta simulator: no stream ${stream}`);
     return spreadTimes(n, window ?? defaultWindow()).map((timeMs, i) => {
       const id = newId();

@@ -104,9 +104,18 @@ export function uniqueIds(make: () => string): () => string {
   };
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -167,7 +176,13 @@ function intParam(url: URL, name: string, fallback: number): number {
  *   POST /__sim/server-error?count                 -> {}
  *   GET  /__sim/stats                              -> {requests}
  */
-export function simControl(sim: VendorSimulator, streams: readonly string[], req: IncomingMessage, res: ServerResponse, url: URL): boolean {
+export function simControl(
+  sim: VendorSimulator,
+  streams: readonly string[],
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): boolean {
   if (!url.pathname.startsWith('/__sim/')) return false;
   try {
     const action = `${req.method} ${url.pathname.slice('/__sim/'.length)}`;

@@ -8,9 +8,14 @@ export type { paths };
 
 type Success<R> = 200 extends keyof R ? R[200] : 201 extends keyof R ? R[201] : 202 extends keyof R ? R[202] : never;
 /** The JSON body of an operation's success answer, by operationId: `Ok<'auth.status'>`. */
-export type Ok<Op extends keyof operations> = Success<operations[Op]['responses']> extends { content: { 'application/json': infer B } } ? B : never;
+export type Ok<Op extends keyof operations> =
+  Success<operations[Op]['responses']> extends { content: { 'application/json': infer B } } ? B : never;
 /** The JSON request body of an operation, by operationId. */
-export type In<Op extends keyof operations> = operations[Op] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+export type In<Op extends keyof operations> = operations[Op] extends {
+  requestBody?: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
 
 export class ApiError extends Error {
   constructor(
@@ -64,7 +69,9 @@ export async function call<T>(pending: Promise<{ data?: T; error?: unknown; resp
 }
 
 /** Like call(), with the answer's headers (listings that count in X-Total-Count). */
-export async function callWithHeaders<T>(pending: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<{ data: T; headers: Headers }> {
+export async function callWithHeaders<T>(
+  pending: Promise<{ data?: T; error?: unknown; response: Response }>,
+): Promise<{ data: T; headers: Headers }> {
   let headers: Headers | undefined;
   const data = await call(pending.then((r) => ((headers = r.response.headers), r)));
   return { data, headers: headers ?? new Headers() };

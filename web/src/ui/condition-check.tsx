@@ -28,17 +28,37 @@ export function useConditionCheck(text: string, organizationId: number | null | 
   const draft = useDebounced(syntax ? undefined : parsed, 400);
   const check = useQuery<unknown, ApiError>({
     queryKey: ['condition-check', organizationId, JSON.stringify(draft)],
-    queryFn: () => call(api.POST('/api/collectors/routes/dry-run', { body: { events: [{}], routes: [{ condition: draft }], ...(organizationId ? { organization_id: organizationId } : {}) } })),
+    queryFn: () =>
+      call(
+        api.POST('/api/collectors/routes/dry-run', {
+          body: {
+            events: [{}],
+            routes: [{ condition: draft }],
+            ...(organizationId ? { organization_id: organizationId } : {}),
+          },
+        }),
+      ),
     enabled: draft !== undefined && draft !== null,
   });
-  return { parsed, ...(syntax ? { syntax } : {}), error: check.error, accepted: parsed !== null && parsed !== undefined && !syntax && check.isSuccess };
+  return {
+    parsed,
+    ...(syntax ? { syntax } : {}),
+    error: check.error,
+    accepted: parsed !== null && parsed !== undefined && !syntax && check.isSuccess,
+  };
 }
 
 /** The check's verdict, announced politely (data-testid condition-check). */
 export function ConditionStatus({ check }: { check: ConditionCheck }) {
   return (
     <div role="status" aria-live="polite" data-testid="condition-check">
-      {check.syntax ? <p className="error">{check.syntax}</p> : check.error ? <p className="error">{check.error.message}</p> : check.accepted ? <p className="notice">Condition accepted.</p> : null}
+      {check.syntax ? (
+        <p className="error">{check.syntax}</p>
+      ) : check.error ? (
+        <p className="error">{check.error.message}</p>
+      ) : check.accepted ? (
+        <p className="notice">Condition accepted.</p>
+      ) : null}
     </div>
   );
 }

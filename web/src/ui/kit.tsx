@@ -42,13 +42,48 @@ export function Time({ value }: { value: string | null | undefined }) {
 }
 
 const TONE: Record<string, string> = {
-  healthy: 'ok', ok: 'ok', passed: 'ok', closed: 'ok', active: 'ok', live: 'ok', succeeded: 'ok', completed: 'ok', mapped: 'ok', reprocessed: 'ok', enabled: 'ok',
-  degraded: 'warn', lagging: 'warn', half_open: 'warn', capped: 'warn', new: 'warn', running: 'warn', pending: 'warn', queued: 'warn', never_run: 'muted',
-  unhealthy: 'bad', failing: 'bad', open: 'bad', failed: 'bad', quarantined: 'bad', error: 'bad', disabled: 'muted',
-  idle: 'muted', ignored: 'muted', inactive: 'muted', cancelled: 'muted',
+  healthy: 'ok',
+  ok: 'ok',
+  passed: 'ok',
+  closed: 'ok',
+  active: 'ok',
+  live: 'ok',
+  succeeded: 'ok',
+  completed: 'ok',
+  mapped: 'ok',
+  reprocessed: 'ok',
+  enabled: 'ok',
+  degraded: 'warn',
+  lagging: 'warn',
+  half_open: 'warn',
+  capped: 'warn',
+  new: 'warn',
+  running: 'warn',
+  pending: 'warn',
+  queued: 'warn',
+  never_run: 'muted',
+  unhealthy: 'bad',
+  failing: 'bad',
+  open: 'bad',
+  failed: 'bad',
+  quarantined: 'bad',
+  error: 'bad',
+  disabled: 'muted',
+  idle: 'muted',
+  ignored: 'muted',
+  inactive: 'muted',
+  cancelled: 'muted',
   // Detections: triage statuses and OCSF severities.
-  in_progress: 'warn', resolved: 'ok', false_positive: 'muted', suppressed: 'muted',
-  informational: 'muted', low: 'muted', medium: 'warn', high: 'bad', critical: 'bad', fatal: 'bad',
+  in_progress: 'warn',
+  resolved: 'ok',
+  false_positive: 'muted',
+  suppressed: 'muted',
+  informational: 'muted',
+  low: 'muted',
+  medium: 'warn',
+  high: 'bad',
+  critical: 'bad',
+  fatal: 'bad',
 };
 
 export function Badge({ value }: { value: string | boolean | null | undefined }) {
@@ -84,7 +119,19 @@ export interface Column<T> {
   className?: string;
 }
 
-export function DataTable<T>({ rows, columns, rowKey, caption, empty = 'Nothing here yet.' }: { rows: T[]; columns: Column<T>[]; rowKey: (row: T) => string | number; caption: string; empty?: string }) {
+export function DataTable<T>({
+  rows,
+  columns,
+  rowKey,
+  caption,
+  empty = 'Nothing here yet.',
+}: {
+  rows: T[];
+  columns: Column<T>[];
+  rowKey: (row: T) => string | number;
+  caption: string;
+  empty?: string;
+}) {
   if (rows.length === 0) return <p className="empty">{empty}</p>;
   return (
     <div className="table-wrap">
@@ -116,7 +163,19 @@ export function DataTable<T>({ rows, columns, rowKey, caption, empty = 'Nothing 
 }
 
 /** Server-side paging of a `{total, limit, offset}` listing. */
-export function Pager({ total, limit, offset, onOffset, label }: { total: number; limit: number; offset: number; onOffset: (offset: number) => void; label: string }) {
+export function Pager({
+  total,
+  limit,
+  offset,
+  onOffset,
+  label,
+}: {
+  total: number;
+  limit: number;
+  offset: number;
+  onOffset: (offset: number) => void;
+  label: string;
+}) {
   const last = Math.min(offset + limit, total);
   return (
     <nav className="pager" aria-label={`${label} pages`}>
@@ -146,7 +205,17 @@ export function Progress({ value, max, label }: { value: number; max: number; la
 }
 
 /** A modal on the native <dialog>: focus is trapped and Escape closes it. */
-export function Dialog({ title, open, onClose, children }: { title: string; open: boolean; onClose: () => void; children: ReactNode }) {
+export function Dialog({
+  title,
+  open,
+  onClose,
+  children,
+}: {
+  title: string;
+  open: boolean;
+  onClose: () => void;
+  children: ReactNode;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   useEffect(() => {

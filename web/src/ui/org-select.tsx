@@ -15,18 +15,38 @@ export function useOrganizations() {
   });
 }
 
-export function OrgSelect({ value, onChange, allowGlobal = false }: { value: number | null; onChange: (id: number | null) => void; allowGlobal?: boolean }) {
+export function OrgSelect({
+  value,
+  onChange,
+  allowGlobal = false,
+}: {
+  value: number | null;
+  onChange: (id: number | null) => void;
+  allowGlobal?: boolean;
+}) {
   const session = useSession();
   const orgs = useOrganizations();
   useEffect(() => {
-    if (value === null && !allowGlobal) onChange(session.organizationId ?? session.profile.organization_id ?? orgs.data?.[0]?.id ?? null);
+    if (value === null && !allowGlobal)
+      onChange(session.organizationId ?? session.profile.organization_id ?? orgs.data?.[0]?.id ?? null);
   }, [value, allowGlobal, onChange, session.organizationId, session.profile.organization_id, orgs.data]);
   if (!session.profile.global) return null;
   return (
     <Field label="Organization">
       {(id) => (
-        <select id={id} required={!allowGlobal} value={value ?? ''} onChange={(e) => onChange(e.target.value === '' ? null : Number(e.target.value))}>
-          {allowGlobal ? <option value="">Global (every organization)</option> : <option value="" disabled>Choose…</option>}
+        <select
+          id={id}
+          required={!allowGlobal}
+          value={value ?? ''}
+          onChange={(e) => onChange(e.target.value === '' ? null : Number(e.target.value))}
+        >
+          {allowGlobal ? (
+            <option value="">Global (every organization)</option>
+          ) : (
+            <option value="" disabled>
+              Choose…
+            </option>
+          )}
           {(orgs.data ?? []).map((o) => (
             <option key={o.id} value={o.id}>
               {o.name}

@@ -8,7 +8,15 @@
 // store reads its events a page at a time into a DuckDB in memory first.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance, TIMESTAMP_MS, VARCHAR, DuckDBDataChunk, DuckDBTimestampMillisecondsValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import {
+  DuckDBInstance,
+  TIMESTAMP_MS,
+  VARCHAR,
+  DuckDBDataChunk,
+  DuckDBTimestampMillisecondsValue,
+  type DuckDBConnection,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import { ocsfCatalog } from '../../../ocsf/catalog.js';
 import { sqlString } from './duckdb/condition.js';
 import type { EventStore, ParquetExport } from './port.js';
@@ -33,14 +41,22 @@ export function sourceName(classUid: number | null): string {
  * Writes the rows of `source` (a relation with `time`, `class_uid` and `event` JSON text) under
  * `o.dir` in Security Lake's layout; the files written (relative to `o.dir`) and the row count.
  */
-export async function writeSecurityLake(connection: DuckDBConnection, source: string, o: ExportOptions): Promise<ParquetExport> {
+export async function writeSecurityLake(
+  connection: DuckDBConnection,
+  source: string,
+  o: ExportOptions,
+): Promise<ParquetExport> {
   await mkdir(o.dir, { recursive: true });
-  const classes = (await connection.runAndReadAll(`select distinct class_uid from ${source} s order by 1 nulls last`)).getRowsJS() as [number | null][];
+  const classes = (
+    await connection.runAndReadAll(`select distinct class_uid from ${source} s order by 1 nulls last`)
+  ).getRowsJS() as [number | null][];
   const files: string[] = [];
   let rows = 0;
   for (const [cls] of classes) {
     const where = cls === null ? 'class_uid is null' : `class_uid = ${Math.trunc(Number(cls))}`;
-    const structure = (await connection.runAndReadAll(`select json_group_structure(event)::VARCHAR from ${source} s where ${where}`)).getRowsJS()[0]?.[0] as string | null | undefined;
+    const structure = (
+      await connection.runAndReadAll(`select json_group_structure(event)::VARCHAR from ${source} s where ${where}`)
+    ).getRowsJS()[0]?.[0] as string | null | undefined;
     if (!structure || !structure.startsWith('{')) continue;
     const target = path.join(o.dir, 'ext', sourceName(cls === null ? null : Number(cls)));
     await mkdir(target, { recursive: true });
@@ -51,7 +67,11 @@ export async function writeSecurityLake(connection: DuckDBConnection, source: st
         from ${source} s where ${where} order by time
       ) to ${sqlString(target)} (format parquet, compression snappy, partition_by (region, accountId, eventDay), overwrite_or_ignore true, filename_pattern 'weir_{uuid}')`);
     rows += Number(res.rowsChanged);
-    const listed = (await connection.runAndReadAll(`select file from glob(${sqlString(path.join(target, '**', '*.parquet'))}) order by 1`)).getRowsJS() as [string][];
+    const listed = (
+      await connection.runAndReadAll(
+        `select file from glob(${sqlString(path.join(target, '**', '*.parquet'))}) order by 1`,
+      )
+    ).getRowsJS() as [string][];
     for (const [file] of listed) files.push(path.relative(o.dir, file));
   }
   return { files: [...new Set(files)].sort(), rows };
@@ -60,7 +80,11 @@ export async function writeSecurityLake(connection: DuckDBConnection, source: st
 /** The export of a store that is not DuckDB: its events a page at a time into a DuckDB in memory, then the same writer. */
 export async function exportThroughMemory(store: Pick<EventStore, 'page'>, o: ExportOptions): Promise<ParquetExport> {
   await mkdir(o.dir, { recursive: true });
-  const instance = await DuckDBInstance.create(':memory:', { memory_limit: '256MB', threads: '1', temp_directory: path.join(o.dir, '.tmp') });
+  const instance = await DuckDBInstance.create(':memory:', {
+    memory_limit: '256MB',
+    threads: '1',
+    temp_directory: path.join(o.dir, '.tmp'),
+  });
   const connection = await instance.connect();
   try {
     await connection.run('create table staged (time TIMESTAMP_MS, event VARCHAR)');
@@ -81,7 +105,11 @@ export async function exportThroughMemory(store: Pick<EventStore, 'page'>, o: Ex
       if (page.length < 5_000) break;
     }
     appender.closeSync();
-    return await writeSecurityLake(connection, `(select time, try_cast(event->>'class_uid' as INTEGER) as class_uid, event::JSON as event from staged)`, o);
+    return await writeSecurityLake(
+      connection,
+      `(select time, try_cast(event->>'class_uid' as INTEGER) as class_uid, event::JSON as event from staged)`,
+      o,
+    );
   } finally {
     connection.closeSync();
     instance.closeSync();

@@ -113,7 +113,14 @@ export interface EventStore {
   /** Removes up to `limit` of an organization's events; the count. */
   deleteOrganization(organizationId: number, limit: number): Promise<number>;
   /** Writes the organizations' events of a time range as Parquet in Amazon Security Lake's layout under `dir` (parquet-export.ts). */
-  exportParquet(opts: { organizationIds: readonly number[]; from: Date; to: Date; dir: string; region: string; accountId: string }): Promise<ParquetExport>;
+  exportParquet(opts: {
+    organizationIds: readonly number[];
+    from: Date;
+    to: Date;
+    dir: string;
+    region: string;
+    accountId: string;
+  }): Promise<ParquetExport>;
   close(): Promise<void>;
 }
 

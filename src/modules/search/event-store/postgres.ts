@@ -16,7 +16,13 @@ const DAY = 86_400_000;
 const CHUNK = 10_000;
 const LOCK_TIMEOUT_MS = 2_000;
 
-export function createPostgresEventStore(db: Kysely<DB>, opts: { statementTimeoutMs: number; /** Rows one statement of the size budget's deletes looks at (tests: small). */ trimChunk?: number }): EventStore & { tables: ReturnType<typeof createEventsStore> } {
+export function createPostgresEventStore(
+  db: Kysely<DB>,
+  opts: {
+    statementTimeoutMs: number;
+    /** Rows one statement of the size budget's deletes looks at (tests: small). */ trimChunk?: number;
+  },
+): EventStore & { tables: ReturnType<typeof createEventsStore> } {
   const tables = createEventsStore(db);
   const queries = createStoreQueries(db, opts.statementTimeoutMs);
 
@@ -90,7 +96,8 @@ export function createPostgresEventStore(db: Kysely<DB>, opts: { statementTimeou
     retain,
     size: () => tables.size(),
     trim,
-    deleteOrganization: (organizationId, limit) => inTransaction(db, () => tables.deleteOrganization(organizationId, limit, 5_000)),
+    deleteOrganization: (organizationId, limit) =>
+      inTransaction(db, () => tables.deleteOrganization(organizationId, limit, 5_000)),
     exportParquet: (o) => exportThroughMemory(queries, o),
     close: async () => {},
   };

@@ -5,7 +5,12 @@
 // the closest known name, and returns what the store and the live path execute.
 import { AppError } from '../../../core/errors.js';
 import type { Condition, FieldCondition } from '../../../pipeline/conditions/types.js';
-import { compileCondition, fieldProblem, type RecordPredicate, type RouteProblem } from '../../../pipeline/route/conditions.js';
+import {
+  compileCondition,
+  fieldProblem,
+  type RecordPredicate,
+  type RouteProblem,
+} from '../../../pipeline/route/conditions.js';
 import { compileField } from '../../../pipeline/route/paths.js';
 import { parseQueryText, QueryTextError } from './text.js';
 
@@ -103,7 +108,10 @@ function parseInstant(text: string, now: Date): Date | undefined {
 export function invalidQuery(problems: QueryProblem[]): AppError {
   const first = problems[0]!;
   const where = first.line !== undefined ? ` (line ${first.line}, column ${first.column})` : '';
-  return new AppError('search.invalid_query', { detail: `${first.location}: ${first.message}${where}`, details: { errors: problems } });
+  return new AppError('search.invalid_query', {
+    detail: `${first.location}: ${first.message}${where}`,
+    details: { errors: problems },
+  });
 }
 
 /** Checks a path a query names outside its condition (fields, sort, aggregations). */
@@ -112,36 +120,63 @@ function checkPath(path: string, location: string, problems: QueryProblem[]): vo
     compileField(path, 'ocsf');
   } catch (e) {
     const p = fieldProblem(location, e);
-    problems.push(p.closest === undefined ? { location, message: p.message } : { location, message: p.message, closest: p.closest });
+    problems.push(
+      p.closest === undefined ? { location, message: p.message } : { location, message: p.message, closest: p.closest },
+    );
   }
 }
 
-function timeRange(time: TimeRange | undefined, now: Date, maxRangeMs: number, problems: QueryProblem[]): { from: Date; to: Date } {
+function timeRange(
+  time: TimeRange | undefined,
+  now: Date,
+  maxRangeMs: number,
+  problems: QueryProblem[],
+): { from: Date; to: Date } {
   const t = time ?? { last: QUERY_LIMITS.defaultRange };
   let from: Date | undefined;
   let to: Date | undefined = now;
   if (t.last !== undefined) {
-    if (t.from !== undefined || t.to !== undefined) problems.push({ location: 'time', message: 'give last, or from and to, not both' });
+    if (t.from !== undefined || t.to !== undefined)
+      problems.push({ location: 'time', message: 'give last, or from and to, not both' });
     const ms = parseDuration(t.last);
-    if (ms === undefined || ms === 0) problems.push({ location: 'time.last', message: 'must be a duration such as 15m, 24h or 7d (units s, m, h, d, w)' });
+    if (ms === undefined || ms === 0)
+      problems.push({
+        location: 'time.last',
+        message: 'must be a duration such as 15m, 24h or 7d (units s, m, h, d, w)',
+      });
     else from = new Date(now.getTime() - ms);
   } else {
     from = t.from === undefined ? undefined : parseInstant(t.from, now);
     if (t.from === undefined) problems.push({ location: 'time.from', message: 'is required (or give time.last)' });
-    else if (!from) problems.push({ location: 'time.from', message: 'must be an RFC 3339 time with a zone (2026-11-20T08:00:00Z) or relative to now (now-7d)' });
+    else if (!from)
+      problems.push({
+        location: 'time.from',
+        message: 'must be an RFC 3339 time with a zone (2026-11-20T08:00:00Z) or relative to now (now-7d)',
+      });
     if (t.to !== undefined) {
       to = parseInstant(t.to, now);
-      if (!to) problems.push({ location: 'time.to', message: 'must be an RFC 3339 time with a zone or relative to now (now, now-1h)' });
+      if (!to)
+        problems.push({
+          location: 'time.to',
+          message: 'must be an RFC 3339 time with a zone or relative to now (now, now-1h)',
+        });
     }
   }
   if (from && to) {
     if (from.getTime() >= to.getTime()) problems.push({ location: 'time', message: 'from must be before to' });
-    else if (to.getTime() - from.getTime() > maxRangeMs) problems.push({ location: 'time', message: `a query covers at most ${Math.round(maxRangeMs / 86_400_000)} days` });
+    else if (to.getTime() - from.getTime() > maxRangeMs)
+      problems.push({
+        location: 'time',
+        message: `a query covers at most ${Math.round(maxRangeMs / 86_400_000)} days`,
+      });
   }
   return { from: from ?? now, to: to ?? now };
 }
 
-function conditionOf(input: QueryInput, problems: QueryProblem[]): { condition: Condition | null; predicate?: RecordPredicate } {
+function conditionOf(
+  input: QueryInput,
+  problems: QueryProblem[],
+): { condition: Condition | null; predicate?: RecordPredicate } {
   if (input.where !== undefined && input.query !== undefined) {
     problems.push({ location: 'query', message: 'give the condition as where (JSON) or as query (text), not both' });
     return { condition: null };
@@ -159,14 +194,24 @@ function conditionOf(input: QueryInput, problems: QueryProblem[]): { condition: 
       at = 'query';
     } catch (e) {
       if (!(e instanceof QueryTextError)) throw e;
-      problems.push({ location: 'query', message: e.problem.message, line: e.problem.line, column: e.problem.column, offset: e.problem.offset });
+      problems.push({
+        location: 'query',
+        message: e.problem.message,
+        line: e.problem.line,
+        column: e.problem.column,
+        offset: e.problem.offset,
+      });
       return { condition: null };
     }
   }
   const found: RouteProblem[] = [];
   const predicate = compileCondition(condition, found, at, 'ocsf');
   for (const p of found) {
-    const problem: QueryProblem = { location: p.path, message: p.message, ...(p.closest === undefined ? {} : { closest: p.closest }) };
+    const problem: QueryProblem = {
+      location: p.path,
+      message: p.message,
+      ...(p.closest === undefined ? {} : { closest: p.closest }),
+    };
     if (offsets && position) {
       // A text query's problem points at the leaf's field in the text.
       const leaf = leafAt(condition, p.path.slice(at.length));
@@ -190,47 +235,70 @@ function leafAt(cond: Condition | null, path: string): FieldCondition | undefine
 }
 
 function checkAggregations(aggs: Aggregation[], range: { from: Date; to: Date }, problems: QueryProblem[]): void {
-  if (aggs.length > QUERY_LIMITS.aggregations) problems.push({ location: 'aggregations', message: `at most ${QUERY_LIMITS.aggregations} aggregations` });
+  if (aggs.length > QUERY_LIMITS.aggregations)
+    problems.push({ location: 'aggregations', message: `at most ${QUERY_LIMITS.aggregations} aggregations` });
   aggs.forEach((a, i) => {
     const at = `aggregations[${i}]`;
     if (a.type === 'count_by') {
-      if (a.fields.length === 0 || a.fields.length > QUERY_LIMITS.countByFields) problems.push({ location: `${at}.fields`, message: `count_by groups by 1 to ${QUERY_LIMITS.countByFields} fields` });
+      if (a.fields.length === 0 || a.fields.length > QUERY_LIMITS.countByFields)
+        problems.push({
+          location: `${at}.fields`,
+          message: `count_by groups by 1 to ${QUERY_LIMITS.countByFields} fields`,
+        });
       a.fields.forEach((f, j) => {
         checkPath(f, `${at}.fields[${j}]`, problems);
-        if (f.includes('[*]')) problems.push({ location: `${at}.fields[${j}]`, message: 'count_by groups by single values; use top for every element of a list ([*])' });
+        if (f.includes('[*]'))
+          problems.push({
+            location: `${at}.fields[${j}]`,
+            message: 'count_by groups by single values; use top for every element of a list ([*])',
+          });
       });
     } else if (a.type === 'top') {
       checkPath(a.field, `${at}.field`, problems);
     } else if (a.type === 'histogram') {
       const ms = parseDuration(a.interval);
-      if (ms === undefined || ms === 0) problems.push({ location: `${at}.interval`, message: 'must be a duration such as 1m, 1h or 1d' });
+      if (ms === undefined || ms === 0)
+        problems.push({ location: `${at}.interval`, message: 'must be a duration such as 1m, 1h or 1d' });
       else if ((range.to.getTime() - range.from.getTime()) / ms > QUERY_LIMITS.histogramBuckets) {
-        problems.push({ location: `${at}.interval`, message: `makes more than ${QUERY_LIMITS.histogramBuckets} buckets over the time range; choose a longer interval` });
+        problems.push({
+          location: `${at}.interval`,
+          message: `makes more than ${QUERY_LIMITS.histogramBuckets} buckets over the time range; choose a longer interval`,
+        });
       }
     }
   });
 }
 
 /** Checks a query whole; throws 422 search.invalid_query listing every problem. */
-export function planQuery(input: QueryInput, opts: { now: Date; maxRangeDays: number; maxLimit: number }): PlannedQuery {
+export function planQuery(
+  input: QueryInput,
+  opts: { now: Date; maxRangeDays: number; maxLimit: number },
+): PlannedQuery {
   const problems: QueryProblem[] = [];
   const range = timeRange(input.time, opts.now, opts.maxRangeDays * 86_400_000, problems);
   const { condition, predicate } = conditionOf(input, problems);
   const fields = input.fields ?? null;
   if (fields) {
-    if (fields.length > QUERY_LIMITS.fields) problems.push({ location: 'fields', message: `at most ${QUERY_LIMITS.fields} fields` });
+    if (fields.length > QUERY_LIMITS.fields)
+      problems.push({ location: 'fields', message: `at most ${QUERY_LIMITS.fields} fields` });
     fields.forEach((f, i) => checkPath(f, `fields[${i}]`, problems));
   }
-  const sort = (input.sort ?? [{ field: 'time', order: 'desc' }]).map((s) => ({ field: s.field, order: s.order ?? 'asc' }) as Required<SortKey>);
-  if (sort.length > QUERY_LIMITS.sort) problems.push({ location: 'sort', message: `at most ${QUERY_LIMITS.sort} sort keys` });
+  const sort = (input.sort ?? [{ field: 'time', order: 'desc' }]).map(
+    (s) => ({ field: s.field, order: s.order ?? 'asc' }) as Required<SortKey>,
+  );
+  if (sort.length > QUERY_LIMITS.sort)
+    problems.push({ location: 'sort', message: `at most ${QUERY_LIMITS.sort} sort keys` });
   sort.forEach((s, i) => {
     checkPath(s.field, `sort[${i}].field`, problems);
-    if (s.field.includes('[*]')) problems.push({ location: `sort[${i}].field`, message: 'a sort key is one value: [*] is not allowed' });
+    if (s.field.includes('[*]'))
+      problems.push({ location: `sort[${i}].field`, message: 'a sort key is one value: [*] is not allowed' });
   });
   const limit = input.limit ?? QUERY_LIMITS.defaultLimit;
-  if (!Number.isInteger(limit) || limit < 0 || limit > opts.maxLimit) problems.push({ location: 'limit', message: `must be an integer from 0 to ${opts.maxLimit} (the result cap)` });
+  if (!Number.isInteger(limit) || limit < 0 || limit > opts.maxLimit)
+    problems.push({ location: 'limit', message: `must be an integer from 0 to ${opts.maxLimit} (the result cap)` });
   const aggregations = input.aggregations ?? [];
   checkAggregations(aggregations, range, problems);
-  if (problems.length > 0 || !predicate) throw invalidQuery(problems.length ? problems : [{ location: 'where', message: 'the condition is not valid' }]);
+  if (problems.length > 0 || !predicate)
+    throw invalidQuery(problems.length ? problems : [{ location: 'where', message: 'the condition is not valid' }]);
   return { ...range, condition, predicate, fields, sort, limit, aggregations };
 }

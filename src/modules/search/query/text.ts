@@ -32,7 +32,22 @@ interface Token {
   offset: number;
 }
 
-const KEYWORDS = new Set(['and', 'or', 'not', 'in', 'exists', 'missing', 'true', 'false', 'null', 'contains', 'startswith', 'endswith', 'matches', 'cidr']);
+const KEYWORDS = new Set([
+  'and',
+  'or',
+  'not',
+  'in',
+  'exists',
+  'missing',
+  'true',
+  'false',
+  'null',
+  'contains',
+  'startswith',
+  'endswith',
+  'matches',
+  'cidr',
+]);
 const COMPARATORS = ['==', '!=', '>=', '<=', '=~', '!~', '=', '>', '<', '~'] as const;
 // A field path: names, .names, [n], [*], ["key"] (the path syntax of docs/conditions.md).
 const FIELD = /[A-Za-z_@][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+|\[(?:\*|\d+|"(?:[^"\\\n]|\\.)*")\])*/y;
@@ -190,31 +205,40 @@ class Parser {
 
   private comparison(): Condition {
     const t = this.tok;
-    if (t.kind !== 'field' || KEYWORDS.has(t.text.toLowerCase())) this.fail(`expected a field name, found ${describe(t)}`);
+    if (t.kind !== 'field' || KEYWORDS.has(t.text.toLowerCase()))
+      this.fail(`expected a field name, found ${describe(t)}`);
     this.next();
     const leaf = (op: ConditionOp, value?: unknown): FieldCondition => {
       const c: FieldCondition = value === undefined ? { field: t.text, op } : { field: t.text, op, value };
       this.offsets.set(c, t.offset);
       return c;
     };
-    if (this.is('exists')) return this.next(), leaf('exists');
-    if (this.is('missing')) return this.next(), leaf('not_exists');
+    if (this.is('exists')) return (this.next(), leaf('exists'));
+    if (this.is('missing')) return (this.next(), leaf('not_exists'));
     if (this.is('not')) {
       this.next();
-      if (this.is('exists')) return this.next(), leaf('not_exists');
-      if (this.is('in')) return this.next(), leaf('not_in', this.list());
-      if (this.is('contains')) return this.next(), { not: leaf('contains', this.value()) };
+      if (this.is('exists')) return (this.next(), leaf('not_exists'));
+      if (this.is('in')) return (this.next(), leaf('not_in', this.list()));
+      if (this.is('contains')) return (this.next(), { not: leaf('contains', this.value()) });
       this.fail(`expected "in", "exists" or "contains" after "not", found ${describe(this.tok)}`);
     }
-    if (this.is('in')) return this.next(), leaf('in', this.list());
-    for (const [word, op] of [['contains', 'contains'], ['startswith', 'prefix'], ['endswith', 'suffix'], ['matches', 'regex']] as const) {
-      if (this.is(word)) return this.next(), leaf(op, this.text_value(word));
+    if (this.is('in')) return (this.next(), leaf('in', this.list()));
+    for (const [word, op] of [
+      ['contains', 'contains'],
+      ['startswith', 'prefix'],
+      ['endswith', 'suffix'],
+      ['matches', 'regex'],
+    ] as const) {
+      if (this.is(word)) return (this.next(), leaf(op, this.text_value(word)));
     }
     if (this.is('cidr')) {
       this.next();
       return leaf('cidr', this.kind() === 'lparen' ? this.list() : this.text_value('cidr'));
     }
-    if (this.kind() !== 'op') this.fail(`expected an operator (=, !=, >, >=, <, <=, ~, =~, in, exists, contains, startswith, endswith, matches, cidr) after ${t.text}, found ${describe(this.tok)}`);
+    if (this.kind() !== 'op')
+      this.fail(
+        `expected an operator (=, !=, >, >=, <, <=, ~, =~, in, exists, contains, startswith, endswith, matches, cidr) after ${t.text}, found ${describe(this.tok)}`,
+      );
     const op = this.next().text;
     switch (op) {
       case '=':
@@ -256,7 +280,10 @@ class Parser {
       return leaf('eq', inner);
     }
     if (pattern.length > 512) this.fail('a pattern is limited to 512 characters', at);
-    const re = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+    const re = pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.');
     return leaf('regex', `^${re}$`);
   }
 
@@ -269,7 +296,7 @@ class Parser {
 
   private value(): string | number | boolean | null {
     const t = this.tok;
-    if (t.kind === 'string' || t.kind === 'number') return this.next(), t.value!;
+    if (t.kind === 'string' || t.kind === 'number') return (this.next(), t.value!);
     if (t.kind === 'field') {
       const word = t.text.toLowerCase();
       this.next();
@@ -305,7 +332,12 @@ export interface ParsedText {
 
 /** Parses the text form; throws QueryTextError with the position. */
 export function parseQueryText(text: string): ParsedText {
-  if (text.length > MAX_TEXT_LENGTH) throw new QueryTextError({ message: `a query is limited to ${MAX_TEXT_LENGTH} characters`, offset: MAX_TEXT_LENGTH, ...position(text, MAX_TEXT_LENGTH) });
+  if (text.length > MAX_TEXT_LENGTH)
+    throw new QueryTextError({
+      message: `a query is limited to ${MAX_TEXT_LENGTH} characters`,
+      offset: MAX_TEXT_LENGTH,
+      ...position(text, MAX_TEXT_LENGTH),
+    });
   const parser = new Parser(text);
   const condition = parser.parse();
   return { condition, offsets: parser.offsets, position: (offset) => position(text, offset) };

@@ -48,7 +48,12 @@ function tokenize(text: string): Token[] {
 
 /** Wildcards in `1 of sel*`: `*` any characters (Sigma names are plain words otherwise). */
 function nameMatcher(pattern: string): (name: string) => boolean {
-  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
   return (name) => re.test(name);
 }
 
@@ -68,7 +73,11 @@ export function parseCondition(text: string, ids: ReadonlyMap<string, Compiled>,
 
   function identifier(tok: Token): Compiled {
     const c = ids.get(tok.v);
-    if (c === undefined) fail(`no search identifier named "${tok.v}" in detection (known: ${[...ids.keys()].join(', ') || 'none'})`, tok.at);
+    if (c === undefined)
+      fail(
+        `no search identifier named "${tok.v}" in detection (known: ${[...ids.keys()].join(', ') || 'none'})`,
+        tok.at,
+      );
     return c!;
   }
 
@@ -81,12 +90,16 @@ export function parseCondition(text: string, ids: ReadonlyMap<string, Compiled>,
     const names = [...ids.keys()];
     const picked = target.v === 'them' ? names.filter((n) => !n.startsWith('_')) : names.filter(nameMatcher(target.v));
     if (!picked.length) return fail(`"${target.v}" names no search identifier (known: ${names.join(', ')})`, target.at);
-    return fold(q.v.toLowerCase() === 'all' ? 'all' : 'any', picked.map((n) => ids.get(n)!));
+    return fold(
+      q.v.toLowerCase() === 'all' ? 'all' : 'any',
+      picked.map((n) => ids.get(n)!),
+    );
   }
 
   function primary(): Compiled {
     const tok = peek();
-    if (!tok) return fail('the condition ends where a search identifier, "not", "(" or "1 of" / "all of" was expected', end);
+    if (!tok)
+      return fail('the condition ends where a search identifier, "not", "(" or "1 of" / "all of" was expected', end);
     if (tok.t === '(') {
       i++;
       const inner = or();
@@ -100,7 +113,8 @@ export function parseCondition(text: string, ids: ReadonlyMap<string, Compiled>,
       if (tok.v === '1' || tok.v.toLowerCase() === 'all') return quantified();
       return fail(`"${tok.v} of" is not supported: only "1 of" and "all of" compile to a condition`, tok.at);
     }
-    if (['and', 'or', 'of'].includes(tok.v.toLowerCase())) return fail(`"${tok.v}" where a search identifier was expected`, tok.at);
+    if (['and', 'or', 'of'].includes(tok.v.toLowerCase()))
+      return fail(`"${tok.v}" where a search identifier was expected`, tok.at);
     i++;
     return identifier(tok);
   }
@@ -129,9 +143,18 @@ export function parseCondition(text: string, ids: ReadonlyMap<string, Compiled>,
     const rest = text.slice(bar.at + 1);
     const m = /^\s*count\(\s*([^)\s]*)\s*\)\s*(?:by\s+([^\s,]+)\s*)?(>=|>|<=|<|==|=)\s*(\d+)\s*$/i.exec(rest);
     const at = `${where} (column ${bar.at + 1})`;
-    if (!m) throw new SigmaError(at, 'only "| count() > N" and "| count() by Field > N" compile (to a threshold); other aggregations (sum, avg, min, max, near, count by several fields) are refused');
-    if (m[1]) throw new SigmaError(at, `count(${m[1]}) counts distinct values, which a threshold does not: only count() compiles`);
-    if (m[3] !== '>' && m[3] !== '>=') throw new SigmaError(at, `"${m[3]}" asks for few events, which a threshold cannot say: only > and >= compile`);
+    if (!m)
+      throw new SigmaError(
+        at,
+        'only "| count() > N" and "| count() by Field > N" compile (to a threshold); other aggregations (sum, avg, min, max, near, count by several fields) are refused',
+      );
+    if (m[1])
+      throw new SigmaError(
+        at,
+        `count(${m[1]}) counts distinct values, which a threshold does not: only count() compiles`,
+      );
+    if (m[3] !== '>' && m[3] !== '>=')
+      throw new SigmaError(at, `"${m[3]}" asks for few events, which a threshold cannot say: only > and >= compile`);
     const n = Number(m[4]) + (m[3] === '>' ? 1 : 0);
     return { ...(m[2] ? { by: m[2] } : {}), min: n, at };
   }

@@ -6,7 +6,10 @@ export interface SigmaProblem {
 }
 
 export class SigmaError extends Error {
-  constructor(readonly location: string, readonly reason: string) {
+  constructor(
+    readonly location: string,
+    readonly reason: string,
+  ) {
     super(`${location}: ${reason}`);
     this.name = 'SigmaError';
   }

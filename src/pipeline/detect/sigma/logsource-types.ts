@@ -84,4 +84,8 @@ export const productIs = (name: string): Condition => ({ field: 'metadata.produc
 export const activityIs = (id: number): Condition => ({ field: 'activity_id', op: 'eq', value: id });
 
 /** Where the mappings keep a Windows event field they do not map, in each framing they read (flat NXLog JSON, the XML's EventData, Winlogbeat). */
-export const keptWindows = (name: string): SigmaField => ({ path: `unmapped.${name}`, raw: name, also: [`unmapped.EventData.${name}`, `unmapped.winlog.event_data.${name}`] });
+export const keptWindows = (name: string): SigmaField => ({
+  path: `unmapped.${name}`,
+  raw: name,
+  also: [`unmapped.EventData.${name}`, `unmapped.winlog.event_data.${name}`],
+});

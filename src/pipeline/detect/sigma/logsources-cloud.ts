@@ -10,11 +10,22 @@
 // table is present in an event exactly when the vendor sent it. The Base Event variants (class 0)
 // keep the event type and the few defaults that class has, for rules on event types the mapping
 // does not give a specific class. Fields that stay under `unmapped` (not contracts) are left out.
-import { f, productIs, type SigmaField, type SigmaLogsource, type SigmaSource, type SigmaVariant } from './logsource-types.js';
+import {
+  f,
+  productIs,
+  type SigmaField,
+  type SigmaLogsource,
+  type SigmaSource,
+  type SigmaVariant,
+} from './logsource-types.js';
 
 const from = (mapping: string, ...rules: string[]): SigmaSource => ({ mapping, rules });
 /** A key the mapping writes to an enum through a lookup: the vendor's values and the enum values they become. */
-const oneOf = (path: string, values: Record<string, number | false>, raw?: string): SigmaField => ({ path, values, ...(raw ? { raw } : {}) });
+const oneOf = (path: string, values: Record<string, number | false>, raw?: string): SigmaField => ({
+  path,
+  values,
+  ...(raw ? { raw } : {}),
+});
 
 // ---------------------------------------------------------------------------------------------
 // Okta System Log (okta / system_log)
@@ -81,7 +92,7 @@ const OKTA_FINDING: SigmaVariant = {
   classes: [2004],
   where: [isOkta],
   sources: [from(OKTA, 'detection_finding')],
-  note: 'ThreatInsight and risk detections: the actor and the client address are the finding\'s evidence.',
+  note: "ThreatInsight and risk detections: the actor and the client address are the finding's evidence.",
   fields: {
     ...OKTA_EVENT,
     'actor.id': f('evidences[*].actor.user.uid'),
@@ -169,7 +180,7 @@ const DIRECTORY_CHANGE: SigmaVariant = {
       'entity_management_other',
     ),
   ],
-  note: 'Audit records with a target: user, group, role and other directory changes. `operationName` (the Azure Monitor record\'s) and `activityDisplayName` are the same activity name.',
+  note: "Audit records with a target: user, group, role and other directory changes. `operationName` (the Azure Monitor record's) and `activityDisplayName` are the same activity name.",
   fields: {
     ...AUDIT_RECORD,
     'initiatedBy.user.id': f('actor.user.uid'),
@@ -202,7 +213,9 @@ const M365_RECORD = {
 /** The account that acted, `DOMAIN\name` or a UPN. */
 const M365_ACTOR = { UserId: { path: 'actor.user', compose: 'user' } satisfies SigmaField };
 /** Succeeded/Success/True become Success, Failed/Failure/False Failure. */
-const RESULT_STATUS = { ResultStatus: oneOf('status_id', { succeeded: 1, success: 1, true: 1, failed: 2, failure: 2, false: 2 }) };
+const RESULT_STATUS = {
+  ResultStatus: oneOf('status_id', { succeeded: 1, success: 1, true: 1, failed: 2, failure: 2, false: 2 }),
+};
 const USER_AGENT = { UserAgent: f('http_request.user_agent') };
 
 /** Variants of the audit records that are not alerts (each group of rules with its own table). */
@@ -212,7 +225,13 @@ const M365_AUDIT: SigmaVariant[] = [
     where: [isM365],
     sources: [from(M365, 'sign-ins')],
     note: 'Sign-ins (UserLoggedIn, UserLoginFailed, MailboxLogin...): the status follows the operation, `ResultStatus` is not mapped here.',
-    fields: { ...M365_RECORD, ...M365_ACTOR, ...USER_AGENT, ApplicationId: f('service.uid'), LogonError: f('status_detail') },
+    fields: {
+      ...M365_RECORD,
+      ...M365_ACTOR,
+      ...USER_AGENT,
+      ApplicationId: f('service.uid'),
+      LogonError: f('status_detail'),
+    },
   },
   {
     classes: [3001],
@@ -224,7 +243,15 @@ const M365_AUDIT: SigmaVariant[] = [
   {
     classes: [3004, 3006],
     where: [isM365],
-    sources: [from(M365, 'Entra ID directory changes', 'Entra ID group changes', 'SharePoint group membership', 'Teams teams and Yammer groups')],
+    sources: [
+      from(
+        M365,
+        'Entra ID directory changes',
+        'Entra ID group changes',
+        'SharePoint group membership',
+        'Teams teams and Yammer groups',
+      ),
+    ],
     note: 'Entra ID directory and group changes, SharePoint, Teams and Yammer group changes.',
     fields: { ...M365_RECORD, ...M365_ACTOR, ...RESULT_STATUS, ...USER_AGENT },
   },
@@ -232,7 +259,7 @@ const M365_AUDIT: SigmaVariant[] = [
     classes: [6006],
     where: [isM365],
     sources: [from(M365, 'SharePoint and OneDrive files and sharing')],
-    note: 'SharePoint and OneDrive file and sharing operations: `ObjectId` is the file\'s URL.',
+    note: "SharePoint and OneDrive file and sharing operations: `ObjectId` is the file's URL.",
     fields: {
       ...M365_RECORD,
       ...M365_ACTOR,
@@ -293,8 +320,12 @@ const M365_ALERTS: SigmaVariant = {
 /** SigmaHQ's threat_management rules name the alert's workload `eventSource` and its name `eventName`. */
 const M365_THREAT: SigmaVariant = {
   ...M365_ALERTS,
-  note: 'Security & Compliance Center alerts. `eventSource` is the record\'s `Workload` (SecurityComplianceCenter), `eventName` the alert\'s `Name`.',
-  fields: { ...M365_ALERT_FIELDS, eventSource: f('metadata.log_name', 'Workload'), eventName: f('finding_info.title', 'Name') },
+  note: "Security & Compliance Center alerts. `eventSource` is the record's `Workload` (SecurityComplianceCenter), `eventName` the alert's `Name`.",
+  fields: {
+    ...M365_ALERT_FIELDS,
+    eventSource: f('metadata.log_name', 'Workload'),
+    eventName: f('finding_info.title', 'Name'),
+  },
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -398,7 +429,13 @@ const GITHUB_OTHER: SigmaVariant = {
 // `protoPayload.metadata.event.eventName` (login) as Cloud Logging exports it: both are the
 // activity's event name, `events[0].name`.
 
-function workspace(stream: 'login' | 'admin', eventName: string, classes: number[], rules: string[], other: string): SigmaVariant[] {
+function workspace(
+  stream: 'login' | 'admin',
+  eventName: string,
+  classes: number[],
+  rules: string[],
+  other: string,
+): SigmaVariant[] {
   const mapping = `google_workspace.${stream}`;
   const where = [productIs(stream === 'login' ? 'Google Workspace Login Audit' : 'Google Workspace Admin Audit')];
   const activity = {
@@ -412,7 +449,12 @@ function workspace(stream: 'login' | 'admin', eventName: string, classes: number
       where,
       sources: [from(mapping, ...rules)],
       note: 'The actor is `actor.user`, the address the request came from `src_endpoint.ip`.',
-      fields: { ...activity, 'actor.email': f('actor.user.name'), 'actor.profileId': f('actor.user.uid'), ipAddress: f('src_endpoint.ip') },
+      fields: {
+        ...activity,
+        'actor.email': f('actor.user.name'),
+        'actor.profileId': f('actor.user.uid'),
+        ipAddress: f('src_endpoint.ip'),
+      },
     },
     {
       classes: [0],
@@ -471,7 +513,13 @@ export const CLOUD_LOGSOURCES: readonly SigmaLogsource[] = [
     product: 'gcp',
     service: 'google_workspace.login',
     note: 'The built-in google_workspace / login mapping.',
-    variants: workspace('login', 'protoPayload.metadata.event.eventName', [3001, 3002], ['account_change', 'authentication'], 'other login activities'),
+    variants: workspace(
+      'login',
+      'protoPayload.metadata.event.eventName',
+      [3001, 3002],
+      ['account_change', 'authentication'],
+      'other login activities',
+    ),
   },
   {
     product: 'gcp',

@@ -9,7 +9,14 @@
 // FortiGate, Cisco ASA, Zscaler) `raw` is the key the mapping's parse steps give (`pan.src`,
 // `srcip`, `asa.src_addr`...).
 import type { Condition } from '../../conditions/types.js';
-import { f, productIs, type SigmaField, type SigmaLogsource, type SigmaSource, type SigmaVariant } from './logsource-types.js';
+import {
+  f,
+  productIs,
+  type SigmaField,
+  type SigmaLogsource,
+  type SigmaSource,
+  type SigmaVariant,
+} from './logsource-types.js';
 
 const from = (mapping: string, ...rules: string[]): SigmaSource => ({ mapping, rules });
 const codes = (...ids: string[]): Condition => ({ field: 'metadata.event_code', op: 'in', value: ids });
@@ -42,7 +49,7 @@ const ZEEK_DNS: SigmaVariant = {
   classes: [4003],
   where: [isZeek],
   sources: [from(ZEEK, 'dns with a response', 'dns without a response')],
-  note: 'dns.log. `answers` is every answer\'s data; a query without a response has none.',
+  note: "dns.log. `answers` is every answer's data; a query without a response has none.",
   fields: {
     ...ZEEK_CONN_ID,
     query: f('query.hostname'),
@@ -172,7 +179,7 @@ export const NETWORK_LOGSOURCES: readonly SigmaLogsource[] = [
   },
   {
     category: 'firewall',
-    note: 'Connections a firewall allowed or denied. The firewall\'s own action word (allow, accept, deny...) is not kept by the mappings (they write `action_id` from it, or a constant), so `action` is mapped only where the mapping reads it through a lookup (Cisco ASA access-list hits).',
+    note: "Connections a firewall allowed or denied. The firewall's own action word (allow, accept, deny...) is not kept by the mappings (they write `action_id` from it, or a constant), so `action` is mapped only where the mapping reads it through a lookup (Cisco ASA access-list hits).",
     variants: [
       {
         classes: [4001],
@@ -190,16 +197,38 @@ export const NETWORK_LOGSOURCES: readonly SigmaLogsource[] = [
       },
       {
         classes: [4001],
-        where: [productIs('Adaptive Security Appliance'), codes('302013', '302014', '302015', '302016', '302017', '302018', '302020', '302021')],
+        where: [
+          productIs('Adaptive Security Appliance'),
+          codes('302013', '302014', '302015', '302016', '302017', '302018', '302020', '302021'),
+        ],
         sources: [from('cisco_asa.syslog', 'connection built or torn down (TCP, UDP, SCTP, GRE, ICMP)')],
-        note: 'Cisco ASA and FTD connections built and torn down: the source is the side that opened the connection (the message\'s `for` side, or its `to` side for an outbound connection).',
+        note: "Cisco ASA and FTD connections built and torn down: the source is the side that opened the connection (the message's `for` side, or its `to` side for an outbound connection).",
         fields: endpoints('asa.for_addr', 'asa.to_addr', 'asa.for_port', 'asa.to_port'),
       },
       {
         classes: [4001],
         where: [
           productIs('Adaptive Security Appliance'),
-          codes('106001', '106006', '106007', '106010', '106012', '106014', '106015', '106016', '106017', '106020', '106021', '106022', '106023', '313001', '313004', '419002', '710003', '710005'),
+          codes(
+            '106001',
+            '106006',
+            '106007',
+            '106010',
+            '106012',
+            '106014',
+            '106015',
+            '106016',
+            '106017',
+            '106020',
+            '106021',
+            '106022',
+            '106023',
+            '313001',
+            '313004',
+            '419002',
+            '710003',
+            '710005',
+          ),
         ],
         sources: [from('cisco_asa.syslog', 'denied by the firewall')],
         note: 'Cisco ASA and FTD denies (interface, ACL, ICMP, to-the-box).',
@@ -209,7 +238,7 @@ export const NETWORK_LOGSOURCES: readonly SigmaLogsource[] = [
         classes: [4001],
         where: [productIs('Adaptive Security Appliance'), codes('106100')],
         sources: [from('cisco_asa.syslog', 'access list hit')],
-        note: 'Cisco ASA and FTD access-list hits (106100): `action` is the list\'s permitted, est-allowed or denied.',
+        note: "Cisco ASA and FTD access-list hits (106100): `action` is the list's permitted, est-allowed or denied.",
         fields: {
           ...endpoints('asa.src_addr', 'asa.dst_addr', 'asa.src_port', 'asa.dst_port'),
           action: { path: 'action_id', raw: 'asa.acl_action', values: { permitted: 1, 'est-allowed': 1, denied: 2 } },
@@ -226,7 +255,7 @@ export const NETWORK_LOGSOURCES: readonly SigmaLogsource[] = [
   },
   {
     category: 'dns',
-    note: 'DNS queries and answers seen by a sensor or logged by a resolver or a DNS filter. `answer` is every answer\'s data, `record_type` the query\'s type (A, TXT...).',
+    note: "DNS queries and answers seen by a sensor or logged by a resolver or a DNS filter. `answer` is every answer's data, `record_type` the query's type (A, TXT...).",
     variants: [
       {
         ...ZEEK_DNS,
@@ -299,7 +328,7 @@ export const NETWORK_LOGSOURCES: readonly SigmaLogsource[] = [
   },
   {
     category: 'proxy',
-    note: 'Web requests through a web gateway or a firewall\'s URL filter. `c-uri` is the URL as the source logs it; `cs-host` the requested host.',
+    note: "Web requests through a web gateway or a firewall's URL filter. `c-uri` is the URL as the source logs it; `cs-host` the requested host.",
     variants: [
       {
         classes: [4002],
@@ -337,7 +366,7 @@ export const NETWORK_LOGSOURCES: readonly SigmaLogsource[] = [
         classes: [4002],
         where: [productIs('FortiGate')],
         sources: [from('fortinet_fortigate.syslog', 'utm webfilter')],
-        note: 'FortiGate web filter logs. FortiGate\'s `url` is a path or a whole URL, which the mapping writes to different attributes, so `c-uri` is not mapped.',
+        note: "FortiGate web filter logs. FortiGate's `url` is a path or a whole URL, which the mapping writes to different attributes, so `c-uri` is not mapped.",
         fields: {
           'cs-host': f('http_request.url.hostname', 'hostname'),
           'r-dns': f('dst_endpoint.hostname', 'hostname'),

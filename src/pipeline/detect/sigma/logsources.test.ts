@@ -13,9 +13,12 @@ import { LOGSOURCES } from './logsources.js';
 
 /** The OCSF attributes a field reads (a composite field: its parts). */
 const partsOf = (f: SigmaField): string[] =>
-  f.compose === 'user' ? [`${f.path}.domain`, `${f.path}.name`]
-    : f.compose === 'regvalue' ? [`${f.path}.path`, `${f.path}.name`]
-      : f.compose === 'hashes' || f.compose === 'hash' ? [`${f.path}[*].value`]
+  f.compose === 'user'
+    ? [`${f.path}.domain`, `${f.path}.name`]
+    : f.compose === 'regvalue'
+      ? [`${f.path}.path`, `${f.path}.name`]
+      : f.compose === 'hashes' || f.compose === 'hash'
+        ? [`${f.path}[*].value`]
         : [f.path];
 
 const variants = LOGSOURCES.flatMap((ls) => ls.variants.map((v) => ({ at: heading(ls), v })));
@@ -25,17 +28,28 @@ describe('the Sigma logsource table', () => {
     const cat = ocsfCatalog();
     const missing: string[] = [];
     for (const { at, v } of variants) {
-      const paths = [...(v.where ?? []).map((c) => ('field' in c ? c.field : '')), ...Object.values(v.fields).flatMap((f) => (f.also ? [] : partsOf(f)))];
-      for (const p of paths) for (const c of v.classes) if (cat.resolve(c, p.replaceAll('[*]', '[]')) === undefined) missing.push(`${at} (${c}): ${p}`);
+      const paths = [
+        ...(v.where ?? []).map((c) => ('field' in c ? c.field : '')),
+        ...Object.values(v.fields).flatMap((f) => (f.also ? [] : partsOf(f))),
+      ];
+      for (const p of paths)
+        for (const c of v.classes)
+          if (cat.resolve(c, p.replaceAll('[*]', '[]')) === undefined) missing.push(`${at} (${c}): ${p}`);
     }
     expect(missing).toEqual([]);
   });
 
   it('keeps vendor fields only under unmapped', () => {
-    for (const { at, v } of variants) for (const f of Object.values(v.fields)) if (f.also) expect([f.path, ...f.also].every((p) => p.startsWith('unmapped.')), at).toBe(true);
+    for (const { at, v } of variants)
+      for (const f of Object.values(v.fields))
+        if (f.also)
+          expect(
+            [f.path, ...f.also].every((p) => p.startsWith('unmapped.')),
+            at,
+          ).toBe(true);
   });
 
-  it('takes each variant\'s events from named rules of the mappings, in exactly the variant\'s classes', () => {
+  it("takes each variant's events from named rules of the mappings, in exactly the variant's classes", () => {
     for (const { at, v } of variants) {
       const classes = new Set<number>();
       for (const s of v.sources) {
@@ -54,11 +68,15 @@ describe('the Sigma logsource table', () => {
   it('pins every variant of one mapping to its product, and a variant keyed by EventID to its ids', () => {
     for (const { at, v } of variants) {
       const products = [...new Set(v.sources.map((s) => mapping(s.mapping)!.document.product.name))];
-      if (products.length === 1) expect(v.where, at).toContainEqual({ field: 'metadata.product.name', op: 'eq', value: products[0] });
+      if (products.length === 1)
+        expect(v.where, at).toContainEqual({ field: 'metadata.product.name', op: 'eq', value: products[0] });
       if (!v.eventIds) continue;
       const ids = v.eventIds.length === 1 ? { op: 'eq', value: v.eventIds[0] } : { op: 'in', value: v.eventIds };
       expect(v.where, at).toContainEqual({ field: 'metadata.event_code', ...ids });
-      expect(Object.keys(v.fields).map((k) => k.toLowerCase()), at).not.toContain('eventid');
+      expect(
+        Object.keys(v.fields).map((k) => k.toLowerCase()),
+        at,
+      ).not.toContain('eventid');
     }
   });
 
@@ -66,7 +84,8 @@ describe('the Sigma logsource table', () => {
     for (const { at, v } of variants) {
       const names = Object.keys(v.fields).map((k) => k.toLowerCase());
       expect(names.length, at).toBe(new Set(names).size);
-      for (const [name, f] of Object.entries(v.fields)) for (const k of Object.keys(f.values ?? {})) expect(k, `${at}: ${name}`).toBe(k.toLowerCase());
+      for (const [name, f] of Object.entries(v.fields))
+        for (const k of Object.keys(f.values ?? {})) expect(k, `${at}: ${name}`).toBe(k.toLowerCase());
     }
   });
 });

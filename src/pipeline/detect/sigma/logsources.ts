@@ -11,13 +11,26 @@ import { WINDOWS_LOGSOURCES } from './logsources-windows.js';
 
 export type { SigmaField, SigmaLogsource, SigmaVariant } from './logsource-types.js';
 
-export const LOGSOURCES: readonly SigmaLogsource[] = [...ENDPOINT_LOGSOURCES, ...WINDOWS_LOGSOURCES, ...CLOUD_LOGSOURCES, ...NETWORK_LOGSOURCES];
+export const LOGSOURCES: readonly SigmaLogsource[] = [
+  ...ENDPOINT_LOGSOURCES,
+  ...WINDOWS_LOGSOURCES,
+  ...CLOUD_LOGSOURCES,
+  ...NETWORK_LOGSOURCES,
+];
 
 /** The logsource entry of a rule's logsource: every key the entry names must match, and the rule may name no key the entry lacks. */
-export function findLogsource(ls: { category?: string; product?: string; service?: string }): SigmaLogsource | undefined {
+export function findLogsource(ls: {
+  category?: string;
+  product?: string;
+  service?: string;
+}): SigmaLogsource | undefined {
   const keys = ['category', 'product', 'service'] as const;
   // The most specific entry first: an entry naming category + product beats one naming the category only.
   const candidates = LOGSOURCES.filter((e) => keys.every((k) => e[k] === undefined || e[k] === ls[k]?.toLowerCase()));
-  const fits = candidates.filter((e) => keys.every((k) => ls[k] === undefined || e[k] !== undefined || (k !== 'category' && e.category !== undefined)));
-  return fits.sort((a, b) => keys.filter((k) => b[k] !== undefined).length - keys.filter((k) => a[k] !== undefined).length)[0];
+  const fits = candidates.filter((e) =>
+    keys.every((k) => ls[k] === undefined || e[k] !== undefined || (k !== 'category' && e.category !== undefined)),
+  );
+  return fits.sort(
+    (a, b) => keys.filter((k) => b[k] !== undefined).length - keys.filter((k) => a[k] !== undefined).length,
+  )[0];
 }

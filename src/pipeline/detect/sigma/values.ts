@@ -14,7 +14,30 @@ import { fold } from './condition.js';
 const NUMERIC_TYPES = new Set(['integer_t', 'long_t', 'float_t', 'port_t', 'timestamp_t']);
 type Kind = 'number' | 'boolean' | 'text';
 
-const SUPPORTED = ['contains', 'startswith', 'endswith', 'all', 're', 'i', 'm', 's', 'cidr', 'exists', 'cased', 'gt', 'gte', 'lt', 'lte', 'windash', 'base64', 'base64offset', 'utf16le', 'utf16be', 'utf16', 'wide'];
+const SUPPORTED = [
+  'contains',
+  'startswith',
+  'endswith',
+  'all',
+  're',
+  'i',
+  'm',
+  's',
+  'cidr',
+  'exists',
+  'cased',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'windash',
+  'base64',
+  'base64offset',
+  'utf16le',
+  'utf16be',
+  'utf16',
+  'wide',
+];
 const REFUSED: Record<string, string> = {
   fieldref: 'compares two fields of the event, which the condition language cannot do',
   expand: 'needs placeholder values Weir does not have',
@@ -70,7 +93,8 @@ function readMods(names: string[], at: string): Mods {
   for (const raw of names) {
     const n = raw.toLowerCase();
     if (REFUSED[n]) throw new SigmaError(at, `the modifier "${raw}" ${REFUSED[n]}`);
-    if (!SUPPORTED.includes(n)) throw new SigmaError(at, `unknown modifier "${raw}" (supported: ${SUPPORTED.join(', ')})`);
+    if (!SUPPORTED.includes(n))
+      throw new SigmaError(at, `unknown modifier "${raw}" (supported: ${SUPPORTED.join(', ')})`);
     if (n === 'contains' || n === 'startswith' || n === 'endswith') {
       if (m.op) throw new SigmaError(at, `"${m.op}" and "${n}" cannot both apply`);
       m.op = n;
@@ -85,10 +109,20 @@ function readMods(names: string[], at: string): Mods {
   }
   const kinds = [m.re, m.cidr, m.exists, !!m.compare, !!m.base64].filter(Boolean).length;
   if (kinds > 1) throw new SigmaError(at, 're, cidr, exists, gt/gte/lt/lte and base64 cannot be combined');
-  if (m.op && (m.re || m.cidr || m.exists || m.compare)) throw new SigmaError(at, `"${m.op}" cannot be combined with re, cidr, exists or gt/gte/lt/lte`);
-  if (m.windash && (m.re || m.cidr || m.exists || m.compare || m.base64)) throw new SigmaError(at, 'windash varies text values: it cannot be combined with re, cidr, exists, gt/gte/lt/lte or base64');
-  if (m.utf16 && !m.base64) throw new SigmaError(at, 'utf16 encodings only compile together with base64 or base64offset (OCSF fields hold decoded text)');
-  if (m.base64 === 'base64offset' && m.op !== 'contains') throw new SigmaError(at, 'base64offset compiles only with contains (as Sigma defines it)');
+  if (m.op && (m.re || m.cidr || m.exists || m.compare))
+    throw new SigmaError(at, `"${m.op}" cannot be combined with re, cidr, exists or gt/gte/lt/lte`);
+  if (m.windash && (m.re || m.cidr || m.exists || m.compare || m.base64))
+    throw new SigmaError(
+      at,
+      'windash varies text values: it cannot be combined with re, cidr, exists, gt/gte/lt/lte or base64',
+    );
+  if (m.utf16 && !m.base64)
+    throw new SigmaError(
+      at,
+      'utf16 encodings only compile together with base64 or base64offset (OCSF fields hold decoded text)',
+    );
+  if (m.base64 === 'base64offset' && m.op !== 'contains')
+    throw new SigmaError(at, 'base64offset compiles only with contains (as Sigma defines it)');
   return m;
 }
 
@@ -114,7 +148,8 @@ function textLeaf(field: string, value: string, m: Mods, at: string): FieldCondi
     return leaf(field, starts && ends ? 'contains' : starts ? 'suffix' : ends ? 'prefix' : 'eq', s, ci);
   }
   const re = `(?s)^${p.map((x) => ('lit' in x ? RE2JS.quote(x.lit) : 'any' in x ? '.*' : '.')).join('')}$`;
-  if (re.length > 512) throw new SigmaError(at, 'this wildcard pattern makes a regular expression longer than 512 characters');
+  if (re.length > 512)
+    throw new SigmaError(at, 'this wildcard pattern makes a regular expression longer than 512 characters');
   return leaf(field, 'regex', re, ci);
 }
 
@@ -122,31 +157,52 @@ function checkRe2(pattern: string, at: string): void {
   try {
     RE2JS.compile(pattern);
   } catch (e) {
-    throw new SigmaError(at, `the regular expression cannot run on RE2 (no back-references or look-around): ${(e as Error).message}`);
+    throw new SigmaError(
+      at,
+      `the regular expression cannot run on RE2 (no back-references or look-around): ${(e as Error).message}`,
+    );
   }
 }
 
 /** One value of a field item, on one OCSF path. */
 function valueLeaf(path: string, kind: Kind, spec: SigmaField, value: unknown, m: Mods, at: string): Compiled {
   if (spec.values) {
-    if (m.op || m.re || m.cidr || m.compare || m.base64 || m.windash) throw new SigmaError(at, `this field is an OCSF enum (${path}): only plain values compare (${Object.keys(spec.values).join(', ')})`);
+    if (m.op || m.re || m.cidr || m.compare || m.base64 || m.windash)
+      throw new SigmaError(
+        at,
+        `this field is an OCSF enum (${path}): only plain values compare (${Object.keys(spec.values).join(', ')})`,
+      );
     if (m.exists) return leaf(path, value === true ? 'exists' : 'not_exists', undefined, false);
-    const v = typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number' ? spec.values[String(value).toLowerCase()] : undefined;
-    if (v === undefined) throw new SigmaError(at, `the value ${JSON.stringify(value)} has no OCSF equivalent in ${path} (known: ${Object.keys(spec.values).join(', ')})`);
+    const v =
+      typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number'
+        ? spec.values[String(value).toLowerCase()]
+        : undefined;
+    if (v === undefined)
+      throw new SigmaError(
+        at,
+        `the value ${JSON.stringify(value)} has no OCSF equivalent in ${path} (known: ${Object.keys(spec.values).join(', ')})`,
+      );
     return v === false ? false : leaf(path, 'eq', v, false);
   }
   if (spec.compose && !m.exists && value !== null) return composedLeaf(path, spec.compose, value, m, at);
   if (m.exists) {
     if (typeof value !== 'boolean') throw new SigmaError(at, '"exists" takes true or false');
-    return leaf(spec.compose ? composedPresence(path, spec.compose) : path, value ? 'exists' : 'not_exists', undefined, false);
+    return leaf(
+      spec.compose ? composedPresence(path, spec.compose) : path,
+      value ? 'exists' : 'not_exists',
+      undefined,
+      false,
+    );
   }
   if (value === null) {
     if (spec.compose) return leaf(composedPresence(path, spec.compose), 'not_exists', undefined, false);
-    if (m.op || m.re || m.cidr || m.compare || m.base64 || m.windash) throw new SigmaError(at, 'null (an absent field) takes no modifier');
+    if (m.op || m.re || m.cidr || m.compare || m.base64 || m.windash)
+      throw new SigmaError(at, 'null (an absent field) takes no modifier');
     return leaf(path, 'not_exists', undefined, false);
   }
   if (m.compare) {
-    const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+    const n =
+      typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
     if (!Number.isFinite(n)) throw new SigmaError(at, `"${m.compare}" needs a number, not ${JSON.stringify(value)}`);
     return leaf(path, m.compare, n, false);
   }
@@ -165,11 +221,14 @@ function valueLeaf(path: string, kind: Kind, spec: SigmaField, value: unknown, m
     if (m.op || m.base64 || m.windash) throw new SigmaError(at, 'true and false take no modifier');
     return leaf(path, 'eq', value, false);
   }
-  if (typeof value !== 'string' && typeof value !== 'number') throw new SigmaError(at, 'a value is text, a number, a boolean or null');
+  if (typeof value !== 'string' && typeof value !== 'number')
+    throw new SigmaError(at, 'a value is text, a number, a boolean or null');
   if (kind === 'number') {
-    if (m.op || m.base64 || m.windash) throw new SigmaError(at, `${path} is a number in OCSF: "${m.op ?? m.base64 ?? 'windash'}" does not apply`);
+    if (m.op || m.base64 || m.windash)
+      throw new SigmaError(at, `${path} is a number in OCSF: "${m.op ?? m.base64 ?? 'windash'}" does not apply`);
     const n = typeof value === 'number' ? value : /^\s*-?\d+(\.\d+)?\s*$/.test(value) ? Number(value) : NaN;
-    if (!Number.isFinite(n)) throw new SigmaError(at, `${path} is a number in OCSF: ${JSON.stringify(value)} cannot match it`);
+    if (!Number.isFinite(n))
+      throw new SigmaError(at, `${path} is a number in OCSF: ${JSON.stringify(value)} cannot match it`);
     return leaf(path, 'eq', n, false);
   }
   if (kind === 'boolean') throw new SigmaError(at, `${path} is a boolean in OCSF: write true or false`);
@@ -181,7 +240,8 @@ function valueLeaf(path: string, kind: Kind, spec: SigmaField, value: unknown, m
     return leaves.length === 1 ? leaves[0]! : { any: leaves };
   }
   if (m.base64) {
-    if (pieces(text).some((x) => !('lit' in x))) throw new SigmaError(at, 'base64 of a value with wildcards cannot be computed');
+    if (pieces(text).some((x) => !('lit' in x)))
+      throw new SigmaError(at, 'base64 of a value with wildcards cannot be computed');
     const encoded = base64Variants(text, m.base64 === 'base64offset', m.utf16);
     const leaves = encoded.map((v) => textLeaf(path, v, m, at));
     return leaves.length === 1 ? leaves[0]! : { any: leaves };
@@ -208,7 +268,9 @@ function holdsOn(c: FieldCondition, value: string): boolean {
     case 'contains':
       return v.includes(x);
     case 'regex':
-      return RE2JS.compile(String(c.value), ci ? RE2JS.CASE_INSENSITIVE : 0).matcher(value).find();
+      return RE2JS.compile(String(c.value), ci ? RE2JS.CASE_INSENSITIVE : 0)
+        .matcher(value)
+        .find();
     default:
       return false;
   }
@@ -228,7 +290,8 @@ const isEventId = (name: string) => name.toLowerCase() === 'eventid';
 
 /** EventID decided against the variant's ids: plain values only, as Sigma rules write them. */
 function eventIdItem(v: SigmaVariant, values: unknown[], m: Mods, modNames: string[], at: string): Compiled {
-  if (modNames.some((n) => n.toLowerCase() !== 'all')) throw new SigmaError(at, 'EventID compares plain values only (the ids an event can have)');
+  if (modNames.some((n) => n.toLowerCase() !== 'all'))
+    throw new SigmaError(at, 'EventID compares plain values only (the ids an event can have)');
   const ids = values.map((x) => {
     if (typeof x !== 'string' && typeof x !== 'number') throw new SigmaError(at, 'an EventID is a number');
     return String(x).trim();
@@ -237,7 +300,9 @@ function eventIdItem(v: SigmaVariant, values: unknown[], m: Mods, modNames: stri
   const hit = [...new Set(ids.filter((id) => ours.has(id)))];
   if (m.all ? new Set(ids).size > 1 || hit.length === 0 : hit.length === 0) return false;
   if (hit.length === ours.size) return true;
-  return hit.length === 1 ? leaf('metadata.event_code', 'eq', hit[0], false) : leaf('metadata.event_code', 'in', hit, false);
+  return hit.length === 1
+    ? leaf('metadata.event_code', 'eq', hit[0], false)
+    : leaf('metadata.event_code', 'in', hit, false);
 }
 
 /** What an item on a field the variant never writes is: an absent field (only `null` and `exists: false` hold). */
@@ -255,7 +320,8 @@ export function fieldItem(v: SigmaVariant, key: string, value: unknown, at: stri
   const m = readMods(modNames, at);
   const values = Array.isArray(value) ? value : [value];
   if (values.length === 0) throw new SigmaError(at, 'an empty list of values matches nothing; remove the item');
-  if (values.some((x) => Array.isArray(x) || (typeof x === 'object' && x !== null))) throw new SigmaError(at, 'a value is text, a number, a boolean or null (not a list or a map)');
+  if (values.some((x) => Array.isArray(x) || (typeof x === 'object' && x !== null)))
+    throw new SigmaError(at, 'a value is text, a number, a boolean or null (not a list or a map)');
   if (v.eventIds && isEventId(name!)) {
     used.add('EventID');
     return eventIdItem(v, values, m, modNames, at);
@@ -263,9 +329,16 @@ export function fieldItem(v: SigmaVariant, key: string, value: unknown, at: stri
   const entry = tableEntry(v, name!);
   if (!entry) return absentItem(values, m);
   used.add(entry[0]);
-  const spec: SigmaField = v.placeholders && !entry[1].also ? { ...entry[1], placeholders: [...v.placeholders, ...(entry[1].placeholders ?? [])] } : entry[1];
+  const spec: SigmaField =
+    v.placeholders && !entry[1].also
+      ? { ...entry[1], placeholders: [...v.placeholders, ...(entry[1].placeholders ?? [])] }
+      : entry[1];
   const kind = spec.compose ? 'text' : kindOf(v, spec.path);
-  const onPath = (path: string) => combineValues(values.map((x, i) => valueLeaf(path, kind, spec, x, m, Array.isArray(value) ? `${at}[${i}]` : at)), m.all);
+  const onPath = (path: string) =>
+    combineValues(
+      values.map((x, i) => valueLeaf(path, kind, spec, x, m, Array.isArray(value) ? `${at}[${i}]` : at)),
+      m.all,
+    );
   if (!spec.also) return onPath(spec.path);
   // A vendor field kept under `unmapped`, at one of its framings' paths: it holds on any of them; its absence, on all.
   const one = values.length === 1 ? values[0] : undefined;
@@ -287,11 +360,18 @@ function combineValues(items: Compiled[], all: boolean): Compiled {
     const merged: FieldCondition = { field: cidrs[0]!.field, op: 'cidr', value: cidrs.map((l) => l.value as string) };
     return rest.length ? { any: [merged, ...rest] } : merged;
   }
-  const eqs = leaves.filter((l): l is FieldCondition => 'op' in l && l.op === 'eq' && typeof l.value === 'string' && l.ignore_case === true);
+  const eqs = leaves.filter(
+    (l): l is FieldCondition => 'op' in l && l.op === 'eq' && typeof l.value === 'string' && l.ignore_case === true,
+  );
   const sameField = eqs.filter((l) => l.field === eqs[0]?.field);
   if (sameField.length > 1) {
     const rest = leaves.filter((l) => !sameField.includes(l as FieldCondition));
-    const merged: FieldCondition = { field: sameField[0]!.field, op: 'in', value: sameField.map((l) => l.value), ignore_case: true };
+    const merged: FieldCondition = {
+      field: sameField[0]!.field,
+      op: 'in',
+      value: sameField.map((l) => l.value),
+      ignore_case: true,
+    };
     return rest.length ? { any: [merged, ...rest] } : merged;
   }
   return { any: leaves };
@@ -305,14 +385,17 @@ type TextOp = 'eq' | 'prefix' | 'suffix' | 'contains';
 
 /** A text value under contains/startswith/endswith, wildcards at its ends only, as one operator and a literal. */
 function plainText(value: unknown, m: Mods, at: string, what: string): { op: TextOp; s: string } {
-  if (m.re || m.cidr || m.compare || m.base64 || m.windash) throw new SigmaError(at, `${what}: only text with contains, startswith or endswith compiles on it`);
-  if (typeof value !== 'string' && typeof value !== 'number') throw new SigmaError(at, `${what}: the value must be text`);
+  if (m.re || m.cidr || m.compare || m.base64 || m.windash)
+    throw new SigmaError(at, `${what}: only text with contains, startswith or endswith compiles on it`);
+  if (typeof value !== 'string' && typeof value !== 'number')
+    throw new SigmaError(at, `${what}: the value must be text`);
   let p = pieces(String(value));
   let starts = m.op === 'contains' || m.op === 'endswith';
   let ends = m.op === 'contains' || m.op === 'startswith';
   if (p[0] && 'any' in p[0]) [starts, p] = [true, p.slice(1)];
   if (p.length && 'any' in p[p.length - 1]!) [ends, p] = [true, p.slice(0, -1)];
-  if (p.length > 1 || (p[0] && !('lit' in p[0]))) throw new SigmaError(at, `${what}: a wildcard inside the value cannot be split over the OCSF attributes`);
+  if (p.length > 1 || (p[0] && !('lit' in p[0])))
+    throw new SigmaError(at, `${what}: a wildcard inside the value cannot be split over the OCSF attributes`);
   const s = p[0] && 'lit' in p[0] ? p[0].lit : '';
   return { op: starts && ends ? 'contains' : starts ? 'suffix' : ends ? 'prefix' : 'eq', s };
 }
@@ -322,7 +405,8 @@ function part(field: string, op: TextOp, s: string, ci: boolean): Condition {
   return s === '' && op !== 'eq' ? leaf(field, 'exists', undefined, false) : leaf(field, op, s, ci);
 }
 
-const allOf = (...c: Compiled[]): Compiled => (c.includes(false) ? false : c.length === 1 ? c[0]! : { all: c as Condition[] });
+const allOf = (...c: Compiled[]): Compiled =>
+  c.includes(false) ? false : c.length === 1 ? c[0]! : { all: c as Condition[] };
 const anyOf = (...c: Compiled[]): Compiled => (c.length === 1 ? c[0]! : { any: c as Condition[] });
 
 /**
@@ -330,7 +414,15 @@ const anyOf = (...c: Compiled[]): Compiled => (c.length === 1 ? c[0]! : { any: c
  * account, or the value's name), neither of which ends in a backslash; `b` never holds one, `a`
  * may (`aHoldsSep`), and may be missing (`aOptional`: an account without a domain is the name alone).
  */
-function splitText(a: string, b: string, aHoldsSep: boolean, aOptional: boolean, op: TextOp, s: string, ci: boolean): Compiled {
+function splitText(
+  a: string,
+  b: string,
+  aHoldsSep: boolean,
+  aOptional: boolean,
+  op: TextOp,
+  s: string,
+  ci: boolean,
+): Compiled {
   const k = s.lastIndexOf('\\');
   const [head, tail] = k < 0 ? ['', s] : [s.slice(0, k), s.slice(k + 1)];
   if (k >= 0 && !aHoldsSep && head.includes('\\')) return false;
@@ -338,28 +430,54 @@ function splitText(a: string, b: string, aHoldsSep: boolean, aOptional: boolean,
   if (k < 0) {
     if (op === 'eq') return aOptional ? allOf(aMissing, leaf(b, 'eq', s, ci)) : false;
     if (op === 'suffix') return part(b, 'suffix', s, ci);
-    if (op === 'prefix') return aOptional ? anyOf(part(a, 'prefix', s, ci), allOf(aMissing, part(b, 'prefix', s, ci))) : part(a, 'prefix', s, ci);
+    if (op === 'prefix')
+      return aOptional
+        ? anyOf(part(a, 'prefix', s, ci), allOf(aMissing, part(b, 'prefix', s, ci)))
+        : part(a, 'prefix', s, ci);
     return anyOf(part(a, 'contains', s, ci), part(b, 'contains', s, ci));
   }
   if (op === 'eq') return allOf(leaf(a, 'eq', head, ci), leaf(b, 'eq', tail, ci));
   if (op === 'suffix') return allOf(part(a, 'suffix', head, ci), leaf(b, 'eq', tail, ci));
-  const spanning = allOf(op === 'prefix' ? leaf(a, 'eq', head, ci) : part(a, 'suffix', head, ci), part(b, 'prefix', tail, ci));
+  const spanning = allOf(
+    op === 'prefix' ? leaf(a, 'eq', head, ci) : part(a, 'suffix', head, ci),
+    part(b, 'prefix', tail, ci),
+  );
   return aHoldsSep ? anyOf(part(a, op, s, ci), spanning) : spanning;
 }
 
 const HASH = /^(?:(md5|sha1|sha256|sha384|sha512|imphash)=)?([0-9a-f]+)$/i;
 
-function composedLeaf(path: string, compose: NonNullable<SigmaField['compose']>, value: unknown, m: Mods, at: string): Compiled {
+function composedLeaf(
+  path: string,
+  compose: NonNullable<SigmaField['compose']>,
+  value: unknown,
+  m: Mods,
+  at: string,
+): Compiled {
   const ci = !m.cased;
   if (compose === 'flag') {
     const b = String(value).toLowerCase();
-    if (m.op || m.re || m.cidr || m.compare || m.base64 || m.windash || (b !== 'true' && b !== 'false')) throw new SigmaError(at, `the mapping writes ${path} only when this flag is true: only the values true and false compare`);
+    if (m.op || m.re || m.cidr || m.compare || m.base64 || m.windash || (b !== 'true' && b !== 'false'))
+      throw new SigmaError(
+        at,
+        `the mapping writes ${path} only when this flag is true: only the values true and false compare`,
+      );
     return leaf(path, b === 'true' ? 'exists' : 'not_exists', undefined, false);
   }
   if (compose === 'hex') {
-    if (m.op || m.re || m.cidr || m.base64 || m.windash) throw new SigmaError(at, `${path} holds the number the vendor writes in hex: only exact values (0x1410) and gt/gte/lt/lte compare`);
-    const n = typeof value === 'number' ? value : typeof value === 'string' && /^0x[0-9a-f]+$/i.test(value.trim()) ? Number.parseInt(value.trim().slice(2), 16) : NaN;
-    if (!Number.isFinite(n)) throw new SigmaError(at, `${path} holds a number written in hex: ${JSON.stringify(value)} is not one (0x1410)`);
+    if (m.op || m.re || m.cidr || m.base64 || m.windash)
+      throw new SigmaError(
+        at,
+        `${path} holds the number the vendor writes in hex: only exact values (0x1410) and gt/gte/lt/lte compare`,
+      );
+    const n =
+      typeof value === 'number'
+        ? value
+        : typeof value === 'string' && /^0x[0-9a-f]+$/i.test(value.trim())
+          ? Number.parseInt(value.trim().slice(2), 16)
+          : NaN;
+    if (!Number.isFinite(n))
+      throw new SigmaError(at, `${path} holds a number written in hex: ${JSON.stringify(value)} is not one (0x1410)`);
     return leaf(path, m.compare ?? 'eq', n, false);
   }
   const { op, s } = plainText(value, m, at, `the field is split over ${path}`);
@@ -369,11 +487,21 @@ function composedLeaf(path: string, compose: NonNullable<SigmaField['compose']>,
   if (compose === 'hash') return part(values, op, s, ci);
   // Sysmon's `Hashes` (SHA1=...,MD5=...,IMPHASH=...) is one hashes entry per algorithm: `ALGO=hex` anywhere in it is an entry whose value begins with hex.
   const h = HASH.exec(s);
-  if (!h || (h[1] && op !== 'contains')) throw new SigmaError(at, `the hashes in ${path} compare as "ALGORITHM=hex" with contains, or as hex (a whole value, or with contains)`);
+  if (!h || (h[1] && op !== 'contains'))
+    throw new SigmaError(
+      at,
+      `the hashes in ${path} compare as "ALGORITHM=hex" with contains, or as hex (a whole value, or with contains)`,
+    );
   return h[1] ? leaf(values, 'prefix', h[2]!, true) : part(values, op, h[2]!, true);
 }
 
 /** The attribute whose presence is the composite field's. */
 function composedPresence(path: string, compose: NonNullable<SigmaField['compose']>): string {
-  return compose === 'user' ? `${path}.name` : compose === 'regvalue' ? `${path}.path` : compose === 'hex' || compose === 'flag' ? path : `${path}[*].value`;
+  return compose === 'user'
+    ? `${path}.name`
+    : compose === 'regvalue'
+      ? `${path}.path`
+      : compose === 'hex' || compose === 'flag'
+        ? path
+        : `${path}[*].value`;
 }

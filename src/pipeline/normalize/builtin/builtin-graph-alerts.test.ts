@@ -19,9 +19,19 @@ describe('microsoft_graph/security_alerts', () => {
     ]);
     // The finding as it stands at its last update: an updated alert is a new version of it.
     out.forEach((e, i) => expect(e.time).toBe(Date.parse(raw[i]!.lastUpdateDateTime)));
-    out.forEach((e, i) => expect([e.metadata.uid, e.finding_info.uid, e.metadata.tenant_uid]).toEqual([raw[i]!.id, raw[i]!.id, raw[i]!.tenantId]));
+    out.forEach((e, i) =>
+      expect([e.metadata.uid, e.finding_info.uid, e.metadata.tenant_uid]).toEqual([
+        raw[i]!.id,
+        raw[i]!.id,
+        raw[i]!.tenantId,
+      ]),
+    );
     const unknownStatus = map({ ...raw[0]!, status: 'unknownFutureValue' });
-    expect([unknownStatus.activity_id, unknownStatus.activity_name, unknownStatus.status_id]).toEqual([99, 'unknownFutureValue', 99]);
+    expect([unknownStatus.activity_id, unknownStatus.activity_name, unknownStatus.status_id]).toEqual([
+      99,
+      'unknownFutureValue',
+      99,
+    ]);
   });
 
   it('maps severity, the analyst classification and the portal links', () => {
@@ -34,14 +44,22 @@ describe('microsoft_graph/security_alerts', () => {
       [1, 'Informational'],
     ]);
     expect(out.map((e) => e.verdict_id)).toEqual([0, 0, 2, undefined, 6, undefined]);
-    expect([out[2]!.verdict, out[2]!.status_detail, out[0]!.status_detail]).toEqual(['True Positive', 'phishing', undefined]);
+    expect([out[2]!.verdict, out[2]!.status_detail, out[0]!.status_detail]).toEqual([
+      'True Positive',
+      'phishing',
+      undefined,
+    ]);
     expect(map({ ...raw[2]!, classification: 'falsePositive', determination: 'other' }).verdict_id).toBe(1);
     expect(out[1]!.assignee).toEqual({ name: 'it.admin@example.com' });
     expect(out[0]!.src_url).toBe(raw[0]!.incidentWebUrl);
     expect(out[0]!.finding_info).toMatchObject({
       src_url: raw[0]!.alertWebUrl,
       title: 'Suspicious execution of hidden file',
-      product: { name: 'Microsoft Defender for Endpoint', vendor_name: 'Microsoft', uid: 'microsoftDefenderForEndpoint' },
+      product: {
+        name: 'Microsoft Defender for Endpoint',
+        vendor_name: 'Microsoft',
+        uid: 'microsoftDefenderForEndpoint',
+      },
       analytic: { uid: 'e0da400f-affd-43ef-b1d5-afc2eb6f2756', type_id: 0 },
       created_time: Date.parse(raw[0]!.createdDateTime),
     });
@@ -66,7 +84,12 @@ describe('microsoft_graph/security_alerts', () => {
     expect(device).toMatchObject({
       name: '#microsoft.graph.security.deviceEvidence',
       verdict_id: 4,
-      device: { uid: raw[0]!.evidence[0].mdeDeviceId, hostname: 'lt-jdoe-01.corp.example.com', type_id: 2, os: { name: 'Windows11', type_id: 100, build: '22631' } },
+      device: {
+        uid: raw[0]!.evidence[0].mdeDeviceId,
+        hostname: 'lt-jdoe-01.corp.example.com',
+        type_id: 2,
+        os: { name: 'Windows11', type_id: 100, build: '22631' },
+      },
     });
     expect(process!.process).toMatchObject({
       pid: 7384,
@@ -76,16 +99,42 @@ describe('microsoft_graph/security_alerts', () => {
     });
     expect(process!.process.file.hashes.map((h: Raw) => h.algorithm)).toEqual(['SHA-256', 'SHA-1']);
     expect(out[3]!.evidences[0].device.type_id).toBe(1);
-    expect(out[3]!.evidences[1].user).toMatchObject({ name: 'jane.doe@example.com', uid: '3a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', full_name: 'Jane Doe' });
+    expect(out[3]!.evidences[1].user).toMatchObject({
+      name: 'jane.doe@example.com',
+      uid: '3a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+      full_name: 'Jane Doe',
+    });
     expect(out[4]!.evidences.map((e: Raw) => [e.src_endpoint.ip, e.verdict])).toEqual([
       ['198.51.100.40', 'Benign'],
       ['203.0.113.9', 'Benign'],
     ]);
-    expect(out[5]!.evidences[0].file).toMatchObject({ name: 'powershell.exe', type_id: 1, company_name: 'Microsoft Corporation' });
+    expect(out[5]!.evidences[0].file).toMatchObject({
+      name: 'powershell.exe',
+      type_id: 1,
+      company_name: 'Microsoft Corporation',
+    });
     // A URL evidence maps to url, a mailbox evidence to the user of the mailbox.
-    expect(out[2]!.evidences[0]).toEqual({ name: '#microsoft.graph.security.urlEvidence', verdict_id: 2, verdict: 'True Positive', url: { url_string: raw[2]!.evidence[0].url } });
-    expect(out[2]!.evidences[1]).toMatchObject({ name: '#microsoft.graph.security.mailboxEvidence', user: { email_addr: 'sam.lee@example.com' } });
-    const sha1Only = map({ ...raw[5]!, evidence: [{ ...raw[5]!.evidence[0], fileDetails: { fileName: 'a.exe', sha1: '6cbce4a295c163791b60fc23d285e6d84f28ee4c' } }] });
-    expect(sha1Only.evidences[0].file.hashes).toEqual([{ algorithm_id: 2, algorithm: 'SHA-1', value: '6cbce4a295c163791b60fc23d285e6d84f28ee4c' }]);
+    expect(out[2]!.evidences[0]).toEqual({
+      name: '#microsoft.graph.security.urlEvidence',
+      verdict_id: 2,
+      verdict: 'True Positive',
+      url: { url_string: raw[2]!.evidence[0].url },
+    });
+    expect(out[2]!.evidences[1]).toMatchObject({
+      name: '#microsoft.graph.security.mailboxEvidence',
+      user: { email_addr: 'sam.lee@example.com' },
+    });
+    const sha1Only = map({
+      ...raw[5]!,
+      evidence: [
+        {
+          ...raw[5]!.evidence[0],
+          fileDetails: { fileName: 'a.exe', sha1: '6cbce4a295c163791b60fc23d285e6d84f28ee4c' },
+        },
+      ],
+    });
+    expect(sha1Only.evidences[0].file.hashes).toEqual([
+      { algorithm_id: 2, algorithm: 'SHA-1', value: '6cbce4a295c163791b60fc23d285e6d84f28ee4c' },
+    ]);
   });
 });

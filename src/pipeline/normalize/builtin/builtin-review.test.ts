@@ -29,7 +29,9 @@ const VERB = /(^|[._\s-])(create|add|remove|delete)([._\s-]|$)/i;
 describe.each(BUILTIN_MAPPINGS.map((m) => [`${m.platform}/${m.stream}`, m] as const))('%s', (key, builtin) => {
   const mapping = compileMapping(builtin.document, ocsfCatalog());
   // Every case that maps an event: a JSON input, or a line of text (text streams).
-  const cases = (builtin.document.tests ?? []).filter((t) => (t.input !== undefined || t.input_text !== undefined) && t.quarantine === undefined);
+  const cases = (builtin.document.tests ?? []).filter(
+    (t) => (t.input !== undefined || t.input_text !== undefined) && t.quarantine === undefined,
+  );
   const mapped = cases.map((t) => {
     const r = mapping.map(caseInput(t), { receivedAtMs: Date.UTC(2024, 0, 1) });
     if (!r.ok) throw new Error(`${t.name}: ${r.kind}: ${r.detail}`);

@@ -65,8 +65,16 @@ describe('BUILTIN_MAPPINGS', () => {
   });
 
   it('declares the streams of text sources as text, so a push reads one event per line', () => {
-    const text = Object.fromEntries(VENDOR_PLATFORMS.filter((p) => p.text_streams).map((p) => [p.name, p.text_streams]));
-    expect(text).toEqual({ fortinet_fortigate: ['syslog'], paloalto_ngfw: ['syslog'], cisco_asa: ['syslog'], aws_vpc_flow: ['flow_logs'], zscaler_zia: ['web'] });
+    const text = Object.fromEntries(
+      VENDOR_PLATFORMS.filter((p) => p.text_streams).map((p) => [p.name, p.text_streams]),
+    );
+    expect(text).toEqual({
+      fortinet_fortigate: ['syslog'],
+      paloalto_ngfw: ['syslog'],
+      cisco_asa: ['syslog'],
+      aws_vpc_flow: ['flow_logs'],
+      zscaler_zia: ['web'],
+    });
   });
 
   it('covers every vendor platform Weir registers', () => {

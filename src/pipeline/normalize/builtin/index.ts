@@ -46,7 +46,12 @@ export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
   builtin('okta', 'system_log', 'Okta System Log', doc(oktaSystemLog)),
   builtin('microsoft_graph', 'signins', 'Microsoft Entra ID sign-ins', doc(graphSignins)),
   builtin('microsoft_graph', 'directory_audits', 'Microsoft Entra ID directory audits', doc(graphDirectoryAudits)),
-  builtin('microsoft_graph', 'security_alerts', 'Microsoft Defender XDR alerts (Graph security alerts_v2)', doc(graphSecurityAlerts)),
+  builtin(
+    'microsoft_graph',
+    'security_alerts',
+    'Microsoft Defender XDR alerts (Graph security alerts_v2)',
+    doc(graphSecurityAlerts),
+  ),
   builtin('aws_cloudtrail', 'cloudtrail', 'AWS CloudTrail', doc(awsCloudtrail)),
   builtin('github', 'audit_log', 'GitHub audit log', doc(githubAuditLog)),
   builtin('google_workspace', 'login', 'Google Workspace login audit', doc(googleLogin)),
@@ -60,9 +65,19 @@ export const BUILTIN_MAPPINGS: readonly BuiltinMapping[] = Object.freeze([
   builtin('paloalto_ngfw', 'syslog', 'Palo Alto Networks NGFW logs (syslog CSV)', doc(paloaltoSyslog)),
   builtin('cisco_asa', 'syslog', 'Cisco ASA syslog', doc(ciscoAsaSyslog)),
   builtin('aws_vpc_flow', 'flow_logs', 'Amazon VPC Flow Logs', doc(awsVpcFlowLogs)),
-  builtin('aws_route53_resolver', 'query_logs', 'Amazon Route 53 Resolver query logs', doc(awsRoute53ResolverQueryLogs)),
+  builtin(
+    'aws_route53_resolver',
+    'query_logs',
+    'Amazon Route 53 Resolver query logs',
+    doc(awsRoute53ResolverQueryLogs),
+  ),
   builtin('aws_security_hub', 'findings', 'AWS Security Hub findings (ASFF)', doc(awsSecurityHubFindings)),
-  builtin('microsoft_365', 'management_activity', 'Microsoft 365 Management Activity audit', doc(m365ManagementActivity)),
+  builtin(
+    'microsoft_365',
+    'management_activity',
+    'Microsoft 365 Management Activity audit',
+    doc(m365ManagementActivity),
+  ),
   builtin('zscaler_zia', 'web', 'Zscaler Internet Access web logs (NSS)', doc(zscalerZiaWeb)),
 ]);
 

@@ -1,7 +1,18 @@
 import type { Pool } from 'undici';
 import { credentialString, type Credential } from '../../../core/credentials.js';
 import type { Redactor, SecretValue } from '../../../core/redaction.js';
-import { closePool, createHttpPool, gzip, httpRequest, lazy, parseHttpUrl, shortAnswer, statusError, timedTest, type HttpAnswer } from '../http-common.js';
+import {
+  closePool,
+  createHttpPool,
+  gzip,
+  httpRequest,
+  lazy,
+  parseHttpUrl,
+  shortAnswer,
+  statusError,
+  timedTest,
+  type HttpAnswer,
+} from '../http-common.js';
 import { DeliveryError, type Sink, type SinkBatch, type SinkContext, type SinkResult } from '../types.js';
 
 /** Only what the sink reads of a _bulk answer: 5000 full items would be most of a megabyte. */
@@ -25,12 +36,18 @@ const pad = (n: number) => (n < 10 ? `0${n}` : String(n));
 export function indexNamer(template: string): (timeMs: unknown) => string {
   const parts = template.match(/\{[^}]*\}/g) ?? [];
   for (const p of parts) {
-    if (!/^\{(yyyy|MM|dd|[.\-_])+\}$/.test(p)) throw new DeliveryError('config', `index: unknown date pattern ${p} (use yyyy, MM and dd, for example {yyyy.MM.dd})`);
+    if (!/^\{(yyyy|MM|dd|[.\-_])+\}$/.test(p))
+      throw new DeliveryError(
+        'config',
+        `index: unknown date pattern ${p} (use yyyy, MM and dd, for example {yyyy.MM.dd})`,
+      );
   }
   const format = (ms: number) => {
     const d = new Date(ms);
     return template.replace(/\{([^}]*)\}/g, (_, f: string) =>
-      f.replace(/yyyy|MM|dd/g, (t) => (t === 'yyyy' ? String(d.getUTCFullYear()) : t === 'MM' ? pad(d.getUTCMonth() + 1) : pad(d.getUTCDate()))),
+      f.replace(/yyyy|MM|dd/g, (t) =>
+        t === 'yyyy' ? String(d.getUTCFullYear()) : t === 'MM' ? pad(d.getUTCMonth() + 1) : pad(d.getUTCDate()),
+      ),
     );
   };
   const problem = invalidIndexName(format(Date.UTC(2024, 0, 1)));
@@ -66,7 +83,8 @@ function authorization(cred: Credential | null): string | undefined {
   const apiKey = credentialString(cred, 'api_key');
   if (apiKey && username) throw new DeliveryError('config', 'the credential has both api_key and username: keep one');
   if (apiKey) return `ApiKey ${apiKey.includes(':') ? Buffer.from(apiKey).toString('base64') : apiKey}`;
-  if (username) return `Basic ${Buffer.from(`${username}:${credentialString(cred, 'password') ?? ''}`).toString('base64')}`;
+  if (username)
+    return `Basic ${Buffer.from(`${username}:${credentialString(cred, 'password') ?? ''}`).toString('base64')}`;
   return undefined;
 }
 
@@ -92,7 +110,10 @@ function prepare(ctx: SinkContext): Prepared {
   if (typeof c.pipeline === 'string' && c.pipeline) query.set('pipeline', c.pipeline);
   const auth = authorization(ctx.credential);
   return {
-    pool: createHttpPool(ctx, url, { rejectUnauthorized: c.tls_reject_unauthorized !== false, ca: typeof c.tls_ca === 'string' && c.tls_ca ? c.tls_ca : undefined }),
+    pool: createHttpPool(ctx, url, {
+      rejectUnauthorized: c.tls_reject_unauthorized !== false,
+      ca: typeof c.tls_ca === 'string' && c.tls_ca ? c.tls_ca : undefined,
+    }),
     bulkPath: `${base}/_bulk?${query.toString()}`,
     rootPath: `${base}/`,
     headers: auth ? { authorization: auth } : {},
@@ -132,12 +153,18 @@ export function bulkResult(text: string, size: number, opType: 'create' | 'index
   try {
     parsed = JSON.parse(text) as typeof parsed;
   } catch {
-    throw new DeliveryError('protocol', `Elasticsearch _bulk answered 200 with a body that is not JSON: ${shortAnswer(text, redact)}`);
+    throw new DeliveryError(
+      'protocol',
+      `Elasticsearch _bulk answered 200 with a body that is not JSON: ${shortAnswer(text, redact)}`,
+    );
   }
   if (parsed.errors === false) return {};
   const items = parsed.items;
   if (!Array.isArray(items) || items.length !== size) {
-    throw new DeliveryError('protocol', `Elasticsearch _bulk answered ${Array.isArray(items) ? items.length : 'no'} items for ${size} documents`);
+    throw new DeliveryError(
+      'protocol',
+      `Elasticsearch _bulk answered ${Array.isArray(items) ? items.length : 'no'} items for ${size} documents`,
+    );
   }
   const rejected: NonNullable<SinkResult['rejected']> = [];
   const retry: NonNullable<SinkResult['retry']> = [];
@@ -148,7 +175,8 @@ export function bulkResult(text: string, size: number, opType: 'create' | 'index
     // The document is already there: this was a redelivery of a delivered event.
     if (status === 409 && opType === 'create') continue;
     const reason = shortAnswer(`${status} ${item.error?.type ?? 'error'}: ${item.error?.reason ?? ''}`, redact);
-    if (status === 429 || status >= 500 || status === 0) retry.push({ index: i, reason, statusCode: status || undefined });
+    if (status === 429 || status >= 500 || status === 0)
+      retry.push({ index: i, reason, statusCode: status || undefined });
     else rejected.push({ index: i, reason, statusCode: status });
   }
   const result: SinkResult = {};
@@ -174,7 +202,11 @@ function requestError(answer: HttpAnswer, redact: Redactor): DeliveryError {
   const base = statusError(reason === null ? answer : { ...answer, text: reason }, redact, 'Elasticsearch');
   if (answer.status === 413) {
     // Resending the same rows cannot fit: dead-letter them and say what to change.
-    return new DeliveryError('http_4xx', `Elasticsearch 413: the request is larger than the cluster accepts (http.max_content_length); lower max_bytes of this destination`, { statusCode: 413 });
+    return new DeliveryError(
+      'http_4xx',
+      `Elasticsearch 413: the request is larger than the cluster accepts (http.max_content_length); lower max_bytes of this destination`,
+      { statusCode: 413 },
+    );
   }
   return base;
 }
@@ -191,9 +223,19 @@ export function createBulkSink(ctx: SinkContext): Sink {
       const body = p.gzip ? await gzip(text) : text;
       const headers: Record<string, string> = { ...p.headers, 'content-type': 'application/x-ndjson' };
       if (p.gzip) headers['content-encoding'] = 'gzip';
-      const answer = await httpRequest(p.pool, { method: 'POST', path: p.bulkPath, headers, body, signal, maxBytes: 64 * 1_048_576 });
+      const answer = await httpRequest(p.pool, {
+        method: 'POST',
+        path: p.bulkPath,
+        headers,
+        body,
+        signal,
+        maxBytes: 64 * 1_048_576,
+      });
       if (answer.status === 200) return bulkResult(answer.text, batch.lines.length, p.opType, redact);
-      if (answer.status >= 200 && answer.status < 300) throw new DeliveryError('protocol', `Elasticsearch _bulk answered ${answer.status}`, { statusCode: answer.status });
+      if (answer.status >= 200 && answer.status < 300)
+        throw new DeliveryError('protocol', `Elasticsearch _bulk answered ${answer.status}`, {
+          statusCode: answer.status,
+        });
       throw requestError(answer, redact);
     },
 
@@ -210,11 +252,23 @@ export function createBulkSink(ctx: SinkContext): Sink {
           try {
             info = JSON.parse(answer.text) as typeof info;
           } catch {
-            return { ok: false, detail: `${p.display} answered 200 but not like Elasticsearch or OpenSearch`, error_kind: 'protocol' };
+            return {
+              ok: false,
+              detail: `${p.display} answered 200 but not like Elasticsearch or OpenSearch`,
+              error_kind: 'protocol',
+            };
           }
-          if (!info.version?.number) return { ok: false, detail: `${p.display} answered 200 but not like Elasticsearch or OpenSearch`, error_kind: 'protocol' };
+          if (!info.version?.number)
+            return {
+              ok: false,
+              detail: `${p.display} answered 200 but not like Elasticsearch or OpenSearch`,
+              error_kind: 'protocol',
+            };
           const product = info.version.distribution === 'opensearch' ? 'OpenSearch' : 'Elasticsearch';
-          return { ok: true, detail: `cluster "${info.cluster_name ?? '?'}" answered: ${product} ${info.version.number}` };
+          return {
+            ok: true,
+            detail: `cluster "${info.cluster_name ?? '?'}" answered: ${product} ${info.version.number}`,
+          };
         },
         signal,
         redact,

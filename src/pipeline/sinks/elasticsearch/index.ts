@@ -9,7 +9,12 @@ import { apiKeyParts, createBulkSink } from './bulk.js';
 
 export const EsConfigSchema = Type.Object(
   {
-    url: Type.String({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', errorMessage: { pattern: 'must be an http:// or https:// URL' }, maxLength: 2048, description: 'Base URL of the cluster, for example https://es.example.com:9200' }),
+    url: Type.String({
+      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+      errorMessage: { pattern: 'must be an http:// or https:// URL' },
+      maxLength: 2048,
+      description: 'Base URL of the cluster, for example https://es.example.com:9200',
+    }),
     index: Type.String({
       default: 'ocsf-events',
       minLength: 1,
@@ -17,13 +22,19 @@ export const EsConfigSchema = Type.Object(
       description:
         'Target index, data stream or alias (lowercase). A {yyyy.MM.dd} part (also {yyyy.MM}, {yyyy}) is replaced by the UTC date of each event\'s OCSF time, for example "ocsf-{yyyy.MM.dd}"',
     }),
-    pipeline: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Ingest pipeline applied to the documents' })),
+    pipeline: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, description: 'Ingest pipeline applied to the documents' }),
+    ),
     op_type: Type.Union([Type.Literal('create'), Type.Literal('index')], {
       default: 'create',
       description:
         'create: a document whose _id exists is kept (a redelivery counts as delivered; required for data streams); index: it is overwritten',
     }),
-    gzip: Type.Boolean({ default: false, description: 'Compress request bodies with gzip (the cluster must accept Content-Encoding: gzip; both Elasticsearch and OpenSearch do)' }),
+    gzip: Type.Boolean({
+      default: false,
+      description:
+        'Compress request bodies with gzip (the cluster must accept Content-Encoding: gzip; both Elasticsearch and OpenSearch do)',
+    }),
     ...TlsConfigFields,
   },
   { additionalProperties: false },
@@ -31,13 +42,22 @@ export const EsConfigSchema = Type.Object(
 
 export const EsCredentialSchema = Type.Object(
   {
-    username: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Basic authentication user (with password)' })),
+    username: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1024, description: 'Basic authentication user (with password)' }),
+    ),
     password: Type.Optional(Type.String({ maxLength: 1024, description: 'Basic authentication password' })),
     api_key: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 4096, description: 'API key instead of a user: the "encoded" value Elasticsearch returns, or "id:api_key"' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 4096,
+        description: 'API key instead of a user: the "encoded" value Elasticsearch returns, or "id:api_key"',
+      }),
     ),
   },
-  { additionalProperties: false, description: 'Either username and password, or api_key; none for a cluster without security' },
+  {
+    additionalProperties: false,
+    description: 'Either username and password, or api_key; none for a cluster without security',
+  },
 );
 
 export const elasticsearchSink: SinkType = {
@@ -48,7 +68,11 @@ export const elasticsearchSink: SinkType = {
   configSchema: EsConfigSchema,
   credentialSchema: EsCredentialSchema,
   credentialRequired: false,
-  secretValues: (c) => [...credentialStrings(c, ['username']), ...basicPair(c.username, c.password), ...apiKeyParts(c.api_key)],
+  secretValues: (c) => [
+    ...credentialStrings(c, ['username']),
+    ...basicPair(c.username, c.password),
+    ...apiKeyParts(c.api_key),
+  ],
   targets: (config) => urlTarget(config, 'url'),
   create: createBulkSink,
 };

@@ -17,7 +17,14 @@ export interface EventStorePort {
   check(): Promise<void>;
 }
 
-export const EventStoreConfigSchema = Type.Object({}, { additionalProperties: false, description: 'The event store takes no settings: it keeps the organization\'s events for the organization\'s retention (/api/organizations/{org_id}/retention)' });
+export const EventStoreConfigSchema = Type.Object(
+  {},
+  {
+    additionalProperties: false,
+    description:
+      "The event store takes no settings: it keeps the organization's events for the organization's retention (/api/organizations/{org_id}/retention)",
+  },
+);
 
 export function eventStoreSinkType(port: EventStorePort): SinkType {
   return {
@@ -25,14 +32,15 @@ export function eventStoreSinkType(port: EventStorePort): SinkType {
     title: 'Event store (search)',
     description:
       "Weir's own store of the organization's normalized events, searched with POST /api/search and replayed to other destinations. " +
-      'Kept for the organization\'s retention; one per organization, created with it along with a route that sends it every event.',
+      "Kept for the organization's retention; one per organization, created with it along with a route that sends it every event.",
     configSchema: EventStoreConfigSchema,
     credentialSchema: null,
     credentialRequired: false,
     create(ctx: SinkContext): Sink {
       return {
         async send(batch) {
-          if (ctx.organizationId === null) throw new DeliveryError('config', 'the event store belongs to an organization');
+          if (ctx.organizationId === null)
+            throw new DeliveryError('config', 'the event store belongs to an organization');
           const events = batch.events();
           const received = Date.now();
           // Copies of one outbox row share their origin.
@@ -47,11 +55,20 @@ export function eventStoreSinkType(port: EventStorePort): SinkType {
           });
           for (const indexes of byOrigin.values()) {
             const m = batch.meta[indexes[0]!]!;
-            const rows = storedCopies(ctx.destinationId, m, indexes.map((i) => batch.lines[i]!), (k) => ({ id: batch.ids[indexes[k]!]!, received, ocsf: events[indexes[k]!]! }));
+            const rows = storedCopies(
+              ctx.destinationId,
+              m,
+              indexes.map((i) => batch.lines[i]!),
+              (k) => ({ id: batch.ids[indexes[k]!]!, received, ocsf: events[indexes[k]!]! }),
+            );
             try {
               await port.replace(rows);
             } catch (err) {
-              throw new DeliveryError('protocol', `the event store refused the batch: ${err instanceof Error ? err.message : String(err)}`, { retryable: true, cause: err });
+              throw new DeliveryError(
+                'protocol',
+                `the event store refused the batch: ${err instanceof Error ? err.message : String(err)}`,
+                { retryable: true, cause: err },
+              );
             }
           }
           return {};
@@ -60,9 +77,18 @@ export function eventStoreSinkType(port: EventStorePort): SinkType {
           const started = Date.now();
           try {
             await port.check();
-            return { ok: true, detail: 'the event store table can be read and written', latency_ms: Date.now() - started };
+            return {
+              ok: true,
+              detail: 'the event store table can be read and written',
+              latency_ms: Date.now() - started,
+            };
           } catch (err) {
-            return { ok: false, detail: `the event store cannot be used: ${err instanceof Error ? err.message : String(err)}`, latency_ms: Date.now() - started, error_kind: 'connection' };
+            return {
+              ok: false,
+              detail: `the event store cannot be used: ${err instanceof Error ? err.message : String(err)}`,
+              latency_ms: Date.now() - started,
+              error_kind: 'connection',
+            };
           }
         },
         async close() {},

@@ -59,7 +59,10 @@ function inside(child: string, parent: string): boolean {
 export async function checkRealPath(dir: string, owner: string, root: string): Promise<void> {
   const [realDir, realOwner, realRoot] = await Promise.all([realpath(dir), realpath(owner), realpath(root)]);
   if (!inside(realOwner, realRoot) || !inside(realDir, realOwner)) {
-    throw new DeliveryError('config', "the directory leads outside the owner's directory under the file destinations root (symbolic link)");
+    throw new DeliveryError(
+      'config',
+      "the directory leads outside the owner's directory under the file destinations root (symbolic link)",
+    );
   }
 }
 

@@ -12,7 +12,11 @@ let root: string;
 const sinks: Sink[] = [];
 const signal = () => AbortSignal.timeout(5000);
 
-function open(config: Record<string, unknown>, destinationId = 'dest-1', more: { organizationId?: number | null; fileStaleMs?: number } = {}): Sink {
+function open(
+  config: Record<string, unknown>,
+  destinationId = 'dest-1',
+  more: { organizationId?: number | null; fileStaleMs?: number } = {},
+): Sink {
   const sink = fileSink.create(sinkContext({ config, fileRoot: root, destinationId, ...more }));
   sinks.push(sink);
   return sink;
@@ -107,7 +111,10 @@ describe('file sink', () => {
       expect(check.Check({ path: bad }), bad).toBe(false);
       expect(fileConfigProblem({ path: bad }), bad).toMatch(/^path must be a relative directory/);
       const sink = open({ path: bad });
-      const err = await sink.send(sinkBatch(ocsfEvents(1)), signal()).then(() => null, (e: unknown) => e);
+      const err = await sink.send(sinkBatch(ocsfEvents(1)), signal()).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(DeliveryError);
       expect((err as DeliveryError).kind).toBe('config');
       expect(await sink.test(signal())).toMatchObject({ ok: false, error_kind: 'config' });
@@ -125,7 +132,10 @@ describe('file sink', () => {
       await mkdir(org(), { recursive: true });
       await symlink(outside, org('escape'));
       const sink = open({ path: 'escape/sub' });
-      const err = await sink.send(sinkBatch(ocsfEvents(1)), signal()).then(() => null, (e: unknown) => e);
+      const err = await sink.send(sinkBatch(ocsfEvents(1)), signal()).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect((err as DeliveryError).kind).toBe('config');
       expect((err as DeliveryError).message).toMatch(/outside the owner's directory/);
     } finally {
@@ -155,7 +165,10 @@ describe('file sink', () => {
     const sink = open({ path: 'abort' });
     const ac = new AbortController();
     ac.abort();
-    const err = await sink.send(sinkBatch(ocsfEvents(2)), ac.signal).then(() => null, (e: unknown) => e);
+    const err = await sink.send(sinkBatch(ocsfEvents(2)), ac.signal).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect((err as DeliveryError).kind).toBe('timeout');
     await sink.send(sinkBatch(ocsfEvents(1)), signal());
     expect(await linesOf('abort', await files('abort'))).toHaveLength(1);
@@ -185,7 +198,12 @@ describe('file sink', () => {
     await mkdir(path.join(root, 'org-2', 'theirs'), { recursive: true });
     await mkdir(org(), { recursive: true });
     await symlink(path.join(root, 'org-2', 'theirs'), org('shortcut'));
-    const err = await open({ path: 'shortcut' }).send(sinkBatch(ocsfEvents(1)), signal()).then(() => null, (e: unknown) => e);
+    const err = await open({ path: 'shortcut' })
+      .send(sinkBatch(ocsfEvents(1)), signal())
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect((err as DeliveryError).kind).toBe('config');
     expect((err as DeliveryError).message).toMatch(/outside the owner's directory/);
     expect(await readdir(path.join(root, 'org-2', 'theirs'))).toEqual([]);
@@ -195,8 +213,12 @@ describe('file sink', () => {
     expect(fileConfigProblem({ path: '../x' })).toBe(
       'path must be a relative directory such as "siem/okta" or ".": names separated by "/", not starting with "/" or a drive letter (C:), without a ".." segment, a backslash or a NUL character',
     );
-    expect(fileConfigProblem({ path: 'x', prefix: '-p' })).toBe('prefix must be 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or a digit');
-    const props = (FileConfigSchema as unknown as { properties: Record<string, { errorMessage?: unknown; default?: unknown }> }).properties;
+    expect(fileConfigProblem({ path: 'x', prefix: '-p' })).toBe(
+      'prefix must be 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or a digit',
+    );
+    const props = (
+      FileConfigSchema as unknown as { properties: Record<string, { errorMessage?: unknown; default?: unknown }> }
+    ).properties;
     expect(props.path!.errorMessage).toEqual({ pattern: expect.stringMatching(/^must be a relative directory/) });
     expect(props.idle_seconds!.default).toBe(60);
   });
@@ -208,7 +230,8 @@ describe('file sink', () => {
     const old = (Date.now() - 10_000) / 1000;
     await utimes(left, old, old);
     open({ path: 'out' }, 'dest-1', { fileStaleMs: 200 });
-    for (let i = 0; i < 100 && !(await files('out')).some((n) => n.endsWith('.ndjson')); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && !(await files('out')).some((n) => n.endsWith('.ndjson')); i++)
+      await new Promise((r) => setTimeout(r, 50));
     const names = await files('out');
     expect(names).toEqual([expect.stringMatching(/^dest-1-\d{8}T\d{6}\.\d{3}Z-4242-abcdef-recovered\.ndjson$/)]);
     expect(await readFile(org('out', names[0]!), 'utf8')).toBe('{"a":1}\n');
@@ -216,11 +239,18 @@ describe('file sink', () => {
 
   it('at dispatcher start, finishes leftovers anywhere under the root and points at entries from before per-organization directories', async () => {
     const lines: Record<string, unknown>[] = [];
-    const logger = createLogger({ level: 'info', role: 'dispatcher', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
+    const logger = createLogger({
+      level: 'info',
+      role: 'dispatcher',
+      destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) },
+    });
     await mkdir(path.join(root, 'org-3', 'a'), { recursive: true });
     await mkdir(path.join(root, 'legacy-path'), { recursive: true });
     const old = (Date.now() - 10_000) / 1000;
-    for (const f of [path.join(root, 'org-3', 'a', 'p-1-000001.ndjson.current'), path.join(root, 'legacy-path', 'p-2-000002.ndjson.current')]) {
+    for (const f of [
+      path.join(root, 'org-3', 'a', 'p-1-000001.ndjson.current'),
+      path.join(root, 'legacy-path', 'p-2-000002.ndjson.current'),
+    ]) {
       await writeFile(f, '{"a":1}\n');
       await utimes(f, old, old);
     }
@@ -228,7 +258,9 @@ describe('file sink', () => {
     await recovery.stop();
     expect((await readdir(path.join(root, 'org-3', 'a')))[0]).toMatch(/-recovered\.ndjson$/);
     expect((await readdir(path.join(root, 'legacy-path')))[0]).toMatch(/-recovered\.ndjson$/);
-    expect(lines.find((l) => /outside the org-<id>\/ and global\/ directories/.test(String(l.msg)))).toMatchObject({ entries: ['legacy-path'] });
+    expect(lines.find((l) => /outside the org-<id>\/ and global\/ directories/.test(String(l.msg)))).toMatchObject({
+      entries: ['legacy-path'],
+    });
     expect(lines.filter((l) => l.msg === 'finished a file left by a stopped writer')).toHaveLength(2);
   });
 });

@@ -18,7 +18,8 @@ import { createFileWriter, type FileWriter } from './writer.js';
 /** Relative, no `..` segment, no backslash or NUL, no drive letter. */
 const RELATIVE_PATH = /^(?!\/)(?![A-Za-z]:)(?!(?:.*\/)?\.\.(?:\/|$))[^\\\0]+$/;
 const PREFIX = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-const PATH_RULE = 'must be a relative directory such as "siem/okta" or ".": names separated by "/", not starting with "/" or a drive letter (C:), without a ".." segment, a backslash or a NUL character';
+const PATH_RULE =
+  'must be a relative directory such as "siem/okta" or ".": names separated by "/", not starting with "/" or a drive letter (C:), without a ".." segment, a backslash or a NUL character';
 const PREFIX_RULE = 'must be 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or a digit';
 const IDLE_DEFAULT = 60;
 
@@ -30,24 +31,40 @@ export const FileConfigSchema = Type.Object(
       pattern: RELATIVE_PATH.source,
       errorMessage: { pattern: PATH_RULE },
       description:
-        "Directory for the files, relative to the owner's directory under the file destinations root set by the administrator: <WEIR_FILE_SINK_ROOT>/org-<organization id>/<path> (global destinations: <WEIR_FILE_SINK_ROOT>/global/<path>); \".\" is the owner's directory itself. Absolute paths and \"..\" are refused.",
+        'Directory for the files, relative to the owner\'s directory under the file destinations root set by the administrator: <WEIR_FILE_SINK_ROOT>/org-<organization id>/<path> (global destinations: <WEIR_FILE_SINK_ROOT>/global/<path>); "." is the owner\'s directory itself. Absolute paths and ".." are refused.',
     }),
     prefix: Type.Optional(
       Type.String({
         pattern: PREFIX.source,
         errorMessage: { pattern: PREFIX_RULE },
-        description: 'Start of every file name (default: the destination id). Finished files: <prefix>-<UTC time>-<writer>-<sequence>.ndjson (after a crash: ...-<writer>-recovered.ndjson); the one being written: <prefix>-<writer>.ndjson.current',
+        description:
+          'Start of every file name (default: the destination id). Finished files: <prefix>-<UTC time>-<writer>-<sequence>.ndjson (after a crash: ...-<writer>-recovered.ndjson); the one being written: <prefix>-<writer>.ndjson.current',
       }),
     ),
-    rotate_bytes: Type.Integer({ default: 100 * 1_048_576, minimum: 1024, maximum: 64 * 1_073_741_824, description: 'Start a new file once the current one would grow past this size (a batch is never split across files)' }),
-    rotate_seconds: Type.Integer({ default: 3600, minimum: 1, maximum: 7 * 86_400, description: 'Start a new file when the current one is this old' }),
+    rotate_bytes: Type.Integer({
+      default: 100 * 1_048_576,
+      minimum: 1024,
+      maximum: 64 * 1_073_741_824,
+      description:
+        'Start a new file once the current one would grow past this size (a batch is never split across files)',
+    }),
+    rotate_seconds: Type.Integer({
+      default: 3600,
+      minimum: 1,
+      maximum: 7 * 86_400,
+      description: 'Start a new file when the current one is this old',
+    }),
     idle_seconds: Type.Integer({
       default: IDLE_DEFAULT,
       minimum: 1,
       maximum: 7 * 86_400,
-      description: 'Finish the current file (rename it to *.ndjson) once no batch has arrived for this long, so a shipper sees the events of a quiet stream promptly (checked every few seconds)',
+      description:
+        'Finish the current file (rename it to *.ndjson) once no batch has arrived for this long, so a shipper sees the events of a quiet stream promptly (checked every few seconds)',
     }),
-    fsync: Type.Boolean({ default: true, description: 'Flush every batch to the disk before it counts as delivered (slower, survives a power cut)' }),
+    fsync: Type.Boolean({
+      default: true,
+      description: 'Flush every batch to the disk before it counts as delivered (slower, survives a power cut)',
+    }),
   },
   { additionalProperties: false },
 );
@@ -57,14 +74,16 @@ export function fileConfigProblem(config: Record<string, unknown>): string | nul
   const p = config.path;
   if (typeof p !== 'string' || p === '') return 'path is required';
   if (!RELATIVE_PATH.test(p)) return `path ${PATH_RULE}`;
-  if (config.prefix !== undefined && (typeof config.prefix !== 'string' || !PREFIX.test(config.prefix))) return `prefix ${PREFIX_RULE}`;
+  if (config.prefix !== undefined && (typeof config.prefix !== 'string' || !PREFIX.test(config.prefix)))
+    return `prefix ${PREFIX_RULE}`;
   return null;
 }
 
 /** The owner's directory under the root: `org-<id>`, or `global` for a global destination. */
 export function ownerDirectoryName(organizationId: number | null): string {
   if (organizationId === null) return 'global';
-  if (!Number.isSafeInteger(organizationId) || organizationId < 0) throw new DeliveryError('config', 'the destination has no valid organization');
+  if (!Number.isSafeInteger(organizationId) || organizationId < 0)
+    throw new DeliveryError('config', 'the destination has no valid organization');
   return `org-${organizationId}`;
 }
 
@@ -84,7 +103,8 @@ export function filePlace(root: string, organizationId: number | null, config: R
   const absRoot = path.resolve(root);
   const owner = path.join(absRoot, ownerDirectoryName(organizationId));
   const dir = path.resolve(owner, config.path as string);
-  if (!isInside(dir, owner)) throw new DeliveryError('config', "path leads outside the owner's directory under the file destinations root");
+  if (!isInside(dir, owner))
+    throw new DeliveryError('config', "path leads outside the owner's directory under the file destinations root");
   return { root: absRoot, owner, dir };
 }
 
@@ -113,15 +133,17 @@ export function createFileSink(ctx: SinkContext): Sink {
   // A writer of another process that dies while this one runs leaves a file here too.
   let sweeping: Promise<unknown> = Promise.resolve();
   const sweep = setInterval(() => {
-    sweeping = sweeping.then(async () => {
-      let where: FilePlace;
-      try {
-        where = place();
-      } catch {
-        return; // a config error is reported by send
-      }
-      await recoverDirectory(where.dir, { staleMs, fsync, logger: ctx.logger, shownFrom: where.root });
-    }).catch((err: unknown) => ctx.logger.warn({ err }, 'looking for files left by stopped writers failed'));
+    sweeping = sweeping
+      .then(async () => {
+        let where: FilePlace;
+        try {
+          where = place();
+        } catch {
+          return; // a config error is reported by send
+        }
+        await recoverDirectory(where.dir, { staleMs, fsync, logger: ctx.logger, shownFrom: where.root });
+      })
+      .catch((err: unknown) => ctx.logger.warn({ err }, 'looking for files left by stopped writers failed'));
   }, staleMs);
   sweep.unref();
 
@@ -136,11 +158,18 @@ export function createFileSink(ctx: SinkContext): Sink {
       return {};
     },
     test(signal) {
-      return timedTest(async () => {
-        await get().probe();
-        const where = place();
-        return { ok: true, detail: `directory "${path.relative(where.root, where.dir) || '.'}" under the file destinations root is writable` };
-      }, signal, ctx.redact);
+      return timedTest(
+        async () => {
+          await get().probe();
+          const where = place();
+          return {
+            ok: true,
+            detail: `directory "${path.relative(where.root, where.dir) || '.'}" under the file destinations root is writable`,
+          };
+        },
+        signal,
+        ctx.redact,
+      );
     },
     async close() {
       clearInterval(sweep);
@@ -165,16 +194,26 @@ function recoverAtStart(host: SinkHost): { stop(): Promise<void> } {
   const options = { staleMs: host.fileStaleMs, fsync: true, logger };
   const pass = async () => {
     const report = await recoverTree(host.fileRoot, options);
-    if (report.finished.length || report.removed.length) logger.info({ finished: report.finished.length, removed: report.removed.length, torn_bytes_cut: report.cutBytes }, 'finished files left by stopped file destination writers');
+    if (report.finished.length || report.removed.length)
+      logger.info(
+        { finished: report.finished.length, removed: report.removed.length, torn_bytes_cut: report.cutBytes },
+        'finished files left by stopped file destination writers',
+      );
   };
   let running = legacyEntries(host.fileRoot)
     .then((legacy) => {
-      if (legacy.length) logger.warn({ entries: legacy.slice(0, 20) }, 'the file destinations root holds entries outside the org-<id>/ and global/ directories (written before files were kept per organization): move them, see docs/destinations-file.md');
+      if (legacy.length)
+        logger.warn(
+          { entries: legacy.slice(0, 20) },
+          'the file destinations root holds entries outside the org-<id>/ and global/ directories (written before files were kept per organization): move them, see docs/destinations-file.md',
+        );
     })
     .then(pass)
     .catch((err: unknown) => logger.error({ err }, 'finishing files left by stopped writers failed'));
   const timer = setTimeout(() => {
-    running = running.then(pass).catch((err: unknown) => logger.error({ err }, 'finishing files left by stopped writers failed'));
+    running = running
+      .then(pass)
+      .catch((err: unknown) => logger.error({ err }, 'finishing files left by stopped writers failed'));
   }, host.fileStaleMs + 1_000);
   timer.unref();
   return {
@@ -189,7 +228,7 @@ export const fileSink: SinkType = {
   type: 'file',
   title: 'Files (NDJSON)',
   description:
-    'Appends each batch to NDJSON files (one OCSF event per line) in a directory of the organization under the administrator\'s file destinations root. A batch counts delivered once written and, with fsync, flushed to the disk. ' +
+    "Appends each batch to NDJSON files (one OCSF event per line) in a directory of the organization under the administrator's file destinations root. A batch counts delivered once written and, with fsync, flushed to the disk. " +
     'Each dispatcher process writes its own files (no two writers share one); files are finished (renamed to *.ndjson, complete lines only) by size, age, idle time and shutdown, and after a crash at the next start.',
   configSchema: FileConfigSchema,
   credentialSchema: null,

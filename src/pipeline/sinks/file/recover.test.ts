@@ -31,7 +31,11 @@ describe('recovery of files left by dead writers', () => {
     const torn = '{"a":3, "cut';
     await leftover('events-123-abcdef.ndjson.current', `{"a":1}\n{"a":2}\n${torn}`);
     const report = await recoverDirectory(root, at(T0 + STALE));
-    expect(report).toEqual({ finished: ['events-20240101T120000.000Z-123-abcdef-recovered.ndjson'], removed: [], cutBytes: torn.length });
+    expect(report).toEqual({
+      finished: ['events-20240101T120000.000Z-123-abcdef-recovered.ndjson'],
+      removed: [],
+      cutBytes: torn.length,
+    });
     expect(await readdir(root)).toEqual(report.finished);
     const text = await readFile(path.join(root, report.finished[0]!), 'utf8');
     expect(text).toBe('{"a":1}\n{"a":2}\n');
@@ -86,7 +90,11 @@ describe('recovery of files left by dead writers', () => {
       if (++calls === 1) utimesSync(file, (T0 + STALE) / 1000, (T0 + STALE) / 1000);
       return T0 + STALE;
     };
-    expect(await recoverDirectory(root, { staleMs: STALE, fsync: false, now })).toEqual({ finished: [], removed: [], cutBytes: 0 });
+    expect(await recoverDirectory(root, { staleMs: STALE, fsync: false, now })).toEqual({
+      finished: [],
+      removed: [],
+      cutBytes: 0,
+    });
     expect(await readdir(root)).toEqual(['p-1-000000.ndjson.current']);
     expect(await readFile(file, 'utf8')).toBe('{"a":1}\n{"a"');
   });

@@ -48,7 +48,8 @@ export function leftoverStem(name: string): string | null {
   const i = name.lastIndexOf(CURRENT_SUFFIX);
   if (i <= 0) return null;
   const rest = name.slice(i + CURRENT_SUFFIX.length);
-  if (rest === '' || (rest.startsWith(CLAIM_MARK) && CLAIM_ID.test(rest.slice(CLAIM_MARK.length)))) return name.slice(0, i);
+  if (rest === '' || (rest.startsWith(CLAIM_MARK) && CLAIM_ID.test(rest.slice(CLAIM_MARK.length))))
+    return name.slice(0, i);
   return null;
 }
 
@@ -169,8 +170,14 @@ async function sweep(dir: string, o: RecoverOptions): Promise<{ report: Recovery
       if (out.kind === 'finished') report.finished.push(shown(out.name));
       else report.removed.push(shown(entry.name));
       o.logger?.warn(
-        { file: shown(entry.name), finished_as: out.kind === 'finished' ? shown(out.name) : null, torn_bytes_cut: out.cut },
-        out.kind === 'finished' ? 'finished a file left by a stopped writer' : 'removed a file left by a stopped writer (no complete line)',
+        {
+          file: shown(entry.name),
+          finished_as: out.kind === 'finished' ? shown(out.name) : null,
+          torn_bytes_cut: out.cut,
+        },
+        out.kind === 'finished'
+          ? 'finished a file left by a stopped writer'
+          : 'removed a file left by a stopped writer (no complete line)',
       );
     } catch (err) {
       o.logger?.error({ err, file: shown(entry.name) }, 'cannot finish a file left by a stopped writer');

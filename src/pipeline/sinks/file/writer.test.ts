@@ -12,14 +12,30 @@ const writers: FileWriter[] = [];
 const STALE = 60_000;
 
 function writer(options: Partial<WriterOptions> = {}): FileWriter {
-  const w = createFileWriter({ dir: root, owner: root, root, prefix: 'p', rotateBytes: 1e9, rotateSeconds: 3600, idleSeconds: 60, fsync: false, staleMs: STALE, now: () => t, tickMs: 0, ...options });
+  const w = createFileWriter({
+    dir: root,
+    owner: root,
+    root,
+    prefix: 'p',
+    rotateBytes: 1e9,
+    rotateSeconds: 3600,
+    idleSeconds: 60,
+    fsync: false,
+    staleMs: STALE,
+    now: () => t,
+    tickMs: 0,
+    ...options,
+  });
   writers.push(w);
   return w;
 }
 
 async function names(): Promise<{ finished: string[]; current: string[] }> {
   const all = (await readdir(root)).sort();
-  return { finished: all.filter((n) => n.endsWith('.ndjson')), current: all.filter((n) => n.endsWith('.ndjson.current')) };
+  return {
+    finished: all.filter((n) => n.endsWith('.ndjson')),
+    current: all.filter((n) => n.endsWith('.ndjson.current')),
+  };
 }
 
 beforeEach(async () => {
@@ -42,7 +58,9 @@ describe('file writer', () => {
     await w.append('{"a":3}\n');
     const { finished } = await names();
     expect(finished).toHaveLength(1);
-    expect(finished[0]).toMatch(new RegExp(`^p-${fileTimestamp(t).replace('.', '\\.')}-\\d+-[0-9a-f]{6}-000001\\.ndjson$`));
+    expect(finished[0]).toMatch(
+      new RegExp(`^p-${fileTimestamp(t).replace('.', '\\.')}-\\d+-[0-9a-f]{6}-000001\\.ndjson$`),
+    );
     expect(await readFile(path.join(root, finished[0]!), 'utf8')).toBe('{"a":1}\n{"a":2}\n');
     expect(await readFile(w.currentPath, 'utf8')).toBe('{"a":3}\n');
     await w.close();
@@ -87,7 +105,10 @@ describe('file writer', () => {
     expect(Math.abs((await stat(w.currentPath)).mtimeMs - t)).toBeLessThan(1);
     // So a recovery elsewhere (same clock) leaves it alone.
     t += STALE / 2;
-    expect(await recoverDirectory(root, { staleMs: STALE, fsync: false, now: () => t })).toMatchObject({ finished: [], removed: [] });
+    expect(await recoverDirectory(root, { staleMs: STALE, fsync: false, now: () => t })).toMatchObject({
+      finished: [],
+      removed: [],
+    });
   });
 
   it('a stalled writer whose file a recovery finished goes on in a new file and never writes to the finished one', async () => {

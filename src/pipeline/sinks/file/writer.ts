@@ -16,7 +16,15 @@ import { lstat, mkdir, open, rename, unlink, type FileHandle } from 'node:fs/pro
 import path from 'node:path';
 import type { Logger } from '../../../platform/logger.js';
 import { DeliveryError } from '../types.js';
-import { checkRealPath, CURRENT_SUFFIX, DEFAULT_STALE_MS, fileError, fileTimestamp, heldFiles, syncDir } from './disk.js';
+import {
+  checkRealPath,
+  CURRENT_SUFFIX,
+  DEFAULT_STALE_MS,
+  fileError,
+  fileTimestamp,
+  heldFiles,
+  syncDir,
+} from './disk.js';
 
 export interface WriterOptions {
   /** Absolute directory, already checked to be under the owner's directory. */
@@ -115,7 +123,11 @@ export function createFileWriter(options: WriterOptions): FileWriter {
       const t = now();
       try {
         // O_EXCL: a file of this name can only be a leftover, never continued.
-        handle = await open(currentPath, fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o640);
+        handle = await open(
+          currentPath,
+          fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_EXCL,
+          0o640,
+        );
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'EEXIST' && attempt < 3) {
           renew();
@@ -149,14 +161,20 @@ export function createFileWriter(options: WriterOptions): FileWriter {
     handle = null;
     size = 0;
     await h.close().catch(() => undefined);
-    options.logger?.warn({ file: path.basename(currentPath) }, 'this writer stalled and its file was finished by a recovery; it goes on in a new file');
+    options.logger?.warn(
+      { file: path.basename(currentPath) },
+      'this writer stalled and its file was finished by a recovery; it goes on in a new file',
+    );
     renew();
   }
 
   /** Unique by construction (writer id + sequence); names sort in rotation order for one writer. */
   function finalName(): string {
     sequence++;
-    return path.join(options.dir, `${options.prefix}-${fileTimestamp(now())}-${writerId}-${String(sequence).padStart(6, '0')}.ndjson`);
+    return path.join(
+      options.dir,
+      `${options.prefix}-${fileTimestamp(now())}-${writerId}-${String(sequence).padStart(6, '0')}.ndjson`,
+    );
   }
 
   async function rotateNow(): Promise<void> {
@@ -175,7 +193,11 @@ export function createFileWriter(options: WriterOptions): FileWriter {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
         // A recovery took the file while this writer stalled: it finishes it.
-        if (!empty) options.logger?.warn({ file: path.basename(file) }, 'this writer stalled and its file was finished by a recovery');
+        if (!empty)
+          options.logger?.warn(
+            { file: path.basename(file) },
+            'this writer stalled and its file was finished by a recovery',
+          );
         renew();
         return;
       }
@@ -193,7 +215,16 @@ export function createFileWriter(options: WriterOptions): FileWriter {
     else if (t - sureAt >= beatMs && !(await stillMine(h))) await abandon(h);
   }
 
-  const timer = tickMs > 0 ? setInterval(() => void serial(maintain).catch((err: unknown) => options.logger?.warn({ err }, 'finishing an idle file failed')), tickMs) : null;
+  const timer =
+    tickMs > 0
+      ? setInterval(
+          () =>
+            void serial(maintain).catch((err: unknown) =>
+              options.logger?.warn({ err }, 'finishing an idle file failed'),
+            ),
+          tickMs,
+        )
+      : null;
   timer?.unref();
 
   return {

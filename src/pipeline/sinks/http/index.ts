@@ -8,22 +8,39 @@ import { basicPair } from '../secrets.js';
 import { urlTarget, type SinkType } from '../types.js';
 import { createWebhookSink } from './webhook.js';
 
-const HEADER_NAME = '^[!#$%&\'*+\\-.^_`|~0-9A-Za-z]+$';
+const HEADER_NAME = "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$";
 
 export const HttpConfigSchema = Type.Object(
   {
-    url: Type.String({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', errorMessage: { pattern: 'must be an http:// or https:// URL' }, maxLength: 2048, description: 'Where batches are sent: an http:// or https:// URL (path and query kept)' }),
-    method: Type.Union([Type.Literal('POST'), Type.Literal('PUT')], { default: 'POST', description: 'HTTP method of each delivery' }),
+    url: Type.String({
+      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+      errorMessage: { pattern: 'must be an http:// or https:// URL' },
+      maxLength: 2048,
+      description: 'Where batches are sent: an http:// or https:// URL (path and query kept)',
+    }),
+    method: Type.Union([Type.Literal('POST'), Type.Literal('PUT')], {
+      default: 'POST',
+      description: 'HTTP method of each delivery',
+    }),
     format: Type.Union([Type.Literal('ndjson'), Type.Literal('json')], {
       default: 'ndjson',
-      description: 'Body of a request: ndjson = one OCSF event per line (application/x-ndjson); json = one JSON array of events (application/json)',
+      description:
+        'Body of a request: ndjson = one OCSF event per line (application/x-ndjson); json = one JSON array of events (application/json)',
     }),
     gzip: Type.Boolean({ default: false, description: 'Compress bodies with gzip (Content-Encoding: gzip)' }),
     headers: Type.Optional(
-      Type.Record(Type.String({ pattern: HEADER_NAME, errorMessage: { pattern: 'must be an HTTP header name (letters, digits and !#$%&\'*+-.^_`|~)' } }), Type.String({ maxLength: 4096 }), {
-        additionalProperties: false,
-        description: 'Extra plain headers sent with every request (not secret: they are shown; put secret ones in the credential)',
-      }),
+      Type.Record(
+        Type.String({
+          pattern: HEADER_NAME,
+          errorMessage: { pattern: "must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)" },
+        }),
+        Type.String({ maxLength: 4096 }),
+        {
+          additionalProperties: false,
+          description:
+            'Extra plain headers sent with every request (not secret: they are shown; put secret ones in the credential)',
+        },
+      ),
     ),
     ...TlsConfigFields,
   },
@@ -32,9 +49,19 @@ export const HttpConfigSchema = Type.Object(
 
 export const HttpCredentialSchema = Type.Object(
   {
-    bearer_token: Type.Optional(Type.String({ minLength: 1, maxLength: 8192, description: 'Sent as Authorization: Bearer <token>' })),
-    basic_username: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'HTTP basic authentication user name (with basic_password)' })),
-    basic_password: Type.Optional(Type.String({ maxLength: 1024, description: 'HTTP basic authentication password (with basic_username)' })),
+    bearer_token: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 8192, description: 'Sent as Authorization: Bearer <token>' }),
+    ),
+    basic_username: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description: 'HTTP basic authentication user name (with basic_password)',
+      }),
+    ),
+    basic_password: Type.Optional(
+      Type.String({ maxLength: 1024, description: 'HTTP basic authentication password (with basic_username)' }),
+    ),
     hmac_secret: Type.Optional(
       Type.String({
         minLength: 16,
@@ -45,12 +72,19 @@ export const HttpCredentialSchema = Type.Object(
       }),
     ),
     secret_headers: Type.Optional(
-      Type.Record(Type.String({ pattern: HEADER_NAME, errorMessage: { pattern: 'must be an HTTP header name (letters, digits and !#$%&\'*+-.^_`|~)' } }), Type.String({ minLength: 1, maxLength: 8192 }), {
-        additionalProperties: false,
-        maxProperties: 16,
-        description:
-          'Headers whose values are secret, as an object of header name to value (for example {"X-Api-Key": "..."}), sent with every request. Write-only like every credential field.',
-      }),
+      Type.Record(
+        Type.String({
+          pattern: HEADER_NAME,
+          errorMessage: { pattern: "must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)" },
+        }),
+        Type.String({ minLength: 1, maxLength: 8192 }),
+        {
+          additionalProperties: false,
+          maxProperties: 16,
+          description:
+            'Headers whose values are secret, as an object of header name to value (for example {"X-Api-Key": "..."}), sent with every request. Write-only like every credential field.',
+        },
+      ),
     ),
   },
   { additionalProperties: false },

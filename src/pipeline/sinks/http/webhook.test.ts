@@ -45,10 +45,13 @@ async function fixedServer(status: number, headers: Record<string, string> = {},
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  cleanups.push(() => new Promise((r) => {
-    server.closeAllConnections();
-    server.close(r);
-  }));
+  cleanups.push(
+    () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(r);
+      }),
+  );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`;
 }
 
@@ -79,7 +82,10 @@ describe('http (webhook) sink', () => {
   it('sends a gzipped JSON array with PUT, bearer token and secret headers', async () => {
     const r = await receiver({ bearerToken: 'tok-123456' });
     const batch = sinkBatch(ocsfEvents(2));
-    const s = sink({ url: r.url, method: 'PUT', format: 'json', gzip: true }, { bearer_token: 'tok-123456', secret_headers: { 'X-Api-Key': 'k-secret' } });
+    const s = sink(
+      { url: r.url, method: 'PUT', format: 'json', gzip: true },
+      { bearer_token: 'tok-123456', secret_headers: { 'X-Api-Key': 'k-secret' } },
+    );
     await s.send(batch, AbortSignal.timeout(5000));
     const req = r.requests[0]!;
     expect(req.method).toBe('PUT');
@@ -100,9 +106,13 @@ describe('http (webhook) sink', () => {
     expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(5);
     expect(req.status).toBe(200);
     // The receiver recomputed the HMAC over the gzipped bytes and accepted it; the recipe itself:
-    expect(signature(secret, '1700000000', 'abc')).toBe(`sha256=${createHmac('sha256', secret).update('1700000000.abc').digest('hex')}`);
+    expect(signature(secret, '1700000000', 'abc')).toBe(
+      `sha256=${createHmac('sha256', secret).update('1700000000.abc').digest('hex')}`,
+    );
     // A wrong secret is refused by the receiver: auth failure, secret not in the message.
-    const err = await failure(sink({ url: r.url }, { hmac_secret: 'not-the-right-secret!' }).send(batch, AbortSignal.timeout(5000)));
+    const err = await failure(
+      sink({ url: r.url }, { hmac_secret: 'not-the-right-secret!' }).send(batch, AbortSignal.timeout(5000)),
+    );
     expect(err.kind).toBe('auth');
     expect(err.retryable).toBe(false);
     expect(err.message).not.toContain('not-the-right-secret');
@@ -113,7 +123,12 @@ describe('http (webhook) sink', () => {
     const ok = sink({ url: r.url }, { basic_username: 'weir', basic_password: 'right-password' });
     await ok.send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000));
     expect(r.stats().accepted).toBe(1);
-    const err = await failure(sink({ url: r.url }, { basic_username: 'weir', basic_password: 'wrong-password' }).send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000)));
+    const err = await failure(
+      sink({ url: r.url }, { basic_username: 'weir', basic_password: 'wrong-password' }).send(
+        sinkBatch(ocsfEvents(1)),
+        AbortSignal.timeout(5000),
+      ),
+    );
     expect(err).toMatchObject({ kind: 'auth', statusCode: 401, retryable: false });
     expect(err.message).toMatch(/^HTTP 401/);
     expect(err.message).not.toContain('wrong-password');
@@ -135,13 +150,25 @@ describe('http (webhook) sink', () => {
     expect(eDate.retryAfterMs).toBeGreaterThan(25_000);
     expect(eDate.retryAfterMs).toBeLessThanOrEqual(30_000);
 
-    const e408 = await failure(sink({ url: await fixedServer(408) }).send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000)));
+    const e408 = await failure(
+      sink({ url: await fixedServer(408) }).send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000)),
+    );
     expect(e408).toMatchObject({ kind: 'http_4xx', retryable: true });
-    const e422 = await failure(sink({ url: await fixedServer(422, {}, '{"error":"bad schema","token":"abc"}') }).send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000)));
+    const e422 = await failure(
+      sink({ url: await fixedServer(422, {}, '{"error":"bad schema","token":"abc"}') }).send(
+        sinkBatch(ocsfEvents(1)),
+        AbortSignal.timeout(5000),
+      ),
+    );
     expect(e422).toMatchObject({ kind: 'http_4xx', retryable: false, statusCode: 422 });
     expect(e422.message).toContain('bad schema');
     expect(e422.message).not.toContain('abc');
-    const e302 = await failure(sink({ url: await fixedServer(302, { location: 'http://elsewhere/' }) }).send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000)));
+    const e302 = await failure(
+      sink({ url: await fixedServer(302, { location: 'http://elsewhere/' }) }).send(
+        sinkBatch(ocsfEvents(1)),
+        AbortSignal.timeout(5000),
+      ),
+    );
     expect(e302).toMatchObject({ kind: 'config', retryable: false });
   });
 
@@ -166,10 +193,14 @@ describe('http (webhook) sink', () => {
 
   it('refuses loopback when the SSRF guard does not allow it, by address and by name', async () => {
     const r = await receiver();
-    const byIp = await failure(sink({ url: r.url }, null, []).send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000)));
+    const byIp = await failure(
+      sink({ url: r.url }, null, []).send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000)),
+    );
     expect(byIp).toMatchObject({ kind: 'blocked_address', retryable: false });
     const port = new URL(r.url).port;
-    const byName = await failure(sink({ url: `http://localhost:${port}/` }, null, []).send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000)));
+    const byName = await failure(
+      sink({ url: `http://localhost:${port}/` }, null, []).send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000)),
+    );
     expect(byName.kind).toBe('blocked_address');
     const t = await sink({ url: r.url }, null, []).test(AbortSignal.timeout(5000));
     expect(t).toMatchObject({ ok: false, error_kind: 'blocked_address' });
@@ -212,12 +243,21 @@ describe('http (webhook) sink', () => {
       expect(t.detail).toContain('deliveries do not follow redirects');
       expect(t.detail).not.toContain('secret-ticket');
     }
-    const found = await sink({ url: await fixedServer(302, { location: 'https://x.example/' }) }).test(AbortSignal.timeout(5000));
+    const found = await sink({ url: await fixedServer(302, { location: 'https://x.example/' }) }).test(
+      AbortSignal.timeout(5000),
+    );
     expect(found.detail).toMatch(/answered 302 Found \(redirect to https:\/\/x\.example\/\)/);
     // Delivery says the same.
-    const err = await failure(sink({ url: await fixedServer(302, { location: '/elsewhere' }) }).send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000)));
+    const err = await failure(
+      sink({ url: await fixedServer(302, { location: '/elsewhere' }) }).send(
+        sinkBatch(ocsfEvents(1)),
+        AbortSignal.timeout(5000),
+      ),
+    );
     expect(err).toMatchObject({ kind: 'config', retryable: false });
-    expect(err.message).toBe('HTTP 302 Found (redirect to /elsewhere): deliveries do not follow redirects; set the final URL');
+    expect(err.message).toBe(
+      'HTTP 302 Found (redirect to /elsewhere): deliveries do not follow redirects; set the final URL',
+    );
   });
 
   it('test() counts 405 on every safe method as reachable: the address only takes POST', async () => {
@@ -234,11 +274,16 @@ describe('http (webhook) sink', () => {
       res.end();
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.push(() => new Promise((r) => {
-      server.closeAllConnections();
-      server.close(r);
-    }));
-    const t = await sink({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` }).test(AbortSignal.timeout(5000));
+    cleanups.push(
+      () =>
+        new Promise((r) => {
+          server.closeAllConnections();
+          server.close(r);
+        }),
+    );
+    const t = await sink({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` }).test(
+      AbortSignal.timeout(5000),
+    );
     expect(seen).toEqual(['HEAD', 'OPTIONS', 'GET']);
     expect(t).toMatchObject({ ok: true });
     expect(t.detail).toContain('GET');
@@ -250,7 +295,10 @@ describe('http (webhook) sink', () => {
     expect(r.received.size).toBe(2);
     const err = await failure(sink({ url: r.url }).send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000)));
     expect(err.kind).toBe('tls');
-    await sink({ url: r.url, tls_reject_unauthorized: false }).send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(5000));
+    await sink({ url: r.url, tls_reject_unauthorized: false }).send(
+      sinkBatch(ocsfEvents(1)),
+      AbortSignal.timeout(5000),
+    );
     expect(r.received.size).toBe(3);
   });
 

@@ -46,15 +46,22 @@ function prepare(ctx: SinkContext): Prepared {
   const c = ctx.config;
   const url = parseHttpUrl(c.url);
   const cred = ctx.credential;
-  const headers: Record<string, string> = { ...checkHeaders(c.headers, 'headers'), ...checkHeaders(cred?.secret_headers, 'secret_headers') };
+  const headers: Record<string, string> = {
+    ...checkHeaders(c.headers, 'headers'),
+    ...checkHeaders(cred?.secret_headers, 'secret_headers'),
+  };
   const bearer = credentialString(cred, 'bearer_token');
   const user = credentialString(cred, 'basic_username');
   if (bearer) headers.authorization = `Bearer ${bearer}`;
-  else if (user) headers.authorization = `Basic ${Buffer.from(`${user}:${credentialString(cred, 'basic_password') ?? ''}`).toString('base64')}`;
+  else if (user)
+    headers.authorization = `Basic ${Buffer.from(`${user}:${credentialString(cred, 'basic_password') ?? ''}`).toString('base64')}`;
   const hmacSecret = credentialString(cred, 'hmac_secret');
   const format = c.format === 'json' ? 'json' : 'ndjson';
   return {
-    pool: createHttpPool(ctx, url, { rejectUnauthorized: c.tls_reject_unauthorized !== false, ca: typeof c.tls_ca === 'string' ? c.tls_ca : undefined }),
+    pool: createHttpPool(ctx, url, {
+      rejectUnauthorized: c.tls_reject_unauthorized !== false,
+      ca: typeof c.tls_ca === 'string' ? c.tls_ca : undefined,
+    }),
     path: `${url.pathname}${url.search}`,
     method: c.method === 'PUT' ? 'PUT' : 'POST',
     format,
@@ -89,7 +96,14 @@ export function createWebhookSink(ctx: SinkContext): Sink {
         'x-weir-event-count': String(batch.lines.length),
       };
       if (p.gzip) extra['content-encoding'] = 'gzip';
-      const answer = await httpRequest(p.pool, { method: p.method, path: p.path, headers: signedHeaders(p, body, extra), body, signal, maxBytes: 4096 });
+      const answer = await httpRequest(p.pool, {
+        method: p.method,
+        path: p.path,
+        headers: signedHeaders(p, body, extra),
+        body,
+        signal,
+        maxBytes: 4096,
+      });
       if (answer.status >= 200 && answer.status < 300) return {};
       throw statusError(answer, ctx.redact);
     },
@@ -103,7 +117,13 @@ export function createWebhookSink(ctx: SinkContext): Sink {
           // Servers that only accept POST answer HEAD with 405 or 501: try the other safe methods.
           for (const m of ['HEAD', 'OPTIONS', 'GET'] as const) {
             method = m;
-            answer = await httpRequest(p.pool, { method: m, path: p.path, headers: signedHeaders(p, '', {}), signal, maxBytes: 4096 });
+            answer = await httpRequest(p.pool, {
+              method: m,
+              path: p.path,
+              headers: signedHeaders(p, '', {}),
+              signal,
+              maxBytes: 4096,
+            });
             if (answer.status !== 405 && answer.status !== 501) break;
           }
           return probeVerdict(answer as HttpAnswer, `${method} ${p.display}`, ctx.redact);

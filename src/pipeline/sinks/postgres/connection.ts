@@ -67,7 +67,12 @@ export function createPgConnection(s: PgSettings, net: NetPolicy, logger: Logger
     const { address } = await net.resolve(s.host);
     // Certificates are checked against the configured name while the socket goes to the approved address.
     const servername = isIP(s.host) ? undefined : s.host;
-    const ssl = s.ssl === 'disable' ? false : s.ssl === 'require' ? { rejectUnauthorized: false, servername } : { rejectUnauthorized: true, servername, ca: s.sslCa };
+    const ssl =
+      s.ssl === 'disable'
+        ? false
+        : s.ssl === 'require'
+          ? { rejectUnauthorized: false, servername }
+          : { rejectUnauthorized: true, servername, ca: s.sslCa };
     const p = new pg.Pool({
       host: address,
       port: s.port,
@@ -83,7 +88,9 @@ export function createPgConnection(s: PgSettings, net: NetPolicy, logger: Logger
       allowExitOnIdle: true,
     });
     // An idle client's error (server restart) must not crash the dispatcher.
-    p.on('error', (err) => logger.warn({ err: pgError(err, redact).message }, 'postgres destination: idle connection failed'));
+    p.on('error', (err) =>
+      logger.warn({ err: pgError(err, redact).message }, 'postgres destination: idle connection failed'),
+    );
     return p;
   }
 
@@ -115,7 +122,15 @@ export function createPgConnection(s: PgSettings, net: NetPolicy, logger: Logger
     let client: pg.PoolClient;
     try {
       const connecting = p.connect();
-      client = await race(connecting, signal, () => void connecting.then((c) => c.release(true), () => undefined));
+      client = await race(
+        connecting,
+        signal,
+        () =>
+          void connecting.then(
+            (c) => c.release(true),
+            () => undefined,
+          ),
+      );
     } catch (err) {
       const e = pgError(err, redact);
       if (e.kind === 'connection' || e.kind === 'dns') dropPool(p);
@@ -165,7 +180,13 @@ export function createPgConnection(s: PgSettings, net: NetPolicy, logger: Logger
     async check(createTable, signal) {
       return withClient(signal, async (c) => {
         await c.query('select 1');
-        const { rows } = await c.query<{ who: string; schema_exists: boolean; table_exists: boolean; can_insert: boolean | null; can_create: boolean | null }>(
+        const { rows } = await c.query<{
+          who: string;
+          schema_exists: boolean;
+          table_exists: boolean;
+          can_insert: boolean | null;
+          can_create: boolean | null;
+        }>(
           `select current_user as who,
              exists (select 1 from pg_namespace where nspname = $2) as schema_exists,
              to_regclass($1) is not null as table_exists,
@@ -175,22 +196,41 @@ export function createPgConnection(s: PgSettings, net: NetPolicy, logger: Logger
         );
         const r = rows[0]!;
         const name = `${s.schema}.${s.table}`;
-        if (!r.schema_exists) return { ok: false, detail: `schema ${s.schema} does not exist`, error_kind: 'config' as const };
+        if (!r.schema_exists)
+          return { ok: false, detail: `schema ${s.schema} does not exist`, error_kind: 'config' as const };
         if (r.table_exists) {
           return r.can_insert
             ? { ok: true, detail: `connected as ${r.who}; table ${name} exists and accepts INSERT` }
             : { ok: false, detail: `role ${r.who} may not INSERT into ${name}`, error_kind: 'config' as const };
         }
-        if (!createTable) return { ok: false, detail: `table ${name} does not exist and create_table is off`, error_kind: 'config' as const };
+        if (!createTable)
+          return {
+            ok: false,
+            detail: `table ${name} does not exist and create_table is off`,
+            error_kind: 'config' as const,
+          };
         return r.can_create
-          ? { ok: true, detail: `connected as ${r.who}; table ${name} does not exist yet and will be created at the first delivery` }
-          : { ok: false, detail: `table ${name} does not exist and role ${r.who} may not create it in schema ${s.schema}`, error_kind: 'config' as const };
+          ? {
+              ok: true,
+              detail: `connected as ${r.who}; table ${name} does not exist yet and will be created at the first delivery`,
+            }
+          : {
+              ok: false,
+              detail: `table ${name} does not exist and role ${r.who} may not create it in schema ${s.schema}`,
+              error_kind: 'config' as const,
+            };
       });
     },
     async close() {
       const p = pool;
       pool = null;
-      if (p) await p.then((x) => x.end(), () => undefined).catch(() => undefined);
+      if (p)
+        await p
+          .then(
+            (x) => x.end(),
+            () => undefined,
+          )
+          .catch(() => undefined);
     },
   };
 }

@@ -13,24 +13,60 @@ const IDENTIFIER_RULE = { pattern: 'must be 1 to 63 letters, digits and "_", not
 
 export const PostgresConfigSchema = Type.Object(
   {
-    host: Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s/]+$', errorMessage: { pattern: 'must be a host name or an IP address, without spaces or "/"' }, description: 'Host name or IP address of the PostgreSQL server' }),
+    host: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[^\\s/]+$',
+      errorMessage: { pattern: 'must be a host name or an IP address, without spaces or "/"' },
+      description: 'Host name or IP address of the PostgreSQL server',
+    }),
     port: Type.Integer({ default: 5432, minimum: 1, maximum: 65_535, description: 'Server port' }),
     database: Type.String({ minLength: 1, maxLength: 63, description: 'Database to connect to' }),
-    user: Type.String({ minLength: 1, maxLength: 63, description: 'Role to connect as (its password goes in the credential)' }),
-    schema: Type.String({ default: 'public', pattern: IDENTIFIER.source, errorMessage: IDENTIFIER_RULE, description: 'Schema of the table (letters, digits, _)' }),
-    table: Type.String({ pattern: IDENTIFIER.source, errorMessage: IDENTIFIER_RULE, description: 'Table receiving the events (letters, digits, _; at most 63). Columns: event_id text primary key, organization_id, integration_id, stream, class_uid, time timestamptz, event jsonb, inserted_at' }),
+    user: Type.String({
+      minLength: 1,
+      maxLength: 63,
+      description: 'Role to connect as (its password goes in the credential)',
+    }),
+    schema: Type.String({
+      default: 'public',
+      pattern: IDENTIFIER.source,
+      errorMessage: IDENTIFIER_RULE,
+      description: 'Schema of the table (letters, digits, _)',
+    }),
+    table: Type.String({
+      pattern: IDENTIFIER.source,
+      errorMessage: IDENTIFIER_RULE,
+      description:
+        'Table receiving the events (letters, digits, _; at most 63). Columns: event_id text primary key, organization_id, integration_id, stream, class_uid, time timestamptz, event jsonb, inserted_at',
+    }),
     ssl: Type.Union([Type.Literal('disable'), Type.Literal('require'), Type.Literal('verify-full')], {
       default: 'require',
-      description: 'disable: no TLS; require: TLS without checking the certificate (like libpq sslmode=require); verify-full: TLS with the certificate checked against ssl_ca (or the public authorities) and the host name',
+      description:
+        'disable: no TLS; require: TLS without checking the certificate (like libpq sslmode=require); verify-full: TLS with the certificate checked against ssl_ca (or the public authorities) and the host name',
     }),
-    ssl_ca: Type.Optional(Type.String({ maxLength: 65_536, description: 'verify-full: PEM certificate(s) of the authority that signed the server certificate' })),
-    create_table: Type.Boolean({ default: true, description: 'Create the table (and an index on time) when it does not exist; needs CREATE on the schema' }),
+    ssl_ca: Type.Optional(
+      Type.String({
+        maxLength: 65_536,
+        description: 'verify-full: PEM certificate(s) of the authority that signed the server certificate',
+      }),
+    ),
+    create_table: Type.Boolean({
+      default: true,
+      description: 'Create the table (and an index on time) when it does not exist; needs CREATE on the schema',
+    }),
   },
   { additionalProperties: false },
 );
 
 export const PostgresCredentialSchema = Type.Object(
-  { password: Type.Optional(Type.String({ maxLength: 1024, description: 'Password of the role (omit for trust or certificate authentication)' })) },
+  {
+    password: Type.Optional(
+      Type.String({
+        maxLength: 1024,
+        description: 'Password of the role (omit for trust or certificate authentication)',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -40,8 +76,12 @@ function settingsOf(ctx: SinkContext): PgSettings {
     if (typeof c[f] !== 'string' || c[f] === '') throw new DeliveryError('config', `${f} is required`);
   }
   const schema = typeof c.schema === 'string' && c.schema ? c.schema : 'public';
-  for (const [f, v] of [['schema', schema], ['table', c.table as string]]) {
-    if (!IDENTIFIER.test(v as string)) throw new DeliveryError('config', `${f} must be letters, digits and _ (at most 63, not starting with a digit)`);
+  for (const [f, v] of [
+    ['schema', schema],
+    ['table', c.table as string],
+  ]) {
+    if (!IDENTIFIER.test(v as string))
+      throw new DeliveryError('config', `${f} must be letters, digits and _ (at most 63, not starting with a digit)`);
   }
   const ssl = c.ssl === 'disable' || c.ssl === 'verify-full' ? c.ssl : 'require';
   return {
@@ -94,7 +134,13 @@ export function createPostgresSink(ctx: SinkContext): Sink {
           continue;
         }
         const meta = batch.meta[i]!;
-        rows.push({ id: batch.ids[i] as string, org: meta.organization_id, integration: meta.integration_id, stream: meta.stream, line });
+        rows.push({
+          id: batch.ids[i] as string,
+          org: meta.organization_id,
+          integration: meta.integration_id,
+          stream: meta.stream,
+          line,
+        });
       }
       if (rows.length > 0) {
         sql ??= insertSql(s.schema, s.table);
@@ -103,10 +149,16 @@ export function createPostgresSink(ctx: SinkContext): Sink {
       return rejected.length > 0 ? { rejected } : {};
     },
     test(signal) {
-      return timedTest(async () => {
-        const { conn: c, s } = get();
-        return c.check(createTable, signal).then((r) => ({ ...r, detail: `${s.database} on ${s.host}:${s.port}: ${r.detail}` }));
-      }, signal, ctx.redact);
+      return timedTest(
+        async () => {
+          const { conn: c, s } = get();
+          return c
+            .check(createTable, signal)
+            .then((r) => ({ ...r, detail: `${s.database} on ${s.host}:${s.port}: ${r.detail}` }));
+        },
+        signal,
+        ctx.redact,
+      );
     },
     async close() {
       await conn?.close();
@@ -124,7 +176,10 @@ export const postgresSink: SinkType = {
   credentialSchema: PostgresCredentialSchema,
   credentialRequired: false,
   // The password, and the user:password of a connection URL (its URL-encoded form included).
-  secretValues: (c, config) => [...(credentialString(c, 'password') ? [credentialString(c, 'password')!] : []), ...basicPair(config.user, c.password)],
+  secretValues: (c, config) => [
+    ...(credentialString(c, 'password') ? [credentialString(c, 'password')!] : []),
+    ...basicPair(config.user, c.password),
+  ],
   targets: (config) => hostTarget(config, 'host'),
   create: createPostgresSink,
 };

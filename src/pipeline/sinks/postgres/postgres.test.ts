@@ -56,17 +56,32 @@ function tableName(): string {
 }
 
 function base(table: string): Record<string, unknown> {
-  return { host: target.hostname, port: Number(target.port || 5432), database: target.pathname.slice(1), user: target.username || 'postgres', schema: 'public', table, ssl: 'disable', create_table: true };
+  return {
+    host: target.hostname,
+    port: Number(target.port || 5432),
+    database: target.pathname.slice(1),
+    user: target.username || 'postgres',
+    schema: 'public',
+    table,
+    ssl: 'disable',
+    create_table: true,
+  };
 }
 
-function open(config: Record<string, unknown>, options: { credential?: Record<string, string>; allowCidrs?: string[] } = {}): Sink {
+function open(
+  config: Record<string, unknown>,
+  options: { credential?: Record<string, string>; allowCidrs?: string[] } = {},
+): Sink {
   const sink = postgresSink.create(sinkContext({ config, type: postgresSink, ...options }));
   sinks.push(sink);
   return sink;
 }
 
 async function expectError(p: Promise<unknown>, kind: DeliveryError['kind']): Promise<DeliveryError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(DeliveryError);
   expect((err as DeliveryError).kind, (err as Error).message).toBe(kind);
   return err as DeliveryError;
@@ -95,7 +110,9 @@ describe.skipIf(!admin)('postgres sink (real PostgreSQL)', () => {
     delete events[2]!.time;
     const batch = sinkBatch(events, { meta: { organization_id: 7, integration_id: 11, stream: 'auth' } });
     expect(await sink.send(batch, signal())).toEqual({});
-    const { rows } = await db.query(`select event_id, organization_id, integration_id, stream, class_uid, time, event, inserted_at from ${table} order by time nulls last, event_id`);
+    const { rows } = await db.query(
+      `select event_id, organization_id, integration_id, stream, class_uid, time, event, inserted_at from ${table} order by time nulls last, event_id`,
+    );
     expect(rows).toHaveLength(3);
     const byId = new Map(rows.map((r) => [r.event_id as string, r]));
     for (let i = 0; i < 3; i++) {
@@ -117,7 +134,9 @@ describe.skipIf(!admin)('postgres sink (real PostgreSQL)', () => {
     const first = sinkBatch(ocsfEvents(50));
     await sink.send(first, signal());
     await sink.send(first, signal());
-    const overlap = sinkBatchFromLines([...first.lines.slice(40), ...sinkBatch(ocsfEvents(5)).lines], { ids: [...first.ids.slice(40), 'n1', 'n2', 'n3', 'n4', 'n5'] });
+    const overlap = sinkBatchFromLines([...first.lines.slice(40), ...sinkBatch(ocsfEvents(5)).lines], {
+      ids: [...first.ids.slice(40), 'n1', 'n2', 'n3', 'n4', 'n5'],
+    });
     await sink.send(overlap, signal());
     const { rows } = await db.query(`select count(*)::int as n from ${table}`);
     expect(rows[0].n).toBe(55);
@@ -126,7 +145,9 @@ describe.skipIf(!admin)('postgres sink (real PostgreSQL)', () => {
   it('refuses only the events jsonb cannot store (\\u0000) and inserts the rest', async () => {
     const table = tableName();
     const sink = open(base(table));
-    const batch = sinkBatchFromLines(['{"a":1}', '{"a":"nul \\u0000 here"}', '{"a":"escaped \\\\u0000 is fine"}'], { ids: ['x1', 'x2', 'x3'] });
+    const batch = sinkBatchFromLines(['{"a":1}', '{"a":"nul \\u0000 here"}', '{"a":"escaped \\\\u0000 is fine"}'], {
+      ids: ['x1', 'x2', 'x3'],
+    });
     const result = await sink.send(batch, signal());
     expect(result.rejected?.map((r) => r.index)).toEqual([1]);
     const { rows } = await db.query(`select event_id from ${table} order by event_id`);
@@ -154,7 +175,9 @@ describe.skipIf(!admin)('postgres sink (real PostgreSQL)', () => {
 
   it('a role without INSERT: config error in send and in test(); an unknown role: auth', async () => {
     const table = tableName();
-    await db.query(`create table ${table} (event_id text primary key, organization_id int, integration_id int, stream text, class_uid int, time timestamptz, event jsonb, inserted_at timestamptz default now())`);
+    await db.query(
+      `create table ${table} (event_id text primary key, organization_id int, integration_id int, stream text, class_uid int, time timestamptz, event jsonb, inserted_at timestamptz default now())`,
+    );
     const role = `weir_sink_ro_${randomBytes(4).toString('hex')}`;
     roles.push(role);
     await db.query(`create role ${role} login`);
@@ -167,7 +190,10 @@ describe.skipIf(!admin)('postgres sink (real PostgreSQL)', () => {
     await sink.send(sinkBatch(ocsfEvents(2)), signal());
     expect((await db.query(`select count(*)::int as n from ${table}`)).rows[0].n).toBe(2);
 
-    const nobody = open({ ...base(table), user: `weir_no_such_${randomBytes(4).toString('hex')}` }, { credential: { password: 'hunter2-secret' } });
+    const nobody = open(
+      { ...base(table), user: `weir_no_such_${randomBytes(4).toString('hex')}` },
+      { credential: { password: 'hunter2-secret' } },
+    );
     const err = await expectError(nobody.send(sinkBatch(ocsfEvents(1)), signal()), 'auth');
     expect(err.message).not.toContain('hunter2-secret');
     expect(await nobody.test(signal())).toMatchObject({ ok: false, error_kind: 'auth' });
@@ -191,7 +217,14 @@ describe.skipIf(!admin)('postgres sink (real PostgreSQL)', () => {
       await locker.query(`lock table ${table} in access exclusive mode`);
       await expectError(sink.send(sinkBatch(ocsfEvents(1)), AbortSignal.timeout(300)), 'timeout');
       await expect
-        .poll(async () => (await db.query(`select count(*)::int as n from pg_stat_activity where application_name = 'weir' and wait_event_type = 'Lock' and query like '%${table}%'`)).rows[0].n)
+        .poll(
+          async () =>
+            (
+              await db.query(
+                `select count(*)::int as n from pg_stat_activity where application_name = 'weir' and wait_event_type = 'Lock' and query like '%${table}%'`,
+              )
+            ).rows[0].n,
+        )
         .toBe(0);
       await locker.query('rollback');
       await sink.send(sinkBatch(ocsfEvents(1)), signal());
@@ -215,7 +248,10 @@ describe('postgres sink failures', () => {
   });
 
   it('the SSRF guard refuses loopback unless allowed', async () => {
-    const sink = open({ host: '127.0.0.1', port: 5432, database: 'x', user: 'x', table: 't', ssl: 'disable' }, { allowCidrs: [] });
+    const sink = open(
+      { host: '127.0.0.1', port: 5432, database: 'x', user: 'x', table: 't', ssl: 'disable' },
+      { allowCidrs: [] },
+    );
     const err = await expectError(sink.send(sinkBatch(ocsfEvents(1)), signal()), 'blocked_address');
     expect(err.retryable).toBe(false);
     expect(await sink.test(signal())).toMatchObject({ ok: false, error_kind: 'blocked_address' });
@@ -225,7 +261,8 @@ describe('postgres sink failures', () => {
     const validate = new Ajv({ strict: false, useDefaults: true }).compile(PostgresConfigSchema);
     const good = { host: 'db.example', database: 'd', user: 'u', table: 'events_2024' };
     expect(validate({ ...good })).toBe(true);
-    for (const table of ['bad-name', 'x"; drop table y; --', '1abc', 'a'.repeat(64)]) expect(validate({ ...good, table }), table).toBe(false);
+    for (const table of ['bad-name', 'x"; drop table y; --', '1abc', 'a'.repeat(64)])
+      expect(validate({ ...good, table }), table).toBe(false);
     expect(validate({ ...good, schema: 'my schema' })).toBe(false);
     const withDefaults: Record<string, unknown> = { ...good };
     validate(withDefaults);

@@ -36,15 +36,28 @@ describe('postgres sink SQL', () => {
 
   it('maps PostgreSQL errors to delivery error kinds, without the password', () => {
     const secret = createRedactor(['s3cr3t-pass']);
-    expect(pgError(pgFailure('28P01', 'password authentication failed for user "u" s3cr3t-pass'), secret)).toMatchObject({ kind: 'auth', retryable: false });
+    expect(
+      pgError(pgFailure('28P01', 'password authentication failed for user "u" s3cr3t-pass'), secret),
+    ).toMatchObject({ kind: 'auth', retryable: false });
     expect(pgError(pgFailure('28P01', 'x s3cr3t-pass'), secret).message).not.toContain('s3cr3t-pass');
     expect(pgError(pgFailure('28000', 'role "x" does not exist'), secret).kind).toBe('auth');
-    for (const code of ['42P01', '42501', '3F000', '3D000']) expect(pgError(pgFailure(code, 'no'), secret)).toMatchObject({ kind: 'config', retryable: false });
-    expect(pgError(pgFailure('ECONNREFUSED', 'connect ECONNREFUSED'), secret)).toMatchObject({ kind: 'connection', retryable: true });
-    expect(pgError(pgFailure('57P01', 'terminating connection due to administrator command'), secret).kind).toBe('connection');
+    for (const code of ['42P01', '42501', '3F000', '3D000'])
+      expect(pgError(pgFailure(code, 'no'), secret)).toMatchObject({ kind: 'config', retryable: false });
+    expect(pgError(pgFailure('ECONNREFUSED', 'connect ECONNREFUSED'), secret)).toMatchObject({
+      kind: 'connection',
+      retryable: true,
+    });
+    expect(pgError(pgFailure('57P01', 'terminating connection due to administrator command'), secret).kind).toBe(
+      'connection',
+    );
     expect(pgError(new Error('Connection terminated unexpectedly'), secret).kind).toBe('connection');
     expect(pgError(new Error('The server does not support SSL connections'), secret).kind).toBe('tls');
-    expect(pgError(pgFailure('40P01', 'deadlock detected'), secret)).toMatchObject({ kind: 'protocol', retryable: true });
-    expect(pgError(pgFailure('40P01', 'deadlock detected'), secret).message).toBe('PostgreSQL 40P01: deadlock detected');
+    expect(pgError(pgFailure('40P01', 'deadlock detected'), secret)).toMatchObject({
+      kind: 'protocol',
+      retryable: true,
+    });
+    expect(pgError(pgFailure('40P01', 'deadlock detected'), secret).message).toBe(
+      'PostgreSQL 40P01: deadlock detected',
+    );
   });
 });

@@ -6,7 +6,11 @@ import { DeliveryError } from '../types.js';
 export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 export function quoteIdent(name: string): string {
-  if (!IDENTIFIER.test(name)) throw new DeliveryError('config', `"${name.slice(0, 64)}" is not a valid identifier (letters, digits, _; at most 63)`);
+  if (!IDENTIFIER.test(name))
+    throw new DeliveryError(
+      'config',
+      `"${name.slice(0, 64)}" is not a valid identifier (letters, digits, _; at most 63)`,
+    );
   return `"${name}"`;
 }
 
@@ -50,7 +54,9 @@ export function insertSql(schema: string, table: string): string {
 }
 
 /** The rows document: [{"i": id, "o": org, "n": integration, "s": stream, "e": <event JSON as is>}, ...]. */
-export function rowsDocument(rows: { id: string; org: number; integration: number; stream: string; line: string }[]): string {
+export function rowsDocument(
+  rows: { id: string; org: number; integration: number; stream: string; line: string }[],
+): string {
   let out = '[';
   for (let k = 0; k < rows.length; k++) {
     const r = rows[k]!;
@@ -66,7 +72,15 @@ export function hasNulEscape(line: string): boolean {
   return line.includes('\\u0000') && NUL_ESCAPE.test(line);
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'ETIMEDOUT']);
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+]);
 /** Settings the administrator must fix: missing table, schema or database, no privilege, wrong table shape. */
 const CONFIG_CODES = new Set(['42P01', '42501', '3F000', '3D000', '42703', '42804', '42P10', '25006']);
 
@@ -79,9 +93,17 @@ export function pgError(err: unknown, redact: Redactor): DeliveryError {
   const message = code && /^[0-9A-Z]{5}$/.test(code) ? `PostgreSQL ${code}: ${text}` : `PostgreSQL: ${text}`;
   if (code === '28P01' || code === '28000') return new DeliveryError('auth', message, { cause: err });
   if (CONFIG_CODES.has(code)) return new DeliveryError('config', message, { cause: err });
-  if (CONNECTION_CODES.has(code) || code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || /Connection terminated|connection timeout|timeout expired/i.test(text)) {
+  if (
+    CONNECTION_CODES.has(code) ||
+    code.startsWith('08') ||
+    code === '57P01' ||
+    code === '57P02' ||
+    code === '57P03' ||
+    /Connection terminated|connection timeout|timeout expired/i.test(text)
+  ) {
     return new DeliveryError('connection', message, { cause: err });
   }
-  if (/ssl|tls|certificate/i.test(text) || /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED)/.test(code)) return new DeliveryError('tls', message, { cause: err });
+  if (/ssl|tls|certificate/i.test(text) || /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED)/.test(code))
+    return new DeliveryError('tls', message, { cause: err });
   return new DeliveryError('protocol', message, { cause: err, retryable: true });
 }

@@ -116,16 +116,23 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
 }
 
 function findDeliveryError(err: unknown): DeliveryError | undefined {
-  for (let e = err, depth = 0; e && depth < 5; e = (e as SdkError).cause, depth++) if (e instanceof DeliveryError) return e;
+  for (let e = err, depth = 0; e && depth < 5; e = (e as SdkError).cause, depth++)
+    if (e instanceof DeliveryError) return e;
   return undefined;
 }
 
 /** The SDK's failure of `operation` as a DeliveryError, its message redacted (the store's answer may echo the request). */
-export function toDeliveryError(err: unknown, operation: string, redact: Redactor, signal?: AbortSignal): DeliveryError {
+export function toDeliveryError(
+  err: unknown,
+  operation: string,
+  redact: Redactor,
+  signal?: AbortSignal,
+): DeliveryError {
   const guard = findDeliveryError(err);
   if (guard) return guard;
   const e = (err ?? {}) as SdkError;
-  if (signal?.aborted || e.name === 'AbortError') return new DeliveryError('timeout', `S3 ${operation}: no answer within the time limit`, { cause: err });
+  if (signal?.aborted || e.name === 'AbortError')
+    return new DeliveryError('timeout', `S3 ${operation}: no answer within the time limit`, { cause: err });
 
   const status = e.$metadata?.httpStatusCode;
   const code = e.name && !/^\d+$/.test(e.name) ? e.name : undefined;
@@ -135,24 +142,33 @@ export function toDeliveryError(err: unknown, operation: string, redact: Redacto
 
   if (status === undefined || status === 0) {
     const sys = e.code ?? (e.cause as SdkError | undefined)?.code;
-    const msg = redactAndCut(redact, `S3 ${operation}: ${sys ?? e.name ?? 'error'}${e.message ? ` (${e.message})` : ''}`, 500);
+    const msg = redactAndCut(
+      redact,
+      `S3 ${operation}: ${sys ?? e.name ?? 'error'}${e.message ? ` (${e.message})` : ''}`,
+      500,
+    );
     if (sys === 'ENOTFOUND' || sys === 'EAI_AGAIN') return new DeliveryError('dns', msg, { cause: err });
-    if (sys && (/^ERR_TLS|^ERR_SSL/.test(sys) || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(sys))) return new DeliveryError('tls', msg, { cause: err });
+    if (sys && (/^ERR_TLS|^ERR_SSL/.test(sys) || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(sys)))
+      return new DeliveryError('tls', msg, { cause: err });
     // The SDK renames ECONNRESET and EPIPE to TimeoutError (for its own retry rules): a
     // closed connection is still a connection failure here.
-    if (sys === 'ECONNRESET' || sys === 'EPIPE' || sys === 'ECONNREFUSED') return new DeliveryError('connection', msg, { cause: err });
+    if (sys === 'ECONNRESET' || sys === 'EPIPE' || sys === 'ECONNREFUSED')
+      return new DeliveryError('connection', msg, { cause: err });
     if (e.name === 'TimeoutError' || sys === 'ETIMEDOUT') return new DeliveryError('timeout', msg, { cause: err });
     // Unreachable, closed early, and anything else that never got an answer.
     return new DeliveryError('connection', msg, { cause: err });
   }
   const retryAfterMs = parseRetryAfter(e.$response?.headers?.['retry-after']);
-  if (code === 'SlowDown' || status === 429) return new DeliveryError('rate_limited', text, { statusCode, retryAfterMs });
+  if (code === 'SlowDown' || status === 429)
+    return new DeliveryError('rate_limited', text, { statusCode, retryAfterMs });
   if (status >= 500) return new DeliveryError('http_5xx', text, { statusCode, retryAfterMs });
   // S3 answers RequestTimeout with 400; RequestTimeTooSkewed is cured on the next attempt
   // (the SDK corrects its clock offset from the server's Date).
-  if (status === 408 || code === 'RequestTimeout' || code === 'RequestTimeTooSkewed') return new DeliveryError('http_4xx', text, { statusCode, retryable: true });
+  if (status === 408 || code === 'RequestTimeout' || code === 'RequestTimeTooSkewed')
+    return new DeliveryError('http_4xx', text, { statusCode, retryable: true });
   if (code?.startsWith('KMS.')) return new DeliveryError(status === 403 ? 'auth' : 'config', text, { statusCode });
-  if ((code && AUTH_CODES.has(code)) || status === 401 || status === 403) return new DeliveryError('auth', text, { statusCode });
+  if ((code && AUTH_CODES.has(code)) || status === 401 || status === 403)
+    return new DeliveryError('auth', text, { statusCode });
   if ((code && CONFIG_CODES.has(code)) || status === 404 || (status >= 300 && status < 400)) {
     const region = e.$response?.headers?.['x-amz-bucket-region'];
     return new DeliveryError('config', region ? `${text} (the bucket is in region ${region})` : text, { statusCode });

@@ -27,7 +27,9 @@ describe('layout', () => {
     expect(idsDigest(['a', 'b'])).toBe(digest);
     expect(idsDigest(['b', 'a'])).not.toBe(digest);
     expect(idsDigest(['ab'])).not.toBe(idsDigest(['a', 'b']));
-    expect(ndjsonKey('logs', Date.UTC(2024, 11, 31, 23, 5, 9), digest)).toBe(`logs/year=2024/month=12/day=31/hour=23/20241231T230509Z-${digest}.ndjson.gz`);
+    expect(ndjsonKey('logs', Date.UTC(2024, 11, 31, 23, 5, 9), digest)).toBe(
+      `logs/year=2024/month=12/day=31/hour=23/20241231T230509Z-${digest}.ndjson.gz`,
+    );
     expect(['', '/', 'a', '/a/b/', 'a/'].map(normalizePrefix)).toEqual(['', '', 'a/', 'a/b/', 'a/']);
   });
 
@@ -35,16 +37,30 @@ describe('layout', () => {
     expect(sourceName('weir_{class_name}', 3002, 'authentication')).toBe('weir_authentication');
     expect(sourceName('src-{class_uid}', 4001, 'network_activity')).toBe('src-4001');
     expect(sourceName('a/b {class_name}', 1, 'x/y')).toBe('a_b_x_y');
-    expect(securityLakeKey({ source_name: 'x', account_id: '111122223333', source_version: '1.0' }, 'x', 'eu-west-1', '20240101', 0, 'abc')).toBe(
-      'ext/x/1.0/region=eu-west-1/accountId=111122223333/eventDay=20240101/19700101T000000Z-abc.gz.parquet',
-    );
+    expect(
+      securityLakeKey(
+        { source_name: 'x', account_id: '111122223333', source_version: '1.0' },
+        'x',
+        'eu-west-1',
+        '20240101',
+        0,
+        'abc',
+      ),
+    ).toBe('ext/x/1.0/region=eu-west-1/accountId=111122223333/eventDay=20240101/19700101T000000Z-abc.gz.parquet');
   });
 });
 
 describe('parquet', () => {
   it('groups by class and event day, refusing events without a class', () => {
     const day = Date.UTC(2024, 0, 1);
-    const events = [{ class_uid: 3002, time: day }, { class_uid: 4001, time: day }, { class_uid: 3002, time: day + 86_400_000 }, { time: day }, { class_uid: 3002 }, { class_uid: 9999, class_name: 'My Custom Thing' }];
+    const events = [
+      { class_uid: 3002, time: day },
+      { class_uid: 4001, time: day },
+      { class_uid: 3002, time: day + 86_400_000 },
+      { time: day },
+      { class_uid: 3002 },
+      { class_uid: 9999, class_name: 'My Custom Thing' },
+    ];
     const { groups, refused } = groupByClassAndDay(events, day);
     expect(refused).toEqual([3]);
     expect(groups.map((g) => [g.classUid, g.className, g.day, g.indexes])).toEqual([
@@ -68,7 +84,12 @@ describe('parquet', () => {
   });
 
   it('infers the columns of an unknown class from its values', () => {
-    expect(inferColumns([{ a: 1, b: 'x', time: 5, f: 1.5, o: { k: 1 } }, { a: 2.5, b: 3, flag: true }])).toEqual([
+    expect(
+      inferColumns([
+        { a: 1, b: 'x', time: 5, f: 1.5, o: { k: 1 } },
+        { a: 2.5, b: 3, flag: true },
+      ]),
+    ).toEqual([
       { name: 'a', kind: 'double' },
       { name: 'b', kind: 'json' },
       { name: 'f', kind: 'double' },
@@ -87,7 +108,10 @@ describe('parquet', () => {
     const bytes = buildParquet(events, 9999);
     const file = arrayBufferOf(bytes);
     expect(parquetMetadata(file).key_value_metadata).toContainEqual({ key: 'ocsf.class_uid', value: '9999' });
-    const rows = await parquetReadObjects({ file, compressors: { GZIP: (i: Uint8Array) => new Uint8Array(gunzipSync(i)) } });
+    const rows = await parquetReadObjects({
+      file,
+      compressors: { GZIP: (i: Uint8Array) => new Uint8Array(gunzipSync(i)) },
+    });
     expect(rows.map((r) => [r.n, r.time, r.unmapped])).toEqual([
       [8n, new Date(1000), null],
       [7n, new Date(2000), '{"vendor":"x"}'],
@@ -97,12 +121,19 @@ describe('parquet', () => {
 
 describe('settings and errors', () => {
   it('defaults path-style addressing to whether an endpoint is set, and names what cannot work', () => {
-    expect(s3Settings({ bucket: 'b' })).toMatchObject({ region: 'us-east-1', forcePathStyle: false, prefix: 'weir/', format: 'ndjson_gz' });
+    expect(s3Settings({ bucket: 'b' })).toMatchObject({
+      region: 'us-east-1',
+      forcePathStyle: false,
+      prefix: 'weir/',
+      format: 'ndjson_gz',
+    });
     expect(s3Settings({ bucket: 'b', endpoint: 'https://minio:9000' }).forcePathStyle).toBe(true);
     expect(s3Settings({ bucket: 'b', endpoint: 'https://r2', force_path_style: false }).forcePathStyle).toBe(false);
     const cred = { access_key_id: 'a', secret_access_key: 'b' };
     expect(settingsProblem(s3Settings({ bucket: 'b' }), null)).toMatch(/credential/);
-    expect(settingsProblem(s3Settings({ bucket: 'b', format: 'parquet_security_lake' }), cred)).toMatch(/security_lake/);
+    expect(settingsProblem(s3Settings({ bucket: 'b', format: 'parquet_security_lake' }), cred)).toMatch(
+      /security_lake/,
+    );
     expect(settingsProblem(s3Settings({ bucket: 'b', kms_key_id: 'k' }), cred)).toMatch(/aws:kms/);
     expect(settingsProblem(s3Settings({ bucket: 'b', sse: 'aws:kms', kms_key_id: 'k' }), cred)).toBeUndefined();
   });
@@ -120,16 +151,33 @@ describe('settings and errors', () => {
     expect(toDeliveryError(sys('ENOTFOUND'), 'PutObject', redactPatterns).kind).toBe('dns');
     expect(toDeliveryError(sys('DEPTH_ZERO_SELF_SIGNED_CERT'), 'PutObject', redactPatterns).kind).toBe('tls');
     expect(toDeliveryError(sys('ECONNRESET', 'TimeoutError'), 'PutObject', redactPatterns).kind).toBe('connection');
-    expect(toDeliveryError(Object.assign(new Error('x'), { name: 'TimeoutError' }), 'PutObject', redactPatterns).kind).toBe('timeout');
+    expect(
+      toDeliveryError(Object.assign(new Error('x'), { name: 'TimeoutError' }), 'PutObject', redactPatterns).kind,
+    ).toBe('timeout');
     const s3err = (name: string, status: number, headers: Record<string, string> = {}, message = name) =>
       Object.assign(new Error(message), { name, $metadata: { httpStatusCode: status }, $response: { headers } });
-    const redirect = toDeliveryError(s3err('PermanentRedirect', 301, { 'x-amz-bucket-region': 'eu-central-1' }), 'PutObject', redactPatterns);
+    const redirect = toDeliveryError(
+      s3err('PermanentRedirect', 301, { 'x-amz-bucket-region': 'eu-central-1' }),
+      'PutObject',
+      redactPatterns,
+    );
     expect(redirect).toMatchObject({ kind: 'config', retryable: false });
     expect(redirect.message).toContain('eu-central-1');
     expect(toDeliveryError(s3err('KMS.NotFoundException', 400), 'PutObject', redactPatterns).kind).toBe('config');
-    expect(toDeliveryError(s3err('RequestTimeTooSkewed', 403), 'PutObject', redactPatterns)).toMatchObject({ kind: 'http_4xx', retryable: true });
-    expect(toDeliveryError(s3err('403', 403, {}, 'UnknownError'), 'HeadBucket', redactPatterns).message).toBe('S3 HeadBucket: 403');
-    expect(toDeliveryError(s3err('AccessDenied', 403, {}, 'key s3cr3t-value leaked'), 'PutObject', createRedactor(['s3cr3t-value'])).message).not.toContain('s3cr3t-value');
+    expect(toDeliveryError(s3err('RequestTimeTooSkewed', 403), 'PutObject', redactPatterns)).toMatchObject({
+      kind: 'http_4xx',
+      retryable: true,
+    });
+    expect(toDeliveryError(s3err('403', 403, {}, 'UnknownError'), 'HeadBucket', redactPatterns).message).toBe(
+      'S3 HeadBucket: 403',
+    );
+    expect(
+      toDeliveryError(
+        s3err('AccessDenied', 403, {}, 'key s3cr3t-value leaked'),
+        'PutObject',
+        createRedactor(['s3cr3t-value']),
+      ).message,
+    ).not.toContain('s3cr3t-value');
     expect(parseRetryAfter('12')).toBe(12_000);
     expect(parseRetryAfter(new Date(10_000).toUTCString(), 4_000)).toBe(6_000);
     expect(parseRetryAfter('soon')).toBeUndefined();

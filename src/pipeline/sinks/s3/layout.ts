@@ -73,11 +73,21 @@ const SOURCE_CHARS = /[^\w\-.:]/g;
  * per source).
  */
 export function sourceName(template: string, classUid: number, className: string): string {
-  return template.replaceAll('{class_uid}', String(classUid)).replaceAll('{class_name}', className).replace(SOURCE_CHARS, '_');
+  return template
+    .replaceAll('{class_uid}', String(classUid))
+    .replaceAll('{class_name}', className)
+    .replace(SOURCE_CHARS, '_');
 }
 
 /** `ext/<source>/[<version>/]region=<r>/accountId=<a>/eventDay=<YYYYMMDD>/<UTC ts>-<digest>.gz.parquet` */
-export function securityLakeKey(target: SecurityLakeTarget, source: string, region: string, day: string, timeMs: number, digest: string): string {
+export function securityLakeKey(
+  target: SecurityLakeTarget,
+  source: string,
+  region: string,
+  day: string,
+  timeMs: number,
+  digest: string,
+): string {
   const version = target.source_version ? `${target.source_version.replace(SOURCE_CHARS, '_')}/` : '';
   return `ext/${source}/${version}region=${region}/accountId=${target.account_id.replace(/[^\w+=,.@:-]/g, '_')}/eventDay=${day}/${compactUtc(timeMs)}-${digest}.gz.parquet`;
 }

@@ -84,7 +84,11 @@ export function inferColumns(events: readonly Record<string, unknown>[]): Parque
       const k = valueKind(name, v);
       const seen = kinds.get(name);
       if (seen === undefined) kinds.set(name, k);
-      else if (seen !== k) kinds.set(name, seen === 'int64' && k === 'double' ? 'double' : seen === 'double' && k === 'int64' ? 'double' : 'json');
+      else if (seen !== k)
+        kinds.set(
+          name,
+          seen === 'int64' && k === 'double' ? 'double' : seen === 'double' && k === 'int64' ? 'double' : 'json',
+        );
     }
   }
   kinds.set(UNMAPPED, 'json');
@@ -122,13 +126,19 @@ function schemaElement(c: ParquetColumn): SchemaElement {
     case 'boolean':
       return { ...base, type: 'BOOLEAN' };
     case 'timestamp':
-      return { ...base, type: 'INT64', converted_type: 'TIMESTAMP_MILLIS', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MILLIS' } };
+      return {
+        ...base,
+        type: 'INT64',
+        converted_type: 'TIMESTAMP_MILLIS',
+        logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MILLIS' },
+      };
     default:
       return { ...base, type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } };
   }
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export interface ParquetOptions {
   /** zlib level of the GZIP pages (Security Lake's `.gz.parquet`). */
@@ -137,7 +147,11 @@ export interface ParquetOptions {
 }
 
 /** One Parquet file (GZIP pages, one row group) of events that all share one class_uid. */
-export function buildParquet(events: readonly Record<string, unknown>[], classUid: number, options: ParquetOptions = {}): Uint8Array {
+export function buildParquet(
+  events: readonly Record<string, unknown>[],
+  classUid: number,
+  options: ParquetOptions = {},
+): Uint8Array {
   const columns = classColumns(classUid, options.catalog) ?? inferColumns(events);
   const index = new Map(columns.map((c, i) => [c.name, i]));
   const unmappedAt = index.get(UNMAPPED)!;
@@ -157,13 +171,24 @@ export function buildParquet(events: readonly Record<string, unknown>[], classUi
       else data[at!]![r] = fitted;
     }
     const own = event[UNMAPPED];
-    if (extra) data[unmappedAt]![r] = JSON.stringify(own === undefined || own === null ? extra : isPlainObject(own) ? { ...own, ...extra } : { ...extra, [UNMAPPED]: own });
+    if (extra)
+      data[unmappedAt]![r] = JSON.stringify(
+        own === undefined || own === null
+          ? extra
+          : isPlainObject(own)
+            ? { ...own, ...extra }
+            : { ...extra, [UNMAPPED]: own },
+      );
     else if (own !== undefined && own !== null) data[unmappedAt]![r] = JSON.stringify(own);
   }
 
   const level = options.gzipLevel ?? 3;
   // Min/max of JSON text prune nothing: statistics only where a query engine can use them.
-  const columnData: ColumnSource[] = columns.map((c, i) => ({ name: c.name, data: data[i]!, statistics: c.kind !== 'json' }));
+  const columnData: ColumnSource[] = columns.map((c, i) => ({
+    name: c.name,
+    data: data[i]!,
+    statistics: c.kind !== 'json',
+  }));
   const buffer = parquetWriteBuffer({
     columnData,
     schema: [{ name: 'root', num_children: columns.length }, ...columns.map(schemaElement)],
@@ -174,7 +199,13 @@ export function buildParquet(events: readonly Record<string, unknown>[], classUi
     createdBy: 'weir',
     kvMetadata: [
       { key: 'ocsf.class_uid', value: String(classUid) },
-      { key: 'weir.json_columns', value: columns.filter((c) => c.kind === 'json').map((c) => c.name).join(',') },
+      {
+        key: 'weir.json_columns',
+        value: columns
+          .filter((c) => c.kind === 'json')
+          .map((c) => c.name)
+          .join(','),
+      },
     ],
   });
   return new Uint8Array(buffer);
@@ -198,7 +229,12 @@ function classNameOf(uid: number, event: Record<string, unknown>, catalog: OcsfC
   const known = catalog.classByUid(uid)?.name;
   if (known) return known;
   const given = event.class_name;
-  return typeof given === 'string' && given.trim() ? given.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_') : `class_${uid}`;
+  return typeof given === 'string' && given.trim()
+    ? given
+        .trim()
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '_')
+    : `class_${uid}`;
 }
 
 /**

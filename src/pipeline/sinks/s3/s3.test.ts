@@ -14,7 +14,11 @@ import { DeliveryError, type Sink } from '../types.js';
 import { s3SinkType } from './index.js';
 
 const KEY = { access_key_id: 'AKIDWEIRTEST0001', secret_access_key: 'weir-secret-key-0123456789' };
-const TEMP = { access_key_id: 'ASIAWEIRTEMP0001', secret_access_key: 'weir-temp-secret-999', session_token: 'weir-session-token-abc' };
+const TEMP = {
+  access_key_id: 'ASIAWEIRTEMP0001',
+  secret_access_key: 'weir-temp-secret-999',
+  session_token: 'weir-session-token-abc',
+};
 const PUT_ONLY = { access_key_id: 'AKIDWEIRPUTONLY1', secret_access_key: 'weir-put-only-secret' };
 const ACCOUNT = '123456789012';
 const loopback = createNetPolicy({ allowCidrs: ['127.0.0.0/8', '::1/128'] });
@@ -38,11 +42,21 @@ afterEach(async () => {
 });
 afterAll(async () => s3?.close());
 
-function sink(config: Record<string, unknown>, options: { credential?: Record<string, string> | null; net?: NetPolicy } = {}): Sink {
+function sink(
+  config: Record<string, unknown>,
+  options: { credential?: Record<string, string> | null; net?: NetPolicy } = {},
+): Sink {
   const created = s3SinkType.create({
     destinationId: 'dest-s3',
     organizationId: 1,
-    config: { region: 'us-east-1', prefix: 'weir/', format: 'ndjson_gz', endpoint: s3.url, bucket: 'weir-logs', ...config },
+    config: {
+      region: 'us-east-1',
+      prefix: 'weir/',
+      format: 'ndjson_gz',
+      endpoint: s3.url,
+      bucket: 'weir-logs',
+      ...config,
+    },
     credential: options.credential === undefined ? KEY : options.credential,
     redact: destinationRedactor(s3SinkType, options.credential === undefined ? KEY : options.credential, config),
     net: options.net ?? loopback,
@@ -56,7 +70,8 @@ function sink(config: Record<string, unknown>, options: { credential?: Record<st
 const signal = () => AbortSignal.timeout(10_000);
 const at = Date.UTC(2024, 0, 15, 12, 34, 56, 789);
 /** A batch whose envelope ids are UUIDv7 created at `at` (+i ms), as Weir's are. */
-const v7Batch = (events: Record<string, unknown>[], base = at) => sinkBatch(events, { ids: events.map((_, i) => uuidv7({ msecs: base + i })) });
+const v7Batch = (events: Record<string, unknown>[], base = at) =>
+  sinkBatch(events, { ids: events.map((_, i) => uuidv7({ msecs: base + i })) });
 
 async function failure(p: Promise<unknown>): Promise<DeliveryError> {
   const err = await p.then(
@@ -75,7 +90,9 @@ describe('ndjson_gz', () => {
     expect(await out.send(batch, signal())).toEqual({});
     const keys = s3.keys('weir-logs').filter((k) => k.startsWith('archive/ocsf/'));
     expect(keys).toHaveLength(1);
-    expect(keys[0]).toMatch(/^archive\/ocsf\/year=2024\/month=01\/day=15\/hour=12\/20240115T123456Z-[0-9a-f]{16}\.ndjson\.gz$/);
+    expect(keys[0]).toMatch(
+      /^archive\/ocsf\/year=2024\/month=01\/day=15\/hour=12\/20240115T123456Z-[0-9a-f]{16}\.ndjson\.gz$/,
+    );
     const obj = s3.object('weir-logs', keys[0]!)!;
     expect(gunzipSync(obj.body).toString()).toBe(batch.lines.join('\n') + '\n');
     expect(obj.headers).toMatchObject({
@@ -103,7 +120,11 @@ describe('ndjson_gz', () => {
 });
 
 describe('parquet_security_lake', () => {
-  const lake = { format: 'parquet_security_lake', bucket: 'weir-lake', security_lake: { source_name: 'weir_{class_name}', account_id: ACCOUNT } };
+  const lake = {
+    format: 'parquet_security_lake',
+    bucket: 'weir-lake',
+    security_lake: { source_name: 'weir_{class_name}', account_id: ACCOUNT },
+  };
   const gunzip = { GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)) };
 
   it('writes one Parquet object per class and event day, typed columns, rows by time, in the custom source layout', async () => {
@@ -111,7 +132,15 @@ describe('parquet_security_lake', () => {
     auth[0]!.time = Date.UTC(2024, 0, 15, 23, 59, 59, 500); // out of order: the object is sorted by time
     auth[1]!.extra_field = 'kept';
     auth[1]!.severity_id = 'high'; // not an integer: kept in unmapped, not lost
-    const net = { class_uid: 4001, category_uid: 4, activity_id: 6, type_uid: 400106, severity_id: 1, time: Date.UTC(2024, 0, 15, 8), src_endpoint: { ip: '10.0.0.1', port: 443 } };
+    const net = {
+      class_uid: 4001,
+      category_uid: 4,
+      activity_id: 6,
+      type_uid: 400106,
+      severity_id: 1,
+      time: Date.UTC(2024, 0, 15, 8),
+      src_endpoint: { ip: '10.0.0.1', port: 443 },
+    };
     const classless = { message: 'no class' };
     const batch = v7Batch([...auth, net, classless]);
 
@@ -166,9 +195,18 @@ describe('parquet_security_lake', () => {
   });
 
   it('adds the source version and refuses the format without its security_lake settings', async () => {
-    await sink({ ...lake, security_lake: { source_name: 'weir-{class_uid}', source_version: '2.0', account_id: ACCOUNT } }).send(v7Batch(ocsfEvents(1)), signal());
-    expect(s3.keys('weir-lake')).toContainEqual(expect.stringMatching(new RegExp(`^ext/weir-3002/2\\.0/region=us-east-1/accountId=${ACCOUNT}/eventDay=20240115/`)));
-    const err = await failure(sink({ format: 'parquet_security_lake', bucket: 'weir-lake' }).send(v7Batch(ocsfEvents(1)), signal()));
+    await sink({
+      ...lake,
+      security_lake: { source_name: 'weir-{class_uid}', source_version: '2.0', account_id: ACCOUNT },
+    }).send(v7Batch(ocsfEvents(1)), signal());
+    expect(s3.keys('weir-lake')).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^ext/weir-3002/2\\.0/region=us-east-1/accountId=${ACCOUNT}/eventDay=20240115/`),
+      ),
+    );
+    const err = await failure(
+      sink({ format: 'parquet_security_lake', bucket: 'weir-lake' }).send(v7Batch(ocsfEvents(1)), signal()),
+    );
     expect(err).toMatchObject({ kind: 'config', retryable: false });
   });
 });
@@ -180,33 +218,56 @@ describe('failures', () => {
     expect(err).toMatchObject({ kind: 'auth', retryable: false, statusCode: 403 });
     expect(err.message).toContain('SignatureDoesNotMatch');
     expect(err.message).not.toContain(wrong.secret_access_key);
-    const unknown = await failure(sink({}, { credential: { ...KEY, access_key_id: 'AKIDNOBODY000000' } }).send(v7Batch(ocsfEvents(1)), signal()));
+    const unknown = await failure(
+      sink({}, { credential: { ...KEY, access_key_id: 'AKIDNOBODY000000' } }).send(v7Batch(ocsfEvents(1)), signal()),
+    );
     expect(unknown).toMatchObject({ kind: 'auth', statusCode: 403 });
     expect(unknown.message).toContain('InvalidAccessKeyId');
-    const badToken = await failure(sink({}, { credential: { ...TEMP, session_token: 'stolen' } }).send(v7Batch(ocsfEvents(1)), signal()));
+    const badToken = await failure(
+      sink({}, { credential: { ...TEMP, session_token: 'stolen' } }).send(v7Batch(ocsfEvents(1)), signal()),
+    );
     expect(badToken).toMatchObject({ kind: 'auth' });
   });
 
   it('maps a missing bucket, a wrong region and a missing credential to config', async () => {
-    expect(await failure(sink({ bucket: 'no-such-bucket' }).send(v7Batch(ocsfEvents(1)), signal()))).toMatchObject({ kind: 'config', statusCode: 404, retryable: false });
+    expect(await failure(sink({ bucket: 'no-such-bucket' }).send(v7Batch(ocsfEvents(1)), signal()))).toMatchObject({
+      kind: 'config',
+      statusCode: 404,
+      retryable: false,
+    });
     const region = await failure(sink({ bucket: 'weir-eu' }).send(v7Batch(ocsfEvents(1)), signal()));
     expect(region).toMatchObject({ kind: 'config', statusCode: 400 });
     expect(region.message).toContain("expecting 'eu-west-1'");
-    expect(await failure(sink({}, { credential: null }).send(v7Batch(ocsfEvents(1)), signal()))).toMatchObject({ kind: 'config' });
+    expect(await failure(sink({}, { credential: null }).send(v7Batch(ocsfEvents(1)), signal()))).toMatchObject({
+      kind: 'config',
+    });
   });
 
   it('maps SlowDown and 429 to rate_limited with Retry-After, 5xx to http_5xx, RequestTimeout to a retryable 4xx', async () => {
     const out = sink({});
     const send = () => failure(out.send(v7Batch(ocsfEvents(1)), signal()));
-    s3.inject({ status: 503, code: 'SlowDown', message: 'Please reduce your request rate.', headers: { 'retry-after': '7' } });
+    s3.inject({
+      status: 503,
+      code: 'SlowDown',
+      message: 'Please reduce your request rate.',
+      headers: { 'retry-after': '7' },
+    });
     expect(await send()).toMatchObject({ kind: 'rate_limited', retryable: true, statusCode: 503, retryAfterMs: 7000 });
-    s3.inject({ status: 429, code: 'TooManyRequests', headers: { 'retry-after': new Date(Date.now() + 30_000).toUTCString() } });
+    s3.inject({
+      status: 429,
+      code: 'TooManyRequests',
+      headers: { 'retry-after': new Date(Date.now() + 30_000).toUTCString() },
+    });
     const limited = await send();
     expect(limited).toMatchObject({ kind: 'rate_limited', statusCode: 429 });
     expect(limited.retryAfterMs).toBeGreaterThan(25_000);
     s3.inject({ status: 500, code: 'InternalError', message: 'We encountered an internal error. Please try again.' });
     expect(await send()).toMatchObject({ kind: 'http_5xx', retryable: true, statusCode: 500 });
-    s3.inject({ status: 400, code: 'RequestTimeout', message: 'Your socket connection to the server was not read from or written to within the timeout period.' });
+    s3.inject({
+      status: 400,
+      code: 'RequestTimeout',
+      message: 'Your socket connection to the server was not read from or written to within the timeout period.',
+    });
     expect(await send()).toMatchObject({ kind: 'http_4xx', retryable: true, statusCode: 400 });
     s3.inject({ status: 400, code: 'EntityTooLarge' });
     expect(await send()).toMatchObject({ kind: 'http_4xx', retryable: false });
@@ -215,16 +276,24 @@ describe('failures', () => {
   it('maps an abort to timeout, a reset and a refused connection to connection', async () => {
     s3.inject({ delayMs: 5000 });
     const started = Date.now();
-    expect(await failure(sink({}).send(v7Batch(ocsfEvents(1)), AbortSignal.timeout(150)))).toMatchObject({ kind: 'timeout', retryable: true });
+    expect(await failure(sink({}).send(v7Batch(ocsfEvents(1)), AbortSignal.timeout(150)))).toMatchObject({
+      kind: 'timeout',
+      retryable: true,
+    });
     expect(Date.now() - started).toBeLessThan(3000);
     s3.inject({ reset: true });
-    expect(await failure(sink({}).send(v7Batch(ocsfEvents(1)), signal()))).toMatchObject({ kind: 'connection', retryable: true });
+    expect(await failure(sink({}).send(v7Batch(ocsfEvents(1)), signal()))).toMatchObject({
+      kind: 'connection',
+      retryable: true,
+    });
 
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const { port } = closed.address() as AddressInfo;
     await new Promise<void>((r) => closed.close(() => r()));
-    expect(await failure(sink({ endpoint: `http://127.0.0.1:${port}` }).send(v7Batch(ocsfEvents(1)), signal()))).toMatchObject({ kind: 'connection' });
+    expect(
+      await failure(sink({ endpoint: `http://127.0.0.1:${port}` }).send(v7Batch(ocsfEvents(1)), signal())),
+    ).toMatchObject({ kind: 'connection' });
   });
 
   it('refuses loopback through the SSRF guard, by literal address and by name, before any request', async () => {
@@ -232,7 +301,9 @@ describe('failures', () => {
     const count = s3.requests.length;
     const literal = await failure(sink({}, { net: strict }).send(v7Batch(ocsfEvents(1)), signal()));
     expect(literal).toMatchObject({ kind: 'blocked_address', retryable: false });
-    const byName = await failure(sink({ endpoint: `http://localhost:${s3.port}` }, { net: strict }).send(v7Batch(ocsfEvents(1)), signal()));
+    const byName = await failure(
+      sink({ endpoint: `http://localhost:${s3.port}` }, { net: strict }).send(v7Batch(ocsfEvents(1)), signal()),
+    );
     expect(byName).toMatchObject({ kind: 'blocked_address', retryable: false });
     expect(s3.requests.length).toBe(count);
   });
@@ -248,9 +319,16 @@ describe('test()', () => {
     const denied = await sink({}, { credential: { ...KEY, secret_access_key: 'wrong-secret-value' } }).test(signal());
     expect(denied).toMatchObject({ ok: false, error_kind: 'auth' });
     expect(denied.detail).not.toContain('wrong-secret-value');
-    expect(await sink({}, { credential: PUT_ONLY }).test(signal())).toMatchObject({ ok: false, error_kind: 'auth', detail: expect.stringContaining('s3:ListBucket') });
+    expect(await sink({}, { credential: PUT_ONLY }).test(signal())).toMatchObject({
+      ok: false,
+      error_kind: 'auth',
+      detail: expect.stringContaining('s3:ListBucket'),
+    });
     expect(await sink({ bucket: 'no-such-bucket' }).test(signal())).toMatchObject({ ok: false, error_kind: 'config' });
-    expect(await sink({}, { net: createNetPolicy({ allowCidrs: [] }) }).test(signal())).toMatchObject({ ok: false, error_kind: 'blocked_address' });
+    expect(await sink({}, { net: createNetPolicy({ allowCidrs: [] }) }).test(signal())).toMatchObject({
+      ok: false,
+      error_kind: 'blocked_address',
+    });
     expect(await sink({}, { credential: null }).test(signal())).toMatchObject({ ok: false, error_kind: 'config' });
   });
 

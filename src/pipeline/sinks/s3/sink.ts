@@ -6,7 +6,14 @@ import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
 import { HeadBucketCommand, PutObjectCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
 import { credentialString, type Credential } from '../../../core/credentials.js';
-import { DeliveryError, type Sink, type SinkBatch, type SinkContext, type SinkResult, type TestResult } from '../types.js';
+import {
+  DeliveryError,
+  type Sink,
+  type SinkBatch,
+  type SinkContext,
+  type SinkResult,
+  type TestResult,
+} from '../types.js';
 import { checkEndpointAddress, createS3Client, toDeliveryError, type S3Credential } from './client.js';
 import { batchTime, idsDigest, ndjsonKey, securityLakeKey, sourceName, type SecurityLakeTarget } from './layout.js';
 import { buildParquet, groupByClassAndDay } from './parquet.js';
@@ -44,7 +51,13 @@ export function s3Settings(config: Record<string, unknown>): S3Settings {
     prefix: typeof config.prefix === 'string' ? config.prefix : 'weir/',
     format: config.format === 'parquet_security_lake' ? 'parquet_security_lake' : 'ndjson_gz',
     ...(lake && str(lake.source_name) && str(lake.account_id)
-      ? { securityLake: { source_name: String(lake.source_name), account_id: String(lake.account_id), ...(str(lake.source_version) ? { source_version: String(lake.source_version) } : {}) } }
+      ? {
+          securityLake: {
+            source_name: String(lake.source_name),
+            account_id: String(lake.account_id),
+            ...(str(lake.source_version) ? { source_version: String(lake.source_version) } : {}),
+          },
+        }
       : {}),
     ...(str(config.storage_class) ? { storageClass: str(config.storage_class) } : {}),
     ...(str(config.sse) ? { sse: str(config.sse) } : {}),
@@ -54,9 +67,11 @@ export function s3Settings(config: Record<string, unknown>): S3Settings {
 
 /** Why these settings cannot deliver, or undefined. */
 export function settingsProblem(s: S3Settings, credential: Credential | null): string | undefined {
-  if (!credentialString(credential, 'access_key_id') || !credentialString(credential, 'secret_access_key')) return 'the destination has no credential (access_key_id and secret_access_key)';
+  if (!credentialString(credential, 'access_key_id') || !credentialString(credential, 'secret_access_key'))
+    return 'the destination has no credential (access_key_id and secret_access_key)';
   if (!s.bucket) return 'bucket is required';
-  if (s.format === 'parquet_security_lake' && !s.securityLake) return 'the parquet_security_lake format needs security_lake.source_name and security_lake.account_id';
+  if (s.format === 'parquet_security_lake' && !s.securityLake)
+    return 'the parquet_security_lake format needs security_lake.source_name and security_lake.account_id';
   if (s.kmsKeyId && s.sse !== 'aws:kms') return 'kms_key_id needs sse aws:kms';
   return undefined;
 }
@@ -81,7 +96,14 @@ export function createS3Sink(ctx: SinkContext): Sink {
     return client;
   }
 
-  async function put(s3: S3Client, key: string, body: Uint8Array, contentType: string, contentEncoding: string | undefined, signal: AbortSignal): Promise<void> {
+  async function put(
+    s3: S3Client,
+    key: string,
+    body: Uint8Array,
+    contentType: string,
+    contentEncoding: string | undefined,
+    signal: AbortSignal,
+  ): Promise<void> {
     const input: PutObjectCommandInput = {
       Bucket: settings.bucket,
       Key: key,
@@ -89,7 +111,9 @@ export function createS3Sink(ctx: SinkContext): Sink {
       ContentLength: body.byteLength,
       ContentType: contentType,
       ...(contentEncoding ? { ContentEncoding: contentEncoding } : {}),
-      ...(settings.storageClass ? { StorageClass: settings.storageClass as PutObjectCommandInput['StorageClass'] } : {}),
+      ...(settings.storageClass
+        ? { StorageClass: settings.storageClass as PutObjectCommandInput['StorageClass'] }
+        : {}),
       ...(settings.sse ? { ServerSideEncryption: settings.sse as PutObjectCommandInput['ServerSideEncryption'] } : {}),
       ...(settings.kmsKeyId ? { SSEKMSKeyId: settings.kmsKeyId } : {}),
     };
@@ -131,7 +155,14 @@ export function createS3Sink(ctx: SinkContext): Sink {
       );
       await put(s3, key, body, 'application/vnd.apache.parquet', undefined, signal);
     }
-    return refused.length ? { rejected: refused.map((index) => ({ index, reason: 'no numeric class_uid: a Security Lake object holds one OCSF class' })) } : {};
+    return refused.length
+      ? {
+          rejected: refused.map((index) => ({
+            index,
+            reason: 'no numeric class_uid: a Security Lake object holds one OCSF class',
+          })),
+        }
+      : {};
   }
 
   return {
@@ -139,7 +170,9 @@ export function createS3Sink(ctx: SinkContext): Sink {
       if (signal.aborted) throw new DeliveryError('timeout', 'S3 PutObject: no answer within the time limit');
       const s3 = ready();
       if (batch.ids.length === 0) return {};
-      return settings.format === 'parquet_security_lake' ? sendParquet(s3, batch, signal) : sendNdjson(s3, batch, signal);
+      return settings.format === 'parquet_security_lake'
+        ? sendParquet(s3, batch, signal)
+        : sendNdjson(s3, batch, signal);
     },
 
     async test(signal) {
@@ -148,12 +181,24 @@ export function createS3Sink(ctx: SinkContext): Sink {
       try {
         const s3 = ready();
         await s3.send(new HeadBucketCommand({ Bucket: settings.bucket }), { abortSignal: signal });
-        return { ok: true, detail: `HeadBucket on ${settings.bucket} answered 200: the bucket exists and the credential is accepted`, latency_ms: latency() };
+        return {
+          ok: true,
+          detail: `HeadBucket on ${settings.bucket} answered 200: the bucket exists and the credential is accepted`,
+          latency_ms: latency(),
+        };
       } catch (err) {
         const e = err instanceof DeliveryError ? err : toDeliveryError(err, 'HeadBucket', ctx.redact, signal);
         // A Security Lake provider role may write objects without s3:ListBucket (which HeadBucket needs).
-        const hint = e.kind === 'auth' ? ' (HeadBucket needs s3:ListBucket on the bucket; a principal allowed only s3:PutObject can still deliver)' : '';
-        const result: TestResult = { ok: false, detail: `${e.message}${hint}`, latency_ms: latency(), error_kind: e.kind };
+        const hint =
+          e.kind === 'auth'
+            ? ' (HeadBucket needs s3:ListBucket on the bucket; a principal allowed only s3:PutObject can still deliver)'
+            : '';
+        const result: TestResult = {
+          ok: false,
+          detail: `${e.message}${hint}`,
+          latency_ms: latency(),
+          error_kind: e.kind,
+        };
         return result;
       }
     },

@@ -2,7 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'undici';
 import type { Redactor } from '../../../core/redaction.js';
 import { credentialString } from '../../../core/credentials.js';
-import { closePool, createHttpPool, gzip, httpRequest, lazy, parseHttpUrl, shortAnswer, statusError, timedTest, type HttpAnswer } from '../http-common.js';
+import {
+  closePool,
+  createHttpPool,
+  gzip,
+  httpRequest,
+  lazy,
+  parseHttpUrl,
+  shortAnswer,
+  statusError,
+  timedTest,
+  type HttpAnswer,
+} from '../http-common.js';
 import { DeliveryError, type Sink, type SinkBatch, type SinkContext, type SinkResult } from '../types.js';
 
 /** HEC answer codes that name one bad event (invalid-event-number): the others can go again. */
@@ -50,8 +61,11 @@ export function hecBody(batch: SinkBatch, s: HecSettings): string {
     const t = ev.time;
     // OCSF time is epoch milliseconds; HEC wants epoch seconds with a fraction.
     const time = typeof t === 'number' && Number.isFinite(t) ? `"time":${(t / 1000).toFixed(3)},` : '';
-    const type = perClass ? `"sourcetype":${JSON.stringify(s.sourcetype.split('{class_uid}').join(String(ev.class_uid ?? 'unknown')))},` : fixedType;
-    out[i] = `{${time}${common}${type}"event":${batch.lines[i]},"fields":{"weir_event_id":${JSON.stringify(batch.ids[i])}}}`;
+    const type = perClass
+      ? `"sourcetype":${JSON.stringify(s.sourcetype.split('{class_uid}').join(String(ev.class_uid ?? 'unknown')))},`
+      : fixedType;
+    out[i] =
+      `{${time}${common}${type}"event":${batch.lines[i]},"fields":{"weir_event_id":${JSON.stringify(batch.ids[i])}}}`;
   }
   return out.join('\n');
 }
@@ -84,14 +98,20 @@ function prepare(ctx: SinkContext): Prepared {
       // Tokens with indexer acknowledgement refuse requests without a channel; others ignore it.
       'x-splunk-request-channel': randomUUID(),
     },
-    settings: { index: str(c.index), sourcetype: str(c.sourcetype) ?? 'ocsf', source: str(c.source), host: str(c.host) },
+    settings: {
+      index: str(c.index),
+      sourcetype: str(c.sourcetype) ?? 'ocsf',
+      source: str(c.source),
+      host: str(c.host),
+    },
     gzip: c.gzip === true,
     display: `${url.origin}${base}`,
   };
 }
 
 function hecMessage(answer: HttpAnswer, hec: HecAnswer | null, redact: Redactor): string {
-  if (hec && typeof hec.code === 'number') return `HEC ${answer.status} code ${hec.code}: ${shortAnswer(String(hec.text ?? ''), redact)}`;
+  if (hec && typeof hec.code === 'number')
+    return `HEC ${answer.status} code ${hec.code}: ${shortAnswer(String(hec.text ?? ''), redact)}`;
   return `HEC ${answer.status}: ${shortAnswer(answer.text, redact)}`;
 }
 
@@ -106,12 +126,17 @@ export function hecFailure(answer: HttpAnswer, size: number, redact: Redactor): 
       // HEC stops at the first bad event. The ones before it may already be indexed, but
       // counting them delivered on that belief could lose events: they go again (at least once).
       const retry: NonNullable<SinkResult['retry']> = [];
-      for (let i = 0; i < size; i++) if (i !== n) retry.push({ index: i, reason: `resent after ${message}`, statusCode: 400 });
+      for (let i = 0; i < size; i++)
+        if (i !== n) retry.push({ index: i, reason: `resent after ${message}`, statusCode: 400 });
       return { rejected: [{ index: n as number, reason: message, statusCode: 400 }], retry };
     }
   }
   const base = statusError(answer, redact, 'HEC');
-  throw new DeliveryError(base.kind, message, { retryable: base.retryable, statusCode: answer.status, retryAfterMs: base.retryAfterMs });
+  throw new DeliveryError(base.kind, message, {
+    retryable: base.retryable,
+    statusCode: answer.status,
+    retryAfterMs: base.retryAfterMs,
+  });
 }
 
 export function createHecSink(ctx: SinkContext): Sink {
@@ -125,11 +150,22 @@ export function createHecSink(ctx: SinkContext): Sink {
       const text = hecBody(batch, p.settings);
       const body = p.gzip ? await gzip(text) : text;
       const headers = p.gzip ? { ...p.headers, 'content-encoding': 'gzip' } : p.headers;
-      const answer = await httpRequest(p.pool, { method: 'POST', path: p.eventPath, headers, body, signal, maxBytes: 8192 });
+      const answer = await httpRequest(p.pool, {
+        method: 'POST',
+        path: p.eventPath,
+        headers,
+        body,
+        signal,
+        maxBytes: 8192,
+      });
       if (answer.status >= 200 && answer.status < 300) {
         const hec = parseHecAnswer(answer.text);
         // A 2xx with a non-zero code does not happen with HEC; a proxy's odd page is not a refusal.
-        if (hec && typeof hec.code === 'number' && hec.code !== 0) throw new DeliveryError('protocol', hecMessage(answer, hec, redact), { retryable: true, statusCode: answer.status });
+        if (hec && typeof hec.code === 'number' && hec.code !== 0)
+          throw new DeliveryError('protocol', hecMessage(answer, hec, redact), {
+            retryable: true,
+            statusCode: answer.status,
+          });
         return {};
       }
       return hecFailure(answer, batch.lines.length, redact);
@@ -142,7 +178,11 @@ export function createHecSink(ctx: SinkContext): Sink {
           const health = await httpRequest(p.pool, { method: 'GET', path: p.healthPath, signal });
           const h = parseHecAnswer(health.text);
           if (health.status === 404 || (health.status === 200 && h?.code !== 17)) {
-            return { ok: false, detail: `no HEC health endpoint at ${p.display} (HTTP ${health.status}): check the URL, the port (8088 by default) and that HEC is enabled`, error_kind: 'http_4xx' };
+            return {
+              ok: false,
+              detail: `no HEC health endpoint at ${p.display} (HTTP ${health.status}): check the URL, the port (8088 by default) and that HEC is enabled`,
+              error_kind: 'http_4xx',
+            };
           }
           if (health.status !== 200) {
             const e = statusError(health, redact, 'HEC health');
@@ -150,12 +190,31 @@ export function createHecSink(ctx: SinkContext): Sink {
             return { ok: false, detail: redirected ? e.message : hecMessage(health, h, redact), error_kind: e.kind };
           }
           // An empty authenticated request: a valid token gets 400 "No data" (code 5), an invalid one 401/403.
-          const probe = await httpRequest(p.pool, { method: 'POST', path: p.eventPath, headers: p.headers, body: '', signal });
+          const probe = await httpRequest(p.pool, {
+            method: 'POST',
+            path: p.eventPath,
+            headers: p.headers,
+            body: '',
+            signal,
+          });
           const a = parseHecAnswer(probe.text);
-          if (probe.status === 400 && a?.code === 5) return { ok: true, detail: `HEC health endpoint answered "${h?.text ?? 'healthy'}" and HEC accepted the credential` };
-          if (probe.status === 401 || probe.status === 403) return { ok: false, detail: `HEC refused the credential (${hecMessage(probe, a, redact)})`, error_kind: 'auth' };
+          if (probe.status === 400 && a?.code === 5)
+            return {
+              ok: true,
+              detail: `HEC health endpoint answered "${h?.text ?? 'healthy'}" and HEC accepted the credential`,
+            };
+          if (probe.status === 401 || probe.status === 403)
+            return {
+              ok: false,
+              detail: `HEC refused the credential (${hecMessage(probe, a, redact)})`,
+              error_kind: 'auth',
+            };
           const e = statusError(probe, redact, 'HEC');
-          return { ok: false, detail: `unexpected answer to the token check: ${hecMessage(probe, a, redact)}`, error_kind: probe.status < 300 ? 'protocol' : e.kind };
+          return {
+            ok: false,
+            detail: `unexpected answer to the token check: ${hecMessage(probe, a, redact)}`,
+            error_kind: probe.status < 300 ? 'protocol' : e.kind,
+          };
         },
         signal,
         redact,

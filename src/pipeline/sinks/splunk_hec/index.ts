@@ -11,17 +11,33 @@ export const HecConfigSchema = Type.Object(
       pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
       errorMessage: { pattern: 'must be an http:// or https:// URL' },
       maxLength: 2048,
-      description: 'Base URL of the collector, for example https://splunk.example.com:8088 (the /services/collector/event path is added)',
+      description:
+        'Base URL of the collector, for example https://splunk.example.com:8088 (the /services/collector/event path is added)',
     }),
-    index: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "Splunk index; the token's default index when empty" })),
+    index: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 256, description: "Splunk index; the token's default index when empty" }),
+    ),
     sourcetype: Type.String({
       default: 'ocsf',
       minLength: 1,
       maxLength: 256,
-      description: 'Source type of the events. {class_uid} is replaced per event by its OCSF class, for example "ocsf:{class_uid}"',
+      description:
+        'Source type of the events. {class_uid} is replaced per event by its OCSF class, for example "ocsf:{class_uid}"',
     }),
-    source: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Source field of the events (default: none, Splunk uses the token name)' })),
-    host: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Host field of the events (default: none, Splunk uses the sender address)' })),
+    source: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description: 'Source field of the events (default: none, Splunk uses the token name)',
+      }),
+    ),
+    host: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description: 'Host field of the events (default: none, Splunk uses the sender address)',
+      }),
+    ),
     gzip: Type.Boolean({ default: false, description: 'Compress request bodies with gzip' }),
     ...TlsConfigFields,
   },
@@ -29,7 +45,13 @@ export const HecConfigSchema = Type.Object(
 );
 
 export const HecCredentialSchema = Type.Object(
-  { token: Type.String({ minLength: 1, maxLength: 512, description: 'HEC token (sent as Authorization: Splunk <token>)' }) },
+  {
+    token: Type.String({
+      minLength: 1,
+      maxLength: 512,
+      description: 'HEC token (sent as Authorization: Splunk <token>)',
+    }),
+  },
   { additionalProperties: false },
 );
 

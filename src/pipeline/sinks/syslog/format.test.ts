@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { sinkBatch, sinkBatchFromLines } from '../../../../test/support/sink-batch.js';
 import { DeliveryError } from '../types.js';
-import { encodeBatch, escapeSdValue, facilityNumber, formatMessage, headerField, messageHeader, syslogSeverity, timestamp } from './format.js';
+import {
+  encodeBatch,
+  escapeSdValue,
+  facilityNumber,
+  formatMessage,
+  headerField,
+  messageHeader,
+  syslogSeverity,
+  timestamp,
+} from './format.js';
 
 const header = messageHeader({ facility: 16, hostname: 'weir-host', appName: 'weir', procId: '42', msgId: 'ocsf' });
 
@@ -38,7 +47,9 @@ describe('syslog message format', () => {
   it('builds <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID [weir@32473 ...] MSG', () => {
     const line = '{"class_uid":3002,"severity_id":4,"time":1705320000000}';
     const msg = formatMessage(header, JSON.parse(line) as Record<string, unknown>, line, 'id"1]', 7, 0);
-    expect(msg).toBe(`<131>1 2024-01-15T12:00:00.000Z weir-host weir 42 ocsf [weir@32473 event_id="id\\"1\\]" org="7" class_uid="3002"] ${line}`);
+    expect(msg).toBe(
+      `<131>1 2024-01-15T12:00:00.000Z weir-host weir 42 ocsf [weir@32473 event_id="id\\"1\\]" org="7" class_uid="3002"] ${line}`,
+    );
   });
 
   it('frames with octet counting (byte length, not characters) or LF', () => {

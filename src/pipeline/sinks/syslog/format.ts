@@ -5,8 +5,30 @@ import { DeliveryError, type SinkBatch, type SinkResult } from '../types.js';
 
 /** RFC 5424 section 6.2.1 facility names (the usual syslog.h spellings). */
 export const FACILITIES: Readonly<Record<string, number>> = Object.freeze({
-  kern: 0, user: 1, mail: 2, daemon: 3, auth: 4, syslog: 5, lpr: 6, news: 7, uucp: 8, cron: 9, authpriv: 10, ftp: 11, ntp: 12, audit: 13, alert: 14, clock: 15,
-  local0: 16, local1: 17, local2: 18, local3: 19, local4: 20, local5: 21, local6: 22, local7: 23,
+  kern: 0,
+  user: 1,
+  mail: 2,
+  daemon: 3,
+  auth: 4,
+  syslog: 5,
+  lpr: 6,
+  news: 7,
+  uucp: 8,
+  cron: 9,
+  authpriv: 10,
+  ftp: 11,
+  ntp: 12,
+  audit: 13,
+  alert: 14,
+  clock: 15,
+  local0: 16,
+  local1: 17,
+  local2: 18,
+  local3: 19,
+  local4: 20,
+  local5: 21,
+  local6: 22,
+  local7: 23,
 });
 
 /**
@@ -14,7 +36,16 @@ export const FACILITIES: Readonly<Record<string, number>> = Object.freeze({
  * downwards (0 Emergency … 7 Debug). Unknown (0), Other (99) and absent are Informational (6):
  * there is nothing to escalate on.
  */
-export const SEVERITY_BY_OCSF: Readonly<Record<number, number>> = Object.freeze({ 0: 6, 1: 6, 2: 5, 3: 4, 4: 3, 5: 2, 6: 0, 99: 6 });
+export const SEVERITY_BY_OCSF: Readonly<Record<number, number>> = Object.freeze({
+  0: 6,
+  1: 6,
+  2: 5,
+  3: 4,
+  4: 3,
+  5: 2,
+  6: 0,
+  99: 6,
+});
 
 export function syslogSeverity(severityId: unknown): number {
   return typeof severityId === 'number' ? (SEVERITY_BY_OCSF[severityId] ?? 6) : 6;
@@ -23,7 +54,8 @@ export function syslogSeverity(severityId: unknown): number {
 export function facilityNumber(value: unknown): number {
   if (value === undefined || value === null) return 16;
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 23) return value;
-  if (typeof value === 'string' && FACILITIES[value.toLowerCase()] !== undefined) return FACILITIES[value.toLowerCase()] as number;
+  if (typeof value === 'string' && FACILITIES[value.toLowerCase()] !== undefined)
+    return FACILITIES[value.toLowerCase()] as number;
   throw new DeliveryError('config', `facility must be 0-23 or one of ${Object.keys(FACILITIES).join(', ')}`);
 }
 
@@ -51,13 +83,31 @@ export interface MessageHeader {
   fields: string;
 }
 
-export function messageHeader(options: { facility: number; hostname: string; appName: string; procId: string; msgId: string }): MessageHeader {
-  const fields = [headerField(options.hostname, 255), headerField(options.appName, 48), headerField(options.procId, 128), headerField(options.msgId, 32)].join(' ');
+export function messageHeader(options: {
+  facility: number;
+  hostname: string;
+  appName: string;
+  procId: string;
+  msgId: string;
+}): MessageHeader {
+  const fields = [
+    headerField(options.hostname, 255),
+    headerField(options.appName, 48),
+    headerField(options.procId, 128),
+    headerField(options.msgId, 32),
+  ].join(' ');
   return { facility: options.facility, fields };
 }
 
 /** One event as an RFC 5424 message: `<PRI>1 TIMESTAMP HOST APP PROCID MSGID [weir@32473 ...] MSG`. */
-export function formatMessage(header: MessageHeader, event: Record<string, unknown>, line: string, id: string, org: number, now: number): string {
+export function formatMessage(
+  header: MessageHeader,
+  event: Record<string, unknown>,
+  line: string,
+  id: string,
+  org: number,
+  now: number,
+): string {
   const pri = header.facility * 8 + syslogSeverity(event.severity_id);
   const classUid = typeof event.class_uid === 'number' ? String(event.class_uid) : '';
   const sd = `[weir@32473 event_id="${escapeSdValue(id)}" org="${org}" class_uid="${escapeSdValue(classUid)}"]`;
@@ -77,17 +127,33 @@ export interface Encoded {
  * Formats a whole batch. An event whose message exceeds maxBytes is refused (dead-lettered by
  * the engine), never truncated: a cut JSON text would be silently corrupt downstream.
  */
-export function encodeBatch(batch: SinkBatch, header: MessageHeader, framing: Framing | 'datagram', maxBytes: number, now = Date.now()): Encoded {
+export function encodeBatch(
+  batch: SinkBatch,
+  header: MessageHeader,
+  framing: Framing | 'datagram',
+  maxBytes: number,
+  now = Date.now(),
+): Encoded {
   const events = batch.events();
   const frames: Buffer[] = [];
   const rejected: Encoded['rejected'] = [];
   for (let i = 0; i < batch.lines.length; i++) {
     const line = batch.lines[i] as string;
     if (framing === 'non_transparent' && line.includes('\n')) {
-      rejected.push({ index: i, reason: 'event contains a line feed, which LF framing cannot carry (use octet_counting)' });
+      rejected.push({
+        index: i,
+        reason: 'event contains a line feed, which LF framing cannot carry (use octet_counting)',
+      });
       continue;
     }
-    const msg = formatMessage(header, events[i] ?? {}, line, batch.ids[i] ?? '', batch.meta[i]?.organization_id ?? 0, now);
+    const msg = formatMessage(
+      header,
+      events[i] ?? {},
+      line,
+      batch.ids[i] ?? '',
+      batch.meta[i]?.organization_id ?? 0,
+      now,
+    );
     const bytes = Buffer.byteLength(msg);
     if (bytes > maxBytes) {
       rejected.push({ index: i, reason: `syslog message of ${bytes} bytes is above max_message_bytes (${maxBytes})` });

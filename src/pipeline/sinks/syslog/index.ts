@@ -16,8 +16,20 @@ const PRINTABLE_RULE = { pattern: 'may hold only printable ASCII characters, wit
 
 export const SyslogConfigSchema = Type.Object(
   {
-    host: Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s/]+$', errorMessage: { pattern: 'must be a host name or an IP address, without spaces or "/"' }, description: 'Host name or IP address of the syslog receiver' }),
-    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_535, description: 'Receiver port (default 514 for tcp and udp, 6514 for tls)' })),
+    host: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[^\\s/]+$',
+      errorMessage: { pattern: 'must be a host name or an IP address, without spaces or "/"' },
+      description: 'Host name or IP address of the syslog receiver',
+    }),
+    port: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 65_535,
+        description: 'Receiver port (default 514 for tcp and udp, 6514 for tls)',
+      }),
+    ),
     protocol: Type.Union([Type.Literal('tcp'), Type.Literal('tls'), Type.Literal('udp')], {
       default: 'tcp',
       description:
@@ -25,32 +37,75 @@ export const SyslogConfigSchema = Type.Object(
     }),
     framing: Type.Union([Type.Literal('octet_counting'), Type.Literal('non_transparent')], {
       default: 'octet_counting',
-      description: 'Stream framing (tcp, tls): octet_counting = "<length> <message>" (RFC 6587 3.4.1, required by RFC 5425); non_transparent = one message per line ending in LF (older receivers). Ignored for udp.',
+      description:
+        'Stream framing (tcp, tls): octet_counting = "<length> <message>" (RFC 6587 3.4.1, required by RFC 5425); non_transparent = one message per line ending in LF (older receivers). Ignored for udp.',
     }),
-    facility: Type.Union([Type.Integer({ minimum: 0, maximum: 23 }), Type.Union(Object.keys(FACILITIES).map((f) => Type.Literal(f)))], {
-      default: 'local0',
-      description: 'Syslog facility, by name (local0…local7, auth, …) or number 0-23 (local0 = 16). PRI = facility × 8 + severity; severity comes from the OCSF severity_id: 1 Informational→6, 2 Low→5, 3 Medium→4, 4 High→3, 5 Critical→2, 6 Fatal→0, 0 Unknown / 99 Other / absent→6.',
+    facility: Type.Union(
+      [Type.Integer({ minimum: 0, maximum: 23 }), Type.Union(Object.keys(FACILITIES).map((f) => Type.Literal(f)))],
+      {
+        default: 'local0',
+        description:
+          'Syslog facility, by name (local0…local7, auth, …) or number 0-23 (local0 = 16). PRI = facility × 8 + severity; severity comes from the OCSF severity_id: 1 Informational→6, 2 Low→5, 3 Medium→4, 4 High→3, 5 Critical→2, 6 Fatal→0, 0 Unknown / 99 Other / absent→6.',
+      },
+    ),
+    app_name: Type.String({
+      default: 'weir',
+      minLength: 1,
+      maxLength: 48,
+      pattern: PRINTABLE,
+      errorMessage: PRINTABLE_RULE,
+      description: 'APP-NAME of every message (printable ASCII, no spaces)',
     }),
-    app_name: Type.String({ default: 'weir', minLength: 1, maxLength: 48, pattern: PRINTABLE, errorMessage: PRINTABLE_RULE, description: 'APP-NAME of every message (printable ASCII, no spaces)' }),
-    hostname: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: PRINTABLE, errorMessage: PRINTABLE_RULE, description: 'HOSTNAME of every message (default: the name of the Weir host sending it)' })),
-    msg_id: Type.String({ default: 'ocsf', minLength: 1, maxLength: 32, pattern: PRINTABLE, errorMessage: PRINTABLE_RULE, description: 'MSGID of every message' }),
+    hostname: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        pattern: PRINTABLE,
+        errorMessage: PRINTABLE_RULE,
+        description: 'HOSTNAME of every message (default: the name of the Weir host sending it)',
+      }),
+    ),
+    msg_id: Type.String({
+      default: 'ocsf',
+      minLength: 1,
+      maxLength: 32,
+      pattern: PRINTABLE,
+      errorMessage: PRINTABLE_RULE,
+      description: 'MSGID of every message',
+    }),
     max_message_bytes: Type.Optional(
       Type.Integer({
         minimum: 480,
         maximum: 16 * 1_048_576,
-        description: 'Largest message sent, header included (default 65000 for udp, 1 MiB for tcp and tls; udp never above 65507). A longer event is dead-lettered, never truncated. Match the receiver\'s limits (rsyslog: global maxMessageSize, 8 KiB by default, and imtcp maxFrameSize, 200000 by default).',
+        description:
+          "Largest message sent, header included (default 65000 for udp, 1 MiB for tcp and tls; udp never above 65507). A longer event is dead-lettered, never truncated. Match the receiver's limits (rsyslog: global maxMessageSize, 8 KiB by default, and imtcp maxFrameSize, 200000 by default).",
       }),
     ),
     ...TlsConfigFields,
-    servername: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'tls: the name the server certificate must carry, also sent as SNI (default: host, when it is a name)' })),
+    servername: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description:
+          'tls: the name the server certificate must carry, also sent as SNI (default: host, when it is a name)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const SyslogCredentialSchema = Type.Object(
   {
-    client_cert: Type.Optional(Type.String({ minLength: 1, maxLength: 65_536, description: 'tls: PEM client certificate (chain) for mutual TLS, with client_key' })),
-    client_key: Type.Optional(Type.String({ minLength: 1, maxLength: 65_536, description: 'tls: PEM private key of client_cert' })),
+    client_cert: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 65_536,
+        description: 'tls: PEM client certificate (chain) for mutual TLS, with client_key',
+      }),
+    ),
+    client_key: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 65_536, description: 'tls: PEM private key of client_cert' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -72,7 +127,8 @@ function settingsOf(ctx: SinkContext): Settings {
   if (typeof c.host !== 'string' || c.host === '') throw new DeliveryError('config', 'host is required');
   const protocol = c.protocol === 'tls' || c.protocol === 'udp' ? c.protocol : 'tcp';
   const port = typeof c.port === 'number' ? c.port : protocol === 'tls' ? 6514 : 514;
-  const configured = typeof c.max_message_bytes === 'number' ? c.max_message_bytes : protocol === 'udp' ? 65_000 : 1_048_576;
+  const configured =
+    typeof c.max_message_bytes === 'number' ? c.max_message_bytes : protocol === 'udp' ? 65_000 : 1_048_576;
   const cert = credentialString(ctx.credential, 'client_cert');
   const key = credentialString(ctx.credential, 'client_key');
   if (Boolean(cert) !== Boolean(key)) throw new DeliveryError('config', 'client_cert and client_key go together');
@@ -92,8 +148,17 @@ function settingsOf(ctx: SinkContext): Settings {
     protocol,
     framing: protocol === 'udp' ? 'datagram' : c.framing === 'non_transparent' ? 'non_transparent' : 'octet_counting',
     maxBytes: protocol === 'udp' ? Math.min(configured, UDP_MAX) : configured,
-    header: messageHeader({ facility: facilityNumber(c.facility), hostname: str(c.hostname, osHostname()), appName: str(c.app_name, 'weir'), procId: String(process.pid), msgId: str(c.msg_id, 'ocsf') }),
-    transport: protocol === 'udp' ? createDatagramTransport(endpoint, ctx.net, ctx.redact) : createStreamTransport(endpoint, ctx.net, ctx.redact),
+    header: messageHeader({
+      facility: facilityNumber(c.facility),
+      hostname: str(c.hostname, osHostname()),
+      appName: str(c.app_name, 'weir'),
+      procId: String(process.pid),
+      msgId: str(c.msg_id, 'ocsf'),
+    }),
+    transport:
+      protocol === 'udp'
+        ? createDatagramTransport(endpoint, ctx.net, ctx.redact)
+        : createStreamTransport(endpoint, ctx.net, ctx.redact),
   };
 }
 

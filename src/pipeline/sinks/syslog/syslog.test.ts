@@ -12,10 +12,14 @@ const rsyslog = 'skip' in started ? null : started;
 if (!rsyslog) console.warn(`syslog sink tests skipped: ${(started as { skip: string }).skip}`);
 
 /** RFC 5424 with exactly our SD element; SD values may only hold escaped ", \ and ]. */
-const RFC5424 = /^<(\d{1,3})>1 (\S+) (\S+) (\S+) (\S+) (\S+) (\[weir@32473(?: [a-z_]+="(?:[^"\\\]]|\\["\\\]])*")+\]) (.*)$/s;
+const RFC5424 =
+  /^<(\d{1,3})>1 (\S+) (\S+) (\S+) (\S+) (\S+) (\[weir@32473(?: [a-z_]+="(?:[^"\\\]]|\\["\\\]])*")+\]) (.*)$/s;
 
 const sinks: Sink[] = [];
-function open(config: Record<string, unknown>, options: { credential?: Record<string, string>; allowCidrs?: string[] } = {}): Sink {
+function open(
+  config: Record<string, unknown>,
+  options: { credential?: Record<string, string>; allowCidrs?: string[] } = {},
+): Sink {
   const sink = syslogSink.create(sinkContext({ config, type: syslogSink, ...options }));
   sinks.push(sink);
   return sink;
@@ -28,7 +32,10 @@ function tagged(n: number, tag: string): Record<string, unknown>[] {
 }
 
 async function expectError(p: Promise<unknown>, kind: DeliveryError['kind']): Promise<DeliveryError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(DeliveryError);
   expect((err as DeliveryError).kind).toBe(kind);
   return err as DeliveryError;
@@ -57,7 +64,10 @@ describe.skipIf(!rsyslog)('syslog sink (real rsyslogd)', () => {
   it('TCP with octet counting: one RFC 5424 message per event, as rsyslog parses it', async () => {
     const events = tagged(6, 'tcp-octet');
     events[0]!.message = 'tcp-octet quote " backslash \\ bracket ] unicode é ✓';
-    const batch = sinkBatch(events, { ids: events.map((_, i) => `evt-${i}"]`), meta: { organization_id: 7, integration_id: 3, stream: 's' } });
+    const batch = sinkBatch(events, {
+      ids: events.map((_, i) => `evt-${i}"]`),
+      meta: { organization_id: 7, integration_id: 3, stream: 's' },
+    });
     const sink = open({ ...base, port: r.tcpPort, protocol: 'tcp' });
     expect(await sink.send(batch, signal())).toEqual({});
     const got = await r.waitFor(6, byTag('tcp-octet'));
@@ -72,7 +82,12 @@ describe.skipIf(!rsyslog)('syslog sink (real rsyslogd)', () => {
       expect(m.syslogfacility).toBe('16');
       expect(m.syslogseverity).toBe(String(severity));
       expect(m.timereported).toBe(new Date(event.time as number).toISOString());
-      expect([m.hostname, m['app-name'], m.procid, m.msgid]).toEqual(['weir-test', 'weir', String(process.pid), 'ocsf']);
+      expect([m.hostname, m['app-name'], m.procid, m.msgid]).toEqual([
+        'weir-test',
+        'weir',
+        String(process.pid),
+        'ocsf',
+      ]);
       expect(m['structured-data']).toBe(`[weir@32473 event_id="evt-${i}\\"\\]" org="7" class_uid="3002"]`);
       const parts = RFC5424.exec(m.rawmsg);
       expect(parts, m.rawmsg).not.toBeNull();
@@ -123,17 +138,30 @@ describe.skipIf(!rsyslog)('syslog sink (real rsyslogd)', () => {
     const sink = open({ ...base, port: r.tlsPort, protocol: 'tls' });
     await expectError(sink.send(sinkBatch(tagged(1, 'tls-bad')), signal()), 'tls');
     expect(await sink.test(signal())).toMatchObject({ ok: false, error_kind: 'tls' });
-    const wrongName = open({ ...base, host: '127.0.0.1', servername: 'other.example', port: r.tlsPort, protocol: 'tls', tls_ca: r.caPem });
+    const wrongName = open({
+      ...base,
+      host: '127.0.0.1',
+      servername: 'other.example',
+      port: r.tlsPort,
+      protocol: 'tls',
+      tls_ca: r.caPem,
+    });
     await expectError(wrongName.send(sinkBatch(tagged(1, 'tls-bad')), signal()), 'tls');
   });
 
   it('mutual TLS with the client certificate from the credential', async () => {
     const credential = { client_cert: r.clientCertPem, client_key: r.clientKeyPem };
-    const sink = open({ ...base, host: 'localhost', port: r.mtlsPort, protocol: 'tls', tls_ca: r.caPem }, { credential });
+    const sink = open(
+      { ...base, host: 'localhost', port: r.mtlsPort, protocol: 'tls', tls_ca: r.caPem },
+      { credential },
+    );
     await sink.send(sinkBatch(tagged(2, 'mtls-ok')), signal());
     const got = await r.waitFor(2, byTag('mtls-ok'));
     expect(got.every((m) => m.inputname === 'mtls')).toBe(true);
-    const half = open({ ...base, host: 'localhost', port: r.mtlsPort, protocol: 'tls', tls_ca: r.caPem }, { credential: { client_cert: r.clientCertPem } });
+    const half = open(
+      { ...base, host: 'localhost', port: r.mtlsPort, protocol: 'tls', tls_ca: r.caPem },
+      { credential: { client_cert: r.clientCertPem } },
+    );
     const err = await expectError(half.send(sinkBatch(tagged(1, 'mtls-half')), signal()), 'config');
     expect(err.message).not.toContain('PRIVATE KEY');
   });
@@ -149,7 +177,6 @@ describe.skipIf(!rsyslog)('syslog sink (real rsyslogd)', () => {
     expect(got.every((m) => m.inputname === 'udp' && RFC5424.test(m.rawmsg))).toBe(true);
     expect(await sink.test(signal())).toMatchObject({ ok: true });
   });
-
 });
 
 describe('syslog sink failures', () => {
@@ -176,7 +203,11 @@ describe('syslog sink failures', () => {
     const server = net.createServer({ pauseOnConnect: true }, (s) => held.push(s));
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
     try {
-      const sink = open({ host: '127.0.0.1', port: (server.address() as net.AddressInfo).port, max_message_bytes: 4 * 1_048_576 });
+      const sink = open({
+        host: '127.0.0.1',
+        port: (server.address() as net.AddressInfo).port,
+        max_message_bytes: 4 * 1_048_576,
+      });
       const events = ocsfEvents(16).map((e) => ({ ...e, blob: 'b'.repeat(2_000_000) }));
       const started = Date.now();
       await expectError(sink.send(sinkBatch(events), AbortSignal.timeout(300)), 'timeout');

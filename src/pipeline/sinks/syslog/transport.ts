@@ -38,7 +38,11 @@ function failure(err: unknown, signal: AbortSignal, redact: Redactor): DeliveryE
 }
 
 /** Runs `start` until it settles or the signal aborts; `cancel` undoes a start that lost the race. */
-function untilAborted<T>(signal: AbortSignal, start: (done: (err: unknown, value?: T) => void) => void, cancel: () => void): Promise<T> {
+function untilAborted<T>(
+  signal: AbortSignal,
+  start: (done: (err: unknown, value?: T) => void) => void,
+  cancel: () => void,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     if (signal.aborted) return reject(aborted());
     let settled = false;
@@ -79,7 +83,18 @@ export function createStreamTransport(endpoint: Endpoint, netPolicy: NetPolicy, 
           // Certificate names are checked against servername (the configured host name), the
           // connection goes to the address the guard approved.
           const servername = t.servername ?? (net.isIP(endpoint.host) ? undefined : endpoint.host);
-          s = tls.connect({ host: address, port: endpoint.port, servername, ca: t.ca, rejectUnauthorized: t.rejectUnauthorized, cert: t.cert, key: t.key }, ready);
+          s = tls.connect(
+            {
+              host: address,
+              port: endpoint.port,
+              servername,
+              ca: t.ca,
+              rejectUnauthorized: t.rejectUnauthorized,
+              cert: t.cert,
+              key: t.key,
+            },
+            ready,
+          );
         } else {
           s = net.connect({ host: address, port: endpoint.port }, ready);
         }
@@ -127,7 +142,8 @@ export function createStreamTransport(endpoint: Endpoint, netPolicy: NetPolicy, 
         await untilAborted<void>(
           signal,
           (done) => {
-            const onClose = () => done(new DeliveryError('connection', 'syslog connection closed before the batch was written'));
+            const onClose = () =>
+              done(new DeliveryError('connection', 'syslog connection closed before the batch was written'));
             s.once('close', onClose);
             s.write(body, (err) => {
               s.off('close', onClose);
@@ -145,7 +161,10 @@ export function createStreamTransport(endpoint: Endpoint, netPolicy: NetPolicy, 
     async probe(signal) {
       try {
         const s = await open(signal);
-        const what = s instanceof tls.TLSSocket ? `TLS handshake with ${endpoint.host}:${endpoint.port} completed (${s.authorized ? 'certificate verified' : 'certificate not verified'})` : `TCP connection to ${endpoint.host}:${endpoint.port} established`;
+        const what =
+          s instanceof tls.TLSSocket
+            ? `TLS handshake with ${endpoint.host}:${endpoint.port} completed (${s.authorized ? 'certificate verified' : 'certificate not verified'})`
+            : `TCP connection to ${endpoint.host}:${endpoint.port} established`;
         s.destroy();
         return what;
       } catch (err) {

@@ -16,7 +16,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
   await sql`create unique index organizations_name on organizations (lower(name))`.execute(db);
-  await sql`create unique index organizations_case_customer on organizations (case_customer_id) where case_customer_id is not null`.execute(db);
+  await sql`create unique index organizations_case_customer on organizations (case_customer_id) where case_customer_id is not null`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('users')
@@ -80,8 +82,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addCheckConstraint('api_tokens_one_owner', sql`(user_id is null) <> (service_account_id is null)`)
     .execute();
   // Names are unique per owner, revoked ones included (they stay reserved).
-  await sql`create unique index api_tokens_user_name on api_tokens (user_id, name) where user_id is not null`.execute(db);
-  await sql`create unique index api_tokens_sa_name on api_tokens (service_account_id, name) where service_account_id is not null`.execute(db);
+  await sql`create unique index api_tokens_user_name on api_tokens (user_id, name) where user_id is not null`.execute(
+    db,
+  );
+  await sql`create unique index api_tokens_sa_name on api_tokens (service_account_id, name) where service_account_id is not null`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('audit_log')

@@ -31,7 +31,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await sql`create unique index mapping_definitions_key on mapping_definitions (coalesce(organization_id, 0), platform, stream)`.execute(db);
+  await sql`create unique index mapping_definitions_key on mapping_definitions (coalesce(organization_id, 0), platform, stream)`.execute(
+    db,
+  );
   await sql`create index mapping_definitions_updated on mapping_definitions (updated_at)`.execute(db);
 
   await db.schema

@@ -33,7 +33,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await sql`create unique index destinations_name on destinations (coalesce(organization_id, 0), lower(name))`.execute(db);
+  await sql`create unique index destinations_name on destinations (coalesce(organization_id, 0), lower(name))`.execute(
+    db,
+  );
   await sql`create index destinations_updated on destinations (updated_at)`.execute(db);
 
   await db.schema
@@ -112,7 +114,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // Routing claims normalized batches with a lease too.
   await sql`alter table normalized_batches add column leased_until timestamptz`.execute(db);
-  await sql`create index normalized_batches_pending on normalized_batches (created_at) where route_state = 'pending'`.execute(db);
+  await sql`create index normalized_batches_pending on normalized_batches (created_at) where route_state = 'pending'`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('dlq_events')

@@ -63,7 +63,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('collected_keys_pk', ['integration_id', 'stream', 'key'])
     .execute();
   await sql`create index collected_keys_seen on collected_keys (seen_at)`.execute(db);
-  await db.schema.alterTable('stream_counters').addColumn('duplicates', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('stream_counters')
+    .addColumn('duplicates', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
 
   // One row per collection task (scheduled cycle or trigger): its outcome, for history and triggers' task ids.
   await db.schema
@@ -178,7 +181,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('checked_by', 'integer')
     .addColumn('checked_at', 'timestamptz', (c) => c.notNull())
     .execute();
-  await sql`create index integration_checks_integration on integration_checks (integration_id, checked_at desc)`.execute(db);
+  await sql`create index integration_checks_integration on integration_checks (integration_id, checked_at desc)`.execute(
+    db,
+  );
 
   // Global collector settings (one row, id 1): written with global scope only.
   await db.schema
@@ -205,7 +210,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
     .addColumn('stopped_at', 'timestamptz')
     .execute();
-  await sql`create index capture_sessions_active on capture_sessions (integration_id) where status = 'active'`.execute(db);
+  await sql`create index capture_sessions_active on capture_sessions (integration_id) where status = 'active'`.execute(
+    db,
+  );
   await db.schema
     .createTable('capture_events')
     .addColumn('id', 'text', (c) => c.primaryKey())

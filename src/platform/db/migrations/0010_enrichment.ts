@@ -67,7 +67,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await sql`create unique index enrichment_sources_name on enrichment_sources (organization_id, lower(name))`.execute(db);
+  await sql`create unique index enrichment_sources_name on enrichment_sources (organization_id, lower(name))`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('enrichment_policies')
@@ -82,7 +84,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await sql`create unique index enrichment_policies_name on enrichment_policies (organization_id, lower(name))`.execute(db);
+  await sql`create unique index enrichment_policies_name on enrichment_policies (organization_id, lower(name))`.execute(
+    db,
+  );
   await sql`create index enrichment_policies_updated on enrichment_policies (organization_id, updated_at)`.execute(db);
 
   await db.schema

@@ -44,7 +44,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('sso_subject', 'text')
     .addColumn('sso_claims', 'jsonb')
     .execute();
-  await sql`create unique index users_sso_identity on users (sso_issuer, sso_subject) where sso_subject is not null`.execute(db);
+  await sql`create unique index users_sso_identity on users (sso_issuer, sso_subject) where sso_subject is not null`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('identity_sync_runs')
@@ -63,13 +65,20 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('finished_at', 'timestamptz')
     .execute();
   // At most one run queued or running: a second request loses the race on this index.
-  await sql`create unique index identity_sync_runs_one_active on identity_sync_runs ((true)) where status in ('queued', 'running')`.execute(db);
+  await sql`create unique index identity_sync_runs_one_active on identity_sync_runs ((true)) where status in ('queued', 'running')`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('identity_sync_runs').execute();
   await sql`drop index users_sso_identity`.execute(db);
-  await db.schema.alterTable('users').dropColumn('sso_issuer').dropColumn('sso_subject').dropColumn('sso_claims').execute();
+  await db.schema
+    .alterTable('users')
+    .dropColumn('sso_issuer')
+    .dropColumn('sso_subject')
+    .dropColumn('sso_claims')
+    .execute();
   await db.schema.dropTable('sso_login_states').execute();
   await db.schema.dropTable('identity_config').execute();
 }

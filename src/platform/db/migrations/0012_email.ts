@@ -29,7 +29,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('name', 'text')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await sql`create unique index email_recipients_address on email_recipients (organization_id, lower(address))`.execute(db);
+  await sql`create unique index email_recipients_address on email_recipients (organization_id, lower(address))`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('email_deliveries')
@@ -50,5 +52,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
   await sql`create index email_deliveries_recipient on email_deliveries (recipient_id, created_at desc)`.execute(db);
-  await sql`create index email_deliveries_organization on email_deliveries (organization_id, created_at desc)`.execute(db);
+  await sql`create index email_deliveries_organization on email_deliveries (organization_id, created_at desc)`.execute(
+    db,
+  );
 }

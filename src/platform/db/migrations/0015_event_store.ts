@@ -102,10 +102,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await sql`create index search_runs_user on search_runs (user_id, created_at desc)`.execute(db);
   await sql`create index search_runs_org on search_runs (organization_id, created_at desc)`.execute(db);
-  await sql`create index search_runs_schedule on search_runs (schedule_id, created_at desc) where schedule_id is not null`.execute(db);
+  await sql`create index search_runs_schedule on search_runs (schedule_id, created_at desc) where schedule_id is not null`.execute(
+    db,
+  );
   // One run per schedule and slot, however many beats enqueue it.
-  await sql`create unique index search_runs_slot on search_runs (schedule_id, slot) where schedule_id is not null`.execute(db);
-  await sql`create index search_runs_result_expiry on search_runs (result_expires_at) where result is not null`.execute(db);
+  await sql`create unique index search_runs_slot on search_runs (schedule_id, slot) where schedule_id is not null`.execute(
+    db,
+  );
+  await sql`create index search_runs_result_expiry on search_runs (result_expires_at) where result is not null`.execute(
+    db,
+  );
   await sql`create index search_runs_csv_expiry on search_runs (csv_expires_at) where csv is not null`.execute(db);
 
   // Replays: stored events matching a query re-delivered to one destination, as a job.

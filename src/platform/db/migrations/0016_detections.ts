@@ -91,8 +91,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await sql`create unique index detections_uid on detections (organization_id, source, uid)`.execute(db);
   await sql`create index detections_org_time on detections (organization_id, last_seen_at desc)`.execute(db);
-  await sql`create index detections_open on detections (organization_id, status) where status in ('new', 'in_progress')`.execute(db);
-  await sql`create index detections_notify on detections (organization_id) where notified_at is null and severity_id >= 4`.execute(db);
+  await sql`create index detections_open on detections (organization_id, status) where status in ('new', 'in_progress')`.execute(
+    db,
+  );
+  await sql`create index detections_notify on detections (organization_id) where notified_at is null and severity_id >= 4`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('detection_history')

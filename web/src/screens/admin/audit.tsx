@@ -19,7 +19,10 @@ export default function Audit() {
     ...(outcome ? { outcome } : {}),
     ...(from ? { from: new Date(from).toISOString() } : {}),
   };
-  const list = useQuery({ queryKey: ['audit', filters, offset], queryFn: () => call(api.GET('/api/history/audit', { params: { query: { ...filters, limit: LIMIT, offset } } })) });
+  const list = useQuery({
+    queryKey: ['audit', filters, offset],
+    queryFn: () => call(api.GET('/api/history/audit', { params: { query: { ...filters, limit: LIMIT, offset } } })),
+  });
   const csv = `/api/history/audit/csv?${new URLSearchParams(Object.entries(filters).map(([k, v]) => [k, String(v)])).toString()}`;
   return (
     <>
@@ -29,10 +32,23 @@ export default function Audit() {
         </a>
       </PageHeader>
       <div className="row">
-        <Field label="Operation">{(id) => <input id={id} placeholder="e.g. routes.create" value={operation} onChange={(e) => (setOperation(e.target.value), setOffset(0))} />}</Field>
+        <Field label="Operation">
+          {(id) => (
+            <input
+              id={id}
+              placeholder="e.g. routes.create"
+              value={operation}
+              onChange={(e) => (setOperation(e.target.value), setOffset(0))}
+            />
+          )}
+        </Field>
         <Field label="Outcome">
           {(id) => (
-            <select id={id} value={outcome} onChange={(e) => (setOutcome(e.target.value as typeof outcome), setOffset(0))}>
+            <select
+              id={id}
+              value={outcome}
+              onChange={(e) => (setOutcome(e.target.value as typeof outcome), setOffset(0))}
+            >
               <option value="">Any</option>
               {['success', 'failed', 'denied', 'error'].map((o) => (
                 <option key={o}>{o}</option>
@@ -40,7 +56,16 @@ export default function Audit() {
             </select>
           )}
         </Field>
-        <Field label="Since">{(id) => <input id={id} type="datetime-local" value={from} onChange={(e) => (setFrom(e.target.value), setOffset(0))} />}</Field>
+        <Field label="Since">
+          {(id) => (
+            <input
+              id={id}
+              type="datetime-local"
+              value={from}
+              onChange={(e) => (setFrom(e.target.value), setOffset(0))}
+            />
+          )}
+        </Field>
       </div>
       <ErrorNote error={list.error} />
       <DataTable
@@ -56,7 +81,9 @@ export default function Audit() {
           { header: 'Organization', cell: (e) => e.organization_id ?? 'platform' },
         ]}
       />
-      {list.data ? <Pager label="Audit" total={list.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} /> : null}
+      {list.data ? (
+        <Pager label="Audit" total={list.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
+      ) : null}
     </>
   );
 }

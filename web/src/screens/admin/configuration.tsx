@@ -11,7 +11,9 @@ type Result = Ok<'config_bundle.import'>;
 
 export default function Configuration() {
   const session = useSession();
-  const [organizationId, setOrganizationId] = useState<number | null>(session.organizationId ?? session.profile.organization_id);
+  const [organizationId, setOrganizationId] = useState<number | null>(
+    session.organizationId ?? session.profile.organization_id,
+  );
   const [text, setText] = useState('');
   const [preview, setPreview] = useState<Result>();
   const query = organizationId ? { organization_id: organizationId } : {};
@@ -27,7 +29,13 @@ export default function Configuration() {
     },
   });
   const run = useMutation({
-    mutationFn: (dryRun: boolean) => call(api.POST('/api/collectors/config/import', { params: { query }, body: { document: JSON.parse(text) as Record<string, unknown>, dry_run: dryRun } })),
+    mutationFn: (dryRun: boolean) =>
+      call(
+        api.POST('/api/collectors/config/import', {
+          params: { query },
+          body: { document: JSON.parse(text) as Record<string, unknown>, dry_run: dryRun },
+        }),
+      ),
     onSuccess: (r) => setPreview(r),
   });
   return (
@@ -36,7 +44,10 @@ export default function Configuration() {
       <OrgSelect value={organizationId} onChange={setOrganizationId} />
       <section className="panel" aria-labelledby="export">
         <h2 id="export">Export</h2>
-        <p>Integrations, mappings, routes, destinations, enrichment and collector settings as one JSON document; secrets as markers, never values.</p>
+        <p>
+          Integrations, mappings, routes, destinations, enrichment and collector settings as one JSON document; secrets
+          as markers, never values.
+        </p>
         <button type="button" onClick={() => exportBundle.mutate()} disabled={exportBundle.isPending}>
           Download the bundle
         </button>
@@ -45,14 +56,35 @@ export default function Configuration() {
       <section className="panel" aria-labelledby="import">
         <h2 id="import">Import</h2>
         <Field label="Bundle file">
-          {(id) => <input id={id} type="file" accept="application/json,.json" onChange={(e) => void e.target.files?.[0]?.text().then((t) => (setText(t), setPreview(undefined)))} />}
+          {(id) => (
+            <input
+              id={id}
+              type="file"
+              accept="application/json,.json"
+              onChange={(e) => void e.target.files?.[0]?.text().then((t) => (setText(t), setPreview(undefined)))}
+            />
+          )}
         </Field>
-        <Field label="Or paste the bundle">{(id) => <textarea id={id} rows={8} value={text} onChange={(e) => (setText(e.target.value), setPreview(undefined))} />}</Field>
+        <Field label="Or paste the bundle">
+          {(id) => (
+            <textarea
+              id={id}
+              rows={8}
+              value={text}
+              onChange={(e) => (setText(e.target.value), setPreview(undefined))}
+            />
+          )}
+        </Field>
         <div className="row">
           <button type="button" onClick={() => run.mutate(true)} disabled={!text || run.isPending}>
             Show the diff (dry run)
           </button>
-          <button type="button" className="primary" disabled={!preview?.dry_run || preview.summary.conflict > 0 || run.isPending} onClick={() => run.mutate(false)}>
+          <button
+            type="button"
+            className="primary"
+            disabled={!preview?.dry_run || preview.summary.conflict > 0 || run.isPending}
+            onClick={() => run.mutate(false)}
+          >
             Apply
           </button>
         </div>
@@ -62,7 +94,8 @@ export default function Configuration() {
           <>
             {preview.applied ? <Notice>Applied in one transaction.</Notice> : null}
             <p>
-              Create {preview.summary.create} · update {preview.summary.update} · unchanged {preview.summary.unchanged} · conflict {preview.summary.conflict}
+              Create {preview.summary.create} · update {preview.summary.update} · unchanged {preview.summary.unchanged}{' '}
+              · conflict {preview.summary.conflict}
             </p>
             <DataTable
               caption="Import diff"

@@ -10,7 +10,11 @@ type Body = In<'identity.update_config'>;
 export default function Identity() {
   const client = useQueryClient();
   const config = useQuery({ queryKey: ['identity'], queryFn: () => call(api.GET('/api/identity/config')) });
-  const syncStatus = useQuery({ queryKey: ['identity-sync'], queryFn: () => call(api.GET('/api/identity/config/sync-status')), refetchInterval: (q) => (q.state.data?.running ? 2_000 : false) });
+  const syncStatus = useQuery({
+    queryKey: ['identity-sync'],
+    queryFn: () => call(api.GET('/api/identity/config/sync-status')),
+    refetchInterval: (q) => (q.state.data?.running ? 2_000 : false),
+  });
   const [form, setForm] = useState<Body>();
   const [secret, setSecret] = useState('');
   useEffect(() => {
@@ -28,11 +32,17 @@ export default function Identity() {
     }
   }, [config.data, form]);
   const save = useMutation({
-    mutationFn: () => call(api.PUT('/api/identity/config', { body: { ...(form as Body), ...(secret ? { client_secret: secret } : {}) } })),
+    mutationFn: () =>
+      call(
+        api.PUT('/api/identity/config', { body: { ...(form as Body), ...(secret ? { client_secret: secret } : {}) } }),
+      ),
     onSuccess: () => (setSecret(''), client.invalidateQueries({ queryKey: ['identity'] })),
   });
   const test = useMutation({ mutationFn: () => call(api.POST('/api/identity/config/test')) });
-  const sync = useMutation({ mutationFn: () => call(api.POST('/api/identity/config/sync')), onSuccess: () => client.invalidateQueries({ queryKey: ['identity-sync'] }) });
+  const sync = useMutation({
+    mutationFn: () => call(api.POST('/api/identity/config/sync')),
+    onSuccess: () => client.invalidateQueries({ queryKey: ['identity-sync'] }),
+  });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     save.mutate();
@@ -44,7 +54,11 @@ export default function Identity() {
         <button type="button" onClick={() => test.mutate()} disabled={!config.data?.configured}>
           Test
         </button>
-        <button type="button" onClick={() => sync.mutate()} disabled={!config.data?.configured || syncStatus.data?.running}>
+        <button
+          type="button"
+          onClick={() => sync.mutate()}
+          disabled={!config.data?.configured || syncStatus.data?.running}
+        >
           Sync users
         </button>
       </PageHeader>
@@ -68,14 +82,55 @@ export default function Identity() {
       {form ? (
         <form className="panel" onSubmit={submit} aria-label="Identity provider">
           <label>
-            <input type="checkbox" checked={form.enabled} onChange={(e) => set({ enabled: e.target.checked })} /> Single sign-on enabled
+            <input type="checkbox" checked={form.enabled} onChange={(e) => set({ enabled: e.target.checked })} /> Single
+            sign-on enabled
           </label>
-          <Field label="Issuer URL">{(id) => <input id={id} type="url" required value={form.issuer} onChange={(e) => set({ issuer: e.target.value })} />}</Field>
-          <Field label="Client id">{(id) => <input id={id} required value={form.client_id} onChange={(e) => set({ client_id: e.target.value })} />}</Field>
-          <Field label="Client secret" hint={config.data?.client_secret_set ? 'Write-only: a secret is stored; leave empty to keep it.' : 'Write-only: never shown again.'}>
-            {(id, hint) => <input id={id} aria-describedby={hint} type="password" autoComplete="new-password" value={secret} onChange={(e) => setSecret(e.target.value)} />}
+          <Field label="Issuer URL">
+            {(id) => (
+              <input
+                id={id}
+                type="url"
+                required
+                value={form.issuer}
+                onChange={(e) => set({ issuer: e.target.value })}
+              />
+            )}
           </Field>
-          <Field label="Redirect URI">{(id) => <input id={id} type="url" required value={form.redirect_uri} onChange={(e) => set({ redirect_uri: e.target.value })} />}</Field>
+          <Field label="Client id">
+            {(id) => (
+              <input id={id} required value={form.client_id} onChange={(e) => set({ client_id: e.target.value })} />
+            )}
+          </Field>
+          <Field
+            label="Client secret"
+            hint={
+              config.data?.client_secret_set
+                ? 'Write-only: a secret is stored; leave empty to keep it.'
+                : 'Write-only: never shown again.'
+            }
+          >
+            {(id, hint) => (
+              <input
+                id={id}
+                aria-describedby={hint}
+                type="password"
+                autoComplete="new-password"
+                value={secret}
+                onChange={(e) => setSecret(e.target.value)}
+              />
+            )}
+          </Field>
+          <Field label="Redirect URI">
+            {(id) => (
+              <input
+                id={id}
+                type="url"
+                required
+                value={form.redirect_uri}
+                onChange={(e) => set({ redirect_uri: e.target.value })}
+              />
+            )}
+          </Field>
           <Field label="Role and organization rules (JSON)" hint="docs/sso.md">
             {(id, hint) => (
               <textarea

@@ -14,7 +14,10 @@ export default function License() {
     mutationFn: () => call(api.POST('/api/licenses/activate', { body: { license_token: token } })),
     onSuccess: () => (setToken(''), client.invalidateQueries({ queryKey: ['license'] })),
   });
-  const remove = useMutation({ mutationFn: () => call(api.DELETE('/api/licenses')), onSuccess: () => client.invalidateQueries({ queryKey: ['license'] }) });
+  const remove = useMutation({
+    mutationFn: () => call(api.DELETE('/api/licenses')),
+    onSuccess: () => client.invalidateQueries({ queryKey: ['license'] }),
+  });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     activate.mutate();
@@ -36,13 +39,21 @@ export default function License() {
       ) : null}
       {manage ? (
         <form className="panel" onSubmit={submit} aria-label="Activate a license">
-          <Field label="License token">{(id) => <textarea id={id} rows={4} required value={token} onChange={(e) => setToken(e.target.value)} />}</Field>
+          <Field label="License token">
+            {(id) => <textarea id={id} rows={4} required value={token} onChange={(e) => setToken(e.target.value)} />}
+          </Field>
           <div className="row">
             <button type="submit" className="primary" disabled={activate.isPending}>
               Activate
             </button>
             {s?.edition === 'enterprise' ? (
-              <button type="button" className="danger" onClick={() => window.confirm('Remove the license? The instance returns to Community at once.') && remove.mutate()}>
+              <button
+                type="button"
+                className="danger"
+                onClick={() =>
+                  window.confirm('Remove the license? The instance returns to Community at once.') && remove.mutate()
+                }
+              >
                 Remove license
               </button>
             ) : null}

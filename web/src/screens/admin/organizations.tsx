@@ -15,7 +15,8 @@ export default function Organizations() {
   const [name, setName] = useState('');
   const list = useQuery({
     queryKey: ['organizations', offset],
-    queryFn: () => callWithHeaders(api.GET('/api/organizations/', { params: { query: { page: offset / SIZE + 1, size: SIZE } } })),
+    queryFn: () =>
+      callWithHeaders(api.GET('/api/organizations/', { params: { query: { page: offset / SIZE + 1, size: SIZE } } })),
   });
   const create = useMutation({
     mutationFn: () => call(api.POST('/api/organizations/', { body: { name } })),
@@ -25,7 +26,13 @@ export default function Organizations() {
     },
   });
   const toggle = useMutation({
-    mutationFn: (o: { id: number; is_active: boolean }) => call(api.PUT('/api/organizations/{org_id}', { params: { path: { org_id: o.id } }, body: { is_active: !o.is_active } })),
+    mutationFn: (o: { id: number; is_active: boolean }) =>
+      call(
+        api.PUT('/api/organizations/{org_id}', {
+          params: { path: { org_id: o.id } },
+          body: { is_active: !o.is_active },
+        }),
+      ),
     onSuccess: () => client.invalidateQueries({ queryKey: ['organizations'] }),
   });
   const submit = (e: FormEvent) => {
@@ -39,7 +46,9 @@ export default function Organizations() {
       <PageHeader title="Organizations" />
       {manage && profile.global ? (
         <form className="row panel" onSubmit={submit} aria-label="Create an organization">
-          <Field label="New organization">{(id) => <input id={id} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+          <Field label="New organization">
+            {(id) => <input id={id} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />}
+          </Field>
           <button type="submit" className="primary" disabled={create.isPending}>
             Create organization
           </button>

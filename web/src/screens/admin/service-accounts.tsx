@@ -14,16 +14,30 @@ export default function ServiceAccounts() {
   const [role, setRole] = useState<(typeof ROLES)[number]>('viewer');
   const [organizationId, setOrganizationId] = useState<number | null>(null);
   const [open, setOpen] = useState<{ id: number; name: string }>();
-  const accounts = useQuery({ queryKey: ['service-accounts'], queryFn: () => call(api.GET('/api/v1/service-accounts')) });
+  const accounts = useQuery({
+    queryKey: ['service-accounts'],
+    queryFn: () => call(api.GET('/api/v1/service-accounts')),
+  });
   const create = useMutation({
-    mutationFn: () => call(api.POST('/api/v1/service-accounts', { body: { name, role, ...(organizationId !== null ? { organization_id: organizationId } : {}) } })),
+    mutationFn: () =>
+      call(
+        api.POST('/api/v1/service-accounts', {
+          body: { name, role, ...(organizationId !== null ? { organization_id: organizationId } : {}) },
+        }),
+      ),
     onSuccess: () => {
       setName('');
       void client.invalidateQueries({ queryKey: ['service-accounts'] });
     },
   });
   const toggle = useMutation({
-    mutationFn: (a: { id: number; is_active: boolean }) => call(api.PATCH('/api/v1/service-accounts/{service_account_id}', { params: { path: { service_account_id: a.id } }, body: { is_active: !a.is_active } })),
+    mutationFn: (a: { id: number; is_active: boolean }) =>
+      call(
+        api.PATCH('/api/v1/service-accounts/{service_account_id}', {
+          params: { path: { service_account_id: a.id } },
+          body: { is_active: !a.is_active },
+        }),
+      ),
     onSuccess: () => client.invalidateQueries({ queryKey: ['service-accounts'] }),
   });
   const submit = (e: FormEvent) => {
@@ -34,7 +48,9 @@ export default function ServiceAccounts() {
     <>
       <PageHeader title="Service accounts" />
       <form className="row panel" onSubmit={submit} aria-label="New service account">
-        <Field label="Name">{(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+        <Field label="Name">
+          {(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}
+        </Field>
         <Field label="Role">
           {(id) => (
             <select id={id} value={role} onChange={(e) => setRole(e.target.value as (typeof ROLES)[number])}>
@@ -87,9 +103,15 @@ function AccountTokens({ accountId }: { accountId: number }) {
   const [name, setName] = useState('');
   const [created, setCreated] = useState<string>();
   const path = { params: { path: { service_account_id: accountId } } };
-  const tokens = useQuery({ queryKey: ['sa-tokens', accountId], queryFn: () => call(api.GET('/api/v1/service-accounts/{service_account_id}/tokens', path)) });
+  const tokens = useQuery({
+    queryKey: ['sa-tokens', accountId],
+    queryFn: () => call(api.GET('/api/v1/service-accounts/{service_account_id}/tokens', path)),
+  });
   const create = useMutation({
-    mutationFn: () => call(api.POST('/api/v1/service-accounts/{service_account_id}/tokens', { ...path, body: { name, is_eternal: true } })),
+    mutationFn: () =>
+      call(
+        api.POST('/api/v1/service-accounts/{service_account_id}/tokens', { ...path, body: { name, is_eternal: true } }),
+      ),
     onSuccess: (t) => {
       setCreated(t.token);
       void client.invalidateQueries({ queryKey: ['sa-tokens', accountId] });
@@ -97,7 +119,12 @@ function AccountTokens({ accountId }: { accountId: number }) {
     },
   });
   const revoke = useMutation({
-    mutationFn: (tokenId: number) => call(api.DELETE('/api/v1/service-accounts/{service_account_id}/tokens/{token_id}', { params: { path: { service_account_id: accountId, token_id: tokenId } } })),
+    mutationFn: (tokenId: number) =>
+      call(
+        api.DELETE('/api/v1/service-accounts/{service_account_id}/tokens/{token_id}', {
+          params: { path: { service_account_id: accountId, token_id: tokenId } },
+        }),
+      ),
     onSuccess: () => client.invalidateQueries({ queryKey: ['sa-tokens', accountId] }),
   });
   const submit = (e: FormEvent) => {
@@ -107,7 +134,9 @@ function AccountTokens({ accountId }: { accountId: number }) {
   return (
     <>
       <form className="row" onSubmit={submit} aria-label="New service account token">
-        <Field label="Token name">{(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+        <Field label="Token name">
+          {(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}
+        </Field>
         <button type="submit" className="primary">
           Create token
         </button>
@@ -122,7 +151,14 @@ function AccountTokens({ accountId }: { accountId: number }) {
           { header: 'Name', cell: (t) => t.name },
           { header: 'Prefix', cell: (t) => <code>{t.token_prefix}</code> },
           { header: 'Last used', cell: (t) => <Time value={t.last_used_at} /> },
-          { header: 'Actions', cell: (t) => <button type="button" className="danger" onClick={() => revoke.mutate(t.id)}>Revoke {t.name}</button> },
+          {
+            header: 'Actions',
+            cell: (t) => (
+              <button type="button" className="danger" onClick={() => revoke.mutate(t.id)}>
+                Revoke {t.name}
+              </button>
+            ),
+          },
         ]}
       />
     </>

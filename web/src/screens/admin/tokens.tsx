@@ -12,7 +12,12 @@ export default function Tokens() {
   const [created, setCreated] = useState<string>();
   const tokens = useQuery({ queryKey: ['tokens'], queryFn: () => call(api.GET('/api/v1/tokens')) });
   const create = useMutation({
-    mutationFn: () => call(api.POST('/api/v1/tokens', { body: { name, ...(expires ? { expires_at: new Date(expires).toISOString() } : { is_eternal: true }) } })),
+    mutationFn: () =>
+      call(
+        api.POST('/api/v1/tokens', {
+          body: { name, ...(expires ? { expires_at: new Date(expires).toISOString() } : { is_eternal: true }) },
+        }),
+      ),
     onSuccess: (t) => {
       setCreated(t.token);
       setName('');
@@ -31,8 +36,12 @@ export default function Tokens() {
     <>
       <PageHeader title="API tokens" />
       <form className="row panel" onSubmit={submit} aria-label="New API token">
-        <Field label="Token name">{(id) => <input id={id} required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />}</Field>
-        <Field label="Expires (empty: never)">{(id) => <input id={id} type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />}</Field>
+        <Field label="Token name">
+          {(id) => <input id={id} required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />}
+        </Field>
+        <Field label="Expires (empty: never)">
+          {(id) => <input id={id} type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />}
+        </Field>
         <button type="submit" className="primary" disabled={create.isPending}>
           Create token
         </button>
@@ -48,7 +57,18 @@ export default function Tokens() {
           { header: 'Prefix', cell: (t) => <code>{t.token_prefix}</code> },
           { header: 'Expires', cell: (t) => (t.is_eternal ? 'never' : <Time value={t.expires_at} />) },
           { header: 'Last used', cell: (t) => <Time value={t.last_used_at} /> },
-          { header: 'Actions', cell: (t) => <button type="button" className="danger" onClick={() => window.confirm(`Revoke ${t.name}? It stops working at once.`) && revoke.mutate(t.id)}>Revoke {t.name}</button> },
+          {
+            header: 'Actions',
+            cell: (t) => (
+              <button
+                type="button"
+                className="danger"
+                onClick={() => window.confirm(`Revoke ${t.name}? It stops working at once.`) && revoke.mutate(t.id)}
+              >
+                Revoke {t.name}
+              </button>
+            ),
+          },
         ]}
       />
     </>

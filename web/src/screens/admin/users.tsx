@@ -12,9 +12,13 @@ export default function Users() {
   const org = useOrgFilter();
   const client = useQueryClient();
   const [creating, setCreating] = useState(false);
-  const users = useQuery({ queryKey: ['users', org], queryFn: () => call(api.GET('/api/auth/users', { params: { query: org } })) });
+  const users = useQuery({
+    queryKey: ['users', org],
+    queryFn: () => call(api.GET('/api/auth/users', { params: { query: org } })),
+  });
   const update = useMutation({
-    mutationFn: ({ id, body }: { id: number; body: { role?: (typeof ROLES)[number]; is_active?: boolean } }) => call(api.PUT('/api/auth/users/{user_id}', { params: { path: { user_id: id } }, body })),
+    mutationFn: ({ id, body }: { id: number; body: { role?: (typeof ROLES)[number]; is_active?: boolean } }) =>
+      call(api.PUT('/api/auth/users/{user_id}', { params: { path: { user_id: id } }, body })),
     onSuccess: () => client.invalidateQueries({ queryKey: ['users'] }),
   });
   const remove = useMutation({
@@ -39,7 +43,11 @@ export default function Users() {
           {
             header: 'Role',
             cell: (u) => (
-              <select aria-label={`Role of ${u.username}`} value={u.role} onChange={(e) => update.mutate({ id: u.id, body: { role: e.target.value as (typeof ROLES)[number] } })}>
+              <select
+                aria-label={`Role of ${u.username}`}
+                value={u.role}
+                onChange={(e) => update.mutate({ id: u.id, body: { role: e.target.value as (typeof ROLES)[number] } })}
+              >
                 {ROLES.map((r) => (
                   <option key={r}>{r}</option>
                 ))}
@@ -56,7 +64,11 @@ export default function Users() {
                 <button type="button" onClick={() => update.mutate({ id: u.id, body: { is_active: !u.is_active } })}>
                   {u.is_active ? 'Deactivate' : 'Activate'}
                 </button>
-                <button type="button" className="danger" onClick={() => window.confirm(`Delete ${u.username}?`) && remove.mutate(u.id)}>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={() => window.confirm(`Delete ${u.username}?`) && remove.mutate(u.id)}
+                >
                   Delete
                 </button>
               </span>
@@ -79,7 +91,18 @@ function CreateUser({ onDone }: { onDone: () => void }) {
   const [role, setRole] = useState<(typeof ROLES)[number]>('viewer');
   const [organizationId, setOrganizationId] = useState<number | null>(null);
   const create = useMutation({
-    mutationFn: () => call(api.POST('/api/auth/users', { body: { username, email, password, role, ...(organizationId !== null ? { organization_id: organizationId } : {}) } })),
+    mutationFn: () =>
+      call(
+        api.POST('/api/auth/users', {
+          body: {
+            username,
+            email,
+            password,
+            role,
+            ...(organizationId !== null ? { organization_id: organizationId } : {}),
+          },
+        }),
+      ),
     onSuccess: async () => {
       await client.invalidateQueries({ queryKey: ['users'] });
       onDone();
@@ -91,9 +114,25 @@ function CreateUser({ onDone }: { onDone: () => void }) {
   };
   return (
     <form onSubmit={submit} aria-label="New user">
-      <Field label="Username">{(id) => <input id={id} required value={username} onChange={(e) => setUsername(e.target.value)} />}</Field>
-      <Field label="E-mail">{(id) => <input id={id} type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
-      <Field label="Password" hint="At least 8 characters.">{(id, hint) => <input id={id} aria-describedby={hint} type="password" autoComplete="new-password" required value={password} onChange={(e) => setPassword(e.target.value)} />}</Field>
+      <Field label="Username">
+        {(id) => <input id={id} required value={username} onChange={(e) => setUsername(e.target.value)} />}
+      </Field>
+      <Field label="E-mail">
+        {(id) => <input id={id} type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}
+      </Field>
+      <Field label="Password" hint="At least 8 characters.">
+        {(id, hint) => (
+          <input
+            id={id}
+            aria-describedby={hint}
+            type="password"
+            autoComplete="new-password"
+            required
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        )}
+      </Field>
       <Field label="Role">
         {(id) => (
           <select id={id} value={role} onChange={(e) => setRole(e.target.value as (typeof ROLES)[number])}>

@@ -33,14 +33,23 @@ export default function Dashboard() {
   const chart = useMemo(
     () =>
       hourly
-        ? { times: hourly.map((p) => p.hour), series: TERMS.map((t, i) => ({ label: LABEL[t], color: COLORS[i] ?? '#888', values: hourly.map((p) => p[t]) })) }
+        ? {
+            times: hourly.map((p) => p.hour),
+            series: TERMS.map((t, i) => ({
+              label: LABEL[t],
+              color: COLORS[i] ?? '#888',
+              values: hourly.map((p) => p[t]),
+            })),
+          }
         : undefined,
     [hourly],
   );
 
   return (
     <>
-      <PageHeader title="Dashboard">{s ? <span className="hint">Updated {formatDate(s.generated_at)}</span> : null}</PageHeader>
+      <PageHeader title="Dashboard">
+        {s ? <span className="hint">Updated {formatDate(s.generated_at)}</span> : null}
+      </PageHeader>
       <ErrorNote error={summary.error} />
       {s ? (
         <>
@@ -48,7 +57,12 @@ export default function Dashboard() {
             <h2 id="traffic">Last hour</h2>
             <dl className="stats" data-testid="last-hour">
               {TERMS.map((t) => (
-                <Stat key={t} label={LABEL[t]} value={formatNumber(s.traffic.last_hour[t])} tone={t === 'dead_lettered' && s.traffic.last_hour[t] > 0 ? 'bad' : undefined} />
+                <Stat
+                  key={t}
+                  label={LABEL[t]}
+                  value={formatNumber(s.traffic.last_hour[t])}
+                  tone={t === 'dead_lettered' && s.traffic.last_hour[t] > 0 ? 'bad' : undefined}
+                />
               ))}
               <Stat label="Pending now" value={formatNumber(s.traffic.pending.total)} />
             </dl>
@@ -96,8 +110,16 @@ export default function Dashboard() {
               <h2 id="dest-health">Destinations by health</h2>
               <dl className="stats">
                 <Stat label="Healthy" value={s.destinations.by_health.healthy} />
-                <Stat label="Degraded" value={s.destinations.by_health.degraded} tone={s.destinations.by_health.degraded ? 'warn' : undefined} />
-                <Stat label="Unhealthy" value={s.destinations.by_health.unhealthy} tone={s.destinations.by_health.unhealthy ? 'bad' : undefined} />
+                <Stat
+                  label="Degraded"
+                  value={s.destinations.by_health.degraded}
+                  tone={s.destinations.by_health.degraded ? 'warn' : undefined}
+                />
+                <Stat
+                  label="Unhealthy"
+                  value={s.destinations.by_health.unhealthy}
+                  tone={s.destinations.by_health.unhealthy ? 'bad' : undefined}
+                />
                 <Stat label="Idle" value={s.destinations.by_health.idle} />
               </dl>
               {can('destination.read') ? <Link href="/destinations">All destinations</Link> : null}
@@ -106,7 +128,12 @@ export default function Dashboard() {
               <h2 id="int-state">Integrations by collection state</h2>
               <dl className="stats">
                 {Object.entries(s.integrations.by_collection_state).map(([state, count]) => (
-                  <Stat key={state} label={state.replace(/_/g, ' ')} value={count} tone={state === 'failing' && count ? 'bad' : undefined} />
+                  <Stat
+                    key={state}
+                    label={state.replace(/_/g, ' ')}
+                    value={count}
+                    tone={state === 'failing' && count ? 'bad' : undefined}
+                  />
                 ))}
               </dl>
               {can('integration.read') ? <Link href="/integrations">All integrations</Link> : null}
@@ -115,14 +142,24 @@ export default function Dashboard() {
               <h2 id="open-work">Open work</h2>
               <dl className="stats">
                 <Stat label="New drift fields" value={s.drift.open} tone={s.drift.open ? 'warn' : undefined} />
-                <Stat label="Quarantined events" value={s.quarantine.open} tone={s.quarantine.open ? 'bad' : undefined} />
+                <Stat
+                  label="Quarantined events"
+                  value={s.quarantine.open}
+                  tone={s.quarantine.open ? 'bad' : undefined}
+                />
                 <Stat label="Open detections" value={s.detections.available ? s.detections.open : 'n/a'} />
               </dl>
               <p>
-                {can('drift.read') ? <Link href="/drift">Drift</Link> : null} {can('quarantine.read') ? <Link href="/quarantine">Quarantine</Link> : null}
+                {can('drift.read') ? <Link href="/drift">Drift</Link> : null}{' '}
+                {can('quarantine.read') ? <Link href="/quarantine">Quarantine</Link> : null}
               </p>
               <p className="hint">
-                License: {s.license.edition} ({s.license.status.replace(/_/g, ' ')}){s.license.expires_at ? <>, expires <Time value={s.license.expires_at} /></> : null}
+                License: {s.license.edition} ({s.license.status.replace(/_/g, ' ')})
+                {s.license.expires_at ? (
+                  <>
+                    , expires <Time value={s.license.expires_at} />
+                  </>
+                ) : null}
               </p>
             </section>
           </div>

@@ -19,15 +19,40 @@ export default function DestinationDetail() {
   const admin = can('user.manage');
   const client = useQueryClient();
   const path = { params: { path: { destination_id: id } } };
-  const destination = useQuery({ queryKey: ['destination', id], queryFn: () => call(api.GET('/api/collectors/destinations/{destination_id}', path)) });
-  const health = useQuery({ queryKey: ['destination-health', id], queryFn: () => call(api.GET('/api/collectors/destinations/{destination_id}/health', path)), refetchInterval: 5_000 });
-  const metrics = useQuery({ queryKey: ['destination-metrics', id], queryFn: () => call(api.GET('/api/collectors/destinations/{destination_id}/metrics', { params: { path: { destination_id: id }, query: { hours: 24 } } })) });
+  const destination = useQuery({
+    queryKey: ['destination', id],
+    queryFn: () => call(api.GET('/api/collectors/destinations/{destination_id}', path)),
+  });
+  const health = useQuery({
+    queryKey: ['destination-health', id],
+    queryFn: () => call(api.GET('/api/collectors/destinations/{destination_id}/health', path)),
+    refetchInterval: 5_000,
+  });
+  const metrics = useQuery({
+    queryKey: ['destination-metrics', id],
+    queryFn: () =>
+      call(
+        api.GET('/api/collectors/destinations/{destination_id}/metrics', {
+          params: { path: { destination_id: id }, query: { hours: 24 } },
+        }),
+      ),
+  });
   const [dlqOffset, setDlqOffset] = useState(0);
   const dlq = useQuery({
     queryKey: ['dlq', id, dlqOffset],
-    queryFn: () => call(api.GET('/api/collectors/destinations/{destination_id}/dlq', { params: { path: { destination_id: id }, query: { limit: DLQ_LIMIT, offset: dlqOffset } } })),
+    queryFn: () =>
+      call(
+        api.GET('/api/collectors/destinations/{destination_id}/dlq', {
+          params: { path: { destination_id: id }, query: { limit: DLQ_LIMIT, offset: dlqOffset } },
+        }),
+      ),
   });
-  const types = useQuery({ queryKey: ['destination-types'], queryFn: () => call(api.GET('/api/collectors/destinations/destination-types')), staleTime: 300_000, enabled: admin });
+  const types = useQuery({
+    queryKey: ['destination-types'],
+    queryFn: () => call(api.GET('/api/collectors/destinations/destination-types')),
+    staleTime: 300_000,
+    enabled: admin,
+  });
   const [rotating, setRotating] = useState(false);
 
   const refresh = () => {
@@ -35,9 +60,18 @@ export default function DestinationDetail() {
     void client.invalidateQueries({ queryKey: ['destination-health', id] });
     void client.invalidateQueries({ queryKey: ['dlq', id] });
   };
-  const test = useMutation({ mutationFn: () => call(api.POST('/api/collectors/destinations/{destination_id}/test', path)) });
-  const revoke = useMutation({ mutationFn: () => call(api.POST('/api/collectors/destinations/{destination_id}/credential/revoke', path)), onSuccess: refresh });
-  const reprocess = useMutation({ mutationFn: () => call(api.POST('/api/collectors/destinations/{destination_id}/dlq/reprocess', { ...path, body: { all: true } })), onSuccess: refresh });
+  const test = useMutation({
+    mutationFn: () => call(api.POST('/api/collectors/destinations/{destination_id}/test', path)),
+  });
+  const revoke = useMutation({
+    mutationFn: () => call(api.POST('/api/collectors/destinations/{destination_id}/credential/revoke', path)),
+    onSuccess: refresh,
+  });
+  const reprocess = useMutation({
+    mutationFn: () =>
+      call(api.POST('/api/collectors/destinations/{destination_id}/dlq/reprocess', { ...path, body: { all: true } })),
+    onSuccess: refresh,
+  });
 
   const d = destination.data;
   const h = health.data;
@@ -56,7 +90,8 @@ export default function DestinationDetail() {
         : undefined,
     [series],
   );
-  const credentialSchema = types.data?.find((t) => t.type === d?.type)?.credential_schema as JsonSchema | null | undefined;
+  const credentialSchema = types.data?.find((t) => t.type === d?.type)?.credential_schema as
+    JsonSchema | null | undefined;
 
   return (
     <>
@@ -72,7 +107,13 @@ export default function DestinationDetail() {
               </button>
             ) : null}
             {d?.has_credential ? (
-              <button type="button" className="danger" onClick={() => window.confirm('Revoke the credential? Delivery stops until a new one is set.') && revoke.mutate()}>
+              <button
+                type="button"
+                className="danger"
+                onClick={() =>
+                  window.confirm('Revoke the credential? Delivery stops until a new one is set.') && revoke.mutate()
+                }
+              >
                 Revoke credential
               </button>
             ) : null}
@@ -80,7 +121,15 @@ export default function DestinationDetail() {
         ) : null}
       </PageHeader>
       <ErrorNote error={destination.error ?? health.error ?? test.error ?? revoke.error} />
-      {test.data ? test.data.ok ? <Notice>Test succeeded ({test.data.latency_ms} ms).</Notice> : <p className="error" role="alert">Test failed: {test.data.detail}</p> : null}
+      {test.data ? (
+        test.data.ok ? (
+          <Notice>Test succeeded ({test.data.latency_ms} ms).</Notice>
+        ) : (
+          <p className="error" role="alert">
+            Test failed: {test.data.detail}
+          </p>
+        )
+      ) : null}
       {h ? (
         <section className="panel" aria-labelledby="health">
           <h2 id="health">Health</h2>
@@ -93,7 +142,8 @@ export default function DestinationDetail() {
             <Stat label="Failures in a row" value={h.consecutive_failures} />
           </dl>
           <p>
-            {d?.type} · {d?.enabled ? 'enabled' : `disabled${d?.disabled_reason ? `: ${d.disabled_reason}` : ''}`} · credential {d?.has_credential ? 'set' : 'none'} · last success <Time value={h.last_success_at} />
+            {d?.type} · {d?.enabled ? 'enabled' : `disabled${d?.disabled_reason ? `: ${d.disabled_reason}` : ''}`} ·
+            credential {d?.has_credential ? 'set' : 'none'} · last success <Time value={h.last_success_at} />
             {h.last_error ? <> · last error: {h.last_error}</> : null}
           </p>
         </section>
@@ -104,7 +154,8 @@ export default function DestinationDetail() {
           <TimeChart title="Deliveries per hour" times={chart.times} series={chart.series} />
           {metrics.data?.totals ? (
             <p>
-              Delivered {formatNumber(metrics.data.totals.delivered)} · dead-lettered {formatNumber(metrics.data.totals.dead_lettered)} · mean latency {metrics.data.totals.latency_ms_avg} ms
+              Delivered {formatNumber(metrics.data.totals.delivered)} · dead-lettered{' '}
+              {formatNumber(metrics.data.totals.dead_lettered)} · mean latency {metrics.data.totals.latency_ms_avg} ms
             </p>
           ) : null}
         </section>
@@ -117,7 +168,12 @@ export default function DestinationDetail() {
           </button>
         ) : null}
         {reprocess.isPending ? <progress aria-label="Reprocessing dead letters" /> : null}
-        {reprocess.data ? <Notice>Sent {formatNumber(reprocess.data.reprocessed)} back to delivery; {formatNumber(reprocess.data.remaining)} remain.</Notice> : null}
+        {reprocess.data ? (
+          <Notice>
+            Sent {formatNumber(reprocess.data.reprocessed)} back to delivery; {formatNumber(reprocess.data.remaining)}{' '}
+            remain.
+          </Notice>
+        ) : null}
         <ErrorNote error={dlq.error ?? reprocess.error} />
         <DataTable
           caption="Dead letters"
@@ -132,7 +188,15 @@ export default function DestinationDetail() {
             { header: 'Stream', cell: (x) => `${x.integration_id} / ${x.stream}` },
           ]}
         />
-        {dlq.data ? <Pager label="Dead letters" total={dlq.data.total} limit={DLQ_LIMIT} offset={dlqOffset} onOffset={setDlqOffset} /> : null}
+        {dlq.data ? (
+          <Pager
+            label="Dead letters"
+            total={dlq.data.total}
+            limit={DLQ_LIMIT}
+            offset={dlqOffset}
+            onOffset={setDlqOffset}
+          />
+        ) : null}
       </section>
       {admin ? <Tap destinationId={id} /> : null}
       {credentialSchema ? (
@@ -147,7 +211,13 @@ export default function DestinationDetail() {
 function Rotate({ destinationId, schema, onDone }: { destinationId: string; schema: JsonSchema; onDone: () => void }) {
   const [credential, setCredential] = useState<Record<string, unknown>>({});
   const rotate = useMutation({
-    mutationFn: () => call(api.POST('/api/collectors/destinations/{destination_id}/credential/rotate', { params: { path: { destination_id: destinationId } }, body: { credential: credential as Record<string, string> } })),
+    mutationFn: () =>
+      call(
+        api.POST('/api/collectors/destinations/{destination_id}/credential/rotate', {
+          params: { path: { destination_id: destinationId } },
+          body: { credential: credential as Record<string, string> },
+        }),
+      ),
     onSuccess: onDone,
   });
   const submit = (e: FormEvent) => {

@@ -14,8 +14,14 @@ export default function Destinations() {
   const org = useOrgFilter();
   const { can } = useSession();
   const [creating, setCreating] = useState(false);
-  const health = useQuery({ queryKey: ['destinations-health'], queryFn: () => call(api.GET('/api/collectors/destinations/health')), refetchInterval: 10_000 });
-  const rows = (health.data?.items ?? []).filter((d) => org.organization_id === undefined || d.organization_id === org.organization_id || d.organization_id === null);
+  const health = useQuery({
+    queryKey: ['destinations-health'],
+    queryFn: () => call(api.GET('/api/collectors/destinations/health')),
+    refetchInterval: 10_000,
+  });
+  const rows = (health.data?.items ?? []).filter(
+    (d) => org.organization_id === undefined || d.organization_id === org.organization_id || d.organization_id === null,
+  );
   return (
     <>
       <PageHeader title="Destinations">
@@ -53,7 +59,11 @@ export default function Destinations() {
 function CreateDestination({ onDone }: { onDone: () => void }) {
   const client = useQueryClient();
   const [, navigate] = useLocation();
-  const types = useQuery({ queryKey: ['destination-types'], queryFn: () => call(api.GET('/api/collectors/destinations/destination-types')), staleTime: 300_000 });
+  const types = useQuery({
+    queryKey: ['destination-types'],
+    queryFn: () => call(api.GET('/api/collectors/destinations/destination-types')),
+    staleTime: 300_000,
+  });
   const [type, setType] = useState('file');
   const [name, setName] = useState('');
   const [organizationId, setOrganizationId] = useState<number | null>(null);
@@ -64,7 +74,13 @@ function CreateDestination({ onDone }: { onDone: () => void }) {
     mutationFn: () =>
       call(
         api.POST('/api/collectors/destinations', {
-          body: { name, type, config, ...(organizationId !== null ? { organization_id: organizationId } : {}), ...(Object.keys(credential).length ? { credential: credential as Record<string, string> } : {}) },
+          body: {
+            name,
+            type,
+            config,
+            ...(organizationId !== null ? { organization_id: organizationId } : {}),
+            ...(Object.keys(credential).length ? { credential: credential as Record<string, string> } : {}),
+          },
         }),
       ),
     onSuccess: async (d) => {
@@ -79,10 +95,17 @@ function CreateDestination({ onDone }: { onDone: () => void }) {
   };
   return (
     <form onSubmit={submit} aria-label="New destination">
-      <Field label="Name">{(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+      <Field label="Name">
+        {(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}
+      </Field>
       <Field label="Type" hint={chosen?.description}>
         {(id, hint) => (
-          <select id={id} aria-describedby={hint} value={type} onChange={(e) => (setType(e.target.value), setConfig({}), setCredential({}))}>
+          <select
+            id={id}
+            aria-describedby={hint}
+            value={type}
+            onChange={(e) => (setType(e.target.value), setConfig({}), setCredential({}))}
+          >
             {(types.data ?? []).map((t) => (
               <option key={t.type} value={t.type}>
                 {t.title}
@@ -100,8 +123,14 @@ function CreateDestination({ onDone }: { onDone: () => void }) {
           </fieldset>
           {chosen.credential_schema ? (
             <fieldset>
-              <legend>Credential{chosen.credential_required ? ' (required)' : ''}: write-only, never shown again</legend>
-              <SchemaForm schema={{ ...(chosen.credential_schema as JsonSchema) }} value={credential} onChange={setCredential} />
+              <legend>
+                Credential{chosen.credential_required ? ' (required)' : ''}: write-only, never shown again
+              </legend>
+              <SchemaForm
+                schema={{ ...(chosen.credential_schema as JsonSchema) }}
+                value={credential}
+                onChange={setCredential}
+              />
             </fieldset>
           ) : null}
         </>

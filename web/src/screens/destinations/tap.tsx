@@ -23,7 +23,10 @@ export function Tap({ destinationId }: { destinationId: string }) {
     setError(undefined);
     setListening(true);
     try {
-      const res = await fetch(`/api/collectors/destinations/${encodeURIComponent(destinationId)}/tap?seconds=60&limit=1000`, { credentials: 'same-origin', signal: controller.signal });
+      const res = await fetch(
+        `/api/collectors/destinations/${encodeURIComponent(destinationId)}/tap?seconds=60&limit=1000`,
+        { credentials: 'same-origin', signal: controller.signal },
+      );
       if (!res.ok || !res.body) {
         const body = (await res.json().catch(() => ({}))) as { detail?: string };
         throw new ApiError(res.status, body.detail ?? `${res.status} ${res.statusText}`);

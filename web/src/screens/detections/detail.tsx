@@ -20,12 +20,16 @@ function Triage({ detection }: { detection: Detection }) {
   const [comment, setComment] = useState('');
   const users = useQuery({
     queryKey: ['users', 'assignees', detection.organization_id],
-    queryFn: () => call(api.GET('/api/auth/users', { params: { query: { organization_id: detection.organization_id } } })),
+    queryFn: () =>
+      call(api.GET('/api/auth/users', { params: { query: { organization_id: detection.organization_id } } })),
     enabled: can('user.manage'),
   });
   const me = profile.kind === 'user' ? profile.id : undefined;
-  const candidates = users.data?.map((u) => ({ id: u.id, name: u.username })) ?? (me !== undefined ? [{ id: me, name: `${profile.name} (me)` }] : []);
-  if (detection.assignee_id !== null && !candidates.some((c) => c.id === detection.assignee_id)) candidates.push({ id: detection.assignee_id, name: `user ${detection.assignee_id}` });
+  const candidates =
+    users.data?.map((u) => ({ id: u.id, name: u.username })) ??
+    (me !== undefined ? [{ id: me, name: `${profile.name} (me)` }] : []);
+  if (detection.assignee_id !== null && !candidates.some((c) => c.id === detection.assignee_id))
+    candidates.push({ id: detection.assignee_id, name: `user ${detection.assignee_id}` });
 
   const patch = useMutation({
     mutationFn: () => {
@@ -33,7 +37,11 @@ function Triage({ detection }: { detection: Detection }) {
       return call(
         api.PATCH('/api/detections/{detection_id}', {
           params: { path: { detection_id: detection.id } },
-          body: { ...(status !== detection.status ? { status } : {}), ...(assigneeId !== detection.assignee_id ? { assignee_id: assigneeId } : {}), ...(comment.trim() ? { comment } : {}) },
+          body: {
+            ...(status !== detection.status ? { status } : {}),
+            ...(assigneeId !== detection.assignee_id ? { assignee_id: assigneeId } : {}),
+            ...(comment.trim() ? { comment } : {}),
+          },
         }),
       );
     },
@@ -43,7 +51,10 @@ function Triage({ detection }: { detection: Detection }) {
       void client.invalidateQueries({ queryKey: ['detections'] });
     },
   });
-  const changed = status !== detection.status || assignee !== (detection.assignee_id === null ? '' : String(detection.assignee_id)) || comment.trim() !== '';
+  const changed =
+    status !== detection.status ||
+    assignee !== (detection.assignee_id === null ? '' : String(detection.assignee_id)) ||
+    comment.trim() !== '';
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (changed) patch.mutate();
@@ -78,7 +89,15 @@ function Triage({ detection }: { detection: Detection }) {
         </Field>
       </div>
       <Field label="Comment" hint="Kept in the history">
-        {(id, hint) => <textarea id={id} aria-describedby={hint} rows={3} value={comment} onChange={(e) => setComment(e.target.value)} />}
+        {(id, hint) => (
+          <textarea
+            id={id}
+            aria-describedby={hint}
+            rows={3}
+            value={comment}
+            onChange={(e) => setComment(e.target.value)}
+          />
+        )}
       </Field>
       <ErrorNote error={patch.error} />
       {patch.isSuccess ? <Notice>Saved.</Notice> : null}
@@ -89,7 +108,8 @@ function Triage({ detection }: { detection: Detection }) {
   );
 }
 
-const shown = (v: unknown) => (v === null || v === undefined ? 'none' : typeof v === 'string' ? statusName(v) : JSON.stringify(v));
+const shown = (v: unknown) =>
+  v === null || v === undefined ? 'none' : typeof v === 'string' ? statusName(v) : JSON.stringify(v);
 
 /** A history entry's change: {from, to} (status, assignee) or the fields that changed. */
 function describe(change: Record<string, unknown>): string {
@@ -101,7 +121,10 @@ function describe(change: Record<string, unknown>): string {
 
 export default function DetectionDetail() {
   const { id } = useParams<{ id: string }>();
-  const detection = useQuery({ queryKey: ['detection', id], queryFn: () => call(api.GET('/api/detections/{detection_id}', { params: { path: { detection_id: id } } })) });
+  const detection = useQuery({
+    queryKey: ['detection', id],
+    queryFn: () => call(api.GET('/api/detections/{detection_id}', { params: { path: { detection_id: id } } })),
+  });
   const d = detection.data;
   return (
     <>
@@ -137,12 +160,31 @@ export default function DetectionDetail() {
             <section className="panel" aria-labelledby="mitre">
               <h2 id="mitre">MITRE ATT&amp;CK</h2>
               {d.mitre.tactics.length + d.mitre.techniques.length === 0 ? <p className="empty">None named.</p> : null}
-              {d.mitre.tactics.length ? <p>Tactics: {d.mitre.tactics.map((t) => <code key={t}>{t} </code>)}</p> : null}
-              {d.mitre.techniques.length ? <p>Techniques: {d.mitre.techniques.map((t) => <code key={t}>{t} </code>)}</p> : null}
+              {d.mitre.tactics.length ? (
+                <p>
+                  Tactics:{' '}
+                  {d.mitre.tactics.map((t) => (
+                    <code key={t}>{t} </code>
+                  ))}
+                </p>
+              ) : null}
+              {d.mitre.techniques.length ? (
+                <p>
+                  Techniques:{' '}
+                  {d.mitre.techniques.map((t) => (
+                    <code key={t}>{t} </code>
+                  ))}
+                </p>
+              ) : null}
             </section>
             <section className="panel" aria-labelledby="evidence">
               <h2 id="evidence">Evidence</h2>
-              <p className="hint">{d.event_ids.length < d.event_count ? `The first ${d.event_ids.length} of ${d.event_count} events.` : `${d.event_count} event(s).`} Each opens in Search.</p>
+              <p className="hint">
+                {d.event_ids.length < d.event_count
+                  ? `The first ${d.event_ids.length} of ${d.event_count} events.`
+                  : `${d.event_count} event(s).`}{' '}
+                Each opens in Search.
+              </p>
               <ul aria-label="Evidence events">
                 {d.event_ids.map((e) => (
                   <li key={e}>

@@ -91,8 +91,14 @@ export default function Detections() {
             </select>
           )}
         </Field>
-        <Field label="Seen since">{(id) => <input id={id} type="datetime-local" value={from} onChange={(e) => filter(setFrom)(e.target.value)} />}</Field>
-        <Field label="Seen before">{(id) => <input id={id} type="datetime-local" value={to} onChange={(e) => filter(setTo)(e.target.value)} />}</Field>
+        <Field label="Seen since">
+          {(id) => (
+            <input id={id} type="datetime-local" value={from} onChange={(e) => filter(setFrom)(e.target.value)} />
+          )}
+        </Field>
+        <Field label="Seen before">
+          {(id) => <input id={id} type="datetime-local" value={to} onChange={(e) => filter(setTo)(e.target.value)} />}
+        </Field>
         <Field label="Rule">
           {(id) => (
             <select id={id} value={rule} onChange={(e) => filter(setRule)(e.target.value)}>
@@ -140,13 +146,18 @@ export default function Detections() {
           { header: 'Title', cell: (d) => <Link href={`/detections/${d.id}`}>{d.title}</Link> },
           { header: 'Severity', cell: (d) => <SeverityBadge id={d.severity_id} /> },
           { header: 'Status', cell: (d) => <Badge value={d.status} /> },
-          { header: 'Source', cell: (d) => (d.source === 'rule' ? `rule ${ruleName(d.rule_id)} v${d.rule_version ?? '?'}` : d.source) },
+          {
+            header: 'Source',
+            cell: (d) => (d.source === 'rule' ? `rule ${ruleName(d.rule_id)} v${d.rule_version ?? '?'}` : d.source),
+          },
           { header: 'Events', className: 'num', cell: (d) => formatNumber(d.event_count) },
           { header: 'Last seen', cell: (d) => <Time value={d.last_seen_at} /> },
           { header: 'Assignee', cell: (d) => (d.assignee_id === null ? '—' : `user ${d.assignee_id}`) },
         ]}
       />
-      {list.data ? <Pager label="Detections" total={list.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} /> : null}
+      {list.data ? (
+        <Pager label="Detections" total={list.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
+      ) : null}
     </>
   );
 }

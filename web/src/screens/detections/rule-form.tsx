@@ -47,7 +47,9 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone: () => void }) 
   const [groupBy, setGroupBy] = useState((def.group_by ?? []).join(', '));
   const [count, setCount] = useState(def.threshold ? String(def.threshold.count) : '');
   const [windowSeconds, setWindowSeconds] = useState(def.threshold ? String(def.threshold.window_seconds) : '');
-  const [suppression, setSuppression] = useState(def.suppression_seconds !== undefined ? String(def.suppression_seconds) : '');
+  const [suppression, setSuppression] = useState(
+    def.suppression_seconds !== undefined ? String(def.suppression_seconds) : '',
+  );
   const [comment, setComment] = useState('');
 
   const owner = rule?.organization_id ?? organizationId ?? org.organization_id;
@@ -61,9 +63,13 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone: () => void }) 
         ...(description.trim() ? { description: description.trim() } : {}),
         condition: check.parsed,
         severity_id: severity,
-        ...(list(tactics).length || list(techniques).length ? { mitre: { tactics: list(tactics), techniques: list(techniques) } } : {}),
+        ...(list(tactics).length || list(techniques).length
+          ? { mitre: { tactics: list(tactics), techniques: list(techniques) } }
+          : {}),
         ...(list(groupBy).length ? { group_by: list(groupBy) } : {}),
-        ...(count || windowSeconds ? { threshold: { count: Number(count), window_seconds: Number(windowSeconds) } } : {}),
+        ...(count || windowSeconds
+          ? { threshold: { count: Number(count), window_seconds: Number(windowSeconds) } }
+          : {}),
         ...(suppression ? { suppression_seconds: Number(suppression) } : {}),
       };
       const body = { name, enabled, definition, ...(comment ? { comment } : {}) };
@@ -82,14 +88,39 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone: () => void }) 
   };
   return (
     <form onSubmit={submit} aria-label={rule ? `Edit rule ${rule.name}` : 'New detection rule'}>
-      <Field label="Name">{(id) => <input id={id} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+      <Field label="Name">
+        {(id) => <input id={id} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />}
+      </Field>
       {rule ? null : <OrgSelect value={organizationId} onChange={setOrganizationId} />}
       <Field label="Finding title" hint="Default: the rule's name">
-        {(id, hint) => <input id={id} aria-describedby={hint} maxLength={300} value={title} onChange={(e) => setTitle(e.target.value)} />}
+        {(id, hint) => (
+          <input
+            id={id}
+            aria-describedby={hint}
+            maxLength={300}
+            value={title}
+            onChange={(e) => setTitle(e.target.value)}
+          />
+        )}
       </Field>
-      <Field label="Description">{(id) => <textarea id={id} rows={2} value={description} onChange={(e) => setDescription(e.target.value)} />}</Field>
-      <Field label="Condition" hint='JSON in the condition language, e.g. {"all": [{"field": "class_uid", "op": "eq", "value": 3002}, {"field": "status_id", "op": "eq", "value": 2}]}; see docs/conditions.md.'>
-        {(id, hint) => <textarea id={id} aria-describedby={hint} required rows={6} spellCheck={false} value={condition} onChange={(e) => setCondition(e.target.value)} />}
+      <Field label="Description">
+        {(id) => <textarea id={id} rows={2} value={description} onChange={(e) => setDescription(e.target.value)} />}
+      </Field>
+      <Field
+        label="Condition"
+        hint='JSON in the condition language, e.g. {"all": [{"field": "class_uid", "op": "eq", "value": 3002}, {"field": "status_id", "op": "eq", "value": 2}]}; see docs/conditions.md.'
+      >
+        {(id, hint) => (
+          <textarea
+            id={id}
+            aria-describedby={hint}
+            required
+            rows={6}
+            spellCheck={false}
+            value={condition}
+            onChange={(e) => setCondition(e.target.value)}
+          />
+        )}
       </Field>
       <ConditionStatus check={check} />
       <div className="row">
@@ -105,29 +136,64 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone: () => void }) 
           )}
         </Field>
         <Field label="MITRE tactics" hint="e.g. TA0006">
-          {(id, hint) => <input id={id} aria-describedby={hint} value={tactics} onChange={(e) => setTactics(e.target.value)} />}
+          {(id, hint) => (
+            <input id={id} aria-describedby={hint} value={tactics} onChange={(e) => setTactics(e.target.value)} />
+          )}
         </Field>
         <Field label="MITRE techniques" hint="e.g. T1110, T1110.001">
-          {(id, hint) => <input id={id} aria-describedby={hint} value={techniques} onChange={(e) => setTechniques(e.target.value)} />}
+          {(id, hint) => (
+            <input id={id} aria-describedby={hint} value={techniques} onChange={(e) => setTechniques(e.target.value)} />
+          )}
         </Field>
       </div>
       <fieldset>
         <legend>Threshold and suppression (optional)</legend>
         <div className="row">
           <Field label="Group by" hint="Fields, comma separated: one count and one suppression per group">
-            {(id, hint) => <input id={id} aria-describedby={hint} placeholder="actor.user.name" value={groupBy} onChange={(e) => setGroupBy(e.target.value)} />}
+            {(id, hint) => (
+              <input
+                id={id}
+                aria-describedby={hint}
+                placeholder="actor.user.name"
+                value={groupBy}
+                onChange={(e) => setGroupBy(e.target.value)}
+              />
+            )}
           </Field>
-          <Field label="At least (events)">{(id) => <input id={id} type="number" min={1} value={count} onChange={(e) => setCount(e.target.value)} />}</Field>
-          <Field label="Within (seconds)">{(id) => <input id={id} type="number" min={1} value={windowSeconds} onChange={(e) => setWindowSeconds(e.target.value)} />}</Field>
+          <Field label="At least (events)">
+            {(id) => <input id={id} type="number" min={1} value={count} onChange={(e) => setCount(e.target.value)} />}
+          </Field>
+          <Field label="Within (seconds)">
+            {(id) => (
+              <input
+                id={id}
+                type="number"
+                min={1}
+                value={windowSeconds}
+                onChange={(e) => setWindowSeconds(e.target.value)}
+              />
+            )}
+          </Field>
           <Field label="Suppress for (seconds)" hint="No new finding for the same group meanwhile">
-            {(id, hint) => <input id={id} aria-describedby={hint} type="number" min={0} value={suppression} onChange={(e) => setSuppression(e.target.value)} />}
+            {(id, hint) => (
+              <input
+                id={id}
+                aria-describedby={hint}
+                type="number"
+                min={0}
+                value={suppression}
+                onChange={(e) => setSuppression(e.target.value)}
+              />
+            )}
           </Field>
         </div>
       </fieldset>
       <label>
         <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} /> Enabled
       </label>
-      <Field label="Comment (kept with the version)">{(id) => <input id={id} maxLength={1000} value={comment} onChange={(e) => setComment(e.target.value)} />}</Field>
+      <Field label="Comment (kept with the version)">
+        {(id) => <input id={id} maxLength={1000} value={comment} onChange={(e) => setComment(e.target.value)} />}
+      </Field>
       <ErrorNote error={save.error} />
       <button type="submit" className="primary" disabled={save.isPending || check.syntax !== undefined}>
         {rule ? 'Save rule' : 'Create rule'}

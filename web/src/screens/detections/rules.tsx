@@ -17,10 +17,17 @@ function RuleVersions({ rule }: { rule: Rule }) {
   const client = useQueryClient();
   const versions = useQuery({
     queryKey: ['detection-rule-versions', rule.id],
-    queryFn: () => call(api.GET('/api/detections/rules/{rule_id}/versions', { params: { path: { rule_id: rule.id } } })),
+    queryFn: () =>
+      call(api.GET('/api/detections/rules/{rule_id}/versions', { params: { path: { rule_id: rule.id } } })),
   });
   const rollback = useMutation({
-    mutationFn: (version: number) => call(api.POST('/api/detections/rules/{rule_id}/rollback', { params: { path: { rule_id: rule.id } }, body: { version } })),
+    mutationFn: (version: number) =>
+      call(
+        api.POST('/api/detections/rules/{rule_id}/rollback', {
+          params: { path: { rule_id: rule.id } },
+          body: { version },
+        }),
+      ),
     onSuccess: () => {
       void client.invalidateQueries({ queryKey: ['detection-rules'] });
       void client.invalidateQueries({ queryKey: ['detection-rule-versions', rule.id] });
@@ -36,7 +43,14 @@ function RuleVersions({ rule }: { rule: Rule }) {
         rows={versions.data ?? []}
         rowKey={(v) => v.id}
         columns={[
-          { header: 'Version', cell: (v) => <>v{v.version} {v.version === rule.version ? <Badge value="live" /> : null}</> },
+          {
+            header: 'Version',
+            cell: (v) => (
+              <>
+                v{v.version} {v.version === rule.version ? <Badge value="live" /> : null}
+              </>
+            ),
+          },
           { header: 'Comment', cell: (v) => v.comment },
           { header: 'Saved', cell: (v) => <Time value={v.created_at} /> },
           { header: 'Definition', cell: (v) => <Json label={`Definition of v${v.version}`} value={v.definition} /> },
@@ -44,7 +58,12 @@ function RuleVersions({ rule }: { rule: Rule }) {
             header: 'Actions',
             cell: (v) =>
               can('query.save') && v.version !== rule.version ? (
-                <button type="button" onClick={() => window.confirm(`Make v${v.version}'s definition live again?`) && rollback.mutate(v.version)}>
+                <button
+                  type="button"
+                  onClick={() =>
+                    window.confirm(`Make v${v.version}'s definition live again?`) && rollback.mutate(v.version)
+                  }
+                >
                   Roll back to v{v.version}
                 </button>
               ) : null,
@@ -84,7 +103,10 @@ export default function DetectionRules() {
           </button>
         ) : null}
       </PageHeader>
-      <p className="hint">A rule is tried on every normalized event of its organization; a match (or a threshold reached) raises a detection.</p>
+      <p className="hint">
+        A rule is tried on every normalized event of its organization; a match (or a threshold reached) raises a
+        detection.
+      </p>
       <ErrorNote error={rules.error} />
       <DataTable
         caption="Detection rules"
@@ -94,7 +116,10 @@ export default function DetectionRules() {
         columns={[
           { header: 'Name', cell: (r) => <strong>{r.name}</strong> },
           { header: 'State', cell: (r) => <Badge value={r.enabled ? 'enabled' : 'disabled'} /> },
-          { header: 'Severity', cell: (r) => <SeverityBadge id={(r.definition as { severity_id?: number } | null)?.severity_id ?? 0} /> },
+          {
+            header: 'Severity',
+            cell: (r) => <SeverityBadge id={(r.definition as { severity_id?: number } | null)?.severity_id ?? 0} />,
+          },
           { header: 'Version', cell: (r) => (r.version ? `v${r.version}` : '—') },
           { header: 'Updated', cell: (r) => <Time value={r.updated_at} /> },
           {
@@ -114,11 +139,25 @@ export default function DetectionRules() {
           },
         ]}
       />
-      {rules.data ? <Pager label="Detection rules" total={rules.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} /> : null}
-      <Dialog title={editing === 'new' ? 'New detection rule' : `Edit ${editing?.name ?? ''}`} open={editing !== undefined} onClose={() => setEditing(undefined)}>
-        <RuleForm key={editing === 'new' ? 'new' : editing?.id} rule={editing === 'new' ? undefined : editing} onDone={() => setEditing(undefined)} />
+      {rules.data ? (
+        <Pager label="Detection rules" total={rules.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
+      ) : null}
+      <Dialog
+        title={editing === 'new' ? 'New detection rule' : `Edit ${editing?.name ?? ''}`}
+        open={editing !== undefined}
+        onClose={() => setEditing(undefined)}
+      >
+        <RuleForm
+          key={editing === 'new' ? 'new' : editing?.id}
+          rule={editing === 'new' ? undefined : editing}
+          onDone={() => setEditing(undefined)}
+        />
       </Dialog>
-      <Dialog title={`Versions of ${versions?.name ?? ''}`} open={versions !== undefined} onClose={() => setVersions(undefined)}>
+      <Dialog
+        title={`Versions of ${versions?.name ?? ''}`}
+        open={versions !== undefined}
+        onClose={() => setVersions(undefined)}
+      >
         {versions ? <RuleVersions rule={rules.data?.items.find((r) => r.id === versions.id) ?? versions} /> : null}
       </Dialog>
     </>

@@ -15,9 +15,17 @@ export default function Drift() {
   const [offset, setOffset] = useState(0);
   const [status, setStatus] = useState<'new' | 'ignored' | 'mapped'>('new');
   const [selected, setSelected] = useState<Set<string>>(new Set());
-  const list = useQuery({ queryKey: ['drift', org, status, offset], queryFn: () => call(api.GET('/api/drift', { params: { query: { ...org, status, limit: LIMIT, offset } } })) });
+  const list = useQuery({
+    queryKey: ['drift', org, status, offset],
+    queryFn: () => call(api.GET('/api/drift', { params: { query: { ...org, status, limit: LIMIT, offset } } })),
+  });
   const mark = useMutation({
-    mutationFn: (action: 'ignore' | 'mark_mapped') => call(api.POST(action === 'ignore' ? '/api/drift/bulk/ignore' : '/api/drift/bulk/mark_mapped', { body: { ids: [...selected] } })),
+    mutationFn: (action: 'ignore' | 'mark_mapped') =>
+      call(
+        api.POST(action === 'ignore' ? '/api/drift/bulk/ignore' : '/api/drift/bulk/mark_mapped', {
+          body: { ids: [...selected] },
+        }),
+      ),
     onSuccess: () => {
       setSelected(new Set());
       void client.invalidateQueries({ queryKey: ['drift'] });
@@ -40,7 +48,11 @@ export default function Drift() {
       </PageHeader>
       <Field label="Status">
         {(id) => (
-          <select id={id} value={status} onChange={(e) => (setStatus(e.target.value as typeof status), setOffset(0), setSelected(new Set()))}>
+          <select
+            id={id}
+            value={status}
+            onChange={(e) => (setStatus(e.target.value as typeof status), setOffset(0), setSelected(new Set()))}
+          >
             <option value="new">New</option>
             <option value="ignored">Ignored</option>
             <option value="mapped">Mapped</option>
@@ -83,7 +95,9 @@ export default function Drift() {
           { header: 'Last seen', cell: (d) => <Time value={d.last_seen_at} /> },
         ]}
       />
-      {list.data ? <Pager label="Drift" total={list.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} /> : null}
+      {list.data ? (
+        <Pager label="Drift" total={list.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
+      ) : null}
     </>
   );
 }

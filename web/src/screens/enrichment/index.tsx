@@ -14,21 +14,50 @@ export default function Enrichment() {
   const [tab, setTab] = useState<Tab>('tables');
   const [creating, setCreating] = useState(false);
   const [showPolicy, setShowPolicy] = useState<string>();
-  const tables = useQuery({ queryKey: ['enrichment-tables', org], queryFn: () => call(api.GET('/api/collectors/enrichment/tables', { params: { query: org } })), enabled: tab === 'tables' });
-  const sources = useQuery({ queryKey: ['enrichment-sources', org], queryFn: () => call(api.GET('/api/collectors/enrichment/sources', { params: { query: org } })), enabled: tab === 'sources' });
-  const policies = useQuery({ queryKey: ['enrichment-policies', org], queryFn: () => call(api.GET('/api/collectors/enrichment/policies', { params: { query: org } })), enabled: tab === 'policies' });
+  const tables = useQuery({
+    queryKey: ['enrichment-tables', org],
+    queryFn: () => call(api.GET('/api/collectors/enrichment/tables', { params: { query: org } })),
+    enabled: tab === 'tables',
+  });
+  const sources = useQuery({
+    queryKey: ['enrichment-sources', org],
+    queryFn: () => call(api.GET('/api/collectors/enrichment/sources', { params: { query: org } })),
+    enabled: tab === 'sources',
+  });
+  const policies = useQuery({
+    queryKey: ['enrichment-policies', org],
+    queryFn: () => call(api.GET('/api/collectors/enrichment/policies', { params: { query: org } })),
+    enabled: tab === 'policies',
+  });
   const versions = useQuery({
     queryKey: ['policy-versions', showPolicy],
-    queryFn: () => call(api.GET('/api/collectors/enrichment/policies/{policy_id}/versions', { params: { path: { policy_id: showPolicy ?? '' } } })),
+    queryFn: () =>
+      call(
+        api.GET('/api/collectors/enrichment/policies/{policy_id}/versions', {
+          params: { path: { policy_id: showPolicy ?? '' } },
+        }),
+      ),
     enabled: showPolicy !== undefined,
   });
   const client = useQueryClient();
   const enable = useMutation({
-    mutationFn: (p: { id: string; enabled: boolean }) => call(api.POST('/api/collectors/enrichment/policies/{policy_id}/enable', { params: { path: { policy_id: p.id } }, body: { enabled: !p.enabled } })),
+    mutationFn: (p: { id: string; enabled: boolean }) =>
+      call(
+        api.POST('/api/collectors/enrichment/policies/{policy_id}/enable', {
+          params: { path: { policy_id: p.id } },
+          body: { enabled: !p.enabled },
+        }),
+      ),
     onSuccess: () => client.invalidateQueries({ queryKey: ['enrichment-policies'] }),
   });
   const rollback = useMutation({
-    mutationFn: (version: number) => call(api.POST('/api/collectors/enrichment/policies/{policy_id}/rollback', { params: { path: { policy_id: showPolicy ?? '' } }, body: { version } })),
+    mutationFn: (version: number) =>
+      call(
+        api.POST('/api/collectors/enrichment/policies/{policy_id}/rollback', {
+          params: { path: { policy_id: showPolicy ?? '' } },
+          body: { version },
+        }),
+      ),
     onSuccess: () => {
       void client.invalidateQueries({ queryKey: ['policy-versions', showPolicy] });
       void client.invalidateQueries({ queryKey: ['enrichment-policies'] });
@@ -50,7 +79,15 @@ export default function Enrichment() {
       </PageHeader>
       <div className="tabs" role="tablist" aria-label="Enrichment">
         {tabs.map(([key, label]) => (
-          <button key={key} type="button" role="tab" id={`tab-${key}`} aria-controls={`panel-${key}`} aria-selected={tab === key} onClick={() => setTab(key)}>
+          <button
+            key={key}
+            type="button"
+            role="tab"
+            id={`tab-${key}`}
+            aria-controls={`panel-${key}`}
+            aria-selected={tab === key}
+            onClick={() => setTab(key)}
+          >
             {label}
           </button>
         ))}
@@ -145,7 +182,12 @@ function CreateTable({ onDone }: { onDone: () => void }) {
   const [csv, setCsv] = useState('ip,owner\n10.0.0.1,finance\n');
   const [organizationId, setOrganizationId] = useState<number | null>(null);
   const create = useMutation({
-    mutationFn: () => call(api.POST('/api/collectors/enrichment/tables', { body: { name, key_column: keyColumn, match, format: 'csv', csv, organization_id: organizationId ?? 0 } })),
+    mutationFn: () =>
+      call(
+        api.POST('/api/collectors/enrichment/tables', {
+          body: { name, key_column: keyColumn, match, format: 'csv', csv, organization_id: organizationId ?? 0 },
+        }),
+      ),
     onSuccess: async () => {
       await client.invalidateQueries({ queryKey: ['enrichment-tables'] });
       onDone();
@@ -157,9 +199,13 @@ function CreateTable({ onDone }: { onDone: () => void }) {
   };
   return (
     <form onSubmit={submit} aria-label="New lookup table">
-      <Field label="Name">{(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+      <Field label="Name">
+        {(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}
+      </Field>
       <OrgSelect value={organizationId} onChange={setOrganizationId} />
-      <Field label="Key column">{(id) => <input id={id} required value={keyColumn} onChange={(e) => setKeyColumn(e.target.value)} />}</Field>
+      <Field label="Key column">
+        {(id) => <input id={id} required value={keyColumn} onChange={(e) => setKeyColumn(e.target.value)} />}
+      </Field>
       <Field label="Match">
         {(id) => (
           <select id={id} value={match} onChange={(e) => setMatch(e.target.value as typeof match)}>
@@ -171,7 +217,9 @@ function CreateTable({ onDone }: { onDone: () => void }) {
           </select>
         )}
       </Field>
-      <Field label="Rows (CSV with a header line)">{(id) => <textarea id={id} rows={8} value={csv} onChange={(e) => setCsv(e.target.value)} />}</Field>
+      <Field label="Rows (CSV with a header line)">
+        {(id) => <textarea id={id} rows={8} value={csv} onChange={(e) => setCsv(e.target.value)} />}
+      </Field>
       <ErrorNote error={create.error} />
       <button type="submit" className="primary" disabled={create.isPending}>
         Create table

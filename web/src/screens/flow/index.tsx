@@ -11,7 +11,19 @@ import { formatNumber } from '../../ui/format';
 import { ErrorNote, Field, PageHeader, Stat } from '../../ui/kit';
 import { layout, withEnrichment, type FlowNode } from './layout';
 
-const TONE: Record<string, string> = { active: 'ok', live: 'ok', enabled: 'ok', closed: 'ok', healthy: 'ok', half_open: 'warn', no_live_version: 'warn', degraded: 'warn', open: 'bad', missing: 'bad', unhealthy: 'bad' };
+const TONE: Record<string, string> = {
+  active: 'ok',
+  live: 'ok',
+  enabled: 'ok',
+  closed: 'ok',
+  healthy: 'ok',
+  half_open: 'warn',
+  no_live_version: 'warn',
+  degraded: 'warn',
+  open: 'bad',
+  missing: 'bad',
+  unhealthy: 'bad',
+};
 
 /** What flows out of a node: the count an edge leaving it carries. */
 function outflow(n: FlowNode): number {
@@ -69,12 +81,15 @@ export default function FlowMap() {
   const graph = useMemo(() => {
     if (!flow.data) return undefined;
     const byOrg = new Map<number, number>();
-    for (const p of policies.data ?? []) if (p.enabled) byOrg.set(p.organization_id, (byOrg.get(p.organization_id) ?? 0) + 1);
+    for (const p of policies.data ?? [])
+      if (p.enabled) byOrg.set(p.organization_id, (byOrg.get(p.organization_id) ?? 0) + 1);
     return withEnrichment(flow.data.nodes, flow.data.edges, byOrg);
   }, [flow.data, policies.data]);
 
   const [positions, setPositions] = useState<Map<string, { x: number; y: number }>>();
-  const shape = graph ? `${graph.nodes.map((n) => n.id).join()}|${graph.edges.map((e) => `${e.from}>${e.to}`).join()}` : '';
+  const shape = graph
+    ? `${graph.nodes.map((n) => n.id).join()}|${graph.edges.map((e) => `${e.from}>${e.to}`).join()}`
+    : '';
   // Laid out again only when the graph's shape changes, not on every counter refresh.
   const latest = useRef(graph);
   latest.current = graph;
@@ -141,7 +156,11 @@ export default function FlowMap() {
           <Stat label="Events in" value={formatNumber(totals.events_in)} />
           <Stat label="Quarantined" value={formatNumber(totals.quarantined)} />
           <Stat label="Delivered" value={formatNumber(totals.delivered)} />
-          <Stat label="Dead-lettered" value={formatNumber(totals.dead_lettered)} tone={totals.dead_lettered ? 'bad' : undefined} />
+          <Stat
+            label="Dead-lettered"
+            value={formatNumber(totals.dead_lettered)}
+            tone={totals.dead_lettered ? 'bad' : undefined}
+          />
         </dl>
       ) : null}
       <div className="flow" data-testid="flow-map">

@@ -3,7 +3,17 @@
 import ELK from 'elkjs/lib/elk.bundled.js';
 import type { Ok } from '../../api/client';
 
-export type FlowNode = Ok<'routes.flow'>['nodes'][number] | { id: string; kind: 'enrichment'; label: string; status: string; ref_id: null; organization_id: number | null; counters: Record<string, number> };
+export type FlowNode =
+  | Ok<'routes.flow'>['nodes'][number]
+  | {
+      id: string;
+      kind: 'enrichment';
+      label: string;
+      status: string;
+      ref_id: null;
+      organization_id: number | null;
+      counters: Record<string, number>;
+    };
 export interface FlowEdge {
   from: string;
   to: string;
@@ -13,12 +23,24 @@ export const NODE_WIDTH = 190;
 export const NODE_HEIGHT = 64;
 
 /** Inserts `enrichment:<org>` between an organization's mappings and its routes. */
-export function withEnrichment(nodes: FlowNode[], edges: FlowEdge[], policiesByOrg: Map<number, number>): { nodes: FlowNode[]; edges: FlowEdge[] } {
+export function withEnrichment(
+  nodes: FlowNode[],
+  edges: FlowEdge[],
+  policiesByOrg: Map<number, number>,
+): { nodes: FlowNode[]; edges: FlowEdge[] } {
   if (policiesByOrg.size === 0) return { nodes, edges };
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const extra: FlowNode[] = [];
   for (const [org, count] of policiesByOrg) {
-    extra.push({ id: `enrichment:${org}`, kind: 'enrichment', label: `${count} enrichment ${count === 1 ? 'policy' : 'policies'}`, status: 'enabled', ref_id: null, organization_id: org, counters: {} });
+    extra.push({
+      id: `enrichment:${org}`,
+      kind: 'enrichment',
+      label: `${count} enrichment ${count === 1 ? 'policy' : 'policies'}`,
+      status: 'enabled',
+      ref_id: null,
+      organization_id: org,
+      counters: {},
+    });
   }
   const out: FlowEdge[] = [];
   const linked = new Set<string>();
@@ -42,7 +64,12 @@ export async function layout(nodes: FlowNode[], edges: FlowEdge[]): Promise<Map<
   const elk = new ELK();
   const graph = await elk.layout({
     id: 'root',
-    layoutOptions: { 'elk.algorithm': 'layered', 'elk.direction': 'RIGHT', 'elk.spacing.nodeNode': '24', 'elk.layered.spacing.nodeNodeBetweenLayers': '80' },
+    layoutOptions: {
+      'elk.algorithm': 'layered',
+      'elk.direction': 'RIGHT',
+      'elk.spacing.nodeNode': '24',
+      'elk.layered.spacing.nodeNodeBetweenLayers': '80',
+    },
     children: nodes.map((n) => ({ id: n.id, width: NODE_WIDTH, height: NODE_HEIGHT })),
     edges: edges.map((e, i) => ({ id: `e${i}`, sources: [e.from], targets: [e.to] })),
   });

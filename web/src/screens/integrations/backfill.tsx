@@ -29,17 +29,33 @@ export function Backfill({ integrationId, streams }: { integrationId: number; st
   const [to, setTo] = useState(isoLocal(new Date()));
   const jobs = useQuery({
     queryKey: ['backfill', integrationId],
-    queryFn: () => call(api.GET('/api/integrations/{integration_id}/backfill-jobs', { params: { path: { integration_id: integrationId }, query: { limit: 10 } } })),
-    refetchInterval: (q) => (q.state.data?.items.some((j) => j.status === 'queued' || j.status === 'running') ? 2_000 : false),
+    queryFn: () =>
+      call(
+        api.GET('/api/integrations/{integration_id}/backfill-jobs', {
+          params: { path: { integration_id: integrationId }, query: { limit: 10 } },
+        }),
+      ),
+    refetchInterval: (q) =>
+      q.state.data?.items.some((j) => j.status === 'queued' || j.status === 'running') ? 2_000 : false,
   });
   const start = useMutation({
     // The inputs are in the user's time zone; the API takes UTC instants.
     mutationFn: () =>
-      call(api.POST('/api/integrations/{integration_id}/backfill', { params: { path: { integration_id: integrationId } }, body: { streams: chosen.length ? chosen : streams, from_ts: new Date(from).toISOString(), to_ts: new Date(to).toISOString() } })),
+      call(
+        api.POST('/api/integrations/{integration_id}/backfill', {
+          params: { path: { integration_id: integrationId } },
+          body: {
+            streams: chosen.length ? chosen : streams,
+            from_ts: new Date(from).toISOString(),
+            to_ts: new Date(to).toISOString(),
+          },
+        }),
+      ),
     onSuccess: () => client.invalidateQueries({ queryKey: ['backfill', integrationId] }),
   });
   const cancel = useMutation({
-    mutationFn: (id: string) => call(api.POST('/api/backfill-jobs/{job_id}/cancel', { params: { path: { job_id: id } } })),
+    mutationFn: (id: string) =>
+      call(api.POST('/api/backfill-jobs/{job_id}/cancel', { params: { path: { job_id: id } } })),
     onSuccess: () => client.invalidateQueries({ queryKey: ['backfill', integrationId] }),
   });
   const submit = (e: FormEvent) => {
@@ -55,13 +71,26 @@ export function Backfill({ integrationId, streams }: { integrationId: number; st
             <legend>Streams</legend>
             {streams.map((s) => (
               <label key={s}>
-                <input type="checkbox" checked={chosen.includes(s)} onChange={(e) => setChosen(e.target.checked ? [...chosen, s] : chosen.filter((x) => x !== s))} /> {s}
+                <input
+                  type="checkbox"
+                  checked={chosen.includes(s)}
+                  onChange={(e) => setChosen(e.target.checked ? [...chosen, s] : chosen.filter((x) => x !== s))}
+                />{' '}
+                {s}
               </label>
             ))}
             <small className="hint">None checked: every stream.</small>
           </fieldset>
-          <Field label="From">{(id) => <input id={id} type="datetime-local" required value={from} onChange={(e) => setFrom(e.target.value)} />}</Field>
-          <Field label="To">{(id) => <input id={id} type="datetime-local" required value={to} onChange={(e) => setTo(e.target.value)} />}</Field>
+          <Field label="From">
+            {(id) => (
+              <input id={id} type="datetime-local" required value={from} onChange={(e) => setFrom(e.target.value)} />
+            )}
+          </Field>
+          <Field label="To">
+            {(id) => (
+              <input id={id} type="datetime-local" required value={to} onChange={(e) => setTo(e.target.value)} />
+            )}
+          </Field>
           <button type="submit" className="primary" disabled={start.isPending}>
             Start backfill
           </button>
@@ -74,10 +103,22 @@ export function Backfill({ integrationId, streams }: { integrationId: number; st
         rowKey={(j) => j.id}
         empty="No backfill yet."
         columns={[
-          { header: 'Window', cell: (j) => <><Time value={j.from_ts} /> – <Time value={j.to_ts} /></> },
+          {
+            header: 'Window',
+            cell: (j) => (
+              <>
+                <Time value={j.from_ts} /> – <Time value={j.to_ts} />
+              </>
+            ),
+          },
           { header: 'Streams', cell: (j) => j.streams.join(', ') },
           { header: 'Status', cell: (j) => <Badge value={j.status} /> },
-          { header: 'Progress', cell: (j) => <Progress value={Math.round(jobProgress(j) * 100)} max={100} label={`Backfill ${j.id.slice(0, 8)}`} /> },
+          {
+            header: 'Progress',
+            cell: (j) => (
+              <Progress value={Math.round(jobProgress(j) * 100)} max={100} label={`Backfill ${j.id.slice(0, 8)}`} />
+            ),
+          },
           { header: 'Events', className: 'num', cell: (j) => formatNumber(j.events) },
           {
             header: 'Actions',

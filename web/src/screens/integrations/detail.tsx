@@ -14,26 +14,54 @@ export default function IntegrationDetail() {
   const id = Number(params.id);
   const { can } = useSession();
   const client = useQueryClient();
-  const integration = useQuery({ queryKey: ['integration', id], queryFn: () => call(api.GET('/api/integrations/{integration_id}', { params: { path: { integration_id: id } } })) });
+  const integration = useQuery({
+    queryKey: ['integration', id],
+    queryFn: () => call(api.GET('/api/integrations/{integration_id}', { params: { path: { integration_id: id } } })),
+  });
   const state = useQuery({
     queryKey: ['collector-state', id],
     queryFn: () => call(api.GET('/api/collectors/state', { params: { query: { integration_id: id } } })),
     refetchInterval: 10_000,
   });
-  const summary = useQuery({ queryKey: ['collectors-summary'], queryFn: () => call(api.GET('/api/collectors/summary')) });
-  const platforms = useQuery({ queryKey: ['providers'], queryFn: () => call(api.GET('/api/providers/platforms')), staleTime: 300_000 });
+  const summary = useQuery({
+    queryKey: ['collectors-summary'],
+    queryFn: () => call(api.GET('/api/collectors/summary')),
+  });
+  const platforms = useQuery({
+    queryKey: ['providers'],
+    queryFn: () => call(api.GET('/api/providers/platforms')),
+    staleTime: 300_000,
+  });
   const [token, setToken] = useState<string>();
 
-  const test = useMutation({ mutationFn: () => call(api.POST('/api/integrations/{integration_id}/test-connection', { params: { path: { integration_id: id } } })) });
+  const test = useMutation({
+    mutationFn: () =>
+      call(
+        api.POST('/api/integrations/{integration_id}/test-connection', { params: { path: { integration_id: id } } }),
+      ),
+  });
   const issueToken = useMutation({
-    mutationFn: () => call(api.POST('/api/ingest/integrations/{integration_id}/token', { params: { path: { integration_id: id } } })),
+    mutationFn: () =>
+      call(api.POST('/api/ingest/integrations/{integration_id}/token', { params: { path: { integration_id: id } } })),
     onSuccess: (t) => setToken(t.token),
   });
   const reset = useMutation({
-    mutationFn: (stream: string) => call(api.DELETE('/api/collectors/state/{integration_id}/{stream}/cursor', { params: { path: { integration_id: id, stream } } })),
+    mutationFn: (stream: string) =>
+      call(
+        api.DELETE('/api/collectors/state/{integration_id}/{stream}/cursor', {
+          params: { path: { integration_id: id, stream } },
+        }),
+      ),
     onSuccess: () => client.invalidateQueries({ queryKey: ['collector-state', id] }),
   });
-  const trigger = useMutation({ mutationFn: (stream: string) => call(api.POST('/api/collectors/state/{integration_id}/{stream}/trigger', { params: { path: { integration_id: id, stream } } })) });
+  const trigger = useMutation({
+    mutationFn: (stream: string) =>
+      call(
+        api.POST('/api/collectors/state/{integration_id}/{stream}/trigger', {
+          params: { path: { integration_id: id, stream } },
+        }),
+      ),
+  });
 
   const i = integration.data;
   const provider = platforms.data?.find((p) => p.platform === i?.platform);
@@ -56,7 +84,13 @@ export default function IntegrationDetail() {
       </PageHeader>
       <ErrorNote error={integration.error ?? test.error ?? issueToken.error ?? reset.error ?? trigger.error} />
       {test.data ? (
-        test.data.ok ? <Notice>Connection succeeded ({test.data.latency_ms} ms).</Notice> : <p className="error" role="alert">Connection failed: {test.data.detail}</p>
+        test.data.ok ? (
+          <Notice>Connection succeeded ({test.data.latency_ms} ms).</Notice>
+        ) : (
+          <p className="error" role="alert">
+            Connection failed: {test.data.detail}
+          </p>
+        )
       ) : null}
       {token ? (
         <section className="panel" aria-labelledby="token-once">
@@ -76,7 +110,8 @@ export default function IntegrationDetail() {
           <section className="panel" aria-labelledby="facts">
             <h2 id="facts">Integration</h2>
             <p>
-              {i.platform} · organization {i.organization_id} · <Badge value={i.is_active ? 'active' : 'inactive'} /> · created <Time value={i.created_at} />
+              {i.platform} · organization {i.organization_id} · <Badge value={i.is_active ? 'active' : 'inactive'} /> ·
+              created <Time value={i.created_at} />
             </p>
             <Json label="Configuration (secrets shown as configured)" value={i.config} />
           </section>
@@ -105,7 +140,14 @@ export default function IntegrationDetail() {
                     Collect now
                   </button>
                   {can('integration.reset') ? (
-                    <button type="button" className="danger" onClick={() => window.confirm(`Reset the cursor of ${r.stream}? Its default window is collected again.`) && reset.mutate(r.stream)}>
+                    <button
+                      type="button"
+                      className="danger"
+                      onClick={() =>
+                        window.confirm(`Reset the cursor of ${r.stream}? Its default window is collected again.`) &&
+                        reset.mutate(r.stream)
+                      }
+                    >
                       Reset cursor
                     </button>
                   ) : null}

@@ -17,10 +17,19 @@ export default function Integrations() {
   const [offset, setOffset] = useState(0);
   const [platform, setPlatform] = useState('');
   const [creating, setCreating] = useState(false);
-  const platforms = useQuery({ queryKey: ['platforms'], queryFn: () => call(api.GET('/api/integrations/platforms')), staleTime: 300_000 });
+  const platforms = useQuery({
+    queryKey: ['platforms'],
+    queryFn: () => call(api.GET('/api/integrations/platforms')),
+    staleTime: 300_000,
+  });
   const list = useQuery({
     queryKey: ['integrations', org, platform, offset],
-    queryFn: () => call(api.GET('/api/integrations/', { params: { query: { ...org, limit: LIMIT, offset, ...(platform ? { platform } : {}) } } })),
+    queryFn: () =>
+      call(
+        api.GET('/api/integrations/', {
+          params: { query: { ...org, limit: LIMIT, offset, ...(platform ? { platform } : {}) } },
+        }),
+      ),
   });
 
   return (
@@ -89,7 +98,8 @@ function CreateIntegration({ platforms, onDone }: { platforms: PlatformInfo[]; o
   const [config, setConfig] = useState<Record<string, unknown>>({});
   const chosen = platforms.find((p) => p.name === platform);
   const create = useMutation({
-    mutationFn: () => call(api.POST('/api/integrations/', { body: { name, platform, organization_id: organizationId ?? 0, config } })),
+    mutationFn: () =>
+      call(api.POST('/api/integrations/', { body: { name, platform, organization_id: organizationId ?? 0, config } })),
     onSuccess: async (created) => {
       await client.invalidateQueries({ queryKey: ['integrations'] });
       onDone();
@@ -102,7 +112,9 @@ function CreateIntegration({ platforms, onDone }: { platforms: PlatformInfo[]; o
   };
   return (
     <form onSubmit={submit} aria-label="New integration">
-      <Field label="Name">{(id) => <input id={id} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+      <Field label="Name">
+        {(id) => <input id={id} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />}
+      </Field>
       <Field label="Platform" hint={chosen?.description}>
         {(id, hint) => (
           <select

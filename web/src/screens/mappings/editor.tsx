@@ -4,7 +4,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useParams } from 'wouter';
-import type { ApiError} from '../../api/client';
+import type { ApiError } from '../../api/client';
 import { api, call, type Ok } from '../../api/client';
 import { useSession } from '../../session';
 import { useDebounced } from '../../ui/debounce';
@@ -23,7 +23,10 @@ export default function MappingEditor() {
   const { id } = useParams<{ id: string }>();
   const { can, organizationId } = useSession();
   const client = useQueryClient();
-  const definition = useQuery({ queryKey: ['mapping', id], queryFn: () => call(api.GET('/api/mappings/{definition_id}', { params: { path: { definition_id: id } } })) });
+  const definition = useQuery({
+    queryKey: ['mapping', id],
+    queryFn: () => call(api.GET('/api/mappings/{definition_id}', { params: { path: { definition_id: id } } })),
+  });
   const def = definition.data;
   const [text, setText] = useState<string>();
   const [comment, setComment] = useState('');
@@ -36,7 +39,14 @@ export default function MappingEditor() {
   const sourceOrg = def?.organization_id ?? organizationId ?? undefined;
   const integrations = useQuery({
     queryKey: ['integrations', 'for-mapping', def?.platform, sourceOrg],
-    queryFn: () => call(api.GET('/api/integrations/', { params: { query: { platform: def?.platform ?? '', limit: 50, ...(sourceOrg ? { organization_id: sourceOrg } : {}) } } })),
+    queryFn: () =>
+      call(
+        api.GET('/api/integrations/', {
+          params: {
+            query: { platform: def?.platform ?? '', limit: 50, ...(sourceOrg ? { organization_id: sourceOrg } : {}) },
+          },
+        }),
+      ),
     enabled: def !== undefined,
   });
   useEffect(() => {
@@ -54,13 +64,27 @@ export default function MappingEditor() {
   const draft = useDebounced(syntax ? undefined : text, 500);
   const check = useQuery<DryRun, ApiError>({
     queryKey: ['mapping-check', id, draft, integrationId],
-    queryFn: () => call(api.POST('/api/mappings/dry-run', { body: { document: JSON.parse(draft ?? '{}') as Record<string, unknown>, sample: { integration_id: integrationId ?? 0, stream: def?.stream ?? '', limit: 10 } } })),
+    queryFn: () =>
+      call(
+        api.POST('/api/mappings/dry-run', {
+          body: {
+            document: JSON.parse(draft ?? '{}') as Record<string, unknown>,
+            sample: { integration_id: integrationId ?? 0, stream: def?.stream ?? '', limit: 10 },
+          },
+        }),
+      ),
     enabled: draft !== undefined && integrationId !== undefined && def !== undefined,
     placeholderData: (previous) => previous,
   });
 
   const publish = useMutation({
-    mutationFn: () => call(api.POST('/api/mappings/{definition_id}/versions', { params: { path: { definition_id: id } }, body: { document: parsed ?? {}, ...(comment ? { comment } : {}) } })),
+    mutationFn: () =>
+      call(
+        api.POST('/api/mappings/{definition_id}/versions', {
+          params: { path: { definition_id: id } },
+          body: { document: parsed ?? {}, ...(comment ? { comment } : {}) },
+        }),
+      ),
     onSuccess: () => {
       setComment('');
       void client.invalidateQueries({ queryKey: ['mapping', id] });
@@ -75,7 +99,8 @@ export default function MappingEditor() {
       <PageHeader title={def ? `Mapping: ${def.name}` : 'Mapping'}>
         {def ? (
           <span className="hint">
-            {def.platform} / {def.stream} · {def.builtin ? 'built-in' : `organization ${def.organization_id}`} · live {def.live_version ? `v${def.live_version.version}` : 'none'}
+            {def.platform} / {def.stream} · {def.builtin ? 'built-in' : `organization ${def.organization_id}`} · live{' '}
+            {def.live_version ? `v${def.live_version.version}` : 'none'}
           </span>
         ) : null}
       </PageHeader>
@@ -84,10 +109,29 @@ export default function MappingEditor() {
         <section className="panel" aria-labelledby="doc">
           <h2 id="doc">Document</h2>
           <Field label="Mapping document (JSON)" hint="Checked as you type; see docs/mappings.md for the language.">
-            {(fid, hint) => <textarea id={fid} aria-describedby={hint} rows={24} spellCheck={false} value={text ?? ''} onChange={(e) => setText(e.target.value)} readOnly={!can('mapping.write')} />}
+            {(fid, hint) => (
+              <textarea
+                id={fid}
+                aria-describedby={hint}
+                rows={24}
+                spellCheck={false}
+                value={text ?? ''}
+                onChange={(e) => setText(e.target.value)}
+                readOnly={!can('mapping.write')}
+              />
+            )}
           </Field>
           <div role="status" aria-live="polite" data-testid="validation">
-            {syntax ? <p className="error">{syntax}</p> : check.error ? <p className="error">{check.error.message}</p> : result ? <p className="notice">Valid: {result.summary.ok} of {result.summary.total} samples map cleanly{result.summary.quarantined ? `, ${result.summary.quarantined} would be quarantined` : ''}.</p> : null}
+            {syntax ? (
+              <p className="error">{syntax}</p>
+            ) : check.error ? (
+              <p className="error">{check.error.message}</p>
+            ) : result ? (
+              <p className="notice">
+                Valid: {result.summary.ok} of {result.summary.total} samples map cleanly
+                {result.summary.quarantined ? `, ${result.summary.quarantined} would be quarantined` : ''}.
+              </p>
+            ) : null}
           </div>
           {problems.length > 1 ? (
             <ul aria-label="Problems">
@@ -100,8 +144,15 @@ export default function MappingEditor() {
           ) : null}
           {can('mapping.write') && !def?.builtin ? (
             <div className="row">
-              <Field label="Comment">{(fid) => <input id={fid} value={comment} onChange={(e) => setComment(e.target.value)} />}</Field>
-              <button type="button" className="primary" disabled={!parsed || publish.isPending} onClick={() => publish.mutate()}>
+              <Field label="Comment">
+                {(fid) => <input id={fid} value={comment} onChange={(e) => setComment(e.target.value)} />}
+              </Field>
+              <button
+                type="button"
+                className="primary"
+                disabled={!parsed || publish.isPending}
+                onClick={() => publish.mutate()}
+              >
                 Publish
               </button>
             </div>
@@ -123,12 +174,17 @@ export default function MappingEditor() {
               </select>
             )}
           </Field>
-          {integrations.data && integrations.data.items.length === 0 ? <p className="empty">No integration of this platform: no samples to try.</p> : null}
-          {result && result.results.length === 0 ? <p className="empty">No recent samples of this stream yet.</p> : null}
+          {integrations.data && integrations.data.items.length === 0 ? (
+            <p className="empty">No integration of this platform: no samples to try.</p>
+          ) : null}
+          {result && result.results.length === 0 ? (
+            <p className="empty">No recent samples of this stream yet.</p>
+          ) : null}
           {result?.results.map((r) => (
             <article key={r.index} className="panel" aria-label={`Sample ${r.index + 1}`}>
               <p>
-                Sample {r.index + 1}: <Badge value={r.ok ? 'ok' : r.quarantine ? 'quarantined' : 'degraded'} /> {r.error_detail ?? ''}
+                Sample {r.index + 1}: <Badge value={r.ok ? 'ok' : r.quarantine ? 'quarantined' : 'degraded'} />{' '}
+                {r.error_detail ?? ''}
               </p>
               <div className="split">
                 <Json label={`Sample ${r.index + 1} input`} value={r.input} />

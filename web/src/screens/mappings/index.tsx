@@ -16,16 +16,35 @@ export default function Mappings() {
   const [builtin, setBuiltin] = useState<'' | 'true' | 'false'>('');
   const list = useQuery({
     queryKey: ['mappings', org, stream, builtin, offset],
-    queryFn: () => call(api.GET('/api/mappings', { params: { query: { ...org, limit: LIMIT, offset, ...(stream ? { stream } : {}), ...(builtin ? { builtin: builtin === 'true' } : {}) } } })),
+    queryFn: () =>
+      call(
+        api.GET('/api/mappings', {
+          params: {
+            query: {
+              ...org,
+              limit: LIMIT,
+              offset,
+              ...(stream ? { stream } : {}),
+              ...(builtin ? { builtin: builtin === 'true' } : {}),
+            },
+          },
+        }),
+      ),
   });
   return (
     <>
       <PageHeader title="Mappings" />
       <div className="row">
-        <Field label="Stream">{(id) => <input id={id} value={stream} onChange={(e) => (setStream(e.target.value), setOffset(0))} />}</Field>
+        <Field label="Stream">
+          {(id) => <input id={id} value={stream} onChange={(e) => (setStream(e.target.value), setOffset(0))} />}
+        </Field>
         <Field label="Kind">
           {(id) => (
-            <select id={id} value={builtin} onChange={(e) => (setBuiltin(e.target.value as typeof builtin), setOffset(0))}>
+            <select
+              id={id}
+              value={builtin}
+              onChange={(e) => (setBuiltin(e.target.value as typeof builtin), setOffset(0))}
+            >
               <option value="">All</option>
               <option value="false">Organizations' own</option>
               <option value="true">Built-in</option>
@@ -42,12 +61,17 @@ export default function Mappings() {
           { header: 'Name', cell: (m) => <Link href={`/mappings/${m.id}`}>{m.name}</Link> },
           { header: 'Platform / stream', cell: (m) => `${m.platform} / ${m.stream}` },
           { header: 'Owner', cell: (m) => (m.builtin ? 'built-in' : `organization ${m.organization_id}`) },
-          { header: 'Live version', cell: (m) => (m.live_version === null ? <Badge value="no live version" /> : `v${m.live_version.version}`) },
+          {
+            header: 'Live version',
+            cell: (m) => (m.live_version === null ? <Badge value="no live version" /> : `v${m.live_version.version}`),
+          },
           { header: 'Versions', className: 'num', cell: (m) => m.versions_count },
           { header: 'Updated', cell: (m) => <Time value={m.updated_at} /> },
         ]}
       />
-      {list.data ? <Pager label="Mappings" total={list.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} /> : null}
+      {list.data ? (
+        <Pager label="Mappings" total={list.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
+      ) : null}
     </>
   );
 }

@@ -20,7 +20,10 @@ function Failure({ text }: { text: string }) {
 }
 
 export function TestCases({ document }: { document: Record<string, unknown> | undefined }) {
-  const run = useMutation({ mutationFn: (doc: Record<string, unknown>) => call(api.POST('/api/mappings/test-cases', { body: { document: doc } })) });
+  const run = useMutation({
+    mutationFn: (doc: Record<string, unknown>) =>
+      call(api.POST('/api/mappings/test-cases', { body: { document: doc } })),
+  });
   const cases = Array.isArray(document?.tests) ? document.tests.length : 0;
   return (
     <section aria-labelledby="test-cases">
@@ -29,13 +32,19 @@ export function TestCases({ document }: { document: Record<string, unknown> | un
         <button type="button" disabled={!document || run.isPending} onClick={() => document && run.mutate(document)}>
           Run test cases
         </button>
-        <span className="hint">{cases ? `${cases} case(s) in the document's "tests"` : 'The document has no "tests" yet (docs/mappings.md, Test cases).'}</span>
+        <span className="hint">
+          {cases
+            ? `${cases} case(s) in the document's "tests"`
+            : 'The document has no "tests" yet (docs/mappings.md, Test cases).'}
+        </span>
       </div>
       <ErrorNote error={run.error} />
       {run.data ? (
         <div data-testid="test-cases">
           <p role="status" className={run.data.failed ? 'error' : 'notice'}>
-            {run.data.total === 0 ? 'No test case to run.' : `${run.data.passed} of ${run.data.total} test cases pass${run.data.failed ? `, ${run.data.failed} fail` : ''}.`}
+            {run.data.total === 0
+              ? 'No test case to run.'
+              : `${run.data.passed} of ${run.data.total} test cases pass${run.data.failed ? `, ${run.data.failed} fail` : ''}.`}
           </p>
           <ul aria-label="Test case results" className="cases">
             {run.data.results.map((r) => (

@@ -12,19 +12,40 @@ export function Versions({ definitionId, onLoad }: { definitionId: string; onLoa
   const [b, setB] = useState('');
   const versions = useQuery({
     queryKey: ['mapping-versions', definitionId],
-    queryFn: () => call(api.GET('/api/mappings/{definition_id}/versions', { params: { path: { definition_id: definitionId }, query: { limit: 100 } } })),
+    queryFn: () =>
+      call(
+        api.GET('/api/mappings/{definition_id}/versions', {
+          params: { path: { definition_id: definitionId }, query: { limit: 100 } },
+        }),
+      ),
   });
   const diff = useQuery({
     queryKey: ['mapping-diff', definitionId, a, b],
-    queryFn: () => call(api.GET('/api/mappings/{definition_id}/versions/{version_a_id}/diff/{version_b_id}', { params: { path: { definition_id: definitionId, version_a_id: a, version_b_id: b } } })),
+    queryFn: () =>
+      call(
+        api.GET('/api/mappings/{definition_id}/versions/{version_a_id}/diff/{version_b_id}', {
+          params: { path: { definition_id: definitionId, version_a_id: a, version_b_id: b } },
+        }),
+      ),
     enabled: a !== '' && b !== '' && a !== b,
   });
   const load = useMutation({
-    mutationFn: (versionId: string) => call(api.GET('/api/mappings/{definition_id}/versions/{version_id}', { params: { path: { definition_id: definitionId, version_id: versionId } } })),
+    mutationFn: (versionId: string) =>
+      call(
+        api.GET('/api/mappings/{definition_id}/versions/{version_id}', {
+          params: { path: { definition_id: definitionId, version_id: versionId } },
+        }),
+      ),
     onSuccess: (v) => onLoad(v.document),
   });
   const rollback = useMutation({
-    mutationFn: (versionId: string) => call(api.POST('/api/mappings/{definition_id}/rollback', { params: { path: { definition_id: definitionId } }, body: { version_id: versionId } })),
+    mutationFn: (versionId: string) =>
+      call(
+        api.POST('/api/mappings/{definition_id}/rollback', {
+          params: { path: { definition_id: definitionId } },
+          body: { version_id: versionId },
+        }),
+      ),
     onSuccess: () => {
       void client.invalidateQueries({ queryKey: ['mapping-versions', definitionId] });
       void client.invalidateQueries({ queryKey: ['mapping', definitionId] });
@@ -57,7 +78,14 @@ export function Versions({ definitionId, onLoad }: { definitionId: string; onLoa
         rowKey={(v) => v.id}
         empty="No version published yet."
         columns={[
-          { header: 'Version', cell: (v) => <>v{v.version} {v.is_live ? <Badge value="live" /> : null}</> },
+          {
+            header: 'Version',
+            cell: (v) => (
+              <>
+                v{v.version} {v.is_live ? <Badge value="live" /> : null}
+              </>
+            ),
+          },
           { header: 'Comment', cell: (v) => v.comment ?? '' },
           { header: 'Published', cell: (v) => <Time value={v.created_at} /> },
           {
@@ -68,7 +96,10 @@ export function Versions({ definitionId, onLoad }: { definitionId: string; onLoa
                   Edit from v{v.version}
                 </button>
                 {can('mapping.rollback') && !v.is_live ? (
-                  <button type="button" onClick={() => window.confirm(`Make v${v.version} live again?`) && rollback.mutate(v.id)}>
+                  <button
+                    type="button"
+                    onClick={() => window.confirm(`Make v${v.version} live again?`) && rollback.mutate(v.id)}
+                  >
                     Roll back to v{v.version}
                   </button>
                 ) : null}

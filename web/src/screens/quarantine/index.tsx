@@ -6,7 +6,19 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { useOrgFilter, useSession } from '../../session';
 import { inBatches } from '../../ui/batches';
-import { Badge, DataTable, Dialog, ErrorNote, Field, Json, Notice, PageHeader, Pager, Progress, Time } from '../../ui/kit';
+import {
+  Badge,
+  DataTable,
+  Dialog,
+  ErrorNote,
+  Field,
+  Json,
+  Notice,
+  PageHeader,
+  Pager,
+  Progress,
+  Time,
+} from '../../ui/kit';
 
 const LIMIT = 25;
 const BULK = 500;
@@ -35,15 +47,23 @@ export default function Quarantine() {
 
   const bulk = useMutation({
     mutationFn: async ({ action, all }: { action: 'reprocess' | 'discard'; all: boolean }) => {
-      const ids = all ? (await call(api.GET('/api/quarantine/bulk/ids', { params: { query: filters } }))).ids : [...selected];
+      const ids = all
+        ? (await call(api.GET('/api/quarantine/bulk/ids', { params: { query: filters } }))).ids
+        : [...selected];
       const label = action === 'reprocess' ? 'Reprocessing' : 'Discarding';
       const answers = await inBatches(
         ids,
         BULK,
         (chunk) =>
           action === 'reprocess'
-            ? call(api.POST('/api/quarantine/bulk/reprocess', { body: { ids: chunk } })).then((r) => ({ ok: r.reprocessed, failed: r.failed + r.errors.length }))
-            : call(api.POST('/api/quarantine/bulk/discard', { body: { ids: chunk } })).then((r) => ({ ok: r.discarded, failed: r.errors.length })),
+            ? call(api.POST('/api/quarantine/bulk/reprocess', { body: { ids: chunk } })).then((r) => ({
+                ok: r.reprocessed,
+                failed: r.failed + r.errors.length,
+              }))
+            : call(api.POST('/api/quarantine/bulk/discard', { body: { ids: chunk } })).then((r) => ({
+                ok: r.discarded,
+                failed: r.errors.length,
+              })),
         (done, total) => setProgress({ done, total, label }),
       );
       const ok = answers.reduce((n, a) => n + a.ok, 0);
@@ -67,7 +87,13 @@ export default function Quarantine() {
     setSelected(next);
   };
   const run = (action: 'reprocess' | 'discard', all: boolean) => {
-    if (action === 'discard' && !window.confirm(`Discard ${all ? `all ${list.data?.total ?? 0} matching` : selected.size} events? They are removed for good.`)) return;
+    if (
+      action === 'discard' &&
+      !window.confirm(
+        `Discard ${all ? `all ${list.data?.total ?? 0} matching` : selected.size} events? They are removed for good.`,
+      )
+    )
+      return;
     setResult(undefined);
     bulk.mutate({ action, all });
   };
@@ -77,20 +103,36 @@ export default function Quarantine() {
       <PageHeader title="Quarantine">
         {can('quarantine.discard') && status === 'quarantined' ? (
           <>
-            <button type="button" disabled={selected.size === 0 || bulk.isPending} onClick={() => run('reprocess', false)}>
+            <button
+              type="button"
+              disabled={selected.size === 0 || bulk.isPending}
+              onClick={() => run('reprocess', false)}
+            >
               Reprocess selected ({selected.size})
             </button>
-            <button type="button" className="danger" disabled={selected.size === 0 || bulk.isPending} onClick={() => run('discard', false)}>
+            <button
+              type="button"
+              className="danger"
+              disabled={selected.size === 0 || bulk.isPending}
+              onClick={() => run('discard', false)}
+            >
               Discard selected
             </button>
-            <button type="button" className="primary" disabled={!list.data?.total || bulk.isPending} onClick={() => run('reprocess', true)}>
+            <button
+              type="button"
+              className="primary"
+              disabled={!list.data?.total || bulk.isPending}
+              onClick={() => run('reprocess', true)}
+            >
               Reprocess all matching
             </button>
           </>
         ) : null}
       </PageHeader>
       <div className="row">
-        <Field label="Stream">{(id) => <input id={id} value={stream} onChange={(e) => (setStream(e.target.value), setOffset(0))} />}</Field>
+        <Field label="Stream">
+          {(id) => <input id={id} value={stream} onChange={(e) => (setStream(e.target.value), setOffset(0))} />}
+        </Field>
         <Field label="Status">
           {(id) => (
             <select id={id} value={status} onChange={(e) => (setStatus(e.target.value as typeof status), setOffset(0))}>
@@ -100,7 +142,13 @@ export default function Quarantine() {
           )}
         </Field>
       </div>
-      {progress ? <Progress value={progress.done} max={progress.total} label={`${progress.label} ${progress.done} of ${progress.total}`} /> : null}
+      {progress ? (
+        <Progress
+          value={progress.done}
+          max={progress.total}
+          label={`${progress.label} ${progress.done} of ${progress.total}`}
+        />
+      ) : null}
       {result ? <Notice>{result}</Notice> : null}
       <ErrorNote error={list.error ?? bulk.error} />
       <DataTable
@@ -110,17 +158,45 @@ export default function Quarantine() {
         empty="Nothing in quarantine."
         columns={[
           ...(can('quarantine.discard')
-            ? [{ header: 'Select', cell: (q: (typeof items)[number]) => <input type="checkbox" aria-label={`Select event ${q.id}`} checked={selected.has(q.id)} onChange={(e) => toggle(q.id, e.target.checked)} /> }]
+            ? [
+                {
+                  header: 'Select',
+                  cell: (q: (typeof items)[number]) => (
+                    <input
+                      type="checkbox"
+                      aria-label={`Select event ${q.id}`}
+                      checked={selected.has(q.id)}
+                      onChange={(e) => toggle(q.id, e.target.checked)}
+                    />
+                  ),
+                },
+              ]
             : []),
           { header: 'Received', cell: (q) => <Time value={q.received_at} /> },
           { header: 'Integration', cell: (q) => q.integration_id },
           { header: 'Stream', cell: (q) => q.stream },
-          { header: 'Error', cell: (q) => <><Badge value={q.error_kind} /> {q.error_detail}</> },
+          {
+            header: 'Error',
+            cell: (q) => (
+              <>
+                <Badge value={q.error_kind} /> {q.error_detail}
+              </>
+            ),
+          },
           { header: 'Attempts', className: 'num', cell: (q) => q.attempts },
-          { header: 'Event', cell: (q) => <button type="button" onClick={() => setInspect(q.id)}>Inspect</button> },
+          {
+            header: 'Event',
+            cell: (q) => (
+              <button type="button" onClick={() => setInspect(q.id)}>
+                Inspect
+              </button>
+            ),
+          },
         ]}
       />
-      {list.data ? <Pager label="Quarantine" total={list.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} /> : null}
+      {list.data ? (
+        <Pager label="Quarantine" total={list.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
+      ) : null}
       <Dialog title="Quarantined event" open={inspect !== undefined} onClose={() => setInspect(undefined)}>
         <ErrorNote error={event.error} />
         {event.data ? (

@@ -13,13 +13,19 @@ export function RouteDryRun() {
       const parsed = JSON.parse(text) as unknown;
       const events = (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
       const org = organizationId ?? profile.organization_id;
-      return call(api.POST('/api/collectors/routes/dry-run', { body: { events, ...(org ? { organization_id: org } : {}) } }));
+      return call(
+        api.POST('/api/collectors/routes/dry-run', { body: { events, ...(org ? { organization_id: org } : {}) } }),
+      );
     },
   });
   return (
     <section className="panel" aria-labelledby="route-dry-run">
       <h2 id="route-dry-run">Dry run</h2>
-      <Field label="OCSF events (JSON object or array)">{(id) => <textarea id={id} rows={5} spellCheck={false} value={text} onChange={(e) => setText(e.target.value)} />}</Field>
+      <Field label="OCSF events (JSON object or array)">
+        {(id) => (
+          <textarea id={id} rows={5} spellCheck={false} value={text} onChange={(e) => setText(e.target.value)} />
+        )}
+      </Field>
       <button type="button" onClick={() => run.mutate()} disabled={run.isPending}>
         Try the saved routes
       </button>
@@ -29,7 +35,11 @@ export function RouteDryRun() {
           <ul aria-label="Dry-run results">
             {run.data.results.map((r) => (
               <li key={r.index}>
-                Event {r.index + 1}: {r.routes.length ? `matched ${r.routes.map((id) => run.data.routes.find((x) => x.id === id)?.name ?? id).join(', ')}` : `filtered (${r.filtered ?? 'no route'})`}; {r.copies.length} {r.copies.length === 1 ? 'copy' : 'copies'}
+                Event {r.index + 1}:{' '}
+                {r.routes.length
+                  ? `matched ${r.routes.map((id) => run.data.routes.find((x) => x.id === id)?.name ?? id).join(', ')}`
+                  : `filtered (${r.filtered ?? 'no route'})`}
+                ; {r.copies.length} {r.copies.length === 1 ? 'copy' : 'copies'}
               </li>
             ))}
           </ul>

@@ -1,7 +1,21 @@
 // Routes: the ordered list (drag, or the keyboard, to reorder; saved as the complete order),
 // create and edit with the condition editor, dry run, and each route's versions.
-import { closestCenter, DndContext, KeyboardSensor, PointerSensor, useSensor, useSensors, type DragEndEvent } from '@dnd-kit/core';
-import { arrayMove, SortableContext, sortableKeyboardCoordinates, useSortable, verticalListSortingStrategy } from '@dnd-kit/sortable';
+import {
+  closestCenter,
+  DndContext,
+  KeyboardSensor,
+  PointerSensor,
+  useSensor,
+  useSensors,
+  type DragEndEvent,
+} from '@dnd-kit/core';
+import {
+  arrayMove,
+  SortableContext,
+  sortableKeyboardCoordinates,
+  useSortable,
+  verticalListSortingStrategy,
+} from '@dnd-kit/sortable';
 import { CSS } from '@dnd-kit/utilities';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
@@ -15,13 +29,29 @@ import { RouteVersions } from './versions';
 
 type Route = Ok<'routes.get'>;
 
-function RouteRow({ route, canEdit, onEdit, onVersions }: { route: Route; canEdit: boolean; onEdit: () => void; onVersions: () => void }) {
+function RouteRow({
+  route,
+  canEdit,
+  onEdit,
+  onVersions,
+}: {
+  route: Route;
+  canEdit: boolean;
+  onEdit: () => void;
+  onVersions: () => void;
+}) {
   const sortable = useSortable({ id: route.id, disabled: !canEdit });
   const style = { transform: CSS.Transform.toString(sortable.transform), transition: sortable.transition };
   return (
     <li ref={sortable.setNodeRef} style={style}>
       {canEdit ? (
-        <button type="button" className="handle" aria-label={`Move ${route.name}`} {...sortable.attributes} {...sortable.listeners}>
+        <button
+          type="button"
+          className="handle"
+          aria-label={`Move ${route.name}`}
+          {...sortable.attributes}
+          {...sortable.listeners}
+        >
           ⠿
         </button>
       ) : null}
@@ -30,7 +60,8 @@ function RouteRow({ route, canEdit, onEdit, onVersions }: { route: Route; canEdi
       <Badge value={route.enabled ? 'enabled' : 'disabled'} />
       {route.final ? <Badge value="final" /> : null}
       <span className="hint">
-        {route.destination_ids.length} destination(s) · v{route.version} · {route.condition ? <code>{JSON.stringify(route.condition)}</code> : 'every event'}
+        {route.destination_ids.length} destination(s) · v{route.version} ·{' '}
+        {route.condition ? <code>{JSON.stringify(route.condition)}</code> : 'every event'}
       </span>
       <span className="row" style={{ marginLeft: 'auto' }}>
         {canEdit ? (
@@ -54,7 +85,10 @@ export default function Routes() {
   const wanted = new URLSearchParams(useSearch()).get('route');
   const [editing, setEditing] = useState<Route | 'new'>();
   const [versions, setVersions] = useState<Route>();
-  const routes = useQuery({ queryKey: ['routes', org], queryFn: () => call(api.GET('/api/collectors/routes', { params: { query: org } })) });
+  const routes = useQuery({
+    queryKey: ['routes', org],
+    queryFn: () => call(api.GET('/api/collectors/routes', { params: { query: org } })),
+  });
   const [order, setOrder] = useState<Route[]>([]);
   useEffect(() => setOrder(routes.data ?? []), [routes.data]);
   useEffect(() => {
@@ -66,11 +100,18 @@ export default function Routes() {
   const reorder = useMutation({
     mutationFn: (next: Route[]) => {
       const organizationId = next[0]?.organization_id;
-      return call(api.POST('/api/collectors/routes/reorder', { body: { route_ids: next.map((r) => r.id), ...(organizationId ? { organization_id: organizationId } : {}) } }));
+      return call(
+        api.POST('/api/collectors/routes/reorder', {
+          body: { route_ids: next.map((r) => r.id), ...(organizationId ? { organization_id: organizationId } : {}) },
+        }),
+      );
     },
     onSettled: () => client.invalidateQueries({ queryKey: ['routes'] }),
   });
-  const sensors = useSensors(useSensor(PointerSensor), useSensor(KeyboardSensor, { coordinateGetter: sortableKeyboardCoordinates }));
+  const sensors = useSensors(
+    useSensor(PointerSensor),
+    useSensor(KeyboardSensor, { coordinateGetter: sortableKeyboardCoordinates }),
+  );
   const onDragEnd = (e: DragEndEvent) => {
     if (!e.over || e.active.id === e.over.id) return;
     const moved = order.find((r) => r.id === e.active.id);
@@ -93,24 +134,45 @@ export default function Routes() {
           </button>
         ) : null}
       </PageHeader>
-      <p className="hint">Routes are tried in this order for each event; a final route stops the rest. {canEdit ? 'Drag a route by its handle (or focus the handle, Space, arrows, Space) to reorder.' : ''}</p>
+      <p className="hint">
+        Routes are tried in this order for each event; a final route stops the rest.{' '}
+        {canEdit ? 'Drag a route by its handle (or focus the handle, Space, arrows, Space) to reorder.' : ''}
+      </p>
       <ErrorNote error={routes.error ?? reorder.error} />
       {reorder.isSuccess ? <Notice>Order saved: live at the next dispatch cycle.</Notice> : null}
       <DndContext sensors={sensors} collisionDetection={closestCenter} onDragEnd={onDragEnd}>
         <SortableContext items={order.map((r) => r.id)} strategy={verticalListSortingStrategy}>
           <ol className="sortable" aria-label="Routes in order">
             {order.map((r) => (
-              <RouteRow key={r.id} route={r} canEdit={canEdit} onEdit={() => setEditing(r)} onVersions={() => setVersions(r)} />
+              <RouteRow
+                key={r.id}
+                route={r}
+                canEdit={canEdit}
+                onEdit={() => setEditing(r)}
+                onVersions={() => setVersions(r)}
+              />
             ))}
           </ol>
         </SortableContext>
       </DndContext>
-      {routes.data?.length === 0 ? <p className="empty">No route yet: events that no route matches are counted as filtered (no route) and not kept.</p> : null}
+      {routes.data?.length === 0 ? (
+        <p className="empty">
+          No route yet: events that no route matches are counted as filtered (no route) and not kept.
+        </p>
+      ) : null}
       {canEdit ? <RouteDryRun /> : null}
-      <Dialog title={editing === 'new' ? 'New route' : `Edit ${editing?.name ?? ''}`} open={editing !== undefined} onClose={() => setEditing(undefined)}>
+      <Dialog
+        title={editing === 'new' ? 'New route' : `Edit ${editing?.name ?? ''}`}
+        open={editing !== undefined}
+        onClose={() => setEditing(undefined)}
+      >
         <RouteForm route={editing === 'new' ? undefined : editing} onDone={() => setEditing(undefined)} />
       </Dialog>
-      <Dialog title={`Versions of ${versions?.name ?? ''}`} open={versions !== undefined} onClose={() => setVersions(undefined)}>
+      <Dialog
+        title={`Versions of ${versions?.name ?? ''}`}
+        open={versions !== undefined}
+        onClose={() => setVersions(undefined)}
+      >
         {versions ? <RouteVersions route={versions} /> : null}
       </Dialog>
     </>

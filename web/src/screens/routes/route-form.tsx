@@ -20,7 +20,10 @@ export function RouteForm({ route, onDone }: { route?: Route; onDone: () => void
   const [enabled, setEnabled] = useState(route?.enabled ?? true);
   const [final, setFinal] = useState(route?.final ?? false);
   const [comment, setComment] = useState('');
-  const available = useQuery({ queryKey: ['destinations', 'all', org], queryFn: () => call(api.GET('/api/collectors/destinations', { params: { query: { ...org, limit: 200 } } })) });
+  const available = useQuery({
+    queryKey: ['destinations', 'all', org],
+    queryFn: () => call(api.GET('/api/collectors/destinations', { params: { query: { ...org, limit: 200 } } })),
+  });
 
   // The condition is checked as it is typed (ui/condition-check.tsx).
   const owner = route?.organization_id ?? organizationId ?? org.organization_id;
@@ -29,7 +32,14 @@ export function RouteForm({ route, onDone }: { route?: Route; onDone: () => void
 
   const save = useMutation({
     mutationFn: () => {
-      const fields = { name, destination_ids: destinations, condition: parsed, enabled, final, ...(comment ? { comment } : {}) };
+      const fields = {
+        name,
+        destination_ids: destinations,
+        condition: parsed,
+        enabled,
+        final,
+        ...(comment ? { comment } : {}),
+      };
       return route
         ? call(api.PUT('/api/collectors/routes/{route_id}', { params: { path: { route_id: route.id } }, body: fields }))
         : call(api.POST('/api/collectors/routes', { body: { ...fields, organization_id: organizationId ?? 0 } }));
@@ -45,19 +55,40 @@ export function RouteForm({ route, onDone }: { route?: Route; onDone: () => void
   };
   return (
     <form onSubmit={submit} aria-label={route ? `Edit route ${route.name}` : 'New route'}>
-      <Field label="Name">{(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+      <Field label="Name">
+        {(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}
+      </Field>
       {route ? null : <OrgSelect value={organizationId} onChange={setOrganizationId} />}
       <fieldset>
         <legend>Destinations</legend>
         {(available.data?.items ?? []).map((d) => (
           <label key={d.id} className="check">
-            <input type="checkbox" checked={destinations.includes(d.id)} onChange={(e) => setDestinations(e.target.checked ? [...destinations, d.id] : destinations.filter((x) => x !== d.id))} /> {d.name} ({d.type})
+            <input
+              type="checkbox"
+              checked={destinations.includes(d.id)}
+              onChange={(e) =>
+                setDestinations(e.target.checked ? [...destinations, d.id] : destinations.filter((x) => x !== d.id))
+              }
+            />{' '}
+            {d.name} ({d.type})
           </label>
         ))}
         {available.data?.items.length === 0 ? <p className="empty">No destination yet: create one first.</p> : null}
       </fieldset>
-      <Field label="Condition" hint='Empty: every event. Otherwise JSON, e.g. {"field": "class_uid", "op": "eq", "value": 3002}; see docs/conditions.md.'>
-        {(id, hint) => <textarea id={id} aria-describedby={hint} rows={6} spellCheck={false} value={condition} onChange={(e) => setCondition(e.target.value)} />}
+      <Field
+        label="Condition"
+        hint='Empty: every event. Otherwise JSON, e.g. {"field": "class_uid", "op": "eq", "value": 3002}; see docs/conditions.md.'
+      >
+        {(id, hint) => (
+          <textarea
+            id={id}
+            aria-describedby={hint}
+            rows={6}
+            spellCheck={false}
+            value={condition}
+            onChange={(e) => setCondition(e.target.value)}
+          />
+        )}
       </Field>
       <ConditionStatus check={check} />
       <div className="row">
@@ -65,10 +96,15 @@ export function RouteForm({ route, onDone }: { route?: Route; onDone: () => void
           <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} /> Enabled
         </label>
         <label>
-          <input type="checkbox" checked={final} onChange={(e) => setFinal(e.target.checked)} /> Final (later routes are not tried)
+          <input type="checkbox" checked={final} onChange={(e) => setFinal(e.target.checked)} /> Final (later routes are
+          not tried)
         </label>
       </div>
-      {route ? <Field label="Comment (kept with the version)">{(id) => <input id={id} value={comment} onChange={(e) => setComment(e.target.value)} />}</Field> : null}
+      {route ? (
+        <Field label="Comment (kept with the version)">
+          {(id) => <input id={id} value={comment} onChange={(e) => setComment(e.target.value)} />}
+        </Field>
+      ) : null}
       <ErrorNote error={save.error} />
       <button type="submit" className="primary" disabled={save.isPending || syntax !== undefined}>
         {route ? 'Save' : 'Create route'}

@@ -11,10 +11,21 @@ export function RouteVersions({ route }: { route: Ok<'routes.get'> }) {
   const [version, setVersion] = useState(Math.max(1, route.version - 1));
   const history = useQuery({
     queryKey: ['route-audit', route.id],
-    queryFn: () => call(api.GET('/api/collectors/routes/{route_id}/audit', { params: { path: { route_id: route.id }, query: { limit: 50 } } })),
+    queryFn: () =>
+      call(
+        api.GET('/api/collectors/routes/{route_id}/audit', {
+          params: { path: { route_id: route.id }, query: { limit: 50 } },
+        }),
+      ),
   });
   const rollback = useMutation({
-    mutationFn: () => call(api.POST('/api/collectors/routes/{route_id}/rollback', { params: { path: { route_id: route.id } }, body: { version } })),
+    mutationFn: () =>
+      call(
+        api.POST('/api/collectors/routes/{route_id}/rollback', {
+          params: { path: { route_id: route.id } },
+          body: { version },
+        }),
+      ),
     onSuccess: () => client.invalidateQueries({ queryKey: ['routes'] }),
   });
   return (
@@ -22,7 +33,18 @@ export function RouteVersions({ route }: { route: Ok<'routes.get'> }) {
       <p>Current version: v{route.version}</p>
       {can('user.manage') && route.version > 1 ? (
         <div className="row">
-          <Field label="Roll back to version">{(id) => <input id={id} type="number" min={1} max={route.version - 1} value={version} onChange={(e) => setVersion(Number(e.target.value))} />}</Field>
+          <Field label="Roll back to version">
+            {(id) => (
+              <input
+                id={id}
+                type="number"
+                min={1}
+                max={route.version - 1}
+                value={version}
+                onChange={(e) => setVersion(Number(e.target.value))}
+              />
+            )}
+          </Field>
           <button type="button" onClick={() => rollback.mutate()} disabled={rollback.isPending}>
             Roll back
           </button>

@@ -22,7 +22,8 @@ export function SearchHistory({ onOpen, onEdit }: { onOpen: (id: string) => void
   const history = useQuery({
     queryKey: ['search-history', offset],
     queryFn: () => call(api.GET('/api/search/history', { params: { query: { limit: PAGE, offset } } })),
-    refetchInterval: (q) => (q.state.data?.items.some((r) => r.state === 'queued' || r.state === 'running') ? 2000 : false),
+    refetchInterval: (q) =>
+      q.state.data?.items.some((r) => r.state === 'queued' || r.state === 'running') ? 2000 : false,
   });
   return (
     <section className="panel" aria-labelledby="search-history">
@@ -43,7 +44,11 @@ export function SearchHistory({ onOpen, onEdit }: { onOpen: (id: string) => void
             cell: (r) => (
               <span className="row">
                 {r.result_available ? (
-                  <button type="button" onClick={() => onOpen(r.id)} aria-label={`Open result of the search of ${new Date(r.created_at).toISOString()}`}>
+                  <button
+                    type="button"
+                    onClick={() => onOpen(r.id)}
+                    aria-label={`Open result of the search of ${new Date(r.created_at).toISOString()}`}
+                  >
                     Open result
                   </button>
                 ) : (
@@ -57,12 +62,20 @@ export function SearchHistory({ onOpen, onEdit }: { onOpen: (id: string) => void
           },
         ]}
       />
-      {history.data ? <Pager label="History" total={history.data.total} limit={PAGE} offset={offset} onOffset={setOffset} /> : null}
+      {history.data ? (
+        <Pager label="History" total={history.data.total} limit={PAGE} offset={offset} onOffset={setOffset} />
+      ) : null}
     </section>
   );
 }
 
-export function SavedQueries({ onRun, onEdit }: { onRun: (queryId: string) => void; onEdit: (query: unknown) => void }) {
+export function SavedQueries({
+  onRun,
+  onEdit,
+}: {
+  onRun: (queryId: string) => void;
+  onEdit: (query: unknown) => void;
+}) {
   const org = useOrgFilter();
   const [offset, setOffset] = useState(0);
   const saved = useQuery({
@@ -97,7 +110,9 @@ export function SavedQueries({ onRun, onEdit }: { onRun: (queryId: string) => vo
           },
         ]}
       />
-      {saved.data ? <Pager label="Saved queries" total={saved.data.total} limit={PAGE} offset={offset} onOffset={setOffset} /> : null}
+      {saved.data ? (
+        <Pager label="Saved queries" total={saved.data.total} limit={PAGE} offset={offset} onOffset={setOffset} />
+      ) : null}
     </section>
   );
 }

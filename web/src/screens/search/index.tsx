@@ -19,7 +19,9 @@ export default function Search() {
   const client = useQueryClient();
   const typed = new URLSearchParams(useSearch()).get('q');
   const [form, setForm] = useState<FormState>(() => ({ ...INITIAL, ...(typed ? { text: typed } : {}) }));
-  const [organizationId, setOrganizationId] = useState<number | null>(session.organizationId ?? session.profile.organization_id);
+  const [organizationId, setOrganizationId] = useState<number | null>(
+    session.organizationId ?? session.profile.organization_id,
+  );
   const [searchId, setSearchId] = useState<string>();
   const [name, setName] = useState('');
 
@@ -29,7 +31,11 @@ export default function Search() {
   };
   const run = useMutation<{ id: string }, ApiError, { query_id?: string }>({
     mutationFn: async ({ query_id }) => {
-      const answer = await call(api.POST('/api/search', { body: query_id ? { query_id, wait_ms: 5000 } : { query: toDefinition(form, organizationId), wait_ms: 5000 } }));
+      const answer = await call(
+        api.POST('/api/search', {
+          body: query_id ? { query_id, wait_ms: 5000 } : { query: toDefinition(form, organizationId), wait_ms: 5000 },
+        }),
+      );
       // A search that completed within the wait answers its first page: no second call for it.
       if ('rows' in answer) client.setQueryData(['search-result', answer.id, 0], answer);
       return answer;
@@ -37,7 +43,16 @@ export default function Search() {
     onSuccess: (r) => shown(r.id),
   });
   const save = useMutation({
-    mutationFn: () => call(api.POST('/api/queries/', { body: { name, ...(organizationId ? { organization_id: organizationId } : {}), query: toDefinition(form, null) } })),
+    mutationFn: () =>
+      call(
+        api.POST('/api/queries/', {
+          body: {
+            name,
+            ...(organizationId ? { organization_id: organizationId } : {}),
+            query: toDefinition(form, null),
+          },
+        }),
+      ),
     onSuccess: () => {
       setName('');
       void client.invalidateQueries({ queryKey: ['saved-queries'] });
@@ -52,7 +67,13 @@ export default function Search() {
     <>
       <PageHeader title="Search" />
       <OrgSelect value={organizationId} onChange={setOrganizationId} />
-      <QueryForm state={form} onChange={setForm} onRun={() => run.mutate({})} running={run.isPending} error={run.error?.status === 422 ? run.error : null} />
+      <QueryForm
+        state={form}
+        onChange={setForm}
+        onRun={() => run.mutate({})}
+        running={run.isPending}
+        error={run.error?.status === 422 ? run.error : null}
+      />
       {run.error && run.error.status !== 422 ? <ErrorNote error={run.error} /> : null}
       {session.can('query.save') ? (
         <form
@@ -63,7 +84,9 @@ export default function Search() {
             save.mutate();
           }}
         >
-          <Field label="Save as">{(id) => <input id={id} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+          <Field label="Save as">
+            {(id) => <input id={id} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />}
+          </Field>
           <button type="submit" disabled={save.isPending}>
             Save query
           </button>

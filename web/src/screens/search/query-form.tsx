@@ -29,7 +29,17 @@ export const RANGES: [string, string][] = [
   ['absolute', 'Between two dates'],
 ];
 
-export const INITIAL: FormState = { text: '', range: '24h', from: '', to: '', fields: '', limit: 100, countBy: '', top: '', histogram: '' };
+export const INITIAL: FormState = {
+  text: '',
+  range: '24h',
+  from: '',
+  to: '',
+  fields: '',
+  limit: 100,
+  countBy: '',
+  top: '',
+  histogram: '',
+};
 
 const list = (text: string) =>
   text
@@ -116,7 +126,19 @@ function QueryError({ id, error, text }: { id: string; error: ApiError; text: st
   );
 }
 
-export function QueryForm({ state, onChange, onRun, running, error }: { state: FormState; onChange: (next: FormState) => void; onRun: () => void; running: boolean; error: ApiError | null }) {
+export function QueryForm({
+  state,
+  onChange,
+  onRun,
+  running,
+  error,
+}: {
+  state: FormState;
+  onChange: (next: FormState) => void;
+  onRun: () => void;
+  running: boolean;
+  error: ApiError | null;
+}) {
   const errorId = useId();
   const set = <K extends keyof FormState>(key: K, value: FormState[K]) => onChange({ ...state, [key]: value });
   return (
@@ -128,7 +150,10 @@ export function QueryForm({ state, onChange, onRun, running, error }: { state: F
         onRun();
       }}
     >
-      <Field label="Query" hint='Text form, e.g. class_uid = 3002 and actor.user.name ~ "adm*" (docs/search.md); empty: every event of the range. Ctrl+Enter runs it.'>
+      <Field
+        label="Query"
+        hint='Text form, e.g. class_uid = 3002 and actor.user.name ~ "adm*" (docs/search.md); empty: every event of the range. Ctrl+Enter runs it.'
+      >
         {(id, hint) => (
           <textarea
             id={id}
@@ -162,24 +187,72 @@ export function QueryForm({ state, onChange, onRun, running, error }: { state: F
         </Field>
         {state.range === 'absolute' ? (
           <>
-            <Field label="From">{(id) => <input id={id} type="datetime-local" value={state.from} onChange={(e) => set('from', e.target.value)} />}</Field>
+            <Field label="From">
+              {(id) => (
+                <input id={id} type="datetime-local" value={state.from} onChange={(e) => set('from', e.target.value)} />
+              )}
+            </Field>
             <Field label="To" hint="Empty: now">
-              {(id, hint) => <input id={id} type="datetime-local" aria-describedby={hint} value={state.to} onChange={(e) => set('to', e.target.value)} />}
+              {(id, hint) => (
+                <input
+                  id={id}
+                  type="datetime-local"
+                  aria-describedby={hint}
+                  value={state.to}
+                  onChange={(e) => set('to', e.target.value)}
+                />
+              )}
             </Field>
           </>
         ) : null}
-        <Field label="Rows kept (the cap)">{(id) => <input id={id} type="number" min={0} max={10000} value={state.limit} onChange={(e) => set('limit', Number(e.target.value))} />}</Field>
+        <Field label="Rows kept (the cap)">
+          {(id) => (
+            <input
+              id={id}
+              type="number"
+              min={0}
+              max={10000}
+              value={state.limit}
+              onChange={(e) => set('limit', Number(e.target.value))}
+            />
+          )}
+        </Field>
         <Field label="Columns" hint="Fields, comma separated; empty: the whole event">
-          {(id, hint) => <input id={id} aria-describedby={hint} placeholder="actor.user.name, src_endpoint.ip" value={state.fields} onChange={(e) => set('fields', e.target.value)} />}
+          {(id, hint) => (
+            <input
+              id={id}
+              aria-describedby={hint}
+              placeholder="actor.user.name, src_endpoint.ip"
+              value={state.fields}
+              onChange={(e) => set('fields', e.target.value)}
+            />
+          )}
         </Field>
       </div>
       <fieldset>
         <legend>Aggregations (the count is always given)</legend>
         <div className="row">
           <Field label="Count by" hint="Up to three fields, comma separated">
-            {(id, hint) => <input id={id} aria-describedby={hint} placeholder="status_id" value={state.countBy} onChange={(e) => set('countBy', e.target.value)} />}
+            {(id, hint) => (
+              <input
+                id={id}
+                aria-describedby={hint}
+                placeholder="status_id"
+                value={state.countBy}
+                onChange={(e) => set('countBy', e.target.value)}
+              />
+            )}
           </Field>
-          <Field label="Top values of">{(id) => <input id={id} placeholder="src_endpoint.ip" value={state.top} onChange={(e) => set('top', e.target.value)} />}</Field>
+          <Field label="Top values of">
+            {(id) => (
+              <input
+                id={id}
+                placeholder="src_endpoint.ip"
+                value={state.top}
+                onChange={(e) => set('top', e.target.value)}
+              />
+            )}
+          </Field>
           <Field label="Histogram">
             {(id) => (
               <select id={id} value={state.histogram} onChange={(e) => set('histogram', e.target.value)}>

@@ -12,22 +12,34 @@ export function Replay({ run }: { run: SearchResult }) {
   const [destination, setDestination] = useState('');
   const destinations = useQuery({
     queryKey: ['destinations', 'replay', run.organization_id],
-    queryFn: () => call(api.GET('/api/collectors/destinations', { params: { query: { organization_id: run.organization_id, limit: 200 } } })),
+    queryFn: () =>
+      call(
+        api.GET('/api/collectors/destinations', {
+          params: { query: { organization_id: run.organization_id, limit: 200 } },
+        }),
+      ),
   });
   const q = (run.query ?? {}) as { time?: { from?: string; to?: string }; query?: string; where?: unknown };
   const start = useMutation({
     mutationFn: () =>
       call(
         api.POST('/api/search/replay', {
-          body: { organization_id: run.organization_id, destination_id: destination, time: { ...(q.time?.from ? { from: q.time.from } : {}), ...(q.time?.to ? { to: q.time.to } : {}) }, ...(q.query ? { query: q.query } : q.where !== undefined ? { where: q.where } : {}) },
+          body: {
+            organization_id: run.organization_id,
+            destination_id: destination,
+            time: { ...(q.time?.from ? { from: q.time.from } : {}), ...(q.time?.to ? { to: q.time.to } : {}) },
+            ...(q.query ? { query: q.query } : q.where !== undefined ? { where: q.where } : {}),
+          },
         }),
       ),
   });
   const status = useQuery({
     queryKey: ['replay', start.data?.id],
-    queryFn: () => call(api.GET('/api/search/replay/{replay_id}', { params: { path: { replay_id: start.data?.id ?? '' } } })),
+    queryFn: () =>
+      call(api.GET('/api/search/replay/{replay_id}', { params: { path: { replay_id: start.data?.id ?? '' } } })),
     enabled: start.data !== undefined,
-    refetchInterval: (s) => (s.state.data && s.state.data.state !== 'queued' && s.state.data.state !== 'running' ? false : 1000),
+    refetchInterval: (s) =>
+      s.state.data && s.state.data.state !== 'queued' && s.state.data.state !== 'running' ? false : 1000,
   });
   const replay = status.data ?? start.data;
   return (
@@ -49,17 +61,24 @@ export function Replay({ run }: { run: SearchResult }) {
             </select>
           )}
         </Field>
-        <button type="button" disabled={!destination || start.isPending || replay?.state === 'running' || replay?.state === 'queued'} onClick={() => start.mutate()}>
+        <button
+          type="button"
+          disabled={!destination || start.isPending || replay?.state === 'running' || replay?.state === 'queued'}
+          onClick={() => start.mutate()}
+        >
           Replay
         </button>
       </div>
       <ErrorNote error={destinations.error ?? start.error ?? status.error} />
       {replay ? (
         <p role="status">
-          Replay <Badge value={replay.state} />: {formatNumber(replay.replayed)} of {formatNumber(replay.total)} events {replay.error ? `(${replay.error})` : ''}
+          Replay <Badge value={replay.state} />: {formatNumber(replay.replayed)} of {formatNumber(replay.total)} events{' '}
+          {replay.error ? `(${replay.error})` : ''}
         </p>
       ) : null}
-      {replay && (replay.state === 'queued' || replay.state === 'running') ? <Progress value={replay.progress} max={1} label="Replaying" /> : null}
+      {replay && (replay.state === 'queued' || replay.state === 'running') ? (
+        <Progress value={replay.progress} max={1} label="Replaying" />
+      ) : null}
     </section>
   );
 }

@@ -24,7 +24,9 @@ const text = (v: unknown) => (v === undefined ? '—' : typeof v === 'string' ? 
 
 /** A count_by bucket's key: one value per field ({"user.name": "bob"} reads "bob"). */
 function bucketKey(key: unknown): string {
-  return key !== null && typeof key === 'object' && !Array.isArray(key) ? Object.values(key).map(text).join(', ') : text(key);
+  return key !== null && typeof key === 'object' && !Array.isArray(key)
+    ? Object.values(key).map(text).join(', ')
+    : text(key);
 }
 
 /** Counts as a list of labelled bars (native <meter>, so each reads as "label: n of max"). */
@@ -66,7 +68,12 @@ function Aggregations({ items }: { items: Aggregation[] }) {
   return (
     <div className="grid">
       {shown.map((a, i) => {
-        const title = a.type === 'count_by' ? `Count by ${a.fields.join(', ')}` : a.type === 'top' ? `Top values of ${a.field}` : `Histogram per ${a.interval}`;
+        const title =
+          a.type === 'count_by'
+            ? `Count by ${a.fields.join(', ')}`
+            : a.type === 'top'
+              ? `Top values of ${a.field}`
+              : `Histogram per ${a.interval}`;
         const bars =
           a.type === 'count_by'
             ? a.buckets.map((b) => ({ key: bucketKey(b.key), count: b.count }))
@@ -86,8 +93,17 @@ function Aggregations({ items }: { items: Aggregation[] }) {
 
 function summary(row: Row): string {
   const e = row.event ?? {};
-  const parts = [e.class_name ?? e.class_uid, e.activity_name, (e.actor as { user?: { name?: unknown } } | undefined)?.user?.name ?? (e.user as { name?: unknown } | undefined)?.name, e.message];
-  return parts.filter((p) => p !== undefined && p !== null && p !== '').map(text).join(' · ');
+  const parts = [
+    e.class_name ?? e.class_uid,
+    e.activity_name,
+    (e.actor as { user?: { name?: unknown } } | undefined)?.user?.name ??
+      (e.user as { name?: unknown } | undefined)?.name,
+    e.message,
+  ];
+  return parts
+    .filter((p) => p !== undefined && p !== null && p !== '')
+    .map(text)
+    .join(' · ');
 }
 
 export function ResultView({ searchId }: { searchId: string }) {
@@ -97,8 +113,14 @@ export function ResultView({ searchId }: { searchId: string }) {
   const [inspect, setInspect] = useState<Row>();
   const result = useQuery({
     queryKey: ['search-result', searchId, offset],
-    queryFn: () => call(api.GET('/api/search/history/result/{search_id}', { params: { path: { search_id: searchId }, query: { limit: PAGE, offset } } })),
-    refetchInterval: (q) => (q.state.data && (q.state.data.state === 'queued' || q.state.data.state === 'running') ? 1000 : false),
+    queryFn: () =>
+      call(
+        api.GET('/api/search/history/result/{search_id}', {
+          params: { path: { search_id: searchId }, query: { limit: PAGE, offset } },
+        }),
+      ),
+    refetchInterval: (q) =>
+      q.state.data && (q.state.data.state === 'queued' || q.state.data.state === 'running') ? 1000 : false,
   });
   const cancel = useMutation({
     mutationFn: () => call(api.POST('/api/search/{search_id}/cancel', { params: { path: { search_id: searchId } } })),
@@ -122,10 +144,16 @@ export function ResultView({ searchId }: { searchId: string }) {
       <dl className="stats">
         <Stat label="State" value={<Badge value={r.state} />} />
         <Stat label="Matched" value={formatNumber(r.matched ?? count?.value)} />
-        <Stat label="Rows kept" value={`${formatNumber(r.returned)} of at most ${formatNumber(r.cap)}`} tone={r.capped ? 'warn' : undefined} />
+        <Stat
+          label="Rows kept"
+          value={`${formatNumber(r.returned)} of at most ${formatNumber(r.cap)}`}
+          tone={r.capped ? 'warn' : undefined}
+        />
         <Stat label="Took" value={r.took_ms === null ? '—' : `${formatNumber(r.took_ms)} ms`} />
       </dl>
-      {r.capped ? <p className="hint">More events matched than the result keeps: raise the cap or narrow the query.</p> : null}
+      {r.capped ? (
+        <p className="hint">More events matched than the result keeps: raise the cap or narrow the query.</p>
+      ) : null}
       {running ? (
         <div className="row">
           <Progress value={r.progress} max={1} label="Searching" />

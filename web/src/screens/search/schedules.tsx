@@ -38,7 +38,11 @@ export function cadence(s: Pick<Schedule, 'cron' | 'timezone' | 'interval_second
 
 /** The saved query a schedule runs, by its name (cached per query). */
 function QueryName({ id }: { id: string }) {
-  const q = useQuery({ queryKey: ['saved-query', id], queryFn: () => call(api.GET('/api/queries/{query_id}', { params: { path: { query_id: id } } })), staleTime: 60_000 });
+  const q = useQuery({
+    queryKey: ['saved-query', id],
+    queryFn: () => call(api.GET('/api/queries/{query_id}', { params: { path: { query_id: id } } })),
+    staleTime: 60_000,
+  });
   return <span>{q.data?.name ?? (q.error ? 'unknown query' : '…')}</span>;
 }
 
@@ -46,8 +50,14 @@ function QueryName({ id }: { id: string }) {
 function LastRun({ id }: { id: string }) {
   const last = useQuery({
     queryKey: ['schedule-history', id, 'last'],
-    queryFn: () => call(api.GET('/api/schedules/{sched_id}/history', { params: { path: { sched_id: id }, query: { limit: 1, offset: 0 } } })),
-    refetchInterval: (q) => (q.state.data?.items.some((r) => r.state === 'queued' || r.state === 'running') ? 2000 : false),
+    queryFn: () =>
+      call(
+        api.GET('/api/schedules/{sched_id}/history', {
+          params: { path: { sched_id: id }, query: { limit: 1, offset: 0 } },
+        }),
+      ),
+    refetchInterval: (q) =>
+      q.state.data?.items.some((r) => r.state === 'queued' || r.state === 'running') ? 2000 : false,
   });
   if (last.error) return <span className="hint">unknown</span>;
   if (!last.data) return <span>…</span>;
@@ -97,7 +107,10 @@ export function Schedules({ onOpen }: { onOpen: (searchId: string) => void }) {
           { header: 'Name', cell: (s) => <strong>{s.name}</strong> },
           { header: 'Query', cell: (s) => <QueryName id={s.query_id} /> },
           { header: 'Cadence', cell: (s) => <code>{cadence(s)}</code> },
-          { header: 'Next run', cell: (s) => (s.enabled ? <Time value={s.next_run_at} /> : <Badge value="disabled" />) },
+          {
+            header: 'Next run',
+            cell: (s) => (s.enabled ? <Time value={s.next_run_at} /> : <Badge value="disabled" />),
+          },
           { header: 'Last run', cell: (s) => <LastRun id={s.id} /> },
           {
             header: 'Actions',
@@ -107,7 +120,16 @@ export function Schedules({ onOpen }: { onOpen: (searchId: string) => void }) {
                   History
                 </button>
                 {writable ? (
-                  <button type="button" className="danger" disabled={remove.isPending} onClick={() => window.confirm(`Delete the schedule ${s.name}? Its runs stay in the history.`) && remove.mutate(s.id)} aria-label={`Delete ${s.name}`}>
+                  <button
+                    type="button"
+                    className="danger"
+                    disabled={remove.isPending}
+                    onClick={() =>
+                      window.confirm(`Delete the schedule ${s.name}? Its runs stay in the history.`) &&
+                      remove.mutate(s.id)
+                    }
+                    aria-label={`Delete ${s.name}`}
+                  >
                     Delete
                   </button>
                 ) : null}
@@ -116,7 +138,9 @@ export function Schedules({ onOpen }: { onOpen: (searchId: string) => void }) {
           },
         ]}
       />
-      {list.data ? <Pager label="Schedules" total={list.data.total} limit={PAGE} offset={offset} onOffset={setOffset} /> : null}
+      {list.data ? (
+        <Pager label="Schedules" total={list.data.total} limit={PAGE} offset={offset} onOffset={setOffset} />
+      ) : null}
       <Dialog title="New schedule" open={creating} onClose={() => setCreating(false)}>
         <NewSchedule
           onCreated={() => {
@@ -126,7 +150,11 @@ export function Schedules({ onOpen }: { onOpen: (searchId: string) => void }) {
           }}
         />
       </Dialog>
-      <Dialog title={`Runs of ${history?.name ?? ''}`} open={history !== undefined} onClose={() => setHistory(undefined)}>
+      <Dialog
+        title={`Runs of ${history?.name ?? ''}`}
+        open={history !== undefined}
+        onClose={() => setHistory(undefined)}
+      >
         {history ? (
           <ScheduleHistory
             schedule={history}
@@ -154,8 +182,14 @@ function ScheduleHistory({ schedule, onOpen }: { schedule: Schedule; onOpen: (se
   const [offset, setOffset] = useState(0);
   const runs = useQuery({
     queryKey: ['schedule-history', schedule.id, offset],
-    queryFn: () => call(api.GET('/api/schedules/{sched_id}/history', { params: { path: { sched_id: schedule.id }, query: { limit: PAGE, offset } } })),
-    refetchInterval: (q) => (q.state.data?.items.some((r) => r.state === 'queued' || r.state === 'running') ? 2000 : false),
+    queryFn: () =>
+      call(
+        api.GET('/api/schedules/{sched_id}/history', {
+          params: { path: { sched_id: schedule.id }, query: { limit: PAGE, offset } },
+        }),
+      ),
+    refetchInterval: (q) =>
+      q.state.data?.items.some((r) => r.state === 'queued' || r.state === 'running') ? 2000 : false,
   });
   return (
     <>
@@ -177,7 +211,11 @@ function ScheduleHistory({ schedule, onOpen }: { schedule: Schedule; onOpen: (se
             header: 'Actions',
             cell: (r) =>
               r.result_available ? (
-                <button type="button" onClick={() => onOpen(r.id)} aria-label={`Open result of the run of ${new Date(r.created_at).toISOString()}`}>
+                <button
+                  type="button"
+                  onClick={() => onOpen(r.id)}
+                  aria-label={`Open result of the run of ${new Date(r.created_at).toISOString()}`}
+                >
                   Open result
                 </button>
               ) : (
@@ -186,7 +224,15 @@ function ScheduleHistory({ schedule, onOpen }: { schedule: Schedule; onOpen: (se
           },
         ]}
       />
-      {runs.data ? <Pager label={`Runs of ${schedule.name}`} total={runs.data.total} limit={PAGE} offset={offset} onOffset={setOffset} /> : null}
+      {runs.data ? (
+        <Pager
+          label={`Runs of ${schedule.name}`}
+          total={runs.data.total}
+          limit={PAGE}
+          offset={offset}
+          onOffset={setOffset}
+        />
+      ) : null}
     </>
   );
 }
@@ -209,7 +255,23 @@ interface Form {
   techniques: string;
 }
 
-const INITIAL: Form = { name: '', queryId: '', kind: 'cron', cron: '0 8 * * 1-5', timezone: 'UTC', minutes: '60', email: true, attachCsv: true, op: 'gt', value: '0', alert: false, severity: 3, title: '', tactics: '', techniques: '' };
+const INITIAL: Form = {
+  name: '',
+  queryId: '',
+  kind: 'cron',
+  cron: '0 8 * * 1-5',
+  timezone: 'UTC',
+  minutes: '60',
+  email: true,
+  attachCsv: true,
+  op: 'gt',
+  value: '0',
+  alert: false,
+  severity: 3,
+  title: '',
+  tactics: '',
+  techniques: '',
+};
 
 const list = (s: string) =>
   s
@@ -219,16 +281,27 @@ const list = (s: string) =>
 
 /** The form as the API's body. */
 export function toBody(f: Form): Body {
-  const mitre = { ...(list(f.tactics).length ? { tactics: list(f.tactics) } : {}), ...(list(f.techniques).length ? { techniques: list(f.techniques) } : {}) };
+  const mitre = {
+    ...(list(f.tactics).length ? { tactics: list(f.tactics) } : {}),
+    ...(list(f.techniques).length ? { techniques: list(f.techniques) } : {}),
+  };
   return {
     name: f.name.trim(),
     query_id: f.queryId,
-    ...(f.kind === 'cron' ? { cron: f.cron.trim(), timezone: f.timezone.trim() || 'UTC' } : { interval_seconds: Math.round(Number(f.minutes) * 60) }),
+    ...(f.kind === 'cron'
+      ? { cron: f.cron.trim(), timezone: f.timezone.trim() || 'UTC' }
+      : { interval_seconds: Math.round(Number(f.minutes) * 60) }),
     notify: {
       email: f.email,
       attach_csv: f.attachCsv,
       condition: f.op ? { op: f.op, value: Number(f.value) } : null,
-      alert: f.alert ? { severity_id: f.severity, ...(f.title.trim() ? { title: f.title.trim() } : {}), ...(Object.keys(mitre).length ? { mitre } : {}) } : null,
+      alert: f.alert
+        ? {
+            severity_id: f.severity,
+            ...(f.title.trim() ? { title: f.title.trim() } : {}),
+            ...(Object.keys(mitre).length ? { mitre } : {}),
+          }
+        : null,
     },
   };
 }
@@ -253,10 +326,27 @@ function NewSchedule({ onCreated }: { onCreated: () => void }) {
   return (
     <form onSubmit={submit} aria-label="New schedule">
       <ErrorNote error={queries.error} />
-      <Field label="Name">{(id) => <input id={id} required maxLength={200} value={form.name} onChange={(e) => set({ name: e.target.value })} />}</Field>
-      <Field label="Saved query" hint={saved.length === 0 && queries.data ? 'Save a query first: a schedule runs a saved query.' : 'The schedule belongs to the query\'s organization.'}>
+      <Field label="Name">
+        {(id) => (
+          <input id={id} required maxLength={200} value={form.name} onChange={(e) => set({ name: e.target.value })} />
+        )}
+      </Field>
+      <Field
+        label="Saved query"
+        hint={
+          saved.length === 0 && queries.data
+            ? 'Save a query first: a schedule runs a saved query.'
+            : "The schedule belongs to the query's organization."
+        }
+      >
         {(id, hint) => (
-          <select id={id} aria-describedby={hint} required value={form.queryId} onChange={(e) => set({ queryId: e.target.value })}>
+          <select
+            id={id}
+            aria-describedby={hint}
+            required
+            value={form.queryId}
+            onChange={(e) => set({ queryId: e.target.value })}
+          >
             <option value="">Choose a saved query</option>
             {saved.map((q) => (
               <option key={q.id} value={q.id}>
@@ -276,25 +366,64 @@ function NewSchedule({ onCreated }: { onCreated: () => void }) {
       </Field>
       {form.kind === 'cron' ? (
         <div className="row">
-          <Field label="Cron expression" hint="Five fields (or six, seconds first), e.g. 0 8 * * 1-5; at most every minute.">
-            {(id, hint) => <input id={id} aria-describedby={hint} required maxLength={100} value={form.cron} onChange={(e) => set({ cron: e.target.value })} />}
+          <Field
+            label="Cron expression"
+            hint="Five fields (or six, seconds first), e.g. 0 8 * * 1-5; at most every minute."
+          >
+            {(id, hint) => (
+              <input
+                id={id}
+                aria-describedby={hint}
+                required
+                maxLength={100}
+                value={form.cron}
+                onChange={(e) => set({ cron: e.target.value })}
+              />
+            )}
           </Field>
           <Field label="Time zone" hint="IANA, e.g. Europe/Paris">
-            {(id, hint) => <input id={id} aria-describedby={hint} maxLength={64} value={form.timezone} onChange={(e) => set({ timezone: e.target.value })} />}
+            {(id, hint) => (
+              <input
+                id={id}
+                aria-describedby={hint}
+                maxLength={64}
+                value={form.timezone}
+                onChange={(e) => set({ timezone: e.target.value })}
+              />
+            )}
           </Field>
         </div>
       ) : (
         <Field label="Every (minutes)" hint="From the schedule's creation; at least 1.">
-          {(id, hint) => <input id={id} aria-describedby={hint} type="number" required min={1} max={525_600} step={1} value={form.minutes} onChange={(e) => set({ minutes: e.target.value })} />}
+          {(id, hint) => (
+            <input
+              id={id}
+              aria-describedby={hint}
+              type="number"
+              required
+              min={1}
+              max={525_600}
+              step={1}
+              value={form.minutes}
+              onChange={(e) => set({ minutes: e.target.value })}
+            />
+          )}
         </Field>
       )}
       <fieldset>
         <legend>Notify</legend>
         <label>
-          <input type="checkbox" checked={form.email} onChange={(e) => set({ email: e.target.checked })} /> E-mail the result to the organization's recipients
+          <input type="checkbox" checked={form.email} onChange={(e) => set({ email: e.target.checked })} /> E-mail the
+          result to the organization's recipients
         </label>
         <label>
-          <input type="checkbox" checked={form.attachCsv} disabled={!form.email} onChange={(e) => set({ attachCsv: e.target.checked })} /> Attach the CSV
+          <input
+            type="checkbox"
+            checked={form.attachCsv}
+            disabled={!form.email}
+            onChange={(e) => set({ attachCsv: e.target.checked })}
+          />{' '}
+          Attach the CSV
         </label>
         <div className="row">
           <Field label="When matching events number">
@@ -309,10 +438,24 @@ function NewSchedule({ onCreated }: { onCreated: () => void }) {
               </select>
             )}
           </Field>
-          {form.op ? <Field label="Events">{(id) => <input id={id} type="number" required step="any" value={form.value} onChange={(e) => set({ value: e.target.value })} />}</Field> : null}
+          {form.op ? (
+            <Field label="Events">
+              {(id) => (
+                <input
+                  id={id}
+                  type="number"
+                  required
+                  step="any"
+                  value={form.value}
+                  onChange={(e) => set({ value: e.target.value })}
+                />
+              )}
+            </Field>
+          ) : null}
         </div>
         <label>
-          <input type="checkbox" checked={form.alert} onChange={(e) => set({ alert: e.target.checked })} /> Raise a detection when it holds
+          <input type="checkbox" checked={form.alert} onChange={(e) => set({ alert: e.target.checked })} /> Raise a
+          detection when it holds
         </label>
         {form.alert ? (
           <div className="row">
@@ -328,13 +471,35 @@ function NewSchedule({ onCreated }: { onCreated: () => void }) {
               )}
             </Field>
             <Field label="Detection title" hint="Empty: Scheduled search: <name>">
-              {(id, hint) => <input id={id} aria-describedby={hint} maxLength={300} value={form.title} onChange={(e) => set({ title: e.target.value })} />}
+              {(id, hint) => (
+                <input
+                  id={id}
+                  aria-describedby={hint}
+                  maxLength={300}
+                  value={form.title}
+                  onChange={(e) => set({ title: e.target.value })}
+                />
+              )}
             </Field>
             <Field label="MITRE tactics" hint="Comma-separated, e.g. TA0006">
-              {(id, hint) => <input id={id} aria-describedby={hint} value={form.tactics} onChange={(e) => set({ tactics: e.target.value })} />}
+              {(id, hint) => (
+                <input
+                  id={id}
+                  aria-describedby={hint}
+                  value={form.tactics}
+                  onChange={(e) => set({ tactics: e.target.value })}
+                />
+              )}
             </Field>
             <Field label="MITRE techniques" hint="Comma-separated, e.g. T1110">
-              {(id, hint) => <input id={id} aria-describedby={hint} value={form.techniques} onChange={(e) => set({ techniques: e.target.value })} />}
+              {(id, hint) => (
+                <input
+                  id={id}
+                  aria-describedby={hint}
+                  value={form.techniques}
+                  onChange={(e) => set({ techniques: e.target.value })}
+                />
+              )}
             </Field>
           </div>
         ) : null}

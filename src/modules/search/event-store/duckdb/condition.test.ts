@@ -11,7 +11,18 @@ import { STORED_COLUMNS, storedColumnValues } from '../../../../pipeline/deliver
 import type { NormalizedRecord } from '../../../../pipeline/envelope.js';
 import { compileCondition } from '../../../../pipeline/route/conditions.js';
 import { compileField } from '../../../../pipeline/route/paths.js';
-import { duckCondition, duckFieldJson, duckJsonSortKeys, duckRegex, duckSortKeys, duckTopValues, ipKey, numberOfText, registerConditionFunctions, sqlString } from './condition.js';
+import {
+  duckCondition,
+  duckFieldJson,
+  duckJsonSortKeys,
+  duckRegex,
+  duckSortKeys,
+  duckTopValues,
+  ipKey,
+  numberOfText,
+  registerConditionFunctions,
+  sqlString,
+} from './condition.js';
 import { SCHEMA_SQL } from './schema.js';
 import { CONDITION_EVENTS, conditionLeaves } from '../../../../../test/support/condition-cases.js';
 
@@ -87,7 +98,16 @@ const EVENTS: Record<string, unknown>[] = [
       f: 1e21,
       t: true,
       fa: false,
-      obj: { '0': 'zero', 'a.b': 'dot', '*': 'star', '': 'empty', 'x/y': 'slash', 'q"k': 'quote', '~1': 'tilde', 'b\\s': 'backslash' },
+      obj: {
+        '0': 'zero',
+        'a.b': 'dot',
+        '*': 'star',
+        '': 'empty',
+        'x/y': 'slash',
+        'q"k': 'quote',
+        '~1': 'tilde',
+        'b\\s': 'backslash',
+      },
       arr: [[1, [2]], null, { k: 'v' }, 'null', [null]],
       mixed: [null, 1, 'a', true],
       nested: [{ k: [{ v: 1 }, { v: 2 }] }, { k: { v: 3 } }, { k: null }, null, 7],
@@ -104,7 +124,16 @@ const EVENTS: Record<string, unknown>[] = [
     observables: { value: 'not a list' },
   },
   // Nulls where values usually are.
-  { class_uid: 1001, activity_id: 1, src_endpoint: null, actor: { user: null }, status: null, message: null, observables: [null, { value: null }, { value: 'x' }], unmapped: { tags: [null], code: null, nested: [[{ k: 'deep' }]], ls: 'lone' } },
+  {
+    class_uid: 1001,
+    activity_id: 1,
+    src_endpoint: null,
+    actor: { user: null },
+    status: null,
+    message: null,
+    observables: [null, { value: null }, { value: 'x' }],
+    unmapped: { tags: [null], code: null, nested: [[{ k: 'deep' }]], ls: 'lone' },
+  },
 ];
 
 const records: NormalizedRecord[] = EVENTS.map((ocsf, i) => ({
@@ -157,7 +186,10 @@ function memorySelects(cond: Condition): string[] {
   const problems: unknown[] = [];
   const pred = compileCondition(cond, problems as never, 'c', 'any')!;
   expect(problems).toEqual([]);
-  return records.filter((r) => pred(r)).map((r) => r.id).sort();
+  return records
+    .filter((r) => pred(r))
+    .map((r) => r.id)
+    .sort();
 }
 
 const LEAVES: Condition[] = [
@@ -189,7 +221,11 @@ const LEAVES: Condition[] = [
   { field: 'envelope.stream', op: 'eq', value: 1 },
   { field: 'envelope.stream', op: 'in', value: ['A', 'Q'], ignore_case: true },
   { field: 'envelope.stream', op: 'regex', value: '^A', ignore_case: true },
-  { field: 'envelope.id', op: 'in', value: [records[0]!.id, records[5]!.id, 'not an id', records[1]!.id.toUpperCase()] },
+  {
+    field: 'envelope.id',
+    op: 'in',
+    value: [records[0]!.id, records[5]!.id, 'not an id', records[1]!.id.toUpperCase()],
+  },
   { field: 'envelope.id', op: 'eq', value: records[3]!.id.toUpperCase() },
   { field: 'envelope.id', op: 'eq', value: records[3]!.id.toUpperCase(), ignore_case: true },
   { field: 'envelope.id', op: 'prefix', value: records[4]!.id.slice(0, 20) },
@@ -456,10 +492,45 @@ describe('conditions in DuckDB SQL', () => {
   it('combines with all, any and not (columns outside, event reads shared)', async () => {
     const conds: Condition[] = [
       { any: [{ all: [LEAVES[0]!, { not: LEAVES[13]! }] }, { field: 'count', op: 'gt', value: 6 }] },
-      { all: [{ field: 'class_uid', op: 'in', value: [3002, 4001, 1001] }, { field: 'message', op: 'exists' }, { field: 'src_endpoint.ip', op: 'exists' }, { not: { field: 'unmapped.tags[*]', op: 'eq', value: 'b' } }] },
-      { all: [{ all: [{ field: 'envelope.stream', op: 'ne', value: 'a' }, { field: 'count', op: 'exists' }] }, { any: [{ field: 'unmapped.code', op: 'gt', value: 10 }, { field: 'observables[*].value', op: 'eq', value: 'x' }, { field: 'device.ip', op: 'cidr', value: '10.0.0.0/8' }] }] },
-      { not: { all: [{ field: 'time', op: 'gte', value: NOW - 4000 }, { field: 'status', op: 'in', value: ['Success', 'Failure'] }] } },
-      { all: [{ field: 'class_uid', op: 'gt', value: 0 }, { field: 'envelope.organization_id', op: 'eq', value: 1 }] },
+      {
+        all: [
+          { field: 'class_uid', op: 'in', value: [3002, 4001, 1001] },
+          { field: 'message', op: 'exists' },
+          { field: 'src_endpoint.ip', op: 'exists' },
+          { not: { field: 'unmapped.tags[*]', op: 'eq', value: 'b' } },
+        ],
+      },
+      {
+        all: [
+          {
+            all: [
+              { field: 'envelope.stream', op: 'ne', value: 'a' },
+              { field: 'count', op: 'exists' },
+            ],
+          },
+          {
+            any: [
+              { field: 'unmapped.code', op: 'gt', value: 10 },
+              { field: 'observables[*].value', op: 'eq', value: 'x' },
+              { field: 'device.ip', op: 'cidr', value: '10.0.0.0/8' },
+            ],
+          },
+        ],
+      },
+      {
+        not: {
+          all: [
+            { field: 'time', op: 'gte', value: NOW - 4000 },
+            { field: 'status', op: 'in', value: ['Success', 'Failure'] },
+          ],
+        },
+      },
+      {
+        all: [
+          { field: 'class_uid', op: 'gt', value: 0 },
+          { field: 'envelope.organization_id', op: 'eq', value: 1 },
+        ],
+      },
     ];
     for (const cond of conds) expect(await sqlSelects(cond)).toEqual(memorySelects(cond));
     expect(duckCondition(null)).toBe('TRUE');
@@ -541,7 +612,9 @@ describe('reading fields in DuckDB SQL', () => {
   ];
 
   it('projects every field as the pass reads it (a [*] path: the list of its values)', async () => {
-    const rows = await all(`select event_id::VARCHAR as id, ${FIELDS.map((f, i) => `(${duckFieldJson(f)})::VARCHAR as f${i}`).join(', ')} from events`);
+    const rows = await all(
+      `select event_id::VARCHAR as id, ${FIELDS.map((f, i) => `(${duckFieldJson(f)})::VARCHAR as f${i}`).join(', ')} from events`,
+    );
     expect(rows).toHaveLength(records.length);
     for (const row of rows) {
       const r = records.find((x) => x.id === row.id)!;
@@ -554,7 +627,8 @@ describe('reading fields in DuckDB SQL', () => {
 
   /** PostgreSQL's jsonb order: strings < numbers < booleans < arrays < objects. */
   function jsonbCompare(a: unknown, b: unknown): number {
-    const rank = (v: unknown) => (typeof v === 'string' ? 1 : typeof v === 'number' ? 2 : typeof v === 'boolean' ? 3 : Array.isArray(v) ? 4 : 5);
+    const rank = (v: unknown) =>
+      typeof v === 'string' ? 1 : typeof v === 'number' ? 2 : typeof v === 'boolean' ? 3 : Array.isArray(v) ? 4 : 5;
     if (rank(a) !== rank(b)) return rank(a) - rank(b);
     if (typeof a === 'number') return a - (b as number);
     if (typeof a === 'string') return Buffer.compare(Buffer.from(a), Buffer.from(b as string));
@@ -581,10 +655,24 @@ describe('reading fields in DuckDB SQL', () => {
       .map((r) => r.id);
   }
 
-  for (const field of ['count', 'class_uid', 'time', 'src_endpoint.ip', 'src_endpoint.port', 'unmapped.code', 'dst_endpoint.port', 'type_uid', 'status_id', 'observables[*].value', 'disposition_id']) {
+  for (const field of [
+    'count',
+    'class_uid',
+    'time',
+    'src_endpoint.ip',
+    'src_endpoint.port',
+    'unmapped.code',
+    'dst_endpoint.port',
+    'type_uid',
+    'status_id',
+    'observables[*].value',
+    'disposition_id',
+  ]) {
     for (const order of ['asc', 'desc'] as const) {
       it(`sorts by ${field} ${order} as the PostgreSQL store does`, async () => {
-        const rows = await all(`select event_id::VARCHAR as id from events order by ${[...duckSortKeys(field, order), 'event_id'].join(', ')}`);
+        const rows = await all(
+          `select event_id::VARCHAR as id from events order by ${[...duckSortKeys(field, order), 'event_id'].join(', ')}`,
+        );
         expect(rows.map((r) => r.id)).toEqual(memoryOrder(field, order));
       });
     }
@@ -601,10 +689,24 @@ describe('reading fields in DuckDB SQL', () => {
     return counts;
   }
 
-  for (const field of ['observables[*].value', 'unmapped.tags[*]', 'unmapped.arr[*]', 'actor.user.name[*]', 'device.ip[*]', 'status', 'src_endpoint.ip', 'class_uid', 'envelope.stream', 'unmapped.code', 'observables[0].value']) {
+  for (const field of [
+    'observables[*].value',
+    'unmapped.tags[*]',
+    'unmapped.arr[*]',
+    'actor.user.name[*]',
+    'device.ip[*]',
+    'status',
+    'src_endpoint.ip',
+    'class_uid',
+    'envelope.stream',
+    'unmapped.code',
+    'observables[0].value',
+  ]) {
     it(`counts the values of ${field} for top (every element of a [*] path), ties in jsonb order`, async () => {
       const t = duckTopValues(field);
-      const rows = await all(`select (${t.value})::VARCHAR as value, count(*) as n from events ${t.from} where ${t.value} is not null group by 1 order by n desc, ${t.order.join(', ')}`);
+      const rows = await all(
+        `select (${t.value})::VARCHAR as value, count(*) as n from events ${t.from} where ${t.value} is not null group by 1 order by n desc, ${t.order.join(', ')}`,
+      );
       const got = rows.map((r) => [JSON.stringify(JSON.parse(r.value as string)), Number(r.n)] as const);
       expect(new Map(got)).toEqual(memoryTop(field));
       expect(got).toHaveLength(memoryTop(field).size);
@@ -618,9 +720,16 @@ describe('reading fields in DuckDB SQL', () => {
   }
 
   it('orders a JSON expression as jsonb does', async () => {
-    const rows = await all(`select v from (values ('"b"'), ('2'), ('10'), ('"a"'), ('true'), ('[1]'), ('{"a":1}'), (NULL), ('null')) t(v) order by ${duckJsonSortKeys('v::JSON', 'asc').join(', ')}`);
+    const rows = await all(
+      `select v from (values ('"b"'), ('2'), ('10'), ('"a"'), ('true'), ('[1]'), ('{"a":1}'), (NULL), ('null')) t(v) order by ${duckJsonSortKeys('v::JSON', 'asc').join(', ')}`,
+    );
     // JSON null sorts with missing values (first ascending), then strings, numbers, booleans, lists, objects.
-    expect(rows.slice(0, 2).map((r) => String(r.v)).sort()).toEqual(['null', 'null']);
+    expect(
+      rows
+        .slice(0, 2)
+        .map((r) => String(r.v))
+        .sort(),
+    ).toEqual(['null', 'null']);
     expect(rows.slice(2).map((r) => r.v)).toEqual(['"a"', '"b"', '2', '10', 'true', '[1]', '{"a":1}']);
   });
 });

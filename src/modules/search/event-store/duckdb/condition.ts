@@ -85,7 +85,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 // spaces in SQL, the rest (0x, 0o, 0b, Unicode spaces) through weir_number.
 const DECIMAL = '[+-]?(?:[0-9]+\\.?[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?';
 const ASCII_SPACE = '[\\t\\n\\x0B\\f\\r ]';
-const JS_SPACE = '[\\t\\n\\x0B\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}]';
+const JS_SPACE =
+  '[\\t\\n\\x0B\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}]';
 const FAST_NUMBER = `^${ASCII_SPACE}*(${DECIMAL})${ASCII_SPACE}*$`;
 const SLOW_NUMBER = `^${JS_SPACE}*(?:${DECIMAL}|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)${JS_SPACE}*$`;
 // node:net's isIPv4 (what the pass accepts as an IPv4 address).
@@ -100,7 +101,8 @@ const CMP: Record<string, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
  * literal, joined in as chr(0). Throws on text DuckDB cannot hold (an unpaired surrogate).
  */
 export function sqlString(s: string): string {
-  if (!s.isWellFormed()) throw new RangeError('text with an unpaired UTF-16 surrogate cannot be compared in the event store');
+  if (!s.isWellFormed())
+    throw new RangeError('text with an unpaired UTF-16 surrogate cannot be compared in the event store');
   const parts = s.split('\u0000').map((p) => `'${p.replaceAll("'", "''")}'`);
   return parts.length === 1 ? parts[0]! : `(${parts.join(' || chr(0) || ')})`;
 }
@@ -188,7 +190,9 @@ function keyRuns(keys: readonly string[], fromObject: boolean): string[] {
   const pointerOk = (ks: string[], first: boolean) => ks.every((k, j) => !INDEX_LIKE.test(k) || (j === 0 && first));
   const pathOk = (ks: string[]) => ks.every((k) => k !== '' && k !== '*');
   const emit = (first: boolean) => {
-    out.push(pointerOk(run, first) ? run.map((k) => `/${pointerToken(k)}`).join('') : `$${run.map(jsonPathKey).join('')}`);
+    out.push(
+      pointerOk(run, first) ? run.map((k) => `/${pointerToken(k)}`).join('') : `$${run.map(jsonPathKey).join('')}`,
+    );
   };
   for (const k of keys) {
     const first = fromObject && out.length === 0;
@@ -267,7 +271,11 @@ function elements(ctx: Ctx, list: string): string {
 }
 
 function rootOf(plan: PathPlan, ctx: Ctx): string {
-  return plan.root.t === 'hot' ? hotJson(plan.root.column) : plan.root.run === null ? 'event' : ctx.event(plan.root.run);
+  return plan.root.t === 'hot'
+    ? hotJson(plan.root.column)
+    : plan.root.run === null
+      ? 'event'
+      : ctx.event(plan.root.run);
 }
 
 /**
@@ -291,7 +299,9 @@ function fieldValues(plan: PathPlan, ctx: Ctx): string {
         ? `json_extract(${v}, ${sqlString(s.path)})`
         : `CASE WHEN ${jIsArray(v)} THEN json_extract(${v}, '$[${s.i}]')${s.i === 0 || s.i === -1 ? ` ELSE ${v}` : ''} END`;
     // The reader drops a null met on the way; the fast path for plain keys keeps one at the end.
-    list = plan.keepNull ? notMissing(ctx, `list_transform(${list}, lambda ${v}: ${read})`) : present(ctx, `list_transform(${list}, lambda ${v}: ${read})`);
+    list = plan.keepNull
+      ? notMissing(ctx, `list_transform(${list}, lambda ${v}: ${read})`)
+      : present(ctx, `list_transform(${list}, lambda ${v}: ${read})`);
     afterAll = false;
   }
   return plan.many ? elements(ctx, list) : list;
@@ -344,8 +354,12 @@ function parseRanges(value: unknown): Ranges {
     }
     const [addr, bits] = range;
     const bytes = addr.toByteArray();
-    const lo = bytes.map((b, j) => (j * 8 >= bits ? 0 : j * 8 + 8 <= bits ? b : b & (0xff << (8 - (bits - j * 8))) & 0xff));
-    const hi = bytes.map((b, j) => (j * 8 >= bits ? 0xff : j * 8 + 8 <= bits ? b : (b | (0xff >> (bits - j * 8))) & 0xff));
+    const lo = bytes.map((b, j) =>
+      j * 8 >= bits ? 0 : j * 8 + 8 <= bits ? b : b & (0xff << (8 - (bits - j * 8))) & 0xff,
+    );
+    const hi = bytes.map((b, j) =>
+      j * 8 >= bits ? 0xff : j * 8 + 8 <= bits ? b : (b | (0xff >> (bits - j * 8))) & 0xff,
+    );
     out.keys.push([hexKey(addr, lo), hexKey(addr, hi)]);
     if (addr.kind() === 'ipv4') {
       const int = (bs: number[]) => bs.reduce((n, b) => n * 256 + b, 0);
@@ -380,7 +394,10 @@ function cidrSql(s: string, ranges: Ranges, ctx: Ctx): string {
         (n) => `(${ranges.v4.map(([lo, hi]) => `${n} BETWEEN ${lo} AND ${hi}`).join(' OR ')})`,
       )
     : 'FALSE';
-  const other = ctx.bind(`weir_ip_key(${s})`, (k) => `(${ranges.keys.map(([lo, hi]) => `${k} BETWEEN '${lo}' AND '${hi}'`).join(' OR ')})`);
+  const other = ctx.bind(
+    `weir_ip_key(${s})`,
+    (k) => `(${ranges.keys.map(([lo, hi]) => `${k} BETWEEN '${lo}' AND '${hi}'`).join(' OR ')})`,
+  );
   return `(CASE WHEN regexp_full_match(${s}, ${sqlString(V4_TEXT)}) THEN ${v4} WHEN contains(${s}, ':') THEN ${other} ELSE FALSE END)`;
 }
 
@@ -467,7 +484,11 @@ function jsonEq(e: string, values: readonly unknown[], ic: boolean): string {
   // Plain strings, numbers' absence aside, compare as JSON text (no unescaping); the others by their text.
   const asJson = ic ? [] : texts.filter(isPlainText);
   const asText = texts.filter((t) => !asJson.includes(t));
-  const scalars = [...asJson.map((t) => JSON.stringify(t)), ...bools.map(String), ...(values.includes(null) ? ['null'] : [])];
+  const scalars = [
+    ...asJson.map((t) => JSON.stringify(t)),
+    ...bools.map(String),
+    ...(values.includes(null) ? ['null'] : []),
+  ];
   if (scalars.length) out.push(`${jText(e)} IN (${scalars.map(sqlString).join(', ')})`);
   if (asText.length) {
     const low = (x: string) => (ic ? `lower(${x})` : x);
@@ -480,7 +501,8 @@ function jsonEq(e: string, values: readonly unknown[], ic: boolean): string {
 /** The positive test of one JSON value `e` (a lambda variable), the pass's ValueTest in SQL. */
 function jsonTest(e: string, op: string, value: unknown, ic: boolean, ctx: Ctx): string {
   const str = jString(e);
-  const whenText = (test: (s: string) => string, repeats = false) => `(${jIsString(e)} AND ${repeats ? ctx.bind(str, test) : test(str)})`;
+  const whenText = (test: (s: string) => string, repeats = false) =>
+    `(${jIsString(e)} AND ${repeats ? ctx.bind(str, test) : test(str)})`;
   switch (op) {
     case 'eq':
       return jsonEq(e, [value], ic);
@@ -511,7 +533,13 @@ function jsonTest(e: string, op: string, value: unknown, ic: boolean, ctx: Ctx):
 }
 
 /** `column op n` for a whole-number column within [min, max], with n's bound rounded the way the comparison needs (so DuckDB can push it down). */
-function wholeCompare(column: string, op: string, n: number, [min, max]: readonly [number, number], lit: (b: number) => string): string {
+function wholeCompare(
+  column: string,
+  op: string,
+  n: number,
+  [min, max]: readonly [number, number],
+  lit: (b: number) => string,
+): string {
   const up = op === 'gte' || op === 'lt';
   const b = up ? Math.ceil(n) : Math.floor(n);
   // `column > b` (gt) / `>= b` (gte) / `< b` (lt) / `<= b` (lte) over values in [min, max].
@@ -527,8 +555,10 @@ function columnTest(column: string, kind: ColumnKind, op: string, value: unknown
   if (kind === 'int' || kind === 'time') {
     // A number: text comparisons, cidr and contains (a number is neither text nor a list) never hold.
     const range = kind === 'int' ? INT32 : TIME_MS;
-    const lit = kind === 'int' ? (b: number) => String(b) : (b: number) => `CAST(make_timestamp_ms(${b}) AS TIMESTAMP_MS)`;
-    const whole = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= range[0] && (v as number) <= range[1];
+    const lit =
+      kind === 'int' ? (b: number) => String(b) : (b: number) => `CAST(make_timestamp_ms(${b}) AS TIMESTAMP_MS)`;
+    const whole = (v: unknown): v is number =>
+      Number.isInteger(v) && (v as number) >= range[0] && (v as number) <= range[1];
     if (ic) return 'FALSE';
     switch (op) {
       case 'eq':
@@ -580,7 +610,8 @@ function hotTest(column: string, op: string, value: unknown, ic: boolean, ctx: C
       case 'exists':
         return `${column} NOT IN ('""', '[]')`;
       case 'prefix':
-        if (isString(value) && !hasSurrogate(value)) return `starts_with(${column}, ${sqlString(JSON.stringify(value).slice(0, -1))})`;
+        if (isString(value) && !hasSurrogate(value))
+          return `starts_with(${column}, ${sqlString(JSON.stringify(value).slice(0, -1))})`;
         break;
     }
   }
@@ -637,7 +668,9 @@ export function duckCondition(cond: Condition | null): string {
     const shared = new Ctx('_we');
     const body = reading.map((c) => nodeSql(c, shared)).join(' AND ');
     if (shared.paths.length >= 2) {
-      plain.push(`coalesce(list_transform([json_extract(event, [${shared.paths.map(sqlString).join(', ')}])], lambda _we: ${body})[1], FALSE)`);
+      plain.push(
+        `coalesce(list_transform([json_extract(event, [${shared.paths.map(sqlString).join(', ')}])], lambda _we: ${body})[1], FALSE)`,
+      );
     } else {
       const inline = new Ctx(null);
       plain.push(...reading.map((c) => nodeSql(c, inline)));
@@ -731,7 +764,11 @@ export function duckTopValues(field: string): TopValues {
   if (plan.t === 'hot') return { from: '', value: plan.column, order };
   const ctx = new Ctx(null);
   if (!plan.many) return { from: '', value: nonNull(ctx, fieldValue(plan, ctx)), order };
-  return { from: `CROSS JOIN unnest(${present(ctx, fieldValues(plan, ctx))}) AS weir_top(weir_value)`, value: 'weir_top.weir_value', order };
+  return {
+    from: `CROSS JOIN unnest(${present(ctx, fieldValues(plan, ctx))}) AS weir_top(weir_value)`,
+    value: 'weir_top.weir_value',
+    order,
+  };
 }
 
 /** duckTopValues under the name the store calls it by. */

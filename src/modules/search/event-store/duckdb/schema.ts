@@ -7,7 +7,16 @@
 import { STORED_COLUMNS } from '../../../../pipeline/delivery/stored-columns.js';
 
 export const EVENT_COLUMNS = [
-  'received', 'time', 'organization_id', 'integration_id', 'stream', 'class_uid', 'category_uid', 'activity_id', 'severity_id', 'event_id',
+  'received',
+  'time',
+  'organization_id',
+  'integration_id',
+  'stream',
+  'class_uid',
+  'category_uid',
+  'activity_id',
+  'severity_id',
+  'event_id',
   ...STORED_COLUMNS.map((c) => c.column),
   'event',
   'bytes',

@@ -20,12 +20,21 @@ const NOW = Date.now();
 let dir: string;
 
 function copies(n: number): StoredCopies {
-  const events = Array.from({ length: n }, (_, i) => ({ id: newId(), ocsf: { class_uid: 3002, time: NOW - i, message: `event ${i} ${'x'.repeat(200)}`, user: { name: `u${i % 7}` } } }));
-  return storedCopies('d', { organization_id: 1, integration_id: 1, stream: 's' }, events.map((e) => JSON.stringify(e.ocsf)), (i) => ({ id: events[i]!.id, received: NOW, ocsf: events[i]!.ocsf }));
+  const events = Array.from({ length: n }, (_, i) => ({
+    id: newId(),
+    ocsf: { class_uid: 3002, time: NOW - i, message: `event ${i} ${'x'.repeat(200)}`, user: { name: `u${i % 7}` } },
+  }));
+  return storedCopies(
+    'd',
+    { organization_id: 1, integration_id: 1, stream: 's' },
+    events.map((e) => JSON.stringify(e.ocsf)),
+    (i) => ({ id: events[i]!.id, received: NOW, ocsf: events[i]!.ocsf }),
+  );
 }
 
 const all = { organizationIds: [1], from: new Date(NOW - 86_400_000), to: new Date(NOW + 1), condition: null };
-const open = (file: string, statementTimeoutMs = 10_000) => createDuckDbEventStore({ path: file, statementTimeoutMs, memoryLimit: '64MB', threads: 1 });
+const open = (file: string, statementTimeoutMs = 10_000) =>
+  createDuckDbEventStore({ path: file, statementTimeoutMs, memoryLimit: '64MB', threads: 1 });
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'weir-duckdb-store-'));
@@ -96,8 +105,18 @@ describe('DuckDB event store', () => {
       const bad = copies(3);
       bad.ids[1] = 'not-a-uuid';
       const good = Array.from({ length: 6 }, () => copies(4));
-      const results = await Promise.allSettled([...good.slice(0, 3), bad, ...good.slice(3)].map((c) => store.prepare(newId(), [c])));
-      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+      const results = await Promise.allSettled(
+        [...good.slice(0, 3), bad, ...good.slice(3)].map((c) => store.prepare(newId(), [c])),
+      );
+      expect(results.map((r) => r.status)).toEqual([
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+      ]);
       expect(await store.count(all)).toBe(24);
       // The same batch twice in one group is stored once.
       const twice = copies(5);
@@ -114,7 +133,12 @@ describe('DuckDB event store', () => {
     try {
       for (let b = 0; b < 10; b++) await store.prepare(newId(), [copies(5_000)]);
       // A regex over every stored event's text: far longer than 1 ms.
-      const slow = store.count({ ...all, condition: { any: Array.from({ length: 20 }, (_, k) => ({ field: 'message', op: 'regex', value: `(x+y|z${k})+$` })) } });
+      const slow = store.count({
+        ...all,
+        condition: {
+          any: Array.from({ length: 20 }, (_, k) => ({ field: 'message', op: 'regex', value: `(x+y|z${k})+$` })),
+        },
+      });
       await expect(slow).rejects.toBeInstanceOf(StoreTimeout);
     } finally {
       await store.close();

@@ -22,8 +22,25 @@ import {
 } from '@duckdb/node-api';
 import type { StoredCopies } from '../../../../pipeline/delivery/engine-port.js';
 import { STORED_COLUMNS } from '../../../../pipeline/delivery/stored-columns.js';
-import { StoreTimeout, type Bucket, type EventStore, type PagedEvent, type RetentionRemoved, type StoredRow, type StoreScope, type TrimRemoved } from '../port.js';
-import { duckCondition, duckFieldJson, duckGroupKey, duckSortKeys, duckTopSource, registerConditionFunctions, sqlString } from './condition.js';
+import {
+  StoreTimeout,
+  type Bucket,
+  type EventStore,
+  type PagedEvent,
+  type RetentionRemoved,
+  type StoredRow,
+  type StoreScope,
+  type TrimRemoved,
+} from '../port.js';
+import {
+  duckCondition,
+  duckFieldJson,
+  duckGroupKey,
+  duckSortKeys,
+  duckTopSource,
+  registerConditionFunctions,
+  sqlString,
+} from './condition.js';
 import { writeSecurityLake } from '../parquet-export.js';
 import { SCHEMA_SQL } from './schema.js';
 
@@ -34,7 +51,16 @@ const CHUNK_ROWS = 2048;
 const MARK_DAYS = 14;
 
 const TYPES: DuckDBType[] = [
-  TIMESTAMP_MS, TIMESTAMP_MS, INTEGER, INTEGER, VARCHAR, INTEGER, INTEGER, INTEGER, INTEGER, UUID,
+  TIMESTAMP_MS,
+  TIMESTAMP_MS,
+  INTEGER,
+  INTEGER,
+  VARCHAR,
+  INTEGER,
+  INTEGER,
+  INTEGER,
+  INTEGER,
+  UUID,
   ...STORED_COLUMNS.map(() => VARCHAR),
   VARCHAR,
   INTEGER,
@@ -75,7 +101,10 @@ function parsed(v: unknown): unknown {
 
 export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<EventStore> {
   if (opts.path !== ':memory:') mkdirSync(path.dirname(opts.path), { recursive: true });
-  const instance = await DuckDBInstance.create(opts.path, { memory_limit: opts.memoryLimit, threads: String(opts.threads) });
+  const instance = await DuckDBInstance.create(opts.path, {
+    memory_limit: opts.memoryLimit,
+    threads: String(opts.threads),
+  });
   const writer = await instance.connect();
   for (const statement of SCHEMA_SQL) await writer.run(statement);
   await writer.run(`set checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
@@ -146,18 +175,23 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
    * so many small batches (syslog's, say) do not each pay a commit; when that transaction
    * fails, each batch is tried alone, so one bad batch fails only itself.
    */
-  const pending: { batchId: string; stored: readonly StoredCopies[]; resolve(): void; reject(err: unknown): void }[] = [];
+  const pending: { batchId: string; stored: readonly StoredCopies[]; resolve(): void; reject(err: unknown): void }[] =
+    [];
 
   async function writeBatches(group: readonly { batchId: string; stored: readonly StoredCopies[] }[]): Promise<void> {
     await inWriteTransaction(async () => {
       const ids = [...new Set(group.map((g) => g.batchId))];
-      const marked = await writer.runAndReadAll(`select batch_id from stored_batches where batch_id in (${ids.map(sqlString).join(', ')})`);
+      const marked = await writer.runAndReadAll(
+        `select batch_id from stored_batches where batch_id in (${ids.map(sqlString).join(', ')})`,
+      );
       const seen = new Set((marked.getRowsJS() as [string][]).map(([id]) => id));
       const fresh = group.filter((g) => !seen.has(g.batchId) && (seen.add(g.batchId), true));
       if (fresh.length === 0) return;
       await append(fresh.flatMap((g) => g.stored));
       const at = ms(Date.now());
-      await writer.run(`insert into stored_batches values ${fresh.map((g) => `(${sqlString(g.batchId)}, ${at})`).join(', ')}`);
+      await writer.run(
+        `insert into stored_batches values ${fresh.map((g) => `(${sqlString(g.batchId)}, ${at})`).join(', ')}`,
+      );
     });
   }
 
@@ -206,17 +240,28 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
 
   const idList = (ids: readonly string[]) => ids.map((id) => `${sqlString(id)}::UUID`).join(', ');
 
-  async function rows(scope: StoreScope, o: { fields: string[] | null; sort: { field: string; order: 'asc' | 'desc' }[]; limit: number; offset?: number }): Promise<StoredRow[]> {
+  async function rows(
+    scope: StoreScope,
+    o: { fields: string[] | null; sort: { field: string; order: 'asc' | 'desc' }[]; limit: number; offset?: number },
+  ): Promise<StoredRow[]> {
     if (o.limit === 0) return [];
     const order = [...o.sort.flatMap((s) => duckSortKeys(s.field, s.order)), 'event_id'].join(', ');
-    const projection = o.fields ? o.fields.map((f, i) => `(${duckFieldJson(f)})::VARCHAR as f${i}`).join(', ') : 'event::VARCHAR as event';
+    const projection = o.fields
+      ? o.fields.map((f, i) => `(${duckFieldJson(f)})::VARCHAR as f${i}`).join(', ')
+      : 'event::VARCHAR as event';
     const found = await read<Record<string, unknown>>(`
       select event_id::VARCHAR as event_id, epoch_ms(time) as t, organization_id, integration_id, stream, ${projection}
       from events where ${base(scope)}
       order by ${order}
       limit ${Math.trunc(o.limit)} offset ${Math.trunc(o.offset ?? 0)}`);
     return found.map((r) => {
-      const out: StoredRow = { event_id: r.event_id as string, time: new Date(Number(r.t)).toISOString(), organization_id: Number(r.organization_id), integration_id: Number(r.integration_id), stream: r.stream as string };
+      const out: StoredRow = {
+        event_id: r.event_id as string,
+        time: new Date(Number(r.t)).toISOString(),
+        organization_id: Number(r.organization_id),
+        integration_id: Number(r.integration_id),
+        stream: r.stream as string,
+      };
       if (o.fields) out.fields = Object.fromEntries(o.fields.map((f, i) => [f, parsed(r[`f${i}`])]));
       else out.event = JSON.parse(r.event as string) as Record<string, unknown>;
       return out;
@@ -234,8 +279,12 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
     const r = await read<Record<string, unknown>>(`
       select ${keys.map((k, i) => `${k.expr} as k${i}`).join(', ')}, count(*) as n from events where ${base(scope)}
       group by ${groups} order by n desc, ${groups} limit ${Math.trunc(size)}`);
-    const value = (v: unknown, decode: 'json' | 'value') => (decode === 'json' ? parsed(v) : typeof v === 'bigint' ? Number(v) : (v ?? null));
-    return r.map((row) => ({ key: Object.fromEntries(fields.map((f, i) => [f, value(row[`k${i}`], keys[i]!.decode)])), count: Number(row.n) }));
+    const value = (v: unknown, decode: 'json' | 'value') =>
+      decode === 'json' ? parsed(v) : typeof v === 'bigint' ? Number(v) : (v ?? null);
+    return r.map((row) => ({
+      key: Object.fromEntries(fields.map((f, i) => [f, value(row[`k${i}`], keys[i]!.decode)])),
+      count: Number(row.n),
+    }));
   }
 
   async function top(scope: StoreScope, field: string, size: number): Promise<{ value: unknown; count: number }[]> {
@@ -256,19 +305,38 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
       select (epoch_ms(time) - ${origin}) // ${step} as b, count(*) as n from events where ${base(scope)} group by 1`);
     const found = new Map(r.map((row) => [origin + Number(row.b) * step, Number(row.n)]));
     const out: { start: string; count: number }[] = [];
-    for (let t = origin; t < scope.to.getTime(); t += step) out.push({ start: new Date(t).toISOString(), count: found.get(t) ?? 0 });
+    for (let t = origin; t < scope.to.getTime(); t += step)
+      out.push({ start: new Date(t).toISOString(), count: found.get(t) ?? 0 });
     return out;
   }
 
-  async function page(scope: StoreScope, after: { time: Date; id: string } | null, limit: number): Promise<PagedEvent[]> {
+  async function page(
+    scope: StoreScope,
+    after: { time: Date; id: string } | null,
+    limit: number,
+  ): Promise<PagedEvent[]> {
     const keyset = after
       ? `and (time > ${ms(after.time.getTime())} or (time = ${ms(after.time.getTime())} and event_id > ${sqlString(after.id)}::UUID))`
       : '';
-    const r = await read<{ event_id: string; t: bigint; organization_id: number; integration_id: number; stream: string; line: string }>(`
+    const r = await read<{
+      event_id: string;
+      t: bigint;
+      organization_id: number;
+      integration_id: number;
+      stream: string;
+      line: string;
+    }>(`
       select event_id::VARCHAR as event_id, epoch_ms(time) as t, organization_id, integration_id, stream, event::VARCHAR as line
       from events where ${base(scope)} ${keyset}
       order by time, event_id limit ${Math.trunc(limit)}`);
-    return r.map((row) => ({ event_id: row.event_id, time: new Date(Number(row.t)), organization_id: Number(row.organization_id), integration_id: Number(row.integration_id), stream: row.stream, line: row.line }));
+    return r.map((row) => ({
+      event_id: row.event_id,
+      time: new Date(Number(row.t)),
+      organization_id: Number(row.organization_id),
+      integration_id: Number(row.integration_id),
+      stream: row.stream,
+      line: row.line,
+    }));
   }
 
   async function retain(now: Date, retentionDays: ReadonlyMap<number, number>): Promise<RetentionRemoved> {
@@ -313,7 +381,9 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
         const [r, id] = (last.getRowsJS()[0] ?? []) as [bigint | undefined, string | undefined];
         if (r === undefined || id === undefined) return out;
         const upTo = `received < ${ms(Number(r))} or (received = ${ms(Number(r))} and event_id <= ${sqlString(id)}::UUID)`;
-        const counted = await writer.runAndReadAll(`select organization_id, count(*)::BIGINT, sum(${ROW_BYTES})::BIGINT from events where ${upTo} group by 1`);
+        const counted = await writer.runAndReadAll(
+          `select organization_id, count(*)::BIGINT, sum(${ROW_BYTES})::BIGINT from events where ${upTo} group by 1`,
+        );
         for (const [org, n, bytes] of counted.getRowsJS() as [number, bigint, bigint][]) {
           out.removed.set(Number(org), Number(n));
           out.bytes += Number(bytes);
@@ -359,13 +429,19 @@ export async function createDuckDbEventStore(opts: DuckDbStoreOptions): Promise<
     trim,
     deleteOrganization: (organizationId, limit) =>
       serially(async () => {
-        const res = await writer.run(`delete from events where rowid in (select rowid from events where organization_id = ${Math.trunc(organizationId)} limit ${Math.trunc(limit)})`);
+        const res = await writer.run(
+          `delete from events where rowid in (select rowid from events where organization_id = ${Math.trunc(organizationId)} limit ${Math.trunc(limit)})`,
+        );
         return Number(res.rowsChanged);
       }),
     exportParquet: async (o) => {
       const connection = await instance.connect();
       try {
-        return await writeSecurityLake(connection, `(select time, class_uid, event from events where ${range(o.organizationIds, o.from, o.to)})`, o);
+        return await writeSecurityLake(
+          connection,
+          `(select time, class_uid, event from events where ${range(o.organizationIds, o.from, o.to)})`,
+          o,
+        );
       } finally {
         connection.closeSync();
       }
