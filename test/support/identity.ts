@@ -71,3 +71,30 @@ export async function createPrincipal(
   );
   return { kind, id, token, headers: { authorization: `Bearer ${token}` } };
 }
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A request made as `who` through app.inject, with a JSON body when one is given. */
+export function injectAs(t: TestApp, who: Principal, method: Method, url: string, payload?: unknown) {
+  return t.app.inject({
+    method,
+    url,
+    headers: who.headers,
+    ...(payload !== undefined ? { payload: payload as Record<string, unknown> } : {}),
+  });
+}
+
+/** An integration row of the organization (no token, no stream), for tests that only need one to exist. */
+export async function insertIntegration(
+  t: TestApp,
+  organizationId: number,
+  name: string,
+  platform = 'custom',
+): Promise<number> {
+  const row = await t.container.database.db
+    .insertInto('integrations')
+    .values({ organization_id: organizationId, name, platform, config: '{}' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { BACKFILL_PLATFORM, fakeBackfillVendor, type FakeVendor } from '../../../test/support/backfill.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { createOrganization, createPrincipal, type Principal, injectAs } from '../../../test/support/identity.js';
 import { isUuid } from '../../core/ids.js';
 import { DAY_MS, HOUR_MS } from '../../connectors/sdk.js';
 import { newId } from '../../core/ids.js';
@@ -40,14 +40,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-function call(who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url,
-    headers: who.headers,
-    ...(payload !== undefined ? { payload: payload as Json } : {}),
-  });
-}
+const call = (who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) =>
+  injectAs(t, who, method, url, payload);
 
 let n = 0;
 async function integration(who: Principal, organizationId: number, body: Json = {}): Promise<number> {

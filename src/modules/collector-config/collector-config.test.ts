@@ -3,7 +3,7 @@
 // (masked by default, raw audited), capture vendors, housekeeping.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { createOrganization, createPrincipal, type Principal, injectAs } from '../../../test/support/identity.js';
 import { createIntegration, ingestBatch, runJob } from '../../../test/support/normalization.js';
 import { systemClock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
@@ -25,14 +25,8 @@ let operatorA: Principal;
 
 const SESSIONS = '/api/collectors/config/capture-sessions';
 
-function call(who: Principal, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url,
-    headers: who.headers,
-    ...(payload !== undefined ? { payload: payload as Json } : {}),
-  });
-}
+const call = (who: Principal, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
+  injectAs(t, who, method, url, payload);
 
 async function createSession(who: Principal, body: Json): Promise<Json> {
   const res = await call(who, 'POST', SESSIONS, body);

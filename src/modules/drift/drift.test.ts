@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import {
+  createOrganization,
+  createPrincipal,
+  type Principal,
+  injectAs,
+  insertIntegration,
+} from '../../../test/support/identity.js';
 import { newId } from '../../core/ids.js';
 import { MAX_BULK_IDS } from '../../platform/http/schemas.js';
 
@@ -17,25 +23,10 @@ let viewerA: Principal;
 
 type Json = Record<string, unknown>;
 
-function call(who: Principal, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url,
-    headers: who.headers,
-    ...(payload !== undefined ? { payload: payload as Json } : {}),
-  });
-}
+const call = (who: Principal, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) =>
+  injectAs(t, who, method, url, payload);
 
-async function integration(organizationId: number, name: string): Promise<number> {
-  const db = t.container.database.db;
-  return (
-    await db
-      .insertInto('integrations')
-      .values({ organization_id: organizationId, name, platform: 'custom', config: '{}' })
-      .returning('id')
-      .executeTakeFirstOrThrow()
-  ).id;
-}
+const integration = (organizationId: number, name: string) => insertIntegration(t, organizationId, name);
 
 let seenAt = Date.parse('2025-03-01T00:00:00Z');
 async function field(

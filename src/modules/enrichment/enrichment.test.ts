@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintLicense } from '../../../scripts/mint-license.js';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { createOrganization, createPrincipal, type Principal, injectAs } from '../../../test/support/identity.js';
 import { loginDocument } from '../../../test/support/mappings.js';
 import { createIntegration, publishMapping } from '../../../test/support/normalization.js';
 
@@ -22,14 +22,8 @@ let adminA: Principal;
 let adminB: Principal;
 let viewerA: Principal;
 
-function call(who: Principal, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url,
-    headers: who.headers,
-    ...(payload !== undefined ? { payload: payload as Json } : {}),
-  });
-}
+const call = (who: Principal, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
+  injectAs(t, who, method, url, payload);
 
 async function ok<T = Json>(
   who: Principal,

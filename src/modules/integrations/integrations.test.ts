@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { createOrganization, createPrincipal, type Principal, injectAs } from '../../../test/support/identity.js';
 import { GLOBAL_SCOPE } from '../../core/scope.js';
 import { MAX_BULK_IDS } from '../../platform/http/schemas.js';
 
@@ -47,14 +47,8 @@ afterAll(async () => t?.close());
 
 type Json = Record<string, unknown>;
 
-function call(who: Principal, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url,
-    headers: who.headers,
-    ...(payload !== undefined ? { payload: payload as Json } : {}),
-  });
-}
+const call = (who: Principal, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
+  injectAs(t, who, method, url, payload);
 
 let n = 0;
 async function create(who: Principal, body: Json): Promise<Json> {

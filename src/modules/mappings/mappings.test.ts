@@ -2,7 +2,7 @@
 // numbering, rollback, diff and the definition's audit trail.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { createOrganization, createPrincipal, type Principal, injectAs } from '../../../test/support/identity.js';
 import { defineMapping, loginDocument } from '../../../test/support/mappings.js';
 import { newId } from '../../core/ids.js';
 
@@ -21,14 +21,8 @@ type Json = Record<string, unknown>;
 
 const PLATFORM = 'mapping_test';
 
-function call(who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url,
-    headers: who.headers,
-    ...(payload !== undefined ? { payload: payload as Json } : {}),
-  });
-}
+const call = (who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) =>
+  injectAs(t, who, method, url, payload);
 
 const definition = (organizationId: number | null, stream: string) =>
   defineMapping(t, organizationId, PLATFORM, stream);

@@ -1,7 +1,13 @@
 // The mapping author's tools through the API: dry runs, samples, field discovery, casts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import {
+  createOrganization,
+  createPrincipal,
+  type Principal,
+  injectAs,
+  insertIntegration,
+} from '../../../test/support/identity.js';
 import { defineMapping, loginDocument } from '../../../test/support/mappings.js';
 import { newId } from '../../core/ids.js';
 import { TYPE_CASTS } from '../../pipeline/normalize/casts.js';
@@ -34,24 +40,10 @@ const NO_HOST = { type: 'login', ts: 1704161045, user: { name: 'ana' }, client: 
 const BAD_IP = { type: 'login', ts: 1704161045, user: { name: 'ana' }, client: { ip: 'not-an-ip' }, host: 'h' };
 const LOGOUT = { type: 'logout' };
 
-function call(who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url,
-    headers: who.headers,
-    ...(payload !== undefined ? { payload: payload as Json } : {}),
-  });
-}
+const call = (who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) =>
+  injectAs(t, who, method, url, payload);
 
-async function integration(organizationId: number, name: string): Promise<number> {
-  return (
-    await t.container.database.db
-      .insertInto('integrations')
-      .values({ organization_id: organizationId, name, platform: 'custom', config: '{}' })
-      .returning('id')
-      .executeTakeFirstOrThrow()
-  ).id;
-}
+const integration = (organizationId: number, name: string) => insertIntegration(t, organizationId, name);
 
 let clock = Date.parse('2025-05-01T00:00:00Z');
 async function sample(organizationId: number, integrationId: number, stream: string, raw: Json): Promise<string> {

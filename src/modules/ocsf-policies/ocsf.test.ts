@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import {
+  createOrganization,
+  createPrincipal,
+  type Principal,
+  injectAs,
+  insertIntegration,
+} from '../../../test/support/identity.js';
 import { windowStart } from './service.js';
 
 let t: TestApp;
@@ -15,25 +21,10 @@ let operatorA: Principal;
 
 type Json = Record<string, unknown>;
 
-function call(who: Principal, method: 'GET' | 'PUT', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url,
-    headers: who.headers,
-    ...(payload !== undefined ? { payload: payload as Json } : {}),
-  });
-}
+const call = (who: Principal, method: 'GET' | 'PUT', url: string, payload?: unknown) =>
+  injectAs(t, who, method, url, payload);
 
-async function integration(organizationId: number, name: string): Promise<number> {
-  const db = t.container.database.db;
-  return (
-    await db
-      .insertInto('integrations')
-      .values({ organization_id: organizationId, name, platform: 'custom', config: '{}' })
-      .returning('id')
-      .executeTakeFirstOrThrow()
-  ).id;
-}
+const integration = (organizationId: number, name: string) => insertIntegration(t, organizationId, name);
 
 const DAY = 86_400_000;
 const dayAgo = (n: number) => new Date(Date.now() - n * DAY).toISOString().slice(0, 10);

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { createOrganization, createPrincipal, type Principal, injectAs } from '../../../test/support/identity.js';
 import { integration, quarantine, stored } from '../../../test/support/quarantine.js';
 import { newId } from '../../core/ids.js';
 import { MAX_BULK_IDS } from '../../platform/http/schemas.js';
@@ -20,14 +20,8 @@ let viewerA: Principal;
 type Json = Record<string, unknown>;
 type Page = { total: number; limit: number; offset: number; items: Json[] };
 
-function call(who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url,
-    headers: who.headers,
-    ...(payload !== undefined ? { payload: payload as Json } : {}),
-  });
-}
+const call = (who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) =>
+  injectAs(t, who, method, url, payload);
 
 beforeAll(async () => {
   t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000' } });
