@@ -1,8 +1,11 @@
 // Table types for Kysely. One interface per table, grouped by the module that owns it.
 import type { ColumnType, Generated } from 'kysely';
 
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+// Required on insert: a timestamp column with a database default is a CreatedAt (below).
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type Json<T = unknown> = ColumnType<T, string | T, string | T>;
+/** A jsonb column with a database default: an insert may leave it out. */
+type JsonDefault<T = unknown> = ColumnType<T, string | T | undefined, string | T>;
 
 /** The database queue (platform/queue/database.ts); primary key (queue, id). */
 export interface JobsTable {
@@ -58,7 +61,7 @@ export interface OrganizationsTable {
   is_active: Generated<boolean>;
   retention_days: Generated<number>;
   case_customer_id: string | null;
-  partner_tenant_ids: Json<string[]>;
+  partner_tenant_ids: JsonDefault<string[]>;
   created_at: CreatedAt;
   updated_at: CreatedAt;
   /** Events the event store's retention removed, and when it last did (0021). */
@@ -83,7 +86,7 @@ export interface UsersTable {
   /** SSO users (0011): the identity provider's issuer and subject, the claims of the last login. */
   sso_issuer: Generated<string | null>;
   sso_subject: Generated<string | null>;
-  sso_claims: ColumnType<unknown, string | null | undefined, string | null>;
+  sso_claims: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
 }
 
 export interface SessionsTable {
@@ -138,7 +141,7 @@ export interface AuditLogTable {
   status: number;
   error_code: string | null;
   correlation_id: string;
-  details: Json<Record<string, unknown>>;
+  details: JsonDefault<Record<string, unknown>>;
   prev_hash: string;
   hash: string;
 }
@@ -166,7 +169,7 @@ export interface IntegrationsTable {
   platform: string;
   is_active: Generated<boolean>;
   parent_id: number | null;
-  config: Json<Record<string, unknown>>;
+  config: JsonDefault<Record<string, unknown>>;
   /** Encrypted secret config fields (0007); see platform/crypto/credentials.ts. */
   secrets: string | null;
   secrets_key_id: string | null;
@@ -182,7 +185,7 @@ export interface OrgDataDeletionsTable {
   organization_id: number;
   requested_by: number | null;
   state: string;
-  detail: Json<Record<string, unknown>>;
+  detail: JsonDefault<Record<string, unknown>>;
   created_at: CreatedAt;
   finished_at: Timestamp | null;
 }
@@ -343,7 +346,7 @@ export interface DestinationsTable {
   description: Generated<string>;
   type: string;
   config: Json<Record<string, unknown>>;
-  delivery: Json<Record<string, unknown>>;
+  delivery: JsonDefault<Record<string, unknown>>;
   enabled: Generated<boolean>;
   disabled_reason: string | null;
   /** base64(iv | tag | ciphertext), AES-256-GCM, destination id as associated data. Never leaves the server. */
@@ -365,8 +368,8 @@ export interface RoutesTable {
   position: number;
   enabled: Generated<boolean>;
   condition: Json<unknown> | null;
-  transforms: Json<unknown[]>;
-  destination_ids: Json<string[]>;
+  transforms: JsonDefault<unknown[]>;
+  destination_ids: JsonDefault<string[]>;
   final: Generated<boolean>;
   version: Generated<number>;
   created_by: number | null;
@@ -466,7 +469,7 @@ export interface SyslogListenersTable {
   /** UDP: datagrams the kernel dropped (the socket's receive buffer was full). Migration 0022. */
   dropped_kernel: Generated<BigCount>;
   refused: BigCount;
-  connections: number;
+  connections: Generated<number>;
   /** UDP: SO_RCVBUF as the kernel set it. Migration 0022. */
   receive_buffer_bytes: number | null;
   started_at: Timestamp;
@@ -839,7 +842,7 @@ export interface EnrichmentSourcesTable {
   blob: string | null;
   blob_info: Json<Record<string, unknown>> | null;
   table_id: string | null;
-  status: Json<Record<string, unknown>>;
+  status: JsonDefault<Record<string, unknown>>;
   next_fetch_at: Timestamp | null;
   version: Generated<number>;
   created_by: number | null;
