@@ -4,14 +4,14 @@
 // the vendor's reset headers: waits when short, else VendorError('rate_limited') with the
 // time to come back), pausing before the next request when the vendor says the quota is spent,
 // and usage counters (requests, rate-limited answers, errors, bytes) for the cost summary.
-// Connectors add auth headers and read JSON; they never retry by themselves.
-import { isIP } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, buildConnector } from 'undici';
+// Connectors add auth headers and read JSON; they never retry by themselves. The connection,
+// the body cap, Retry-After and the backoff are the outbound module's (platform/net).
 import type { IncomingHttpHeaders } from 'node:http';
 import { createRedactor, redactAndCut } from '../core/redaction.js';
+import { findNetError } from '../platform/net/errors.js';
+import { BodyTooLargeError, createGuardedAgent, readBody } from '../platform/net/http.js';
 import type { NetPolicy } from '../platform/net/policy.js';
-import { parseRetryAfter } from '../pipeline/sinks/http-common.js';
+import { MAX_RETRY_AFTER_MS, parseRetryAfter, pause, retryPolicy } from '../platform/net/retry.js';
 import { VendorError, type TokenCache } from './sdk.js';
 
 export const VENDOR_USER_AGENT = 'Weir-Collector/1';
@@ -81,7 +81,7 @@ export function waitFromHeaders(headers: IncomingHttpHeaders, now = Date.now()):
       const n = Number(v);
       // Epoch seconds (vendors' reset headers); a small number is a delta in seconds.
       const ms = n > 1_000_000_000 ? n * 1000 - now : n * 1000;
-      return Math.min(Math.max(0, ms), 86_400_000);
+      return Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);
     }
   }
   return undefined;
@@ -106,33 +106,20 @@ function short(text: string, secrets: readonly string[]): string {
 /** One client per cycle (or test): its agent is closed with it. */
 export function createVendorHttp(options: VendorHttpOptions): VendorHttp & { close(): Promise<void> } {
   const now = options.now ?? Date.now;
-  const attempts = options.attempts ?? 4;
-  const backoffMs = options.backoffMs ?? 500;
+  const policy = retryPolicy({ attempts: options.attempts ?? 4, baseMs: options.backoffMs ?? 500, maxMs: 60_000 });
+  const attempts = policy.attempts;
   const secrets = options.secrets ?? (() => []);
   const usage: VendorUsage = { requests: 0, rateLimited: 0, errors: 0, bytes: 0 };
-  const base = buildConnector({ lookup: options.net.lookup, timeout: Math.min(10_000, options.requestTimeoutMs) });
-  const connect: buildConnector.connector = (opts, callback) => {
-    const host = opts.hostname.startsWith('[') ? opts.hostname.slice(1, -1) : opts.hostname;
-    if (isIP(host)) {
-      try {
-        options.net.checkAddress(host);
-      } catch (err) {
-        callback(err as Error, null);
-        return;
-      }
-    }
-    base(opts, callback);
-  };
-  const agent = new Agent({ connect, keepAliveTimeout: 4_000 });
+  const agent = createGuardedAgent(options.net, { connectTimeoutMs: Math.min(10_000, options.requestTimeoutMs) });
   /** Do not send before this time (the vendor said its quota is spent). */
   let notBefore = 0;
 
-  async function wait(ms: number): Promise<void> {
-    if (ms <= 0) return;
-    await sleep(ms, undefined, { signal: options.signal }).catch(() => {
-      throw new VendorError('unavailable', 'collection was stopped while waiting for the vendor');
-    });
-  }
+  const wait = (ms: number) =>
+    pause(
+      ms,
+      options.signal,
+      () => new VendorError('unavailable', 'collection was stopped while waiting for the vendor'),
+    );
 
   async function once(req: VendorRequest, url: URL): Promise<VendorResponse> {
     const signal = AbortSignal.any([options.signal, AbortSignal.timeout(options.requestTimeoutMs)]);
@@ -150,30 +137,24 @@ export function createVendorHttp(options: VendorHttpOptions): VendorHttp & { clo
     } catch (err) {
       usage.errors += 1;
       const code = (err as NodeJS.ErrnoException).code ?? (err as Error).name;
-      for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-        const kind = (e as { kind?: string }).kind;
-        if (kind === 'blocked_address' || kind === 'dns')
-          throw new VendorError(kind === 'dns' ? 'unavailable' : 'blocked_address', (e as Error).message);
-      }
+      // The guard's refusal is final; its failure to resolve is the vendor being unreachable.
+      const guard = findNetError(err);
+      if (guard?.kind === 'blocked_address' || guard?.kind === 'dns')
+        throw new VendorError(guard.kind === 'dns' ? 'unavailable' : 'blocked_address', guard.message);
       if (options.signal.aborted) throw new VendorError('unavailable', 'collection was stopped');
       throw new VendorError('unavailable', `${url.host}: request failed (${code || 'network error'})`);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
+    let body: Buffer;
     try {
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES)
-          throw new VendorError('invalid_response', `${url.host}: the answer exceeds ${MAX_RESPONSE_BYTES} bytes`);
-        chunks.push(chunk);
-      }
+      body = (await readBody(res.body, { maxBytes: MAX_RESPONSE_BYTES, overflow: 'fail' })).bytes;
     } catch (err) {
       usage.errors += 1;
-      if (err instanceof VendorError) throw err;
+      if (err instanceof BodyTooLargeError)
+        throw new VendorError('invalid_response', `${url.host}: the answer exceeds ${MAX_RESPONSE_BYTES} bytes`);
       throw new VendorError('unavailable', `${url.host}: the answer was cut off`);
     }
-    usage.bytes += size;
-    const text = Buffer.concat(chunks).toString('utf8');
+    usage.bytes += body.length;
+    const text = body.toString('utf8');
     const headers = res.headers;
     return {
       status: res.statusCode,
@@ -211,13 +192,14 @@ export function createVendorHttp(options: VendorHttpOptions): VendorHttp & { clo
       } catch (err) {
         if (!(err instanceof VendorError) || err.kind !== 'unavailable' || options.signal.aborted) throw err;
         lastError = err;
-        if (attempt < attempts) await wait(Math.random() * backoffMs * 2 ** (attempt - 1));
+        if (attempt < attempts) await wait(policy.delay(attempt));
         continue;
       }
       if (req.accept?.includes(res.status)) return res;
       if (res.status === 429) {
         usage.rateLimited += 1;
-        const waitMs = waitFromHeaders(res.headers, now()) ?? backoffMs * 2 ** (attempt - 1);
+        // Without the vendor's figure, the backoff's ceiling: this wait is also reported to the caller.
+        const waitMs = waitFromHeaders(res.headers, now()) ?? policy.delay(attempt, undefined, false);
         if (waitMs > options.maxRetryWaitMs || attempt === attempts) {
           throw new VendorError(
             'rate_limited',
@@ -241,12 +223,7 @@ export function createVendorHttp(options: VendorHttpOptions): VendorHttp & { clo
           },
         );
         if (attempt < attempts)
-          await wait(
-            Math.min(
-              options.maxRetryWaitMs,
-              waitFromHeaders(res.headers, now()) ?? Math.random() * backoffMs * 2 ** (attempt - 1),
-            ),
-          );
+          await wait(Math.min(options.maxRetryWaitMs, policy.delay(attempt, waitFromHeaders(res.headers, now()))));
         continue;
       }
       if (res.status === 401 || res.status === 403) {

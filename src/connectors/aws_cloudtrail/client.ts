@@ -4,8 +4,8 @@
 // throttling answer (400 ThrottlingException) backed off and retried here because the shared
 // HTTP client only knows 429. 5xx retries stay the shared client's.
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { backoffDelay, pause } from '../../platform/net/retry.js';
 import { VendorError, configString, type ConnectorContext } from '../sdk.js';
 import type { VendorResponse } from '../http.js';
 
@@ -13,7 +13,7 @@ const TARGET = 'com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101.LookupEve
 const CONTENT_TYPE = 'application/x-amz-json-1.1';
 /** LookupEvents: 2 requests per second per account per region (CloudTrail quotas). */
 const MIN_INTERVAL_MS = 500;
-/** Throttled answers retried with backoff 0.5, 1, 2 s before giving the cycle back. */
+/** Throttled answers retried with backoff (full jitter under 0.5, 1, 2 s) before giving the cycle back. */
 const THROTTLE_ATTEMPTS = 4;
 const THROTTLE_BACKOFF_MS = 500;
 /** When to come back after the retries were throttled too. */
@@ -84,10 +84,8 @@ async function pace(key: string, signal: AbortSignal): Promise<void> {
   if (slot > now) await wait(slot - now, signal);
 }
 
-async function wait(ms: number, signal: AbortSignal): Promise<void> {
-  await sleep(ms, undefined, { signal }).catch(() => {
-    throw new VendorError('unavailable', 'collection was stopped while waiting for CloudTrail');
-  });
+function wait(ms: number, signal: AbortSignal): Promise<void> {
+  return pause(ms, signal, () => new VendorError('unavailable', 'collection was stopped while waiting for CloudTrail'));
 }
 
 /** The error type of an AWS JSON answer: `__type` (possibly namespaced) or the x-amzn-ErrorType header. */
@@ -199,7 +197,7 @@ export async function lookupEvents(
           status: res.status,
           retryAfterMs: THROTTLED_RETRY_AFTER_MS,
         });
-      await wait(THROTTLE_BACKOFF_MS * 2 ** (attempt - 1), ctx.signal);
+      await wait(backoffDelay({ attempt, baseMs: THROTTLE_BACKOFF_MS, maxMs: THROTTLED_RETRY_AFTER_MS }), ctx.signal);
       continue;
     }
     ctx.http.usage.errors += 1;

@@ -4,6 +4,7 @@
 // docs/collection.md, "A collection cycle" and "Collector state".
 import { createRedactor, redactAndCut } from '../../core/redaction.js';
 import { DAY_MS, type StreamSpec } from '../../connectors/sdk.js';
+import { backoffDelay } from '../../platform/net/retry.js';
 
 /** The stored cursor of a date stream: the open window and the vendor's page token inside it. */
 export interface DateCursor {
@@ -81,8 +82,8 @@ export const BACKOFF_MAX_MS = 3_600_000;
  */
 export function backoffMs(consecutiveFailures: number, retryAfterMs?: number): number {
   if (retryAfterMs !== undefined && retryAfterMs > 0) return Math.max(1_000, retryAfterMs);
-  const n = Math.max(1, consecutiveFailures);
-  return Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.min(n - 1, 20));
+  // Without jitter: one stream's schedule, shown to the administrator as it is.
+  return backoffDelay({ attempt: consecutiveFailures, baseMs: BACKOFF_BASE_MS, maxMs: BACKOFF_MAX_MS, jitter: false });
 }
 
 /** The interval between a stream's cycles: the integration's setting, else the stream's, else the global default. */

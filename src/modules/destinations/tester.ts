@@ -10,6 +10,7 @@ import { redactAndCut } from '../../core/redaction.js';
 import { destinationRedactor } from '../../pipeline/sinks/secrets.js';
 import {
   DeliveryError,
+  deliveryErrorIn,
   type DeliveryErrorKind,
   type Sink,
   type SinkType,
@@ -43,9 +44,8 @@ function codeOf(err: unknown): string | undefined {
 
 /** The kind of a failure thrown by a sink: its DeliveryError kind, else guessed from the Node error code. */
 export function failureKind(err: unknown): DeliveryErrorKind {
-  if (err instanceof DeliveryError) return err.kind;
-  const cause = (err as { cause?: unknown })?.cause;
-  if (cause instanceof DeliveryError) return cause.kind;
+  const known = deliveryErrorIn(err);
+  if (known) return known.kind;
   const code = codeOf(err);
   if (code && NODE_ERROR_KINDS[code]) return NODE_ERROR_KINDS[code];
   if (code && /CERT|TLS|SSL/.test(code)) return 'tls';

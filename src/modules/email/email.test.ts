@@ -28,6 +28,7 @@ import { startConsumers } from '../../roles/jobs.js';
 import { wireEmail } from './index.js';
 import { EMAIL_QUEUE } from './jobs.js';
 import { NOT_CONFIGURED } from './service.js';
+import { createSmtpSender, SendError } from './smtp.js';
 
 const PASSWORD = 'Sm7p-s3cret-do-not-leak';
 const ENV = {
@@ -554,6 +555,22 @@ describe('secrets', () => {
 });
 
 describe('outbound policy', () => {
+  it('a relay the policy refuses is a permanent failure: the queue does not try it again', async () => {
+    const send = createSmtpSender({ net: createNetPolicy({ allowCidrs: [] }), timeoutMs: 2_000 });
+    const settings = {
+      host: '127.0.0.1',
+      port: starttls.port,
+      security: 'starttls' as const,
+      username: null,
+      password: null,
+      from: 'weir@example.test',
+      caPem: TEST_CA_PEM,
+    };
+    const err = await send(settings, { to: 'ops@example.test', subject: 's', text: 't' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SendError);
+    expect(err).toMatchObject({ permanent: true, message: expect.stringMatching(/loopback address/) });
+  });
+
   it('refuses a loopback relay unless WEIR_OUTBOUND_ALLOW_CIDRS allows it, at PUT and at send', async () => {
     const strict = await createTestApp({ env: { ...ENV, WEIR_OUTBOUND_ALLOW_CIDRS: '' } });
     try {

@@ -8,6 +8,7 @@ import { rootCertificates } from 'node:tls';
 import ipaddr from 'ipaddr.js';
 import nodemailer from 'nodemailer';
 import type { NetPolicy } from '../../platform/net/policy.js';
+import { findNetError } from '../../platform/net/errors.js';
 
 export const SECURITY_MODES = ['starttls', 'tls', 'none'] as const;
 export type Security = (typeof SECURITY_MODES)[number];
@@ -121,9 +122,8 @@ export function createSmtpSender(deps: { net: NetPolicy; timeoutMs: number }): S
       ({ address } = await withTimeout(net.resolve(settings.host), timeoutMs, `resolving ${settings.host}`));
     } catch (err) {
       if (err instanceof SendError) throw err;
-      const e = err as { code?: string; message?: string };
       // blocked_address is the policy's answer: permanent until the administrator changes it.
-      throw new SendError(e.message ?? String(err), e.code === 'blocked_address');
+      throw new SendError((err as Error).message ?? String(err), findNetError(err)?.kind === 'blocked_address');
     }
     if (settings.security === 'none' && !plaintextAllowed(address)) {
       throw new SendError(

@@ -1,6 +1,7 @@
 // When a failed delivery batch is tried again (docs/delivery.md, Failure): exponential
 // backoff with full jitter, so a fleet of dispatchers retrying one destination spreads out
 // instead of hammering it in step, and never earlier than the server's Retry-After.
+import { backoffDelay } from '../../platform/net/retry.js';
 import type { DeliverySettings } from './settings.js';
 
 /**
@@ -13,8 +14,11 @@ export function retryDelayMs(
   retryAfterMs: number | undefined,
   random: () => number = Math.random,
 ): number {
-  const exponent = Math.min(Math.max(attempts - 1, 0), 40);
-  const ceiling = Math.min(settings.backoff_max_ms, settings.backoff_base_ms * 2 ** exponent);
-  const jittered = Math.floor(random() * ceiling);
-  return Math.max(retryAfterMs ?? 0, jittered);
+  return backoffDelay({
+    attempt: attempts,
+    baseMs: settings.backoff_base_ms,
+    maxMs: settings.backoff_max_ms,
+    retryAfterMs,
+    random,
+  });
 }

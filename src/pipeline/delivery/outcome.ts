@@ -5,7 +5,8 @@
 // result in one transaction, to the rows it still holds.
 import { newId } from '../../core/ids.js';
 import { redactAndCut, type Redactor } from '../../core/redaction.js';
-import { DeliveryError, type SinkResult } from '../sinks/types.js';
+import { NetError } from '../../platform/net/errors.js';
+import { DeliveryError, fromNetError, type SinkResult } from '../sinks/types.js';
 import { retryDelayMs } from './backoff.js';
 import type { DeliveryKind, DlqRow, LedgerEntry, LineageAttemptRow, RowRewrite } from './engine-port.js';
 import type { DeliverySettings } from './settings.js';
@@ -238,6 +239,7 @@ export async function settleRow(plan: RowPlan, durationMs: number, tapWanted: bo
 /** Any failure of a whole request as a DeliveryError (a sink bug becomes a retryable protocol error). */
 export function asDeliveryError(err: unknown): DeliveryError {
   if (err instanceof DeliveryError) return err;
+  if (err instanceof NetError) return fromNetError(err);
   const message = err instanceof Error ? err.message : String(err);
   return new DeliveryError('protocol', `the sink failed: ${message}`, { retryable: true, cause: err });
 }

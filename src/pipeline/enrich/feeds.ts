@@ -2,13 +2,13 @@
 // domains, URLs, hashes), turned into a table version that policies match events against.
 // This file holds the config, the parse into TableData and the fetch; the schedule and the
 // stored versions belong to the module that calls them.
+import { createGuardedPool } from '../../platform/net/http.js';
 import { classifyIndicator, readCsv, type IndicatorType } from './indicators.js';
 import {
   checkUrlShape,
   credentialIssues,
   failureText,
   fetchCapped,
-  guardedPool,
   intIssue,
   requestHeaders,
   TooLargeError,
@@ -236,7 +236,7 @@ export async function fetchFeed(
   const headers = requestHeaders({ accept: 'text/plain, text/csv;q=0.9, */*;q=0.5' }, credential);
   if (previous.etag) headers['if-none-match'] = previous.etag;
   if (previous.last_modified) headers['if-modified-since'] = previous.last_modified;
-  const pool = guardedPool(url.origin, deps, 1);
+  const pool = createGuardedPool(url.origin, deps, { connections: 1 });
   try {
     const answer = await fetchCapped(pool, {
       method: 'GET',

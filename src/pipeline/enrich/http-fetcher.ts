@@ -15,7 +15,8 @@ import {
   type HttpSource,
   type ResolvedHttpSourceConfig,
 } from './http-source.js';
-import { credentialIssues, guardedPool, type GuardDeps, type HeaderCredential } from './outbound.js';
+import { createGuardedPool } from '../../platform/net/http.js';
+import { credentialIssues, type GuardDeps, type HeaderCredential } from './outbound.js';
 
 export interface HttpSourceStats {
   /** Calls made (answered or not). */
@@ -118,7 +119,7 @@ export function createHttpFetcher(deps: HttpFetcherDeps): HttpFetcher {
       source: source.config,
       config,
       credential: source.credential ?? null,
-      pool: guardedPool(sourceOrigin(config), deps, config.concurrency),
+      pool: createGuardedPool(sourceOrigin(config), deps, { connections: config.concurrency }),
       tokens: config.rate_limit_per_second,
       refilledAt: now(),
       waiting: new Map(),

@@ -3,13 +3,13 @@
 // main thread's fetcher (http-fetcher.ts) calls the API in the background. This file holds
 // the config, the one call both of them make, and the connection test.
 import type { Pool } from 'undici';
+import { createGuardedPool } from '../../platform/net/http.js';
 import type { Cell, Row } from './types.js';
 import {
   checkUrlShape,
   credentialIssues,
   failureText,
   fetchCapped,
-  guardedPool,
   headerIssues,
   intIssue,
   requestHeaders,
@@ -256,7 +256,7 @@ export async function testHttpSource(source: HttpSource, key: string, deps: Guar
   if (!askableKey(key))
     return { ok: false, latency_ms: 0, error: 'the key is empty, "." or "..", or longer than 1024 characters' };
   const config = resolveHttpSourceConfig(source.config);
-  const pool = guardedPool(sourceOrigin(config), deps, 1);
+  const pool = createGuardedPool(sourceOrigin(config), deps, { connections: 1 });
   try {
     const outcome = await callHttpSource(pool, config, source.credential, key);
     if (outcome.kind === 'hit') return { ok: true, status: outcome.status, latency_ms: latency(), result: outcome.row };

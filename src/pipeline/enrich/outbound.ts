@@ -1,8 +1,8 @@
-// What the HTTP lookup sources and the indicator feeds share on the way out: a connection
-// pool whose every connection passes the SSRF guard (the approach of sinks/http-common.ts),
-// a body read that stops at a byte cap, the separate credential header, and issue lists.
-import { isIP, type LookupFunction } from 'node:net';
-import { buildConnector, Pool } from 'undici';
+// What the HTTP lookup sources and the indicator feeds share on the way out: a guarded pool
+// and a capped body read (both platform/net/http.ts), the separate credential header, and
+// issue lists.
+import type { Pool } from 'undici';
+import { BodyTooLargeError, readBody, type Guard } from '../../platform/net/http.js';
 import { checkHeaders, transportError } from '../sinks/http-common.js';
 import { DeliveryError } from '../sinks/types.js';
 
@@ -19,12 +19,8 @@ export interface HeaderCredential {
   value: string;
 }
 
-export interface GuardDeps {
-  /** The SSRF guard's lookup (NetPolicy.lookup). */
-  lookup: LookupFunction;
-  /** NetPolicy.checkAddress; without it a literal address is judged by `lookup`, which the guard also checks. */
-  checkAddress?: (address: string) => void;
-}
+/** The SSRF guard's lookup (NetPolicy.lookup) and, optionally, its checkAddress. */
+export type GuardDeps = Guard;
 
 /** Headers that would carry a secret: they belong in the credential, which is encrypted and never shown. */
 const SECRET_HEADERS = new Set([
@@ -81,28 +77,6 @@ export function checkUrlShape(url: URL, at: string): Issue[] {
   return [];
 }
 
-/**
- * A keep-alive pool to one origin. Names resolve through the SSRF guard's lookup; a literal
- * address never reaches a lookup (net.connect skips it), so it is checked here.
- */
-export function guardedPool(origin: string, deps: GuardDeps, connections: number): Pool {
-  const base = buildConnector({ lookup: deps.lookup, timeout: 10_000 });
-  const connect: buildConnector.connector = (opts, callback) => {
-    const host = opts.hostname.startsWith('[') ? opts.hostname.slice(1, -1) : opts.hostname;
-    if (!isIP(host)) return base(opts, callback);
-    if (deps.checkAddress) {
-      try {
-        deps.checkAddress(host);
-      } catch (err) {
-        return callback(err as Error, null);
-      }
-      return base(opts, callback);
-    }
-    deps.lookup(host, {}, (err) => (err ? callback(err, null) : base(opts, callback)));
-  };
-  return new Pool(origin, { connect, connections, keepAliveTimeout: 4_000 });
-}
-
 export interface Fetched {
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -135,24 +109,15 @@ export async function fetchCapped(
       body: call.body,
       signal: controller.signal,
     });
-    const declared = Number(res.headers['content-length']);
-    if (Number.isFinite(declared) && declared > call.maxBytes) {
-      res.body.destroy();
-      throw tooLarge(call.maxBytes);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > call.maxBytes) {
-        res.body.destroy();
-        throw tooLarge(call.maxBytes);
-      }
-      chunks.push(chunk);
-    }
-    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
+    const { bytes } = await readBody(res.body, {
+      maxBytes: call.maxBytes,
+      overflow: 'fail',
+      contentLength: res.headers['content-length'],
+    });
+    return { status: res.statusCode, headers: res.headers, body: bytes };
   } catch (err) {
     if (err instanceof DeliveryError) throw err;
+    if (err instanceof BodyTooLargeError) throw new TooLargeError(err.maxBytes);
     throw transportError(err, controller.signal);
   } finally {
     clearTimeout(timer);
@@ -164,10 +129,6 @@ export class TooLargeError extends DeliveryError {
   constructor(readonly maxBytes: number) {
     super('protocol', `the answer is larger than the limit of ${maxBytes} bytes`);
   }
-}
-
-function tooLarge(maxBytes: number): DeliveryError {
-  return new TooLargeError(maxBytes);
 }
 
 /** A failure as one line that names no secret: transport errors are built from codes only. */

@@ -1,30 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkHeaders,
-  parseHttpUrl,
-  parseRetryAfter,
-  probeVerdict,
-  statusError,
-  transportError,
-} from './http-common.js';
+import { checkHeaders, parseHttpUrl, probeVerdict, statusError, transportError } from './http-common.js';
 import { createRedactor, redactPatterns } from '../../core/redaction.js';
+import { NetError } from '../../platform/net/errors.js';
 import { DeliveryError } from './types.js';
 
 const answer = (status: number, text = '', headers: Record<string, string> = {}) => ({ status, text, headers });
 
 describe('http-common', () => {
-  it('parses Retry-After as seconds or an HTTP date, and ignores garbage', () => {
-    const now = Date.parse('2025-01-01T00:00:00Z');
-    expect(parseRetryAfter('120', now)).toBe(120_000);
-    expect(parseRetryAfter(['3', '9'], now)).toBe(3000);
-    expect(parseRetryAfter('Wed, 01 Jan 2025 00:00:30 GMT', now)).toBe(30_000);
-    expect(parseRetryAfter('Tue, 31 Dec 2024 23:00:00 GMT', now)).toBe(0);
-    expect(parseRetryAfter('soon', now)).toBeUndefined();
-    expect(parseRetryAfter('-5', now)).toBeUndefined();
-    expect(parseRetryAfter(undefined, now)).toBeUndefined();
-    expect(parseRetryAfter('99999999', now)).toBe(86_400_000);
-  });
-
   it('maps statuses to kinds, with retryability and a redacted short answer', () => {
     expect(statusError(answer(401), redactPatterns)).toMatchObject({
       kind: 'auth',
@@ -57,6 +39,12 @@ describe('http-common', () => {
     expect(transportError(Object.assign(new Error('x'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' })).kind).toBe('tls');
     const blocked = new DeliveryError('blocked_address', 'refused');
     expect(transportError(new Error('wrapped', { cause: blocked }))).toBe(blocked);
+    const guard = new NetError('blocked_address', 'refused to connect to 127.0.0.1');
+    expect(transportError(new Error('wrapped', { cause: guard }))).toMatchObject({
+      kind: 'blocked_address',
+      message: 'refused to connect to 127.0.0.1',
+      retryable: false,
+    });
   });
 
   it('refuses URLs and headers that cannot work', () => {

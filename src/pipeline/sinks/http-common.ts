@@ -1,14 +1,16 @@
-// What the HTTP-family sinks (webhook, Splunk HEC, Elasticsearch) share: one undici pool per
-// sink whose every connection passes the SSRF guard, HTTP status → DeliveryError mapping,
-// Retry-After parsing, gzip, and the timing/catching wrapper of test().
-import { isIP } from 'node:net';
+// What the HTTP-family sinks (webhook, Splunk HEC, Elasticsearch) share: one guarded pool per
+// sink (platform/net/http.ts), HTTP status and NetError → DeliveryError mapping, gzip, and the
+// timing/catching wrapper of test().
 import { promisify } from 'node:util';
 import { gzip as gzipCb, constants as zlibConstants } from 'node:zlib';
 import { Type } from 'typebox';
-import { buildConnector, Pool } from 'undici';
+import type { Pool } from 'undici';
 import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import { redactAndCut, type Redactor } from '../../core/redaction.js';
-import { DeliveryError, type SinkContext, type TestResult } from './types.js';
+import { timeoutError as netTimeout, toNetError } from '../../platform/net/errors.js';
+import { createGuardedPool, readBody } from '../../platform/net/http.js';
+import { parseRetryAfter } from '../../platform/net/retry.js';
+import { DeliveryError, deliveryErrorIn, fromNetError, type SinkContext, type TestResult } from './types.js';
 
 const gzipAsync = promisify(gzipCb);
 
@@ -88,30 +90,13 @@ export interface HttpPoolOptions {
   connections?: number;
 }
 
-/**
- * A keep-alive pool to the URL's origin. Names resolve through the SSRF guard's lookup; a
- * literal address never reaches a lookup (net.connect skips it), so it is checked here.
- */
+/** A keep-alive pool to the URL's origin, every connection through the SSRF guard (platform/net). */
 export function createHttpPool(ctx: SinkContext, url: URL, options: HttpPoolOptions = {}): Pool {
-  const base = buildConnector({
-    lookup: ctx.net.lookup,
+  return createGuardedPool(url.origin, ctx.net, {
     rejectUnauthorized: options.rejectUnauthorized ?? true,
     ...(options.ca ? { ca: options.ca } : {}),
-    timeout: 10_000,
+    connections: options.connections ?? 64,
   });
-  const connect: buildConnector.connector = (opts, callback) => {
-    const host = opts.hostname.startsWith('[') ? opts.hostname.slice(1, -1) : opts.hostname;
-    if (isIP(host)) {
-      try {
-        ctx.net.checkAddress(host);
-      } catch (err) {
-        callback(err as Error, null);
-        return;
-      }
-    }
-    base(opts, callback);
-  };
-  return new Pool(url.origin, { connect, connections: options.connections ?? 64, keepAliveTimeout: 4_000 });
 }
 
 export interface HttpAnswer {
@@ -142,14 +127,8 @@ export async function httpRequest(pool: Pool, call: HttpCall): Promise<HttpAnswe
       body: call.body,
       signal: call.signal,
     });
-    const limit = call.maxBytes ?? 65_536;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      if (size < limit) chunks.push(chunk);
-      size += chunk.length;
-    }
-    const text = Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+    const { bytes } = await readBody(res.body, { maxBytes: call.maxBytes ?? 65_536, overflow: 'cut' });
+    const text = bytes.toString('utf8');
     return { status: res.statusCode, headers: res.headers, text };
   } catch (err) {
     throw transportError(err, call.signal);
@@ -157,58 +136,13 @@ export async function httpRequest(pool: Pool, call: HttpCall): Promise<HttpAnswe
 }
 
 function timeoutError(cause?: unknown): DeliveryError {
-  return new DeliveryError('timeout', 'no answer within the time limit', { cause });
+  return fromNetError(netTimeout(cause));
 }
-
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ECONNABORTED',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'UND_ERR_DESTROYED',
-]);
-const TIMEOUT_CODES = new Set([
-  'ETIMEDOUT',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-]);
-const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME']);
 
 /** Maps a network-level failure to a DeliveryError whose message names no secret. */
 export function transportError(err: unknown, signal?: AbortSignal): DeliveryError {
   if (signal?.aborted) return timeoutError(err);
-  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof DeliveryError) return e;
-  }
-  const e = err as NodeJS.ErrnoException | undefined;
-  const code = e?.code ?? (e?.cause as NodeJS.ErrnoException | undefined)?.code ?? '';
-  if (e?.name === 'AbortError') return timeoutError(err);
-  if (TIMEOUT_CODES.has(code)) return timeoutError(err);
-  if (DNS_CODES.has(code)) return new DeliveryError('dns', `cannot resolve the host (${code})`, { cause: err });
-  if (CONNECTION_CODES.has(code)) return new DeliveryError('connection', `connection failed (${code})`, { cause: err });
-  if (
-    /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_OSSL)/.test(code) ||
-    /certificate|ssl|tls/i.test(e?.message ?? '')
-  ) {
-    return new DeliveryError('tls', `TLS handshake failed (${code || 'certificate not accepted'})`, { cause: err });
-  }
-  return new DeliveryError('connection', `request failed (${code || e?.name || 'unknown error'})`, { cause: err });
-}
-
-/** Milliseconds to wait from a Retry-After value (delta seconds or HTTP date); undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
-  const v = (Array.isArray(value) ? value[0] : value)?.trim();
-  if (!v) return undefined;
-  if (/^\d+$/.test(v)) return Math.min(Number(v), 86_400) * 1000;
-  // An HTTP date names a weekday and month; Date.parse alone would read "-5" as a year.
-  const at = /[a-z]{3}/i.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(at)) return undefined;
-  return Math.min(Math.max(0, at - now), 86_400_000);
+  return deliveryErrorIn(err) ?? fromNetError(toNetError(err));
 }
 
 /**

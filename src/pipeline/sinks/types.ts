@@ -6,6 +6,7 @@ import type { TSchema } from 'typebox';
 import type { Credential } from '../../core/credentials.js';
 import { createRedactor, type Redactor, type SecretValue } from '../../core/redaction.js';
 import type { Logger } from '../../platform/logger.js';
+import { NetError } from '../../platform/net/errors.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
 
 /** Where an event came from; shared by every event of one source row (no per-event allocation). */
@@ -73,6 +74,20 @@ export class DeliveryError extends Error {
     this.statusCode = options.statusCode;
     this.retryAfterMs = options.retryAfterMs;
   }
+}
+
+/** The guard's or the transport's NetError as a DeliveryError of the same kind and message. */
+export function fromNetError(e: NetError): DeliveryError {
+  return new DeliveryError(e.kind, e.message, { cause: e });
+}
+
+/** The first DeliveryError or NetError (mapped) in err's cause chain: undici and SDKs wrap them. */
+export function deliveryErrorIn(err: unknown): DeliveryError | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof DeliveryError) return e;
+    if (e instanceof NetError) return fromNetError(e);
+  }
+  return undefined;
 }
 
 /** The outcome of POST /destinations/{id}/test: a real connection, never a delivery of events. */

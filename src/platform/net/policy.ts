@@ -8,9 +8,9 @@ import type { LookupFunction } from 'node:net';
 export interface NetPolicy {
   /** For net.connect / tls.connect / undici's connect options / dgram (via resolve). */
   lookup: LookupFunction;
-  /** Resolves a host to one allowed address or throws a DeliveryError('blocked_address' | 'dns'). */
+  /** Resolves a host to one allowed address or throws a NetError('blocked_address' | 'dns'). */
   resolve(host: string): Promise<{ address: string; family: 4 | 6 }>;
-  /** Throws DeliveryError('blocked_address') for a literal address outside the policy. */
+  /** Throws NetError('blocked_address') for a literal address outside the policy. */
   checkAddress(address: string): void;
   /**
    * Whether connections to `host` would be refused, judged now (a name is resolved as a

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { NetError } from './errors.js';
 import { blockedReason, createNetPolicy, InvalidCidrError, parseCidrs } from './ssrf.js';
 
 describe('SSRF guard', () => {
@@ -42,6 +43,7 @@ describe('SSRF guard', () => {
   it('checks the resolved address, not the name', async () => {
     const policy = createNetPolicy({ allowCidrs: [] });
     await expect(policy.resolve('localhost')).rejects.toMatchObject({ kind: 'blocked_address' });
+    await expect(policy.resolve('localhost')).rejects.toBeInstanceOf(NetError);
     await expect(policy.resolve('[::1]')).rejects.toMatchObject({ kind: 'blocked_address' });
     const open = createNetPolicy({ allowCidrs: ['127.0.0.0/8', '::1/128'] });
     await expect(open.resolve('127.0.0.1')).resolves.toEqual({ address: '127.0.0.1', family: 4 });

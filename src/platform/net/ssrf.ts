@@ -5,7 +5,7 @@
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { DeliveryError } from '../../pipeline/sinks/types.js';
+import { NetError } from './errors.js';
 import type { NetPolicy, NetRefusal } from './policy.js';
 
 export const ALLOW_SETTING = 'WEIR_OUTBOUND_ALLOW_CIDRS';
@@ -55,7 +55,7 @@ export function createNetPolicy(options: { allowCidrs: readonly string[] }): Net
   function checkAddress(address: string): void {
     const reason = blockedReason(address, allowed);
     if (reason)
-      throw new DeliveryError(
+      throw new NetError(
         'blocked_address',
         `refused to connect to ${address}: ${reason} (allow it with ${ALLOW_SETTING})`,
       );
@@ -68,7 +68,7 @@ export function createNetPolicy(options: { allowCidrs: readonly string[] }): Net
     return new Promise((ok, fail) =>
       dnsLookup(bare, { all: false }, (err, address, family) =>
         err
-          ? fail(new DeliveryError('dns', `cannot resolve ${bare}: ${err.code ?? err.message}`))
+          ? fail(new NetError('dns', `cannot resolve ${bare}: ${err.code ?? err.message}`))
           : ok({ address, family: family as 4 | 6 }),
       ),
     );

@@ -14,6 +14,7 @@ import { claim, complete, fail, msUntilNextDue, renew, type ClaimedRow } from '.
 import type { BodyLog } from '../bodylog/log.js';
 import { loadBody } from '../bodylog/stored.js';
 import { decodePayload } from './payload-codec.js';
+import { backoffDelay } from '../net/retry.js';
 
 export interface DatabaseConsumerSettings {
   db: Kysely<DB>;
@@ -95,7 +96,13 @@ export class DatabaseConsumer implements Consumer {
         failures = 0;
       } catch (err) {
         failures += 1;
-        sleepMs = Math.min(s.pollIntervalMs * 2 ** failures, MAX_ERROR_BACKOFF_MS);
+        // No jitter: one poller per process, nothing to spread.
+        sleepMs = backoffDelay({
+          attempt: failures + 1,
+          baseMs: s.pollIntervalMs,
+          maxMs: MAX_ERROR_BACKOFF_MS,
+          jitter: false,
+        });
         s.logger?.error({ err, queue: s.queue }, 'queue: polling failed');
       }
       await this.#sleep(sleepMs);

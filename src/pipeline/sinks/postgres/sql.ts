@@ -1,7 +1,8 @@
 // SQL of the postgres sink and the mapping of PostgreSQL errors to delivery errors. The
 // identifiers come from validated config and are quoted; every value travels as a parameter.
 import { redactAndCut, type Redactor } from '../../../core/redaction.js';
-import { DeliveryError } from '../types.js';
+import { NetError } from '../../../platform/net/errors.js';
+import { DeliveryError, fromNetError } from '../types.js';
 
 export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
@@ -87,6 +88,8 @@ const CONFIG_CODES = new Set(['42P01', '42501', '3F000', '3D000', '42703', '4280
 /** A pg failure as a DeliveryError whose message names no secret. */
 export function pgError(err: unknown, redact: Redactor): DeliveryError {
   if (err instanceof DeliveryError) return err;
+  // The guard refused the host or could not resolve it (net.resolve before connecting).
+  if (err instanceof NetError) return fromNetError(err);
   const e = err as (Error & { code?: string; severity?: string }) | undefined;
   const code = e?.code ?? '';
   const text = redactAndCut((t) => redact(t).replace(/\s+/g, ' '), e?.message ?? String(err), 300);

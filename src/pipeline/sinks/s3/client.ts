@@ -1,13 +1,13 @@
 // The S3 client of one destination, with every connection going through the SSRF guard, and
 // the mapping of the SDK's failures to DeliveryError kinds.
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { isIP } from 'node:net';
 import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { createGuardedNodeAgents } from '../../../platform/net/http.js';
 import type { NetPolicy } from '../../../platform/net/policy.js';
+import { parseRetryAfter } from '../../../platform/net/retry.js';
 import { redactAndCut, type Redactor } from '../../../core/redaction.js';
-import { DeliveryError } from '../types.js';
+import { DeliveryError, deliveryErrorIn } from '../types.js';
 
 export interface S3Credential {
   access_key_id: string;
@@ -26,8 +26,11 @@ export interface S3ClientSettings {
 }
 
 export function createS3Client(settings: S3ClientSettings, credential: S3Credential, net: NetPolicy): S3Client {
-  // Agent options reach net/tls.connect, so the guard checks the address actually dialled.
-  const agentOptions = { keepAlive: true, maxSockets: settings.maxSockets ?? 64, lookup: net.lookup };
+  // The guard checks the address actually dialled, literal or resolved.
+  const agents = createGuardedNodeAgents(net, {
+    maxSockets: settings.maxSockets ?? 64,
+    ...(settings.ca ? { ca: settings.ca } : {}),
+  });
   return new S3Client({
     region: settings.region,
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
@@ -49,16 +52,15 @@ export function createS3Client(settings: S3ClientSettings, credential: S3Credent
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     requestHandler: new NodeHttpHandler({
-      httpAgent: new HttpAgent(agentOptions),
-      httpsAgent: new HttpsAgent({ ...agentOptions, ...(settings.ca ? { ca: settings.ca } : {}) }),
+      ...agents,
       connectionTimeout: 10_000,
     }),
   });
 }
 
 /**
- * Host names go through the guard's lookup at connect time, but Node does not call lookup
- * for a literal address: an endpoint such as http://169.254.169.254 is checked here.
+ * A literal endpoint address refused by the guard, said before the SDK is built (the agents
+ * refuse it at connect time too, but behind the SDK's wrapping of the error).
  */
 export function checkEndpointAddress(endpoint: string | undefined, net: NetPolicy): void {
   if (!endpoint) return;
@@ -69,7 +71,12 @@ export function checkEndpointAddress(endpoint: string | undefined, net: NetPolic
     throw new DeliveryError('config', 'endpoint is not a URL');
   }
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  if (isIP(bare)) net.checkAddress(bare);
+  if (!isIP(bare)) return;
+  try {
+    net.checkAddress(bare);
+  } catch (err) {
+    throw deliveryErrorIn(err) ?? err;
+  }
 }
 
 const AUTH_CODES = new Set([
@@ -107,20 +114,6 @@ interface SdkError {
   $response?: { headers?: Record<string, string | undefined> };
 }
 
-/** Retry-After in seconds or as an HTTP date. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
-
-function findDeliveryError(err: unknown): DeliveryError | undefined {
-  for (let e = err, depth = 0; e && depth < 5; e = (e as SdkError).cause, depth++)
-    if (e instanceof DeliveryError) return e;
-  return undefined;
-}
-
 /** The SDK's failure of `operation` as a DeliveryError, its message redacted (the store's answer may echo the request). */
 export function toDeliveryError(
   err: unknown,
@@ -128,7 +121,7 @@ export function toDeliveryError(
   redact: Redactor,
   signal?: AbortSignal,
 ): DeliveryError {
-  const guard = findDeliveryError(err);
+  const guard = deliveryErrorIn(err);
   if (guard) return guard;
   const e = (err ?? {}) as SdkError;
   if (signal?.aborted || e.name === 'AbortError')

@@ -7,7 +7,7 @@ import { sinkBatch } from '../../../../test/support/sink-batch.js';
 import { createNetPolicy } from '../../../platform/net/ssrf.js';
 import { DeliveryError } from '../types.js';
 import { createRedactor, redactPatterns } from '../../../core/redaction.js';
-import { checkEndpointAddress, parseRetryAfter, toDeliveryError } from './client.js';
+import { checkEndpointAddress, toDeliveryError } from './client.js';
 import { batchTime, idsDigest, ndjsonKey, normalizePrefix, securityLakeKey, sourceName } from './layout.js';
 import { buildParquet, classColumns, groupByClassAndDay, inferColumns } from './parquet.js';
 import { s3Settings, settingsProblem } from './sink.js';
@@ -178,8 +178,9 @@ describe('settings and errors', () => {
         createRedactor(['s3cr3t-value']),
       ).message,
     ).not.toContain('s3cr3t-value');
-    expect(parseRetryAfter('12')).toBe(12_000);
-    expect(parseRetryAfter(new Date(10_000).toUTCString(), 4_000)).toBe(6_000);
-    expect(parseRetryAfter('soon')).toBeUndefined();
+    const slow = (retryAfter: string) =>
+      toDeliveryError(s3err('SlowDown', 503, { 'retry-after': retryAfter }), 'PutObject', redactPatterns);
+    expect(slow('12')).toMatchObject({ kind: 'rate_limited', retryAfterMs: 12_000 });
+    expect(slow('soon').retryAfterMs).toBeUndefined();
   });
 });
