@@ -6,8 +6,8 @@
 //   npx tsx bench/conditions.ts [--events 1000000] [--runs 5]
 import { parseArgs } from 'node:util';
 import type { NormalizedRecord } from '../src/pipeline/envelope.js';
-import { compileCondition as compileMappingCondition } from '../src/pipeline/normalize/conditions.js';
-import { compileCondition as compileRouteCondition } from '../src/pipeline/route/conditions.js';
+import { compileMappingCondition } from '../src/pipeline/normalize/conditions.js';
+import { compileRecordCondition } from '../src/pipeline/route/conditions.js';
 
 const { values } = parseArgs({
   options: { events: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '5' } },
@@ -84,4 +84,4 @@ try {
 } catch {
   console.log('mapping when, one form: not read by this version');
 }
-time('route condition', compileRouteCondition(one, [])!, records);
+time('route condition', compileRecordCondition(one, [])!, records);

@@ -7,7 +7,7 @@
 // against the RAW vendor event: the event stands in the record's `ocsf`, so a field path
 // addresses the vendor's own fields (`eventType`, `actor.alternateId`, `client.ipAddress`).
 import type { NormalizedRecord } from '../pipeline/envelope.js';
-import { compileCondition, type RecordPredicate, type RouteProblem } from '../pipeline/route/conditions.js';
+import { compileRecordCondition, type RecordPredicate, type RouteProblem } from '../pipeline/route/conditions.js';
 
 export interface CollectionFilters {
   streams?: string[] | null;
@@ -110,7 +110,7 @@ function check(
         const before = problems.length;
         envelopeFields(cond, at, problems);
         const routeProblems: RouteProblem[] = [];
-        const pred = compileCondition(cond, routeProblems, `body.exclude[${i}]`);
+        const pred = compileRecordCondition(cond, routeProblems, `body.exclude[${i}]`);
         for (const p of routeProblems) problems.push({ location: toLocation(p.path), message: p.message });
         if (pred && problems.length === before) excludes.push(pred);
       });

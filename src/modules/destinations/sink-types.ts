@@ -2,12 +2,12 @@
 // config and credential. Built from SINK_TYPES (pipeline/sinks/index.ts); tests register
 // fakes through register(). Validation takes the same stance as integration platforms:
 // no coercion, nothing removed silently, every issue reported, defaults filled in.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Credential } from '../../core/credentials.js';
 import { SINK_TYPES } from '../../pipeline/sinks/index.js';
 import type { SinkType } from '../../pipeline/sinks/types.js';
-import { ISSUE_OPTIONS, issueMessage } from '../../platform/validation-issues.js';
+import { makeAjv } from '../../platform/ajv.js';
+import { issueMessage } from '../../platform/validation-issues.js';
 
 export interface Issue {
   location: string;
@@ -20,19 +20,6 @@ export interface RegisteredSinkType {
   checkConfig(config: Record<string, unknown>): { config: Record<string, unknown>; issues: Issue[] };
   /** Issues of a credential against credentialSchema; a type without one takes no credential. */
   checkCredential(credential: Credential): Issue[];
-}
-
-function makeAjv(): Ajv {
-  const ajv = new Ajv({
-    coerceTypes: false,
-    useDefaults: true,
-    removeAdditional: false,
-    allErrors: true,
-    strict: false,
-    ...ISSUE_OPTIONS,
-  });
-  addFormats.default(ajv);
-  return ajv;
 }
 
 // Ajv messages (and the schemas' own errorMessage) name the rule broken, never the value, so

@@ -6,6 +6,7 @@ import { AppError } from '../../core/errors.js';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
 import { afterCommit, executor } from '../../platform/db/ambient.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import type { DB } from '../../platform/db/index.js';
 import { scoped } from '../../platform/db/scope.js';
 import type { AuditRow } from '../audit/store.js';
@@ -104,10 +105,6 @@ const COLUMNS = [
   'd.created_at',
   'd.updated_at',
 ] as const;
-
-function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
-}
 
 export const nameTaken = (name: string) =>
   new AppError('destination.name_taken', {

@@ -9,9 +9,10 @@ import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
 import { scopeOf, targetOrganization, type Scope } from '../../core/scope.js';
 import { checkRule, type RuleDefinition } from '../../pipeline/detect/rules.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import { compileSigma, SigmaError } from '../../pipeline/detect/sigma/compile.js';
 import { setAuditTarget } from '../audit/service.js';
-import { isUniqueViolation, type DetectionStore, type RuleVersionRow, type RuleWithVersion } from './store.js';
+import type { DetectionStore, RuleVersionRow, RuleWithVersion } from './store.js';
 
 export interface RuleBody {
   name: string;

@@ -11,10 +11,11 @@ import { AppError, errors } from '../../core/errors.js';
 import { pageToOffset, type SizedPage } from '../../core/paging.js';
 import { targetOrganization, type Scope } from '../../core/scope.js';
 import { CredentialDecryptError, type CredentialCipher } from '../../platform/crypto/credentials.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
 import { setAuditTarget } from '../audit/service.js';
 import { plaintextAllowed, SendError, type SendMail, type Security, type SmtpSettings } from './smtp.js';
-import { isUniqueViolation, type EmailStore, type SettingsRow } from './store.js';
+import type { EmailStore, SettingsRow } from './store.js';
 
 /** The row id sealed into the password's associated data. */
 const SETTINGS_ROW = 'email-settings';

@@ -25,10 +25,6 @@ export interface LastDelivery {
   updated_at: Date;
 }
 
-export function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
-}
-
 export function createEmailStore(db: Kysely<DB>) {
   const q = () => executor(db);
   const recipientsInScope = (scope: Scope) =>

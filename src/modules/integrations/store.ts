@@ -4,6 +4,7 @@ import { AppError } from '../../core/errors.js';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
 import { executor } from '../../platform/db/ambient.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import type { DB } from '../../platform/db/index.js';
 import type { IntegrationsTable } from '../../platform/db/schema.js';
 import { scoped } from '../../platform/db/scope.js';
@@ -30,10 +31,6 @@ export interface NewIntegration {
 export type IntegrationPatch = Partial<Pick<NewIntegration, 'name' | 'is_active' | 'parent_id' | 'config'>> & {
   updated_at: Date;
 };
-
-function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
-}
 
 export function createIntegrationStore(db: Kysely<DB>) {
   const q = () => executor(db);

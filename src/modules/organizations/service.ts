@@ -7,9 +7,10 @@ import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { pageToOffset, type SizedPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import { setAuditTarget } from '../audit/service.js';
 import type { EditionState } from '../licenses/service.js';
-import { isUniqueViolation, type OrganizationRow, type OrganizationStore } from './store.js';
+import type { OrganizationRow, OrganizationStore } from './store.js';
 
 export const CASE_MANAGEMENT_NOT_CONFIGURED = 'case management is not configured';
 

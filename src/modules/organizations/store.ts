@@ -28,10 +28,6 @@ export interface DeletionUpdate {
 /** Serialises organization creation so two requests cannot both take the last slot. */
 const CREATE_LOCK = 0x6f726763; // "orgc"
 
-export function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
-}
-
 export function createOrganizationStore(db: Kysely<DB>) {
   const q = () => executor(db);
   const inScope = (scope: Scope) => q().selectFrom('organizations').where(scoped(scope, 'organizations.id'));

@@ -6,6 +6,7 @@ import { sql, type Kysely, type SqlBool } from 'kysely';
 import { AppError } from '../../core/errors.js';
 import type { Scope } from '../../core/scope.js';
 import { executor } from '../../platform/db/ambient.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import type { DB } from '../../platform/db/index.js';
 import { scoped } from '../../platform/db/scope.js';
 
@@ -70,10 +71,6 @@ const COLUMNS = [
   'created_at',
   'updated_at',
 ] as const;
-
-function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
-}
 
 export const routeNameTaken = (name: string) =>
   new AppError('route.name_taken', {

@@ -9,8 +9,9 @@ import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
 import { scopeOf, targetOrganization, type Scope } from '../../core/scope.js';
 import { setAuditTarget } from '../audit/service.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import { planQuery, type QueryInput } from './query/definition.js';
-import { isUniqueViolation, type SavedQueryRow, type SearchStore } from './store.js';
+import type { SavedQueryRow, SearchStore } from './store.js';
 
 export interface QueryBody {
   name: string;

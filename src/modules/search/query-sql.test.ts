@@ -7,7 +7,7 @@ import { inTransaction } from '../../platform/db/ambient.js';
 import type { Condition } from '../../pipeline/conditions/types.js';
 import { storedCopies } from '../../pipeline/delivery/router.js';
 import type { NormalizedRecord } from '../../pipeline/envelope.js';
-import { compileCondition } from '../../pipeline/route/conditions.js';
+import { compileRecordCondition } from '../../pipeline/route/conditions.js';
 import { CONDITION_EVENTS, conditionLeaves } from '../../../test/support/condition-cases.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db.js';
 import { createEventsStore } from './events-store.js';
@@ -60,7 +60,7 @@ async function sqlSelects(cond: Condition): Promise<string[]> {
 
 function memorySelects(cond: Condition): string[] {
   const problems: unknown[] = [];
-  const pred = compileCondition(cond, problems as never, 'c', 'any')!;
+  const pred = compileRecordCondition(cond, problems as never, 'c', 'any')!;
   expect(problems).toEqual([]);
   return records
     .filter((r) => pred(r))

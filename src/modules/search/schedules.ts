@@ -11,6 +11,7 @@ import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
 import { scopeOf, type Scope } from '../../core/scope.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import type { Logger } from '../../platform/logger.js';
 import { decodeRecords } from '../../pipeline/batch-codec.js';
 import { setAuditTarget } from '../audit/service.js';
@@ -249,7 +250,7 @@ export function createSchedulesService(deps: SchedulesDeps) {
       try {
         await store.insertSchedule({ ...row, next_run_at: next }, now);
       } catch (err) {
-        if ((err as { code?: string }).code === '23505')
+        if (isUniqueViolation(err))
           throw new AppError('resource.conflict', {
             detail: `A schedule named "${name}" already exists in the organization`,
             details: { field: 'name' },

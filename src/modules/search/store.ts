@@ -41,10 +41,6 @@ const RUN_COLUMNS = [
   'csv_expires_at',
 ] as const;
 
-export function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
-}
-
 export function isForeignKeyViolation(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23503';
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileConditionTree, type CompileOptions } from './compile.js';
+import { compileCondition, type CompileOptions } from './compile.js';
 import type { ConditionProblem, FieldReader } from './types.js';
 
 // A reader of dotted keys, `[*]` at the end collecting a list: enough to test the language
@@ -34,7 +34,7 @@ const EVENT = {
 
 function compile(cond: unknown, opts: Partial<CompileOptions<Record<string, unknown>>> = {}) {
   const problems: ConditionProblem[] = [];
-  const pred = compileConditionTree(cond, { fields, ...opts }, (p) => problems.push(p));
+  const pred = compileCondition(cond, { fields, ...opts }, (p) => problems.push(p));
   return { pred, problems };
 }
 

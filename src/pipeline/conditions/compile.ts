@@ -184,7 +184,7 @@ function compileNode<T>(cond: unknown, ctx: Ctx<T>, at: ConditionLocation, depth
  * condition's root, and the result is then undefined (the caller may keep compiling the
  * rest of its document, to report every problem at once).
  */
-export function compileConditionTree<T>(
+export function compileCondition<T>(
   cond: unknown,
   opts: CompileOptions<T>,
   report: (p: ConditionProblem) => void,

@@ -3,7 +3,7 @@
 // language over the normalized OCSF event), the group key and, for a threshold rule, the window
 // an event counts in. Rules are indexed by the classes their condition names, so an event is
 // tested only against the rules that can match it. Pure: no I/O, no clock.
-import { compileCondition, fieldProblem, type RecordPredicate, type RouteProblem } from '../route/conditions.js';
+import { compileRecordCondition, fieldProblem, type RecordPredicate, type RouteProblem } from '../route/conditions.js';
 import { compileField, type RecordGetter } from '../route/paths.js';
 import type { Condition } from '../conditions/types.js';
 
@@ -78,7 +78,7 @@ export function checkRule(def: unknown): RuleProblem[] {
     problems.push({ location: at('condition'), message: 'is required: the events the rule matches' });
   else {
     const found: RouteProblem[] = [];
-    compileCondition(def.condition, found, at('condition'), 'ocsf');
+    compileRecordCondition(def.condition, found, at('condition'), 'ocsf');
     for (const p of found)
       problems.push({ location: p.path, message: p.message, ...(p.closest ? { closest: p.closest } : {}) });
   }
@@ -191,7 +191,7 @@ export function requiredClasses(cond: Condition): Set<number> | null {
 export function compileRule(spec: RuleSpec): CompiledRule {
   const problems: RouteProblem[] = [];
   // Stored versions keep compiling whatever the catalog checks became (as stored routes do).
-  const predicate = compileCondition(spec.definition.condition, problems, 'condition', 'any');
+  const predicate = compileRecordCondition(spec.definition.condition, problems, 'condition', 'any');
   if (!predicate)
     throw new Error(`rule ${spec.id} v${spec.version}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
   const d = spec.definition;

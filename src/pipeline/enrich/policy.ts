@@ -4,7 +4,7 @@
 // what earlier ones added, and timing a policy costs two clock reads per batch).
 import type { OcsfAttribute, OcsfCatalog } from '../../ocsf/types.js';
 import type { NormalizedRecord } from '../envelope.js';
-import { compileCondition, type RecordPredicate, type RouteProblem } from '../route/conditions.js';
+import { compileRecordCondition, type RecordPredicate, type RouteProblem } from '../route/conditions.js';
 import { collects, compileField, parseRoutePath, PathSyntaxError, type FieldRule } from '../route/paths.js';
 import {
   makeOutputGetter,
@@ -197,7 +197,7 @@ function checkTarget(
 export function checkPolicy(def: PolicyDefinition, ctx: PolicyCheckContext): RouteProblem[] {
   const problems: RouteProblem[] = [];
   const rule = ctx.fields ?? 'ocsf';
-  compileCondition(def.condition, problems, 'condition', rule);
+  compileRecordCondition(def.condition, problems, 'condition', rule);
   keyAccess(def.key, rule, problems);
   const columns = ctx.columnsOf(def.lookup);
   if (columns === undefined) {
@@ -278,7 +278,7 @@ export function compileEnrichment(
   for (const spec of specs) {
     const d = spec.definition;
     const problems: RouteProblem[] = [];
-    const match = compileCondition(d.condition, problems) ?? (() => false);
+    const match = compileRecordCondition(d.condition, problems) ?? (() => false);
     const key = keyAccess(d.key, 'any', problems);
     const targets: Target[] = [];
     for (const [target, column] of Object.entries(d.output?.fields ?? {})) {

@@ -3,7 +3,7 @@
 // document is decided here, once; a step does only per-event work.
 import type { OcsfAttribute, OcsfCatalog } from '../../ocsf/types.js';
 import { CAST_FAILED, CAST_NAMES, castFunction, valueType, WHOLE_VALUE_CASTS, type CastFn } from './casts.js';
-import { compileCondition, type Predicate } from './conditions.js';
+import { compileMappingCondition, type Predicate } from './conditions.js';
 import { MAX_EACH_DEPTH } from './document.js';
 import {
   collects,
@@ -212,7 +212,7 @@ function compileAssignment({ a, at, onMissing }: BlockItem, scope: Scope, siblin
   }
 
   const when: Predicate | undefined =
-    a.when === undefined ? undefined : compileCondition(a.when, { problems }, `${at}/when`);
+    a.when === undefined ? undefined : compileMappingCondition(a.when, { problems }, `${at}/when`);
   if (a.value !== undefined) {
     const p = enumProblem(attr, a.value);
     if (p) problems.push({ at: `${at}/value`, message: p });

@@ -3,7 +3,7 @@
 import type { OcsfCatalog, OcsfClassDef } from '../../ocsf/types.js';
 import { CastFailure, compileBlock, markRead, runBlock, sourceGetter, type BlockItem, type Scope } from './assign.js';
 import { compileLookup, enumProblem } from './lookups.js';
-import { compileCondition, type Predicate } from './conditions.js';
+import { compileMappingCondition, type Predicate } from './conditions.js';
 import { shapeProblems } from './document.js';
 import { collectObservables, compileObservables } from './observables.js';
 import { formatSegments, isAbsent, parsePathAt, type Getter } from './paths.js';
@@ -138,7 +138,7 @@ function compileRule(
   };
   // What the parse steps read was consumed by them: the text is not left under `unmapped`.
   for (const segs of parsed) markRead(segs, scope);
-  const when = rule.when === undefined ? undefined : compileCondition(rule.when, { problems }, `${ruleAt}/when`);
+  const when = rule.when === undefined ? undefined : compileMappingCondition(rule.when, { problems }, `${ruleAt}/when`);
   const activity = activityOf(rule, cls, ruleAt, scope);
 
   // Defaults are compiled with each rule: a default whose attribute the class lacks is skipped.

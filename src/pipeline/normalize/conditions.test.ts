@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileCondition, MAX_REGEX_LENGTH } from './conditions.js';
+import { compileMappingCondition, MAX_REGEX_LENGTH } from './conditions.js';
 import type { MappingProblem } from './types.js';
 
 const ev = {
@@ -16,7 +16,7 @@ const ev = {
 
 function compile(cond: unknown) {
   const problems: MappingProblem[] = [];
-  const pred = compileCondition(cond, { problems }, '/when');
+  const pred = compileMappingCondition(cond, { problems }, '/when');
   return { pred, problems };
 }
 

@@ -1,8 +1,9 @@
-// Conditions of a mapping document (`when` of rules and assignments): the one condition
-// language (pipeline/conditions, docs/conditions.md) over the raw vendor event, whose
-// fields are source paths (paths.ts, with `[?key=value]` and `@`). The old leaf form
-// ({path, eq}) is still read, so published documents keep compiling.
-import { compileConditionTree } from '../conditions/compile.js';
+// Conditions of a mapping document (compileMappingCondition: `when` of rules, assignments
+// and parse steps): the one condition language and compiler (pipeline/conditions,
+// docs/conditions.md) over the raw vendor event, whose fields are source paths (paths.ts,
+// with `[?key=value]` and `@`). The old leaf form ({path, eq}) is still read, so published
+// documents keep compiling.
+import { compileCondition } from '../conditions/compile.js';
 import { CONDITION_LIMITS, type FieldReader } from '../conditions/types.js';
 import { collects, compileSegments, parsePath, PathSyntaxError, type PathSegment } from './paths.js';
 import type { MappingProblem } from './types.js';
@@ -40,9 +41,9 @@ const PLAIN = reader(undefined);
  * ctx.problems and the result is undefined; the caller keeps compiling to report every
  * problem at once.
  */
-export function compileCondition(cond: unknown, ctx: ConditionContext, at: string): Predicate | undefined {
+export function compileMappingCondition(cond: unknown, ctx: ConditionContext, at: string): Predicate | undefined {
   const fields = ctx.onPath ? reader(ctx.onPath) : PLAIN;
-  return compileConditionTree(cond, { fields, oldForm: true }, (p) => {
+  return compileCondition(cond, { fields, oldForm: true }, (p) => {
     ctx.problems.push({ at: p.at.length === 0 ? at : `${at}/${p.at.join('/')}`, message: p.message });
   });
 }

@@ -5,7 +5,7 @@
 // A step that cannot read its text throws ParseFailure: the event is quarantined as
 // `parse_failed` with the step, the reason and the position (never the text).
 import { RE2JS } from 're2js';
-import { compileCondition, type Predicate } from '../normalize/conditions.js';
+import { compileMappingCondition, type Predicate } from '../normalize/conditions.js';
 import { compileSegments, isAbsent, parsePathAt, type Getter, type PathSegment } from '../normalize/paths.js';
 import type { MappingProblem } from '../normalize/types.js';
 import { parseCef, parseLeef } from './cef.js';
@@ -271,7 +271,7 @@ export function compileParseSteps(
     }
     const segs = parsePathAt(step.from ?? 'message', `${at}/from`, problems);
     const into = intoPath(step.into, `${at}/into`, problems);
-    const when = step.when === undefined ? undefined : compileCondition(step.when, { problems }, `${at}/when`);
+    const when = step.when === undefined ? undefined : compileMappingCondition(step.when, { problems }, `${at}/when`);
     const maxLength = bounded(step.max_length, PARSE_LIMITS.maxLength, `${at}/max_length`, problems);
     const maxFields = bounded(step.max_fields, PARSE_LIMITS.maxFields, `${at}/max_fields`, problems);
     const maxDepth = bounded(step.max_depth, PARSE_LIMITS.maxDepth, `${at}/max_depth`, problems);

@@ -4,7 +4,7 @@
 // "already has a copy" is one typed-array slot, not a Set per event) and the OCSF text of
 // an untransformed copy is cut from the stored line instead of serialized again.
 import type { NormalizedRecord } from '../envelope.js';
-import { compileCondition, type RecordPredicate, type RouteProblem } from './conditions.js';
+import { compileRecordCondition, type RecordPredicate, type RouteProblem } from './conditions.js';
 import type { FieldRule } from './paths.js';
 import { compileTransforms, hashId, keptBySample, type EventEdit } from './transforms.js';
 import type { CompiledRoutes, Copy, FilterReason, RouteSpec, RoutingPlan } from './types.js';
@@ -43,7 +43,7 @@ export function validateRouteParts(
   const problems: RouteProblem[] = [];
   const fields = options.fields ?? { condition: 'ocsf', transforms: 'ocsf' };
   const prefix = options.at ? `${options.at}.` : '';
-  compileCondition(condition, problems, `${prefix}condition`, fields.condition);
+  compileRecordCondition(condition, problems, `${prefix}condition`, fields.condition);
   compileTransforms(transforms, problems, `${prefix}transforms`, fields.transforms);
   return problems;
 }
@@ -80,7 +80,7 @@ export function compileRoutes(routes: RouteSpec[]): CompiledRoutes {
     // The engine passes enabled routes only; a disabled one slipping through still never matches.
     if (route.enabled === false) continue;
     const problems: RouteProblem[] = [];
-    const match = compileCondition(route.condition, problems);
+    const match = compileRecordCondition(route.condition, problems);
     const transforms = compileTransforms(route.transforms, problems);
     if (!match || !transforms) throw new RouteCompileError(route.id, problems);
     const dests: number[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NormalizedRecord } from '../envelope.js';
-import { compileCondition, CONDITION_LIMITS, type RouteProblem } from './conditions.js';
+import { compileRecordCondition, CONDITION_LIMITS, type RouteProblem } from './conditions.js';
 
 function rec(ocsf: Record<string, unknown>, over: Partial<NormalizedRecord> = {}): NormalizedRecord {
   return {
@@ -34,14 +34,14 @@ const EVENT = {
 
 function check(cond: unknown, ocsf: Record<string, unknown> = EVENT, over: Partial<NormalizedRecord> = {}): boolean {
   const problems: RouteProblem[] = [];
-  const pred = compileCondition(cond, problems);
+  const pred = compileRecordCondition(cond, problems);
   expect(problems).toEqual([]);
   return pred!(rec(ocsf, over));
 }
 
 function problemsOf(cond: unknown): RouteProblem[] {
   const problems: RouteProblem[] = [];
-  expect(compileCondition(cond, problems)).toBeUndefined();
+  expect(compileRecordCondition(cond, problems)).toBeUndefined();
   return problems;
 }
 
@@ -203,6 +203,6 @@ describe('route conditions: validation', () => {
     expect(problems[0]!.message).toMatch(/at most 200 nodes/);
     let ok: unknown = { field: 'a', op: 'exists' };
     for (let i = 0; i < CONDITION_LIMITS.depth - 1; i++) ok = { not: ok };
-    expect(compileCondition(ok, [])).toBeDefined();
+    expect(compileRecordCondition(ok, [])).toBeDefined();
   });
 });

@@ -1,9 +1,9 @@
-// Route conditions: the one condition language (pipeline/conditions, docs/conditions.md)
-// over a normalized record, whose fields are OCSF paths and envelope.*. Also compiles the
-// collection filters (over a raw event standing in `ocsf`) and enrichment policies, so its
-// signature is kept as it is.
+// Conditions over a normalized record (compileRecordCondition): the one condition language
+// and compiler (pipeline/conditions, docs/conditions.md) with OCSF paths and envelope.* as
+// fields, and problems located as `condition.all[2].value`. Routes, collection filters (a raw
+// event standing in `ocsf`), enrichment policies, detections and searches use it.
 import type { NormalizedRecord } from '../envelope.js';
-import { compileConditionTree } from '../conditions/compile.js';
+import { compileCondition } from '../conditions/compile.js';
 import type { ConditionLocation, FieldReader } from '../conditions/types.js';
 import { compileField, PathSyntaxError, UnknownFieldError, type FieldRule } from './paths.js';
 
@@ -55,14 +55,14 @@ const ALWAYS: RecordPredicate = () => true;
  * with their location under `at`, every one of them (not only the first), and the result
  * is then undefined. `fields`: whether field paths must exist in OCSF (paths.ts, FieldRule).
  */
-export function compileCondition(
+export function compileRecordCondition(
   cond: unknown,
   problems: RouteProblem[],
   at = 'condition',
   fields: FieldRule = 'any',
 ): RecordPredicate | undefined {
   if (cond === null || cond === undefined) return ALWAYS;
-  return compileConditionTree(cond, { fields: READERS[fields] }, (p) => {
+  return compileCondition(cond, { fields: READERS[fields] }, (p) => {
     problems.push(
       p.closest === undefined
         ? { path: located(at, p.at), message: p.message }

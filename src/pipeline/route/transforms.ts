@@ -167,7 +167,7 @@ const ALLOWED_KEYS: Record<(typeof TRANSFORM_TYPES)[number], string[]> = {
   mask: ['type', 'fields'],
 };
 
-/** Compiles a transform list; problems (every one) go to `problems` and the result is then undefined. `fields` as in compileCondition. */
+/** Compiles a transform list; problems (every one) go to `problems` and the result is then undefined. `fields` as in compileRecordCondition. */
 export function compileTransforms(
   list: unknown,
   problems: RouteProblem[],

@@ -3,30 +3,21 @@
 // field is a 422, not a silently converted value. Unknown body fields are never removed
 // silently either; a schema that forbids them says so.
 import type { FastifySchemaCompiler } from 'fastify';
-import { Ajv, type Options } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { Ajv } from 'ajv';
 import { parseDate } from '../../core/dates.js';
-import { ISSUE_OPTIONS } from '../validation-issues.js';
+import { makeAjv } from '../ajv.js';
 
-function makeAjv(coerce: boolean): Ajv {
-  const options: Options = {
-    coerceTypes: coerce ? 'array' : false,
-    useDefaults: true,
-    removeAdditional: false,
-    allErrors: false,
-    addUsedSchema: false,
-    strict: false,
-    ...ISSUE_OPTIONS,
-  };
-  const ajv = new Ajv(options);
-  addFormats.default(ajv);
+function requestAjv(coerce: boolean): Ajv {
+  // Stops at the first error; a schema with an $id may serve several routes, so compiling
+  // it must not register it.
+  const ajv = makeAjv({ coerceTypes: coerce ? 'array' : false, allErrors: false, addUsedSchema: false });
   // Dates in are parsed by one rule: offsets honoured, no zone read as UTC.
   ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseDate(s) !== null });
   return ajv;
 }
 
 export function validatorCompiler(): FastifySchemaCompiler<unknown> {
-  const textual = makeAjv(true);
-  const json = makeAjv(false);
+  const textual = requestAjv(true);
+  const json = requestAjv(false);
   return ({ schema, httpPart }) => (httpPart === 'body' ? json : textual).compile(schema as object);
 }

@@ -21,7 +21,7 @@ import type {
   SigmaVariant,
 } from '../../../src/pipeline/detect/sigma/logsource-types.js';
 import { compileMapping } from '../../../src/pipeline/normalize/compile.js';
-import { compileCondition, type Predicate } from '../../../src/pipeline/normalize/conditions.js';
+import { compileMappingCondition, type Predicate } from '../../../src/pipeline/normalize/conditions.js';
 import { parsePath, type PathSegment } from '../../../src/pipeline/normalize/paths.js';
 import type { Assignment, CompiledMapping, MapResult, MappingDocument } from '../../../src/pipeline/normalize/types.js';
 import type { SigmaEvent } from './matcher.js';
@@ -115,7 +115,7 @@ function predicate(cond: unknown): Predicate {
   let p = predicates.get(cond);
   if (!p) {
     const problems: { at: string; message: string }[] = [];
-    p = compileCondition(cond, { problems }, '') ?? (() => false);
+    p = compileMappingCondition(cond, { problems }, '') ?? (() => false);
     predicates.set(cond, p);
   }
   return p;

@@ -6,7 +6,7 @@
 import { AppError } from '../../../core/errors.js';
 import type { Condition, FieldCondition } from '../../../pipeline/conditions/types.js';
 import {
-  compileCondition,
+  compileRecordCondition,
   fieldProblem,
   type RecordPredicate,
   type RouteProblem,
@@ -205,7 +205,7 @@ function conditionOf(
     }
   }
   const found: RouteProblem[] = [];
-  const predicate = compileCondition(condition, found, at, 'ocsf');
+  const predicate = compileRecordCondition(condition, found, at, 'ocsf');
   for (const p of found) {
     const problem: QueryProblem = {
       location: p.path,

@@ -6,6 +6,7 @@ import { isIP } from 'node:net';
 // eslint-disable-next-line no-restricted-imports
 import pg from 'pg';
 import type { Redactor } from '../../../core/redaction.js';
+import { isDuplicateTable, isUniqueViolation } from '../../../platform/db/errors.js';
 import type { Logger } from '../../../platform/logger.js';
 import type { NetPolicy } from '../../../platform/net/policy.js';
 import { DeliveryError, type TestResult } from '../types.js';
@@ -171,8 +172,7 @@ export function createPgConnection(s: PgSettings, net: NetPolicy, logger: Logger
             await c.query(statement);
           } catch (err) {
             // Two dispatchers creating the same table at once: the loser sees a duplicate, which is fine.
-            const code = (err as { code?: string }).code;
-            if (code !== '23505' && code !== '42P07') throw err;
+            if (!isUniqueViolation(err) && !isDuplicateTable(err)) throw err;
           }
         }
       });

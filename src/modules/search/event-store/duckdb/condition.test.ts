@@ -9,7 +9,7 @@ import { newId } from '../../../../core/ids.js';
 import type { Condition } from '../../../../pipeline/conditions/types.js';
 import { STORED_COLUMNS, storedColumnValues } from '../../../../pipeline/delivery/stored-columns.js';
 import type { NormalizedRecord } from '../../../../pipeline/envelope.js';
-import { compileCondition } from '../../../../pipeline/route/conditions.js';
+import { compileRecordCondition } from '../../../../pipeline/route/conditions.js';
 import { compileField } from '../../../../pipeline/route/paths.js';
 import {
   duckCondition,
@@ -184,7 +184,7 @@ async function sqlSelects(cond: Condition): Promise<string[]> {
 
 function memorySelects(cond: Condition): string[] {
   const problems: unknown[] = [];
-  const pred = compileCondition(cond, problems as never, 'c', 'any')!;
+  const pred = compileRecordCondition(cond, problems as never, 'c', 'any')!;
   expect(problems).toEqual([]);
   return records
     .filter((r) => pred(r))
