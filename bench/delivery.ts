@@ -1,6 +1,7 @@
 // Routing + delivery throughput, in process: --batches pending normalized batches of 500
-// events, one catch-all route, --destinations destinations of one sink type, then the
-// dispatcher's engine (wireDelivery) routes and delivers them. Sinks:
+// events, one catch-all route, --destinations destinations of one sink type, then the pass's
+// routing routes them (wireDelivery's routeLeftover, one batch after the other, as the jobs
+// of migration 0025 do) and the dispatcher's lanes deliver them. Sinks:
 //   null  accepts everything at once: the engine's own cost (database, codec, routing).
 //   http  the real webhook sink (NDJSON, gzip off and on) against a receiver in a CHILD
 //         process that reads and discards bodies, so its CPU is not counted here.
@@ -198,12 +199,15 @@ async function measure(
         destination_ids: JSON.stringify(destinations.map((d) => d.id)),
       })
       .execute();
-    // The stored texts carry organization 0: the routing stage takes origin from the row, and the lines' envelope only for ids.
+    // The stored texts carry organization 0: routing takes origin from the row, and the lines' envelope only for ids.
+    const batchIds: string[] = [];
     for (const s of stored) {
+      const id = newId();
+      batchIds.push(id);
       await db
         .insertInto('normalized_batches')
         .values({
-          id: newId(),
+          id,
           organization_id: org,
           integration_id: integration,
           stream: 'system_log',
@@ -211,8 +215,8 @@ async function measure(
           event_count: perBatch,
           bytes: s.bytes,
           events: s.events,
+          route_state: 'pending',
           created_at: new Date(),
-          leased_until: null,
         })
         .execute();
     }
@@ -220,7 +224,6 @@ async function measure(
     const config = {
       pollMs: 20,
       leaseMs: 30_000,
-      routeConcurrency: 2,
       lineageEnabled: false,
       lineageDays: 7,
       dlqDays: 30,
@@ -251,8 +254,11 @@ async function measure(
       statements.times = new Map();
       statements.on = true;
     }
+    const routeAll = async () => {
+      for (const id of batchIds) await delivery.routeLeftover(id);
+    };
     if (phased) {
-      while (await delivery.engine.routeOnce());
+      await routeAll();
       routing = { seconds: (performance.now() - t0) / 1000, cpu: cpuSeconds(process.cpuUsage(cpu0)) };
       if (profiled) {
         profiles.push((await profileStop())!);
@@ -264,6 +270,7 @@ async function measure(
     const t1 = performance.now();
     const cpu1 = process.cpuUsage();
     const run = delivery.loops[0]!.start();
+    if (!phased) await routeAll();
     while (delivered < copies) await new Promise((r) => setTimeout(r, 5));
     const end = performance.now();
     const deliveryCpu = cpuSeconds(process.cpuUsage(cpu1));

@@ -2,7 +2,7 @@
 // (src/pipeline/normalize/builtin/), so its events can be pushed today by a forwarder with the
 // integration's ingestion token; the pull connectors (client, cursors, schedule) register
 // their collection settings on the same names.
-import { TEXT_STREAMS_PROPERTY, type PlatformDefinition } from '../modules/integrations/platforms.js';
+import { TEXT_STREAMS_PROPERTY, type PlatformDefinition } from './platform-definition.js';
 import { connectorFor } from './index.js';
 
 function vendor(

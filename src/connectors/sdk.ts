@@ -3,7 +3,7 @@
 // storage: the collection engine (modules/collection) owns scheduling, locks, cursors,
 // watermarks and durable acceptance, and calls fetchPage() one page at a time, advancing the
 // stored cursor only after the page's events are durably accepted. docs/collection.md.
-import type { ConfigSchema } from '../modules/integrations/platforms.js';
+import type { ConfigSchema } from './platform-definition.js';
 import type { VendorHttp } from './http.js';
 import type { LiveQuerySpec } from './query.js';
 

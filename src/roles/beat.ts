@@ -3,13 +3,7 @@
 // holder releases (clean stop) or dies (the lease expires), then takes over.
 import type { LockPort, Lease } from '../platform/lock/port.js';
 import type { Logger } from '../platform/logger.js';
-
-export interface BeatTask {
-  name: string;
-  everyMs: number;
-  /** Usually enqueues a job; the work itself runs in a worker. */
-  run(now: Date): Promise<void>;
-}
+import type { BeatTask } from '../platform/queue/jobs.js';
 
 export interface BeatOptions {
   lock: LockPort;

@@ -1,16 +1,8 @@
-// What modules hand the runtime: queue handlers (run by the worker or dispatcher role)
-// and periodic tasks (run by the elected beat).
+// Runs what modules hand the runtime (platform/queue/jobs.ts): one consumer per queue registration.
 import { workContext } from '../platform/context.js';
 import type { Logger } from '../platform/logger.js';
-import type { Consumer, JobHandler, QueuePort } from '../platform/queue/port.js';
-
-export interface JobRegistration {
-  queue: string;
-  role: 'worker' | 'dispatcher';
-  concurrency: number;
-  /** Handlers by job name. */
-  handlers: Record<string, JobHandler>;
-}
+import type { JobRegistration } from '../platform/queue/jobs.js';
+import type { Consumer, QueuePort } from '../platform/queue/port.js';
 
 /** Starts one consumer per registration; each job runs in its own work context. */
 export function startConsumers(queue: QueuePort, registrations: JobRegistration[], logger: Logger): Consumer[] {
@@ -32,12 +24,4 @@ export function startConsumers(queue: QueuePort, registrations: JobRegistration[
       { concurrency: reg.concurrency },
     ),
   );
-}
-
-/** A long-running component of a role that is not a queue consumer (the dispatcher's routing and delivery lanes). */
-export interface RoleLoop {
-  name: string;
-  role: 'worker' | 'dispatcher' | 'syslog';
-  /** Starts the loop; stop() resolves once in-flight work has finished or been released. */
-  start(): { stop(): Promise<void> };
 }

@@ -1,5 +1,6 @@
-// Helpers for delivery-engine tests (src/modules/delivery): pending normalized batches (with
-// their stream counters, as normalization writes them), routes straight in the table, a fake
+// Helpers for delivery-engine tests (src/modules/delivery): normalized batches routed with the
+// pass's routing, or left pending as an earlier version did (with their stream counters, as
+// normalization writes them), routes straight in the table, a fake
 // destination directory, a fake sink type whose behaviour each test scripts per destination,
 // an engine wired with short timings, and an in-memory metric reader.
 import { MeterProvider, MetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
@@ -47,10 +48,28 @@ export function record(
   };
 }
 
-/** A pending normalized batch of these OCSF events, and its events counted in (as normalization does). */
-/** Engines made by engineFor: pendingBatch wakes their routing stages as it wakes the container's. */
-const testEngines = new Set<{ wakeRouting(): void }>();
+type Delivery = Pick<ReturnType<typeof wireDelivery>, 'routeRecords'>;
 
+/**
+ * A normalized batch of these OCSF events, its events counted in and its mark written (as
+ * the one pass does), routed with the pass's routing of `delivery` (engineFor's, or the
+ * container's): its outbox rows, ledger, statistics and lineage committed when it returns.
+ */
+export async function routedBatch(
+  t: TestApp,
+  delivery: Delivery,
+  orgId: number,
+  integrationId: number,
+  ocsf: Record<string, unknown>[],
+  stream = 'events',
+): Promise<{ id: string; records: NormalizedRecord[] }> {
+  const records = ocsf.map((o) => record(orgId, integrationId, stream, o));
+  const id = await normalizedBatch(t, orgId, integrationId, stream, records, 'done');
+  await delivery.routeRecords({ id, organization_id: orgId, integration_id: integrationId, stream }, records);
+  return { id, records };
+}
+
+/** A normalized batch an earlier version left pending (what migration 0025 finds), its events counted in. */
 export async function pendingBatch(
   t: TestApp,
   orgId: number,
@@ -58,8 +77,20 @@ export async function pendingBatch(
   ocsf: Record<string, unknown>[],
   stream = 'events',
 ): Promise<{ id: string; records: NormalizedRecord[] }> {
-  const db = t.container.database.db;
   const records = ocsf.map((o) => record(orgId, integrationId, stream, o));
+  const id = await normalizedBatch(t, orgId, integrationId, stream, records, 'pending');
+  return { id, records };
+}
+
+async function normalizedBatch(
+  t: TestApp,
+  orgId: number,
+  integrationId: number,
+  stream: string,
+  records: NormalizedRecord[],
+  routeState: 'pending' | 'done',
+): Promise<string> {
+  const db = t.container.database.db;
   const id = newId();
   const ndjson = records.map((r) => JSON.stringify(r)).join('\n');
   await db
@@ -72,10 +103,9 @@ export async function pendingBatch(
       source: 'push',
       event_count: records.length,
       bytes: ndjson.length,
-      events: await encodeRecords(ndjson),
-      route_state: 'pending',
+      events: routeState === 'pending' ? await encodeRecords(ndjson) : '',
+      route_state: routeState,
       created_at: new Date(),
-      leased_until: null,
     })
     .execute();
   const day = new Date().toISOString().slice(0, 10);
@@ -99,10 +129,7 @@ export async function pendingBatch(
         .doUpdateSet((eb) => ({ events_in: eb('stream_counters.events_in', '+', eb.ref('excluded.events_in')) })),
     )
     .execute();
-  // The routing stage does not poll for pending batches (nothing but an earlier version writes them).
-  t.container.delivery.engine.wakeRouting();
-  for (const engine of testEngines) engine.wakeRouting();
-  return { id, records };
+  return id;
 }
 
 let position = 0;
@@ -243,7 +270,6 @@ export function engineFor(
       ...t.container.config.delivery,
       pollMs: 20,
       leaseMs: 5_000,
-      routeConcurrency: 2,
       lineageEnabled: lineage ?? false,
     },
     directory: f.directory,
@@ -254,6 +280,5 @@ export function engineFor(
     bodies: t.container.bodies,
     ...rest,
   });
-  testEngines.add(delivery.engine);
   return delivery;
 }

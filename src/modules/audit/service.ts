@@ -8,27 +8,8 @@ import { csvChunks, type CsvValue } from '../../core/csv.js';
 import type { OffsetPage } from '../../core/paging.js';
 import { escapeDeep, escapeText } from '../../core/text.js';
 import { GLOBAL_SCOPE, scopeOf, type Scope } from '../../core/scope.js';
+import type { AuditEvent, AuditTarget } from '../../platform/http/unit-of-work.js';
 import { entryHash, GENESIS_HASH, type AuditFilter, type AuditRow, type AuditStore } from './store.js';
-
-export interface AuditTarget {
-  type?: string;
-  id?: string | number;
-  organizationId?: number | null;
-  /** Extra facts worth keeping (never secrets). */
-  details?: Record<string, unknown>;
-}
-
-export interface AuditEvent {
-  actor: Actor | undefined;
-  operationId: string;
-  method: string;
-  path: string;
-  outcome: 'success' | 'failed' | 'denied' | 'error';
-  status: number;
-  errorCode?: string;
-  correlationId: string;
-  target: AuditTarget;
-}
 
 const targets = new AsyncLocalStorage<AuditTarget>();
 

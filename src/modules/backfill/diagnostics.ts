@@ -10,8 +10,8 @@ import { newId } from '../../core/ids.js';
 import type { Scope } from '../../core/scope.js';
 import type { CachePort } from '../../platform/cache/port.js';
 import { brokerKey, parseBrokerKey, type BrokerIdentity } from '../../platform/queue/identity.js';
-import type { QueuePort } from '../../platform/queue/port.js';
 import type { HeartbeatRow } from '../processes/store.js';
+import type { JobQueue } from '../queues.js';
 import { BACKFILL_QUEUE, PING_JOB, pingKey, type PingAnswer, type PingPayload } from './jobs.js';
 import type { BackfillStore } from './store.js';
 
@@ -19,7 +19,7 @@ export const STUCK_AFTER_MS = 5 * 60_000;
 const WORKER_ROLES = new Set(['worker', 'all']);
 
 export interface DiagnosticsDeps {
-  queue: Pick<QueuePort, 'backend' | 'enqueue' | 'counts'>;
+  queue: Pick<JobQueue, 'backend' | 'enqueue' | 'counts'>;
   cache: Pick<CachePort, 'get' | 'del'>;
   processes: { list(): Promise<HeartbeatRow[]> };
   store: Pick<BackfillStore, 'stuck'>;

@@ -3,8 +3,8 @@
 import { hostname } from 'node:os';
 import { newId } from '../../core/ids.js';
 import type { CachePort } from '../../platform/cache/port.js';
-import type { QueuePort } from '../../platform/queue/port.js';
-import type { JobRegistration } from '../../roles/jobs.js';
+import type { JobRegistration } from '../../platform/queue/jobs.js';
+import { defineJobs, type JobQueue } from '../queues.js';
 import type { BackfillRunner } from './runner.js';
 
 export const BACKFILL_QUEUE = 'backfill';
@@ -23,6 +23,10 @@ export interface PingPayload {
   sent_at: number;
 }
 
+export interface BackfillJobs {
+  [BACKFILL_QUEUE]: { [RUN_JOB]: RunPayload; [PING_JOB]: PingPayload };
+}
+
 export interface PingAnswer {
   worker: string;
   completed_at: number;
@@ -35,7 +39,7 @@ export const pingKey = (token: string) => `backfill:ping:${token}`;
  * again (rate limit, lock held) gets its own, since the current one still exists.
  */
 export function enqueueRun(
-  queue: Pick<QueuePort, 'enqueue'>,
+  queue: Pick<JobQueue, 'enqueue'>,
   jobId: string,
   again?: { delayMs: number },
 ): Promise<string> {
@@ -51,20 +55,20 @@ export function enqueueRun(
 
 export function backfillJobs(deps: { runner: BackfillRunner; cache: CachePort; concurrency: number }): JobRegistration {
   const self = `${hostname()}:${process.pid}`;
-  return {
+  return defineJobs({
     queue: BACKFILL_QUEUE,
     role: 'worker',
     concurrency: deps.concurrency,
     handlers: {
       [RUN_JOB]: async (job, signal) => {
-        const { job_id } = job.payload as RunPayload;
+        const { job_id } = job.payload;
         await deps.runner.run(job_id, signal, { attempt: job.attempt, maxAttempts: job.maxAttempts });
       },
       [PING_JOB]: async (job) => {
-        const { token } = job.payload as PingPayload;
+        const { token } = job.payload;
         const answer: PingAnswer = { worker: self, completed_at: Date.now() };
         await deps.cache.set(pingKey(token), answer, PING_ANSWER_TTL_MS);
       },
     },
-  };
+  });
 }

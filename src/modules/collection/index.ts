@@ -1,7 +1,6 @@
 // Collection: the beat schedules due streams, workers run cycles under a per-stream lock,
 // state rows and metrics say how far each stream got. docs/collection.md.
 import type { Kysely } from 'kysely';
-import type { CollectionConfig } from '../../config.js';
 import { allConnectors, connectorFor } from '../../connectors/index.js';
 import type { ConnectorRuntime } from '../../connectors/runtime.js';
 import type { Connector } from '../../connectors/sdk.js';
@@ -14,10 +13,10 @@ import type { Api } from '../../platform/http/routes.js';
 import type { LockPort } from '../../platform/lock/port.js';
 import type { Logger } from '../../platform/logger.js';
 import type { AcceptBatch, Admission } from '../../pipeline/envelope.js';
-import type { QueuePort } from '../../platform/queue/port.js';
 import type { Telemetry } from '../../platform/telemetry/index.js';
 import type { CollectorSettings } from '../collector-config/settings.js';
 import type { IntegrationRow } from '../integrations/store.js';
+import type { JobQueue } from '../queues.js';
 import { createCycleRunner, type CycleOutcome } from './cycle.js';
 import { collectionJobs, collectionTasks, COLLECT_QUEUE, CYCLE_JOB, CYCLE_JOB_OPTIONS } from './jobs.js';
 import { createCollectionMetrics } from './metrics.js';
@@ -28,12 +27,28 @@ import { createCollectionStore } from './store.js';
 
 export { COLLECT_QUEUE, CYCLE_JOB } from './jobs.js';
 
+/** Pull collection (connectors, scheduler, backfill): docs/collection.md. */
+export interface CollectionConfig {
+  /** How often the beat looks for streams whose cycle is due (WEIR_COLLECT_SCHEDULE_MS). */
+  scheduleMs: number;
+  /** Lease of a stream's lock; renewed after every page, so a dead worker frees it after this (WEIR_COLLECT_LOCK_TTL_MS). */
+  lockTtlMs: number;
+  /** Longest wait on a vendor's Retry-After inside a cycle; longer ends the cycle and retries later (WEIR_COLLECT_MAX_RETRY_WAIT_MS). */
+  maxRetryWaitMs: number;
+  /** Timeout of one vendor request (WEIR_COLLECT_REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+  /** Collection jobs one worker runs at once (WEIR_COLLECT_CONCURRENCY). */
+  concurrency: number;
+  /** Outbound addresses allowed to vendors besides public ones (the same setting as destinations: WEIR_OUTBOUND_ALLOW_CIDRS). */
+  outboundAllowCidrs: readonly string[];
+}
+
 export interface CollectionWiring {
   db: Kysely<DB>;
   clock: Clock;
   logger: Logger;
   telemetry: Telemetry;
-  queue: QueuePort;
+  queue: JobQueue;
   /** Ingest's durable acceptance of batches (collected pages go the way pushes go). */
   accept: AcceptBatch;
   /** New events of an integration refused for now (disk floor, destination backlog budgets). */

@@ -1,9 +1,8 @@
 // Queue handlers of collection (worker role) and the beat's tasks: collection.schedule every
 // WEIR_COLLECT_SCHEDULE_MS, housekeeping every ten minutes (one job per slot).
 import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
-import type { QueuePort } from '../../platform/queue/port.js';
-import type { BeatTask } from '../../roles/beat.js';
-import type { JobRegistration } from '../../roles/jobs.js';
+import type { BeatTask, JobRegistration, NoPayload } from '../../platform/queue/jobs.js';
+import { defineJobs, type JobQueue } from '../queues.js';
 import type { CyclePayload, CycleRunner } from './cycle.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -12,6 +11,10 @@ export const CYCLE_JOB = 'collect.cycle';
 export const HOUSEKEEPING_JOB = 'collect.housekeeping';
 export const SCHEDULE_TASK = 'collection.schedule';
 const HOUSEKEEPING_EVERY_MS = 600_000;
+
+export interface CollectJobs {
+  [COLLECT_QUEUE]: { [CYCLE_JOB]: CyclePayload; [HOUSEKEEPING_JOB]: NoPayload };
+}
 
 /**
  * A cycle records its own failures (state, run row) and completes; the queue's attempts only
@@ -26,13 +29,13 @@ export function collectionJobs(deps: {
   concurrency: number;
 }): JobRegistration {
   const { cycles, tracer } = deps;
-  return {
+  return defineJobs({
     queue: COLLECT_QUEUE,
     role: 'worker',
     concurrency: deps.concurrency,
     handlers: {
       [CYCLE_JOB]: async (job, signal) => {
-        const payload = job.payload as CyclePayload;
+        const payload = job.payload;
         await tracer.startActiveSpan(
           CYCLE_JOB,
           {
@@ -67,12 +70,12 @@ export function collectionJobs(deps: {
         await deps.scheduler.housekeeping();
       },
     },
-  };
+  });
 }
 
 export function collectionTasks(deps: {
   scheduler: Scheduler;
-  queue: Pick<QueuePort, 'enqueue'>;
+  queue: Pick<JobQueue, 'enqueue'>;
   scheduleMs: number;
 }): BeatTask[] {
   return [

@@ -4,7 +4,7 @@ import type { DB } from '../../platform/db/index.js';
 import type { Api } from '../../platform/http/routes.js';
 import type { Logger } from '../../platform/logger.js';
 import type { QueuePort } from '../../platform/queue/port.js';
-import type { PlatformDefinition } from '../integrations/platforms.js';
+import type { PlatformDefinition } from '../../connectors/platform-definition.js';
 import type { OrgDataStep } from '../organizations/jobs.js';
 import { captureBeatTasks, captureJobs } from './jobs.js';
 import { createCaptureRecorder } from './recorder.js';

@@ -1,15 +1,18 @@
 // Capture housekeeping: the beat enqueues one job a minute; a worker marks the sessions past
 // expires_at as expired and removes sessions that ended more than 7 days ago, events first.
-import type { QueuePort } from '../../platform/queue/port.js';
-import type { BeatTask } from '../../roles/beat.js';
-import type { JobRegistration } from '../../roles/jobs.js';
+import type { BeatTask, JobRegistration, NoPayload } from '../../platform/queue/jobs.js';
+import { defineJobs, type JobQueue } from '../queues.js';
 
 export const CAPTURE_QUEUE = 'capture';
 export const CAPTURE_HOUSEKEEPING_JOB = 'capture.housekeeping';
 const EVERY_MS = 60_000;
 
+export interface CaptureJobs {
+  [CAPTURE_QUEUE]: { [CAPTURE_HOUSEKEEPING_JOB]: NoPayload };
+}
+
 export function captureJobs(work: { housekeeping(): Promise<unknown> }): JobRegistration {
-  return {
+  return defineJobs({
     queue: CAPTURE_QUEUE,
     role: 'worker',
     concurrency: 1,
@@ -18,11 +21,11 @@ export function captureJobs(work: { housekeeping(): Promise<unknown> }): JobRegi
         await work.housekeeping();
       },
     },
-  };
+  });
 }
 
 /** One job per minute slot: a beat handover within the slot enqueues nothing new. */
-export function captureBeatTasks(queue: QueuePort): BeatTask[] {
+export function captureBeatTasks(queue: JobQueue): BeatTask[] {
   return [
     {
       name: CAPTURE_HOUSEKEEPING_JOB,

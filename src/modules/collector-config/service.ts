@@ -14,7 +14,7 @@ import { BUILTIN_MAPPINGS } from '../../pipeline/normalize/builtin/index.js';
 import { maskEvent } from '../../pipeline/mask.js';
 import { afterCommit } from '../../platform/db/ambient.js';
 import { setAuditTarget } from '../audit/service.js';
-import type { PlatformDefinition } from '../integrations/platforms.js';
+import type { PlatformDefinition } from '../../connectors/platform-definition.js';
 import {
   COLLECTOR_SETTING_FIELDS,
   DEFAULT_COLLECTOR_SETTINGS,

@@ -1,13 +1,12 @@
 // Reads of the delivery tables (migration 0006) for the status APIs, and the only writes
-// they make: DLQ reprocess (outbox rows, marks) and tap sessions. Every query about events
-// is filtered by the caller's scope on the event's organization, so a global destination's
-// rows of other organizations stay invisible to an organization's administrator.
+// they make: DLQ reprocess (outbox rows, marks: store-dlq.ts) and tap sessions. Every query
+// about events is filtered by the caller's scope on the event's organization, so a global
+// destination's rows of other organizations stay invisible to an organization's administrator.
 import type { BodyLog } from '../../platform/bodylog/log.js';
-import { keepBodies } from '../../platform/bodylog/stored.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
-import { afterCommit, executor } from '../../platform/db/ambient.js';
+import { executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
 import type {
   DestinationStateTable,
@@ -18,7 +17,7 @@ import type {
   LineageEventsTable,
 } from '../../platform/db/schema.js';
 import { scoped } from '../../platform/db/scope.js';
-import { addLedger, type LedgerDelta } from '../delivery/ledger.js';
+import { dlqQueries } from './store-dlq.js';
 
 export interface DestinationRow {
   id: string;
@@ -88,119 +87,7 @@ export function createDeliveryStatusStore(db: Kysely<DB>, bodies?: BodyLog, outb
       return (await visible(scope).orderBy('name').orderBy('id').execute()) as DestinationRow[];
     },
 
-    // ------------------------------------------------------------------ DLQ
-
-    async dlqList(
-      scope: Scope,
-      destinationId: string,
-      f: DlqFilter,
-      page: OffsetPage,
-    ): Promise<{ items: DlqRow[]; total: number }> {
-      let base = q()
-        .selectFrom('dlq_events')
-        .where('destination_id', '=', destinationId)
-        .where(scoped(scope, 'dlq_events.organization_id'));
-      if (f.status !== undefined) base = base.where('status', '=', f.status);
-      if (f.errorKind !== undefined) base = base.where('error_kind', '=', f.errorKind);
-      if (f.organizationId !== undefined) base = base.where('organization_id', '=', f.organizationId);
-      if (f.integrationId !== undefined) base = base.where('integration_id', '=', f.integrationId);
-      if (f.stream !== undefined) base = base.where('stream', '=', f.stream);
-      if (f.since !== undefined) base = base.where('created_at', '>=', f.since);
-      if (f.until !== undefined) base = base.where('created_at', '<', f.until);
-      const [items, total] = await Promise.all([
-        base
-          .selectAll()
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(page.limit)
-          .offset(page.offset)
-          .execute(),
-        base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-      ]);
-      return { items, total: n(total.n) };
-    },
-
-    /** The rows of these ids in scope, locked for the rest of the transaction. */
-    async lockDlq(scope: Scope, destinationId: string, ids: string[]): Promise<DlqRow[]> {
-      if (ids.length === 0) return [];
-      return q()
-        .selectFrom('dlq_events')
-        .selectAll()
-        .where('destination_id', '=', destinationId)
-        .where(scoped(scope, 'dlq_events.organization_id'))
-        .where('id', 'in', ids)
-        .orderBy('id')
-        .forUpdate()
-        .execute();
-    },
-
-    /** The oldest dead rows in scope; rows another reprocess holds are skipped, not waited for. */
-    async lockDead(
-      scope: Scope,
-      destinationId: string,
-      errorKind: string | undefined,
-      limit: number,
-    ): Promise<DlqRow[]> {
-      let base = q()
-        .selectFrom('dlq_events')
-        .selectAll()
-        .where('destination_id', '=', destinationId)
-        .where('status', '=', 'dead')
-        .where(scoped(scope, 'dlq_events.organization_id'));
-      if (errorKind !== undefined) base = base.where('error_kind', '=', errorKind);
-      return base.orderBy('created_at').orderBy('id').limit(limit).forUpdate().skipLocked().execute();
-    },
-
-    async countDead(scope: Scope, destinationId: string, errorKind: string | undefined): Promise<number> {
-      let base = q()
-        .selectFrom('dlq_events')
-        .where('destination_id', '=', destinationId)
-        .where('status', '=', 'dead')
-        .where(scoped(scope, 'dlq_events.organization_id'));
-      if (errorKind !== undefined) base = base.where('error_kind', '=', errorKind);
-      return n((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    },
-
-    async insertBatches(rows: NewDeliveryBatch[]): Promise<void> {
-      if (rows.length === 0) return;
-      const events = await keepBodies(
-        bodies,
-        rows.map((r) => r.events),
-      );
-      await q()
-        .insertInto('delivery_batches')
-        .values(rows.map((r, i) => ({ ...r, events: events[i]!, kind: 'reprocess' as const, attempts: 0 })))
-        .execute();
-      if (outboxWritten) await afterCommit(async () => outboxWritten());
-    },
-
-    async markReprocessed(ids: string[], now: Date): Promise<void> {
-      if (ids.length === 0) return;
-      await q()
-        .updateTable('dlq_events')
-        .set({ status: 'reprocessed', reprocessed_at: now })
-        .where('id', 'in', ids)
-        .execute();
-    },
-
-    /** Joins the open transaction: the ledger changes with the rows it counts. */
-    addLedger(deltas: LedgerDelta[], at: Date): Promise<void> {
-      return addLedger(db, deltas, at);
-    },
-
-    /** Lineage of the copies a reprocess made, for the events lineage knows. */
-    async addLineageCopies(
-      copies: { event_id: string; destination_id: string; delivery_batch_id: string }[],
-      now: Date,
-    ): Promise<void> {
-      if (copies.length === 0) return;
-      await sql`
-        insert into lineage_copies (event_id, destination_id, delivery_batch_id, route_id, kind, created_at)
-        select v.event_id, v.destination_id, v.delivery_batch_id, null, 'reprocess', ${now}::timestamptz
-        from jsonb_to_recordset(${JSON.stringify(copies)}::jsonb) as v(event_id text, destination_id text, delivery_batch_id text)
-        where exists (select 1 from lineage_events e where e.event_id = v.event_id)
-        on conflict (event_id, delivery_batch_id) do nothing`.execute(q());
-    },
+    ...dlqQueries(db, bodies, outboxWritten),
 
     // ------------------------------------------------------------------ health
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { addRoute, pendingBatch, until } from '../../../test/support/delivery-engine.js';
+import { addRoute, routedBatch, until } from '../../../test/support/delivery-engine.js';
 import { createOrganization, createPrincipal } from '../../../test/support/identity.js';
 import { createIntegration } from '../../../test/support/normalization.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
@@ -55,8 +55,9 @@ describe('dispatcher role loop', () => {
     expect(loops.map((l) => l.name)).toEqual(['delivery']);
     const running = loops.map((l) => l.start());
     try {
-      await pendingBatch(
+      await routedBatch(
         t,
+        t.container.delivery,
         org,
         integration,
         Array.from({ length: 30 }, (_, n) => ({ class_uid: (n % 3) + 1, n })),
@@ -114,8 +115,9 @@ describe('dispatcher role loop', () => {
 
     const running = t.container.loops.filter((l) => l.role === 'dispatcher').map((l) => l.start());
     try {
-      await pendingBatch(
+      await routedBatch(
         t,
+        t.container.delivery,
         org,
         integration,
         Array.from({ length: 25 }, (_, n) => ({ class_uid: 1, n })),
@@ -175,7 +177,7 @@ describe('dispatcher role loop', () => {
     const running = t.container.loops.filter((l) => l.role === 'dispatcher').map((l) => l.start());
     try {
       receiver.setFaults({ ratio: 1, modes: ['5xx'] });
-      await pendingBatch(t, org, integration, [{ class_uid: 1, n: 1001 }]);
+      await routedBatch(t, t.container.delivery, org, integration, [{ class_uid: 1, n: 1001 }]);
       const failing = await until(async () => {
         const h = await health();
         return h.current_error ? h : undefined;
@@ -223,7 +225,7 @@ describe('dispatcher role loop', () => {
       });
       expect(res.statusCode, res.body).toBe(201);
       await addRoute(t, org, { destinations: [res.json<{ id: string }>().id] });
-      await pendingBatch(t, org, integration, [
+      await routedBatch(t, t.container.delivery, org, integration, [
         { class_uid: 1, n: 5001 },
         { class_uid: 1, n: 5002 },
       ]);

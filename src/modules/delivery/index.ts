@@ -1,9 +1,8 @@
-// The dispatcher's wiring: the delivery engine (lanes, and the routing stage of batches an
-// earlier version left pending) as a role loop; what the one pass needs of routing; its
-// metrics, housekeeping jobs and beat schedules, and the organization data-deletion steps of
-// the delivery tables. The ledger's balance is modules/delivery-status (balance.ts).
+// The dispatcher's wiring: the delivery engine (its lanes) as a role loop; what the one pass
+// needs of routing, also used for the batches an earlier version left pending (leftovers.ts);
+// its metrics, housekeeping jobs and beat schedules, and the organization data-deletion steps
+// of the delivery tables. The ledger's balance is modules/delivery-status (balance.ts).
 import type { Kysely } from 'kysely';
-import type { DeliveryConfig } from '../../config.js';
 import type { Clock } from '../../core/clock.js';
 import type { BodyLog } from '../../platform/bodylog/log.js';
 import { keepBodies } from '../../platform/bodylog/stored.js';
@@ -24,11 +23,38 @@ import { compileRoutes } from '../../pipeline/route/compile.js';
 import type { CompiledRoutes, RouteSpec } from '../../pipeline/route/types.js';
 import { SINK_TYPES } from '../../pipeline/sinks/index.js';
 import type { SinkType } from '../../pipeline/sinks/types.js';
-import type { RoleLoop } from '../../roles/jobs.js';
+import type { RoleLoop } from '../../platform/queue/jobs.js';
 import type { OrgDataStep } from '../organizations/jobs.js';
 import { deliveryHousekeeping, deliveryHousekeepingJobs, deliveryHousekeepingTasks } from './jobs.js';
+import { createLeftoverRouting } from './leftovers.js';
 import { createDeliveryMetrics } from './metrics.js';
 import { createDeliveryStore, ORG_DELIVERY_TABLES } from './store.js';
+
+/** Routing and delivery (dispatcher role). */
+export interface DeliveryConfig {
+  /** How often an idle dispatcher looks for new work (due deliveries, changed routes). */
+  pollMs: number;
+  /** How long a dispatcher holds claimed outbox rows; a killed dispatcher's rows come back after it. */
+  leaseMs: number;
+  /** Record lineage per event (off by default: one row per event and copy). */
+  lineageEnabled: boolean;
+  /** Days lineage is kept (about 7, spec). */
+  lineageDays: number;
+  /** Days dead-lettered events are kept. */
+  dlqDays: number;
+  /**
+   * Address ranges outbound connections (destination test and delivery) may reach although
+   * they are loopback, link-local or metadata addresses (SSRF guard); CIDR list, empty by default.
+   */
+  outboundAllowCidrs: readonly string[];
+  /** Root of the file destinations' paths (WEIR_FILE_SINK_ROOT, default <data dir>/sinks). */
+  fileRoot: string;
+  /**
+   * An open file of a file destination untouched this long belongs to a dead writer and is
+   * finished by another process (WEIR_FILE_SINK_STALE_SECONDS, default 60 s).
+   */
+  fileStaleMs: number;
+}
 
 export interface DeliveryWiring {
   db: Kysely<DB>;
@@ -88,7 +114,6 @@ export function wireDelivery(deps: DeliveryWiring) {
     transact: (fn) => inTransaction(db, fn),
     directory: deps.directory,
     sinkType: sinkTypes.find,
-    compile: deps.compile ?? compileRoutes,
     net: deps.net,
     fileRoot: deps.fileRoot ?? config.fileRoot,
     fileStaleMs: config.fileStaleMs,
@@ -97,7 +122,6 @@ export function wireDelivery(deps: DeliveryWiring) {
     metrics,
     pollMs: config.pollMs,
     leaseMs: config.leaseMs,
-    routeConcurrency: config.routeConcurrency,
     lineage: config.lineageEnabled,
     directoryRefreshMs,
     laneIdleMs: deps.exclusive ? EXCLUSIVE_REFRESH_MS : config.pollMs,
@@ -142,6 +166,13 @@ export function wireDelivery(deps: DeliveryWiring) {
     },
   };
 
+  const leftovers = createLeftoverRouting({
+    store,
+    routing: passRouting,
+    transact: (fn) => inTransaction(db, fn),
+    clock,
+  });
+
   // An organization's delivery data goes with it; bounded deletes, lineage children first.
   for (const { table, key } of ORG_DELIVERY_TABLES) {
     deps.dataDeletion.addStep({
@@ -159,6 +190,7 @@ export function wireDelivery(deps: DeliveryWiring) {
   }
 
   const housekeeping = deliveryHousekeeping(store, clock, { dlqDays: config.dlqDays, lineageDays: config.lineageDays });
+  const housekeepingJobs = deliveryHousekeepingJobs(housekeeping);
   const running = new Set<{ stop(): Promise<void> }>();
   const loop: RoleLoop = {
     name: 'delivery',
@@ -194,7 +226,12 @@ export function wireDelivery(deps: DeliveryWiring) {
     },
     housekeeping,
     loops: [loop],
-    jobs: [deliveryHousekeepingJobs(housekeeping)],
+    /** Routes a batch an earlier version left pending (the job migration 0025 queued for it); false when it was not pending. */
+    routeLeftover: leftovers.route,
+    /** Routes normalized records with the pass's routing, in a transaction of their own (tests, the leftover batches). */
+    routeRecords: leftovers.routeRecords,
+    // The leftover batches' jobs share the housekeeping queue: the migration queued them there.
+    jobs: [{ ...housekeepingJobs, handlers: { ...housekeepingJobs.handlers, ...leftovers.handlers } }],
     beatTasks: deliveryHousekeepingTasks(deps.queue),
     /** Stops the engine if a loop is still running; call before the database closes. */
     async close(): Promise<void> {

@@ -4,9 +4,8 @@
 // days, the hourly ledger (ledger_hours, the dashboard's hours) past 48 hours. Bounded
 // deletes: a backlog drains over several runs.
 import type { Clock } from '../../core/clock.js';
-import type { QueuePort } from '../../platform/queue/port.js';
-import type { BeatTask } from '../../roles/beat.js';
-import type { JobRegistration } from '../../roles/jobs.js';
+import type { BeatTask, JobRegistration, NoPayload } from '../../platform/queue/jobs.js';
+import { defineJobs, type JobQueue } from '../queues.js';
 import type { DeliveryStore } from './store.js';
 
 export const DELIVERY_HOUSEKEEPING_QUEUE = 'delivery';
@@ -14,6 +13,16 @@ export const PURGE_DLQ_JOB = 'delivery.purge_dlq';
 export const PURGE_LINEAGE_JOB = 'delivery.purge_lineage';
 export const PURGE_TAPS_JOB = 'delivery.purge_taps';
 export const PURGE_STATS_JOB = 'delivery.purge_stats';
+
+/** The housekeeping jobs; the leftover batches' job (leftovers.ts) shares the queue and is enqueued by a migration only. */
+export interface DeliveryJobs {
+  [DELIVERY_HOUSEKEEPING_QUEUE]: {
+    [PURGE_DLQ_JOB]: NoPayload;
+    [PURGE_LINEAGE_JOB]: NoPayload;
+    [PURGE_TAPS_JOB]: NoPayload;
+    [PURGE_STATS_JOB]: NoPayload;
+  };
+}
 
 export const DELIVERY_HOUSEKEEPING = {
   tapGraceMs: 10 * 60_000,
@@ -58,7 +67,7 @@ export function deliveryHousekeeping(
 export type DeliveryHousekeeping = ReturnType<typeof deliveryHousekeeping>;
 
 export function deliveryHousekeepingJobs(work: DeliveryHousekeeping): JobRegistration {
-  return {
+  return defineJobs({
     queue: DELIVERY_HOUSEKEEPING_QUEUE,
     role: 'worker',
     concurrency: 1,
@@ -68,17 +77,17 @@ export function deliveryHousekeepingJobs(work: DeliveryHousekeeping): JobRegistr
       [PURGE_TAPS_JOB]: async () => void (await work.purgeTaps()),
       [PURGE_STATS_JOB]: async () => void (await work.purgeStats()),
     },
-  };
+  });
 }
 
 /** One job per task per slot: a beat handover within the slot enqueues nothing new. */
-export function deliveryHousekeepingTasks(queue: QueuePort): BeatTask[] {
+export function deliveryHousekeepingTasks(queue: JobQueue): BeatTask[] {
   const schedule = [
     { name: PURGE_DLQ_JOB, everyMs: HOUR },
     { name: PURGE_LINEAGE_JOB, everyMs: HOUR },
     { name: PURGE_TAPS_JOB, everyMs: 5 * MINUTE },
     { name: PURGE_STATS_JOB, everyMs: 6 * HOUR },
-  ];
+  ] as const;
   return schedule.map(({ name, everyMs }) => ({
     name,
     everyMs,

@@ -4,7 +4,7 @@ import {
   addRoute,
   engineFor,
   fakes,
-  pendingBatch,
+  routedBatch,
   sleep,
   testTelemetry,
   until,
@@ -65,7 +65,7 @@ describe('delivery lanes', () => {
       if (call === 2) throw new DeliveryError('rate_limited', 'HTTP 429', { statusCode: 429, retryAfterMs: 400 });
       return {};
     });
-    await pendingBatch(t, org, integration, events(3));
+    await routedBatch(t, d, org, integration, events(3));
     const run = d.loops[0]!.start();
     try {
       await until(() => f.received.get(dest.id)?.length === 3, 5_000, 'delivery');
@@ -96,7 +96,7 @@ describe('delivery lanes', () => {
     f.behaviours.set(dest.id, async () => {
       throw new DeliveryError('connection', 'connection refused');
     });
-    await pendingBatch(t, org, integration, events(2));
+    await routedBatch(t, d, org, integration, events(2));
     const run = d.loops[0]!.start();
     try {
       await until(async () => (await dlq(dest.id)).length === 2, 5_000, 'retries exhausted');
@@ -124,8 +124,9 @@ describe('delivery lanes', () => {
       throw new DeliveryError('http_4xx', 'HTTP 400 bad request', { statusCode: 400 });
     });
     await addRoute(t, org2, { destinations: [p.id] });
-    await pendingBatch(t, org2, integration2, events(3));
-    const run2 = engineFor(t, f2).loops[0]!.start();
+    const d2 = engineFor(t, f2);
+    await routedBatch(t, d2, org2, integration2, events(3));
+    const run2 = d2.loops[0]!.start();
     try {
       await until(async () => (await dlq(p.id)).length === 3, 5_000, 'permanent failure');
     } finally {
@@ -149,7 +150,7 @@ describe('delivery lanes', () => {
         retry: [{ index: later, reason: 'queue full', statusCode: 429 }],
       };
     });
-    const b = await pendingBatch(t, org, integration, events(4));
+    const b = await routedBatch(t, d, org, integration, events(4));
     const run = d.loops[0]!.start();
     try {
       await until(
@@ -175,12 +176,9 @@ describe('delivery lanes', () => {
       sizes.push(batch.ids.length);
       return {};
     });
-    await pendingBatch(t, org, integration, events(10));
-    await d.engine.routeOnce();
-    await pendingBatch(t, org, integration, events(1, 10));
-    await pendingBatch(t, org, integration, events(1, 11));
-    await d.engine.routeOnce();
-    await d.engine.routeOnce();
+    await routedBatch(t, d, org, integration, events(10));
+    await routedBatch(t, d, org, integration, events(1, 10));
+    await routedBatch(t, d, org, integration, events(1, 11));
     const run = d.loops[0]!.start();
     try {
       await until(() => f.received.get(dest.id)?.length === 12, 5_000, 'delivery');
@@ -205,7 +203,7 @@ describe('delivery lanes', () => {
       if (!healthy) throw new DeliveryError('http_5xx', 'HTTP 502', { statusCode: 502 });
       return {};
     });
-    await pendingBatch(t, org, integration, events(2));
+    await routedBatch(t, d, org, integration, events(2));
     const run = d.loops[0]!.start();
     try {
       await until(
@@ -275,7 +273,7 @@ describe('delivery lanes', () => {
     const d = engineFor(t, f);
     const run = d.loops[0]!.start();
     try {
-      for (let i = 0; i < 5; i++) await pendingBatch(t, org, integration, events(20, i * 20));
+      for (let i = 0; i < 5; i++) await routedBatch(t, d, org, integration, events(20, i * 20));
       await until(() => f.received.get(healthy.id)?.length === 100, 5_000, 'healthy destination to receive everything');
       expect(f.calls.get(stuck.id)).toBe(1);
       expect(f.received.get(stuck.id)).toBeUndefined();
@@ -294,7 +292,7 @@ describe('delivery lanes', () => {
     f.behaviours.set(dest.id, (_b, signal, call) =>
       call === 1 ? new Promise(() => {}) : Promise.resolve(signal.aborted ? {} : {}),
     );
-    await pendingBatch(t, org, integration, events(2));
+    await routedBatch(t, d, org, integration, events(2));
     const run = d.loops[0]!.start();
     try {
       await until(() => f.received.get(dest.id)?.length === 2, 5_000, 'delivery after the timeout');
@@ -312,8 +310,7 @@ describe('delivery lanes', () => {
 
   it('re-delivers rows whose lease holder died', async () => {
     const { org, integration, f, dest, d } = await scenario('lane-lease');
-    await pendingBatch(t, org, integration, events(3));
-    await d.engine.routeOnce();
+    await routedBatch(t, d, org, integration, events(3));
     // A dispatcher claimed the rows and was killed before it could settle.
     await db()
       .updateTable('delivery_batches')
@@ -348,7 +345,7 @@ describe('delivery lanes', () => {
     try {
       await until(() => d.engine.breakerStates().length === 1, 5_000, 'the lane');
       await sleep(150); // the lane sees the session (checked every pollMs)
-      await pendingBatch(t, org, integration, events(5));
+      await routedBatch(t, d, org, integration, events(5));
       await until(() => f.received.get(dest.id)?.length === 5, 5_000, 'delivery');
       await until(
         async () =>
@@ -356,7 +353,7 @@ describe('delivery lanes', () => {
         2_000,
         'samples',
       );
-      await pendingBatch(t, org, integration, events(2, 5));
+      await routedBatch(t, d, org, integration, events(2, 5));
       await until(() => f.received.get(dest.id)?.length === 7, 5_000, 'second delivery');
       await sleep(100);
     } finally {
@@ -382,7 +379,7 @@ describe('delivery lanes', () => {
     f.behaviours.set(dest.id, async () => {
       throw new DeliveryError('auth', 'HTTP 401', { statusCode: 401 });
     });
-    await pendingBatch(t, org, integration, events(2));
+    await routedBatch(t, d, org, integration, events(2));
     const run = d.loops[0]!.start();
     try {
       await until(async () => (await dlq(dest.id)).length === 2, 5_000, 'dead letters');

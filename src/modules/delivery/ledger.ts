@@ -2,7 +2,7 @@
 // event after normalization adds its count here IN THE SAME TRANSACTION as the change, so
 // the ledger and the outbox can never disagree. The dashboard's outcomes also go, in the
 // same statement, to the hourly ledger (ledger_hours), so an hour and its day agree. Used
-// by the routing stage, the delivery lanes, DLQ reprocess and destination deletion.
+// by the one pass's routing, the delivery lanes, DLQ reprocess and destination deletion.
 import { sql, type Kysely } from 'kysely';
 import { executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';

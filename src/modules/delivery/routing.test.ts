@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { addRoute, engineFor, fakes, pendingBatch, sleep, until } from '../../../test/support/delivery-engine.js';
+import { addRoute, engineFor, fakes, routedBatch, sleep, until } from '../../../test/support/delivery-engine.js';
 import { createOrganization } from '../../../test/support/identity.js';
 import { statementCounter } from '../../../test/support/db.js';
 import { createIntegration, outboxText } from '../../../test/support/normalization.js';
@@ -34,13 +34,12 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 beforeEach(async () => {
-  // The routing stage claims every organization's batches: start each test from an empty pipeline.
   await db().deleteFrom('normalized_batches').execute();
   await db().deleteFrom('delivery_batches').execute();
 });
 
-describe('routing stage', () => {
-  it('writes one outbox row per destination, the ledger and route statistics, and marks the batch done', async () => {
+describe("routing a batch (the pass's write)", () => {
+  it('writes one outbox row per destination, the ledger and route statistics', async () => {
     const org = await createOrganization(t, 'route-basic');
     const integration = await createIntegration(t, org);
     const f = fakes();
@@ -49,20 +48,12 @@ describe('routing stage', () => {
       destinations: [a.id],
       condition: { field: 'class_uid', op: 'eq', value: 3002 },
     });
-    const batch = await pendingBatch(t, org, integration, [
+    const d = engineFor(t, f);
+    const batch = await routedBatch(t, d, org, integration, [
       { class_uid: 3002, n: 1 },
       { class_uid: 1001 },
       { class_uid: 3002, n: 2 },
     ]);
-    const d = engineFor(t, f);
-
-    expect(await d.engine.routeOnce()).toBe(true);
-    const nb = await db()
-      .selectFrom('normalized_batches')
-      .selectAll()
-      .where('id', '=', batch.id)
-      .executeTakeFirstOrThrow();
-    expect(nb).toMatchObject({ route_state: 'done', events: '' });
     const rows = await db().selectFrom('delivery_batches').selectAll().where('organization_id', '=', org).execute();
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({
@@ -87,28 +78,6 @@ describe('routing stage', () => {
     expect(await expectBalanced(org)).toMatchObject([
       { events_in: 3, filtered: 1, routed: 2, copies_added: 0, pending: 2, pending_normalization: 0 },
     ]);
-    expect(await d.engine.routeOnce()).toBe(false);
-  });
-
-  it('a claim redelivered after its lease expired writes nothing twice', async () => {
-    const org = await createOrganization(t, 'route-redelivered');
-    const integration = await createIntegration(t, org);
-    const f = fakes();
-    const a = f.destination(org);
-    await addRoute(t, org, { destinations: [a.id] });
-    await pendingBatch(t, org, integration, [{ class_uid: 1 }, { class_uid: 2 }]);
-    const d = engineFor(t, f);
-
-    // Dispatcher 1 claims the batch and stalls past its lease; dispatcher 2 routes it.
-    const [claimed] = await d.store.engine.claimPending(1, 1);
-    await sleep(5);
-    expect(await d.engine.routeOnce()).toBe(true);
-    expect(await d.engine.routeBatch(claimed!)).toBe(false);
-    expect(
-      await db().selectFrom('delivery_batches').select('id').where('organization_id', '=', org).execute(),
-    ).toHaveLength(1);
-    expect(await ledgerOf(org)).toEqual({ [`copies:${a.id}`]: 2, routed: 2 });
-    await expectBalanced(org);
   });
 
   it('fans out, counts every filtered reason, writes shadow copies and keeps copies of a revoked destination', async () => {
@@ -139,7 +108,8 @@ describe('routing stage', () => {
       transforms: [{ type: 'sample', rate: 0.000001 }],
     });
     await addRoute(t, org, { destinations: [], condition: { field: 'class_uid', op: 'eq', value: 4 } });
-    await pendingBatch(t, org, integration, [
+    const d = engineFor(t, f);
+    await routedBatch(t, d, org, integration, [
       { class_uid: 1 },
       { class_uid: 1 },
       { class_uid: 2 },
@@ -147,8 +117,6 @@ describe('routing stage', () => {
       { class_uid: 4 },
       { class_uid: 5 },
     ]);
-    const d = engineFor(t, f);
-    await d.engine.routeOnce();
 
     const rows = await db()
       .selectFrom('delivery_batches')
@@ -214,9 +182,8 @@ describe('routing stage', () => {
       destinations: [a.id],
       condition: { field: 'class_uid', op: 'eq', value: 1 },
     });
-    const on = await pendingBatch(t, org, integration, [{ class_uid: 1 }, { class_uid: 9 }]);
     const withLineage = engineFor(t, f, { lineage: true });
-    await withLineage.engine.routeOnce();
+    const on = await routedBatch(t, withLineage, org, integration, [{ class_uid: 1 }, { class_uid: 9 }]);
     const events = await db()
       .selectFrom('lineage_events')
       .selectAll()
@@ -259,30 +226,27 @@ describe('routing stage', () => {
       .execute();
     expect(attempts).toMatchObject([{ attempt: 1, outcome: 'delivered', destination_id: a.id }]);
 
-    const off = await pendingBatch(t, org, integration, [{ class_uid: 1 }]);
-    await engineFor(t, f, { lineage: false }).engine.routeOnce();
+    const off = await routedBatch(t, engineFor(t, f, { lineage: false }), org, integration, [{ class_uid: 1 }]);
     expect(
       await db().selectFrom('lineage_events').select('event_id').where('normalized_batch_id', '=', off.id).execute(),
     ).toEqual([]);
     await expectBalanced(org);
   });
 
-  it('picks up route edits at the next cycle', async () => {
+  it('picks up route edits within a poll', async () => {
     const org = await createOrganization(t, 'route-edit');
     const integration = await createIntegration(t, org);
     const f = fakes();
     const a = f.destination(org);
     const d = engineFor(t, f);
-    await pendingBatch(t, org, integration, [{ class_uid: 1 }]);
-    await d.engine.routeOnce();
+    await routedBatch(t, d, org, integration, [{ class_uid: 1 }]);
     await addRoute(t, org, { destinations: [a.id] });
     await sleep(30); // past the fingerprint check period (pollMs)
-    await pendingBatch(t, org, integration, [{ class_uid: 1 }]);
-    await d.engine.routeOnce();
+    await routedBatch(t, d, org, integration, [{ class_uid: 1 }]);
     expect(await ledgerOf(org)).toEqual({ 'filtered:no_route': 1, routed: 1, [`copies:${a.id}`]: 1 });
     await expectBalanced(org);
   });
-  it('sends no statement while nothing is pending (exclusive), and routes and delivers a pending batch once woken', async () => {
+  it('sends no statement while idle (exclusive), and a lane woken by a routed batch delivers it', async () => {
     const org = await createOrganization(t, 'route-idle');
     const integration = await createIntegration(t, org);
     const f = fakes();
@@ -296,11 +260,11 @@ describe('routing stage', () => {
       await sleep(300);
       statements.reset();
       await sleep(1_000);
-      // Polling every pollMs (20 ms) with two workers would be about 100 claims.
+      // A lane polling every pollMs (20 ms) would claim about 50 times.
       expect(statements.count()).toBeLessThanOrEqual(2);
-      await pendingBatch(t, org, integration, [{ class_uid: 1 }]);
-      // Routed, and the lane woken by it delivers without waiting for its 30 s safety claim.
-      await until(() => f.received.get(a.id)?.length === 1, 5_000, 'the batch routed and delivered');
+      await routedBatch(t, d, org, integration, [{ class_uid: 1 }]);
+      // The lane woken by the write delivers without waiting for its 30 s safety claim.
+      await until(() => f.received.get(a.id)?.length === 1, 5_000, 'the batch delivered');
     } finally {
       await run.stop();
     }
@@ -312,15 +276,17 @@ describe('organization deletion', () => {
     const org = await createOrganization(t, 'delete-me');
     const keep = await createOrganization(t, 'keep-me');
     const f = fakes();
+    const steps: OrgDataStep[] = [];
+    const batches: [number, number][] = [];
     for (const o of [org, keep]) {
       const integration = await createIntegration(t, o);
       const dest = f.destination(o);
       await addRoute(t, o, { destinations: [dest.id] });
-      await pendingBatch(t, o, integration, [{ class_uid: 1 }, { class_uid: 2 }]);
+      batches.push([o, integration]);
     }
-    const steps: OrgDataStep[] = [];
     const d = engineFor(t, f, { lineage: true, dataDeletion: { addStep: (s) => steps.push(s) } });
-    while (await d.engine.routeOnce());
+    for (const [o, integration] of batches)
+      await routedBatch(t, d, o, integration, [{ class_uid: 1 }, { class_uid: 2 }]);
     await db()
       .insertInto('dlq_events')
       .values({

@@ -1,5 +1,5 @@
-// The delivery engine's queries (pipeline/delivery/engine-port.ts EngineStore), its
-// housekeeping deletes and an organization's data deletion. Leases and due times use the
+// The delivery engine's queries (pipeline/delivery/engine-port.ts EngineStore), the leftover
+// batches' (leftovers.ts), its housekeeping deletes and an organization's data deletion. Leases and due times use the
 // database clock, shared by every dispatcher. Sets of rows go in as one JSON parameter
 // (jsonb_to_recordset) or one multi-row insert: one statement per table per transaction.
 import { sql, type Kysely } from 'kysely';
@@ -61,53 +61,6 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
         .orderBy('id')
         .execute();
       return rows as unknown as RouteSpec[];
-    },
-
-    async claimPending(limit, leaseMs) {
-      const { rows } = await sql<{
-        id: string;
-        organization_id: number;
-        integration_id: number;
-        stream: string;
-        event_count: number;
-        events: string;
-      }>`
-        update normalized_batches set leased_until = now() + ${ms(leaseMs)}
-        where id in (
-          select id from normalized_batches
-          where route_state = 'pending' and (leased_until is null or leased_until < now())
-          order by created_at limit ${limit} for update skip locked)
-        returning id, organization_id, integration_id, stream, event_count, events`.execute(q());
-      return rows;
-    },
-
-    async nextLeaseEnd() {
-      const { rows } = await sql<{ until: Date | string | null }>`
-        select min(coalesce(leased_until, 'epoch'::timestamptz)) as until from normalized_batches where route_state = 'pending'`.execute(
-        q(),
-      );
-      const until = rows[0]?.until;
-      return until == null ? null : new Date(until);
-    },
-
-    async markRouted(batchId) {
-      const res = await q()
-        .updateTable('normalized_batches')
-        .set({ route_state: 'done', events: '', leased_until: null })
-        .where('id', '=', batchId)
-        .where('route_state', '=', 'pending')
-        .executeTakeFirst();
-      return Number(res.numUpdatedRows) > 0;
-    },
-
-    async releasePending(batchIds) {
-      if (batchIds.length === 0) return;
-      await q()
-        .updateTable('normalized_batches')
-        .set({ leased_until: null })
-        .where('id', 'in', batchIds)
-        .where('route_state', '=', 'pending')
-        .execute();
     },
 
     async insertDeliveries(rows) {
@@ -356,6 +309,28 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
     },
   };
 
+  /** Normalized batches an earlier version left pending (leftovers.ts, decision 0064). */
+  const leftovers = {
+    async read(batchId: string) {
+      return q()
+        .selectFrom('normalized_batches')
+        .select(['id', 'organization_id', 'integration_id', 'stream', 'event_count', 'events'])
+        .where('id', '=', batchId)
+        .where('route_state', '=', 'pending')
+        .executeTakeFirst();
+    },
+    /** Marks the batch done (no events kept); false when it was not pending any more. */
+    async markRouted(batchId: string): Promise<boolean> {
+      const res = await q()
+        .updateTable('normalized_batches')
+        .set({ route_state: 'done', events: '' })
+        .where('id', '=', batchId)
+        .where('route_state', '=', 'pending')
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
+    },
+  };
+
   /** The body-log segments the outbox's rows name. */
   async function bodySegments(): Promise<number[]> {
     const { rows } = await sql<{ seq: number }>`
@@ -377,6 +352,7 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
 
   return {
     engine,
+    leftovers,
     bodySegments,
     purgeDlq: (before: Date, limit: number) => purgeOlder('dlq_events', 'created_at', 'id', before, limit),
     purgeLineage: async (before: Date, limit: number) =>

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { addRoute, pendingBatch, until } from '../../../test/support/delivery-engine.js';
+import { addRoute, routedBatch, until } from '../../../test/support/delivery-engine.js';
 import {
   startEchoPostgres,
   startEchoReceiver,
@@ -220,7 +220,7 @@ beforeAll(async () => {
   }
   await addRoute(t, org, { destinations: [...ids.values()] });
   const source = await integration(t, org, 'echo-push');
-  await pendingBatch(t, org, source, [
+  await routedBatch(t, t.container.delivery, org, source, [
     { class_uid: 3002, message: 'first' },
     { class_uid: 3002, message: 'second' },
   ]);

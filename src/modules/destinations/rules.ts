@@ -8,6 +8,9 @@ import type { NetPolicy, NetRefusal } from '../../platform/net/policy.js';
 import type { Issue } from './sink-types.js';
 import type { DestinationRow } from './store.js';
 
+/** The audit target type of destination operations (the family name, as the unit of work derives it). */
+export const AUDIT_TARGET_TYPE = 'destinations';
+
 /** disabled_reason of a destination whose credential was revoked. */
 export const CREDENTIAL_REVOKED = 'credential_revoked';
 

@@ -3,7 +3,7 @@
 // every delivery by the real dispatcher.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { addRoute, pendingBatch, until } from '../../../test/support/delivery-engine.js';
+import { addRoute, routedBatch, until } from '../../../test/support/delivery-engine.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { integration } from '../../../test/support/quarantine.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
@@ -77,7 +77,7 @@ describe('credential.secret_headers of an http destination', () => {
     const source = await integration(t, org, 'headers-push');
     const loops = t.container.loops.filter((l) => l.role === 'dispatcher').map((l) => l.start());
     try {
-      await pendingBatch(t, org, source, [{ class_uid: 3002, n: 1 }]);
+      await routedBatch(t, t.container.delivery, org, source, [{ class_uid: 3002, n: 1 }]);
       await until(() => receiver.requests.length >= 1, 10_000, 'the first delivery');
       expect(receiver.requests[0]!.headers).toMatchObject({
         'x-api-key': FIRST,
@@ -99,7 +99,7 @@ describe('credential.secret_headers of an http destination', () => {
         'the new version',
       );
       await new Promise((resolve) => setTimeout(resolve, 1_200));
-      await pendingBatch(t, org, source, [{ class_uid: 3002, n: 2 }]);
+      await routedBatch(t, t.container.delivery, org, source, [{ class_uid: 3002, n: 2 }]);
       await until(() => receiver.requests.length >= 2, 10_000, 'the second delivery');
       const last = receiver.requests.at(-1)!.headers;
       expect(last['x-api-key']).toBe(SECOND);

@@ -7,7 +7,7 @@
 // which is what the dispatchers poll to rebuild their sinks.
 import type { Actor } from '../../core/actor.js';
 import type { Clock } from '../../core/clock.js';
-import type { Credential, CredentialValue } from '../../core/credentials.js';
+import type { Credential } from '../../core/credentials.js';
 import { AppError, errors } from '../../core/errors.js';
 import { EVENT_STORE_TYPE } from '../../pipeline/sinks/event_store/index.js';
 import { newId } from '../../core/ids.js';
@@ -18,29 +18,25 @@ import {
   DeliverySettingsSchema,
   type DeliverySettingsInput,
 } from '../../pipeline/delivery/settings.js';
-import type { TestResult } from '../../pipeline/sinks/types.js';
 import type { CredentialCipher } from '../../platform/crypto/credentials.js';
 import type { Logger } from '../../platform/logger.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
 import { setAuditTarget } from '../audit/service.js';
 import type { AuditFilter, AuditRow } from '../audit/store.js';
 import type { LedgerDelta } from '../delivery/ledger.js';
-import { reencryptCredentials } from './rekey.js';
 import {
+  AUDIT_TARGET_TYPE,
   checkDelivery,
   cleanName,
   CREDENTIAL_REVOKED,
-  destinationNotFound,
   destinationOut,
   invalidCredential,
   outboundWarnings,
 } from './rules.js';
-import type { RegisteredSinkType, SinkTypeRegistry } from './sink-types.js';
+import { destinationAccess } from './service-access.js';
+import { credentialOperations } from './service-credential.js';
+import type { SinkTypeRegistry } from './sink-types.js';
 import type { DestinationFilter, DestinationPatch, DestinationRow, DestinationStore } from './store.js';
-import { testDestination } from './tester.js';
-
-/** The audit target type of destination operations (the family name, as the unit of work derives it). */
-export const AUDIT_TARGET_TYPE = 'destinations';
 
 export interface CreateInput {
   name: string;
@@ -76,55 +72,9 @@ export interface DestinationServiceDeps {
 }
 
 export function createDestinationService(deps: DestinationServiceDeps) {
-  const { store, types, cipher, clock, logger, audit } = deps;
-
-  function typeOf(name: string): RegisteredSinkType {
-    const t = types.get(name);
-    if (!t) {
-      throw new AppError('destination.unknown_type', {
-        detail: `Unknown destination type "${name}"; GET /api/collectors/destinations/destination-types lists them`,
-        details: { type: name, known: types.list().map((x) => x.sinkType.type) },
-      });
-    }
-    return t;
-  }
-
-  function checkedConfig(t: RegisteredSinkType, config: Record<string, unknown>): Record<string, unknown> {
-    const { config: withDefaults, issues } = t.checkConfig(config);
-    const first = issues[0];
-    if (first) {
-      throw new AppError('destination.invalid_config', {
-        detail: `${first.location} ${first.message}`,
-        details: { type: t.sinkType.type, errors: issues },
-      });
-    }
-    return withDefaults;
-  }
-
-  function checkedCredential(t: RegisteredSinkType, credential: Credential): Credential {
-    const issues = t.checkCredential(credential);
-    if (issues.length) throw invalidCredential(issues);
-    return credential;
-  }
-
-  async function visible(scope: Scope, id: string, lock = false): Promise<DestinationRow> {
-    const row = await store.get(scope, id, lock);
-    if (!row) throw destinationNotFound();
-    return row;
-  }
-
-  /** The destination, locked for a change the caller may make (404 unseen, 403 global without platform scope). */
-  async function changeable(scope: Scope, id: string): Promise<DestinationRow> {
-    const row = await visible(scope, id, true);
-    setAuditTarget({ type: AUDIT_TARGET_TYPE, id, organizationId: row.organization_id });
-    if (row.organization_id === null && !scope.global) {
-      throw new AppError('destination.global_needs_platform_scope', {
-        detail: 'Global destinations can be changed only with platform scope',
-        details: { destination_id: id },
-      });
-    }
-    return row;
-  }
+  const { store, types, cipher, clock, audit } = deps;
+  const access = destinationAccess(deps);
+  const { typeOf, checkedConfig, checkedCredential, visible, changeable, reread } = access;
 
   async function owner(actor: Actor, requested: number | null | undefined): Promise<number | null> {
     const scope = scopeOf(actor);
@@ -157,12 +107,6 @@ export function createDestinationService(deps: DestinationServiceDeps) {
         details: { field: 'name' },
       });
     }
-  }
-
-  async function reread(id: string) {
-    const row = await store.get({ global: true, organizationIds: [] }, id);
-    if (!row) throw destinationNotFound();
-    return destinationOut(row);
   }
 
   /** Whether destination `from` may mirror to `to`: same organization, or `to` is global. */
@@ -343,78 +287,6 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       });
     },
 
-    async rotate(actor: Actor, id: string, credential: Credential) {
-      const row = await changeable(scopeOf(actor), id);
-      const sealed = cipher.seal(id, checkedCredential(typeOf(row.type), credential));
-      const now = clock.now();
-      const revoked = row.disabled_reason === CREDENTIAL_REVOKED;
-      await store.update(
-        id,
-        {
-          credential: sealed.ciphertext,
-          credential_key_id: sealed.keyId,
-          credential_updated_at: now,
-          ...(revoked ? { enabled: true, disabled_reason: null } : {}),
-        },
-        now,
-      );
-      setAuditTarget({ details: { had_credential: row.has_credential, re_enabled: revoked } });
-      return reread(id);
-    },
-
-    /**
-     * The shape of the stored credential (field names; a map field's keys), never a value:
-     * what a configuration export names as secrets to give. null when there is none.
-     */
-    async credentialFields(scope: Scope, id: string): Promise<Record<string, string[] | null> | null> {
-      const row = await visible(scope, id);
-      const sealed = row.has_credential ? await store.credentialOf(row.id) : undefined;
-      if (!sealed?.credential) return null;
-      const credential = cipher.open(row.id, { ciphertext: sealed.credential, keyId: sealed.credential_key_id });
-      return Object.fromEntries(
-        Object.entries(credential).map(([f, v]) => [f, typeof v === 'string' ? null : Object.keys(v)]),
-      );
-    },
-
-    /** Rotates to the stored credential with the given fields replaced (a map field merged key by key). */
-    async patchCredential(actor: Actor, id: string, patch: Record<string, CredentialValue>) {
-      const row = await visible(scopeOf(actor), id);
-      const sealed = row.has_credential ? await store.credentialOf(row.id) : undefined;
-      const stored: Record<string, CredentialValue> = sealed?.credential
-        ? { ...cipher.open(row.id, { ciphertext: sealed.credential, keyId: sealed.credential_key_id }) }
-        : {};
-      for (const [field, value] of Object.entries(patch)) {
-        const before = stored[field];
-        stored[field] = typeof value === 'string' || typeof before !== 'object' ? value : { ...before, ...value };
-      }
-      return this.rotate(actor, id, stored);
-    },
-
-    async revoke(actor: Actor, id: string) {
-      const row = await changeable(scopeOf(actor), id);
-      setAuditTarget({ details: { had_credential: row.has_credential } });
-      if (!row.has_credential) {
-        if (row.disabled_reason === CREDENTIAL_REVOKED) return destinationOut(row);
-        throw new AppError('destination.no_credential', {
-          detail: 'The destination has no credential to revoke',
-          details: { destination_id: id },
-        });
-      }
-      const now = clock.now();
-      await store.update(
-        id,
-        {
-          credential: null,
-          credential_key_id: null,
-          credential_updated_at: now,
-          enabled: false,
-          disabled_reason: CREDENTIAL_REVOKED,
-        },
-        now,
-      );
-      return reread(id);
-    },
-
     async shadow(actor: Actor, id: string, targetId: string | null) {
       const scope = scopeOf(actor);
       const row = await changeable(scope, id);
@@ -423,59 +295,6 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       if (targetId !== row.shadow_destination_id)
         await store.update(id, { shadow_destination_id: targetId }, clock.now());
       return reread(id);
-    },
-
-    /** Opens a real connection with the credential decrypted in memory; delivers nothing. */
-    async test(actor: Actor, id: string): Promise<TestResult> {
-      const row = await visible(scopeOf(actor), id);
-      setAuditTarget({ type: AUDIT_TARGET_TYPE, id, organizationId: row.organization_id });
-      const result = await (async (): Promise<TestResult> => {
-        const t = types.get(row.type);
-        if (!t)
-          return {
-            ok: false,
-            detail: `Destination type ${row.type} is not available in this build`,
-            latency_ms: 0,
-            error_kind: 'config',
-          };
-        let credential: Credential | null = null;
-        const stored = await store.credentialOf(id);
-        if (stored?.credential) {
-          try {
-            credential = cipher.open(id, { ciphertext: stored.credential, keyId: stored.credential_key_id });
-          } catch (err) {
-            return { ok: false, detail: (err as Error).message, latency_ms: 0, error_kind: 'config' };
-          }
-        } else if (t.sinkType.credentialRequired) {
-          return {
-            ok: false,
-            detail: 'The destination has no credential: set one with credential/rotate',
-            latency_ms: 0,
-            error_kind: 'config',
-          };
-        }
-        return testDestination({
-          destinationId: id,
-          organizationId: row.organization_id,
-          sinkType: t.sinkType,
-          config: t.checkConfig(row.config).config,
-          credential,
-          net: deps.net,
-          fileRoot: deps.fileRoot,
-          logger: logger.child({ destination_id: id }),
-          timeoutMs: deps.testTimeoutMs,
-        });
-      })();
-      setAuditTarget({
-        details: {
-          ok: result.ok,
-          ...(result.error_kind ? { error_kind: result.error_kind } : {}),
-          latency_ms: result.latency_ms,
-        },
-      });
-      // Health reads it: a success after failures shows the destination working again (the detail is already redacted).
-      await store.recordTest(id, clock.now(), result.ok, result.ok ? null : `test: ${result.detail}`.slice(0, 1000));
-      return result;
     },
 
     /**
@@ -491,13 +310,7 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       );
     },
 
-    async credentialAudit(scope: Scope, id: string, page: OffsetPage) {
-      const row = await visible(scope, id);
-      return store.credentialAudit(scope, row.id, row.organization_id === null, page);
-    },
-
-    /** Re-seals every credential not under the current key (after a WEIR_SECRET_KEY rotation); logs counts only. */
-    reencryptCredentials: () => reencryptCredentials({ store, cipher, logger }),
+    ...credentialOperations(deps, access),
   };
 }
 

@@ -1,19 +1,22 @@
 // The detections family's periodic work, on the beat's clock (each slot's job enqueued once by
 // its jobId): the grouped e-mail of new high and critical detections every minute, and the
 // threshold windows and suppressions no longer in use every hour.
-import type { QueuePort } from '../../platform/queue/port.js';
-import type { BeatTask } from '../../roles/beat.js';
-import type { JobRegistration } from '../../roles/jobs.js';
+import type { BeatTask, JobRegistration, NoPayload } from '../../platform/queue/jobs.js';
+import { defineJobs, type JobQueue } from '../queues.js';
 
 export const DETECTIONS_QUEUE = 'detections';
 export const DIGEST_JOB = 'detections.digest';
 export const EXPIRE_JOB = 'detections.expire';
 
+export interface DetectionJobs {
+  [DETECTIONS_QUEUE]: { [DIGEST_JOB]: NoPayload; [EXPIRE_JOB]: NoPayload };
+}
+
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 
 export function detectionJobs(deps: { digest(): Promise<unknown>; expire(): Promise<unknown> }): JobRegistration {
-  return {
+  return defineJobs({
     queue: DETECTIONS_QUEUE,
     role: 'worker',
     concurrency: 1,
@@ -21,10 +24,10 @@ export function detectionJobs(deps: { digest(): Promise<unknown>; expire(): Prom
       [DIGEST_JOB]: async () => void (await deps.digest()),
       [EXPIRE_JOB]: async () => void (await deps.expire()),
     },
-  };
+  });
 }
 
-export function detectionBeatTasks(queue: QueuePort): BeatTask[] {
+export function detectionBeatTasks(queue: JobQueue): BeatTask[] {
   const slot = (now: Date, every: number) => Math.floor(now.getTime() / every);
   return [
     {

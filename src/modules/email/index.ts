@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { EmailConfig } from '../../config.js';
 import type { Clock } from '../../core/clock.js';
 import type { CredentialCipher } from '../../platform/crypto/credentials.js';
 import type { DB } from '../../platform/db/index.js';
@@ -14,6 +13,16 @@ import { emailRoutes } from './routes.js';
 import { createEmailService } from './service.js';
 import { createSmtpSender } from './smtp.js';
 import { createEmailStore } from './store.js';
+
+/** Sending e-mail (docs/email.md): the queue's retries and the SMTP timeouts. */
+export interface EmailConfig {
+  /** Attempts of a send job, the first included (transient failures only). */
+  attempts: number;
+  /** Base of the exponential backoff between attempts: base * 2^(attempt-1). */
+  backoffMs: number;
+  /** Connection, greeting and socket timeout of one SMTP session (the test send included). */
+  timeoutMs: number;
+}
 
 export interface EmailDeps {
   db: Kysely<DB>;

@@ -9,8 +9,8 @@ import type { Clock } from '../../core/clock.js';
 import { errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Logger } from '../../platform/logger.js';
-import type { QueuePort } from '../../platform/queue/port.js';
-import type { JobRegistration } from '../../roles/jobs.js';
+import type { JobRegistration } from '../../platform/queue/jobs.js';
+import { defineJobs, type JobQueue } from '../queues.js';
 import type { AuditService } from '../audit/service.js';
 import { NOT_CONFIGURED } from './service.js';
 import { SendError, type Attachment, type SendMail, type SmtpSettings } from './smtp.js';
@@ -21,6 +21,10 @@ export const SEND_JOB = 'email.send';
 
 export interface SendPayload {
   delivery_id: string;
+}
+
+export interface EmailJobs {
+  [EMAIL_QUEUE]: { [SEND_JOB]: SendPayload };
 }
 
 /** A message about one organization's data. */
@@ -55,7 +59,7 @@ export interface EmailNotifier {
 
 export interface DeliveryDeps {
   store: EmailStore;
-  queue: QueuePort;
+  queue: JobQueue;
   clock: Clock;
   logger: Logger;
   audit: Pick<AuditService, 'record'>;
@@ -224,15 +228,15 @@ export function createDeliveries(deps: DeliveryDeps) {
 }
 
 export function emailJobs(deliveries: ReturnType<typeof createDeliveries>): JobRegistration {
-  return {
+  return defineJobs({
     queue: EMAIL_QUEUE,
     role: 'worker',
     concurrency: 4,
     handlers: {
       [SEND_JOB]: async (job) => {
-        const { delivery_id } = job.payload as SendPayload;
+        const { delivery_id } = job.payload;
         await deliveries.deliver(delivery_id, job.attempt, job.maxAttempts);
       },
     },
-  };
+  });
 }

@@ -4,12 +4,11 @@
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../platform/logger.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
-import type { QueuePort } from '../../platform/queue/port.js';
 import { fetchFeed, parseFeed, type FeedConfig } from '../../pipeline/enrich/feeds.js';
 import { createHttpFetcher } from '../../pipeline/enrich/http-fetcher.js';
 import type { HttpSourceConfig } from '../../pipeline/enrich/http-source.js';
-import type { BeatTask } from '../../roles/beat.js';
-import type { JobRegistration } from '../../roles/jobs.js';
+import type { BeatTask, JobRegistration, NoPayload } from '../../platform/queue/jobs.js';
+import { defineJobs, type JobQueue } from '../queues.js';
 import type { Activity } from './common.js';
 import type { SourcesService } from './sources.js';
 import type { EnrichmentStore, SourceRow } from './store.js';
@@ -17,6 +16,10 @@ import type { TablesService } from './tables.js';
 
 export const ENRICHMENT_QUEUE = 'enrichment';
 export const ENRICHMENT_TICK_JOB = 'enrichment.tick';
+
+export interface EnrichmentJobs {
+  [ENRICHMENT_QUEUE]: { [ENRICHMENT_TICK_JOB]: NoPayload };
+}
 const MINUTE = 60_000;
 /** The live series keeps three hours (the spec's metrics window). */
 export const METRICS_KEEP_MS = 180 * MINUTE;
@@ -183,7 +186,7 @@ export function enrichmentJobs(deps: {
   store: EnrichmentStore;
   clock: Clock;
 }): JobRegistration {
-  return {
+  return defineJobs({
     queue: ENRICHMENT_QUEUE,
     role: 'worker',
     concurrency: 1,
@@ -193,10 +196,10 @@ export function enrichmentJobs(deps: {
         await deps.feeds.runDue();
       },
     },
-  };
+  });
 }
 
-export function enrichmentBeatTasks(queue: QueuePort): BeatTask[] {
+export function enrichmentBeatTasks(queue: JobQueue): BeatTask[] {
   return [
     {
       name: ENRICHMENT_TICK_JOB,

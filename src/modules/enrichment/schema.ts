@@ -1,13 +1,12 @@
 import { Type, type TSchema } from 'typebox';
-import { OffsetQuery, Timestamp } from '../../platform/http/schemas.js';
+import { Timestamp } from '../../platform/http/schemas.js';
 import { MATCH_KINDS } from '../../pipeline/enrich/types.js';
 import { ON_MISS } from '../../pipeline/enrich/policy.js';
-import { MAX_DRY_RUN_EVENTS, METRICS_WINDOW_MAX_MINUTES } from './operations.js';
 import { MAX_PREVIEW_ROWS } from './tables.js';
 
-const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
-const OrgId = (description: string) => Type.Integer({ minimum: 1, maximum: 2_147_483_647, description });
-const ObjectId = Type.String({ minLength: 1, maxLength: 64 });
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+export const OrgId = (description: string) => Type.Integer({ minimum: 1, maximum: 2_147_483_647, description });
+export const ObjectId = Type.String({ minLength: 1, maxLength: 64 });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Description = Type.String({ maxLength: 2000 });
 const Comment = Type.String({ maxLength: 1000, description: 'Kept with the version this change writes' });
@@ -254,7 +253,7 @@ const Output = Type.Object(
   },
 );
 
-const PolicyFields = {
+export const PolicyFields = {
   name: Name,
   description: Type.Optional(Description),
   order: Type.Optional(
@@ -325,101 +324,3 @@ export const PolicyVersion = Type.Object({
   created_at: Timestamp(),
 });
 export const PolicyVersionList = Type.Array(PolicyVersion);
-
-export const DryRunBody = Type.Object(
-  {
-    organization_id: Type.Optional(OrgId('Required with platform scope or several organizations')),
-    events: Type.Optional(
-      Type.Array(Type.Record(Type.String(), Type.Unknown()), {
-        maxItems: MAX_DRY_RUN_EVENTS,
-        description: "OCSF events; absent: the organization's recent samples",
-      }),
-    ),
-    policies: Type.Optional(
-      Type.Array(Type.Object(PolicyFields, { additionalProperties: false }), {
-        maxItems: 50,
-        description: 'Drafts to try instead of the saved, enabled policies',
-      }),
-    ),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DRY_RUN_EVENTS })),
-  },
-  { additionalProperties: false },
-);
-export const DryRunResult = Type.Object({
-  organization_id: Type.Integer(),
-  source: Type.String({ description: 'events or samples' }),
-  items: Type.Array(
-    Type.Object({
-      index: Type.Integer(),
-      input: Type.Record(Type.String(), Type.Unknown()),
-      output: Type.Record(Type.String(), Type.Unknown()),
-      policies: Type.Array(
-        Type.Object({
-          policy_id: Type.String(),
-          name: Type.String(),
-          outcome: Type.String({
-            description: 'hit, miss, not_matched, error, or skipped (an external source: not called)',
-          }),
-          reason: Type.Optional(Type.String()),
-        }),
-      ),
-    }),
-  ),
-});
-
-export const MetricsQuery = Type.Object({
-  organization_id: Type.Optional(OrgId('Only this organization')),
-  policy_id: Type.Optional(ObjectId),
-  window_minutes: Type.Optional(
-    Type.Integer({
-      minimum: 1,
-      maximum: 100_000,
-      description: `1..${METRICS_WINDOW_MAX_MINUTES} (default 60): the live series keeps three hours`,
-    }),
-  ),
-});
-export const Metrics = Type.Object({
-  window_minutes: Type.Integer(),
-  from: Timestamp(),
-  to: Timestamp(),
-  policies: Type.Array(
-    Type.Object({ policy_id: Type.String(), organization_id: Type.Integer() }, { additionalProperties: true }),
-  ),
-});
-
-export const ActivityQuery = Type.Object({
-  ...OffsetQuery,
-  organization_id: Type.Optional(OrgId('Only this organization')),
-});
-export const ActivityPage = Type.Object({
-  items: Type.Array(
-    Type.Object({
-      id: Type.String(),
-      organization_id: Type.Integer(),
-      at: Timestamp(),
-      kind: Type.String(),
-      subject_type: Type.String(),
-      subject_id: Type.String(),
-      message: Type.String(),
-      actor_id: Nullable(Type.Integer()),
-    }),
-  ),
-  total: Type.Integer(),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-});
-
-export const Enrichers = Type.Object({
-  items: Type.Array(Type.Object({ kind: Type.String() }, { additionalProperties: true })),
-});
-export const KeySources = Type.Object({
-  class_uids: Type.Array(Type.Integer()),
-  items: Type.Array(
-    Type.Object({
-      path: Type.String(),
-      type: Type.String(),
-      observable: Type.Optional(Type.Integer()),
-      class_uids: Type.Array(Type.Integer()),
-    }),
-  ),
-});

@@ -9,8 +9,8 @@ import { AppError } from '../../core/errors.js';
 import { afterCommit } from '../../platform/db/ambient.js';
 import { newId } from '../../core/ids.js';
 import type { AuditService } from '../audit/service.js';
-import type { JobRegistration } from '../../roles/jobs.js';
-import type { QueuePort } from '../../platform/queue/port.js';
+import type { JobRegistration } from '../../platform/queue/jobs.js';
+import { defineJobs, type JobQueue } from '../queues.js';
 import type { IdentityConfigService, ResolvedConfig } from './config.js';
 import type { GuardedFetch } from './outbound.js';
 import { reason } from './outbound.js';
@@ -20,6 +20,10 @@ import type { IdentityStore, SsoUserRow, SyncRunRow } from './store.js';
 
 export const IDENTITY_QUEUE = 'identity';
 export const IDENTITY_SYNC_JOB = 'identity.sync';
+
+export interface IdentityJobs {
+  [IDENTITY_QUEUE]: { [IDENTITY_SYNC_JOB]: { runId: string } };
+}
 /** The operation id of the audit entries a run writes, one per user it changes. */
 export const SYNC_AUDIT_OPERATION = 'identity.sync_run';
 /** A run queued or running this long without finishing is taken as abandoned (its worker died). */
@@ -38,7 +42,7 @@ export interface SyncResult {
 export function createSync(deps: {
   store: IdentityStore;
   config: IdentityConfigService;
-  queue: QueuePort;
+  queue: JobQueue;
   clock: Clock;
   fetch: GuardedFetch;
   audit: AuditService;
@@ -231,12 +235,12 @@ export function createSync(deps: {
     run,
 
     jobs(): JobRegistration {
-      return {
+      return defineJobs({
         queue: IDENTITY_QUEUE,
         role: 'worker',
         concurrency: 1,
-        handlers: { [IDENTITY_SYNC_JOB]: async (job) => run((job.payload as { runId: string }).runId) },
-      };
+        handlers: { [IDENTITY_SYNC_JOB]: async (job) => run(job.payload.runId) },
+      });
     },
   };
 }

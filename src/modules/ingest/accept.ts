@@ -7,7 +7,7 @@
 // rolls the row back; a commit that fails after the add leaves a job without a row, whose
 // events are counted once normalized and never twice.
 import { NORMALIZE_JOB, NORMALIZE_QUEUE, type AcceptBatch, type IngestBatch } from '../../pipeline/envelope.js';
-import type { QueuePort } from '../../platform/queue/port.js';
+import type { JobQueue } from '../queues.js';
 import type { IngestStore } from './store.js';
 
 /** Normalize jobs retry for about 8.5 minutes of backoff before they fail. */
@@ -15,7 +15,7 @@ export const NORMALIZE_JOB_OPTIONS = { attempts: 10, backoffMs: 1000 } as const;
 
 export interface AcceptDeps {
   store: Pick<IngestStore, 'addAccepted'>;
-  queue: Pick<QueuePort, 'enqueue' | 'backend'>;
+  queue: Pick<JobQueue, 'enqueue' | 'backend'>;
   /** Runs fn in a transaction, or joins the caller's. */
   transaction: <T>(fn: () => Promise<T>) => Promise<T>;
 }

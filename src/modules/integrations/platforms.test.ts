@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createPlatformRegistry,
-  CUSTOM_PLATFORM,
-  keepSecrets,
-  maskSecrets,
-  type PlatformDefinition,
-} from './platforms.js';
+import type { PlatformDefinition } from '../../connectors/platform-definition.js';
+import { createPlatformRegistry, CUSTOM_PLATFORM, keepSecrets, maskSecrets } from './platforms.js';
 
 const VENDOR: PlatformDefinition = {
   name: 'vendor',

@@ -1,44 +1,12 @@
 // The platforms an integration may be of: each with the JSON Schema of its `config`.
-// Connectors (collection) register their vendor platforms here; `custom` is built in.
+// Connectors (collection) register their vendor platforms here (their definition:
+// connectors/platform-definition.ts); `custom` is built in.
 // A config field whose schema says `writeOnly: true` is a secret: it is accepted on
 // create/update and never returned (the representation says `{"configured": true}`).
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
-import { ISSUE_OPTIONS, issueMessage } from '../../platform/validation-issues.js';
-
-export type PlatformKind = 'push' | 'pull';
-
-/** A JSON Schema (draft 2020-12 subset Ajv understands), always of an object. */
-export interface ConfigSchema {
-  type: 'object';
-  properties: Record<string, Record<string, unknown>>;
-  required?: string[];
-  additionalProperties?: boolean;
-  [keyword: string]: unknown;
-}
-
-export interface PlatformDefinition {
-  name: string;
-  display_name: string;
-  kind: PlatformKind;
-  description: string;
-  config_schema: ConfigSchema;
-  /** Streams of the platform whose events are text by nature (one per line), beside the integration's own `text_streams`. */
-  text_streams?: readonly string[];
-}
-
-/**
- * The config field that declares streams as text: a push to one of them reads each line of
- * the body as one event, the raw message a mapping's parse steps read (docs/mappings.md).
- */
-export const TEXT_STREAMS_PROPERTY = {
-  type: 'array',
-  maxItems: 100,
-  uniqueItems: true,
-  items: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' },
-  description:
-    'Streams pushed as text: each non-blank line of a push is one event, {"message": "<line>"}, read by the mapping\'s parse steps',
-} as const;
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { makeAjv } from '../../platform/ajv.js';
+import { issueMessage } from '../../platform/validation-issues.js';
+import { TEXT_STREAMS_PROPERTY, type PlatformDefinition } from '../../connectors/platform-definition.js';
 
 /** The text streams of an integration: its platform's and its config's. */
 export function textStreamsOf(
@@ -77,21 +45,6 @@ export const CUSTOM_PLATFORM: PlatformDefinition = {
     additionalProperties: false,
   },
 };
-
-function makeAjv(): Ajv {
-  // The same stance as request bodies (platform/http/validation.ts): no coercion, nothing
-  // removed silently; every issue reported so that one round trip fixes the config.
-  const ajv = new Ajv({
-    coerceTypes: false,
-    useDefaults: true,
-    removeAdditional: false,
-    allErrors: true,
-    strict: false,
-    ...ISSUE_OPTIONS,
-  });
-  addFormats.default(ajv);
-  return ajv;
-}
 
 function secretPaths(schema: Record<string, unknown>, prefix = ''): string[] {
   const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;

@@ -1,15 +1,19 @@
 // Housekeeping that keeps the embedded database small: finished jobs and the heartbeats
 // of processes that died without stopping, and expired console sessions. Beat enqueues; a worker runs.
-import type { QueuePort } from '../../platform/queue/port.js';
-import type { BeatTask } from '../../roles/beat.js';
-import type { JobRegistration } from '../../roles/jobs.js';
+import type { BeatTask, JobRegistration, NoPayload } from '../../platform/queue/jobs.js';
+import { defineJobs, type JobQueue } from '../queues.js';
 import type { ProcessService } from '../processes/service.js';
 
 export const MAINTENANCE_QUEUE = 'maintenance';
 const HOUR = 3_600_000;
+const TASKS = ['processes.prune', 'sessions.prune', 'queue.prune'] as const;
+
+export interface MaintenanceJobs {
+  [MAINTENANCE_QUEUE]: Record<(typeof TASKS)[number], NoPayload>;
+}
 
 export interface MaintenanceDeps {
-  queue: QueuePort;
+  queue: JobQueue;
   processes: ProcessService;
   /** Expired console sessions. */
   sessions: { prune(): Promise<number> };
@@ -18,7 +22,7 @@ export interface MaintenanceDeps {
 }
 
 export function maintenanceJobs(deps: MaintenanceDeps): JobRegistration {
-  return {
+  return defineJobs({
     queue: MAINTENANCE_QUEUE,
     role: 'worker',
     concurrency: 1,
@@ -33,12 +37,12 @@ export function maintenanceJobs(deps: MaintenanceDeps): JobRegistration {
         await deps.queue.prune(deps.jobRetentionMs);
       },
     },
-  };
+  });
 }
 
 /** One job per task per hour slot: a beat handover in the same hour enqueues nothing new. */
-export function maintenanceTasks(queue: QueuePort): BeatTask[] {
-  return ['processes.prune', 'sessions.prune', 'queue.prune'].map((name) => ({
+export function maintenanceTasks(queue: JobQueue): BeatTask[] {
+  return TASKS.map((name) => ({
     name,
     everyMs: HOUR,
     run: async (now: Date) => {

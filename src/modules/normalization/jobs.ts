@@ -2,11 +2,10 @@
 // the housekeeping beat schedules (quarantine retention, raw-sample trimming).
 import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import type { Clock } from '../../core/clock.js';
-import type { QueuePort } from '../../platform/queue/port.js';
 import { extractTraceContext } from '../../platform/telemetry/index.js';
 import { NORMALIZE_JOB, NORMALIZE_QUEUE, type IngestBatch } from '../../pipeline/envelope.js';
-import type { BeatTask } from '../../roles/beat.js';
-import type { JobRegistration } from '../../roles/jobs.js';
+import type { BeatTask, JobRegistration, NoPayload } from '../../platform/queue/jobs.js';
+import { defineJobs, type JobQueue } from '../queues.js';
 import type { NormalizationService } from './service.js';
 import type { NormalizationStore } from './store.js';
 
@@ -15,6 +14,19 @@ export const PURGE_QUARANTINE_JOB = 'normalization.purge_quarantine';
 /** Normalized batches past their organization's retention (bounded storage until routing consumes them). */
 export const PURGE_BATCHES_JOB = 'normalization.purge_batches';
 export const TRIM_SAMPLES_JOB = 'normalization.trim_samples';
+
+/** The ingest batches' queue (its name is the pipeline's: pipeline/envelope.ts). */
+export interface NormalizeJobs {
+  [NORMALIZE_QUEUE]: { [NORMALIZE_JOB]: IngestBatch };
+}
+
+export interface NormalizationJobs {
+  [NORMALIZATION_HOUSEKEEPING_QUEUE]: {
+    [PURGE_QUARANTINE_JOB]: NoPayload;
+    [TRIM_SAMPLES_JOB]: NoPayload;
+    [PURGE_BATCHES_JOB]: NoPayload;
+  };
+}
 
 export const HOUSEKEEPING = {
   /** Quarantine retention when an organization has none (spec: 7 days). */
@@ -34,13 +46,13 @@ export function normalizeJobs(deps: {
   concurrency: number;
 }): JobRegistration {
   const { service, tracer } = deps;
-  return {
+  return defineJobs({
     queue: NORMALIZE_QUEUE,
     role: 'worker',
     concurrency: deps.concurrency,
     handlers: {
       [NORMALIZE_JOB]: async (job) => {
-        const batch = job.payload as IngestBatch;
+        const batch = job.payload;
         // The span continues the trace of the request that accepted the batch.
         await tracer.startActiveSpan(
           'normalize.batch',
@@ -73,7 +85,7 @@ export function normalizeJobs(deps: {
         );
       },
     },
-  };
+  });
 }
 
 /** Runs a bounded delete repeatedly until it comes back short or the run's budget is spent. */
@@ -110,7 +122,7 @@ export function housekeeping(
 export type Housekeeping = ReturnType<typeof housekeeping>;
 
 export function housekeepingJobs(work: Housekeeping): JobRegistration {
-  return {
+  return defineJobs({
     queue: NORMALIZATION_HOUSEKEEPING_QUEUE,
     role: 'worker',
     concurrency: 1,
@@ -125,16 +137,16 @@ export function housekeepingJobs(work: Housekeeping): JobRegistration {
         await work.purgeBatches();
       },
     },
-  };
+  });
 }
 
 /** One job per task per slot: a beat handover within the slot enqueues nothing new. */
-export function housekeepingTasks(queue: QueuePort): BeatTask[] {
+export function housekeepingTasks(queue: JobQueue): BeatTask[] {
   const schedule = [
     { name: PURGE_QUARANTINE_JOB, everyMs: HOUR },
     { name: TRIM_SAMPLES_JOB, everyMs: HOUR / 4 },
     { name: PURGE_BATCHES_JOB, everyMs: HOUR },
-  ];
+  ] as const;
   return schedule.map(({ name, everyMs }) => ({
     name,
     everyMs,

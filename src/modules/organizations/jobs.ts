@@ -3,8 +3,8 @@
 // fails fails the job (retried; the steps are idempotent); a best-effort step that fails
 // (the search-index cleanup) is recorded and the job ends `partial` while the rest completes.
 import type { Clock } from '../../core/clock.js';
-import type { QueuePort } from '../../platform/queue/port.js';
-import type { JobRegistration } from '../../roles/jobs.js';
+import type { JobRegistration } from '../../platform/queue/jobs.js';
+import { defineJobs, type JobQueue } from '../queues.js';
 import type { OrganizationStore } from './store.js';
 
 export const ORGANIZATIONS_QUEUE = 'organizations';
@@ -12,6 +12,10 @@ export const DELETE_DATA_JOB = 'organizations.delete_data';
 
 export interface DeleteDataPayload {
   deletion_id: string;
+}
+
+export interface OrganizationJobs {
+  [ORGANIZATIONS_QUEUE]: { [DELETE_DATA_JOB]: DeleteDataPayload };
 }
 
 export interface StepOutcome {
@@ -102,20 +106,20 @@ export function createDataDeletion(deps: { store: OrganizationStore; clock: Cloc
 export type DataDeletion = ReturnType<typeof createDataDeletion>;
 
 export function organizationJobs(deletion: DataDeletion): JobRegistration {
-  return {
+  return defineJobs({
     queue: ORGANIZATIONS_QUEUE,
     role: 'worker',
     concurrency: 1,
     handlers: {
       [DELETE_DATA_JOB]: async (job) => {
-        const { deletion_id } = job.payload as DeleteDataPayload;
+        const { deletion_id } = job.payload;
         await deletion.run(deletion_id, job.attempt, job.maxAttempts);
       },
     },
-  };
+  });
 }
 
-export async function enqueueDeletion(queue: QueuePort, deletionId: string): Promise<void> {
+export async function enqueueDeletion(queue: Pick<JobQueue, 'enqueue'>, deletionId: string): Promise<void> {
   const payload: DeleteDataPayload = { deletion_id: deletionId };
   await queue.enqueue(ORGANIZATIONS_QUEUE, DELETE_DATA_JOB, payload, {
     jobId: deletionId,

@@ -1,8 +1,8 @@
 // Routing dry run: given events through the organization's saved enabled routes (or draft
-// routes), with the very plan function the dispatchers use, and what each destination
-// would receive. Changes nothing. Destinations the dispatcher would skip (unknown,
+// routes), with the very plan function the one pass uses, and what each destination
+// would receive. Changes nothing. Destinations the pass would skip (unknown,
 // another organization's, disabled) are flagged, and an event whose every copy is for
-// such a destination is filtered destination_disabled, as the routing stage counts it.
+// such a destination is filtered destination_disabled, as the pass counts it.
 import type { Actor } from '../../core/actor.js';
 import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';

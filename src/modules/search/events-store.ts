@@ -83,7 +83,7 @@ export function createEventsStore(db: Kysely<DB>) {
     }
   }
 
-  /** The lane's path (copies routed by the dispatcher's routing stage): idempotent, a resent batch replaces its rows. */
+  /** The lane's path (replays to the event store): idempotent, a resent batch replaces its rows. */
   async function replace(stored: StoredCopies): Promise<void> {
     await prepare([stored]);
     await inTransaction(db, async () => {

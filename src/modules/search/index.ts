@@ -3,19 +3,18 @@
 // language, searches as jobs with their history and results, saved queries, schedules, replay
 // and live vendor queries.
 import type { Kysely } from 'kysely';
-import type { SearchConfig } from '../../config.js';
 import type { Actor } from '../../core/actor.js';
 import type { Clock } from '../../core/clock.js';
 import { inTransaction, afterCommit } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
 import type { Api } from '../../platform/http/routes.js';
 import type { Logger } from '../../platform/logger.js';
-import type { QueuePort } from '../../platform/queue/port.js';
 import { eventStoreSinkType, EVENT_STORE_TYPE } from '../../pipeline/sinks/event_store/index.js';
 import type { SinkType } from '../../pipeline/sinks/types.js';
 import type { EmailNotifier } from '../email/jobs.js';
 import type { OrgDataStep } from '../organizations/jobs.js';
 import type { OrganizationProvisioner } from '../organizations/service.js';
+import type { JobQueue } from '../queues.js';
 import { createDuckDbEventStore } from './event-store/duckdb/store.js';
 import type { EventStore } from './event-store/port.js';
 import { createPostgresEventStore } from './event-store/postgres.js';
@@ -31,6 +30,47 @@ import { createRunner } from './runner.js';
 import { createRunsService, RUN_JOB, SEARCH_QUEUE } from './runs.js';
 import { createSchedulesService, type AlertSink } from './schedules.js';
 import { createSearchStore } from './store.js';
+
+/** Search (docs/search.md): results, their expiry, and how long one statement may run. */
+export interface SearchConfig {
+  /** Most rows a result keeps (a query's limit is at most this). */
+  maxRows: number;
+  /** Hours a result stays readable. */
+  resultHours: number;
+  /** Hours its CSV stays downloadable (at most resultHours). */
+  csvHours: number;
+  /** Days a run stays in the search history. */
+  historyDays: number;
+  /** Longest one statement of a search may run. */
+  statementTimeoutMs: number;
+  /** Searches and replays one worker process runs at once. */
+  concurrency: number;
+  /** Base URL of the console and API as users reach it, for links in e-mails (none: no links). */
+  publicUrl: string | undefined;
+  /** Least time between two detection e-mails to one organization. */
+  detectionNotifyMs: number;
+  /** Most vendor pages one live query reads (docs/live-queries.md). */
+  liveMaxPages: number;
+  /**
+   * The event store's size budget (WEIR_SEARCH_MAX_BYTES): the bytes of event text (each stored
+   * event's JSON text in UTF-8) it may hold; over it, retention removes the events received
+   * first. 0: no budget, only the organizations' retention days.
+   */
+  maxBytes: number;
+  /**
+   * The event store's engine (WEIR_EVENT_STORE): DuckDB in a file beside the embedded database,
+   * or the PostgreSQL database's `events` table. Unset: DuckDB with the embedded database,
+   * PostgreSQL with an external one (several processes share it).
+   */
+  eventStore: 'duckdb' | 'postgres' | undefined;
+  /** DuckDB's file (WEIR_EVENT_STORE_PATH, default <data dir>/events.duckdb; ':memory:' keeps nothing). */
+  eventStorePath: string;
+  /** DuckDB's memory limit (WEIR_EVENT_STORE_MEMORY, default 128MB) and threads (WEIR_EVENT_STORE_THREADS, default 2). */
+  eventStoreMemory: string;
+  eventStoreThreads: number;
+  /** Where POST /api/search/export writes (WEIR_EXPORT_ROOT, default <data dir>/exports). */
+  exportRoot: string;
+}
 
 export type Retention = ReturnType<typeof createRetention>;
 
@@ -61,7 +101,7 @@ export interface SearchDeps {
   db: Kysely<DB>;
   clock: Clock;
   logger: Logger;
-  queue: QueuePort;
+  queue: JobQueue;
   config: SearchConfig;
   events: EventStore;
   email: EmailNotifier;

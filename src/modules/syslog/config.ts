@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { RE2JS } from 're2js';
 import { parseSyslog } from '../../pipeline/parse/syslog.js';
 import { STREAM_NAME_PATTERN } from '../../pipeline/sources/push.js';
-import type { PlatformDefinition } from '../integrations/platforms.js';
+import type { PlatformDefinition } from '../../connectors/platform-definition.js';
 
 export const SYSLOG_PROTOCOLS = ['udp', 'tcp', 'tls', 'relp'] as const;
 export type SyslogProtocol = (typeof SYSLOG_PROTOCOLS)[number];

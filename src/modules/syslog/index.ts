@@ -3,13 +3,12 @@
 // through the same durable accept as push (ingest.accept) and are text events of their stream.
 import type { Kysely } from 'kysely';
 import type { Meter } from '@opentelemetry/api';
-import type { SyslogConfig } from '../../config.js';
 import type { Clock } from '../../core/clock.js';
 import { NORMALIZE_QUEUE, type AcceptBatch, type Admission } from '../../pipeline/envelope.js';
 import type { DB } from '../../platform/db/index.js';
 import type { Logger } from '../../platform/logger.js';
 import type { QueuePort } from '../../platform/queue/port.js';
-import type { RoleLoop } from '../../roles/jobs.js';
+import type { RoleLoop } from '../../platform/queue/jobs.js';
 import type { IntegrationRow } from '../integrations/store.js';
 import { portRanges } from './config.js';
 import { createIntake } from './intake.js';
@@ -17,6 +16,22 @@ import { createReceiver } from './receiver.js';
 import { createSyslogStore, type ListenerStateRow } from './store.js';
 
 export { SYSLOG_PLATFORM } from './config.js';
+
+/** The syslog receiver (syslog role, and weir all): docs/decisions/0040-syslog-receiver.md. */
+export interface SyslogConfig {
+  /** Address the listeners bind to. */
+  host: string;
+  /** WEIR_SYSLOG_PORTS as written: the ports integrations may declare. */
+  ports: string;
+  /** How often the receiver applies changed syslog integrations. */
+  refreshMs: number;
+  /** How long a batch that is not full waits for more messages before it is accepted. */
+  lingerMs: number;
+  /** Messages held (received, not yet durably accepted) beyond which UDP datagrams are dropped and counted. */
+  maxPendingEvents: number;
+  /** SO_RCVBUF asked for each UDP listener; the kernel caps it at net.core.rmem_max (and doubles it). */
+  udpReceiveBufferBytes: number;
+}
 
 /** Listener states older than this are of a process that is gone. */
 const STATE_FRESH_MS = 5 * 60_000;

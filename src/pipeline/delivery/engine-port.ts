@@ -1,4 +1,4 @@
-// What the delivery engine (routing stage and lanes) needs from storage and telemetry, as
+// What the delivery engine (its lanes) and the routing write need from storage and telemetry, as
 // interfaces: modules/delivery/store.ts and metrics.ts implement them. Every method joins
 // the ambient transaction when one is open, so one unit of work spans several calls.
 import type { RouteSpec } from '../route/types.js';
@@ -26,14 +26,12 @@ export interface LedgerEntry {
 /** replay: stored events re-delivered from the event store (docs/search.md). */
 export type DeliveryKind = 'primary' | 'shadow' | 'reprocess' | 'replay';
 
-/** A normalized batch claimed for routing. */
-export interface PendingBatch {
+/** The batch a routing write comes from: an ingest batch (the pass), a detection's findings, a leftover normalized batch. */
+export interface SourceBatch {
   id: string;
   organization_id: number;
   integration_id: number;
   stream: string;
-  event_count: number;
-  events: string;
 }
 
 export interface NewDelivery {
@@ -221,12 +219,6 @@ export interface EngineStore {
   routesFingerprint(organizationId: number): Promise<string>;
   /** The organization's enabled routes in position order. */
   enabledRoutes(organizationId: number): Promise<RouteSpec[]>;
-  claimPending(limit: number, leaseMs: number): Promise<PendingBatch[]>;
-  /** When the first lease on a pending batch runs out (epoch when one is not leased); null when no batch is pending. */
-  nextLeaseEnd(): Promise<Date | null>;
-  /** Marks the batch done (route_state pending → done, events ''); false when it was not pending any more. */
-  markRouted(batchId: string): Promise<boolean>;
-  releasePending(batchIds: string[]): Promise<void>;
   insertDeliveries(rows: NewDelivery[]): Promise<void>;
   /** Milliseconds until the destination's next outbox row may be claimed (its attempt is due, its lease ran out); null when it has none. */
   nextDeliveryDue(destinationId: string): Promise<number | null>;
@@ -258,7 +250,7 @@ export interface EngineStore {
 
   openTaps(destinationIds: string[]): Promise<TapSession[]>;
   insertTapSamples(rows: { session_id: string; destination_id: string; event: string }[]): Promise<void>;
-  /** Events waiting: routing (normalized batches pending) and each destination's outbox. */
+  /** Events waiting: routing (normalized batches an earlier version left pending) and each destination's outbox. */
   lag(): Promise<{ partition: string; events: number }[]>;
 }
 

@@ -1,19 +1,17 @@
-// The dispatcher's delivery engine: the routing stage plus one lane per enabled destination.
-// The destinations snapshot is refreshed about every second (and at once when a route names
-// a destination it does not know): a new destination gets a lane, a disabled or deleted one
-// loses it (its in-flight requests finish, its leases are given back), a changed one gets a
-// new sink. It also keeps the open tap sessions and the consumer-lag snapshot.
+// The dispatcher's delivery engine: one lane per enabled destination (the one pass routes,
+// docs/delivery.md). The destinations are re-read about every second: a new destination
+// gets a lane, a disabled or deleted one loses it (its in-flight requests finish, its leases
+// are given back), a changed one gets a new sink. It also keeps the open tap sessions and
+// the consumer-lag snapshot.
 import type { Clock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import type { Logger } from '../../platform/logger.js';
 import type { NetPolicy } from '../../platform/net/policy.js';
-import type { CompiledRoutes, RouteSpec } from '../route/types.js';
 import type { SinkType } from '../sinks/types.js';
 import { destinationRedactor } from '../sinks/secrets.js';
-import type { BreakerState, EngineMetrics, EngineStore, PendingBatch, Transact } from './engine-port.js';
+import type { BreakerState, EngineMetrics, EngineStore, Transact } from './engine-port.js';
 import { Lane } from './lane.js';
 import type { DestinationDirectory, DestinationRuntime } from './ports.js';
-import { createRoutingStage } from './routing.js';
 import { deliverySettings } from './settings.js';
 
 export interface EngineDeps {
@@ -22,7 +20,6 @@ export interface EngineDeps {
   directory: DestinationDirectory;
   /** The destination type of a destination, looked up when its lane is built. */
   sinkType: (type: string) => SinkType | undefined;
-  compile: (routes: RouteSpec[]) => CompiledRoutes;
   net: NetPolicy;
   fileRoot: string;
   /** How long an untouched open file of a file destination means a dead writer. */
@@ -32,7 +29,6 @@ export interface EngineDeps {
   metrics: EngineMetrics;
   pollMs: number;
   leaseMs: number;
-  routeConcurrency: number;
   lineage: boolean;
   /** How often the destinations snapshot (lanes) is refreshed; default max(pollMs, 1000). */
   directoryRefreshMs?: number;
@@ -52,31 +48,10 @@ export function createDeliveryEngine(deps: EngineDeps) {
   const lanes = new Map<string, Lane>();
   const stopping = new Set<Promise<void>>();
   const unbuildable = new Map<string, number>(); // destination id → version already reported
-  let snapshot: ReadonlyMap<string, DestinationRuntime> = new Map();
-  let lastRefresh = 0;
   let syncing: Promise<void> | null = null;
   let lag: { partition: string; events: number }[] = [];
   let running = false;
   const timers: NodeJS.Timeout[] = [];
-
-  const routing = createRoutingStage({
-    store,
-    transact: deps.transact,
-    compile: deps.compile,
-    destinations: async (refresh) => {
-      if (refresh && Date.now() - lastRefresh >= deps.pollMs) await sync();
-      return snapshot;
-    },
-    clock: deps.clock,
-    logger,
-    pollMs: deps.pollMs,
-    leaseMs: deps.leaseMs,
-    concurrency: deps.routeConcurrency,
-    lineage: deps.lineage,
-    routed: () => {
-      for (const lane of lanes.values()) lane.wake();
-    },
-  });
 
   function retire(lane: Lane): void {
     lanes.delete(lane.id);
@@ -130,8 +105,6 @@ export function createDeliveryEngine(deps: EngineDeps) {
 
   async function syncOnce(): Promise<void> {
     const list = await directory.list();
-    lastRefresh = Date.now();
-    snapshot = new Map(list.map((d) => [d.id, d]));
     if (!running) return;
     const wanted = new Map(list.filter((d) => d.enabled).map((d) => [d.id, d]));
     for (const lane of [...lanes.values()]) {
@@ -198,10 +171,9 @@ export function createDeliveryEngine(deps: EngineDeps) {
   }
 
   return {
-    /** Starts routing and delivery in this process (the dispatcher role's loop). */
+    /** Starts delivery in this process (the dispatcher role's loop). */
     start(): { stop(): Promise<void> } {
       running = true;
-      routing.start();
       void sync();
       const unsubscribe = directory.onChange?.(() => void syncAfterChange());
       every(refreshMs, sync, 'refreshing destinations');
@@ -216,28 +188,19 @@ export function createDeliveryEngine(deps: EngineDeps) {
           unsubscribe?.();
           for (const t of timers.splice(0)) clearInterval(t);
           await syncing;
-          await routing.stop();
           for (const lane of [...lanes.values()]) retire(lane);
           await Promise.all([...stopping]);
         },
       };
     },
-    /** New normalized batches were written (embedded): route them without waiting for the poll. */
-    wakeRouting(): void {
-      routing.wake();
-    },
     /** This process opened a tap session: the lanes sample from their next delivery on. */
     tapOpened(): void {
       if (running) void refreshTaps().catch((err: unknown) => logger.warn({ err }, 'checking tap sessions failed'));
     },
-    /** New outbox rows were committed in this process (the one pass): idle lanes claim at once. */
+    /** New outbox rows were committed in this process (the one pass, a replay): idle lanes claim at once. */
     wakeLanes(): void {
       for (const lane of lanes.values()) lane.wake();
     },
-    /** Routes one pending batch now, outside the loop (tests, tools). */
-    routeOnce: () => routing.routeOnce(),
-    /** Routes a batch claimed elsewhere; false when someone else routed it meanwhile. */
-    routeBatch: (batch: PendingBatch) => routing.route(batch),
     /** Breaker state of each lane of this process (the breaker gauge). */
     breakerStates(): [string, BreakerState][] {
       return [...lanes.values()].map((l) => [l.id, l.breaker.state]);

@@ -1,5 +1,5 @@
-// Turns the routing plan of one normalized batch into what the routing stage writes
-// (docs/delivery.md, Routing stage): one outbox row per destination (and per shadow), the
+// Turns the routing plan of one batch into what the one pass writes with the batch
+// (docs/delivery.md, Routing in the pass): one outbox row per destination (and per shadow), the
 // ledger's filtered / routed / copies counts, route statistics and, when on, lineage.
 // Destinations an organization may not use (disabled by an administrator, deleted, of
 // another organization) get no copy; an event whose every copy was for such destinations
@@ -16,8 +16,8 @@ import type {
   LineageCopyRow,
   LineageEventRow,
   NewDelivery,
-  PendingBatch,
   RoutingWrite,
+  SourceBatch,
   StoredCopies,
 } from './engine-port.js';
 import type { DestinationRuntime } from './ports.js';
@@ -109,13 +109,11 @@ export function storedCopies(
  * in `bodies`; encodeDeliveries stores them in the row's `events`.
  */
 export function buildRoutingWrite(
-  batch: Pick<PendingBatch, 'id' | 'organization_id' | 'integration_id' | 'stream'>,
+  batch: SourceBatch,
   records: NormalizedRecord[],
   plan: RoutingPlan,
   destinations: ReadonlyMap<string, RoutableDestination>,
   lineage: boolean,
-  /** Whether the caller writes inline copies (the pass does; the dispatcher's routing stage leaves them to the store's lane). */
-  inline = true,
 ): RoutingWrite {
   const n = records.length;
   const org = batch.organization_id;
@@ -161,7 +159,7 @@ export function buildRoutingWrite(
       lines = out.copies.map((c) => c.line);
       bodyOf.set(out.copies, lines);
     }
-    if (inline && out.kind === 'primary' && INLINE_TYPES.has(destinations.get(out.destinationId)!.type)) {
+    if (out.kind === 'primary' && INLINE_TYPES.has(destinations.get(out.destinationId)!.type)) {
       // Written with the batch: copied and delivered in the same transaction.
       const copies = out.copies;
       const rows = storedCopies(out.destinationId, origin, lines, (i) => {

@@ -1,4 +1,4 @@
-// An organization's enabled routes as the one pass and the routing stage use them: read
+// An organization's enabled routes as the one pass uses them: read
 // from the database when their fingerprint changed (checked at most every `pollMs`, so a
 // route edit applies within a poll), compiled once per change in this thread.
 import type { CompiledRoutes, RouteSpec } from '../route/types.js';

@@ -1,4 +1,4 @@
-// Routes as the routing stage sees them, and what routing a batch produces. The condition
+// Routes as the one pass sees them, and what routing a batch produces. The condition
 // language is docs/conditions.md (pipeline/conditions), the transforms docs/routing.md;
 // compile.ts turns an organization's ordered routes into one plan function, compiled once
 // per change.
@@ -15,7 +15,7 @@ export type Transform =
   /** Masks personal data (pipeline/mask.ts) in the named fields, or everywhere when fields is absent. */
   | { type: 'mask'; fields?: string[] };
 
-/** A route as stored (routes table), the routing stage's input. */
+/** A route as stored (routes table), routing's input. */
 export interface RouteSpec {
   id: string;
   organization_id: number;

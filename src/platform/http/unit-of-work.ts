@@ -11,28 +11,33 @@ import { toAppError } from './errors.js';
 
 export type AuditMode = 'transaction' | 'separate' | false;
 
-export interface AuditTargetLike {
+/** The object an operation acted on (the audit module's entries keep it). */
+export interface AuditTarget {
   type?: string;
   id?: string | number;
   organizationId?: number | null;
+  /** Extra facts worth keeping (never secrets). */
   details?: Record<string, unknown>;
+}
+
+/** One audited operation, as the unit of work hands it to the audit module. */
+export interface AuditEvent {
+  actor: Actor | undefined;
+  operationId: string;
+  method: string;
+  path: string;
+  outcome: 'success' | 'failed' | 'denied' | 'error';
+  status: number;
+  errorCode?: string;
+  correlationId: string;
+  target: AuditTarget;
 }
 
 /** What the unit of work needs from the audit module. */
 export interface AuditRecorder {
-  record(e: {
-    actor: Actor | undefined;
-    operationId: string;
-    method: string;
-    path: string;
-    outcome: 'success' | 'failed' | 'denied' | 'error';
-    status: number;
-    errorCode?: string;
-    correlationId: string;
-    target: AuditTargetLike;
-  }): Promise<unknown>;
+  record(e: AuditEvent): Promise<unknown>;
   /** Runs fn with a slot services may fill (setAuditTarget). */
-  withTarget<T>(fn: () => Promise<T>): { slot: AuditTargetLike; result: Promise<T> };
+  withTarget<T>(fn: () => Promise<T>): { slot: AuditTarget; result: Promise<T> };
 }
 
 export interface OperationInfo {
@@ -74,12 +79,7 @@ function orgFrom(params: unknown, result: unknown): number | undefined {
   return typeof n === 'number' && Number.isInteger(n) ? n : undefined;
 }
 
-function derivedTarget(
-  req: FastifyRequest,
-  op: OperationInfo,
-  result: unknown,
-  slot: AuditTargetLike,
-): AuditTargetLike {
+function derivedTarget(req: FastifyRequest, op: OperationInfo, result: unknown, slot: AuditTarget): AuditTarget {
   const r = (result ?? {}) as Record<string, unknown>;
   const nested = (r.api_token ?? {}) as Record<string, unknown>;
   const id = firstParam(req.params) ?? (r.id as string | number | undefined) ?? (nested.id as number | undefined);
@@ -103,12 +103,7 @@ export function createUnitOfWork(deps: { db: Kysely<DB>; audit: AuditRecorder })
   });
 
   /** A `failed` (4xx) or `error` (5xx) entry in a transaction of its own. */
-  async function recordFailure(
-    req: FastifyRequest,
-    op: OperationInfo,
-    err: unknown,
-    slot: AuditTargetLike,
-  ): Promise<void> {
+  async function recordFailure(req: FastifyRequest, op: OperationInfo, err: unknown, slot: AuditTarget): Promise<void> {
     const e = toAppError(err);
     await outsideTransaction(() =>
       inTransaction(db, () =>

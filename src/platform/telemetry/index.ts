@@ -14,8 +14,20 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import type { Role, TelemetryConfig } from '../../config.js';
 import type { SdkHandle } from './sdk.js';
+
+/** The telemetry settings (OTEL_* and WEIR_PROMETHEUS_*: src/config/telemetry.ts reads them). */
+export interface TelemetryConfig {
+  enabled: boolean;
+  endpoint: string | undefined;
+  serviceName: string;
+  metricExportIntervalMs: number;
+  tracesSamplerRatio: number;
+  logsEnabled: boolean;
+  /** Prometheus text format at /metrics (the API listener; other roles listen on prometheusPort). */
+  prometheusEnabled: boolean;
+  prometheusPort: number;
+}
 
 export interface Telemetry {
   readonly enabled: boolean;
@@ -32,7 +44,8 @@ export interface Telemetry {
 }
 
 export interface TelemetryOptions {
-  role: Role | string;
+  /** The process role (all, api, worker, dispatcher, beat, syslog). */
+  role: string;
   logger: Logger;
   /** Address of the own /metrics listener of roles without the API (HOST). */
   prometheusHost?: string;

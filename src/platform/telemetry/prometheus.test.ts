@@ -7,8 +7,7 @@ import { trace } from '@opentelemetry/api';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { metricsIn, startReceiver, type Receiver } from '../../../test/support/otlp.js';
-import type { TelemetryConfig } from '../../config.js';
-import { startTelemetry, type Telemetry } from './index.js';
+import { startTelemetry, type Telemetry, type TelemetryConfig } from './index.js';
 
 const base: TelemetryConfig = {
   enabled: false,

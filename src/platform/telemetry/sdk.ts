@@ -24,7 +24,7 @@ import {
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-import type { TelemetryConfig } from '../../config.js';
+import type { TelemetryConfig } from './index.js';
 
 /** Resource attribute carrying the process role (api, worker, dispatcher, beat, all). */
 export const ROLE_ATTRIBUTE = 'weir.role';

@@ -6,7 +6,6 @@ import { createNoopMeter, trace } from '@opentelemetry/api';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attrs, metricsIn, spansIn, startReceiver, value, type Receiver } from '../../../test/support/otlp.js';
-import type { TelemetryConfig } from '../../config.js';
 import {
   extractTraceContext,
   injectTraceContext,
@@ -14,6 +13,7 @@ import {
   startTelemetry,
   validEndpoint,
   type Telemetry,
+  type TelemetryConfig,
   type TelemetryOptions,
 } from './index.js';
 

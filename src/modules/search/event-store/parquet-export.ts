@@ -18,7 +18,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { ocsfCatalog } from '../../../ocsf/catalog.js';
-import { sqlString } from './duckdb/condition.js';
+import { sqlString } from './duckdb/sql.js';
 import type { EventStore, ParquetExport } from './port.js';
 
 export interface ExportOptions {

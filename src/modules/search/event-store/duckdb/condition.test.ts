@@ -11,18 +11,10 @@ import { STORED_COLUMNS, storedColumnValues } from '../../../../pipeline/deliver
 import type { NormalizedRecord } from '../../../../pipeline/envelope.js';
 import { compileRecordCondition } from '../../../../pipeline/route/conditions.js';
 import { compileField } from '../../../../pipeline/route/paths.js';
-import {
-  duckCondition,
-  duckFieldJson,
-  duckJsonSortKeys,
-  duckRegex,
-  duckSortKeys,
-  duckTopValues,
-  ipKey,
-  numberOfText,
-  registerConditionFunctions,
-  sqlString,
-} from './condition.js';
+import { duckCondition } from './condition.js';
+import { duckFieldJson, duckJsonSortKeys, duckSortKeys, duckTopValues } from './fields.js';
+import { duckRegex, ipKey, numberOfText, registerConditionFunctions } from './operators.js';
+import { sqlString } from './sql.js';
 import { SCHEMA_SQL } from './schema.js';
 import { CONDITION_EVENTS, conditionLeaves } from '../../../../../test/support/condition-cases.js';
 

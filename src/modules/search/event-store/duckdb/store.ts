@@ -32,15 +32,10 @@ import {
   type StoreScope,
   type TrimRemoved,
 } from '../port.js';
-import {
-  duckCondition,
-  duckFieldJson,
-  duckGroupKey,
-  duckSortKeys,
-  duckTopSource,
-  registerConditionFunctions,
-  sqlString,
-} from './condition.js';
+import { duckCondition } from './condition.js';
+import { duckFieldJson, duckGroupKey, duckSortKeys, duckTopSource } from './fields.js';
+import { registerConditionFunctions } from './operators.js';
+import { sqlString } from './sql.js';
 import { writeSecurityLake } from '../parquet-export.js';
 import { SCHEMA_SQL } from './schema.js';
 
