@@ -6,13 +6,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../test/support/app.js';
-import { createDestination, createRoute, seqOf } from '../../test/support/delivery-api.js';
+import { createTestApp, type TestApp, startWorkerConsumers } from '../../test/support/app.js';
+import { createDestination, seqOf, routeEverythingTo } from '../../test/support/delivery-api.js';
 import { createOrganization, createPrincipal, type Principal } from '../../test/support/identity.js';
 import { http } from '../../test/support/ingest.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
 import type { Consumer } from '../platform/queue/port.js';
-import { startConsumers } from '../roles/jobs.js';
 
 type Json = Record<string, unknown>;
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -116,25 +115,8 @@ describe('weir tap', () => {
       (await http(base, 'POST', `/api/ingest/integrations/${String(created.json.id)}/token`, {}, admin.headers)).json
         .token,
     );
-    destination = await createDestination(base, admin.headers, {
-      name: 'receiver',
-      type: 'http',
-      organization_id: org,
-      config: { url: receiver.url },
-      delivery: { max_wait_ms: 20 },
-    });
-    await createRoute(base, admin.headers, {
-      name: 'everything',
-      organization_id: org,
-      destination_ids: [destination],
-    });
-    consumers.push(
-      ...startConsumers(
-        t.container.queue,
-        t.container.jobs.filter((j) => j.role === 'worker'),
-        t.container.logger,
-      ),
-    );
+    destination = await routeEverythingTo(base, admin.headers, org, receiver.url);
+    consumers.push(...startWorkerConsumers(t));
     loops.push(...t.container.loops.map((l) => l.start()));
   }, 60_000);
 

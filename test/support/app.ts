@@ -12,6 +12,8 @@ import { createContainer, type Container } from '../../src/container.js';
 import type { Clock } from '../../src/core/clock.js';
 import type { Api } from '../../src/platform/http/routes.js';
 import { createLogger } from '../../src/platform/logger.js';
+import type { Consumer } from '../../src/platform/queue/port.js';
+import { startConsumers } from '../../src/roles/jobs.js';
 import { TEST_SECRET_KEY } from './identity.js';
 import { createTestDatabase } from './db.js';
 
@@ -95,4 +97,13 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       rmSync(bodyLogDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The worker role's queue consumers on the test app (normalization, enrichment, detections...), as `weir worker` starts them. */
+export function startWorkerConsumers(t: TestApp): Consumer[] {
+  return startConsumers(
+    t.container.queue,
+    t.container.jobs.filter((j) => j.role === 'worker'),
+    t.container.logger,
+  );
 }

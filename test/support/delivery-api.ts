@@ -17,6 +17,31 @@ export async function createRoute(base: string, headers: Record<string, string>,
   return String(res.json.id);
 }
 
+/**
+ * A webhook destination `receiver` at `url` (batches sent within 20 ms) and a route
+ * `everything` to it in the organization; the destination's id.
+ */
+export async function routeEverythingTo(
+  base: string,
+  headers: Record<string, string>,
+  organizationId: number,
+  url: string,
+): Promise<string> {
+  const destination = await createDestination(base, headers, {
+    name: 'receiver',
+    type: 'http',
+    organization_id: organizationId,
+    config: { url },
+    delivery: { max_wait_ms: 20 },
+  });
+  await createRoute(base, headers, {
+    name: 'everything',
+    organization_id: organizationId,
+    destination_ids: [destination],
+  });
+  return destination;
+}
+
 export interface LedgerTotals {
   events_in: number;
   quarantined: number;

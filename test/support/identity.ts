@@ -1,9 +1,11 @@
 // Principals for tests: organizations, users and service accounts with a token, made
 // through the same stores and services the API uses.
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Permission } from '../../src/core/access.js';
 import type { RoleName } from '../../src/core/roles.js';
 import { hashPassword } from '../../src/modules/auth/passwords.js';
+import { newId } from '../../src/core/ids.js';
+import type { DB } from '../../src/platform/db/schema.js';
 import type { TestApp } from './app.js';
 
 export const TEST_SECRET_KEY = '5e'.repeat(32);
@@ -97,4 +99,19 @@ export async function insertIntegration(
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
+}
+
+/** A destination row (type http, empty config) for tests that only need one to exist; `values` sets other columns. */
+export async function insertDestination(
+  t: TestApp,
+  organizationId: number | null,
+  name: string,
+  values: Partial<Insertable<DB['destinations']>> = {},
+): Promise<string> {
+  const id = newId();
+  await t.container.database.db
+    .insertInto('destinations')
+    .values({ id, organization_id: organizationId, name, type: 'http', config: '{}', delivery: '{}', ...values })
+    .execute();
+  return id;
 }

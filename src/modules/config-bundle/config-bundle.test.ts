@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { createOrganization, createPrincipal, type Principal, injectAs } from '../../../test/support/identity.js';
 import { defineMapping, loginDocument } from '../../../test/support/mappings.js';
 import { BUNDLE_SCHEMA_ID } from './schema.js';
 
@@ -18,14 +18,8 @@ let adminA: Principal;
 let adminB: Principal;
 const SECRET = 'Bearer-SECRET-zz-4242';
 
-function call(who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url,
-    headers: who.headers,
-    ...(payload !== undefined ? { payload: payload as Json } : {}),
-  });
-}
+const call = (who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) =>
+  injectAs(t, who, method, url, payload);
 async function ok(who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown, status = 200): Promise<Json> {
   const res = await call(who, method, url, payload);
   expect(res.statusCode, res.body).toBe(status);

@@ -4,13 +4,12 @@
 // events pushed through both (the real ingest endpoint, the worker's consumers, the real
 // dispatcher) reach the destinations the same, once organization-specific values are removed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/support/app.js';
+import { createTestApp, type TestApp, startWorkerConsumers } from '../../../test/support/app.js';
 import { until } from '../../../test/support/delivery-engine.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { defineMapping, loginDocument } from '../../../test/support/mappings.js';
 import { parseEvents, startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
 import type { Consumer } from '../../platform/queue/port.js';
-import { startConsumers } from '../../roles/jobs.js';
 
 type Json = Record<string, unknown>;
 const REFRESH_MS = 100;
@@ -227,13 +226,7 @@ describe('configuration bundle round trip, by behaviour', () => {
     );
 
     // The worker's consumers (normalization, enrichment, routing) and the dispatcher, as in production.
-    consumers.push(
-      ...startConsumers(
-        t.container.queue,
-        t.container.jobs.filter((j) => j.role === 'worker'),
-        t.container.logger,
-      ),
-    );
+    consumers.push(...startWorkerConsumers(t));
     loops = t.container.loops.filter((l) => l.role === 'dispatcher').map((l) => l.start());
     await new Promise((resolve) => setTimeout(resolve, REFRESH_MS * 4));
 

@@ -3,13 +3,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createDestination, createRoute, ledgerTotals, seqOf, waitFor } from '../../../test/support/delivery-api.js';
+import { createTestApp, type TestApp, startWorkerConsumers } from '../../../test/support/app.js';
+import { ledgerTotals, seqOf, waitFor, routeEverythingTo } from '../../../test/support/delivery-api.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { http } from '../../../test/support/ingest.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
 import type { Consumer } from '../../platform/queue/port.js';
-import { startConsumers } from '../../roles/jobs.js';
 import { collectionState } from './service.js';
 
 type Json = Record<string, unknown>;
@@ -79,25 +78,8 @@ beforeAll(async () => {
   const oktaA = await integrationWithToken(adminA, orgA, 'okta a', 'okta');
   const customA = await integrationWithToken(adminA, orgA, 'custom a', 'custom');
   const oktaB = await integrationWithToken(adminB, orgB, 'okta b', 'okta');
-  const destination = await createDestination(base, adminA.headers, {
-    name: 'receiver',
-    type: 'http',
-    organization_id: orgA,
-    config: { url: receiver.url },
-    delivery: { max_wait_ms: 20 },
-  });
-  await createRoute(base, adminA.headers, {
-    name: 'everything',
-    organization_id: orgA,
-    destination_ids: [destination],
-  });
-  consumers.push(
-    ...startConsumers(
-      t.container.queue,
-      t.container.jobs.filter((j) => j.role === 'worker'),
-      t.container.logger,
-    ),
-  );
+  await routeEverythingTo(base, adminA.headers, orgA, receiver.url);
+  consumers.push(...startWorkerConsumers(t));
   loops.push(...t.container.loops.map((l) => l.start()));
   await push(oktaA.token, 'system_log', 'a', 40);
   await push(customA.token, 'events', 'c', 5);

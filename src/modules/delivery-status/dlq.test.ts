@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { outboxText } from '../../../test/support/normalization.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import {
+  createOrganization,
+  createPrincipal,
+  type Principal,
+  injectAs,
+  insertDestination,
+} from '../../../test/support/identity.js';
 import { integration } from '../../../test/support/quarantine.js';
 import { newId } from '../../core/ids.js';
 
@@ -21,35 +27,15 @@ type Json = Record<string, unknown>;
 type Page = { total: number; limit: number; offset: number; items: Json[] };
 const db = () => t.container.database.db;
 
-function call(who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url,
-    headers: who.headers,
-    ...(payload !== undefined ? { payload: payload as Json } : {}),
-  });
-}
+const call = (who: Principal, method: 'GET' | 'POST', url: string, payload?: unknown) =>
+  injectAs(t, who, method, url, payload);
 
-async function destination(
-  organizationId: number | null,
-  name: string,
-  extra: { enabled?: boolean; delivery?: Json } = {},
-): Promise<string> {
-  const id = newId();
-  await db()
-    .insertInto('destinations')
-    .values({
-      id,
-      organization_id: organizationId,
-      name,
-      type: 'http',
-      config: JSON.stringify({ url: 'https://example.test/' }),
-      delivery: JSON.stringify(extra.delivery ?? {}),
-      enabled: extra.enabled ?? true,
-    })
-    .execute();
-  return id;
-}
+const destination = (organizationId: number | null, name: string, extra: { enabled?: boolean; delivery?: Json } = {}) =>
+  insertDestination(t, organizationId, name, {
+    config: JSON.stringify({ url: 'https://example.test/' }),
+    delivery: JSON.stringify(extra.delivery ?? {}),
+    enabled: extra.enabled ?? true,
+  });
 
 let minute = Date.parse('2025-06-01T00:00:00Z');
 async function dead(

@@ -3,13 +3,12 @@
 // every poll taken while batches move from term to term balances, because the health
 // answer reads every term in one snapshot and every move commits in one transaction.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createDestination, createRoute, seqOf, waitFor } from '../../../test/support/delivery-api.js';
+import { createTestApp, type TestApp, startWorkerConsumers } from '../../../test/support/app.js';
+import { seqOf, waitFor, routeEverythingTo } from '../../../test/support/delivery-api.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { http, oktaIntegration, pushOkta } from '../../../test/support/ingest.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
 import type { Consumer } from '../../platform/queue/port.js';
-import { startConsumers } from '../../roles/jobs.js';
 
 interface Totals {
   events_in: number;
@@ -73,25 +72,8 @@ describe('the ledger during a run', () => {
 
   it('balances in every poll while events are pushed, normalized, routed and delivered', async () => {
     const { id, token } = await integrationWithToken('live');
-    const destination = await createDestination(base, admin.headers, {
-      name: 'receiver',
-      type: 'http',
-      organization_id: orgId,
-      config: { url: receiver.url },
-      delivery: { max_wait_ms: 20 },
-    });
-    await createRoute(base, admin.headers, {
-      name: 'everything',
-      organization_id: orgId,
-      destination_ids: [destination],
-    });
-    consumers.push(
-      ...startConsumers(
-        t.container.queue,
-        t.container.jobs.filter((j) => j.role === 'worker'),
-        t.container.logger,
-      ),
-    );
+    await routeEverythingTo(base, admin.headers, orgId, receiver.url);
+    consumers.push(...startWorkerConsumers(t));
     loops.push(...t.container.loops.map((l) => l.start()));
 
     const BATCHES = 30;

@@ -2,7 +2,12 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import {
+  createOrganization,
+  createPrincipal,
+  type Principal,
+  insertDestination,
+} from '../../../test/support/identity.js';
 import { integration } from '../../../test/support/quarantine.js';
 import { newId } from '../../core/ids.js';
 
@@ -25,14 +30,7 @@ function call(who: Principal, url: string, method: 'GET' | 'POST' = 'GET', paylo
   return t.app.inject({ method, url, headers: who.headers, ...(payload ? { payload } : {}) });
 }
 
-async function destination(organizationId: number | null, name: string): Promise<string> {
-  const id = newId();
-  await db()
-    .insertInto('destinations')
-    .values({ id, organization_id: organizationId, name, type: 'http', config: '{}', delivery: '{}' })
-    .execute();
-  return id;
-}
+const destination = (organizationId: number | null, name: string) => insertDestination(t, organizationId, name);
 
 async function waitFor<T>(probe: () => Promise<T | undefined>, ms = 5000): Promise<T> {
   const until = Date.now() + ms;

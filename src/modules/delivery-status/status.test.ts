@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import {
+  createOrganization,
+  createPrincipal,
+  type Principal,
+  insertDestination,
+} from '../../../test/support/identity.js';
 import { integration } from '../../../test/support/quarantine.js';
 import { newId } from '../../core/ids.js';
 
@@ -21,27 +26,15 @@ function call(who: Principal, url: string) {
   return t.app.inject({ method: 'GET', url, headers: who.headers });
 }
 
-async function destination(
+const destination = (
   organizationId: number | null,
   name: string,
   extra: { enabled?: boolean; disabled_reason?: string } = {},
-): Promise<string> {
-  const id = newId();
-  await db()
-    .insertInto('destinations')
-    .values({
-      id,
-      organization_id: organizationId,
-      name,
-      type: 'http',
-      config: '{}',
-      delivery: '{}',
-      enabled: extra.enabled ?? true,
-      disabled_reason: extra.disabled_reason ?? null,
-    })
-    .execute();
-  return id;
-}
+) =>
+  insertDestination(t, organizationId, name, {
+    enabled: extra.enabled ?? true,
+    disabled_reason: extra.disabled_reason ?? null,
+  });
 
 async function outbox(
   destinationId: string,

@@ -4,13 +4,12 @@
 // `drop_newest` keeps accepting and counts its copies as dropped in the ledger. Once the
 // destination answers again, every acknowledged event is delivered and the ledger balances.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/support/app.js';
+import { createTestApp, type TestApp, startWorkerConsumers } from '../../../test/support/app.js';
 import { createDestination, createRoute, seqOf, waitFor } from '../../../test/support/delivery-api.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { http, oktaIntegration, pushOkta } from '../../../test/support/ingest.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
 import type { Consumer } from '../../platform/queue/port.js';
-import { startConsumers } from '../../roles/jobs.js';
 
 type Json = Record<string, unknown>;
 const DOWN = { ratio: 1, modes: ['5xx' as const] };
@@ -33,13 +32,7 @@ beforeAll(async () => {
   orgId = await createOrganization(t, 'Backlog Org');
   admin = await createPrincipal(t, { role: 'admin', organizationId: orgId });
   receiver = await startWebhookReceiver({ keyOf: (event) => seqOf(event), faults: DOWN });
-  consumers.push(
-    ...startConsumers(
-      t.container.queue,
-      t.container.jobs.filter((j) => j.role === 'worker'),
-      t.container.logger,
-    ),
-  );
+  consumers.push(...startWorkerConsumers(t));
   loops.push(...t.container.loops.map((l) => l.start()));
 });
 

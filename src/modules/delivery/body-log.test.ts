@@ -5,31 +5,23 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/support/app.js';
+import { createTestApp, type TestApp, startWorkerConsumers } from '../../../test/support/app.js';
 import { usingPostgres } from '../../../test/support/db.js';
 import { until } from '../../../test/support/delivery-engine.js';
-import { createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { createPrincipal, injectAs, type Method, type Principal } from '../../../test/support/identity.js';
 import { loginDocument } from '../../../test/support/mappings.js';
 import { publishMapping } from '../../../test/support/normalization.js';
 import type { Consumer } from '../../platform/queue/port.js';
-import { startConsumers } from '../../roles/jobs.js';
 import { ledgerRows } from '../../../test/support/ledger.js';
 
-type Json = Record<string, unknown>;
 let t: TestApp;
 let root: string;
 let admin: Principal;
 let org: number;
 let consumers: Consumer[] = [];
 
-async function call(method: string, url: string, who: Principal, payload?: unknown) {
-  return t.app.inject({
-    method: method as 'GET',
-    url,
-    headers: who.headers,
-    ...(payload === undefined ? {} : { payload: payload as Json }),
-  });
-}
+const call = (method: string, url: string, who: Principal, payload?: unknown) =>
+  injectAs(t, who, method as Method, url, payload);
 
 const segments = async () => (await readdir(t.container.bodies!.dir)).filter((f) => f.endsWith('.log'));
 
@@ -109,11 +101,7 @@ describe.skipIf(usingPostgres)('the body log on the embedded path', () => {
       .execute();
     expect(jobs.filter((j) => j.payload_gz?.startsWith('log:'))).toHaveLength(2);
 
-    consumers = startConsumers(
-      t.container.queue,
-      t.container.jobs.filter((j) => j.role === 'worker'),
-      t.container.logger,
-    );
+    consumers = startWorkerConsumers(t);
     const loop = t.container.loops.find((l) => l.name === 'delivery')!.start();
     let delivered: string[] = [];
     try {

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/support/app.js';
+import { createTestApp, type TestApp, startWorkerConsumers } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { loginDocument } from '../../../test/support/mappings.js';
 import {
@@ -20,7 +20,6 @@ import {
 } from '../../../test/support/normalization.js';
 import { newId } from '../../core/ids.js';
 import type { Consumer } from '../../platform/queue/port.js';
-import { startConsumers } from '../../roles/jobs.js';
 
 type Json = Record<string, unknown>;
 const BASE = '/api/collectors/enrichment';
@@ -327,13 +326,7 @@ describe('end to end from push', () => {
       payload: lines.join('\n'),
     });
     expect(res.statusCode, res.body).toBe(200);
-    consumers.push(
-      ...startConsumers(
-        t.container.queue,
-        t.container.jobs.filter((j) => j.role === 'worker'),
-        t.container.logger,
-      ),
-    );
+    consumers.push(...startWorkerConsumers(t));
     const db = t.container.database.db;
     let events: Json[] = [];
     for (let i = 0; i < 100 && events.length < 3; i++) {

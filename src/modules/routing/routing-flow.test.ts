@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import {
+  createOrganization,
+  createPrincipal,
+  type Principal,
+  injectAs,
+  insertDestination,
+} from '../../../test/support/identity.js';
 import { newId } from '../../core/ids.js';
 import { windowStart } from './flow.js';
 
@@ -23,39 +29,13 @@ type Json = Record<string, unknown>;
 const BASE = '/api/collectors/routes';
 const HOUR = 3_600_000;
 
-function call(who: Principal, method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url,
-    headers: who.headers,
-    ...(payload !== undefined ? { payload: payload as Json } : {}),
-  });
-}
+const call = (who: Principal, method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) =>
+  injectAs(t, who, method, url, payload);
 
 const db = () => t.container.database.db;
 
-async function destination(organizationId: number | null, name: string, enabled = true): Promise<string> {
-  const id = newId();
-  await db()
-    .insertInto('destinations')
-    .values({
-      id,
-      organization_id: organizationId,
-      name,
-      type: 'http',
-      config: '{}',
-      enabled,
-      delivery: '{}',
-      disabled_reason: null,
-      credential: null,
-      credential_key_id: null,
-      credential_updated_at: null,
-      shadow_destination_id: null,
-      created_by: null,
-    })
-    .execute();
-  return id;
-}
+const destination = (organizationId: number | null, name: string, enabled = true) =>
+  insertDestination(t, organizationId, name, { enabled });
 
 async function integration(organizationId: number, name: string, platform: string): Promise<number> {
   const row = await db()

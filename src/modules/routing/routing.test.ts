@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
-import { newId } from '../../core/ids.js';
+import {
+  createOrganization,
+  createPrincipal,
+  type Principal,
+  injectAs,
+  insertDestination,
+} from '../../../test/support/identity.js';
 
 let t: TestApp;
 let orgA: number;
@@ -18,36 +23,11 @@ let destGlobal: string;
 type Json = Record<string, unknown>;
 const BASE = '/api/collectors/routes';
 
-function call(who: Principal, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) {
-  return t.app.inject({
-    method,
-    url,
-    headers: who.headers,
-    ...(payload !== undefined ? { payload: payload as Json } : {}),
-  });
-}
+const call = (who: Principal, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
+  injectAs(t, who, method, url, payload);
 
-async function destination(organizationId: number | null, name: string): Promise<string> {
-  const id = newId();
-  await t.container.database.db
-    .insertInto('destinations')
-    .values({
-      id,
-      organization_id: organizationId,
-      name,
-      type: 'http',
-      config: JSON.stringify({ url: 'http://127.0.0.1:9/' }),
-      delivery: '{}',
-      disabled_reason: null,
-      credential: null,
-      credential_key_id: null,
-      credential_updated_at: null,
-      shadow_destination_id: null,
-      created_by: null,
-    })
-    .execute();
-  return id;
-}
+const destination = (organizationId: number | null, name: string) =>
+  insertDestination(t, organizationId, name, { config: JSON.stringify({ url: 'http://127.0.0.1:9/' }) });
 
 async function create(who: Principal, body: Json): Promise<Json> {
   const res = await call(who, 'POST', BASE, body);

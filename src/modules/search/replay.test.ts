@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { usingPostgres } from '../../../test/support/db.js';
-import { createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { createPrincipal, injectAs, type Method, type Principal } from '../../../test/support/identity.js';
 import { loginDocument } from '../../../test/support/mappings.js';
 import { createIntegration, ingestBatch, publishMapping, runNormalize } from '../../../test/support/normalization.js';
 import { inTransaction } from '../../platform/db/ambient.js';
@@ -33,14 +33,8 @@ let operator: Principal;
 let otherAdmin: Principal;
 let consumers: Consumer[] = [];
 
-async function call(method: string, url: string, who: Principal, payload?: unknown) {
-  return t.app.inject({
-    method: method as 'GET',
-    url,
-    headers: who.headers,
-    ...(payload === undefined ? {} : { payload: payload as Json }),
-  });
-}
+const call = (method: string, url: string, who: Principal, payload?: unknown) =>
+  injectAs(t, who, method as Method, url, payload);
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
   const deadline = Date.now() + ms;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { usingPostgres } from '../../../test/support/db.js';
-import { createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { createPrincipal, injectAs, type Method, type Principal } from '../../../test/support/identity.js';
 import { loginDocument } from '../../../test/support/mappings.js';
 import { createIntegration, ingestBatch, publishMapping, runNormalize } from '../../../test/support/normalization.js';
 import type { Clock } from '../../core/clock.js';
@@ -26,14 +26,8 @@ let operatorA: Principal;
 let adminB: Principal;
 let consumers: Consumer[] = [];
 
-async function call(method: string, url: string, who: Principal, payload?: unknown) {
-  return t.app.inject({
-    method: method as 'GET',
-    url,
-    headers: who.headers,
-    ...(payload === undefined ? {} : { payload: payload as Json }),
-  });
-}
+const call = (method: string, url: string, who: Principal, payload?: unknown) =>
+  injectAs(t, who, method as Method, url, payload);
 
 function login(minutesAgo: number, user: string, status: number, ip = '10.0.0.1') {
   return {
