@@ -1,7 +1,7 @@
 // The event store's queries over --events stored events of mixed classes (default 1,000,000),
 // through the store's port (modules/search/event-store/port.ts) on both adapters: DuckDB (the
 // embedded default, a file on disk; 2 threads, 256MB) and PostgreSQL (day partitions of
-// `events`). Events are written as the one pass writes them: storedCopies() (router.ts) builds a
+// `events`). Events are written as the one pass writes them: storedCopies() (routing-write.ts) builds a
 // batch's copies and their searched columns (stored-columns.ts), then store.prepare(batchId, ...)
 // and store.write(...) inside the batch's database transaction (PostgreSQL inserts there; DuckDB
 // wrote in prepare and its write is a no-op, so no database is opened for it). Batches of 5,000.
@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { newId } from '../src/core/ids.js';
-import { storedCopies } from '../src/pipeline/delivery/router.js';
+import { storedCopies } from '../src/pipeline/delivery/routing-write.js';
 import { createDuckDbEventStore } from '../src/modules/search/event-store/duckdb/store.js';
 import type { EventStore, StoreScope } from '../src/modules/search/event-store/port.js';
 import { createPostgresEventStore } from '../src/modules/search/event-store/postgres.js';

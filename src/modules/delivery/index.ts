@@ -15,7 +15,7 @@ import type { Telemetry } from '../../platform/telemetry/index.js';
 import { createDestinationsSnapshot } from '../../pipeline/delivery/destinations-snapshot.js';
 import { createDeliveryEngine } from '../../pipeline/delivery/engine.js';
 import type { InlineStore, LedgerEntry, NewDelivery, RoutingWrite } from '../../pipeline/delivery/engine-port.js';
-import { storeRoutingWrite } from '../../pipeline/delivery/router.js';
+import { storeRoutingWrite } from '../../pipeline/delivery/routing-write.js';
 import type { BacklogGate } from './backlog.js';
 import { createRoutesCache } from '../../pipeline/delivery/routes-cache.js';
 import type { DestinationDirectory } from '../../pipeline/delivery/ports.js';

@@ -10,7 +10,11 @@ import type { Clock } from '../../core/clock.js';
 import type { JobHandler } from '../../platform/queue/port.js';
 import { decodeLines } from '../../pipeline/batch-codec.js';
 import type { RoutingWrite, SourceBatch } from '../../pipeline/delivery/engine-port.js';
-import { buildRoutingWrite, encodeDeliveries, type RoutableDestination } from '../../pipeline/delivery/router.js';
+import {
+  buildRoutingWrite,
+  encodeDeliveries,
+  type RoutableDestination,
+} from '../../pipeline/delivery/routing-write.js';
 import type { OrgRoutes } from '../../pipeline/delivery/routes-cache.js';
 import type { NormalizedRecord } from '../../pipeline/envelope.js';
 import { ocsfText } from '../../pipeline/route/compile.js';

@@ -2,7 +2,7 @@
 // module hands its part to wireNormalization; the pass sees only these shapes.
 import type { DetectionJob, DetectOutput } from '../../pipeline/detect/evaluate.js';
 import type { RoutingWrite } from '../../pipeline/delivery/engine-port.js';
-import type { RoutableDestination } from '../../pipeline/delivery/router.js';
+import type { RoutableDestination } from '../../pipeline/delivery/routing-write.js';
 import type { OrgRoutes } from '../../pipeline/delivery/routes-cache.js';
 import type { EnrichmentJob } from '../../pipeline/enrich/live.js';
 import type { PolicyCounters } from '../../pipeline/enrich/policy.js';

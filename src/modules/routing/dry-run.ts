@@ -30,7 +30,7 @@ export interface DryRunInput {
   routes?: DraftRoute[];
 }
 
-// A credential revoke stops delivery, not routing: copies wait in the outbox (pipeline/delivery/router.ts).
+// A credential revoke stops delivery, not routing: copies wait in the outbox (pipeline/delivery/routing-write.ts).
 const CREDENTIAL_REVOKED = 'credential_revoked';
 const ENVELOPE_KEYS = new Set(['ocsf', 'id', 'integration_id', 'stream', 'valid']);
 

@@ -10,7 +10,7 @@ import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { newId } from '../../core/ids.js';
 import { inTransaction } from '../../platform/db/ambient.js';
-import { storedCopies } from '../../pipeline/delivery/router.js';
+import { storedCopies } from '../../pipeline/delivery/routing-write.js';
 
 type Json = Record<string, unknown>;
 let t: TestApp;

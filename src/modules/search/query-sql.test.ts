@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../core/ids.js';
 import { inTransaction } from '../../platform/db/ambient.js';
 import type { Condition } from '../../pipeline/conditions/types.js';
-import { storedCopies } from '../../pipeline/delivery/router.js';
+import { storedCopies } from '../../pipeline/delivery/routing-write.js';
 import type { NormalizedRecord } from '../../pipeline/envelope.js';
 import { compileRecordCondition } from '../../pipeline/route/conditions.js';
 import { CONDITION_EVENTS, conditionLeaves } from '../../../test/support/condition-cases.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/db.js';
-import { createEventsStore } from './events-store.js';
+import { createEventsStore } from './event-store/postgres-table.js';
 import { createStoreQueries, type StoreQueries } from './store-query.js';
 
 let t: TestDatabase;

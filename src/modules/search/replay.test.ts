@@ -15,7 +15,7 @@ import { loginDocument } from '../../../test/support/mappings.js';
 import { createIntegration, ingestBatch, publishMapping, runNormalize } from '../../../test/support/normalization.js';
 import { inTransaction } from '../../platform/db/ambient.js';
 import type { Consumer } from '../../platform/queue/port.js';
-import { storedCopies } from '../../pipeline/delivery/router.js';
+import { storedCopies } from '../../pipeline/delivery/routing-write.js';
 import { startConsumers } from '../../roles/jobs.js';
 import { ORGANIZATIONS_QUEUE } from '../organizations/jobs.js';
 import { SEARCH_QUEUE } from './runs.js';

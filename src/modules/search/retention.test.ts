@@ -7,7 +7,7 @@ import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createPrincipal, type Principal } from '../../../test/support/identity.js';
 import { ConfigError, loadConfig } from '../../config.js';
 import { inTransaction } from '../../platform/db/ambient.js';
-import { storedCopies } from '../../pipeline/delivery/router.js';
+import { storedCopies } from '../../pipeline/delivery/routing-write.js';
 import { SEARCH_QUEUE } from './runs.js';
 
 const DAY = 86_400_000;

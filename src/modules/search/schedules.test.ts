@@ -10,7 +10,7 @@ import { startSmtpServer, TEST_CA_PEM, type TestSmtpServer } from '../../../test
 import type { Clock } from '../../core/clock.js';
 import { inTransaction } from '../../platform/db/ambient.js';
 import type { Consumer } from '../../platform/queue/port.js';
-import { storedCopies } from '../../pipeline/delivery/router.js';
+import { storedCopies } from '../../pipeline/delivery/routing-write.js';
 import { startConsumers } from '../../roles/jobs.js';
 import { EMAIL_QUEUE } from '../email/jobs.js';
 import { SEARCH_QUEUE } from './runs.js';

@@ -2,7 +2,7 @@
 // mapping and routes of the caller are used as they are; outbox rows are compressed on
 // libuv's thread pool.
 import type { OcsfIssue } from '../../ocsf/types.js';
-import { encodeDeliveries } from '../delivery/router.js';
+import { encodeDeliveries } from '../delivery/routing-write.js';
 import { enrichHook } from '../enrich/live.js';
 import { detectHook } from '../detect/live.js';
 import { runPass, type PassRunner } from './pass.js';

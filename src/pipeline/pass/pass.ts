@@ -3,7 +3,7 @@
 // in-memory object, and serialized once per distinct output. Pure (no I/O, no clock): it
 // runs inline or on a worker thread (pool.ts); the caller writes what it returns in one
 // transaction (modules/normalization/service.ts).
-import { buildRoutingWrite, type RoutableDestination } from '../delivery/router.js';
+import { buildRoutingWrite, type RoutableDestination } from '../delivery/routing-write.js';
 import type { RoutingWrite } from '../delivery/engine-port.js';
 import type { IngestBatch } from '../envelope.js';
 import {

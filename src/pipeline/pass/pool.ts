@@ -4,7 +4,7 @@
 // compiles and caches them by version and fingerprint) and the destinations snapshot.
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import type { RoutableDestination } from '../delivery/router.js';
+import type { RoutableDestination } from '../delivery/routing-write.js';
 import type { RouteSpec } from '../route/types.js';
 import type { IngestBatch } from '../envelope.js';
 import type { OcsfPolicyMode } from '../normalize/stage.js';

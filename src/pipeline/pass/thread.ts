@@ -11,7 +11,7 @@ import type { CompiledRoutes } from '../route/types.js';
 import { enrichHook } from '../enrich/live.js';
 import { detectHook } from '../detect/live.js';
 import { runPass, type PassResult } from './pass.js';
-import { encodeDeliveries } from '../delivery/router.js';
+import { encodeDeliveries } from '../delivery/routing-write.js';
 import type { PassTask } from './pool.js';
 
 const catalog = ocsfCatalog();

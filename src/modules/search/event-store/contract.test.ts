@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
 import { inTransaction } from '../../../platform/db/ambient.js';
 import type { StoredCopies } from '../../../pipeline/delivery/engine-port.js';
-import { storedCopies } from '../../../pipeline/delivery/router.js';
+import { storedCopies } from '../../../pipeline/delivery/routing-write.js';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/db.js';
 import { createDuckDbEventStore } from './duckdb/store.js';
 import type { EventStore, StoreScope } from './port.js';

@@ -1,5 +1,5 @@
 // The event store on PostgreSQL (distributed mode; docs/search.md): `events`, partitioned by UTC
-// day of the event's time (../events-store.ts), read through the condition language's SQL
+// day of the event's time (postgres-table.ts), read through the condition language's SQL
 // (../query-sql.ts, ../store-query.ts). Retention counts from when Weir received an event: a
 // day partition goes whole once every event in it was received before the longest retention;
 // otherwise the rows of organizations whose retention passed are deleted in bounded chunks. The
@@ -7,7 +7,7 @@
 import type { Kysely } from 'kysely';
 import { inTransaction } from '../../../platform/db/ambient.js';
 import type { DB } from '../../../platform/db/index.js';
-import { createEventsStore, dayOf } from '../events-store.js';
+import { createEventsStore, dayOf } from './postgres-table.js';
 import { createStoreQueries } from '../store-query.js';
 import { exportThroughMemory } from './parquet-export.js';
 import type { EventStore, RetentionRemoved, TrimRemoved } from './port.js';
@@ -35,7 +35,7 @@ export function createPostgresEventStore(
       if (n > 0) out.removed.set(org, (out.removed.get(org) ?? 0) + n);
     };
     for (const p of await tables.partitions()) {
-      // An event's time is at most a day past its receipt (router.ts): a partition this young holds nothing retention removes yet.
+      // An event's time is at most a day past its receipt (routing-write.ts): a partition this young holds nothing retention removes yet.
       if (days.length > 0 && p.day - DAY >= now.getTime() - shortest * DAY) continue;
       const contents = await tables.contents(p.name);
       const longestCutoff = now.getTime() - longest * DAY;

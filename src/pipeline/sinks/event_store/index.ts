@@ -1,16 +1,16 @@
 // Destination type `event_store`: Weir's own searchable store of an organization's normalized
 // events (docs/search.md). The one pass writes its copies itself, in the batch's transaction
-// (pipeline/delivery/router.ts INLINE_TYPES), so they count delivered at once; this sink is the
+// (pipeline/delivery/routing-write.ts INLINE_TYPES), so they count delivered at once; this sink is the
 // path of copies that reach the outbox anyway (batches routed by the dispatcher's routing
 // stage, replays), and it replaces rows by event id so a resent batch is not stored twice.
 import { Type } from 'typebox';
-import { storedCopies } from '../../delivery/router.js';
+import { storedCopies } from '../../delivery/routing-write.js';
 import type { StoredCopies } from '../../delivery/engine-port.js';
 import { DeliveryError, type Sink, type SinkContext, type SinkType } from '../types.js';
 
 export const EVENT_STORE_TYPE = 'event_store';
 
-/** What the sink needs of the store (modules/search/events-store.ts). */
+/** What the sink needs of the store (modules/search/event-store/postgres-table.ts). */
 export interface EventStorePort {
   replace(stored: StoredCopies): Promise<void>;
   /** Throws when the store cannot be written (the destination test). */

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../../core/ids.js';
 import type { StoredCopies } from '../../../../pipeline/delivery/engine-port.js';
-import { storedCopies } from '../../../../pipeline/delivery/router.js';
+import { storedCopies } from '../../../../pipeline/delivery/routing-write.js';
 import { StoreTimeout } from '../port.js';
 import { SCHEMA_SQL } from './schema.js';
 import { createDuckDbEventStore } from './store.js';

@@ -3,9 +3,9 @@
 // EXCLUSIVE on the parent, which inserts and reads do not wait on) rather than created as
 // partitions (ACCESS EXCLUSIVE), so a new day never stalls the batches being written.
 import { sql, type Kysely } from 'kysely';
-import { afterCommit, executor, inTransaction } from '../../platform/db/ambient.js';
-import type { DB } from '../../platform/db/index.js';
-import type { StoredCopies } from '../../pipeline/delivery/engine-port.js';
+import { afterCommit, executor, inTransaction } from '../../../platform/db/ambient.js';
+import type { DB } from '../../../platform/db/index.js';
+import type { StoredCopies } from '../../../pipeline/delivery/engine-port.js';
 
 const DAY_MS = 86_400_000;
 /** pg_advisory_xact_lock key of partition changes ('weirpart' as digits). */

@@ -4,13 +4,13 @@
 // DATABASE_URL).
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../core/ids.js';
-import { inTransaction } from '../../platform/db/ambient.js';
-import type { StoredCopies } from '../../pipeline/delivery/engine-port.js';
-import { storedCopies } from '../../pipeline/delivery/router.js';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/db.js';
-import { createPostgresEventStore } from './event-store/postgres.js';
-import { createEventsStore, dayOf, partitionName, type EventsStore } from './events-store.js';
+import { newId } from '../../../core/ids.js';
+import { inTransaction } from '../../../platform/db/ambient.js';
+import type { StoredCopies } from '../../../pipeline/delivery/engine-port.js';
+import { storedCopies } from '../../../pipeline/delivery/routing-write.js';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/db.js';
+import { createPostgresEventStore } from './postgres.js';
+import { createEventsStore, dayOf, partitionName, type EventsStore } from './postgres-table.js';
 
 let t: TestDatabase;
 let store: EventsStore;
