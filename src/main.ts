@@ -10,6 +10,7 @@ import { createContainer } from './container.js';
 import { DataDirLockedError, lockDataDir, type DataDirLock } from './platform/data-dir-lock.js';
 import { migrate, openDatabase } from './platform/db/index.js';
 import { createLogger, type Logger } from './platform/logger.js';
+import { packageVersion } from './platform/version.js';
 import { startRole } from './roles/index.js';
 
 const ROLE_SUMMARY: Record<Role, string> = {
@@ -58,12 +59,28 @@ async function main(): Promise<void> {
     process.stdout.write(usageText());
     return;
   }
+  if (arg === '--version' || arg === '-V') {
+    process.stdout.write(`weir ${packageVersion()}\n`);
+    return;
+  }
   if (isCommand(arg)) {
     process.exitCode = await runCommand(process.argv.slice(2));
     return;
   }
   if (arg === undefined || !ROLES.includes(arg as Role)) usage();
   const role = arg as Role;
+  // A role takes no arguments; asking it for help must never start it (or migrate).
+  const rest = process.argv.slice(3);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(
+      `usage: weir ${role}\n\n${ROLE_SUMMARY[role]}. Configured by the environment (README, Configuration).\n`,
+    );
+    return;
+  }
+  if (rest.length > 0) {
+    process.stderr.write(`weir: the role ${role} takes no arguments (got ${rest.join(' ')}); see weir --help\n`);
+    process.exit(2);
+  }
 
   let config;
   try {

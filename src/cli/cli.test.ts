@@ -2,7 +2,7 @@
 // process (what `npx tsx src/main.ts` runs). --help, and `tap` with the API's errors against
 // a real test app on a loopback port. The config commands: config-commands.test.ts.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,6 +74,32 @@ describe('weir --help', () => {
     expect(tapHelp.code).toBe(0);
     expect(tapHelp.stdout).toContain('--limit');
     expect(tapHelp.stdout).toContain('WEIR_TOKEN');
+  }, 60_000);
+
+  it('--version prints the version; a role asked for help prints it and starts nothing; a role refuses arguments', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'weir-role-help-'));
+    const dataDir = path.join(dir, 'data');
+    try {
+      const [version, migrateHelp, allHelp, bogus] = await Promise.all([
+        weir(['--version'], {}),
+        weir(['migrate', '--help'], { WEIR_DATA_DIR: dataDir }),
+        weir(['all', '-h'], { WEIR_DATA_DIR: dataDir }),
+        weir(['all', '--port', '9'], { WEIR_DATA_DIR: dataDir }),
+      ]);
+      const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+      expect(version).toMatchObject({ code: 0, stdout: `weir ${pkg.version}\n` });
+      expect(migrateHelp.code).toBe(0);
+      expect(migrateHelp.stdout).toContain('usage: weir migrate');
+      expect(migrateHelp.stdout).toContain('applies database migrations');
+      expect(allHelp.code).toBe(0);
+      expect(allHelp.stdout).toContain('usage: weir all');
+      expect(bogus.code).toBe(2);
+      expect(bogus.stderr).toContain('the role all takes no arguments (got --port 9)');
+      // Nothing migrated, no server started: the data directory was never created.
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('refuses an unknown option and a missing token with exit 2', async () => {
