@@ -117,9 +117,13 @@ export async function buildApp(c: Container, options: BuildOptions = {}): Promis
   return app;
 }
 
+/** Probes and scrapes come every few seconds: an answered one is logged at debug, not info. */
+const PROBE_URLS = new Set(['/healthz', '/readyz', '/metrics']);
+
 function requestLogging(app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
+    const probe = reply.statusCode < 400 && PROBE_URLS.has(request.url.split('?')[0]!);
+    request.log[probe ? 'debug' : 'info'](
       {
         method: request.method,
         url: loggableUrl(request.url),

@@ -90,6 +90,15 @@ describe('correlation id', () => {
     expect(lines.find((l) => l.msg === 'request failed')?.correlation_id).toBe('log-43');
     expect(lines.every((l) => typeof l.correlation_id === 'string')).toBe(true);
   });
+
+  it('is not logged at info for an answered health probe', async () => {
+    const before = t.logs.length;
+    const res = await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-correlation-id': 'probe-1' } });
+    expect(res.statusCode).toBe(200);
+    await t.app.inject({ method: 'GET', url: '/api/fixtures/crash', headers: { 'x-correlation-id': 'after-probe' } });
+    const completed = t.logs.slice(before).filter((l) => l.msg === 'request completed');
+    expect(completed.map((l) => l.correlation_id)).toEqual(['after-probe']);
+  });
 });
 
 describe('error body', () => {
