@@ -92,7 +92,9 @@ describe('push -> normalize -> drift, quarantine, reprocess', () => {
 
   it('normalizes pushed Okta events with the built-in mapping and reports a new vendor field as drift', async () => {
     oktaSource = await integrationWithToken('okta');
-    const events = okta.map((e) => ({ ...e, vendorPreviewFlag: 'on' }));
+    // The new field in every second event: drift counts the events that carry it.
+    const events = okta.map((e, i) => (i % 2 === 0 ? { ...e, vendorPreviewFlag: 'on' } : e));
+    const carrying = events.filter((e) => 'vendorPreviewFlag' in e).length;
     const res = await push(oktaSource.token, 'system_log', events);
     expect(res.status).toBe(200);
     expect(res.body.accepted).toBe(events.length);
@@ -111,7 +113,7 @@ describe('push -> normalize -> drift, quarantine, reprocess', () => {
     // The Okta fields the built-in mapping leaves under unmapped are its known_fields: only the new one is drift.
     expect(driftList.map((f) => f.path)).toEqual(['vendorPreviewFlag']);
     const drift = driftList[0]!;
-    expect(drift).toMatchObject({ stream: 'system_log', status: 'new', value_type: 'string' });
+    expect(drift).toMatchObject({ stream: 'system_log', status: 'new', value_type: 'string', count: carrying });
     const ignored = await call(operator, 'POST', `/api/drift/${String(drift.id)}/ignore`);
     expect(ignored.body.status).toBe('ignored');
 

@@ -38,7 +38,10 @@ export const DriftField = Type.Object({
     description: 'JSON type of the last value seen: string, number, boolean, object, array or null',
   }),
   status: DriftStatus,
-  count: Type.Integer({ description: 'Events seen with the field, estimated from sampled events' }),
+  count: Type.Integer({
+    description:
+      'Events that carried the field: counted in every event of a batch of up to 32, estimated from 32 spread over a larger one',
+  }),
   example: Type.Union([Type.String(), Type.Null()], { description: 'A masked example value' }),
   first_seen_at: Timestamp(),
   last_seen_at: Timestamp(),

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { OcsfIssue } from '../../ocsf/types.js';
 import type { IngestBatch } from '../envelope.js';
 import {
-  DRIFT_EVERY,
   DRIFT_MAX_SAMPLE,
+  driftStride,
   normalizeBatch,
   oneLine,
   recordsNdjson,
@@ -174,12 +174,25 @@ describe('normalizeBatch', () => {
     expect(res.quarantined[0]!.received_at).toBe(times[1]);
   });
 
-  it('samples the first and every 16th mapped event for drift, bounded', () => {
+  it('walks every mapped event of a small batch for drift, and a bounded sample spread over a large one', () => {
+    const small = normalizeBatch(
+      batchOf(Array.from({ length: DRIFT_MAX_SAMPLE }, (_, i) => ({ user: `u${i}` }))),
+      ctx(),
+    );
+    expect(small.driftSample).toEqual(Array.from({ length: DRIFT_MAX_SAMPLE }, (_, i) => i));
+    const events = Array.from({ length: 2000 }, (_, i) => ({ user: `u${i}` }));
+    const res = normalizeBatch(batchOf(events), ctx());
+    expect(res.driftSample).toHaveLength(DRIFT_MAX_SAMPLE);
+    const stride = driftStride(2000);
+    expect(res.driftSample.slice(0, 3)).toEqual([0, stride, stride * 2]);
+    // Spread over the whole batch, not its first events only.
+    expect(res.driftSample.at(-1)).toBeGreaterThan(1900);
+  });
+
+  it('samples only mapped events for drift', () => {
     const events = Array.from({ length: 1000 }, (_, i) => (i % 2 ? { kind: 'no_rule' } : { user: `u${i}` }));
     const res = normalizeBatch(batchOf(events), ctx());
     expect(res.mapped).toBe(500);
-    expect(res.driftSample).toHaveLength(DRIFT_MAX_SAMPLE);
-    expect(res.driftSample.slice(0, 3)).toEqual([0, DRIFT_EVERY * 2, DRIFT_EVERY * 4]);
     expect(res.driftSample.every((i) => i % 2 === 0)).toBe(true);
   });
 
@@ -187,7 +200,8 @@ describe('normalizeBatch', () => {
     const events = Array.from({ length: 40 }, (_, i) => (i % 2 ? { class_uid: 0, user: `b${i}` } : { user: `u${i}` }));
     const res = normalizeBatch(batchOf(events), ctx());
     expect(res).toMatchObject({ mapped: 40, base: 20, normalized: 40 });
-    expect(res.driftSample).toEqual([0, DRIFT_EVERY * 2]);
+    // Every second specific event (a batch of 40: a stride of 2), the Base Events left out.
+    expect(res.driftSample).toEqual(Array.from({ length: 10 }, (_, i) => i * 4));
     expect(res.compliance.get(0)).toEqual({ valid: 20, invalid: 0, lastError: null });
   });
 

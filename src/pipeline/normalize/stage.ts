@@ -62,7 +62,11 @@ export interface StageResult {
   mapped: number;
   /** Of those, events delivered as Base Event (class_uid 0): no specific class, so not sampled for drift. */
   base: number;
-  /** Indices of a sample of the mapped events (for drift): the first and every DRIFT_EVERY-th. */
+  /**
+   * Indices of a sample of the mapped events (for drift), spread over the batch: every one of a
+   * batch of up to DRIFT_MAX_SAMPLE events (so its drift counts are exact), else every
+   * driftStride(n)-th, at most DRIFT_MAX_SAMPLE.
+   */
   driftSample: number[];
   /** The parsed raw events of driftSample, in the same order. */
   driftRaw: Record<string, unknown>[];
@@ -70,8 +74,12 @@ export interface StageResult {
   enrichment?: PolicyCounters[];
 }
 
-export const DRIFT_EVERY = 16;
 export const DRIFT_MAX_SAMPLE = 32;
+
+/** Of a batch of n events, every how many mapped events one is walked for drift. */
+export function driftStride(n: number): number {
+  return Math.max(1, Math.ceil(n / DRIFT_MAX_SAMPLE));
+}
 const DETAIL_MAX = 500;
 const ISSUES_IN_DETAIL = 3;
 
@@ -183,6 +191,7 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
   const { compiled } = mapping;
   const { validate } = ctx;
   const lenient = ctx.policy === 'lenient';
+  const stride = driftStride(events.length);
 
   for (let i = 0; i < events.length; i++) {
     if (perEventTime) mapCtx.receivedAtMs = Date.parse(perEventTime[i]!);
@@ -201,7 +210,7 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
       // A Base Event keeps its vendor fields under `unmapped` on purpose (the mapping has no
       // class for it): drift is about the fields of the events a mapping maps specifically.
       if (event.class_uid === 0) result.base++;
-      else if ((result.mapped - result.base) % DRIFT_EVERY === 0 && driftSample.length < DRIFT_MAX_SAMPLE) {
+      else if ((result.mapped - result.base) % stride === 0 && driftSample.length < DRIFT_MAX_SAMPLE) {
         driftSample.push(i);
         // What the rules read: with parse steps, the fields they found (drift reports new ones).
         driftRaw.push(res.input ?? raw);

@@ -89,7 +89,7 @@ export default function Drift() {
           { header: 'Field', cell: (d) => <code>{d.path}</code> },
           { header: 'Type', cell: (d) => d.value_type },
           { header: 'Stream', cell: (d) => `${d.integration_id} / ${d.stream}` },
-          { header: 'Seen', className: 'num', cell: (d) => formatNumber(d.count) },
+          { header: 'Events with it', className: 'num', cell: (d) => formatNumber(d.count) },
           { header: 'Example', cell: (d) => <code>{d.example ?? ''}</code> },
           { header: 'Status', cell: (d) => <Badge value={d.status} /> },
           { header: 'Last seen', cell: (d) => <Time value={d.last_seen_at} /> },
