@@ -146,6 +146,13 @@ describe('the event store of a new organization', () => {
     expect(balance).toEqual([
       expect.objectContaining({ events_in: 5, routed: 5, copies_added: 0, delivered: 5, pending: 0, unaccounted: 0 }),
     ]);
+    // Its health says when it last took events, as a destination delivered through a lane does.
+    const health = (await call('GET', '/api/collectors/destinations/health', adminA)).json<{
+      items: { type: string; last_success_at: string | null; breaker_state: string }[];
+    }>();
+    const store = health.items.find((d) => d.type === 'event_store');
+    expect(store).toMatchObject({ breaker_state: 'closed' });
+    expect(Date.parse(store!.last_success_at ?? '')).toBeGreaterThan(0);
   });
 });
 

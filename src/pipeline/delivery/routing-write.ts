@@ -273,7 +273,12 @@ const HOUR = 3_600_000;
 export async function storeRoutingWrite(
   store: Pick<
     EngineStore,
-    'insertDeliveries' | 'addLedger' | 'addRouteStats' | 'insertLineage' | 'addDestinationStats'
+    | 'insertDeliveries'
+    | 'addLedger'
+    | 'addRouteStats'
+    | 'insertLineage'
+    | 'addDestinationStats'
+    | 'writeDestinationState'
   >,
   write: RoutingWrite,
   at: Date,
@@ -298,6 +303,12 @@ export async function storeRoutingWrite(
           latency_ms: 0,
         },
         hour,
+      );
+      // Delivered with the batch: its health shows when, as a lane's does after a send.
+      await store.writeDestinationState(
+        s.destination_id,
+        { state: 'closed', consecutive_failures: 0, opened_at: null },
+        { at, ok: true, error: null },
       );
     }
   }
