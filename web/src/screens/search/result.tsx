@@ -131,7 +131,10 @@ export function ResultView({ searchId }: { searchId: string }) {
   const running = r.state === 'queued' || r.state === 'running';
   const fields = r.rows.find((x) => x.fields)?.fields;
   const columns = fields
-    ? Object.keys(fields).map((f) => ({ header: f, cell: (row: Row) => <code>{text(row.fields?.[f])}</code> }))
+    ? Object.keys(fields)
+        // The first column already shows the event's time, in the browser's zone.
+        .filter((f) => f !== 'time')
+        .map((f) => ({ header: f, cell: (row: Row) => <code>{text(row.fields?.[f])}</code> }))
     : [
         { header: 'Stream', cell: (row: Row) => row.stream },
         { header: 'Event', cell: (row: Row) => summary(row) },
