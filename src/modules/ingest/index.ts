@@ -9,6 +9,8 @@ import { inTransaction } from '../../platform/db/ambient.js';
 import { injectTraceContext } from '../../platform/telemetry/index.js';
 import { createAcceptBatch } from './accept.js';
 import { ingestRoutes } from './routes.js';
+import { sampleEventRoutes } from './sample-routes.js';
+import { createSampleEvents } from './samples.js';
 import { createIngestService, type IngestLimits, type IngestServiceDeps } from './service.js';
 import { createIngestStore } from './store.js';
 import { createIngestTokens } from './tokens.js';
@@ -50,7 +52,21 @@ export function wireIngest(deps: {
     traceContext: deps.telemetry.enabled ? () => injectTraceContext({}) : undefined,
     onError: deps.onError,
   });
-  return { service, accept, routes: (app: Api) => ingestRoutes(app, service) };
+  const samples = createSampleEvents({
+    integrations: deps.integrations,
+    accept,
+    clock: deps.clock,
+    admission: deps.admission,
+    isTextStream: (platform, stream) => (deps.platformTextStreams(platform) ?? []).includes(stream),
+  });
+  return {
+    service,
+    accept,
+    routes: (app: Api) => {
+      ingestRoutes(app, service);
+      sampleEventRoutes(app, samples);
+    },
+  };
 }
 
 export type Ingest = Omit<ReturnType<typeof wireIngest>, 'routes'>;

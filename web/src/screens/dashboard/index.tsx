@@ -8,6 +8,7 @@ import { useOrgFilter, useSession } from '../../session';
 import { TimeChart } from '../../ui/chart';
 import { formatDate, formatNumber } from '../../ui/format';
 import { ErrorNote, PageHeader, Stat, Time } from '../../ui/kit';
+import { Onboarding } from './onboarding';
 
 const TERMS = ['events_in', 'delivered', 'filtered', 'quarantined', 'dead_lettered', 'dlq_reprocessed'] as const;
 const LABEL: Record<(typeof TERMS)[number], string> = {
@@ -18,6 +19,9 @@ const LABEL: Record<(typeof TERMS)[number], string> = {
   dead_lettered: 'Dead-lettered',
   dlq_reprocessed: 'DLQ reprocessed',
 };
+// Without it, Delivered above Events in reads as a fault.
+const DELIVERED_NOTE =
+  'Delivered counts one per destination: an event routed to two destinations is delivered twice, so Delivered can exceed Events in.';
 const COLORS = ['#2f7ed8', '#2e9e52', '#8a8f98', '#d98c00', '#d43c3c', '#8e5cc9'];
 
 export default function Dashboard() {
@@ -53,6 +57,7 @@ export default function Dashboard() {
       <ErrorNote error={summary.error} />
       {s ? (
         <>
+          <Onboarding summary={s} />
           <section className="panel" aria-labelledby="traffic">
             <h2 id="traffic">Last hour</h2>
             <dl className="stats" data-testid="last-hour">
@@ -66,13 +71,16 @@ export default function Dashboard() {
               ))}
               <Stat label="Pending now" value={formatNumber(s.traffic.pending.total)} />
             </dl>
+            <p className="hint" data-testid="delivered-note">
+              {DELIVERED_NOTE}
+            </p>
           </section>
           <section className="panel" aria-labelledby="over-time">
             <h2 id="over-time">The ledger over the last 24 hours</h2>
             {chart ? <TimeChart title="Ledger terms per hour" times={chart.times} series={chart.series} /> : null}
             <div className="table-wrap">
               <table>
-                <caption className="visually-hidden">Ledger terms per window</caption>
+                <caption className="visually-hidden">Ledger terms per window. {DELIVERED_NOTE}</caption>
                 <thead>
                   <tr>
                     <th scope="col">Window</th>

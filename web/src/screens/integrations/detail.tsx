@@ -8,6 +8,7 @@ import { useSession } from '../../session';
 import { formatSeconds } from '../../ui/format';
 import { Badge, DataTable, ErrorNote, Json, Notice, PageHeader, Time } from '../../ui/kit';
 import { Backfill } from './backfill';
+import { HowToSend } from './how-to-send';
 
 export default function IntegrationDetail() {
   const params = useParams<{ id: string }>();
@@ -117,6 +118,7 @@ export default function IntegrationDetail() {
           </section>
         </div>
       ) : null}
+      {i && i.platform !== 'syslog' ? <HowToSend integration={i} token={token} /> : null}
       <section className="panel" aria-labelledby="state">
         <h2 id="state">Collector state</h2>
         <DataTable

@@ -6,7 +6,7 @@ import { Link, useLocation } from 'wouter';
 import { api, call } from '../../api/client';
 import { useOrgFilter, useSession } from '../../session';
 import { Badge, DataTable, Dialog, ErrorNote, Field, PageHeader, Pager, Time } from '../../ui/kit';
-import { OrgSelect } from '../../ui/org-select';
+import { OrgSelect, useOrganizations } from '../../ui/org-select';
 import { SchemaForm, type JsonSchema } from '../../ui/schema-form';
 
 const LIMIT = 25;
@@ -97,6 +97,10 @@ function CreateIntegration({ platforms, onDone }: { platforms: PlatformInfo[]; o
   const [organizationId, setOrganizationId] = useState<number | null>(null);
   const [config, setConfig] = useState<Record<string, unknown>>({});
   const chosen = platforms.find((p) => p.name === platform);
+  // A platform administrator's first integration needs an organization to belong to: say where to make one.
+  const { profile } = useSession();
+  const orgs = useOrganizations();
+  const noOrganization = profile.global && orgs.data !== undefined && orgs.data.length === 0;
   const create = useMutation({
     mutationFn: () =>
       call(api.POST('/api/integrations/', { body: { name, platform, organization_id: organizationId ?? 0, config } })),
@@ -135,6 +139,12 @@ function CreateIntegration({ platforms, onDone }: { platforms: PlatformInfo[]; o
         )}
       </Field>
       <OrgSelect value={organizationId} onChange={setOrganizationId} />
+      {noOrganization ? (
+        <p className="notice" role="status" data-testid="no-organization">
+          There is no organization yet, and every integration belongs to one:{' '}
+          <Link href="/admin/organizations">create an organization</Link> first, then come back here.
+        </p>
+      ) : null}
       {chosen ? (
         <fieldset>
           <legend>Configuration</legend>
@@ -142,7 +152,7 @@ function CreateIntegration({ platforms, onDone }: { platforms: PlatformInfo[]; o
         </fieldset>
       ) : null}
       <ErrorNote error={create.error} />
-      <button type="submit" className="primary" disabled={create.isPending}>
+      <button type="submit" className="primary" disabled={create.isPending || noOrganization}>
         Create
       </button>
     </form>
