@@ -64,12 +64,29 @@ function example(path: string, value: unknown): string {
   return text.length > AGGREGATE_LIMITS.exampleLength ? `${text.slice(0, AGGREGATE_LIMITS.exampleLength - 1)}…` : text;
 }
 
+const ancestorsOf = new WeakMap<ReadonlySet<string>, ReadonlySet<string>>();
+
+/** Every proper prefix of a path of `reads` that is itself a path (`a`, `a.b` of `a.b.c`; `x` of `x[].y`). */
+function ancestors(reads: ReadonlySet<string>): ReadonlySet<string> {
+  let found = ancestorsOf.get(reads);
+  if (!found) {
+    const set = new Set<string>();
+    for (const path of reads)
+      for (let i = 1; i < path.length; i++) if (path[i] === '.' || path[i] === '[') set.add(path.slice(0, i));
+    found = set;
+    ancestorsOf.set(reads, found);
+  }
+  return found;
+}
+
 /**
  * Calls `leaf` for every leaf of `raw` that `reads` does not cover (drift passes
  * CompiledMapping.expected: what the mapping reads and its known_fields). Paths are spelled as
  * in CompiledMapping.reads (dotted, arrays as `[]`, odd keys as `["a.b"]`); a path covers its
  * subtree.
- * Empty objects and arrays are leaves.
+ * Empty objects and arrays are leaves. A null, empty object or empty array where `reads` knows
+ * fields below (Okta's `"authenticationContext": {}`, `"actor": null`) is a known field without a
+ * value this time, not a new one.
  */
 export function unreadLeaves(
   raw: Record<string, unknown>,
@@ -77,8 +94,10 @@ export function unreadLeaves(
   leaf: (path: string, value: unknown) => void,
 ): void {
   let budget: number = AGGREGATE_LIMITS.leavesPerEvent;
+  const parents = ancestors(reads);
   const walk = (value: unknown, path: string, depth: number): void => {
     if (budget <= 0) return;
+    if (value === null && parents.has(path)) return;
     if (value === null || typeof value !== 'object') {
       // A lone value read as a one-element list (`each`, `[*]`) is read.
       if (reads.has(`${path}[]`)) return;
@@ -89,6 +108,7 @@ export function unreadLeaves(
     if (depth >= AGGREGATE_LIMITS.depth) return;
     if (Array.isArray(value)) {
       if (value.length === 0) {
+        if (parents.has(path)) return;
         budget--;
         leaf(path, value);
         return;
@@ -101,6 +121,7 @@ export function unreadLeaves(
     }
     const keys = Object.keys(value);
     if (keys.length === 0 && path !== '') {
+      if (parents.has(path)) return;
       budget--;
       leaf(path, value);
       return;

@@ -1,6 +1,7 @@
 // Drift on the built-in mappings: the vendor fields a built-in mapping deliberately leaves under
 // `unmapped` are declared as known_fields, so a new integration's drift list starts empty and
-// shows only what the vendor sends beyond its documented events (the fixtures).
+// shows only what the vendor sends beyond its documented events (the fixtures and the mapping's
+// own test cases, which the console sends as sample events).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ocsfCatalog } from '../../ocsf/index.js';
@@ -29,6 +30,10 @@ describe.each(BUILTIN_MAPPINGS.map((m) => [`${m.platform}/${m.stream}`, m] as co
     return (r.ok ? r.input : undefined) ?? raw;
   };
   const raws = fixtures(builtin.platform, builtin.stream).map(parsed);
+  // The cases' inputs, as "Send sample events" pushes them (a text case as the line it is).
+  const inputs = (builtin.document.tests ?? [])
+    .filter((c) => c.quarantine === undefined)
+    .map((c) => parsed((c.input as Raw | undefined) ?? { message: c.input_text }));
 
   it('reports no drift for the documented events, and a field the vendor starts sending', () => {
     expect(driftOf(raws, mapping.expected)).toEqual([]);
@@ -38,6 +43,10 @@ describe.each(BUILTIN_MAPPINGS.map((m) => [`${m.platform}/${m.stream}`, m] as co
     expect(driftOf(changed, mapping.expected)).toEqual(['x_new_vendor_field.flag']);
   });
 
+  it("reports no drift for its own test cases' inputs (the console's sample events)", () => {
+    expect(driftOf(inputs, mapping.expected)).toEqual([]);
+  });
+
   it('declares only known fields that its events carry and it does not read', () => {
     // A mapping that reads every field of its documented events declares none.
     const known = builtin.document.known_fields ?? [];
@@ -45,7 +54,7 @@ describe.each(BUILTIN_MAPPINGS.map((m) => [`${m.platform}/${m.stream}`, m] as co
       expect(mapping.reads.has(path), `${path} is read`).toBe(false);
       // Without this one entry, some fixture field would be reported.
       const without = new Set([...mapping.reads, ...known.filter((k) => k !== path)]);
-      expect(driftOf(raws, without).length, `${path} covers nothing`).toBeGreaterThan(0);
+      expect(driftOf([...raws, ...inputs], without).length, `${path} covers nothing`).toBeGreaterThan(0);
     }
   });
 });
