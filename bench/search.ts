@@ -33,7 +33,7 @@ import { storedCopies } from '../src/pipeline/delivery/routing-write.js';
 import { createDuckDbEventStore } from '../src/modules/search/event-store/duckdb/store.js';
 import type { EventStore, StoreScope } from '../src/modules/search/event-store/port.js';
 import { createPostgresEventStore } from '../src/modules/search/event-store/postgres.js';
-import { parseQueryText } from '../src/modules/search/query/text.js';
+import { parseQueryText } from '../src/pipeline/conditions/text.js';
 import { inTransaction } from '../src/platform/db/ambient.js';
 import { migrate, openDatabase, type Database } from '../src/platform/db/index.js';
 

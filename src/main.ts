@@ -6,12 +6,11 @@
 // usage: a bare `weir` must never start a server by accident.
 import { commandsUsage, isCommand, runCommand } from './cli/index.js';
 import { ConfigError, isDistributed, loadConfig, ROLES, type Config, type Role } from './config.js';
-import { createContainer } from './container.js';
 import { DataDirLockedError, lockDataDir, type DataDirLock } from './platform/data-dir-lock.js';
-import { migrate, openDatabase } from './platform/db/index.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { packageVersion } from './platform/version.js';
-import { startRole } from './roles/index.js';
+// The database, the container and the roles are imported when a role starts: `--help`, `--version`
+// and the commands that talk to the API do not load them (about 2 s).
 
 const ROLE_SUMMARY: Record<Role, string> = {
   all: 'every role in one process (what `npm start` runs); the embedded mode',
@@ -103,6 +102,7 @@ async function main(): Promise<void> {
   const dirLock = holdDataDir(config, role, logger);
 
   if (role === 'migrate') {
+    const { migrate, openDatabase } = await import('./platform/db/index.js');
     const database = await openDatabase({
       url: config.databaseUrl,
       dataDir: `${config.dataDir}/pglite`,
@@ -116,6 +116,10 @@ async function main(): Promise<void> {
     return;
   }
 
+  const [{ createContainer }, { startRole }] = await Promise.all([
+    import('./container.js'),
+    import('./roles/index.js'),
+  ]);
   const container = await createContainer(config, { role, logger });
   const running = await startRole(container, role);
 

@@ -4,6 +4,7 @@
 //   import exit 0: applied;              1: conflicts or secrets needed (nothing applied); 2: error
 import { readFileSync, writeFileSync } from 'node:fs';
 import { CliError, detailOf, jsonRequest, type Connection } from './api.js';
+import { elapsed, type Progress } from './progress.js';
 
 export interface ImportItem {
   kind: string;
@@ -41,6 +42,14 @@ function readJson(file: string, what: string): unknown {
 
 const query = (organization: string | undefined) =>
   organization === undefined ? '' : `?organization_id=${encodeURIComponent(organization)}`;
+
+/** The server's refusal; when it needs the organization, which option gives it. */
+function refusal(answer: { status: number; json: unknown }): string {
+  const errors = (answer.json as { error?: { details?: { errors?: { location?: string }[] } } } | null)?.error?.details
+    ?.errors;
+  const needsOrganization = errors?.some((e) => e.location === 'query/organization_id');
+  return `${detailOf(answer)}${needsOrganization ? '; give --organization N (GET /api/organizations/ lists them)' : ''}`;
+}
 
 export function checkOrganization(value: string | undefined): string | undefined {
   if (value !== undefined && !/^\d{1,10}$/.test(value))
@@ -87,7 +96,7 @@ export async function configExport(
     `/api/collectors/config/export${query(checkOrganization(opts.organization))}`,
   );
   if (answer.status !== 200)
-    throw new CliError(detailOf(answer), answer.status === 422 || answer.status === 400 ? 2 : 1);
+    throw new CliError(refusal(answer), answer.status === 422 || answer.status === 400 ? 2 : 1);
   const text = `${JSON.stringify(answer.json, null, 2)}\n`;
   if (opts.out) {
     writeFileSync(opts.out, text);
@@ -119,7 +128,7 @@ export async function configDiff(
   );
   const body = importAnswer(answer);
   if (answer.status !== 200 && !(answer.status === 409 && Array.isArray(body.items)))
-    throw new CliError(detailOf(answer), 2);
+    throw new CliError(refusal(answer), 2);
   const items = body.items ?? [];
   for (const line of formatItems(items)) out(line);
   out(`summary: ${formatSummary(body.summary)}`);
@@ -127,13 +136,34 @@ export async function configDiff(
   return items.some((i) => i.action !== 'unchanged') ? 1 : 0;
 }
 
+/** The document's objects per kind: "integrations 2, routes 3". */
+function contents(document: unknown): string {
+  const kinds = Object.entries((document ?? {}) as Record<string, unknown>).filter(([, v]) => Array.isArray(v));
+  const total = kinds.reduce((n, [, v]) => n + (v as unknown[]).length, 0);
+  return `${total} objects (${kinds.map(([k, v]) => `${k} ${(v as unknown[]).length}`).join(', ')})`;
+}
+
+/** Per kind, how many objects each action touches: "route: 1 create, 2 unchanged". */
+function planLines(items: ImportItem[]): string[] {
+  const byKind = new Map<string, Map<string, number>>();
+  for (const i of items) {
+    const k = byKind.get(i.kind) ?? new Map<string, number>();
+    k.set(i.action, (k.get(i.action) ?? 0) + 1);
+    byKind.set(i.kind, k);
+  }
+  return [...byKind].map(([kind, a]) => `  ${kind}: ${[...a].map(([action, n]) => `${n} ${action}`).join(', ')}`);
+}
+
 export async function configImport(
   c: Connection,
   file: string,
   opts: { organization?: string; secrets?: string },
   out: Out,
+  progress?: Progress,
 ): Promise<number> {
+  const start = Date.now();
   const document = readJson(file, 'document');
+  progress?.line(`read ${file}: ${contents(document)}`);
   let secrets: unknown;
   if (opts.secrets) {
     secrets = readJson(opts.secrets, 'secrets file');
@@ -146,22 +176,28 @@ export async function configImport(
       throw new CliError(`secrets file ${opts.secrets} must be a JSON object of {"ref": "value"} strings`, 2);
     }
   }
-  const answer = await jsonRequest(
-    c,
-    'POST',
-    `/api/collectors/config/import${query(checkOrganization(opts.organization))}`,
-    {
+  const send = (dryRun: boolean) =>
+    jsonRequest(c, 'POST', `/api/collectors/config/import${query(checkOrganization(opts.organization))}`, {
       document,
-      dry_run: false,
+      dry_run: dryRun,
       ...(secrets !== undefined ? { secrets } : {}),
-    },
-  );
+    });
+  if (progress?.enabled) {
+    // The apply is one transaction: its plan first (a dry run), per kind, then the apply.
+    progress.line('planning (dry run)');
+    const planned = importAnswer(await send(true));
+    for (const line of planLines(planned.items ?? [])) progress.line(line);
+    const n = (planned.items ?? []).filter((i) => i.action === 'create' || i.action === 'update').length;
+    progress.line(`applying ${n} change${n === 1 ? '' : 's'}, all or nothing (${elapsed(start)})`);
+  }
+  const answer = await send(false);
+  progress?.line(`answered HTTP ${answer.status} after ${elapsed(start)}`);
   const body = importAnswer(answer);
   if (answer.status === 409 && Array.isArray(body.items)) {
     for (const line of formatItems(body.items.filter((i) => i.action !== 'unchanged'))) out(line);
-    throw new CliError(`nothing applied: ${detailOf(answer)}`, 1);
+    throw new CliError(`nothing applied: ${refusal(answer)}`, 1);
   }
-  if (answer.status !== 200) throw new CliError(detailOf(answer), 2);
+  if (answer.status !== 200) throw new CliError(refusal(answer), 2);
   for (const line of formatItems((body.items ?? []).filter((i) => i.action !== 'unchanged'))) out(line);
   out(`${body.applied === false ? 'not applied' : 'applied'}: ${formatSummary(body.summary)}`);
   return 0;

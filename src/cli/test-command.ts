@@ -29,7 +29,7 @@ interface Found {
   samples: string[];
 }
 
-function documentFiles(target: string): Found {
+export function documentFiles(target: string): Found {
   let stat;
   try {
     stat = statSync(target);
@@ -54,13 +54,13 @@ function documentFiles(target: string): Found {
   return { documents: out, samples };
 }
 
-interface FileOutcome {
+export interface FileOutcome {
   problems?: string[];
   cases?: CaseResult[];
   doc?: MappingDocument;
 }
 
-function testFile(
+export function testFile(
   file: string,
   validate: (e: Record<string, unknown>) => ReturnType<ReturnType<typeof createValidator>['validate']>,
 ): FileOutcome {

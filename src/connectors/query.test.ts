@@ -2,7 +2,7 @@
 // built-in mapping, what stays local, how values are escaped, and OR/NOT handling.
 import { describe, expect, it } from 'vitest';
 import { liveQueryCapability } from '../modules/providers/service.js';
-import { parseQueryText } from '../modules/search/query/text.js';
+import { parseQueryText } from '../pipeline/conditions/text.js';
 import { builtinMapping } from '../pipeline/normalize/builtin/index.js';
 import { awsCloudtrailConnector } from './aws_cloudtrail/index.js';
 import { crowdstrikeFalconConnector } from './crowdstrike_falcon/index.js';

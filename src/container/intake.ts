@@ -93,7 +93,6 @@ export async function wireIntake(b: Base) {
   const mappings = wireMappings({ db, clock, audit: audit.service });
   await mappings.seedBuiltins();
   for (const platform of VENDOR_PLATFORMS) integrations.platforms.register(platform);
-  integrations.platforms.register(SYSLOG_PLATFORM);
   const syslog = wireSyslog({
     db,
     clock,
@@ -112,6 +111,7 @@ export async function wireIntake(b: Base) {
     stopGraceMs: Math.floor(config.shutdownTimeoutMs / 2),
   });
   listenerStates = (integrationId) => syslog.listenerStates(integrationId);
+  integrations.platforms.register(SYSLOG_PLATFORM, syslog.portCheck);
   // Connectors without a built-in platform definition (registered by tests).
   for (const c of allConnectors()) {
     if (integrations.platforms.get(c.platform)) continue;

@@ -64,6 +64,7 @@ export function wireOperations(b: Base, intake: Intake, access: Access, plane: P
     connectorFor,
     runtime: connectorRuntime,
     editions: licenses.editions,
+    listenerTest: (row) => intake.syslog.testListeners(row),
   });
   const providers = wireProviders({
     connectors: allConnectors,
@@ -127,6 +128,9 @@ export function wireOperations(b: Base, intake: Intake, access: Access, plane: P
       sources: plane.enrichment.sources,
       policies: plane.enrichment.policies,
       collectorSettings: plane.collectorConfig.service,
+      rules: plane.detections.rules,
+      queries: search.queries,
+      schedules: search.schedules,
     },
   });
   const dashboard = wireDashboard({

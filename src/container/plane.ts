@@ -105,6 +105,7 @@ export async function wirePlane(b: Base, intake: Intake, access: Access) {
     weirVersion: packageVersion(),
     cases: access.caseManagement.service,
     dataDeletion: organizations.dataDeletion,
+    events: eventStore.events,
     organization: async (id) => {
       const org = await organizations.service.get({ global: true, organizationIds: [] }, id).catch(() => undefined);
       return org ? { id: org.id, name: org.name, case_customer_id: org.case_customer_id ?? null } : undefined;

@@ -36,6 +36,11 @@ export interface AccessDeclaration {
   globalScope?: boolean;
   /** A 403 does not name the missing permission (internal endpoints). */
   quietDenial?: boolean;
+  /**
+   * The credential a `public` operation's handler checks itself instead of the access hooks
+   * (push ingestion: the ingestion token). Published as the operation's security in the API document.
+   */
+  ownCredential?: 'ingestion-token';
 }
 
 export function isPermission(value: string): value is Permission {

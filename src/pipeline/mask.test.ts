@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   COPY_MAX,
@@ -38,6 +39,9 @@ describe('isPersonalKey', () => {
     'IPv6',
     'x-forwarded-for',
     'password',
+    'hostname',
+    'ssn',
+    'user_ssn',
   ])('%s names personal data', (key) => expect(isPersonalKey(key)).toBe(true));
 
   it.each([
@@ -52,6 +56,9 @@ describe('isPersonalKey', () => {
     'severity',
     'recipientCount',
     'session',
+    'class_name',
+    'className',
+    'type_name',
   ])('%s does not', (key) => expect(isPersonalKey(key)).toBe(false));
 
   it('a path is personal when any segment is', () => {
@@ -193,15 +200,23 @@ describe('masking every copy of a masked value', () => {
     const text = JSON.stringify(masked);
     expect(text).not.toContain('alice.smith');
     expect(text).not.toContain('48151623');
+    expect(text).not.toContain('WKS-ALICE');
     expect(masked.observables).toEqual([
       { name: 'user.name', type_id: 4, value: 'a***' },
-      { name: 'device.hostname', type_id: 1, value: 'WKS-ALICE-01' },
+      { name: 'device.hostname', type_id: 1, value: 'W***' },
     ]);
-    expect(masked.message).toBe('User a***@corp.example logged in as a*** from WKS-ALICE-01');
+    // The vendor's message is free text about people: masked whole.
+    expect(masked.message).toBe('U***');
     expect(masked.raw_data).toBe('{"UserName":"a***","Account":"***"}');
     expect(masked.unmapped).toEqual({ audit: { detail: ['actor=a***;ok'] } });
-    // What is not masked anywhere stays as it was.
-    expect(masked.device).toEqual({ hostname: 'WKS-ALICE-01' });
+    // A host name is personal data (OCSF hostname_t).
+    expect(masked.device).toEqual({ hostname: 'W***' });
+  });
+
+  it('masks a raw event the same way when it has no OCSF class: by key names, free text inside', () => {
+    const { class_uid: _c, ...raw } = event;
+    const masked = maskEvent(raw);
+    expect(masked.message).toBe('User a***@corp.example logged in as a*** from W***');
   });
 
   it('does not hunt values too short to be an identity', () => {
@@ -226,5 +241,123 @@ describe('masking every copy of a masked value', () => {
     expect(out.b).toEqual(['b*** rocks', 'x']);
     expect(out.a).toBe(tree.a);
     expect(maskCopies(tree, [])).toBe(tree);
+  });
+});
+
+describe('masking a normalized OCSF event by its schema', () => {
+  // A real Okta System Log event as the built-in mapping normalizes it (test/corpus/okta).
+  const okta = (
+    JSON.parse(
+      readFileSync(new URL('../../test/corpus/okta/system_log/elastic-okta.expected.json', import.meta.url), 'utf8'),
+    ) as Record<string, unknown>[]
+  )[0]!;
+  type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+  it('keeps captions, enum ids, codes, ids, timestamps and metadata; masks people, addresses and places', () => {
+    const m = maskEvent(okta) as Json;
+    expect(m).toMatchObject({
+      class_uid: 3002,
+      class_name: 'Authentication',
+      category_name: 'Identity & Access Management',
+      activity_name: 'Logoff',
+      type_name: 'Authentication: Logoff',
+      severity: 'Informational',
+      status: 'Success',
+      time: okta.time,
+      metadata: (okta as Json).metadata,
+      session: (okta as Json).session,
+    });
+    // user.type is the caption of user.type_id: a label inside a personal object.
+    expect(m.actor.user).toEqual({
+      uid: '0***',
+      name: 'u***@elastic.co',
+      full_name: 'x***',
+      email_addr: 'u***@elastic.co',
+      type_id: 1,
+      type: 'User',
+      domain: 'e***',
+    });
+    expect(m.src_endpoint.ip).toBe('175.16.199.x');
+    expect(m.src_endpoint.location.city).toBe('D***');
+    expect(m.src_endpoint.os).toEqual((okta as Json).src_endpoint.os);
+    expect(m.message).toBe('U***');
+    // Observables: names and types are labels; values masked as the attribute they name.
+    expect(m.observables[0]).toEqual({
+      name: 'actor.user.uid',
+      type_id: 31,
+      type: 'User Object: uid',
+      value: '0***',
+    });
+    const text = JSON.stringify(m);
+    for (const personal of ['username@elastic.co', '00u1abvz4pYqdM8ms4x6', '175.16.199.1', 'Dublin', '94568'])
+      expect(text).not.toContain(personal);
+  });
+
+  it('masks a host name and an endpoint name, keeps an event code and a numeric id that look like digit runs', () => {
+    const m = maskEvent({
+      class_uid: 1007,
+      activity_id: 1,
+      device: { hostname: 'wks-042.corp.example', name: 'WKS-042', ip: '10.0.0.7', type_id: 2, type: 'Desktop' },
+      metadata: { uid: '123456789012', event_code: '4624', product: { name: 'Sysmon' } },
+      status_code: '0xC000006D',
+      status_detail: 'Bad password for 10.0.0.7',
+    }) as Json;
+    expect(m.device).toEqual({ hostname: 'w***', name: 'W***', ip: '10.0.0.x', type_id: 2, type: 'Desktop' });
+    expect(m.metadata).toEqual({ uid: '123456789012', event_code: '4624', product: { name: 'Sysmon' } });
+    expect(m.status_code).toBe('0xC000006D');
+    expect(m.status_detail).toBe('Bad password for 10.0.0.7');
+  });
+
+  it('parses raw_data as a raw event, and masks an unparsable one whole', () => {
+    const m = maskEvent({
+      class_uid: 3002,
+      raw_data: '{"actor":{"alternateId":"ana@x.io"},"eventType":"user.session.start"}',
+    });
+    expect(m.raw_data).toBe('{"actor":{"alternateId":"a***@x.io"},"eventType":"user.session.start"}');
+    expect(maskEvent({ class_uid: 3002, raw_data: '<13>Jan 1 host sshd: Accepted for ana' }).raw_data).toBe('<***');
+  });
+
+  it('keeps a coarse location, counts, and the value of an ordinary header; masks a credential header', () => {
+    const mail = maskEvent({ class_uid: 4009, email: { size: 13405, subject: 'Payroll for Ana' } }) as Json;
+    expect(mail.email).toEqual({ size: 13405, subject: 'P***' });
+    const m = maskEvent({
+      class_uid: 4002,
+      src_endpoint: { location: { country: 'US', continent: 'North America', city: 'Denver' } },
+      http_request: {
+        http_headers: [
+          { name: 'Content-Type', value: 'text/xml' },
+          { name: 'Authorization', value: 'Bearer abc.def' },
+          { name: 'X-Auth-Token', value: 'tok-123' },
+        ],
+      },
+    }) as Json;
+    expect(m.src_endpoint.location).toEqual({ country: 'US', continent: 'North America', city: 'D***' });
+    expect(m.http_request.http_headers.map((h: Json) => h.value)).toEqual(['text/xml', 'B***', 't***']);
+  });
+
+  it('hunts copies as whole words: not inside a longer word', () => {
+    const m = maskEvent({
+      class_uid: 6003,
+      actor: { user: { name: 'Role' } },
+      api: { operation: 'AssumeRole', request: { uid: 'r-1' } },
+      resources: [{ type: 'AWS::IAM::Role' }],
+    }) as Json;
+    expect(m.api.operation).toBe('AssumeRole');
+    expect(m.resources[0].type).toBe('AWS::IAM::R***');
+  });
+
+  it('masks what it already masked to the same text (the tap masks what the dispatcher masked)', () => {
+    const once = maskEvent(okta);
+    expect(maskEvent(once)).toEqual(once);
+  });
+
+  it('reads attributes the schema does not know, and unmapped, by their key names', () => {
+    const m = maskEvent({
+      class_uid: 3002,
+      unmapped: { userName: 'ana', className: 'Login' },
+      x_email: 'a@b.io',
+    }) as Json;
+    expect(m.unmapped).toEqual({ userName: 'a***', className: 'Login' });
+    expect(m.x_email).toBe('a***@b.io');
   });
 });

@@ -6,6 +6,9 @@
 // one regular expression per event for the copies) so a hostile event cannot make masking
 // expensive.
 import { isIPv4, isIPv6 } from 'node:net';
+import { BY_KEY, eventPlace, isPersonalKey, isPersonalPath, PERSONAL, type Place } from './mask-rules.js';
+
+export { isPersonalKey, isPersonalPath } from './mask-rules.js';
 
 export const MASK = '***';
 
@@ -21,103 +24,8 @@ export const COPY_MIN = 3;
 /** Most distinct masked values hunted in one event; past it every other string is masked whole (fail closed, bounded cost). */
 export const COPY_MAX = 256;
 
-// Compared against the key lowercased with every non-alphanumeric character removed.
-const PERSONAL_SUBSTRINGS = [
-  'mail', // email, e_mail, mailbox, emailAddress
-  'username',
-  'userprincipal',
-  'principalname',
-  'alternateid',
-  'login',
-  'displayname',
-  'fullname',
-  'firstname',
-  'lastname',
-  'givenname',
-  'surname',
-  'familyname',
-  'nickname',
-  'actorname',
-  'phone',
-  'mobile',
-  'msisdn',
-  'address', // ipAddress, sourceIPAddress, macAddress, street address
-  'ipaddr',
-  'ipv4',
-  'ipv6',
-  'remoteaddr',
-  'forwardedfor',
-  'password',
-  'passwd',
-  'secret',
-  'apikey',
-  'accesskey',
-  'authorization',
-  'cookie',
-  'ssn',
-  'birth',
-  'creditcard',
-  'cardnumber',
-];
-// Run-together spellings that end in "ip" ("zip", "ship" must not match).
-const IP_SUFFIXES = [
-  'clientip',
-  'remoteip',
-  'sourceip',
-  'srcip',
-  'dstip',
-  'destip',
-  'destinationip',
-  'hostip',
-  'publicip',
-  'privateip',
-  'localip',
-  'callerip',
-  'userip',
-  'realip',
-  'peerip',
-];
-// Whole words (from snake, kebab and camel case) that name personal data on their own.
-const PERSONAL_WORDS = new Set(['ip', 'ipv4', 'ipv6', 'ips', 'user', 'users', 'upn', 'email', 'phone', 'addr']);
-// Not personal although they contain a personal word.
-const NOT_PERSONAL = new Set(['useragent', 'usertype', 'usercount', 'mailer']);
-
-const keyCache = new Map<string, boolean>();
-const KEY_CACHE_MAX = 10_000;
-
-/** True when a key (one segment, any case and separator style) names personal data. */
-export function isPersonalKey(key: string): boolean {
-  const cached = keyCache.get(key);
-  if (cached !== undefined) return cached;
-  const result = classify(key);
-  if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
-  keyCache.set(key, result);
-  return result;
-}
-
-function classify(key: string): boolean {
-  const flat = key.toLowerCase().replace(/[^a-z0-9]/g, '');
-  if (flat === '' || NOT_PERSONAL.has(flat)) return false;
-  if (PERSONAL_WORDS.has(flat)) return true;
-  if (PERSONAL_SUBSTRINGS.some((s) => flat.includes(s))) return true;
-  if (IP_SUFFIXES.some((s) => flat.endsWith(s))) return true;
-  const words = key
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/);
-  return words.some((w) => PERSONAL_WORDS.has(w));
-}
-
-/** True when any segment of a dotted path (`user.name`, `a.list[].ip`) names personal data. */
-export function isPersonalPath(path: string): boolean {
-  for (const segment of path.split('.')) {
-    if (isPersonalKey(segment.replace(/\[\d*\]/g, ''))) return true;
-  }
-  return false;
-}
-
 const EMAIL_RE = /([A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})/g;
+const LONE_EMAIL_RE = /^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/;
 // Candidates only; each is confirmed with node:net before it is masked.
 const IPV6_RE = /(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{0,4}|\d{1,3}(?:\.\d{1,3}){3})(?![\w:])/g;
 const IPV4_RE = /(?<![\w.])(\d{1,3}\.\d{1,3}\.\d{1,3})\.\d{1,3}(?![\w.])/g;
@@ -140,19 +48,21 @@ export function maskText(text: string): string {
   return out.replace(DIGITS_RE, MASK);
 }
 
+// What maskPersonalScalar makes of a value: kept as it is when met again (the tap masks what the
+// dispatcher already masked), so that `192.0.2.x` does not become `1***` the second time.
+const MASKED_FORM =
+  /^(?:[^*]?\*\*\*(?:@[A-Za-z0-9.-]+)?|\d{1,3}\.\d{1,3}\.\d{1,3}\.x|[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:x)$/;
+
 /** A value known to be personal: only its shape survives. */
 function maskPersonalScalar(value: unknown): unknown {
   if (typeof value === 'number' || typeof value === 'bigint') return MASK;
   if (typeof value !== 'string') return value; // booleans and null say nothing about a person
-  if (value === '') return value;
+  if (value === '' || (value.length <= 256 && MASKED_FORM.test(value))) return value;
   // node:net's checks cost microseconds; most values cannot be addresses at all.
   if (value.includes('.') && isIPv4(value)) return `${value.slice(0, value.lastIndexOf('.'))}.x`;
   if (value.includes(':') && isIPv6(value)) return maskIpv6(value);
-  const at = value.indexOf('@');
-  if (at > 0) {
-    const masked = maskText(value);
-    if (masked !== value) return masked;
-  }
+  // A lone e-mail address keeps its domain; a longer text with one in it is masked whole.
+  if (value.includes('@') && LONE_EMAIL_RE.test(value)) return maskText(value);
   return value.length > 1 ? `${value[0]}${MASK}` : MASK;
 }
 
@@ -164,6 +74,29 @@ const FEW = 8;
 const ALL = 'all';
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+// A copy is a whole word: "Role" is not hunted inside "AssumeRole", nor "ana" inside
+// "banana"; "ana" in "C:\Users\ana\" or "ana@example.com" is.
+const isWordChar = (c: string | undefined) => c !== undefined && /[A-Za-z0-9]/.test(c);
+
+/** `text` with every whole-word occurrence of `value` replaced by `mask`. */
+function replaceWhole(text: string, value: string, mask: string): string {
+  const openStart = !isWordChar(value[0]);
+  const openEnd = !isWordChar(value[value.length - 1]);
+  let out = '';
+  let from = 0;
+  for (let at = text.indexOf(value); at !== -1; at = text.indexOf(value, at + 1)) {
+    if (at < from) continue;
+    if (!openStart && isWordChar(text[at - 1])) continue;
+    if (!openEnd && isWordChar(text[at + value.length])) continue;
+    out += text.slice(from, at) + mask;
+    from = at + value.length;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+const wholePattern = (value: string) =>
+  `${isWordChar(value[0]) ? '(?<![A-Za-z0-9])' : ''}${escapeRe(value)}${isWordChar(value[value.length - 1]) ? '(?![A-Za-z0-9])' : ''}`;
 
 /** values: each masked value and what its field became; a copy becomes the same. */
 function hunterOf(values: Map<string, string>): Hunter | typeof ALL | null {
@@ -179,12 +112,13 @@ function hunterOf(values: Map<string, string>): Hunter | typeof ALL | null {
     hunt = ((text: string) => {
       if (text.length < shortest) return text;
       let out = text;
-      for (let i = 0; i < sorted.length; i++) if (out.includes(sorted[i]!)) out = out.split(sorted[i]!).join(masks[i]!);
+      for (let i = 0; i < sorted.length; i++)
+        if (out.includes(sorted[i]!)) out = replaceWhole(out, sorted[i]!, masks[i]!);
       return out;
     }) as Hunter;
   } else {
     // One pass over each string whatever the number of values (up to COPY_MAX).
-    const re = new RegExp(sorted.map(escapeRe).join('|'), 'g');
+    const re = new RegExp(sorted.map(wholePattern).join('|'), 'g');
     const replace = (m: string) => values.get(m) ?? MASK;
     hunt = ((text: string) => (text.length < shortest ? text : text.replace(re, replace))) as Hunter;
   }
@@ -195,13 +129,13 @@ function hunterOf(values: Map<string, string>): Hunter | typeof ALL | null {
 /** The scalar values `copy` would mask as personal, as text, with what each becomes (within the same limits). */
 function collect(
   value: unknown,
-  personal: boolean,
+  place: Place,
   depth: number,
   budget: { nodes: number },
   out: Map<string, string>,
 ): void {
   if (value === null || typeof value !== 'object') {
-    if (!personal) return;
+    if (place.kind !== 'personal') return;
     const text =
       typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'bigint' ? String(value) : '';
     if (text.length >= COPY_MIN && !out.has(text)) out.set(text, String(maskPersonalScalar(value)));
@@ -211,17 +145,18 @@ function collect(
   if (Array.isArray(value)) {
     for (const item of value) {
       if (++budget.nodes > MASK_LIMITS.nodes) return;
-      collect(item, personal, depth + 1, budget, out);
+      collect(item, place, depth + 1, budget, out);
     }
     return;
   }
+  const here = place.refine?.(value as Record<string, unknown>) ?? place;
   for (const key of Object.keys(value)) {
     if (++budget.nodes > MASK_LIMITS.nodes) return;
-    collect((value as Record<string, unknown>)[key], personal || isPersonalKey(key), depth + 1, budget, out);
+    collect((value as Record<string, unknown>)[key], here.child(key), depth + 1, budget, out);
   }
 }
 
-/** A string that is not personal by its key: copies of masked values, then e-mail, IP and digit runs. */
+/** A string that is not personal by its place: copies of masked values, then e-mail, IP and digit runs. */
 function maskFree(text: string, hunt: Hunter | typeof ALL | null): string {
   if (hunt === ALL) return String(maskPersonalScalar(text));
   if (!hunt) return maskText(text);
@@ -230,26 +165,70 @@ function maskFree(text: string, hunt: Hunter | typeof ALL | null): string {
   return maskText(hunt(text.length > limit ? text.slice(0, limit) : text));
 }
 
-function maskTree(value: unknown, personal: boolean): unknown {
+/** Longest raw_data text parsed as JSON to be masked field by field; a longer one is masked whole. */
+const RAW_PARSE_MAX = 65_536;
+
+/** raw_data: the vendor's event as text, masked as a raw event (by key names) when it is JSON, else whole. */
+function maskRaw(text: string, depth: number, budget: { nodes: number }, hunt: Hunter | typeof ALL | null): string {
+  const first = text.trimStart()[0];
+  if ((first === '{' || first === '[') && text.length <= RAW_PARSE_MAX) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed !== null && typeof parsed === 'object') return JSON.stringify(copy(parsed, BY_KEY, depth, budget, hunt));
+  }
+  return String(maskPersonalScalar(text));
+}
+
+function maskTree(value: unknown, place: Place): unknown {
   const values = new Map<string, string>();
-  collect(value, personal, 0, { nodes: 0 }, values);
-  return copy(value, personal, 0, { nodes: 0 }, hunterOf(values));
+  collect(value, place, 0, { nodes: 0 }, values);
+  return copy(value, place, 0, { nodes: 0 }, hunterOf(values));
 }
 
 /**
- * One value seen under `key` (a key or a dotted path): masked as personal data when the
- * key names it, else with personal data inside strings masked. Objects and arrays are
+ * One value seen under `key` (a key or a dotted path of a raw event): masked as personal data
+ * when the key names it, else with personal data inside strings masked. Objects and arrays are
  * masked deeply, within MASK_LIMITS.
  */
 export function maskValue(key: string, value: unknown): unknown {
   const personal = key.includes('.') ? isPersonalPath(key) : isPersonalKey(key);
-  if (value !== null && typeof value === 'object') return maskTree(value, personal);
+  if (value !== null && typeof value === 'object') return maskTree(value, personal ? PERSONAL : BY_KEY);
   return personal ? maskPersonalScalar(value) : typeof value === 'string' ? maskText(value) : value;
 }
 
-/** A deep copy of an event with personal data masked (see maskValue), every copy of a masked value included, within MASK_LIMITS. */
+/**
+ * A deep copy of an event with personal data masked, every copy of a masked value included,
+ * within MASK_LIMITS. A normalized OCSF event is read with its class's schema (mask-rules.ts):
+ * captions, enum ids, codes, ids, timestamps and metadata stay as they are. Any other event is
+ * read by its key names.
+ */
 export function maskEvent(event: Record<string, unknown>): Record<string, unknown> {
-  return maskTree(event, false) as Record<string, unknown>;
+  return maskTree(event, eventPlace(event)) as Record<string, unknown>;
+}
+
+/**
+ * A raw event and the OCSF event a mapping made of it, masked together (maskEvent each): a
+ * value personal in either is masked wherever it is copied in both (the raw `actor.id` that
+ * became `user.uid`).
+ */
+export function maskMapped(
+  raw: Record<string, unknown>,
+  ocsf: Record<string, unknown> | undefined,
+): { raw: Record<string, unknown>; ocsf: Record<string, unknown> | undefined } {
+  const rawPlace = eventPlace(raw);
+  const ocsfPlace = ocsf ? eventPlace(ocsf) : BY_KEY;
+  const values = new Map<string, string>();
+  collect(raw, rawPlace, 0, { nodes: 0 }, values);
+  if (ocsf) collect(ocsf, ocsfPlace, 0, { nodes: 0 }, values);
+  const hunt = hunterOf(values);
+  return {
+    raw: copy(raw, rawPlace, 0, { nodes: 0 }, hunt) as Record<string, unknown>,
+    ocsf: ocsf ? (copy(ocsf, ocsfPlace, 0, { nodes: 0 }, hunt) as Record<string, unknown>) : undefined,
+  };
 }
 
 /**
@@ -259,7 +238,7 @@ export function maskEvent(event: Record<string, unknown>): Record<string, unknow
  */
 export function maskCopies(tree: unknown, maskedValues: readonly unknown[]): unknown {
   const values = new Map<string, string>();
-  for (const v of maskedValues) collect(v, true, 0, { nodes: 0 }, values);
+  for (const v of maskedValues) collect(v, PERSONAL, 0, { nodes: 0 }, values);
   const hunt = hunterOf(values);
   return hunt ? replaceCopies(tree, hunt, 0, { nodes: 0 }) : tree;
 }
@@ -291,34 +270,39 @@ function replaceCopies(value: unknown, hunt: Hunter | typeof ALL, depth: number,
 
 function copy(
   value: unknown,
-  personal: boolean,
+  place: Place,
   depth: number,
   budget: { nodes: number },
   hunt: Hunter | typeof ALL | null,
 ): unknown {
   if (value === null || typeof value !== 'object') {
-    return personal ? maskPersonalScalar(value) : typeof value === 'string' ? maskFree(value, hunt) : value;
+    switch (place.kind) {
+      case 'personal':
+      case 'text':
+        return maskPersonalScalar(value);
+      case 'label':
+        return value;
+      case 'raw':
+        return typeof value === 'string' ? maskRaw(value, depth, budget, hunt) : value;
+      default:
+        return typeof value === 'string' ? maskFree(value, hunt) : value;
+    }
   }
   if (depth >= MASK_LIMITS.depth) return Array.isArray(value) ? [] : {};
   if (Array.isArray(value)) {
     const out: unknown[] = [];
     for (const item of value) {
       if (++budget.nodes > MASK_LIMITS.nodes) break;
-      out.push(copy(item, personal, depth + 1, budget, hunt));
+      out.push(copy(item, place, depth + 1, budget, hunt));
     }
     return out;
   }
+  const here = place.refine?.(value as Record<string, unknown>) ?? place;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
     if (++budget.nodes > MASK_LIMITS.nodes) break;
-    // Under a personal key everything is personal (user: {name, id}).
-    const masked = copy(
-      (value as Record<string, unknown>)[key],
-      personal || isPersonalKey(key),
-      depth + 1,
-      budget,
-      hunt,
-    );
+    // Under a personal place everything is personal (user: {name, id}) but the labels the schema knows.
+    const masked = copy((value as Record<string, unknown>)[key], here.child(key), depth + 1, budget, hunt);
     // A parsed "__proto__" key is data; plain assignment would replace the prototype.
     if (key === '__proto__')
       Object.defineProperty(out, key, { value: masked, enumerable: true, writable: true, configurable: true });

@@ -35,7 +35,8 @@ export interface RunningWeir {
   stop(): Promise<void>;
 }
 
-export async function startWeir(consoleDir: string): Promise<RunningWeir> {
+/** Every role in this process; the console is served when its build's directory is given. */
+export async function startWeir(consoleDir?: string): Promise<RunningWeir> {
   const tdb = await createTestDatabase();
   const sinkRoot = mkdtempSync(path.join(tmpdir(), 'weir-console-sinks-'));
   const bodyLogDir = mkdtempSync(path.join(tmpdir(), 'weir-console-bodies-'));
@@ -49,7 +50,7 @@ export async function startWeir(consoleDir: string): Promise<RunningWeir> {
     LOG_LEVEL: 'silent',
     HOST: '127.0.0.1',
     PORT: '0',
-    WEIR_CONSOLE_DIR: consoleDir,
+    ...(consoleDir ? { WEIR_CONSOLE_DIR: consoleDir } : {}),
     WEIR_FILE_SINK_ROOT: sinkRoot,
     WEIR_TOKEN_RATE_LIMIT: '100000',
     WEIR_MAPPING_REFRESH_MS: '100',

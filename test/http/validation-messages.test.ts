@@ -26,14 +26,16 @@ function unexplained(schema: unknown, at = '#'): string[] {
   const out: string[] = [];
   if (typeof s.pattern === 'string') {
     patterns++;
-    const words = s.errorMessage;
+    // The API document publishes the validator's errorMessage as the extension x-weir-error-message.
+    const words = s.errorMessage ?? s['x-weir-error-message'];
     const ok =
       typeof words === 'string' ||
       (typeof words === 'object' && words !== null && typeof (words as Record<string, unknown>).pattern === 'string');
     if (!ok) out.push(at);
   }
   for (const [k, v] of Object.entries(s))
-    if (k !== 'errorMessage' && k !== 'example' && k !== 'examples') out.push(...unexplained(v, `${at}/${k}`));
+    if (!['errorMessage', 'x-weir-error-message', 'example', 'examples'].includes(k))
+      out.push(...unexplained(v, `${at}/${k}`));
   return out;
 }
 

@@ -35,7 +35,7 @@ export const AuditEntry = Type.Object(
     hash: Type.String({ description: 'SHA-256 over the previous hash and this entry' }),
     prev_hash: Type.String(),
   },
-  { description: 'One entry of the hash-chained audit trail' },
+  { $id: 'AuditEntry', description: 'One entry of the hash-chained audit trail' },
 );
 
 const TimeWindow = {

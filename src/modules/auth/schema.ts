@@ -44,7 +44,10 @@ const userFields = {
   }),
 };
 
-export const User = Type.Object(userFields, { description: 'A person who signs in; never carries the password hash' });
+export const User = Type.Object(userFields, {
+  $id: 'User',
+  description: 'A person who signs in; never carries the password hash',
+});
 
 export const UserList = Type.Array(User);
 

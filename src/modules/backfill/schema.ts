@@ -87,6 +87,7 @@ export const BackfillJob = Type.Object(
     updated_at: Timestamp(),
   },
   {
+    $id: 'BackfillJob',
     description:
       "A backfill job: re-collection of a past window, in chunks of the stream's longest window, page by page",
   },

@@ -69,6 +69,9 @@ export function checkDocument(doc: Json): ConfigBundle {
     'enrichment_tables',
     'enrichment_sources',
     'enrichment_policies',
+    'detection_rules',
+    'saved_queries',
+    'schedules',
   ] as const) {
     const seen = new Set<string>();
     (bundle[key] ?? []).forEach((o, i) => {

@@ -16,6 +16,7 @@ export function wireConfigBundle(deps: { db: Kysely<DB>; clock: Clock; modules: 
   const service = createBundleService({
     ...deps.modules,
     organizationExists: store.organizationExists,
+    organizationIds: store.organizationIds,
     organizationName: store.organizationName,
     rolledBack: store.rolledBack,
     weirVersion: packageVersion(),

@@ -6,7 +6,7 @@ import { setPath } from './snapshot.js';
 export function planIntegrations(ctx: PlanContext): void {
   const { deps, actor, scope, organizationId, doc, current, cur, secrets, step, given, missing } = ctx;
   const intNames = new Map([...current.ids.integration.keys()].map((n) => [n.toLowerCase(), n]));
-  const intIds = new Map([...current.ids.integration].map(([n, id]) => [n.toLowerCase(), id]));
+  const intIds = ctx.integrationIds;
   for (const i of doc.integrations) intNames.set(i.name.toLowerCase(), i.name);
   const ordered = [...doc.integrations].sort((a, b) => Number(a.parent !== null) - Number(b.parent !== null));
   for (const i of ordered) {

@@ -39,6 +39,9 @@ export interface PlanContext {
   destIds: Map<string, string>;
   tableIds: Map<string, string>;
   sourceIds: Map<string, string>;
+  /** Integration ids by lower-cased name (names are unique case-insensitively). */
+  integrationIds: Map<string, number>;
+  savedQueryIds: Map<string, string>;
 }
 
 /** A context whose step() appends to steps. */
@@ -72,6 +75,8 @@ export function planContext(
     destIds: new Map(current.ids.destination),
     tableIds: new Map(current.ids.table),
     sourceIds: new Map(current.ids.source),
+    integrationIds: new Map([...current.ids.integration].map(([n, id]) => [n.toLowerCase(), id])),
+    savedQueryIds: new Map(current.ids.savedQuery),
   };
 }
 

@@ -23,6 +23,7 @@ export function configBundleRoutes(app: Api, service: BundleService): void {
     summary: "One organization's configuration as one versioned JSON document (secrets as markers)",
     description:
       'Integrations, mappings (with their versions), destinations, routes, enrichment tables (with their rows), sources and policies, ' +
+      'detection rules, saved queries and schedules, ' +
       'and the collector settings, keyed by name; references by name. Secrets are never exported: each is ' +
       '{"$secret": "<kind>:<name>:<field>"}, which the import\'s `secrets` fills. docs/config-bundle.md',
     access: { requires: 'user.manage' },

@@ -185,6 +185,67 @@ const Policy = Type.Object(
   { additionalProperties: false },
 );
 
+const Strings = (max: number) => Type.Array(Type.String({ maxLength: 200 }), { maxItems: max });
+const Mitre = Type.Object(
+  { tactics: Type.Optional(Strings(50)), techniques: Type.Optional(Strings(50)) },
+  { additionalProperties: false, description: 'MITRE ATT&CK ids: tactics TA0001, techniques T1110 or T1110.003' },
+);
+
+const DetectionRule = Type.Object(
+  {
+    name: Name,
+    enabled: Type.Boolean(),
+    version: Version,
+    definition: Type.Object(
+      {
+        title: Type.Optional(Type.String({ maxLength: 1000 })),
+        description: Type.Optional(Type.String({ maxLength: 10_000 })),
+        condition: Type.Unknown({ description: 'The events the rule matches (docs/conditions.md)' }),
+        severity_id: Type.Integer({ minimum: 1, maximum: 6, description: 'OCSF severity_id of its findings' }),
+        mitre: Type.Optional(Mitre),
+        group_by: Type.Optional(Strings(5)),
+        threshold: Type.Optional(
+          Type.Object(
+            { count: Type.Integer({ minimum: 1 }), window_seconds: Type.Integer({ minimum: 1 }) },
+            { additionalProperties: false },
+          ),
+        ),
+        suppression_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
+        origin: Type.Optional(
+          Free('Where the rule came from: a Sigma rule\'s {format: "sigma", id, title, logsource, ...}'),
+        ),
+      },
+      { additionalProperties: false, description: "The live version's definition (docs/detections.md)" },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const SavedQuery = Type.Object(
+  {
+    name: Name,
+    description: Text,
+    integration: Type.Union([Name, Type.Null()], {
+      description: "A live query's integration, by name (its query's integration_id in the organization)",
+    }),
+    query: Free('The query definition (docs/search.md) without organization_id and integration_id'),
+  },
+  { additionalProperties: false },
+);
+
+const Schedule = Type.Object(
+  {
+    name: Name,
+    query: Type.String({ minLength: 1, maxLength: 200, description: 'The saved query it runs, by name' }),
+    cron: Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]),
+    timezone: Type.String({ minLength: 1, maxLength: 100 }),
+    interval_seconds: Type.Union([Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), Type.Null()]),
+    notify: Free('E-mail, condition and alert settings (docs/search.md, Schedules)'),
+    enabled: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+
 const CollectorSettings = Type.Record(
   Type.String({ maxLength: 100 }),
   Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000 }), Type.Boolean()]),
@@ -213,6 +274,9 @@ export const ConfigBundle = Type.Object(
     enrichment_tables: List(Table),
     enrichment_sources: Type.Optional(List(Source)),
     enrichment_policies: List(Policy),
+    detection_rules: Type.Optional(List(DetectionRule)),
+    saved_queries: Type.Optional(List(SavedQuery)),
+    schedules: Type.Optional(List(Schedule)),
     collector_settings: Type.Optional(CollectorSettings),
   },
   {
@@ -233,7 +297,7 @@ export function bundleJsonSchema(): Record<string, unknown> {
 
 export const ExportQuery = Type.Object({
   organization_id: Type.Optional(
-    Type.Integer({ minimum: 1, description: 'Required with platform scope or several organizations' }),
+    Type.Integer({ minimum: 1, description: 'Required when you can see several organizations' }),
   ),
 });
 
@@ -265,6 +329,9 @@ export const ItemKind = Type.Union([
   L('enrichment_table'),
   L('enrichment_source'),
   L('enrichment_policy'),
+  L('detection_rule'),
+  L('saved_query'),
+  L('schedule'),
   L('collector_settings'),
 ]);
 export const ItemAction = Type.Union([L('create'), L('update'), L('unchanged'), L('conflict')]);

@@ -12,6 +12,7 @@ import { planContext, type Json, type Step } from './plan.js';
 import { planCollectorSettings, planIntegrations, planMappings } from './plan-collection.js';
 import { planDestinations, planRoutes } from './plan-delivery.js';
 import { planPolicies, planSources, planTables } from './plan-enrichment.js';
+import { planRules, planSavedQueries, planSchedules } from './plan-analytics.js';
 import type { ConfigBundle, ImportResult } from './schema.js';
 import { snapshot, type BundlePorts, type Current } from './snapshot.js';
 
@@ -23,13 +24,15 @@ export interface ImportInput {
 
 export interface BundleDeps extends BundlePorts {
   organizationExists(id: number): Promise<boolean>;
+  organizationIds(limit: number): Promise<number[]>;
   /** Runs fn and rolls back what it wrote (a savepoint of the open transaction). */
   rolledBack<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 export function createBundleService(deps: BundleDeps) {
   async function organization(actor: Actor, requested: number | undefined) {
-    return targetOrganization({ organizationExists: deps.organizationExists }, scopeOf(actor), requested);
+    // Export (GET) and import (its body is the bundle) both take organization_id in the query.
+    return targetOrganization(deps, scopeOf(actor), requested, 'query/organization_id');
   }
 
   function plan(
@@ -49,6 +52,9 @@ export function createBundleService(deps: BundleDeps) {
     planSources(ctx);
     planRoutes(ctx);
     planPolicies(ctx);
+    planRules(ctx);
+    planSavedQueries(ctx);
+    planSchedules(ctx);
     planCollectorSettings(ctx);
     return steps;
   }

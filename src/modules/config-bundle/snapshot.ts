@@ -9,6 +9,10 @@ import type { TablesService } from '../enrichment/tables.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { MappingService } from '../mappings/service.js';
 import type { RoutingService } from '../routing/service.js';
+import type { RulesService } from '../detections/rules.js';
+import type { QueriesService } from '../search/queries.js';
+import type { SchedulesService } from '../search/schedules.js';
+import { analyticsSnapshot } from './snapshot-analytics.js';
 import { MAX_MAPPING_VERSIONS, MAX_MMDB_BASE64, type ConfigBundle } from './schema.js';
 
 type Json = Record<string, unknown>;
@@ -25,6 +29,9 @@ export interface BundlePorts {
   sources: Pick<SourcesService, 'list' | 'exportable' | 'create' | 'update'>;
   policies: Pick<PoliciesService, 'list' | 'create' | 'addVersion' | 'enable'>;
   collectorSettings: Pick<CollectorConfigService, 'config' | 'updateConfig'>;
+  rules: Pick<RulesService, 'list' | 'create' | 'update'>;
+  queries: Pick<QueriesService, 'list' | 'create' | 'update'>;
+  schedules: Pick<SchedulesService, 'list' | 'create' | 'remove'>;
   organizationName(id: number): Promise<string>;
   weirVersion: string;
   now(): Date;
@@ -45,12 +52,15 @@ export interface Current {
     /** The organization's own sources. */
     ownSource: Map<string, string>;
     policy: Map<string, string>;
+    rule: Map<string, string>;
+    savedQuery: Map<string, string>;
+    schedule: Map<string, string>;
   };
 }
 
 const PAGE = 500;
 
-async function all<T>(
+export async function all<T>(
   page: (p: { limit: number; offset: number }) => Promise<{ items: T[]; total: number }>,
 ): Promise<T[]> {
   const out: T[] = [];
@@ -112,6 +122,9 @@ export async function snapshot(ports: BundlePorts, scope: Scope, organizationId:
     source: new Map(),
     ownSource: new Map(),
     policy: new Map(),
+    rule: new Map(),
+    savedQuery: new Map(),
+    schedule: new Map(),
   };
   const integrationRows = await Promise.all(
     (await all((p) => ports.integrations.list(scope, { organizationId }, p))).map((r) =>
@@ -288,6 +301,7 @@ export async function snapshot(ports: BundlePorts, scope: Scope, organizationId:
     enrichment_tables,
     enrichment_sources,
     enrichment_policies,
+    ...(await analyticsSnapshot(ports, scope, organizationId, ids, integrationName)),
     collector_settings: (await ports.collectorSettings.config()).settings as Record<string, number | boolean>,
   };
   return { bundle, ids };

@@ -2,14 +2,13 @@
 // for dry runs. Everything else goes through the modules' own services.
 import { sql, type Kysely } from 'kysely';
 import { executor, inTransaction } from '../../platform/db/ambient.js';
+import { organizationLookup } from '../../platform/db/organizations.js';
 import type { DB } from '../../platform/db/index.js';
 
 export function createBundleStore(db: Kysely<DB>) {
   const q = () => executor(db);
   return {
-    async organizationExists(id: number): Promise<boolean> {
-      return (await q().selectFrom('organizations').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
-    },
+    ...organizationLookup(db),
     async organizationName(id: number): Promise<string> {
       const row = await q().selectFrom('organizations').select('name').where('id', '=', id).executeTakeFirst();
       return row?.name ?? '';

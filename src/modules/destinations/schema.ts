@@ -35,6 +35,7 @@ export const Credential = Type.Record(Type.String({ maxLength: 128 }), Credentia
 });
 
 const EffectiveDelivery = Type.Required(DeliverySettingsSchema, {
+  $id: 'EffectiveDelivery',
   description: 'Effective delivery settings: the stored overrides over the defaults',
 });
 
@@ -62,7 +63,7 @@ export const Destination = Type.Object(
     created_at: Timestamp(),
     updated_at: Timestamp(),
   },
-  { description: 'A destination: where routes deliver events. Never carries its credential.' },
+  { $id: 'Destination', description: 'A destination: where routes deliver events. Never carries its credential.' },
 );
 
 export const DestinationWarning = Type.Object({

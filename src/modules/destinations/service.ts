@@ -8,11 +8,11 @@
 import type { Actor } from '../../core/actor.js';
 import type { Clock } from '../../core/clock.js';
 import type { Credential } from '../../core/credentials.js';
-import { AppError, errors } from '../../core/errors.js';
+import { AppError } from '../../core/errors.js';
 import { EVENT_STORE_TYPE } from '../../pipeline/sinks/event_store/index.js';
 import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
-import { scopeOf, type Scope } from '../../core/scope.js';
+import { scopeOf, targetOrganization, type Scope } from '../../core/scope.js';
 import {
   DEFAULT_DELIVERY,
   DeliverySettingsSchema,
@@ -86,18 +86,8 @@ export function createDestinationService(deps: DestinationServiceDeps) {
       }
       return null;
     }
-    if (requested === undefined) {
-      const only = scope.organizationIds.length === 1 ? scope.organizationIds[0] : undefined;
-      if (only === undefined) {
-        throw errors.validation('body/organization_id is required: you belong to several organizations', {
-          errors: [{ location: 'body/organization_id', message: 'is required' }],
-        });
-      }
-      return only;
-    }
-    if (!(scope.global || scope.organizationIds.includes(requested)) || !(await store.organizationExists(requested)))
-      throw errors.notFound('Organization');
-    return requested;
+    // Omitted by a platform caller: a global destination (above); else the one rule of core/scope.ts.
+    return targetOrganization(store, scope, requested);
   }
 
   async function ensureNameFree(organizationId: number | null, name: string, exceptId?: string): Promise<void> {

@@ -6,6 +6,7 @@ import { AppError } from '../../core/errors.js';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
 import { afterCommit, executor } from '../../platform/db/ambient.js';
+import { organizationLookup } from '../../platform/db/organizations.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import type { DB } from '../../platform/db/index.js';
 import { scoped } from '../../platform/db/scope.js';
@@ -179,9 +180,7 @@ export function createDestinationStore(db: Kysely<DB>) {
       return row ? row.shadow_destination_id : undefined;
     },
 
-    async organizationExists(id: number): Promise<boolean> {
-      return (await q().selectFrom('organizations').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
-    },
+    ...organizationLookup(db),
 
     async nameExists(organizationId: number | null, name: string, exceptId?: string): Promise<boolean> {
       let query = q()

@@ -19,6 +19,8 @@ import { detectionRoutes } from './routes.js';
 import { createRulesService } from './rules.js';
 import { createDetectionService } from './service.js';
 import { createDetectionStore } from './store.js';
+import { triageQueries } from './store-triage.js';
+import { createTriage, type EvidenceEvents } from './triage.js';
 
 /** Threshold windows are kept this long past their start (the longest window is 7 days). */
 const WINDOW_KEEP_MS = 8 * 86_400_000;
@@ -37,6 +39,8 @@ export interface DetectionsDeps {
   cases?: NotifyDeps['cases'];
   organization: NotifyDeps['organization'];
   dataDeletion: { addStep(step: OrgDataStep): void };
+  /** The event store, where the evidence events' fields are read (docs/detections.md, Evidence). */
+  events?: EvidenceEvents;
 }
 
 export function wireDetections(deps: DetectionsDeps) {
@@ -46,6 +50,7 @@ export function wireDetections(deps: DetectionsDeps) {
   const recorder = createRecorder({ store, weirVersion: deps.weirVersion });
   const rules = createRulesService({ store, clock, invalidate: (org) => live.invalidate(org) });
   const detections = createDetectionService({ store, clock });
+  const triage = createTriage({ store, triage: triageQueries(db), clock, events: deps.events });
   const notifications = createNotifications({
     store,
     clock,
@@ -73,11 +78,12 @@ export function wireDetections(deps: DetectionsDeps) {
   return {
     pass,
     alerts,
+    rules,
     openCount: store.openCount,
     notifications,
     jobs: [detectionJobs({ digest: () => notifications.digest(), expire })],
     beatTasks: detectionBeatTasks(deps.queue),
-    routes: (app: Api) => detectionRoutes(app, { detections, rules, notifications }),
+    routes: (app: Api) => detectionRoutes(app, { detections, rules, notifications, triage }),
   };
 }
 

@@ -5,7 +5,7 @@ import { route, type Api } from '../../platform/http/routes.js';
 import { DEFAULT_LIMIT, ErrorBody } from '../../platform/http/schemas.js';
 import type { Notifications } from './notify.js';
 import type { RulesService } from './rules.js';
-import { STATUSES, type DetectionService, type PatchBody as Patch, type Status } from './service.js';
+import type { DetectionService, PatchBody as Patch } from './service.js';
 import {
   CaseAnswer,
   CreateRuleBody,
@@ -25,43 +25,32 @@ import {
   SigmaQuery,
   UpdateRuleBody,
 } from './schema.js';
-import { errors } from '../../core/errors.js';
+import { decodeGroup } from './entity.js';
+import { statuses, triageRoutes } from './routes-triage.js';
+import type { Triage } from './triage.js';
 
 const pageOf = (q: { limit?: number; offset?: number }) => ({ limit: q.limit ?? DEFAULT_LIMIT, offset: q.offset ?? 0 });
 
-function statuses(text: string | undefined): Status[] | undefined {
-  if (text === undefined) return undefined;
-  const list = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  const bad = list.find((s) => !(STATUSES as readonly string[]).includes(s));
-  if (bad !== undefined)
-    throw errors.validation(`querystring/status: ${bad} is not one of ${STATUSES.join(', ')}`, {
-      errors: [{ location: 'querystring/status', message: `must be among ${STATUSES.join(', ')}` }],
-    });
-  return list as Status[];
-}
-
 export function detectionRoutes(
   app: Api,
-  s: { detections: DetectionService; rules: RulesService; notifications: Notifications },
+  s: { detections: DetectionService; rules: RulesService; notifications: Notifications; triage: Triage },
 ): void {
   route(app, {
     method: 'GET',
     url: '/api/detections',
     operationId: 'detections.list',
     summary:
-      'Detections of your organizations, newest first, filtered by status, severity, time, rule, source and integration',
+      'Detections of your organizations, most severe then most recent first (sort=time: most recent first), filtered by status, severity, time, rule, source, integration and group',
     access: { requires: 'authenticated' },
     schema: { querystring: ListQuery, response: { 200: DetectionList } },
     handler: async (req) => {
       const q = req.query;
       const page = pageOf(q);
       const status = statuses(q.status);
-      const { items, total } = await s.detections.list(
+      const { items, total } = await s.triage.list(
         scopeOf(req.actor!),
         {
+          ...(q.group !== undefined ? { group: decodeGroup(q.group, 'querystring/group') } : {}),
           ...(q.organization_id !== undefined ? { organization_id: q.organization_id } : {}),
           ...(status ? { status } : {}),
           ...(q.severity_min !== undefined ? { severity_min: q.severity_min } : {}),
@@ -72,11 +61,14 @@ export function detectionRoutes(
           ...(q.integration_id !== undefined ? { integration_id: q.integration_id } : {}),
           ...(q.assignee_id !== undefined ? { assignee_id: q.assignee_id } : {}),
         },
+        q.sort ?? 'severity',
         page,
       );
       return offsetEnvelope(items, total, page);
     },
   });
+
+  triageRoutes(app, s.triage);
 
   route(app, {
     method: 'GET',
@@ -85,7 +77,8 @@ export function detectionRoutes(
     summary: 'A detection with its OCSF finding and its whole history (status changes, assignments, comments)',
     access: { requires: 'authenticated' },
     schema: { params: DetectionParams, response: { 200: DetectionDetail } },
-    handler: async (req) => s.detections.get(scopeOf(req.actor!), req.params.detection_id),
+    handler: async (req) =>
+      s.triage.detail(scopeOf(req.actor!), await s.detections.get(scopeOf(req.actor!), req.params.detection_id)),
   });
 
   route(app, {
@@ -96,7 +89,11 @@ export function detectionRoutes(
       'Triage: change the status, the assignee, or add a comment; every change is in the history and the audit trail',
     access: { requires: 'query.run' },
     schema: { params: DetectionParams, body: PatchBody, response: { 200: DetectionDetail } },
-    handler: async (req) => s.detections.patch(req.actor!, req.params.detection_id, req.body as Patch),
+    handler: async (req) =>
+      s.triage.detail(
+        scopeOf(req.actor!),
+        await s.detections.patch(req.actor!, req.params.detection_id, req.body as Patch),
+      ),
   });
 
   route(app, {

@@ -9,6 +9,8 @@ import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
 import { scopeOf, targetOrganization, type Scope } from '../../core/scope.js';
 import { checkRule, type RuleDefinition } from '../../pipeline/detect/rules.js';
+import { readRuleText } from '../../pipeline/detect/rule-text.js';
+import { printCondition } from '../../pipeline/conditions/print.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { compileSigma, SigmaError } from '../../pipeline/detect/sigma/compile.js';
 import { setAuditTarget } from '../audit/service.js';
@@ -30,6 +32,7 @@ export function ruleOut(r: RuleWithVersion) {
     enabled: r.enabled,
     version: r.version,
     definition: r.definition as RuleDefinition | null,
+    condition_text: printCondition((r.definition as RuleDefinition | null)?.condition ?? null),
     live_version_id: r.live_version_id,
     created_by: r.created_by,
     created_at: r.created_at,
@@ -113,10 +116,13 @@ export function createRulesService(deps: {
     return r;
   }
 
-  function checked(def: unknown): RuleDefinition {
-    const problems = checkRule(def);
+  /** The definition checked whole; a condition given as text (docs/conditions.md) is kept as its tree. */
+  function checked(given: unknown): RuleDefinition {
+    const text = readRuleText(given);
+    if (text.syntax) throw invalidRule([text.syntax]);
+    const problems = text.place(checkRule(text.definition));
     if (problems.length) throw invalidRule(problems);
-    return def as RuleDefinition;
+    return text.definition as RuleDefinition;
   }
 
   async function addVersion(
@@ -222,7 +228,8 @@ export function createRulesService(deps: {
       const { name, definition, sigmaId } = fromSigma(body);
       if (dryRun) {
         await targetOrganization(store, scopeOf(actor), body.organization_id);
-        return { name: cleanName(name), definition: checked(definition) };
+        const compiled = checked(definition);
+        return { name: cleanName(name), definition: compiled, condition_text: printCondition(compiled.condition) };
       }
       return service.create(actor, {
         name,

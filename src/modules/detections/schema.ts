@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { DateParam, OffsetEnvelope, OffsetQuery, Timestamp } from '../../platform/http/schemas.js';
+import { Evidence, GroupParam, Sort, TriageFields } from './schema-triage.js';
 
 const Id = (description?: string) =>
   Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...(description ? { description } : {}) });
@@ -39,46 +40,52 @@ export const ListQuery = Type.Object({
   source: Type.Optional(Source),
   integration_id: Type.Optional(Id()),
   assignee_id: Type.Optional(Id()),
+  sort: Type.Optional(Sort),
+  group: Type.Optional(GroupParam),
 });
 
 const Mitre = Type.Object({ tactics: Type.Array(Type.String()), techniques: Type.Array(Type.String()) });
 
-export const Detection = Type.Object({
-  id: Type.String(),
-  organization_id: Type.Integer(),
-  source: Source,
-  uid: Type.String({
-    description:
-      'What makes it the same detection again: the vendor finding uid, the rule, group and window, or the search run',
-  }),
-  title: Type.String(),
-  description: Type.String(),
-  severity_id: Type.Integer(),
-  status: StatusName,
-  status_id: Type.Integer({ description: 'OCSF finding status_id' }),
-  verdict_id: Type.Optional(Type.Integer({ description: 'OCSF verdict_id (1, False Positive, for false_positive)' })),
-  assignee_id: Nullable(Type.Integer()),
-  rule_id: Nullable(Type.String()),
-  rule_version: Nullable(Type.Integer()),
-  schedule_id: Nullable(Type.String()),
-  search_id: Nullable(
-    Type.String({
-      description: 'Scheduled alerts: the run whose result is attached (GET /api/search/history/result/{search_id})',
+export const Detection = Type.Object(
+  {
+    id: Type.String(),
+    organization_id: Type.Integer(),
+    source: Source,
+    uid: Type.String({
+      description:
+        'What makes it the same detection again: the vendor finding uid, the rule, group and window, or the search run',
     }),
-  ),
-  integration_id: Nullable(Type.Integer()),
-  stream: Nullable(Type.String()),
-  mitre: Mitre,
-  event_ids: Type.Array(Type.String(), {
-    description: 'Evidence: the events (at most 50) by their id in Weir (envelope.id in searches)',
-  }),
-  event_count: Type.Integer(),
-  first_seen_at: Timestamp(),
-  last_seen_at: Timestamp(),
-  case_id: Nullable(Type.String()),
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-});
+    title: Type.String(),
+    description: Type.String(),
+    severity_id: Type.Integer(),
+    status: StatusName,
+    status_id: Type.Integer({ description: 'OCSF finding status_id' }),
+    verdict_id: Type.Optional(Type.Integer({ description: 'OCSF verdict_id (1, False Positive, for false_positive)' })),
+    assignee_id: Nullable(Type.Integer()),
+    rule_id: Nullable(Type.String()),
+    rule_version: Nullable(Type.Integer()),
+    schedule_id: Nullable(Type.String()),
+    search_id: Nullable(
+      Type.String({
+        description: 'Scheduled alerts: the run whose result is attached (GET /api/search/history/result/{search_id})',
+      }),
+    ),
+    integration_id: Nullable(Type.Integer()),
+    stream: Nullable(Type.String()),
+    mitre: Mitre,
+    event_ids: Type.Array(Type.String(), {
+      description: 'Evidence: the events (at most 50) by their id in Weir (envelope.id in searches)',
+    }),
+    event_count: Type.Integer(),
+    first_seen_at: Timestamp(),
+    last_seen_at: Timestamp(),
+    case_id: Nullable(Type.String()),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+    ...TriageFields,
+  },
+  { $id: 'Detection' },
+);
 export const DetectionList = OffsetEnvelope(Detection);
 const History = Type.Object({
   id: Type.String(),
@@ -93,6 +100,7 @@ export const DetectionDetail = Type.Intersect([
   Type.Object({
     finding: Type.Record(Type.String(), Type.Unknown(), { description: 'The OCSF finding' }),
     history: Type.Array(History),
+    evidence: Evidence,
   }),
 ]);
 export const PatchBody = Type.Object(
@@ -107,21 +115,30 @@ export const CaseAnswer = Type.Object({ detection_id: Type.String(), case_id: Ty
 
 const Definition = Type.Unknown({
   description:
-    'A detection rule (docs/detections.md): {condition (the one condition language over OCSF), severity_id (1-6), title?, description?, mitre?: {tactics, techniques}, ' +
+    'A detection rule (docs/detections.md): {condition (the one condition language over OCSF, as the JSON tree or as text: "class_uid = 3002 and status_id = 2"), severity_id (1-6), title?, description?, mitre?: {tactics, techniques}, ' +
     'group_by?: [fields], threshold?: {count, window_seconds}, suppression_seconds?}',
 });
-export const Rule = Type.Object({
-  id: Type.String(),
-  organization_id: Type.Integer(),
-  name: Type.String(),
-  enabled: Type.Boolean(),
-  version: Nullable(Type.Integer()),
-  definition: Type.Unknown(),
-  live_version_id: Nullable(Type.String()),
-  created_by: Nullable(Type.Integer()),
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-});
+export const Rule = Type.Object(
+  {
+    id: Type.String(),
+    organization_id: Type.Integer(),
+    name: Type.String(),
+    enabled: Type.Boolean(),
+    version: Nullable(Type.Integer()),
+    definition: Type.Unknown(),
+    condition_text: Nullable(
+      Type.String({
+        description:
+          "The rule's condition in the text form (docs/conditions.md); null when the text cannot say that tree exactly",
+      }),
+    ),
+    live_version_id: Nullable(Type.String()),
+    created_by: Nullable(Type.Integer()),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+  },
+  { $id: 'DetectionRule' },
+);
 export const RuleList = OffsetEnvelope(Rule);
 export const RuleParams = Type.Object({ rule_id: Text(64) });
 export const RuleListQuery = Type.Object({ ...OffsetQuery, organization_id: Type.Optional(Id()) });
@@ -196,4 +213,10 @@ export const SigmaQuery = Type.Object({
 export const SigmaCompiled = Type.Object({
   name: Type.String(),
   definition: Type.Unknown({ description: 'The compiled rule definition' }),
+  condition_text: Nullable(
+    Type.String({
+      description:
+        "The rule's condition in the text form (docs/conditions.md); null when the text cannot say that tree exactly",
+    }),
+  ),
 });

@@ -5,6 +5,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
 import { executor } from '../../platform/db/ambient.js';
+import { organizationLookup } from '../../platform/db/organizations.js';
 import type { DB } from '../../platform/db/index.js';
 import type {
   DetectionHistoryTable,
@@ -71,9 +72,7 @@ export function createDetectionStore(db: Kysely<DB>) {
   const q = () => executor(db);
 
   return {
-    async organizationExists(id: number): Promise<boolean> {
-      return (await q().selectFrom('organizations').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
-    },
+    ...organizationLookup(db),
 
     ...ruleQueries(db),
 

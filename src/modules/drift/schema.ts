@@ -28,24 +28,27 @@ export const ListQuery = Type.Object({
   ),
 });
 
-export const DriftField = Type.Object({
-  id: Type.String(),
-  organization_id: Type.Integer(),
-  integration_id: Type.Integer(),
-  stream: Type.String(),
-  path: Type.String({ description: 'Dotted path of the raw field; array elements are written []' }),
-  value_type: Type.String({
-    description: 'JSON type of the last value seen: string, number, boolean, object, array or null',
-  }),
-  status: DriftStatus,
-  count: Type.Integer({
-    description:
-      'Events that carried the field: counted in every event of a batch of up to 32, estimated from 32 spread over a larger one',
-  }),
-  example: Type.Union([Type.String(), Type.Null()], { description: 'A masked example value' }),
-  first_seen_at: Timestamp(),
-  last_seen_at: Timestamp(),
-});
+export const DriftField = Type.Object(
+  {
+    id: Type.String(),
+    organization_id: Type.Integer(),
+    integration_id: Type.Integer(),
+    stream: Type.String(),
+    path: Type.String({ description: 'Dotted path of the raw field; array elements are written []' }),
+    value_type: Type.String({
+      description: 'JSON type of the last value seen: string, number, boolean, object, array or null',
+    }),
+    status: DriftStatus,
+    count: Type.Integer({
+      description:
+        'Events that carried the field: counted in every event of a batch of up to 32, estimated from 32 spread over a larger one',
+    }),
+    example: Type.Union([Type.String(), Type.Null()], { description: 'A masked example value' }),
+    first_seen_at: Timestamp(),
+    last_seen_at: Timestamp(),
+  },
+  { $id: 'DriftField' },
+);
 
 export const DriftPage = OffsetEnvelope(DriftField);
 

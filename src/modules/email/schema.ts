@@ -54,7 +54,9 @@ export const CreateBody = Type.Object(
   {
     address: Address(),
     name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
-    organization_id: Id('The organization whose messages this recipient receives'),
+    organization_id: Type.Optional(
+      Id('The organization whose messages this recipient receives; omitted: your only organization'),
+    ),
   },
   { additionalProperties: false },
 );

@@ -206,7 +206,7 @@ export function createEmailService(deps: EmailServiceDeps) {
       return store.listRecipients(scope, pageToOffset(page), organizationId);
     },
 
-    async createRecipient(scope: Scope, body: { address: string; name?: string | null; organization_id: number }) {
+    async createRecipient(scope: Scope, body: { address: string; name?: string | null; organization_id?: number }) {
       const organizationId = await targetOrganization(store, scope, body.organization_id);
       const address = body.address.trim();
       try {

@@ -4,6 +4,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
 import { executor } from '../../platform/db/ambient.js';
+import { organizationLookup } from '../../platform/db/organizations.js';
 import type { DB } from '../../platform/db/index.js';
 import type { EmailDeliveriesTable, EmailRecipientsTable, EmailSettingsTable } from '../../platform/db/schema.js';
 import { scoped } from '../../platform/db/scope.js';
@@ -44,9 +45,7 @@ export function createEmailStore(db: Kysely<DB>) {
         .executeTakeFirstOrThrow();
     },
 
-    async organizationExists(id: number): Promise<boolean> {
-      return Boolean(await q().selectFrom('organizations').select('id').where('id', '=', id).executeTakeFirst());
-    },
+    ...organizationLookup(db),
 
     async listRecipients(
       scope: Scope,

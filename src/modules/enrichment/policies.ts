@@ -9,6 +9,7 @@ import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { inScope, scopeOf, type Scope } from '../../core/scope.js';
 import { ocsfCatalog, SUPPORTED_CLASS_UIDS } from '../../ocsf/index.js';
+import { at, readCondition } from '../../pipeline/conditions/input.js';
 import { GEO_COLUMNS } from '../../pipeline/enrich/geoip.js';
 import { checkPolicy, type PolicyDefinition } from '../../pipeline/enrich/policy.js';
 import { setAuditTarget } from '../audit/service.js';
@@ -61,12 +62,22 @@ export function policyVersionOut(v: PolicyVersionRow) {
   };
 }
 
+/** The condition as given, the tree or its text form (docs/conditions.md); a syntax error is a 422 with its line and column. */
+function policyCondition(given: unknown): unknown {
+  const input = readCondition(given ?? null);
+  if (input.syntax) {
+    const { message, ...where } = input.syntax;
+    refuse('enrichment.invalid_rule', [{ path: 'condition', message: `${message}${at(where)}`, ...where }]);
+  }
+  return input.condition;
+}
+
 export function definitionOf(input: PolicyInput, name: string): PolicyDefinition {
   const d: PolicyDefinition = {
     name,
     description: input.description ?? '',
     order: input.order ?? 100,
-    condition: input.condition ?? null,
+    condition: policyCondition(input.condition),
     key: input.key,
     lookup: input.lookup,
     output: input.output,

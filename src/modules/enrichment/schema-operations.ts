@@ -7,7 +7,7 @@ import { Nullable, ObjectId, OrgId, PolicyFields } from './schema.js';
 
 export const DryRunBody = Type.Object(
   {
-    organization_id: Type.Optional(OrgId('Required with platform scope or several organizations')),
+    organization_id: Type.Optional(OrgId('Required when you can see several organizations')),
     events: Type.Optional(
       Type.Array(Type.Record(Type.String(), Type.Unknown()), {
         maxItems: MAX_DRY_RUN_EVENTS,

@@ -46,7 +46,7 @@ const Content = {
 export const CreateTableBody = Type.Object(
   {
     organization_id: Type.Optional(
-      OrgId('Required with platform scope or several organizations; default: your only organization'),
+      OrgId('Required when you can see several organizations; default: your only organization'),
     ),
     name: Name,
     description: Type.Optional(Description),
@@ -145,7 +145,7 @@ const Mmdb = Type.String({ maxLength: SOURCE_BODY_LIMIT, description: 'The .mmdb
 export const CreateSourceBody = Type.Object(
   {
     organization_id: Type.Optional(
-      OrgId('Required with platform scope or several organizations; default: your only organization'),
+      OrgId('Required when you can see several organizations; default: your only organization'),
     ),
     name: Name,
     description: Type.Optional(Description),
@@ -217,7 +217,9 @@ export const TestResult = Type.Object(
 );
 
 const PolicyCondition = Type.Unknown({
-  description: 'The one condition language over the normalized OCSF event (docs/conditions.md); null: every event',
+  description:
+    'The one condition language over the normalized OCSF event (docs/conditions.md), as the tree or its text form ' +
+    '(`class_uid = 3002 and actor.user.name exists`; the tree is stored); null: every event',
 });
 const Lookup = Type.Union(
   [
@@ -283,7 +285,7 @@ export const PolicyFields = {
 };
 
 export const CreatePolicyBody = Type.Object(
-  { organization_id: Type.Optional(OrgId('Required with platform scope or several organizations')), ...PolicyFields },
+  { organization_id: Type.Optional(OrgId('Required when you can see several organizations')), ...PolicyFields },
   { additionalProperties: false },
 );
 export const PolicyVersionBody = Type.Object(PolicyFields, { additionalProperties: false });
@@ -311,7 +313,7 @@ export const Policy = Type.Object(
     created_at: Timestamp(),
     updated_at: Timestamp(),
   },
-  { description: `An enrichment policy at its live version. ${DOCS}` },
+  { $id: 'EnrichmentPolicy', description: `An enrichment policy at its live version. ${DOCS}` },
 );
 export const PolicyList = Type.Array(Policy);
 export const PolicyVersion = Type.Object({

@@ -5,6 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Scope } from '../../core/scope.js';
 import { executor } from '../../platform/db/ambient.js';
+import { organizationLookup } from '../../platform/db/organizations.js';
 import type { DB } from '../../platform/db/index.js';
 import { scoped } from '../../platform/db/scope.js';
 import { policyQueries } from './store-policies.js';
@@ -32,9 +33,7 @@ export function createEnrichmentStore(db: Kysely<DB>) {
   const q = () => executor(db);
 
   return {
-    async organizationExists(id: number): Promise<boolean> {
-      return (await q().selectFrom('organizations').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
-    },
+    ...organizationLookup(db),
 
     /** Row lock on the organization until the transaction ends: enrichment writes of one organization queue up. */
     async lockOrganization(id: number): Promise<void> {

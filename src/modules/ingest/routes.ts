@@ -104,7 +104,8 @@ export function ingestRoutes(app: Api, service: IngestService): void {
         'A gzip body needs Content-Encoding: gzip (400 ingest.undeclared_gzip otherwise). ' +
         'Query parameters: format (auto, json, ndjson) is honoured; a token in the URL (token, access_token, api_key, ...) ' +
         'is refused with 422 ingest.token_in_query; any other parameter is ignored and named in ignored_parameters.',
-      access: { requires: 'public' },
+      // No management credential: the service checks the ingestion token itself.
+      access: { requires: 'public', ownCredential: 'ingestion-token' },
       // Senders add their own parameters (cache busters, source tags): unknown ones are ignored
       // and reported, not refused (docs/decisions, ingestion query parameters).
       query: 'open',

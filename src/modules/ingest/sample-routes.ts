@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { scopeOf } from '../../core/scope.js';
 import { route, type Api } from '../../platform/http/routes.js';
-import { STREAM_NAME_PATTERN } from '../../pipeline/sources/push.js';
+import { STREAM_NAME_PATTERN, STREAM_NAME_RULE } from '../../pipeline/sources/push.js';
 import { IntegrationParams } from './schema.js';
 import type { SampleEvents } from './samples.js';
 
@@ -27,7 +27,11 @@ const SampleList = Type.Object({
 
 const SendBody = Type.Object({
   stream: Type.Optional(
-    Type.String({ pattern: STREAM_NAME_PATTERN, description: "One stream's samples; every stream's when left out" }),
+    Type.String({
+      pattern: STREAM_NAME_PATTERN,
+      errorMessage: STREAM_NAME_RULE,
+      description: "One stream's samples; every stream's when left out",
+    }),
   ),
 });
 

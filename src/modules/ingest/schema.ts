@@ -66,6 +66,7 @@ const SyslogListener = Type.Object({
   ),
   refused: Type.Integer({ description: 'Messages over 1 MiB and broken frames (their connection is closed)' }),
   connections: Type.Integer({ description: 'Open connections (TCP, TLS, RELP)' }),
+  last_message_at: Nullable(Timestamp({ description: 'When the listener last received a message; null: none yet' })),
   started_at: Timestamp(),
   updated_at: Timestamp({ description: 'Written every few seconds by the process' }),
 });

@@ -1,6 +1,7 @@
 // Connection tests and the health history they build. A pull integration (collection on, or
 // a managed-provider parent) is tested with a real call to the vendor (connector.test). A
-// push-only integration has no vendor to call: its check is what can be known from here,
+// syslog integration is tested on its listeners (bound, accepting connections, per listener).
+// A push-only integration has no vendor to call: its check is what can be known from here,
 // whether an ingestion token is configured and when the last event arrived. Every result is
 // recorded in integration_checks; vendor failures are results (ok: false), never 5xx, and no
 // text of a result carries a secret (callVendor redacts the target's secret values).
@@ -13,11 +14,17 @@ import { callVendor, redact } from '../../connectors/call.js';
 import { compileCollectionFilters } from '../../connectors/filters.js';
 import type { Connector, StreamSpec } from '../../connectors/sdk.js';
 import { setAuditTarget } from '../audit/service.js';
-import { findIntegration, isManagedProvider, type OpsDeps } from './collection-settings.js';
+import { findIntegration, isManagedProvider, type ListenerTestResult, type OpsDeps } from './collection-settings.js';
 import type { CheckRow, StateRow } from './ops-store.js';
 import type { IntegrationRow } from './store.js';
 
-export type CheckKind = 'vendor' | 'push';
+export type CheckKind = 'vendor' | 'push' | 'listener';
+
+/** What test-connection checks for this integration. */
+function checkKind(row: IntegrationRow, connector: Connector | undefined, deps: OpsDeps): CheckKind {
+  if (pulls(row, connector)) return 'vendor';
+  return row.platform === 'syslog' && deps.listenerTest ? 'listener' : 'push';
+}
 
 export function checkView(c: CheckRow) {
   return { id: c.id, ok: c.ok, status: c.status, latency_ms: c.latency_ms, detail: c.detail, checked_at: c.checked_at };
@@ -112,7 +119,21 @@ export function createCheckService(deps: OpsDeps) {
         kind: CheckKind;
         errorKind: string | null;
       };
-      if (pulls(row, connector)) {
+      let listeners: ListenerTestResult['listeners'] | undefined;
+      const kind = checkKind(row, connector, deps);
+      if (kind === 'listener' && deps.listenerTest) {
+        const started = performance.now();
+        const t = await deps.listenerTest(row);
+        listeners = t.listeners;
+        result = {
+          ok: t.ok,
+          detail: t.detail,
+          status: null,
+          latencyMs: Math.round(performance.now() - started),
+          kind,
+          errorKind: t.ok ? null : 'listener',
+        };
+      } else if (pulls(row, connector)) {
         const target = await integrations.collectTarget(row);
         const outcome = await callVendor(runtime, { key: row.id, ...target }, (ctx) => connector.test(ctx));
         result = outcome.ok
@@ -161,6 +182,7 @@ export function createCheckService(deps: OpsDeps) {
         error_kind: result.errorKind,
         latency_ms: result.latencyMs,
         checked_at: checkedAt,
+        ...(listeners ? { listeners } : {}),
       };
     },
 
@@ -171,7 +193,7 @@ export function createCheckService(deps: OpsDeps) {
       const last = page.offset === 0 ? checks.items[0] : await ops.lastCheck(row.id);
       return {
         integration_id: row.id,
-        check_kind: (pulls(row, connector) ? 'vendor' : 'push') as CheckKind,
+        check_kind: checkKind(row, connector, deps),
         last_check: last ? checkView(last) : null,
         checks: offsetEnvelope(checks.items.map(checkView), checks.total, page),
         streams: streamStates(row, connector, states, clock.now()),

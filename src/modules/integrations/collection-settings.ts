@@ -6,6 +6,7 @@ import type { Clock } from '../../core/clock.js';
 import { AppError, errors } from '../../core/errors.js';
 import type { Scope } from '../../core/scope.js';
 import { normalizeCollectionFilters, validateCollectionFilters } from '../../connectors/filters.js';
+import { at, readCondition } from '../../pipeline/conditions/input.js';
 import type { ConnectorRuntime } from '../../connectors/runtime.js';
 import type { Connector } from '../../connectors/sdk.js';
 import { setAuditTarget } from '../audit/service.js';
@@ -26,6 +27,14 @@ export interface OpsDeps {
   clock: Clock;
   /** Runs fn in one transaction (joins the request's when there is one). */
   transaction: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** The connection test of a syslog integration: its listeners (modules/syslog/listener-test.ts). */
+  listenerTest?: (row: IntegrationRow) => Promise<ListenerTestResult>;
+}
+
+export interface ListenerTestResult {
+  ok: boolean;
+  detail: string;
+  listeners: { protocol: string; port: number; ok: boolean; state: string; detail: string }[];
 }
 
 export const NAME_PATTERN_MAX = 512;
@@ -128,6 +137,16 @@ export function createCollectionSettings(deps: OpsDeps) {
           details: { platform: row.platform },
         });
       }
+      // An exclude condition may be given as text (docs/conditions.md); the tree is stored.
+      const exclude = body.exclude?.map((c, i) => {
+        const input = readCondition(c);
+        if (!input.syntax) return input.condition;
+        const { message, ...where } = input.syntax;
+        throw errors.validation(`body/exclude/${i} ${message}${at(where)}`, {
+          errors: [{ location: `body/exclude/${i}`, message, ...where }],
+        });
+      });
+      if (exclude) body = { ...body, exclude };
       const problems = validateCollectionFilters(body, streamsOf(row));
       if (problems.length > 0)
         throw errors.validation(`${problems[0]!.location} ${problems[0]!.message}`, { errors: problems });

@@ -25,6 +25,7 @@ export function wireIntegrationOperations(deps: {
   connectorFor: (platform: string) => Connector | undefined;
   runtime: ConnectorRuntime;
   editions: { isEnterprise(): Promise<boolean> };
+  listenerTest?: OpsDeps['listenerTest'];
 }) {
   const ops: OpsDeps = {
     integrations: deps.integrations,
@@ -36,6 +37,7 @@ export function wireIntegrationOperations(deps: {
     editions: deps.editions,
     clock: deps.clock,
     transaction: (fn) => inTransaction(deps.db, fn),
+    ...(deps.listenerTest ? { listenerTest: deps.listenerTest } : {}),
   };
   const services = {
     settings: createCollectionSettings(ops),

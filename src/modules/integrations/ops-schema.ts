@@ -19,7 +19,8 @@ const Condition = Type.Unknown({
   description:
     'A route condition ({field, op, value}, {all: [...]}, {any: [...]}, {not: {...}}; ops eq, ne, in, not_in, prefix, suffix, contains, ' +
     'regex (RE2), exists, not_exists, cidr, gt, gte, lt, lte) evaluated against the RAW vendor event: field paths address the ' +
-    "vendor's own fields (eventType, actor.alternateId). envelope.* fields are not available.",
+    "vendor's own fields (eventType, actor.alternateId). envelope.* fields are not available. In a request, also its text " +
+    'form (`eventType startswith "system."`, docs/conditions.md); the tree is stored.',
 });
 
 export const FiltersBody = Type.Object(
@@ -207,13 +208,29 @@ export const TestResult = Type.Object({
   ok: Type.Boolean(),
   kind: Type.String({
     description:
-      'vendor: a real call to the vendor API; push: a push-only integration, checked for an ingestion token and recent events',
+      'vendor: a real call to the vendor API; push: a push-only integration, checked for an ingestion token and recent events; ' +
+      'listener: a syslog integration, checked on its listeners (see listeners)',
   }),
   detail: Type.String({ description: 'What was checked, or why it failed; never carries a secret' }),
   status: Nullable(Type.Integer({ description: "The vendor's HTTP status on failure, when it answered" })),
   error_kind: Nullable(Type.String()),
   latency_ms: Count(),
   checked_at: Timestamp(),
+  listeners: Type.Optional(
+    Type.Array(
+      Type.Object({
+        protocol: Type.String(),
+        port: Type.Integer(),
+        ok: Type.Boolean(),
+        state: Type.String({ description: 'listening, error, stopped, or missing (no receiver process reported it)' }),
+        detail: Type.String({
+          description:
+            'TCP, TLS, RELP on this host: the result of a real connection; UDP: the receiver process report (a probe would be a message)',
+        }),
+      }),
+      { description: 'kind listener only: one per listener the config declares' },
+    ),
+  ),
 });
 
 const Check = Type.Object({
@@ -257,7 +274,9 @@ export const HealthQuery = Type.Object({ ...OffsetQuery });
 
 export const Health = Type.Object({
   integration_id: Type.Integer(),
-  check_kind: Type.String({ description: 'What test-connection checks for this integration: vendor or push' }),
+  check_kind: Type.String({
+    description: 'What test-connection checks for this integration: vendor, push or listener (syslog)',
+  }),
   last_check: Nullable(Check),
   checks: OffsetEnvelope(Check),
   streams: Type.Array(StreamState, {

@@ -22,11 +22,21 @@ export interface ConfigIssue {
   message: string;
 }
 
+/**
+ * A platform's checks of a valid config against what the schema cannot know: the deployment
+ * (syslog ports allowed by WEIR_SYSLOG_PORTS) and the other integrations (a port already taken).
+ */
+export type ConfigCheck = (
+  config: Record<string, unknown>,
+  self: { integrationId?: number; organizationId: number; active: boolean },
+) => Promise<ConfigIssue[]>;
+
 /** What the service needs from a platform: its definition and a compiled validator. */
 export interface Platform extends PlatformDefinition {
   /** Top-level and nested paths of the secret (writeOnly) fields, e.g. ['api_key', 'oauth.client_secret']. */
   secretFields: string[];
   validate(config: Record<string, unknown>): ConfigIssue[];
+  check?: ConfigCheck;
 }
 
 export const CUSTOM_PLATFORM: PlatformDefinition = {
@@ -70,7 +80,7 @@ export function createPlatformRegistry(definitions: PlatformDefinition[] = [CUST
   const ajv = makeAjv();
   const byName = new Map<string, Platform>();
 
-  function register(def: PlatformDefinition): Platform {
+  function register(def: PlatformDefinition, check?: ConfigCheck): Platform {
     if (byName.has(def.name)) throw new Error(`platform ${def.name} is registered twice`);
     if (!/^[a-z][a-z0-9_]{0,63}$/.test(def.name))
       throw new Error(`platform name "${def.name}" is not of the form [a-z][a-z0-9_]*`);
@@ -81,6 +91,7 @@ export function createPlatformRegistry(definitions: PlatformDefinition[] = [CUST
       validate(config) {
         return compiled(config) ? [] : issues(compiled.errors);
       },
+      ...(check ? { check } : {}),
     };
     byName.set(def.name, platform);
     return platform;

@@ -25,17 +25,20 @@ export const IntegrationListEntry = Type.Object({
   updated_at: Timestamp(),
 });
 
-export const Integration = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  platform: Type.String(),
-  is_active: Type.Boolean(),
-  organization_id: Type.Integer(),
-  parent_id: Type.Union([Type.Integer(), Type.Null()]),
-  config: Config,
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-});
+export const Integration = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    platform: Type.String(),
+    is_active: Type.Boolean(),
+    organization_id: Type.Integer(),
+    parent_id: Type.Union([Type.Integer(), Type.Null()]),
+    config: Config,
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+  },
+  { $id: 'Integration' },
+);
 
 export const ListQuery = Type.Object({
   ...OffsetQuery,
@@ -51,7 +54,9 @@ export const CreateBody = Type.Object(
   {
     name: Name,
     platform: Type.String({ minLength: 1, maxLength: 64, description: 'One of GET /api/integrations/platforms' }),
-    organization_id: Id(),
+    organization_id: Type.Optional(
+      Id('Owner; omitted: your only organization (for a platform administrator, the only one that exists)'),
+    ),
     config: Type.Optional(Config),
     parent_id: Type.Optional(
       Type.Union([Id('An integration of the same organization that has no parent itself'), Type.Null()]),

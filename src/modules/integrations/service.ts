@@ -6,7 +6,7 @@ import type { Actor } from '../../core/actor.js';
 import type { Clock } from '../../core/clock.js';
 import { AppError, errors } from '../../core/errors.js';
 import type { OffsetPage } from '../../core/paging.js';
-import { inScope, scopeOf, type Scope } from '../../core/scope.js';
+import { scopeOf, targetOrganization, type Scope } from '../../core/scope.js';
 import { rateLimited } from '../../platform/ratelimit/headers.js';
 import type { RateLimiterPort } from '../../platform/ratelimit/port.js';
 import { setAuditTarget } from '../audit/service.js';
@@ -20,7 +20,7 @@ export const DELETE_WINDOW_MS = 60_000;
 export interface CreateInput {
   name: string;
   platform: string;
-  organization_id: number;
+  organization_id?: number;
   config?: Record<string, unknown>;
   parent_id?: number | null;
   is_active?: boolean;
@@ -101,6 +101,21 @@ export function createIntegrationService(deps: IntegrationDeps) {
       });
     }
     return config;
+  }
+
+  /** The platform's own checks (platforms.ts ConfigCheck), after the schema's. */
+  async function checkedAgainstDeployment(
+    platform: Platform,
+    config: Record<string, unknown>,
+    self: Parameters<NonNullable<Platform['check']>>[1],
+  ): Promise<void> {
+    const [first, ...rest] = platform.check ? await platform.check(config, self) : [];
+    if (first) {
+      throw new AppError('integration.invalid_config', {
+        detail: `${first.location} ${first.message}`,
+        details: { platform: platform.name, errors: [first, ...rest] },
+      });
+    }
   }
 
   async function checkedParent(
@@ -189,14 +204,12 @@ export function createIntegrationService(deps: IntegrationDeps) {
     async create(actor: Actor, input: CreateInput) {
       const scope = scopeOf(actor);
       const platform = platformOf(input.platform);
-      if (!inScope(scope, input.organization_id) || !(await store.organizationExists(input.organization_id))) {
-        throw errors.notFound('Organization');
-      }
+      const organizationId = await targetOrganization(store, scope, input.organization_id);
       const config = checkedConfig(platform, input.config ?? {}, {});
-      const parentId =
-        input.parent_id == null ? null : await checkedParent(scope, input.parent_id, input.organization_id);
+      await checkedAgainstDeployment(platform, config, { organizationId, active: input.is_active ?? true });
+      const parentId = input.parent_id == null ? null : await checkedParent(scope, input.parent_id, organizationId);
       const name = cleanName(input.name);
-      if (await store.nameExists(input.organization_id, name)) {
+      if (await store.nameExists(organizationId, name)) {
         throw new AppError('integration.name_taken', {
           detail: `An integration named "${name}" already exists in this organization`,
           details: { field: 'name' },
@@ -205,7 +218,7 @@ export function createIntegrationService(deps: IntegrationDeps) {
       const { plain, secrets: values } = secrets.split(platform, config);
       const row = await store.insert(
         {
-          organization_id: input.organization_id,
+          organization_id: organizationId,
           name,
           platform: platform.name,
           is_active: input.is_active ?? true,
@@ -246,6 +259,13 @@ export function createIntegrationService(deps: IntegrationDeps) {
         await store.setSecrets(id, secrets.seal(id, values));
       }
       if (input.is_active !== undefined) patch.is_active = input.is_active;
+      if (input.config !== undefined || input.is_active === true) {
+        await checkedAgainstDeployment(platformOf(row.platform), patch.config ?? row.config ?? {}, {
+          integrationId: id,
+          organizationId: row.organization_id,
+          active: patch.is_active ?? row.is_active,
+        });
+      }
       if (input.parent_id !== undefined) {
         patch.parent_id =
           input.parent_id === null ? null : await checkedParent(scope, input.parent_id, row.organization_id, id);

@@ -4,6 +4,7 @@ import { AppError } from '../../core/errors.js';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
 import { executor } from '../../platform/db/ambient.js';
+import { organizationLookup } from '../../platform/db/organizations.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import type { DB } from '../../platform/db/index.js';
 import type { IntegrationsTable } from '../../platform/db/schema.js';
@@ -67,9 +68,7 @@ export function createIntegrationStore(db: Kysely<DB>) {
       return query.executeTakeFirst();
     },
 
-    async organizationExists(id: number): Promise<boolean> {
-      return Boolean(await q().selectFrom('organizations').select('id').where('id', '=', id).executeTakeFirst());
-    },
+    ...organizationLookup(db),
 
     async nameExists(organizationId: number, name: string, exceptId?: number): Promise<boolean> {
       let query = q()

@@ -65,7 +65,8 @@ export function mappingRoutes(app: Api, service: MappingService, tools: MappingT
       'Exactly one of document (a draft) / definition_id (its live version, or version_id), and exactly one of events ' +
       '(at most 100) / sample. Each result carries the OCSF output, every validation issue and whether the live ' +
       'pipeline would quarantine the event under the OCSF policy named in `policy`. An invalid draft is a 422 ' +
-      'mapping.invalid_document listing every problem. Results from samples are masked (personal data).',
+      'mapping.invalid_document listing every problem. Results from samples have their personal data masked ' +
+      '(`masked: true`) unless the caller holds quarantine.read, the permission to read raw events.',
     access: { requires: 'mapping.read' },
     audit: false,
     schema: { body: DryRunBody, response: { 200: DryRunResult, 409: ErrorBody } },

@@ -162,11 +162,16 @@ export const DryRunResult = Type.Object({
   policy: Type.Union([Type.Literal('strict'), Type.Literal('lenient')], {
     description: 'The OCSF policy the quarantine decisions follow',
   }),
+  masked: Type.Boolean({
+    description:
+      'Personal data in the inputs and outputs is masked: true for a run on samples by a caller without ' +
+      'quarantine.read (the permission to read raw events); captions, codes and ids are never masked',
+  }),
   results: Type.Array(
     Type.Object({
       index: Type.Integer(),
       sample_id: Type.Optional(Type.String()),
-      input: Type.Optional(Json('The sample the result is for (masked)')),
+      input: Type.Optional(Json('The sample the result is for (masked when `masked` is true)')),
       ok: Type.Boolean({ description: 'Mapped, and valid OCSF' }),
       quarantine: Type.Boolean({ description: 'The live pipeline would quarantine the event' }),
       error_kind: Type.Optional(

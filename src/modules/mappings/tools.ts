@@ -1,13 +1,15 @@
 // The mapping author's tools: dry runs of a draft or stored version, raw samples, field
 // discovery and the cast catalog. None of them changes anything. Samples hold real
-// customer events, so whatever comes from them is masked before it leaves (maskEvent).
+// customer events, so whatever comes from them is masked before it leaves (maskEvent),
+// except a dry run's for a caller who may read raw events anyway (RAW_EVENTS_PERMISSION).
+import type { Permission } from '../../core/access.js';
 import type { Actor } from '../../core/actor.js';
 import type { Clock } from '../../core/clock.js';
 import { errors, type AppError } from '../../core/errors.js';
 import type { OffsetPage } from '../../core/paging.js';
 import { inScope, scopeOf, type Scope } from '../../core/scope.js';
 import type { OcsfIssue } from '../../ocsf/types.js';
-import { maskEvent, maskText } from '../../pipeline/mask.js';
+import { maskEvent, maskMapped, maskText } from '../../pipeline/mask.js';
 import type { TypeCast } from '../../pipeline/normalize/casts.js';
 import type { CaseResult } from '../../pipeline/normalize/cases.js';
 import { oneLine, summarizeIssues, type OcsfPolicyMode } from '../../pipeline/normalize/stage.js';
@@ -51,6 +53,12 @@ export interface DryRunItem {
 }
 
 const COMPILED_CACHE_MAX = 64;
+
+/**
+ * Who holds it reads quarantined events raw (docs/permissions.md): a dry run on samples shows
+ * them the input and the OCSF output unmasked, since a mapping author must read the real values.
+ */
+export const RAW_EVENTS_PERMISSION = 'quarantine.read' satisfies Permission;
 
 /**
  * What the live pipeline does with a mapped event's OCSF issues (the rule of
@@ -149,11 +157,14 @@ export function createMappingTools(deps: {
     };
   }
 
-  function masked(item: Omit<DryRunItem, 'index'>): Omit<DryRunItem, 'index'> {
+  /** A result on a sample with personal data masked, in the sample and in the output together. */
+  function masked(raw: Record<string, unknown>, item: Omit<DryRunItem, 'index'>): Omit<DryRunItem, 'index'> {
+    const both = maskMapped(raw, item.ocsf);
     return {
       ...item,
+      input: both.raw,
       ...(item.error_detail !== undefined ? { error_detail: maskText(item.error_detail) } : {}),
-      ...(item.ocsf ? { ocsf: maskEvent(item.ocsf) } : {}),
+      ...(both.ocsf ? { ocsf: both.ocsf } : {}),
       issues: item.issues.map((i) => ({ ...i, message: maskText(i.message) })),
     };
   }
@@ -193,19 +204,20 @@ export function createMappingTools(deps: {
       const mode = await policyFor(actor, input.organization_id, dataOrg);
 
       const now = clock.now().getTime();
+      // Samples are real customer events: shown as they are only to whoever may read raw events.
+      const mask = samples !== undefined && !actor.permissions.has(RAW_EVENTS_PERMISSION);
       const results: DryRunItem[] = samples
-        ? samples.map((s, index) => ({
-            index,
-            sample_id: s.id,
-            input: maskEvent(s.raw),
-            ...masked(run(mapping, s.raw, s.received_at.getTime(), mode)),
-          }))
+        ? samples.map((s, index) => {
+            const item = run(mapping, s.raw, s.received_at.getTime(), mode);
+            return { index, sample_id: s.id, ...(mask ? masked(s.raw, item) : { input: s.raw, ...item }) };
+          })
         : (input.events ?? []).map((raw, index) => ({ index, ...run(mapping, raw, now, mode) }));
       const ok = results.filter((r) => r.ok).length;
       const quarantined = results.filter((r) => r.quarantine).length;
       return {
         version,
         policy: mode,
+        masked: mask,
         results,
         summary: { total: results.length, ok, flagged: results.length - ok - quarantined, quarantined },
       };

@@ -16,14 +16,17 @@ const Name = Type.String({
 
 export const OrgParams = Type.Object({ org_id: Id() });
 
-export const Organization = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  is_active: Type.Boolean(),
-  retention_days: Type.Integer({ description: 'Quarantine/data retention in days' }),
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-});
+export const Organization = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    is_active: Type.Boolean(),
+    retention_days: Type.Integer({ description: 'Quarantine/data retention in days' }),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+  },
+  { $id: 'Organization' },
+);
 
 export const ListQuery = Type.Object({ ...PageQuery });
 /** The list body; X-Total-Count, X-Page and X-Size carry the paging (spec). */

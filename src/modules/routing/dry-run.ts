@@ -8,7 +8,7 @@ import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { scopeOf } from '../../core/scope.js';
 import type { NormalizedRecord } from '../../pipeline/envelope.js';
-import { compileRoutes, RouteCompileError, validateRouteParts } from '../../pipeline/route/compile.js';
+import { compileRoutes, routeCondition, RouteCompileError, validateRouteParts } from '../../pipeline/route/compile.js';
 import type { RouteProblem } from '../../pipeline/route/conditions.js';
 import type { FilterReason, RouteSpec } from '../../pipeline/route/types.js';
 import { assertValidParts, targetOrganization } from './service.js';
@@ -99,7 +99,7 @@ function draftSpecs(drafts: DraftRoute[], organizationId: number): RouteSpec[] {
       name: d.name ?? id,
       position: i + 1,
       enabled: d.enabled ?? true,
-      condition: (d.condition ?? null) as RouteSpec['condition'],
+      condition: routeCondition(d.condition),
       transforms: (d.transforms ?? []) as RouteSpec['transforms'],
       destination_ids: d.destination_ids ?? [],
       final: d.final ?? true,

@@ -1,6 +1,7 @@
 // The routing picture: the topology (integrations → mapping definitions → routes →
-// destinations) of the caller's organizations, the same graph with live counters (flow),
-// and per-route health and hourly metrics. Counters of hourly tables (route_stats,
+// destinations, with each organization's detections as a stream of its own between the
+// mappings whose events fired rules and the routes) of the caller's organizations, the same
+// graph with live counters (flow), and per-route health and hourly metrics. Counters of hourly tables (route_stats,
 // destination_stats) cover the window exactly; those kept per UTC day (stream_counters,
 // ledger) cover every day the window touches.
 //
@@ -8,13 +9,28 @@
 // organizations' deliveries to it (ledger), never the destination's whole traffic.
 import type { Clock } from '../../core/clock.js';
 import type { Scope } from '../../core/scope.js';
+import { FINDINGS_STREAM } from '../detections/recorder.js';
 import type { RoutingService } from './service.js';
 import type { RoutingStatsStore } from './stats-store.js';
 import type { RouteRow, RoutingStore } from './store.js';
 
 const HOUR_MS = 3_600_000;
 
-type NodeKind = 'integration' | 'mapping' | 'route' | 'destination';
+type NodeKind = 'integration' | 'mapping' | 'detections' | 'route' | 'destination';
+
+interface StreamCount {
+  events_in: number;
+  normalized: number;
+  quarantined: number;
+  quarantine_released: number;
+}
+
+export interface GraphEdge {
+  from: string;
+  to: string;
+  /** Events the edge carried in the window, where the ledger says it exactly. */
+  count?: number;
+}
 
 export interface GraphNode {
   id: string;
@@ -28,12 +44,12 @@ export interface GraphNode {
 
 interface Graph {
   nodes: GraphNode[];
-  edges: { from: string; to: string }[];
+  edges: GraphEdge[];
   routes: RouteRow[];
   /** Destination node ids by destination id (present ones only). */
   destinations: Map<string, { node: GraphNode; organization_id: number | null }>;
-  /** Per integration node and per mapping node: the stream rows it sums. */
-  streamCounts: { integration: string; mapping: string; events_in: number; normalized: number; quarantined: number }[];
+  /** Per integration node and per mapping (or detections) node: the stream rows it sums. */
+  streamCounts: (StreamCount & { integration: string; mapping: string })[];
 }
 
 export function windowStart(now: Date, hours: number): Date {
@@ -97,11 +113,20 @@ export function createRoutingFlow(deps: {
 
     // Mapping nodes are per organization: a built-in definition feeds each organization's own routes.
     const mappingNodes = new Map<string, GraphNode>();
-    const mappingsOfOrg = new Map<number, string[]>();
+    /** What each organization's enabled routes are fed by: its mapping nodes and its detections. */
+    const feedsOfOrg = new Map<number, string[]>();
+    const feed = (org: number, id: string) => feedsOfOrg.set(org, [...(feedsOfOrg.get(org) ?? []), id]);
+    const mappingsOfIntegration = new Map<string, string[]>();
     const streamCounts: Graph['streamCounts'] = [];
+    const counts = (s: StreamCount) => ({
+      events_in: s.events_in,
+      normalized: s.normalized,
+      quarantined: s.quarantined,
+      quarantine_released: s.quarantine_released,
+    });
     for (const s of streams) {
       const integration = integrationNode.get(s.integration_id);
-      if (!integration) continue;
+      if (!integration || s.stream === FINDINGS_STREAM) continue;
       const org = integration.organization_id;
       const def =
         definitions.find(
@@ -122,16 +147,33 @@ export function createRoutingFlow(deps: {
         };
         mappingNodes.set(id, node);
         nodes.push(node);
-        mappingsOfOrg.set(org, [...(mappingsOfOrg.get(org) ?? []), id]);
+        feed(org, id);
       }
       edge(integration.id, id);
-      streamCounts.push({
-        integration: integration.id,
-        mapping: id,
-        events_in: s.events_in,
-        normalized: s.normalized,
-        quarantined: s.quarantined,
-      });
+      mappingsOfIntegration.set(integration.id, [...(mappingsOfIntegration.get(integration.id) ?? []), id]);
+      streamCounts.push({ integration: integration.id, mapping: id, ...counts(s) });
+    }
+    // The findings rules made from an integration's events are counted under its findings
+    // stream (docs/detections.md): they are the organization's detections, a stream of their
+    // own fed by that integration's mappings, routed like any other; not a stream without a mapping.
+    for (const s of streams) {
+      const integration = integrationNode.get(s.integration_id);
+      if (!integration || s.stream !== FINDINGS_STREAM) continue;
+      const org = integration.organization_id;
+      const id = `detections:${org}`;
+      if (!nodes.some((n) => n.id === id)) {
+        nodes.push({
+          id,
+          kind: 'detections',
+          label: 'Detections',
+          status: 'active',
+          ref_id: null,
+          organization_id: org,
+        });
+        feed(org, id);
+      }
+      for (const m of mappingsOfIntegration.get(integration.id) ?? []) edge(m, id);
+      streamCounts.push({ integration: integration.id, mapping: id, ...counts(s) });
     }
 
     const destinationNodes: Graph['destinations'] = new Map();
@@ -157,7 +199,7 @@ export function createRoutingFlow(deps: {
         organization_id: r.organization_id,
       });
       // Every stream reaches every enabled route; the condition decides per event.
-      if (r.enabled) for (const m of mappingsOfOrg.get(r.organization_id) ?? []) edge(m, id);
+      if (r.enabled) for (const m of feedsOfOrg.get(r.organization_id) ?? []) edge(m, id);
       for (const destId of r.destination_ids) {
         if (!destinationNodes.has(destId)) {
           const node: GraphNode = {
@@ -198,49 +240,83 @@ export function createRoutingFlow(deps: {
         stats.ledgerTotals(scope, organizationId, sinceDay),
       ]);
 
+      // integration and mapping nodes: events in = normalized + quarantined, where quarantined
+      // is what stays in quarantine (net of reprocessing, as the ledger counts it) and
+      // reprocessed the quarantined events a reprocess normalized (they are in normalized).
       const sums = new Map<string, Record<string, number>>();
+      const zero = () => ({ events_in: 0, normalized: 0, quarantined: 0, reprocessed: 0 });
+      const edgeCount = new Map<string, number>();
       for (const s of g.streamCounts) {
-        for (const key of [s.integration, s.mapping]) {
-          const c = sums.get(key) ?? { events_in: 0, normalized: 0, quarantined: 0 };
-          c.events_in! += s.events_in;
-          c.normalized! += s.normalized;
-          c.quarantined! += s.quarantined;
+        const findings = s.mapping.startsWith('detections:');
+        for (const key of findings ? [s.mapping] : [s.integration, s.mapping]) {
+          const c = sums.get(key) ?? zero();
+          c.events_in += s.events_in;
+          c.normalized += s.normalized;
+          c.quarantined += s.quarantined - s.quarantine_released;
+          c.reprocessed += s.quarantine_released;
           sums.set(key, c);
         }
+        if (!findings) {
+          const key = `${s.integration}\n${s.mapping}`;
+          edgeCount.set(key, (edgeCount.get(key) ?? 0) + s.events_in);
+        }
       }
-      let eventsIn = 0;
-      let quarantined = 0;
+      const totals = { events_in: 0, findings: 0, quarantined: 0, reprocessed: 0 };
       const nodes = g.nodes.map((node) => {
         let counters: Record<string, number>;
         if (node.kind === 'integration' || node.kind === 'mapping') {
-          counters = sums.get(node.id) ?? { events_in: 0, normalized: 0, quarantined: 0 };
+          counters = sums.get(node.id) ?? zero();
           if (node.kind === 'integration') {
-            eventsIn += counters.events_in ?? 0;
-            quarantined += counters.quarantined ?? 0;
+            totals.events_in += counters.events_in!;
+            totals.quarantined += counters.quarantined!;
+            totals.reprocessed += counters.reprocessed!;
           }
+        } else if (node.kind === 'detections') {
+          counters = { findings: sums.get(node.id)?.normalized ?? 0 };
+          totals.findings += counters.findings!;
         } else if (node.kind === 'route') {
           const t = routeTotals.get(node.ref_id!);
           counters = { matched: t?.matched ?? 0, sampled_out: t?.sampled_out ?? 0 };
         } else {
           const own = perDestination.get(node.ref_id!);
-          counters = { delivered: own?.delivered ?? 0, dead_lettered: own?.dead_lettered ?? 0 };
+          counters = {
+            copies: own?.copies ?? 0,
+            delivered: own?.delivered ?? 0,
+            dead_lettered: own?.dead_lettered ?? 0,
+            dropped: own?.dropped ?? 0,
+          };
           // Request failures are the destination's as a whole: shown for its owners and platform callers only.
           if (scope.global || node.organization_id !== null)
             counters.failed_requests = destinationTotals.get(node.ref_id!)?.failed_requests ?? 0;
         }
         return { ...node, counters };
       });
+      const byId = new Map(nodes.map((n) => [n.id, n]));
+      // An edge carries a count where the counters say it exactly: a stream's events in to its
+      // mapping; what a mapping normalized (or the detections found) to each route, which is
+      // offered every event of its organization that reached routing.
+      const edges = g.edges.map((e): GraphEdge => {
+        const from = byId.get(e.from)!;
+        const to = byId.get(e.to);
+        if (from.kind === 'integration') return { ...e, count: edgeCount.get(`${e.from}\n${e.to}`) ?? 0 };
+        if (from.kind === 'mapping' && to?.kind === 'route') return { ...e, count: from.counters.normalized ?? 0 };
+        if (from.kind === 'detections') return { ...e, count: from.counters.findings ?? 0 };
+        return e;
+      });
       return {
         window_hours: hours,
         from,
         nodes,
-        edges: g.edges,
+        edges,
         totals: {
-          events_in: eventsIn,
-          quarantined,
+          ...totals,
           filtered: ledger.filtered,
+          routed: ledger.routed,
+          copies: ledger.copies,
           delivered: ledger.delivered,
           dead_lettered: ledger.dead_lettered,
+          dlq_reprocessed: ledger.dlq_reprocessed,
+          dropped: ledger.dropped,
         },
       };
     },

@@ -309,21 +309,39 @@ describe('topology and flow', () => {
     const body = res.json<{ window_hours: number; nodes: Json[]; totals: Json }>();
     expect(body.window_hours).toBe(6);
     const node = (id: string) => body.nodes.find((n) => n.id === id)!;
-    expect(node(`integration:${intCustom}`).counters).toEqual({ events_in: 10, normalized: 8, quarantined: 2 });
+    expect(node(`integration:${intCustom}`).counters).toEqual({
+      events_in: 10,
+      normalized: 8,
+      quarantined: 2,
+      reprocessed: 0,
+    });
     expect(node(`route:${r1}`).counters).toEqual({ matched: 8, sampled_out: 1 });
     // A global destination shows only this organization's deliveries to an organization caller.
-    expect(node(`destination:${destGlobal}`).counters).toEqual({ delivered: 7, dead_lettered: 2 });
-    expect(body.totals).toEqual({
-      events_in: 15,
-      quarantined: 2,
-      filtered: { no_route: 1 },
+    expect(node(`destination:${destGlobal}`).counters).toEqual({
+      copies: 0,
       delivered: 7,
       dead_lettered: 2,
+      dropped: 0,
+    });
+    expect(body.totals).toEqual({
+      events_in: 15,
+      findings: 0,
+      quarantined: 2,
+      reprocessed: 0,
+      filtered: { no_route: 1 },
+      routed: 0,
+      copies: 0,
+      delivered: 7,
+      dead_lettered: 2,
+      dlq_reprocessed: 0,
+      dropped: 0,
     });
     const platform = (await call(root, 'GET', `${BASE}/flow`)).json<{ nodes: Json[] }>();
     expect(platform.nodes.find((n) => n.id === `destination:${destGlobal}`)!.counters).toEqual({
+      copies: 0,
       delivered: 50,
       dead_lettered: 2,
+      dropped: 0,
       failed_requests: 2,
     });
     expect((await call(viewerA, 'GET', `${BASE}/flow?hours=169`)).statusCode).toBe(422);

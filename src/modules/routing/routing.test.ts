@@ -78,6 +78,7 @@ describe('create, read, list', () => {
       position: 1,
       enabled: true,
       condition: { field: 'class_uid', op: 'eq', value: 3002 },
+      condition_text: 'class_uid = 3002',
       transforms: [],
       destination_ids: [destA, destGlobal],
       final: true,

@@ -19,7 +19,9 @@ export const RouteParams = Type.Object({ route_id: Type.String({ minLength: 1, m
 // route.invalid_definition then names where in the tree each problem is.
 const Condition = Type.Unknown({
   description:
-    'null (every event) or a condition in the one condition language shared with mappings (docs/conditions.md): {field, op, value}, {all: [...]}, {any: [...]}, {not: {...}}. Ops: eq, ne, in, ' +
+    'null (every event) or a condition in the one condition language shared with mappings (docs/conditions.md), as text ' +
+    '(`class_uid = 3002 and src_endpoint.ip cidr 10.0.0.0/8`, the language of searches; a syntax error is a 422 naming the ' +
+    'line and column; an empty text is null) or as the JSON tree: {field, op, value}, {all: [...]}, {any: [...]}, {not: {...}}. Ops: eq, ne, in, ' +
     'not_in, prefix, suffix, contains, regex (RE2), exists, not_exists, cidr, gt, gte, lt, lte. Fields: OCSF paths ' +
     '(actor.user.name, observables[*].value) or envelope.organization_id / integration_id / stream / valid. A path no ' +
     'supported OCSF class has is refused (422, with the closest known field); anything under unmapped is allowed.',
@@ -37,6 +39,14 @@ const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Description = Type.String({ maxLength: 2000 });
 const Comment = Type.String({ maxLength: 1000, description: 'Kept with the version this change writes' });
 
+const RouteWarning = Type.Object({
+  code: Type.Union([Type.Literal('route.unreachable'), Type.Literal('route.shadows')]),
+  message: Type.String(),
+  route_id: Type.String({ description: 'The other route: the final one that shadows this, or the one this shadows' }),
+  route_name: Type.String(),
+  position: Type.Integer(),
+});
+
 export const Route = Type.Object(
   {
     id: Type.String(),
@@ -46,16 +56,29 @@ export const Route = Type.Object(
     position: Type.Integer({ description: 'Evaluation order within the organization, 1-based, dense' }),
     enabled: Type.Boolean(),
     condition: Type.Unknown({ description: 'The condition tree; null matches every event' }),
+    condition_text: Nullable(
+      Type.String({
+        description:
+          'The condition in the text form (docs/conditions.md); null for no condition or a tree the text cannot say exactly',
+      }),
+    ),
     transforms: Type.Array(Type.Unknown()),
     destination_ids: Type.Array(Type.String()),
     final: Type.Boolean({ description: 'true: a match stops evaluation; false: later routes may match too (fan-out)' }),
     version: Type.Integer({ description: 'Moves on every change of the definition (not on a reorder)' }),
+    warnings: Type.Optional(
+      Type.Array(RouteWarning, {
+        description:
+          'Present when the order makes a route useless: route.unreachable (an earlier final route matches every event ' +
+          'this one would, so it never matches) or route.shadows (later routes never match because of this one)',
+      }),
+    ),
     created_at: Timestamp(),
     updated_at: Timestamp({
       description: 'Moves on every change, reorders included; dispatchers reload at their next cycle',
     }),
   },
-  { description: 'A route: which events (condition) go where (destinations), after which transforms' },
+  { $id: 'Route', description: 'A route: which events (condition) go where (destinations), after which transforms' },
 );
 
 export const RouteList = Type.Array(Route);
@@ -68,7 +91,7 @@ export const CreateBody = Type.Object(
   {
     name: Name,
     organization_id: Type.Optional(
-      Id('Required with platform scope or several organizations; default: your only organization'),
+      Id('Required when you can see several organizations; default: your only organization'),
     ),
     description: Type.Optional(Description),
     enabled: Type.Optional(Type.Boolean({ default: true })),
@@ -173,7 +196,7 @@ const DraftRoute = Type.Object(
 
 export const DryRunBody = Type.Object(
   {
-    organization_id: Type.Optional(Id('Required with platform scope or several organizations')),
+    organization_id: Type.Optional(Id('Required when you can see several organizations')),
     events: Type.Array(
       Type.Record(Type.String(), Type.Unknown(), {
         description:
@@ -252,24 +275,38 @@ export const DryRunResult = Type.Object({
 const Node = Type.Object({
   id: Type.String({
     description:
-      'kind:ref (mapping nodes are per organization: mapping:<org>:<definition id or unmapped:platform:stream>)',
+      'kind:ref (mapping nodes are per organization: mapping:<org>:<definition id or unmapped:platform:stream>; ' +
+      "detections:<org>, the organization's rule findings, a stream of their own)",
   }),
   kind: Type.Union([
     Type.Literal('integration'),
     Type.Literal('mapping'),
+    Type.Literal('detections'),
     Type.Literal('route'),
     Type.Literal('destination'),
   ]),
   label: Type.String(),
   status: Type.String({
     description:
-      'integration: active|inactive; mapping: live|no_live_version|missing; route: enabled|disabled; ' +
+      'integration: active|inactive; mapping: live|no_live_version|missing; detections: active; route: enabled|disabled; ' +
       'destination: enabled|disabled|breaker_open|breaker_half_open|missing',
   }),
   ref_id: Nullable(Type.String({ description: 'The id of the integration, mapping definition, route or destination' })),
   organization_id: Nullable(Type.Integer({ description: 'null for a global destination' })),
 });
 const Edge = Type.Object({ from: Type.String(), to: Type.String() });
+const FlowEdge = Type.Object({
+  from: Type.String(),
+  to: Type.String(),
+  count: Type.Optional(
+    Type.Integer({
+      description:
+        'Events the edge carried in the window, where the counters say it exactly: integration → mapping, the ' +
+        "stream's events in; mapping → route, what the mapping normalized; detections → route, the findings (a route " +
+        'is offered every event of its organization that reaches routing)',
+    }),
+  ),
+});
 
 export const Topology = Type.Object({ nodes: Type.Array(Node), edges: Type.Array(Edge) });
 
@@ -284,19 +321,35 @@ export const Flow = Type.Object({
       ...Node.properties,
       counters: Type.Record(Type.String(), Type.Integer(), {
         description:
-          'integration and mapping: events_in, normalized, quarantined; route: matched, sampled_out; destination: delivered, ' +
-          'dead_lettered, failed_requests',
+          'integration and mapping: events_in, normalized, quarantined (still in quarantine, net of reprocessing: ' +
+          'events_in = normalized + quarantined), reprocessed (quarantined events a reprocess normalized); detections: ' +
+          'findings; route: matched, sampled_out; destination: copies (handed to it, replays included), delivered, ' +
+          'dead_lettered (net of DLQ reprocess), dropped (copies = delivered + dead_lettered + dropped + in flight), ' +
+          'failed_requests',
       }),
     }),
   ),
-  edges: Type.Array(Edge),
-  totals: Type.Object({
-    events_in: Type.Integer(),
-    quarantined: Type.Integer(),
-    filtered: Type.Record(Type.String(), Type.Integer(), { description: 'By reason (ledger)' }),
-    delivered: Type.Integer(),
-    dead_lettered: Type.Integer(),
-  }),
+  edges: Type.Array(FlowEdge),
+  totals: Type.Object(
+    {
+      events_in: Type.Integer({ description: 'Events received from integrations' }),
+      findings: Type.Integer({ description: 'Findings the detection rules made (routed like events)' }),
+      quarantined: Type.Integer({ description: 'Still in quarantine (net of reprocessing)' }),
+      reprocessed: Type.Integer({ description: 'Quarantined events a reprocess normalized' }),
+      filtered: Type.Record(Type.String(), Type.Integer(), { description: 'By reason (ledger)' }),
+      routed: Type.Integer({ description: 'Events sent to at least one destination' }),
+      copies: Type.Integer({ description: 'Copies handed to destinations (fan-out and replays included)' }),
+      delivered: Type.Integer(),
+      dead_lettered: Type.Integer({ description: 'Net of DLQ reprocess' }),
+      dlq_reprocessed: Type.Integer(),
+      dropped: Type.Integer({ description: 'Copies a full destination did not take' }),
+    },
+    {
+      description:
+        'The ledger over the window (docs/delivery.md): events_in + findings − quarantined = routed + filtered + ' +
+        'waiting for routing; copies = delivered + dead_lettered + dropped + in flight',
+    },
+  ),
 });
 
 export const Health = Type.Object({

@@ -9,8 +9,15 @@ import type { Clock } from '../../core/clock.js';
 import { AppError, errors } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { OffsetPage } from '../../core/paging.js';
-import { inScope, scopeOf, targetOrganization, type Scope } from '../../core/scope.js';
-import { validateRouteParts, type RouteProblem, type ValidateOptions } from '../../pipeline/route/compile.js';
+import { GLOBAL_SCOPE, inScope, scopeOf, targetOrganization, type Scope } from '../../core/scope.js';
+import { printCondition } from '../../pipeline/conditions/print.js';
+import {
+  routeCondition,
+  validateRouteParts,
+  type RouteProblem,
+  type ValidateOptions,
+} from '../../pipeline/route/compile.js';
+import { routeWarnings, type RouteWarning } from '../../pipeline/route/reach.js';
 import { setAuditTarget } from '../audit/service.js';
 import type { AuditFilter, AuditRow } from '../audit/store.js';
 import { routeNameTaken, type RouteDefinition, type RouteRow, type RoutingStore } from './store.js';
@@ -51,7 +58,7 @@ export interface RoutingServiceDeps {
 
 export const routeNotFound = () => errors.notFound('Route');
 
-export function routeOut(r: RouteRow) {
+export function routeOut(r: RouteRow, warnings?: RouteWarning[]) {
   return {
     id: r.id,
     organization_id: r.organization_id,
@@ -60,13 +67,24 @@ export function routeOut(r: RouteRow) {
     position: r.position,
     enabled: r.enabled,
     condition: r.condition,
+    condition_text: printCondition(r.condition),
     transforms: r.transforms,
     destination_ids: r.destination_ids,
     final: r.final,
     version: r.version,
     created_at: r.created_at,
     updated_at: r.updated_at,
+    ...(warnings && warnings.length > 0 ? { warnings } : {}),
   };
+}
+
+/** Routes answered with their warnings (pipeline/route/reach.ts), computed per organization. */
+export function routesOut(rows: RouteRow[]) {
+  const byOrg = new Map<number, RouteRow[]>();
+  for (const r of rows) byOrg.set(r.organization_id, [...(byOrg.get(r.organization_id) ?? []), r]);
+  const warnings = new Map<string, RouteWarning[]>();
+  for (const list of byOrg.values()) for (const [id, w] of routeWarnings(list)) warnings.set(id, w);
+  return rows.map((r) => routeOut(r, warnings.get(r.id)));
 }
 
 export function definitionOf(r: RouteDefinition): RouteDefinition {
@@ -101,9 +119,13 @@ function cleanName(name: string): string {
   return trimmed;
 }
 
-/** Every problem of a definition: condition, transforms, and destinations listed twice. */
-function problemsOf(d: RouteDefinition, fields?: ValidateOptions['fields']): RouteProblem[] {
-  const problems = validateRouteParts(d.condition, d.transforms, fields ? { fields } : {});
+/** Every problem of a definition: condition (as given: the tree or its text), transforms, and destinations listed twice. */
+function problemsOf(
+  d: RouteDefinition,
+  fields?: ValidateOptions['fields'],
+  given: unknown = d.condition,
+): RouteProblem[] {
+  const problems = validateRouteParts(given, d.transforms, fields ? { fields } : {});
   const seen = new Set<string>();
   d.destination_ids.forEach((id, i) => {
     if (seen.has(id)) problems.push({ path: `destination_ids[${i}]`, message: `destination ${id} is listed twice` });
@@ -117,6 +139,13 @@ export { targetOrganization };
 
 export function createRoutingService(deps: RoutingServiceDeps) {
   const { store, clock, audit } = deps;
+
+  /** The route as answered: with the warnings its organization's order gives it. */
+  async function answer(row: RouteRow) {
+    // The row is already in the caller's scope; its organization's routes decide its warnings.
+    const all = await store.list(GLOBAL_SCOPE, row.organization_id);
+    return routesOut(all).find((r) => r.id === row.id) ?? routeOut(row);
+  }
 
   async function visible(scope: Scope, id: string): Promise<RouteRow> {
     const row = await store.get(id);
@@ -169,11 +198,11 @@ export function createRoutingService(deps: RoutingServiceDeps) {
 
   return {
     async list(scope: Scope, organizationId?: number) {
-      return (await store.list(scope, organizationId)).map(routeOut);
+      return routesOut(await store.list(scope, organizationId));
     },
 
     async get(scope: Scope, id: string) {
-      return routeOut(await visible(scope, id));
+      return answer(await visible(scope, id));
     },
 
     /** For health, metrics and dry runs: the route in scope (404 otherwise). */
@@ -187,12 +216,12 @@ export function createRoutingService(deps: RoutingServiceDeps) {
         name: cleanName(input.name),
         description: input.description ?? '',
         enabled: input.enabled ?? true,
-        condition: input.condition ?? null,
+        condition: routeCondition(input.condition),
         transforms: (input.transforms ?? []) as unknown[],
         destination_ids: input.destination_ids,
         final: input.final ?? true,
       };
-      assertValidParts(problemsOf(definition));
+      assertValidParts(problemsOf(definition, undefined, input.condition ?? null));
       await checkDestinations(organizationId, definition.destination_ids);
       await checkName(organizationId, definition.name);
       const count = (await store.idsInOrder(organizationId)).length;
@@ -212,7 +241,7 @@ export function createRoutingService(deps: RoutingServiceDeps) {
         organizationId,
         details: { version: 1, position, comment, definition },
       });
-      return routeOut(row);
+      return answer(row);
     },
 
     async update(actor: Actor, id: string, input: UpdateInput) {
@@ -222,16 +251,20 @@ export function createRoutingService(deps: RoutingServiceDeps) {
       if (input.name !== undefined) next.name = cleanName(input.name);
       if (input.description !== undefined) next.description = input.description;
       if (input.enabled !== undefined) next.enabled = input.enabled;
-      if (input.condition !== undefined) next.condition = input.condition;
+      if (input.condition !== undefined) next.condition = routeCondition(input.condition);
       if (input.transforms !== undefined) next.transforms = (input.transforms ?? []) as unknown[];
       if (input.destination_ids !== undefined) next.destination_ids = input.destination_ids;
       if (input.final !== undefined) next.final = input.final;
       // Field paths are held to the OCSF rule only in the parts this edit writes.
       assertValidParts(
-        problemsOf(next, {
-          condition: input.condition !== undefined ? 'ocsf' : 'any',
-          transforms: input.transforms !== undefined ? 'ocsf' : 'any',
-        }),
+        problemsOf(
+          next,
+          {
+            condition: input.condition !== undefined ? 'ocsf' : 'any',
+            transforms: input.transforms !== undefined ? 'ocsf' : 'any',
+          },
+          input.condition !== undefined ? input.condition : next.condition,
+        ),
       );
       const changed = DEFINITION_FIELDS.filter((f) => canonicalJson(before[f]) !== canonicalJson(next[f]));
       if (changed.includes('destination_ids')) await checkDestinations(current.organization_id, next.destination_ids);
@@ -251,7 +284,7 @@ export function createRoutingService(deps: RoutingServiceDeps) {
         if (to > from) await store.shift(current.organization_id, from + 1, to, -1);
         if (to !== from) patch.position = to;
       }
-      if (Object.keys(patch).length === 0) return routeOut(current);
+      if (Object.keys(patch).length === 0) return answer(current);
       const row = await store.update(id, patch, clock.now());
       setAuditTarget({
         details: {
@@ -261,7 +294,7 @@ export function createRoutingService(deps: RoutingServiceDeps) {
           ...(changed.length > 0 ? { definition: next } : {}),
         },
       });
-      return routeOut(row);
+      return answer(row);
     },
 
     async remove(actor: Actor, id: string): Promise<void> {
@@ -300,7 +333,7 @@ export function createRoutingService(deps: RoutingServiceDeps) {
         actor,
       );
       setAuditTarget({ details: { from_version: current.version, to_version: target.version, version, definition } });
-      return routeOut(row);
+      return answer(row);
     },
 
     /**
@@ -350,7 +383,7 @@ export function createRoutingService(deps: RoutingServiceDeps) {
       const moves = ids.map((id, i) => ({ id, position: i + 1 })).filter((m) => position.get(m.id) !== m.position);
       await store.setPositions(moves, clock.now());
       setAuditTarget({ details: { route_ids: ids, moved: moves.length } });
-      return (await store.list(scope, organizationId)).map(routeOut);
+      return routesOut(await store.list(scope, organizationId));
     },
 
     /** The audit entries about the route, newest first. */

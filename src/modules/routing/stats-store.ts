@@ -25,6 +25,8 @@ export interface StreamRow {
   events_in: number;
   normalized: number;
   quarantined: number;
+  /** Quarantined events normalized by a later reprocess (they count in normalized, never again in events_in). */
+  quarantine_released: number;
 }
 
 export interface MappingDefinitionRef {
@@ -42,6 +44,34 @@ export interface DestinationNodeRow {
   name: string;
   enabled: boolean;
   breaker_state: string | null;
+}
+
+const TOTAL_OUTCOMES = [
+  'filtered',
+  'routed',
+  'copies',
+  'replayed',
+  'delivered',
+  'dead_lettered',
+  'dlq_reprocessed',
+  'dropped',
+] as const;
+
+export interface LedgerTotals {
+  filtered: Record<string, number>;
+  routed: number;
+  copies: number;
+  delivered: number;
+  dead_lettered: number;
+  dlq_reprocessed: number;
+  dropped: number;
+}
+
+export interface DestinationCounts {
+  copies: number;
+  delivered: number;
+  dead_lettered: number;
+  dropped: number;
 }
 
 export function createRoutingStatsStore(db: Kysely<DB>) {
@@ -73,6 +103,9 @@ export function createRoutingStatsStore(db: Kysely<DB>) {
           eb.fn.sum<string>(sql`case when day >= ${sinceDay} then events_in else 0 end`).as('events_in'),
           eb.fn.sum<string>(sql`case when day >= ${sinceDay} then normalized else 0 end`).as('normalized'),
           eb.fn.sum<string>(sql`case when day >= ${sinceDay} then quarantined else 0 end`).as('quarantined'),
+          eb.fn
+            .sum<string>(sql`case when day >= ${sinceDay} then quarantine_released else 0 end`)
+            .as('quarantine_released'),
         ])
         .where(orgFilter(scope, 'stream_counters.organization_id', organizationId))
         .groupBy(['organization_id', 'integration_id', 'stream'])
@@ -84,6 +117,7 @@ export function createRoutingStatsStore(db: Kysely<DB>) {
         events_in: n(r.events_in),
         normalized: n(r.normalized),
         quarantined: n(r.quarantined),
+        quarantine_released: n(r.quarantine_released),
       }));
     },
 
@@ -189,55 +223,71 @@ export function createRoutingStatsStore(db: Kysely<DB>) {
       return out;
     },
 
-    /** The ledger's counts since `sinceDay` for the organizations in scope: filtered by reason, delivered, dead_lettered (net of reprocessing). */
-    async ledgerTotals(
-      scope: Scope,
-      organizationId: number | undefined,
-      sinceDay: string,
-    ): Promise<{ filtered: Record<string, number>; delivered: number; dead_lettered: number }> {
+    /**
+     * The ledger's counts since `sinceDay` for the organizations in scope: filtered by reason,
+     * routed, copies (replayed ones included), delivered, dead_lettered (net of DLQ reprocess),
+     * dlq_reprocessed and dropped.
+     */
+    async ledgerTotals(scope: Scope, organizationId: number | undefined, sinceDay: string): Promise<LedgerTotals> {
       const rows = await q()
         .selectFrom('ledger')
         .select((eb) => ['outcome', 'reason', eb.fn.sum<string>('count').as('count')])
         .where(orgFilter(scope, 'ledger.organization_id', organizationId))
         .where('day', '>=', sinceDay)
-        .where('outcome', 'in', ['filtered', 'delivered', 'dead_lettered', 'dlq_reprocessed'])
+        .where('outcome', 'in', [...TOTAL_OUTCOMES])
         .groupBy(['outcome', 'reason'])
         .execute();
-      const filtered: Record<string, number> = {};
-      let delivered = 0;
-      let dead = 0;
+      const t: LedgerTotals = {
+        filtered: {},
+        routed: 0,
+        copies: 0,
+        delivered: 0,
+        dead_lettered: 0,
+        dlq_reprocessed: 0,
+        dropped: 0,
+      };
       for (const r of rows) {
-        if (r.outcome === 'filtered') filtered[r.reason] = (filtered[r.reason] ?? 0) + n(r.count);
-        else if (r.outcome === 'delivered') delivered += n(r.count);
-        else if (r.outcome === 'dead_lettered') dead += n(r.count);
-        else dead -= n(r.count);
+        const count = n(r.count);
+        if (r.outcome === 'filtered') t.filtered[r.reason] = (t.filtered[r.reason] ?? 0) + count;
+        else if (r.outcome === 'replayed') t.copies += count;
+        else t[r.outcome as Exclude<keyof LedgerTotals, 'filtered'>] += count;
       }
-      return { filtered, delivered, dead_lettered: Math.max(0, dead) };
+      t.dead_lettered -= t.dlq_reprocessed;
+      return t;
     },
 
-    /** Delivered and dead-lettered (net of reprocessing) per destination since `sinceDay`, counting the organizations in scope only. */
+    /**
+     * Per destination since `sinceDay`, counting the organizations in scope only: the copies it
+     * was handed (replayed ones included) and where they are: delivered, dead_lettered (net of
+     * DLQ reprocess), dropped.
+     */
     async ledgerByDestination(
       scope: Scope,
       organizationId: number | undefined,
       sinceDay: string,
-    ): Promise<Map<string, { delivered: number; dead_lettered: number }>> {
+    ): Promise<Map<string, DestinationCounts>> {
+      // Copies may name their destination in reason (docs/delivery.md) or in destination_id.
+      const dest = sql<string>`case when outcome = 'copies' and destination_id = '' then reason else destination_id end`;
       const rows = await q()
         .selectFrom('ledger')
-        .select((eb) => ['destination_id', 'outcome', eb.fn.sum<string>('count').as('count')])
+        .select((eb) => [dest.as('destination'), 'outcome', eb.fn.sum<string>('count').as('count')])
         .where(orgFilter(scope, 'ledger.organization_id', organizationId))
         .where('day', '>=', sinceDay)
-        .where('destination_id', '<>', '')
-        .where('outcome', 'in', ['delivered', 'dead_lettered', 'dlq_reprocessed'])
-        .groupBy(['destination_id', 'outcome'])
+        .where('outcome', 'in', ['copies', 'replayed', 'delivered', 'dead_lettered', 'dlq_reprocessed', 'dropped'])
+        .groupBy([dest, 'outcome'])
         .execute();
-      const out = new Map<string, { delivered: number; dead_lettered: number }>();
+      const out = new Map<string, DestinationCounts>();
       for (const r of rows) {
-        const c = out.get(r.destination_id) ?? { delivered: 0, dead_lettered: 0 };
-        if (r.outcome === 'delivered') c.delivered += n(r.count);
-        else c.dead_lettered += r.outcome === 'dead_lettered' ? n(r.count) : -n(r.count);
-        out.set(r.destination_id, c);
+        if (!r.destination) continue;
+        const c = out.get(r.destination) ?? { copies: 0, delivered: 0, dead_lettered: 0, dropped: 0 };
+        const count = n(r.count);
+        if (r.outcome === 'copies' || r.outcome === 'replayed') c.copies += count;
+        else if (r.outcome === 'delivered') c.delivered += count;
+        else if (r.outcome === 'dead_lettered') c.dead_lettered += count;
+        else if (r.outcome === 'dlq_reprocessed') c.dead_lettered -= count;
+        else c.dropped += count;
+        out.set(r.destination, c);
       }
-      for (const c of out.values()) c.dead_lettered = Math.max(0, c.dead_lettered);
       return out;
     },
 

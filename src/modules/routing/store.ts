@@ -6,6 +6,7 @@ import { sql, type Kysely, type SqlBool } from 'kysely';
 import { AppError } from '../../core/errors.js';
 import type { Scope } from '../../core/scope.js';
 import { executor } from '../../platform/db/ambient.js';
+import { organizationLookup } from '../../platform/db/organizations.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import type { DB } from '../../platform/db/index.js';
 import { scoped } from '../../platform/db/scope.js';
@@ -155,14 +156,7 @@ export function createRoutingStore(db: Kysely<DB>) {
       return row !== undefined;
     },
 
-    async organizationExists(organizationId: number): Promise<boolean> {
-      const row = await q()
-        .selectFrom('organizations')
-        .select('id')
-        .where('id', '=', organizationId)
-        .executeTakeFirst();
-      return row !== undefined;
-    },
+    ...organizationLookup(db),
 
     /** Ids of the organization's routes in position order. */
     async idsInOrder(organizationId: number): Promise<{ id: string; position: number }[]> {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Actor } from '../../core/actor.js';
 import type { Clock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
-import { scopeOf, targetOrganization } from '../../core/scope.js';
+import { scopeOf, targetOrganization, type OrganizationLookup } from '../../core/scope.js';
 import { setAuditTarget } from '../audit/service.js';
 import type { EventStore } from './event-store/port.js';
 import { planQuery, type TimeRange } from './query/definition.js';
@@ -22,7 +22,7 @@ export const EXPORT_DEFAULTS = { region: 'us-east-1', accountId: '000000000000' 
 
 export function createExportService(deps: {
   events: Pick<EventStore, 'exportParquet'>;
-  store: { organizationExists(id: number): Promise<boolean> };
+  store: OrganizationLookup;
   clock: Clock;
   root: string;
 }) {

@@ -248,6 +248,7 @@ export function wireSearch(deps: SearchDeps) {
     runs,
     runner,
     schedules,
+    queries: savedQueries,
     replay,
     retention,
     expire,

@@ -132,7 +132,12 @@ export function createRunsService(deps: RunsDeps) {
 
     async submit(actor: Actor, input: SubmitInput): Promise<{ run: RunOut; finished: boolean }> {
       const { query, queryId } = await resolve(actor, input);
-      const organizationId = await targetOrganization(store, scopeOf(actor), query.organization_id);
+      const organizationId = await targetOrganization(
+        store,
+        scopeOf(actor),
+        query.organization_id,
+        'body/query/organization_id',
+      );
       const now = clock.now();
       const plan = planQuery(query, { now, maxRangeDays: 3650, maxLimit: deps.maxRows });
       if (query.integration_id !== undefined) await deps.checkLive(actor, organizationId, query);

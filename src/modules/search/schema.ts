@@ -63,9 +63,7 @@ const Aggregation = Type.Union([
 
 export const QueryDefinition = Type.Object(
   {
-    organization_id: Type.Optional(
-      Id('The organization searched (required with platform scope or several organizations)'),
-    ),
+    organization_id: Type.Optional(Id('The organization searched (required when you can see several organizations)')),
     integration_id: Type.Optional(
       Id('Enterprise: query the vendor live through this integration instead of the event store'),
     ),
@@ -134,33 +132,36 @@ const RunState = Type.Union([
   Type.Literal('cancelled'),
 ]);
 
-export const Run = Type.Object({
-  id: Type.String(),
-  organization_id: Type.Integer(),
-  kind: Type.Union([Type.Literal('interactive'), Type.Literal('scheduled')]),
-  query_id: Nullable(Type.String()),
-  schedule_id: Nullable(Type.String()),
-  query: Type.Unknown({ description: 'The query as run, its time range made absolute' }),
-  state: RunState,
-  progress: Type.Number({ description: '0 to 1' }),
-  matched: Nullable(Type.Integer({ description: 'Events that matched (all of them, not only the rows kept)' })),
-  returned: Nullable(Type.Integer({ description: 'Rows the result keeps' })),
-  cap: Type.Integer({ description: "Most rows the result keeps (the query's limit)" }),
-  capped: Nullable(Type.Boolean({ description: 'More events matched than the result keeps' })),
-  took_ms: Nullable(Type.Integer()),
-  error: Nullable(Type.String()),
-  notified: Type.Unknown({
-    description: 'Scheduled runs: whether the e-mail went ({sent, reason?, deliveries?}); null otherwise',
-  }),
-  run_by: Type.String({ description: 'user:<id>, service_account:<id> or schedule:<id>' }),
-  created_at: Timestamp(),
-  started_at: Nullable(Timestamp()),
-  finished_at: Nullable(Timestamp()),
-  result_expires_at: Nullable(Timestamp()),
-  csv_expires_at: Nullable(Timestamp({ description: 'The CSV expires before the result' })),
-  result_available: Type.Boolean(),
-  csv_available: Type.Boolean(),
-});
+export const Run = Type.Object(
+  {
+    id: Type.String(),
+    organization_id: Type.Integer(),
+    kind: Type.Union([Type.Literal('interactive'), Type.Literal('scheduled')]),
+    query_id: Nullable(Type.String()),
+    schedule_id: Nullable(Type.String()),
+    query: Type.Unknown({ description: 'The query as run, its time range made absolute' }),
+    state: RunState,
+    progress: Type.Number({ description: '0 to 1' }),
+    matched: Nullable(Type.Integer({ description: 'Events that matched (all of them, not only the rows kept)' })),
+    returned: Nullable(Type.Integer({ description: 'Rows the result keeps' })),
+    cap: Type.Integer({ description: "Most rows the result keeps (the query's limit)" }),
+    capped: Nullable(Type.Boolean({ description: 'More events matched than the result keeps' })),
+    took_ms: Nullable(Type.Integer()),
+    error: Nullable(Type.String()),
+    notified: Type.Unknown({
+      description: 'Scheduled runs: whether the e-mail went ({sent, reason?, deliveries?}); null otherwise',
+    }),
+    run_by: Type.String({ description: 'user:<id>, service_account:<id> or schedule:<id>' }),
+    created_at: Timestamp(),
+    started_at: Nullable(Timestamp()),
+    finished_at: Nullable(Timestamp()),
+    result_expires_at: Nullable(Timestamp()),
+    csv_expires_at: Nullable(Timestamp({ description: 'The CSV expires before the result' })),
+    result_available: Type.Boolean(),
+    csv_available: Type.Boolean(),
+  },
+  { $id: 'SearchRun' },
+);
 
 const Row = Type.Object({
   event_id: Type.String(),

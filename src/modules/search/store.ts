@@ -4,6 +4,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { OffsetPage } from '../../core/paging.js';
 import type { Scope } from '../../core/scope.js';
 import { executor } from '../../platform/db/ambient.js';
+import { organizationLookup } from '../../platform/db/organizations.js';
 import type { DB } from '../../platform/db/index.js';
 import type { ReplaysTable, SavedQueriesTable, SchedulesTable, SearchRunsTable } from '../../platform/db/schema.js';
 import { scoped } from '../../platform/db/scope.js';
@@ -55,9 +56,7 @@ export function createSearchStore(db: Kysely<DB>) {
       .select([sql<boolean>`result is not null`.as('has_result'), sql<boolean>`csv is not null`.as('has_csv')]);
 
   return {
-    async organizationExists(id: number): Promise<boolean> {
-      return (await q().selectFrom('organizations').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
-    },
+    ...organizationLookup(db),
 
     // Saved queries.
     async listQueries(

@@ -24,7 +24,7 @@ export const ServiceAccount = Type.Object(
     updated_at: Timestamp(),
     token_count: Type.Integer({ minimum: 0, description: 'Tokens not revoked' }),
   },
-  { description: 'A non-person owner of API tokens; it cannot sign in to the console' },
+  { $id: 'ServiceAccount', description: 'A non-person owner of API tokens; it cannot sign in to the console' },
 );
 
 export const ServiceAccountList = Type.Array(ServiceAccount);

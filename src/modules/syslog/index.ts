@@ -12,6 +12,8 @@ import type { RoleLoop } from '../../platform/queue/jobs.js';
 import type { IntegrationRow } from '../integrations/store.js';
 import { portRanges } from './config.js';
 import { createIntake } from './intake.js';
+import { testListeners } from './listener-test.js';
+import { createPortCheck } from './port-check.js';
 import { createReceiver } from './receiver.js';
 import { createSyslogStore, type ListenerStateRow } from './store.js';
 
@@ -94,24 +96,37 @@ export function wireSyslog(deps: SyslogDeps) {
     role: 'syslog',
     start: () => makeReceiver().start(),
   };
+  /** The listeners of an integration as the processes running them last reported. */
+  async function listenerStates(integrationId: number): Promise<Omit<ListenerStateRow, 'integration_id'>[]> {
+    const rows = await store.states(integrationId, new Date(deps.clock.now().getTime() - STATE_FRESH_MS));
+    // One process per host can hold a port: a newer row of the same host is a restarted
+    // process, and the older one (a killed process's last word) is left out.
+    const newest = new Map<string, ListenerStateRow>();
+    for (const r of rows) {
+      const key = `${r.protocol}:${r.port}:${r.process.slice(0, r.process.lastIndexOf(':'))}`;
+      const seen = newest.get(key);
+      if (!seen || seen.updated_at < r.updated_at) newest.set(key, r);
+    }
+    return rows
+      .filter((r) => newest.get(`${r.protocol}:${r.port}:${r.process.slice(0, r.process.lastIndexOf(':'))}`) === r)
+      .map(({ integration_id: _id, ...rest }) => rest);
+  }
+
   return {
     loops: [loop],
+    /** Create and update of a syslog integration check its ports with this (port-check.ts). */
+    portCheck: createPortCheck({ ports: deps.config.ports, integrations: () => store.integrations() }),
     /** A receiver not started by a role (tests drive reconcile() themselves). */
     receiver: makeReceiver,
-    /** The listeners of an integration as the processes running them last reported. */
-    async listenerStates(integrationId: number): Promise<Omit<ListenerStateRow, 'integration_id'>[]> {
-      const rows = await store.states(integrationId, new Date(deps.clock.now().getTime() - STATE_FRESH_MS));
-      // One process per host can hold a port: a newer row of the same host is a restarted
-      // process, and the older one (a killed process's last word) is left out.
-      const newest = new Map<string, ListenerStateRow>();
-      for (const r of rows) {
-        const key = `${r.protocol}:${r.port}:${r.process.slice(0, r.process.lastIndexOf(':'))}`;
-        const seen = newest.get(key);
-        if (!seen || seen.updated_at < r.updated_at) newest.set(key, r);
-      }
-      return rows
-        .filter((r) => newest.get(`${r.protocol}:${r.port}:${r.process.slice(0, r.process.lastIndexOf(':'))}`) === r)
-        .map(({ integration_id: _id, ...rest }) => rest);
+    listenerStates,
+    /** The connection test of a syslog integration: its listeners (listener-test.ts). */
+    async testListeners(integration: { id: number; is_active: boolean; config: Record<string, unknown> | null }) {
+      return testListeners({
+        config: integration.config ?? {},
+        active: integration.is_active,
+        host: deps.config.host,
+        states: await listenerStates(integration.id),
+      });
     },
   };
 }

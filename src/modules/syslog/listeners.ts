@@ -35,6 +35,8 @@ export interface ListenerCounters {
   /** Messages refused: longer than the limit, or a broken frame (the connection is closed). */
   refused: number;
   connections: number;
+  /** When the last message was received (epoch ms), 0 before the first. */
+  last_message_ms: number;
 }
 
 export interface RunningListener {
@@ -140,6 +142,7 @@ function listenUdp(
   const pending = new Set<Promise<void>>();
   socket.on('message', (msg, rinfo) => {
     counters.received++;
+    counters.last_message_ms = Date.now();
     if (msg.length > MAX_TEXT_LINE_BYTES) {
       counters.refused++;
       return;
@@ -191,6 +194,7 @@ function frameConnection(spec: ListenerSpec, socket: net.Socket, intake: Intake,
   const take = (messages: Buffer[]) => {
     if (messages.length === 0) return;
     counters.received += messages.length;
+    counters.last_message_ms = Date.now();
     let bytes = 0;
     for (const m of messages) bytes += m.length;
     held += bytes;
@@ -262,6 +266,7 @@ function relpConnection(spec: ListenerSpec, socket: net.Socket, intake: Intake, 
       else if (f.command === 'syslog') {
         const msg = f.data;
         counters.received++;
+        counters.last_message_ms = Date.now();
         if (msg.length > MAX_TEXT_LINE_BYTES) {
           counters.refused++;
           answer(f, Promise.resolve(), () => relpResponse(f.txnr, 500, 'message too long'));
@@ -356,6 +361,7 @@ export function startListener(
     dropped_kernel: 0,
     refused: 0,
     connections: 0,
+    last_message_ms: 0,
   };
   return spec.protocol === 'udp'
     ? listenUdp(spec, host, intake, counters, onError, options)

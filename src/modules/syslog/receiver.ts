@@ -50,6 +50,7 @@ export function createReceiver(deps: ReceiverDeps) {
 
   function stateOf(r: Running, now: Date, state: ListenerStateRow['state'] = 'listening'): ListenerStateRow {
     const { spec, counters, receiveBufferBytes } = r.listener;
+    const { last_message_ms: lastMessage, ...counts } = counters;
     return {
       integration_id: spec.integrationId,
       protocol: spec.protocol,
@@ -57,8 +58,9 @@ export function createReceiver(deps: ReceiverDeps) {
       process: processId,
       state,
       error: null,
-      ...counters,
+      ...counts,
       receive_buffer_bytes: receiveBufferBytes,
+      last_message_at: lastMessage > 0 ? new Date(lastMessage) : null,
       started_at: r.startedAt,
       updated_at: now,
     };
@@ -166,6 +168,7 @@ export function createReceiver(deps: ReceiverDeps) {
         refused: 0,
         connections: 0,
         receive_buffer_bytes: null,
+        last_message_at: null,
         started_at: p.since,
         updated_at: now,
       });

@@ -20,6 +20,7 @@ export interface ListenerStateRow {
   connections: number;
   /** UDP: the socket's receive buffer as the kernel set it. */
   receive_buffer_bytes: number | null;
+  last_message_at: Date | null;
   started_at: Date;
   updated_at: Date;
 }
@@ -44,13 +45,13 @@ export function createSyslogStore(db: Kysely<DB>) {
     async saveStates(rows: readonly ListenerStateRow[]): Promise<void> {
       for (const r of rows) {
         await sql`
-          insert into syslog_listeners (integration_id, protocol, port, process, state, error, received, accepted, dropped, dropped_kernel, refused, connections, receive_buffer_bytes, started_at, updated_at)
-          select ${r.integration_id}, ${r.protocol}, ${r.port}, ${r.process}, ${r.state}, ${r.error}, ${r.received}, ${r.accepted}, ${r.dropped}, ${r.dropped_kernel}, ${r.refused}, ${r.connections}, ${r.receive_buffer_bytes}, ${r.started_at}::timestamptz, ${r.updated_at}::timestamptz
+          insert into syslog_listeners (integration_id, protocol, port, process, state, error, received, accepted, dropped, dropped_kernel, refused, connections, receive_buffer_bytes, last_message_at, started_at, updated_at)
+          select ${r.integration_id}, ${r.protocol}, ${r.port}, ${r.process}, ${r.state}, ${r.error}, ${r.received}, ${r.accepted}, ${r.dropped}, ${r.dropped_kernel}, ${r.refused}, ${r.connections}, ${r.receive_buffer_bytes}, ${r.last_message_at}::timestamptz, ${r.started_at}::timestamptz, ${r.updated_at}::timestamptz
           where exists (select 1 from integrations where id = ${r.integration_id})
           on conflict (integration_id, protocol, port, process) do update set
             state = excluded.state, error = excluded.error, received = excluded.received, accepted = excluded.accepted,
             dropped = excluded.dropped, dropped_kernel = excluded.dropped_kernel, refused = excluded.refused, connections = excluded.connections,
-            receive_buffer_bytes = excluded.receive_buffer_bytes,
+            receive_buffer_bytes = excluded.receive_buffer_bytes, last_message_at = excluded.last_message_at,
             started_at = excluded.started_at, updated_at = excluded.updated_at`.execute(q());
       }
     },

@@ -65,7 +65,7 @@ export const ApiToken = Type.Object(
     created_at: Timestamp(),
     last_used_at: Nullable(Timestamp({ description: 'Written in batches (about every 30 s), not on every request' })),
   },
-  { description: 'An API token as listed: never its value or hash' },
+  { $id: 'ApiToken', description: 'An API token as listed: never its value or hash' },
 );
 
 export const ApiTokenList = Type.Array(ApiToken);

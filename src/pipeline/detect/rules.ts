@@ -47,6 +47,10 @@ export interface RuleProblem {
   location: string;
   message: string;
   closest?: string;
+  /** For a condition given as text: where the problem is in it. */
+  line?: number;
+  column?: number;
+  offset?: number;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -3,6 +3,7 @@
 // path, so conditions are closures, destinations are numbered at compile time (an event's
 // "already has a copy" is one typed-array slot, not a Set per event) and the OCSF text of
 // an untransformed copy is cut from the stored line instead of serialized again.
+import { at as textAt, readCondition } from '../conditions/input.js';
 import type { NormalizedRecord } from '../envelope.js';
 import { compileRecordCondition, type RecordPredicate, type RouteProblem } from './conditions.js';
 import type { FieldRule } from './paths.js';
@@ -34,7 +35,11 @@ export interface ValidateOptions {
   at?: string;
 }
 
-/** Every problem of a route's condition and transforms, each with its location (`condition.all[2].value`); empty when valid. */
+/**
+ * Every problem of a route's condition and transforms, each with its location
+ * (`condition.all[2].value`); empty when valid. The condition may be the tree or its text form
+ * (conditions/text.ts): a problem of a text condition also says its line and column.
+ */
 export function validateRouteParts(
   condition: unknown,
   transforms: unknown,
@@ -43,9 +48,34 @@ export function validateRouteParts(
   const problems: RouteProblem[] = [];
   const fields = options.fields ?? { condition: 'ocsf', transforms: 'ocsf' };
   const prefix = options.at ? `${options.at}.` : '';
-  compileRecordCondition(condition, problems, `${prefix}condition`, fields.condition);
+  const at = `${prefix}condition`;
+  const input = readCondition(condition);
+  if (input.syntax) {
+    const { message, ...where } = input.syntax;
+    problems.push({ path: at, message: `${message}${textAt(where)}`, ...where });
+  } else {
+    const found: RouteProblem[] = [];
+    compileRecordCondition(input.condition, found, at, fields.condition);
+    for (const p of found) {
+      const where = input.locate(p.path.slice(at.length));
+      if (!where) problems.push(p);
+      else
+        problems.push({
+          ...p,
+          message: `${p.message}${textAt(where)}`,
+          line: where.line,
+          column: where.column,
+          offset: where.offset,
+        });
+    }
+  }
   compileTransforms(transforms, problems, `${prefix}transforms`, fields.transforms);
   return problems;
+}
+
+/** The tree of a route's condition given as the tree or as text (validateRouteParts checks it first). */
+export function routeCondition(condition: unknown): RouteSpec['condition'] {
+  return (readCondition(condition ?? null).condition ?? null) as RouteSpec['condition'];
 }
 
 interface CompiledRoute {

@@ -15,6 +15,10 @@ export interface RouteProblem {
   message: string;
   /** For a field no supported OCSF class has: the closest known field path. */
   closest?: string;
+  /** For a condition given as text: where the problem is in it (1-based line and column, 0-based offset). */
+  line?: number;
+  column?: number;
+  offset?: number;
 }
 
 /** The problem of a field path that does not compile (syntax, or unknown under the `ocsf` rule). */

@@ -472,6 +472,8 @@ export interface SyslogListenersTable {
   connections: Generated<number>;
   /** UDP: SO_RCVBUF as the kernel set it. Migration 0022. */
   receive_buffer_bytes: number | null;
+  /** When the listener last received a message. Migration 0026. */
+  last_message_at: Timestamp | null;
   started_at: Timestamp;
   updated_at: Timestamp;
 }

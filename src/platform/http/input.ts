@@ -28,8 +28,9 @@ function typesOf(schema: Schema): string[] {
 }
 
 /**
- * A copy of a request schema with default bounds wherever the schema sets none. Symbol keys
- * (TypeBox's) are kept; the input schema itself is never changed (schemas are shared).
+ * A copy of a request schema with default bounds wherever the schema sets none. TypeBox's own
+ * keys (`~kind`, `~optional`: non-enumerable) are kept non-enumerable, so neither a validator
+ * nor the OpenAPI document sees them; the input schema itself is never changed (schemas are shared).
  */
 export function withInputBounds<T>(schema: T, part: InputPart): T {
   return bound(schema, part) as T;
@@ -42,10 +43,12 @@ function bound(node: unknown, part: InputPart): unknown {
   for (const key of Reflect.ownKeys(node)) {
     const value = node[key];
     // enum/const/default/examples are values, not schemas.
-    out[key] =
+    const copy =
       typeof key === 'string' && ['enum', 'const', 'default', 'examples', 'example'].includes(key)
         ? value
         : bound(value, part);
+    if (Object.prototype.propertyIsEnumerable.call(node, key)) out[key] = copy;
+    else Object.defineProperty(out, key, { value: copy, enumerable: false, writable: true, configurable: true });
   }
   const types = typesOf(out);
   const fixed = 'enum' in out || 'const' in out;

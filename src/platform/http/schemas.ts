@@ -14,7 +14,7 @@ export const ErrorBody = Type.Object(
       }),
     ),
   },
-  { description: 'Every error: `detail` is always a string; match on `error.code`.' },
+  { $id: 'Error', description: 'Every error: `detail` is always a string; match on `error.code`.' },
 );
 
 /** A timestamp out: handlers return Date objects, clients read RFC 3339 UTC with Z. */

@@ -12,7 +12,7 @@ import {
   type RouteProblem,
 } from '../../../pipeline/route/conditions.js';
 import { compileField } from '../../../pipeline/route/paths.js';
-import { parseQueryText, QueryTextError } from './text.js';
+import { parseQueryText, QueryTextError } from '../../../pipeline/conditions/text.js';
 
 export type Aggregation =
   | { type: 'count' }

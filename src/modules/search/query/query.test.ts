@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../core/errors.js';
 import { planQuery, type QueryInput } from './definition.js';
-import { parseQueryText, QueryTextError } from './text.js';
+import { parseQueryText, QueryTextError } from '../../../pipeline/conditions/text.js';
 
 const tree = (text: string) => parseQueryText(text).condition;
 const NOW = new Date('2026-11-26T12:00:00Z');

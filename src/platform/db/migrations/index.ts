@@ -22,6 +22,7 @@ import * as m0022 from './0022_syslog_kernel_drops.js';
 import * as m0023 from './0023_collector_paused.js';
 import * as m0024 from './0024_event_store_bytes.js';
 import * as m0025 from './0025_retire_routing_stage.js';
+import * as m0026 from './0026_syslog_last_message.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '0023_collector_paused': m0023,
   '0024_event_store_bytes': m0024,
   '0025_retire_routing_stage': m0025,
+  '0026_syslog_last_message': m0026,
 };

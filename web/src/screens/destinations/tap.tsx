@@ -1,5 +1,5 @@
-// The live tap: the masked events a destination receives, streamed as NDJSON and shown as a
-// scrolling view while it listens.
+// The live tap: the events a destination receives, personal data masked (labels, codes and ids
+// readable), streamed as NDJSON and shown as a scrolling view while it listens.
 import { useEffect, useRef, useState } from 'react';
 import { ApiError } from '../../api/client';
 import { ErrorNote } from '../../ui/kit';
@@ -66,6 +66,10 @@ export function Tap({ destinationId }: { destinationId: string }) {
         </button>
         <span role="status">{listening ? `Listening… ${lines.length} events` : `${lines.length} events`}</span>
       </div>
+      <p className="hint">
+        Personal data (users, e-mail and IP addresses, hosts, messages) is masked for everyone; class names, captions,
+        codes and ids are shown as the destination receives them.
+      </p>
       <ErrorNote error={error} />
       <div ref={view} className="tap" tabIndex={0} role="log" aria-label="Tapped events" data-testid="tap">
         {lines.map((l, i) => (

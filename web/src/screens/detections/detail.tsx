@@ -1,6 +1,7 @@
-// One detection: what was found (the OCSF finding), its evidence (the events, each opened in
-// Search), MITRE ATT&CK, the whole history (status changes, assignments, comments), and triage:
-// status, assignee and a comment in one PATCH /api/detections/{id}, for callers who may.
+// One detection: what was found (the OCSF finding), its evidence (the fields that matched, and
+// each event with its fields, opened in Search), MITRE ATT&CK techniques and tactics by name, the
+// whole history (status changes, assignments, comments), and triage: status, assignee (by name)
+// and a comment in one PATCH /api/detections/{id}, for callers who may.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useParams } from 'wouter';
@@ -8,7 +9,9 @@ import { api, call, type Ok } from '../../api/client';
 import { useSession } from '../../session';
 import { formatNumber } from '../../ui/format';
 import { Badge, DataTable, ErrorNote, Field, Json, Notice, PageHeader, Stat, Time } from '../../ui/kit';
+import { Attack, EvidencePanel } from './evidence';
 import { SeverityBadge, STATUSES, statusName, type Status } from './labels';
+import { assigneeName } from './triage';
 
 type Detection = Ok<'detections.get'>;
 
@@ -26,10 +29,10 @@ function Triage({ detection }: { detection: Detection }) {
   });
   const me = profile.kind === 'user' ? profile.id : undefined;
   const candidates =
-    users.data?.map((u) => ({ id: u.id, name: u.username })) ??
+    users.data?.map((u) => ({ id: u.id, name: u.display_name ? `${u.display_name} (${u.username})` : u.username })) ??
     (me !== undefined ? [{ id: me, name: `${profile.name} (me)` }] : []);
-  if (detection.assignee_id !== null && !candidates.some((c) => c.id === detection.assignee_id))
-    candidates.push({ id: detection.assignee_id, name: `user ${detection.assignee_id}` });
+  if (detection.assignee !== null && !candidates.some((c) => c.id === detection.assignee!.id))
+    candidates.push({ id: detection.assignee.id, name: assigneeName(detection.assignee) });
 
   const patch = useMutation({
     mutationFn: () => {
@@ -142,8 +145,14 @@ export default function DetectionDetail() {
             <Stat label="Events" value={formatNumber(d.event_count)} />
             <Stat label="First seen" value={<Time value={d.first_seen_at} />} />
             <Stat label="Last seen" value={<Time value={d.last_seen_at} />} />
+            <Stat label="Assignee" value={assigneeName(d.assignee)} />
           </dl>
           {d.description ? <p>{d.description}</p> : null}
+          {d.entity ? (
+            <p>
+              About <code>{d.entity}</code>
+            </p>
+          ) : null}
           <p className="hint">
             Source: {d.source}
             {d.rule_id ? (
@@ -157,44 +166,8 @@ export default function DetectionDetail() {
             {d.search_id ? ' · from a scheduled search' : ''}
           </p>
           <div className="split">
-            <section className="panel" aria-labelledby="mitre">
-              <h2 id="mitre">MITRE ATT&amp;CK</h2>
-              {d.mitre.tactics.length + d.mitre.techniques.length === 0 ? <p className="empty">None named.</p> : null}
-              {d.mitre.tactics.length ? (
-                <p>
-                  Tactics:{' '}
-                  {d.mitre.tactics.map((t) => (
-                    <code key={t}>{t} </code>
-                  ))}
-                </p>
-              ) : null}
-              {d.mitre.techniques.length ? (
-                <p>
-                  Techniques:{' '}
-                  {d.mitre.techniques.map((t) => (
-                    <code key={t}>{t} </code>
-                  ))}
-                </p>
-              ) : null}
-            </section>
-            <section className="panel" aria-labelledby="evidence">
-              <h2 id="evidence">Evidence</h2>
-              <p className="hint">
-                {d.event_ids.length < d.event_count
-                  ? `The first ${d.event_ids.length} of ${d.event_count} events.`
-                  : `${d.event_count} event(s).`}{' '}
-                Each opens in Search.
-              </p>
-              <ul aria-label="Evidence events">
-                {d.event_ids.map((e) => (
-                  <li key={e}>
-                    <Link href={`/search?q=${encodeURIComponent(`envelope.id = "${e}"`)}`}>
-                      <code>{e}</code>
-                    </Link>
-                  </li>
-                ))}
-              </ul>
-            </section>
+            <Attack attack={d.attack} />
+            <EvidencePanel detection={d} />
           </div>
           <Triage key={d.id} detection={d} />
           <section className="panel" aria-labelledby="history">

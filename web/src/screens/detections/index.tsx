@@ -1,16 +1,16 @@
-// Detections of your organizations, newest first: filtered by status, severity, time, rule,
-// source and integration, and paged on the server (GET /api/detections). A title opens the
-// detection with its evidence, history and triage.
+// Detections of your organizations, most severe first (then most recent; or by time): filtered
+// by status, severity, time, rule, source and integration, and paged on the server. Shown
+// grouped by default (identical findings about one entity as one row with its count, opened in
+// place: triage.tsx) or one row per finding (GET /api/detections); selected groups or findings
+// change status in one request. A title opens the detection with its evidence, history and triage.
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
 import { api, call } from '../../api/client';
 import { useOrgFilter, useSession } from '../../session';
-import { formatNumber } from '../../ui/format';
-import { Badge, DataTable, ErrorNote, Field, PageHeader, Pager, Time } from '../../ui/kit';
-import { SeverityBadge, SEVERITIES, SOURCES, STATUSES, statusName } from './labels';
-
-const LIMIT = 25;
+import { ErrorNote, Field, PageHeader, Pager } from '../../ui/kit';
+import { SEVERITIES, SOURCES, STATUSES, statusName, type Status } from './labels';
+import { BulkBar, FindingsTable, GroupsView, LIMIT } from './triage';
 
 export default function Detections() {
   const org = useOrgFilter();
@@ -23,8 +23,12 @@ export default function Detections() {
   const [rule, setRule] = useState('');
   const [source, setSource] = useState<'' | (typeof SOURCES)[number]>('');
   const [integration, setIntegration] = useState(0);
+  const [view, setView] = useState<'groups' | 'findings'>('groups');
+  const [sort, setSort] = useState<'severity' | 'time'>('severity');
+  const [selected, setSelected] = useState<Set<string>>(new Set());
   const filters = {
     ...org,
+    sort,
     ...(status ? { status } : {}),
     ...(severity ? { severity_min: severity } : {}),
     ...(from ? { from: new Date(from).toISOString() } : {}),
@@ -37,6 +41,7 @@ export default function Detections() {
     queryKey: ['detections', filters, offset],
     queryFn: () => call(api.GET('/api/detections', { params: { query: { ...filters, limit: LIMIT, offset } } })),
     refetchInterval: 15_000,
+    enabled: view === 'findings',
   });
   const rules = useQuery({
     queryKey: ['detection-rules', 'names', org],
@@ -53,7 +58,9 @@ export default function Detections() {
     (v: T) => {
       set(v);
       setOffset(0);
+      setSelected(new Set());
     };
+  const whereStatus = status ? (status.split(',') as Status[]) : [];
   const ruleName = (id: string | null) => (id ? (rules.data?.items.find((r) => r.id === id)?.name ?? 'a rule') : '');
 
   return (
@@ -66,6 +73,22 @@ export default function Detections() {
         ) : null}
       </PageHeader>
       <form className="row" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
+        <Field label="Show">
+          {(id) => (
+            <select id={id} value={view} onChange={(e) => filter(setView)(e.target.value as typeof view)}>
+              <option value="groups">Grouped (identical findings as one row)</option>
+              <option value="findings">Every finding</option>
+            </select>
+          )}
+        </Field>
+        <Field label="Order">
+          {(id) => (
+            <select id={id} value={sort} onChange={(e) => filter(setSort)(e.target.value as typeof sort)}>
+              <option value="severity">Most severe first</option>
+              <option value="time">Most recent first</option>
+            </select>
+          )}
+        </Field>
         <Field label="Status">
           {(id) => (
             <select id={id} value={status} onChange={(e) => filter(setStatus)(e.target.value)}>
@@ -136,28 +159,42 @@ export default function Detections() {
           )}
         </Field>
       </form>
-      <ErrorNote error={list.error} />
-      <DataTable
-        caption="Detections"
-        rows={list.data?.items ?? []}
-        rowKey={(d) => d.id}
-        empty="No detection matches these filters."
-        columns={[
-          { header: 'Title', cell: (d) => <Link href={`/detections/${d.id}`}>{d.title}</Link> },
-          { header: 'Severity', cell: (d) => <SeverityBadge id={d.severity_id} /> },
-          { header: 'Status', cell: (d) => <Badge value={d.status} /> },
-          {
-            header: 'Source',
-            cell: (d) => (d.source === 'rule' ? `rule ${ruleName(d.rule_id)} v${d.rule_version ?? '?'}` : d.source),
-          },
-          { header: 'Events', className: 'num', cell: (d) => formatNumber(d.event_count) },
-          { header: 'Last seen', cell: (d) => <Time value={d.last_seen_at} /> },
-          { header: 'Assignee', cell: (d) => (d.assignee_id === null ? '—' : `user ${d.assignee_id}`) },
-        ]}
-      />
-      {list.data ? (
-        <Pager label="Detections" total={list.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
-      ) : null}
+      {view === 'groups' ? (
+        <GroupsView
+          key={JSON.stringify(filters)}
+          filters={filters}
+          whereStatus={whereStatus}
+          canChange={can('query.run')}
+          ruleName={ruleName}
+        />
+      ) : (
+        <>
+          {can('query.run') ? (
+            <BulkBar groups={[]} ids={[...selected]} whereStatus={[]} onDone={() => setSelected(new Set())} />
+          ) : null}
+          <ErrorNote error={list.error} />
+          <FindingsTable
+            rows={list.data?.items ?? []}
+            caption="Detections"
+            ruleName={ruleName}
+            {...(can('query.run')
+              ? {
+                  selected,
+                  onSelect: (id: string, on: boolean) =>
+                    setSelected((cur) => {
+                      const next = new Set(cur);
+                      if (on) next.add(id);
+                      else next.delete(id);
+                      return next;
+                    }),
+                }
+              : {})}
+          />
+          {list.data ? (
+            <Pager label="Detections" total={list.data.total} limit={LIMIT} offset={offset} onOffset={setOffset} />
+          ) : null}
+        </>
+      )}
     </>
   );
 }

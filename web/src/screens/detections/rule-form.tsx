@@ -1,12 +1,12 @@
-// Create or edit a detection rule: the condition (the one condition language, as JSON,
-// checked as it is typed like a route's), the severity, MITRE ATT&CK, the fields that make a
+// Create or edit a detection rule: the condition (the one condition language in its text
+// form, checked as it is typed like a route's), the severity, MITRE ATT&CK, the fields that make a
 // group, a threshold per group and window, and suppression. The API checks the definition
 // whole and names the problem (`definition.threshold.count: ...`), shown under the form.
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, call, type Ok } from '../../api/client';
 import { useOrgFilter } from '../../session';
-import { ConditionStatus, useConditionCheck } from '../../ui/condition-check';
+import { ConditionEditor, conditionText, useConditionCheck } from '../../ui/condition-check';
 import { ErrorNote, Field } from '../../ui/kit';
 import { OrgSelect } from '../../ui/org-select';
 import { SEVERITIES } from './labels';
@@ -40,7 +40,7 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone: () => void }) 
   const [enabled, setEnabled] = useState(rule?.enabled ?? true);
   const [title, setTitle] = useState(def.title ?? '');
   const [description, setDescription] = useState(def.description ?? '');
-  const [condition, setCondition] = useState(def.condition !== undefined ? JSON.stringify(def.condition, null, 2) : '');
+  const [condition, setCondition] = useState(conditionText(def.condition, rule?.condition_text));
   const [severity, setSeverity] = useState(def.severity_id ?? 3);
   const [tactics, setTactics] = useState((def.mitre?.tactics ?? []).join(', '));
   const [techniques, setTechniques] = useState((def.mitre?.techniques ?? []).join(', '));
@@ -106,23 +106,7 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone: () => void }) 
       <Field label="Description">
         {(id) => <textarea id={id} rows={2} value={description} onChange={(e) => setDescription(e.target.value)} />}
       </Field>
-      <Field
-        label="Condition"
-        hint='JSON in the condition language, e.g. {"all": [{"field": "class_uid", "op": "eq", "value": 3002}, {"field": "status_id", "op": "eq", "value": 2}]}; see docs/conditions.md.'
-      >
-        {(id, hint) => (
-          <textarea
-            id={id}
-            aria-describedby={hint}
-            required
-            rows={6}
-            spellCheck={false}
-            value={condition}
-            onChange={(e) => setCondition(e.target.value)}
-          />
-        )}
-      </Field>
-      <ConditionStatus check={check} />
+      <ConditionEditor value={condition} onChange={setCondition} check={check} required />
       <div className="row">
         <Field label="Severity">
           {(id) => (

@@ -9,6 +9,7 @@ import { useOrgFilter, useSession } from '../../session';
 import { Badge, DataTable, Dialog, ErrorNote, Json, Notice, PageHeader, Pager, Time } from '../../ui/kit';
 import { SeverityBadge } from './labels';
 import { RuleForm, type Rule } from './rule-form';
+import { SigmaImport } from './sigma-import';
 
 const LIMIT = 25;
 
@@ -82,6 +83,7 @@ export default function DetectionRules() {
   const [offset, setOffset] = useState(0);
   const [editing, setEditing] = useState<Rule | 'new'>();
   const [versions, setVersions] = useState<Rule>();
+  const [importing, setImporting] = useState(false);
   const rules = useQuery({
     queryKey: ['detection-rules', org, offset],
     queryFn: () => call(api.GET('/api/detections/rules', { params: { query: { ...org, limit: LIMIT, offset } } })),
@@ -100,6 +102,11 @@ export default function DetectionRules() {
         {canEdit ? (
           <button type="button" className="primary" onClick={() => setEditing('new')}>
             New rule
+          </button>
+        ) : null}
+        {canEdit ? (
+          <button type="button" onClick={() => setImporting(true)}>
+            Import Sigma rule
           </button>
         ) : null}
       </PageHeader>
@@ -152,6 +159,9 @@ export default function DetectionRules() {
           rule={editing === 'new' ? undefined : editing}
           onDone={() => setEditing(undefined)}
         />
+      </Dialog>
+      <Dialog title="Import a Sigma rule" open={importing} onClose={() => setImporting(false)}>
+        <SigmaImport onDone={() => setImporting(false)} />
       </Dialog>
       <Dialog
         title={`Versions of ${versions?.name ?? ''}`}

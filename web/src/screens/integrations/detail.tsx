@@ -9,6 +9,7 @@ import { formatSeconds } from '../../ui/format';
 import { Badge, DataTable, ErrorNote, Json, Notice, PageHeader, Time } from '../../ui/kit';
 import { Backfill } from './backfill';
 import { HowToSend } from './how-to-send';
+import { SyslogListeners } from './syslog-listener';
 
 export default function IntegrationDetail() {
   const params = useParams<{ id: string }>();
@@ -119,6 +120,7 @@ export default function IntegrationDetail() {
         </div>
       ) : null}
       {i && i.platform !== 'syslog' ? <HowToSend integration={i} token={token} /> : null}
+      {i && i.platform === 'syslog' ? <SyslogListeners integrationId={id} config={i.config} test={test.data} /> : null}
       <section className="panel" aria-labelledby="state">
         <h2 id="state">Collector state</h2>
         <DataTable

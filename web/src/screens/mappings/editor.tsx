@@ -177,6 +177,13 @@ export default function MappingEditor() {
           {integrations.data && integrations.data.items.length === 0 ? (
             <p className="empty">No integration of this platform: no samples to try.</p>
           ) : null}
+          {result && result.results.length > 0 ? (
+            <p className="hint" data-testid="dry-run-masking">
+              {result.masked
+                ? 'Personal data (users, e-mail and IP addresses, hosts, messages) is masked; captions, codes and ids are shown as mapped. Reading samples unmasked needs the quarantine.read permission.'
+                : 'Shown unmasked: you may read raw events (quarantine.read).'}
+            </p>
+          ) : null}
           {result && result.results.length === 0 ? (
             <p className="empty">No recent samples of this stream yet.</p>
           ) : null}

@@ -41,6 +41,7 @@ function RouteRow({
   onVersions: () => void;
 }) {
   const sortable = useSortable({ id: route.id, disabled: !canEdit });
+  const unreachable = route.warnings?.find((w) => w.code === 'route.unreachable');
   const style = { transform: CSS.Transform.toString(sortable.transform), transition: sortable.transition };
   return (
     <li ref={sortable.setNodeRef} style={style}>
@@ -59,9 +60,12 @@ function RouteRow({
       <strong>{route.name}</strong>
       <Badge value={route.enabled ? 'enabled' : 'disabled'} />
       {route.final ? <Badge value="final" /> : null}
+      {unreachable ? <span className="badge warn">unreachable</span> : null}
       <span className="hint">
         {route.destination_ids.length} destination(s) · v{route.version} ·{' '}
-        {route.condition ? <code>{JSON.stringify(route.condition)}</code> : 'every event'}
+        {route.condition ? <code>{route.condition_text ?? JSON.stringify(route.condition)}</code> : 'every event'}
+        {route.transforms.length ? ` · ${route.transforms.length} transform(s)` : ''}
+        {unreachable ? ` · never matches: final route "${unreachable.route_name}" comes first` : ''}
       </span>
       <span className="row" style={{ marginLeft: 'auto' }}>
         {canEdit ? (
@@ -166,7 +170,11 @@ export default function Routes() {
         open={editing !== undefined}
         onClose={() => setEditing(undefined)}
       >
-        <RouteForm route={editing === 'new' ? undefined : editing} onDone={() => setEditing(undefined)} />
+        <RouteForm
+          key={editing === 'new' ? 'new' : editing?.id}
+          route={editing === 'new' ? undefined : editing}
+          onDone={() => setEditing(undefined)}
+        />
       </Dialog>
       <Dialog
         title={`Versions of ${versions?.name ?? ''}`}

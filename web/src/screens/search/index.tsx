@@ -1,7 +1,8 @@
 // Search: a query in its text form over the event store (POST /api/search, docs/search.md),
 // a time range, the result (polled while it runs) with its aggregations and CSV, the history
 // of your searches, the saved queries and their schedules (schedules.tsx). A query can be saved and its result replayed into a
-// destination. `?q=` opens the screen with a query typed (the detection screen's evidence).
+// destination. `?q=` opens the screen with a query typed, `?from=`/`?to=` (RFC 3339) with that
+// time range (the detection screen's evidence).
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useSearch } from 'wouter';
@@ -17,8 +18,16 @@ import { Schedules } from './schedules';
 export default function Search() {
   const session = useSession();
   const client = useQueryClient();
-  const typed = new URLSearchParams(useSearch()).get('q');
-  const [form, setForm] = useState<FormState>(() => ({ ...INITIAL, ...(typed ? { text: typed } : {}) }));
+  const params = new URLSearchParams(useSearch());
+  const typed = params.get('q');
+  const [from, to] = [params.get('from'), params.get('to')];
+  const [form, setForm] = useState<FormState>(() => ({
+    ...INITIAL,
+    ...(typed ? { text: typed } : {}),
+    ...(from || to
+      ? { ...fromDefinition({ time: { ...(from ? { from } : {}), ...(to ? { to } : {}) } }), text: typed ?? '' }
+      : {}),
+  }));
   const [organizationId, setOrganizationId] = useState<number | null>(
     session.organizationId ?? session.profile.organization_id,
   );

@@ -1,9 +1,10 @@
-// The text form of a query condition (docs/search.md, The query language): what a person types,
-// `class_uid = 3002 and status_id = 2 and actor.user.name ~ "adm*"`, compiled to the one
-// condition language's tree (docs/conditions.md), so the text and the JSON form mean the same
-// thing everywhere. A small recursive-descent parser: every error says where (offset, line,
-// column) and what was expected.
-import type { Condition, ConditionOp, FieldCondition } from '../../../pipeline/conditions/types.js';
+// The text form of the one condition language (docs/conditions.md, The text form): what a person
+// types, `class_uid = 3002 and status_id = 2 and actor.user.name ~ "adm*"`, compiled to the
+// condition tree, so the text and the JSON form mean the same thing everywhere: in searches,
+// routes, detection rules, enrichment policies and collection filters. print.ts says a tree back
+// as text. A small recursive-descent parser: every error says where (offset, line, column) and
+// what was expected.
+import { CASE_OPS, type Condition, type ConditionOp, type FieldCondition } from './types.js';
 
 export interface TextProblem {
   message: string;
@@ -47,6 +48,7 @@ const KEYWORDS = new Set([
   'endswith',
   'matches',
   'cidr',
+  'nocase',
 ]);
 const COMPARATORS = ['==', '!=', '>=', '<=', '=~', '!~', '=', '>', '<', '~'] as const;
 // A field path: names, .names, [n], [*], ["key"] (the path syntax of docs/conditions.md).
@@ -203,7 +205,22 @@ class Parser {
     return this.comparison();
   }
 
+  /** A comparison, then `nocase` when it ignores case (ignore_case on its leaf). */
   private comparison(): Condition {
+    const made: FieldCondition[] = [];
+    const cond = this.comparisonOnly(made);
+    if (this.is('nocase')) {
+      const at = this.tok.offset;
+      this.next();
+      for (const leaf of made) {
+        if (!CASE_OPS.includes(leaf.op)) this.fail('nocase applies to text comparisons only', at);
+        leaf.ignore_case = true;
+      }
+    }
+    return cond;
+  }
+
+  private comparisonOnly(made: FieldCondition[]): Condition {
     const t = this.tok;
     if (t.kind !== 'field' || KEYWORDS.has(t.text.toLowerCase()))
       this.fail(`expected a field name, found ${describe(t)}`);
@@ -211,6 +228,7 @@ class Parser {
     const leaf = (op: ConditionOp, value?: unknown): FieldCondition => {
       const c: FieldCondition = value === undefined ? { field: t.text, op } : { field: t.text, op, value };
       this.offsets.set(c, t.offset);
+      made.push(c);
       return c;
     };
     if (this.is('exists')) return (this.next(), leaf('exists'));
@@ -223,8 +241,9 @@ class Parser {
       this.fail(`expected "in", "exists" or "contains" after "not", found ${describe(this.tok)}`);
     }
     if (this.is('in')) return (this.next(), leaf('in', this.list()));
+    // contains: text in text, or any scalar in a list (docs/conditions.md).
+    if (this.is('contains')) return (this.next(), leaf('contains', this.value()));
     for (const [word, op] of [
-      ['contains', 'contains'],
       ['startswith', 'prefix'],
       ['endswith', 'suffix'],
       ['matches', 'regex'],
