@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { CHROMIUM } from './server.js';
 
 export const SHOTS = path.resolve(import.meta.dirname, '../../console-screenshots');
@@ -65,4 +66,22 @@ export async function axe(page: Page): Promise<string[]> {
 
 export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+// The journeys' shared steps: a screen's heading, a navigation link, and the check every screen passes.
+
+export async function heading(page: Page, name: string | RegExp): Promise<void> {
+  await page.getByRole('heading', { level: 1, name }).waitFor();
+}
+
+export /** Opens a screen by its navigation link, as a user would. */
+async function nav(page: Page, link: string, title: string | RegExp = link): Promise<void> {
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link, exact: true }).click();
+  await heading(page, title);
+}
+
+export async function accessible(w: Watched, name: string): Promise<void> {
+  await shot(w.page, name);
+  expect(await axe(w.page), `axe on ${name}`).toEqual([]);
+  expect(w.problems, `CSP violations or page errors on ${name}`).toEqual([]);
 }

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axe, launch, openPage, shot, type Watched } from './browser.js';
+import { axe, launch, openPage, shot, type Watched, heading, nav, accessible } from './browser.js';
 import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js';
 
 const hasChromium = existsSync(CHROMIUM);
@@ -31,22 +31,6 @@ let browser: Browser;
 let admin: Watched;
 const ids: { integration?: string; destination?: string; mapping?: string; ingestToken?: string; detection?: string } =
   {};
-
-async function heading(page: Page, name: string | RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1, name }).waitFor();
-}
-
-/** Opens a screen by its navigation link, as a user would. */
-async function nav(page: Page, link: string, title: string | RegExp = link): Promise<void> {
-  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link, exact: true }).click();
-  await heading(page, title);
-}
-
-async function accessible(w: Watched, name: string): Promise<void> {
-  await shot(w.page, name);
-  expect(await axe(w.page), `axe on ${name}`).toEqual([]);
-  expect(w.problems, `CSP violations or page errors on ${name}`).toEqual([]);
-}
 
 async function push(stream: string, events: Record<string, unknown>[]): Promise<void> {
   const res = await fetch(`${weir.url}/api/ingest/${stream}`, {

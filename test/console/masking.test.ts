@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, setUpIngestion, type IngestSetup } from '../support/ingest.js';
-import { axe, launch, openPage, shot, type Watched } from './browser.js';
+import { launch, openPage, accessible } from './browser.js';
 import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js';
 
 const hasChromium = existsSync(CHROMIUM);
@@ -28,12 +28,6 @@ async function signIn(page: Page, who: { username: string; password: string }): 
   await page.getByLabel('Password').fill(who.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
-}
-
-async function accessible(w: Watched, name: string): Promise<void> {
-  await shot(w.page, name);
-  expect(await axe(w.page), `axe on ${name}`).toEqual([]);
-  expect(w.problems, `CSP violations or page errors on ${name}`).toEqual([]);
 }
 
 /** The mapping editor's OCSF outputs of every sample, once the dry run has answered. */

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axe, launch, openPage, shot, type Watched } from './browser.js';
+import { launch, openPage, type Watched, heading, nav, accessible } from './browser.js';
 import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js';
 
 const hasChromium = existsSync(CHROMIUM);
@@ -16,21 +16,6 @@ let weir: RunningWeir;
 let browser: Browser;
 let admin: Watched;
 let integrationPath = '';
-
-async function heading(page: Page, name: string | RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1, name }).waitFor();
-}
-
-async function nav(page: Page, link: string, title: string | RegExp = link): Promise<void> {
-  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link, exact: true }).click();
-  await heading(page, title);
-}
-
-async function accessible(w: Watched, name: string): Promise<void> {
-  await shot(w.page, name);
-  expect(await axe(w.page), `axe on ${name}`).toEqual([]);
-  expect(w.problems, `CSP violations or page errors on ${name}`).toEqual([]);
-}
 
 const checklist = (page: Page): Locator => page.getByTestId('onboarding');
 

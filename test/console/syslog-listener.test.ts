@@ -5,9 +5,9 @@
 import dgram from 'node:dgram';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axe, launch, openPage, shot, type Watched } from './browser.js';
+import { axe, launch, openPage, shot, type Watched, heading, nav } from './browser.js';
 import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js';
 
 const hasChromium = existsSync(CHROMIUM);
@@ -21,15 +21,6 @@ const LINES = readFileSync(new URL('../corpus/cisco_asa/syslog/elastic-asa-progr
 let weir: RunningWeir;
 let browser: Browser;
 let admin: Watched;
-
-async function heading(page: Page, name: string | RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1, name }).waitFor();
-}
-
-async function nav(page: Page, link: string, title: string | RegExp = link): Promise<void> {
-  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link, exact: true }).click();
-  await heading(page, title);
-}
 
 /** The first administrator and one organization, Acme, made through the console. */
 async function ready(w: Watched): Promise<void> {
