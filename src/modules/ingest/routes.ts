@@ -31,9 +31,34 @@ export function presentedToken(headers: IncomingHttpHeaders): string | undefined
 /** The declared Content-Type, kept before the framework sees it (see the push scope below). */
 const declaredType = new WeakMap<object, string | undefined>();
 
-function contentLength(headers: IncomingHttpHeaders): number | undefined {
+export function contentLength(headers: IncomingHttpHeaders): number | undefined {
   const v = headers['content-length'];
   return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
+}
+
+/**
+ * Registers routes whose handlers read the request stream themselves (req.body is the
+ * unread Readable): the push endpoint and the protocol inputs (Splunk HEC, Elasticsearch
+ * _bulk, OTLP, Firehose), which take raw bytes whatever the Content-Type, gzip, limits and
+ * the in-flight budget. The JSON parser of every other route is untouched. The declared
+ * Content-Type is kept for declaredContentType(): the framework's own media-type check would
+ * refuse a malformed one before the handler could answer in the protocol's terms.
+ */
+export function rawBodyScope(app: Api, register: (scope: Api) => void): void {
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+    scope.addHook('onRequest', async (request) => {
+      declaredType.set(request.raw, request.raw.headers['content-type']);
+      delete request.raw.headers['content-type'];
+    });
+    register(scope.withTypeProvider<TypeBoxTypeProvider>());
+  });
+}
+
+/** The request's Content-Type as sent (inside rawBodyScope). */
+export function declaredContentType(req: { raw: object }): string | undefined {
+  return declaredType.get(req.raw);
 }
 
 export function ingestRoutes(app: Api, service: IngestService): void {
@@ -80,17 +105,8 @@ export function ingestRoutes(app: Api, service: IngestService): void {
   // The push endpoint reads its body itself (raw bytes whatever the Content-Type, gzip,
   // limits, in-flight budget), so its own scope hands the request stream to the handler
   // unread; the JSON parser of every other route is untouched.
-  void app.register(async (scope) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
-    // The service judges the Content-Type itself, after the token (415 with the accepted
-    // types): the framework's own media-type check would refuse a malformed one first, with
-    // neither, so the header is set aside before it runs.
-    scope.addHook('onRequest', async (request) => {
-      declaredType.set(request.raw, request.raw.headers['content-type']);
-      delete request.raw.headers['content-type'];
-    });
-    route(scope.withTypeProvider<TypeBoxTypeProvider>(), {
+  rawBodyScope(app, (scope) => {
+    route(scope, {
       method: 'POST',
       url: '/api/ingest/:stream',
       operationId: 'ingest.push',
@@ -136,7 +152,7 @@ export function ingestRoutes(app: Api, service: IngestService): void {
           stream: req.params.stream,
           ...(format ? { format } : {}),
           queryParameters: Object.keys(others),
-          contentType: declaredType.get(req.raw),
+          contentType: declaredContentType(req),
           contentEncoding: req.headers['content-encoding'],
           contentLength: contentLength(req.headers),
           body: req.body as Readable | undefined,

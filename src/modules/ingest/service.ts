@@ -28,6 +28,7 @@ import { bodyEncoding, checkMediaType, looksLikeGzip, readBody, tooManyEvents } 
 import type { ListenerStateRow } from '../syslog/store.js';
 import type { IngestStore } from './store.js';
 import type { IngestTokens, PushTarget } from './tokens.js';
+import { ignoredParameters } from './query.js';
 
 export const INGEST_URL = '/api/ingest/{stream}';
 /** Per-line errors listed in an answer; the rest are counted in errors_omitted. */
@@ -93,6 +94,33 @@ export interface PushRequest {
   body: Readable | undefined;
 }
 
+/**
+ * One event a protocol input (Splunk HEC, Elasticsearch _bulk, OTLP, Firehose, message
+ * buses) decoded from its own envelope: the JSON text of an object, the stream it goes to,
+ * and its size in bytes (for batching and counters).
+ */
+export interface ProtocolEvent {
+  stream: string;
+  text: string;
+  bytes: number;
+}
+
+/** An HTTP protocol request: the credential the protocol carries, and the body unread. */
+export interface ProtocolRequest {
+  token: string | undefined;
+  contentEncoding: string | undefined;
+  contentLength: number | undefined;
+  body: Readable | undefined;
+}
+
+/** What became of a protocol's events: accepted[i] for events[i], in order. */
+export interface ProtocolOutcome {
+  target: PushTarget;
+  accepted: boolean[];
+  accepted_count: number;
+  batch_ids: string[];
+}
+
 export interface PushOutcome {
   status: 200 | 207;
   accepted: number;
@@ -107,37 +135,12 @@ function reported(list: PushLineError[]): { errors: PushLineError[]; errors_omit
   return { errors: list.slice(0, MAX_REPORTED_ERRORS), errors_omitted: Math.max(0, list.length - MAX_REPORTED_ERRORS) };
 }
 
-/**
- * Names that carry a credential in senders' URL conventions. A token in a URL lands in proxy
- * and access logs, so it is refused (before the token check: the sender learns why its push
- * is not authenticated) rather than honoured or ignored.
- */
-const CREDENTIAL_PARAMETERS = new Set([
-  'token',
-  'access_token',
-  'ingest_token',
-  'x-ingest-token',
-  'api_key',
-  'apikey',
-  'api-key',
-  'key',
-  'auth',
-  'authorization',
-  'password',
-  'secret',
-]);
-const MAX_IGNORED_LISTED = 20;
-
-/** The push's other query parameters, ignored (listed in the answer); 422 for a credential. */
-function ignoredParameters(names: readonly string[]): string[] {
-  const credential = names.find((n) => CREDENTIAL_PARAMETERS.has(n.toLowerCase()));
-  if (credential !== undefined) {
-    throw new AppError('ingest.token_in_query', {
-      detail: `Query parameter '${credential.slice(0, 64)}' would put a credential in the URL, where logs keep it; send the ingestion token as Authorization: Bearer <token> or X-Ingest-Token`,
-      details: { parameter: credential.slice(0, 64) },
-    });
-  }
-  return names.slice(0, MAX_IGNORED_LISTED).map((n) => n.slice(0, 64));
+function unavailable(): AppError {
+  return new AppError('dependency.unavailable', {
+    detail: `The pipeline is unavailable; nothing was accepted, resend in ${UNAVAILABLE_RETRY_AFTER_S} s`,
+    details: { dependency: 'queue', retry_after_seconds: UNAVAILABLE_RETRY_AFTER_S },
+    headers: { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) },
+  });
 }
 
 function utcDay(d: Date): string {
@@ -208,7 +211,104 @@ export function createIngestService(deps: IngestServiceDeps) {
     return { batchIds, events, bytes, failedFrom: undefined };
   }
 
+  function counted(target: PushTarget, batches: number, events: number, bytes: number) {
+    pending.add(batches);
+    eventsIn.add(events, { org_id: String(target.organizationId), integration_id: String(target.integrationId) });
+    bytesIn.add(bytes);
+  }
+
+  /** 503 (admission) or 429/503 (normalize queue saturated) before a body is read. */
+  async function admit(target: PushTarget) {
+    const refused = await deps.admission?.check(target.integrationId);
+    if (refused) throw refused;
+    const waiting = await pending.current();
+    if (waiting > limits.maxPendingBatches) throw saturated(waiting, limits.maxPendingBatches);
+  }
+
+  /**
+   * Accepts a protocol's decoded events: consecutive events of one stream go as batches of
+   * that stream, in order; the first failure stops the rest (they are reported not accepted,
+   * to be resent). Throws 503 when nothing was accepted.
+   */
+  async function acceptProtocolEvents(target: PushTarget, events: readonly ProtocolEvent[]): Promise<ProtocolOutcome> {
+    const accepted: boolean[] = Array.from({ length: events.length }, () => false);
+    const batchIds: string[] = [];
+    let count = 0;
+    let bytes = 0;
+    let start = 0;
+    while (start < events.length) {
+      const stream = events[start]!.stream;
+      let end = start + 1;
+      while (end < events.length && events[end]!.stream === stream) end++;
+      const group = events.slice(start, end);
+      const parsed: ParsedPush = {
+        format: 'ndjson',
+        texts: group.map((e) => e.text),
+        lines: group.map((_, i) => start + i + 1),
+        sizes: group.map((e) => e.bytes),
+        errors: [],
+      };
+      const sent = await acceptChunks(target, stream, parsed);
+      batchIds.push(...sent.batchIds);
+      const ok = sent.failedFrom === undefined ? group.length : sent.failedFrom;
+      for (let i = 0; i < ok; i++) accepted[start + i] = true;
+      count += sent.events;
+      bytes += sent.bytes;
+      if (sent.failedFrom !== undefined) break;
+      start = end;
+    }
+    if (events.length > 0 && count === 0) {
+      throw unavailable();
+    }
+    if (batchIds.length) counted(target, batchIds.length, count, bytes);
+    return { target, accepted, accepted_count: count, batch_ids: batchIds };
+  }
+
   return {
+    /**
+     * The accept path of a protocol input served over HTTP (Splunk HEC, Elasticsearch _bulk,
+     * OTLP, Firehose): the ingestion token the protocol carries, admission and backpressure,
+     * the body read under the push limits (gzip per Content-Encoding), the protocol's own
+     * decoding, then the events accepted in batches as a push's are. `decode` may throw an
+     * AppError (a 4xx naming what is wrong with the request).
+     */
+    async receive(
+      req: ProtocolRequest,
+      decode: (body: Buffer, target: PushTarget) => ProtocolEvent[] | Promise<ProtocolEvent[]>,
+    ): Promise<ProtocolOutcome> {
+      const target = await tokens.verify({ token: req.token, session: false });
+      const encoding = bodyEncoding(req.contentEncoding);
+      await admit(target);
+      const lease = budget.open();
+      try {
+        const body = await readBody(req.body, {
+          ...limits,
+          encoding,
+          contentLength: req.contentLength,
+          admit: lease.grow,
+          text: false,
+        });
+        const events = await decode(body, target);
+        if (events.length > limits.maxEventsPerRequest) throw tooManyEvents(limits.maxEventsPerRequest, 'events');
+        return await acceptProtocolEvents(target, events);
+      } finally {
+        lease.release();
+      }
+    },
+
+    /** Verifies an ingestion token a protocol carries (e.g. HEC's health check), without a body. */
+    verifyToken: (token: string | undefined) => tokens.verify({ token, session: false }),
+
+    /**
+     * The accept path of a protocol input that is not an HTTP request (RabbitMQ, NATS,
+     * object storage): admission and backpressure for the integration, then its events
+     * accepted in batches. Resolves only once they are durably accepted.
+     */
+    async acceptFor(target: PushTarget, events: readonly ProtocolEvent[]): Promise<ProtocolOutcome> {
+      await admit(target);
+      return acceptProtocolEvents(target, events);
+    },
+
     /** Verifies the token, reads and parses the body, and accepts it in batches. */
     async push(req: PushRequest): Promise<PushOutcome> {
       const ignored = ignoredParameters(req.queryParameters ?? []);
@@ -229,10 +329,7 @@ export function createIngestService(deps: IngestServiceDeps) {
       }
       checkMediaType(req.contentType);
       const encoding = bodyEncoding(req.contentEncoding);
-      const refused = await deps.admission?.check(target.integrationId);
-      if (refused) throw refused;
-      const waiting = await pending.current();
-      if (waiting > limits.maxPendingBatches) throw saturated(waiting, limits.maxPendingBatches);
+      await admit(target);
 
       const lease = budget.open();
       try {
@@ -279,18 +376,9 @@ export function createIngestService(deps: IngestServiceDeps) {
 
         const sent = await acceptChunks(target, req.stream, parsed);
         if (sent.batchIds.length === 0) {
-          throw new AppError('dependency.unavailable', {
-            detail: `The pipeline is unavailable; nothing was accepted, resend in ${UNAVAILABLE_RETRY_AFTER_S} s`,
-            details: { dependency: 'queue', retry_after_seconds: UNAVAILABLE_RETRY_AFTER_S },
-            headers: { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) },
-          });
+          throw unavailable();
         }
-        pending.add(sent.batchIds.length);
-        eventsIn.add(sent.events, {
-          org_id: String(target.organizationId),
-          integration_id: String(target.integrationId),
-        });
-        bytesIn.add(sent.bytes);
+        counted(target, sent.batchIds.length, sent.events, sent.bytes);
 
         let lineErrors = parsed.errors;
         if (sent.failedFrom !== undefined) {
