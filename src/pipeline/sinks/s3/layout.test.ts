@@ -9,7 +9,8 @@ import { DeliveryError } from '../types.js';
 import { createRedactor, redactPatterns } from '../../../core/redaction.js';
 import { checkEndpointAddress, toDeliveryError } from './client.js';
 import { batchTime, idsDigest, ndjsonKey, normalizePrefix, securityLakeKey, sourceName } from './layout.js';
-import { buildParquet, classColumns, groupByClassAndDay, inferColumns } from './parquet.js';
+import { classSchema, inferSchema, type LakeNode } from './lake-schema.js';
+import { buildParquet, groupByClassAndDay } from './parquet.js';
 import { s3Settings, settingsProblem } from './sink.js';
 
 describe('layout', () => {
@@ -71,38 +72,48 @@ describe('parquet', () => {
     ]);
   });
 
-  it('types the columns of a known class from the OCSF catalog', () => {
-    const cols = new Map(classColumns(4001)!.map((c) => [c.name, c.kind]));
-    expect(cols.get('class_uid')).toBe('int32');
-    expect(cols.get('type_uid')).toBe('int64');
-    expect(cols.get('time')).toBe('timestamp');
-    expect(cols.get('time_dt')).toBe('string');
-    expect(cols.get('src_endpoint')).toBe('json');
-    expect(cols.get('observables')).toBe('json');
-    expect(cols.get('unmapped')).toBe('json');
-    expect(classColumns(999_999)).toBeNull();
+  it('types the columns of a known class from the OCSF catalog, objects as structs three names deep', () => {
+    const schema = classSchema(4001)!;
+    const at = (path: string): LakeNode | undefined =>
+      path.split('.').reduce<LakeNode | undefined>((n, name, i) => {
+        if (i === 0) return schema.byName.get(name);
+        return n?.kind === 'struct' ? n.byName.get(name) : undefined;
+      }, undefined);
+    expect(at('class_uid')).toMatchObject({ kind: 'leaf', leaf: 'int32', list: false });
+    expect(at('type_uid')).toMatchObject({ leaf: 'int64' });
+    expect(at('time')).toMatchObject({ leaf: 'int64' });
+    expect(at('time_dt')).toMatchObject({ leaf: 'timestamp' });
+    expect(at('src_endpoint')).toMatchObject({ kind: 'struct', list: false });
+    expect(at('src_endpoint.port')).toMatchObject({ leaf: 'int32' });
+    expect(at('src_endpoint.location.city')).toMatchObject({ leaf: 'string' });
+    expect(at('observables')).toMatchObject({ kind: 'struct', list: true });
+    expect(at('metadata.profiles')).toMatchObject({ kind: 'leaf', leaf: 'string', list: true });
+    // Third level objects are JSON text; recursion stops there.
+    expect(at('metadata.product.feature')).toMatchObject({ kind: 'leaf', leaf: 'json', list: false });
+    expect(at('actor.process.parent_process')).toMatchObject({ leaf: 'json' });
+    expect(at('unmapped')).toMatchObject({ kind: 'map' });
+    expect(classSchema(999_999)).toBeNull();
   });
 
   it('infers the columns of an unknown class from its values', () => {
-    expect(
-      inferColumns([
-        { a: 1, b: 'x', time: 5, f: 1.5, o: { k: 1 } },
-        { a: 2.5, b: 3, flag: true },
-      ]),
-    ).toEqual([
-      { name: 'a', kind: 'double' },
-      { name: 'b', kind: 'json' },
-      { name: 'f', kind: 'double' },
-      { name: 'flag', kind: 'boolean' },
-      { name: 'o', kind: 'json' },
-      { name: 'time', kind: 'timestamp' },
-      { name: 'unmapped', kind: 'json' },
+    const schema = inferSchema([
+      { a: 1, b: 'x', time: 5, f: 1.5, o: { k: 1 } },
+      { a: 2.5, b: 3, flag: true },
+    ]);
+    expect(schema.columns.map((c) => [c.name, c.kind === 'leaf' ? c.leaf : c.kind])).toEqual([
+      ['a', 'double'],
+      ['b', 'json'],
+      ['f', 'double'],
+      ['flag', 'boolean'],
+      ['o', 'json'],
+      ['time', 'int64'],
+      ['unmapped', 'map'],
     ]);
   });
 
   it('writes a readable file for an unknown class, keeping the event own unmapped object', async () => {
     const events = [
-      { class_uid: 9999, time: 2000, n: 7, unmapped: { vendor: 'x' } },
+      { class_uid: 9999, time: 2000, n: 7, unmapped: { vendor: 'x', deep: { k: [1, 2] } } },
       { class_uid: 9999, time: 1000, n: 8 },
     ];
     const bytes = buildParquet(events, 9999);
@@ -113,8 +124,8 @@ describe('parquet', () => {
       compressors: { GZIP: (i: Uint8Array) => new Uint8Array(gunzipSync(i)) },
     });
     expect(rows.map((r) => [r.n, r.time, r.unmapped])).toEqual([
-      [8n, new Date(1000), null],
-      [7n, new Date(2000), '{"vendor":"x"}'],
+      [8n, 1000n, undefined],
+      [7n, 2000n, { vendor: 'x', 'deep.k': '[1,2]' }],
     ]);
   });
 });

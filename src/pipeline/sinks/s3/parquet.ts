@@ -1,108 +1,40 @@
 // Parquet objects for Amazon Security Lake custom sources: one object per OCSF class and
-// event day, rows sorted by time. The columns are the class's top-level OCSF attributes
-// taken from the catalog, not from the batch, so every object of a class has the same schema
-// (what the Glue crawler behind a custom source needs to keep one stable table):
-//   - scalar attributes are typed columns (integer_t INT32, long_t INT64, float_t DOUBLE,
-//     boolean_t BOOLEAN, timestamp_t TIMESTAMP(ms, UTC), string types UTF8);
-//   - object and array attributes are UTF8 columns holding the value's JSON text (not
-//     Parquet structs: a struct schema would follow each batch's shape and drift between
-//     objects, or expand the whole OCSF object graph);
-//   - a value that does not fit its column, and any top-level key the class does not
-//     define, is kept in `unmapped` (JSON), the OCSF attribute meant for it: nothing is lost.
-// Classes the catalog does not know get columns inferred from the events of the object.
+// event day, rows sorted by time, in the class's schema (lake-schema.ts): nested objects as
+// structs, arrays as lists, so Athena, Spark or DuckDB read `actor.user.name` as a column.
+// Every value goes where the schema says; what does not fit is kept, never dropped: a value
+// of the wrong type (a string in `severity_id`), a key the schema does not define (a vendor
+// field, an extension's attribute) goes into `unmapped` (MAP<string, string>) under its
+// path (`severity_id`, `actor.user.x_vendor`, `resources[1].type_id`), next to the event's
+// own `unmapped` keys flattened the same way (`requestParameters.name`).
+// hyparquet-writer writes the file (repetition and definition levels for nested columns).
 import { gzipSync } from 'node:zlib';
-import { parquetWriteBuffer, type ColumnSource, type SchemaElement } from 'hyparquet-writer';
-import { ocsfCatalog } from '../../../ocsf/catalog.js';
-import type { OcsfAttribute, OcsfCatalog } from '../../../ocsf/types.js';
+import { parquetWriteBuffer, type ColumnSource } from 'hyparquet-writer';
+import { OCSF_VERSION, ocsfCatalog } from '../../../ocsf/catalog.js';
+import type { OcsfCatalog } from '../../../ocsf/types.js';
 import { eventDay } from './layout.js';
+import { classSchema, inferSchema, OBJECT_DEPTH, UNMAPPED, type LakeNode, type Leaf } from './lake-schema.js';
 
-type Kind = 'int32' | 'int64' | 'double' | 'boolean' | 'string' | 'timestamp' | 'json';
-export interface ParquetColumn {
-  name: string;
-  kind: Kind;
-}
-
-const UNMAPPED = 'unmapped';
 /** Does not fit the column: the value goes to `unmapped`. */
 const MISFIT = Symbol('misfit');
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
+/** Beyond ±8.64e15 ms a Date is invalid. */
+const MAX_MS = 8.64e15;
 
-function attributeKind(catalog: OcsfCatalog, attr: OcsfAttribute): Kind {
-  if (attr.isArray || attr.type === 'object_t') return 'json';
-  if (attr.type === 'timestamp_t') return 'timestamp';
-  const base = catalog.type(attr.type)?.base ?? attr.type;
-  switch (base) {
-    case 'integer_t':
-      return 'int32';
-    case 'long_t':
-      return 'int64';
-    case 'float_t':
-      return 'double';
-    case 'boolean_t':
-      return 'boolean';
-    case 'json_t':
-      return 'json';
-    default:
-      return 'string';
-  }
-}
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const classColumnsCache = new Map<number, readonly ParquetColumn[] | null>();
-
-/** The columns of a class the catalog knows (in the catalog's order), or null. */
-export function classColumns(classUid: number, catalog: OcsfCatalog = ocsfCatalog()): readonly ParquetColumn[] | null {
-  let cols = classColumnsCache.get(classUid);
-  if (cols === undefined) {
-    const def = catalog.classByUid(classUid);
-    if (def) {
-      const list = Object.values(def.attributes).map((a) => ({ name: a.name, kind: attributeKind(catalog, a) }));
-      if (!list.some((c) => c.name === UNMAPPED)) list.push({ name: UNMAPPED, kind: 'json' });
-      cols = Object.freeze(list);
-    } else cols = null;
-    classColumnsCache.set(classUid, cols);
-  }
-  return cols;
-}
-
-function valueKind(name: string, v: unknown): Kind {
-  if (typeof v === 'boolean') return 'boolean';
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'number') {
-    if (!Number.isSafeInteger(v)) return 'double';
-    return name === 'time' || name.endsWith('_time') ? 'timestamp' : 'int64';
-  }
-  return 'json';
-}
-
-/** Columns of a class the catalog does not know, from the events' values (sorted by name). */
-export function inferColumns(events: readonly Record<string, unknown>[]): ParquetColumn[] {
-  const kinds = new Map<string, Kind>();
-  for (const e of events) {
-    for (const [name, v] of Object.entries(e)) {
-      if (v === null || v === undefined) continue;
-      const k = valueKind(name, v);
-      const seen = kinds.get(name);
-      if (seen === undefined) kinds.set(name, k);
-      else if (seen !== k)
-        kinds.set(
-          name,
-          seen === 'int64' && k === 'double' ? 'double' : seen === 'double' && k === 'int64' ? 'double' : 'json',
-        );
-    }
-  }
-  kinds.set(UNMAPPED, 'json');
-  return [...kinds].map(([name, kind]) => ({ name, kind })).sort((a, b) => (a.name < b.name ? -1 : 1));
-}
-
-function fit(kind: Kind, v: unknown): unknown {
-  switch (kind) {
+function fitLeaf(leaf: Leaf, v: unknown): unknown {
+  switch (leaf) {
     case 'int32':
       return typeof v === 'number' && Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX ? v : MISFIT;
     case 'int64':
       return typeof v === 'number' && Number.isSafeInteger(v) ? BigInt(v) : MISFIT;
-    case 'timestamp':
-      return typeof v === 'number' && Number.isSafeInteger(v) ? v : MISFIT;
+    case 'timestamp': {
+      // datetime_t: an RFC 3339 text in OCSF JSON.
+      const ms = typeof v === 'string' ? Date.parse(v) : NaN;
+      return Number.isFinite(ms) && Math.abs(ms) <= MAX_MS ? ms : MISFIT;
+    }
     case 'double':
       return typeof v === 'number' ? v : MISFIT;
     case 'boolean':
@@ -114,31 +46,64 @@ function fit(kind: Kind, v: unknown): unknown {
   }
 }
 
-function schemaElement(c: ParquetColumn): SchemaElement {
-  const base = { name: c.name, repetition_type: 'OPTIONAL' as const };
-  switch (c.kind) {
-    case 'int32':
-      return { ...base, type: 'INT32' };
-    case 'int64':
-      return { ...base, type: 'INT64' };
-    case 'double':
-      return { ...base, type: 'DOUBLE' };
-    case 'boolean':
-      return { ...base, type: 'BOOLEAN' };
-    case 'timestamp':
-      return {
-        ...base,
-        type: 'INT64',
-        converted_type: 'TIMESTAMP_MILLIS',
-        logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MILLIS' },
-      };
-    default:
-      return { ...base, type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } };
+/** Misfits of one event, by path. */
+type Leftovers = Map<string, unknown>;
+
+function fitOne(node: LakeNode, v: unknown, path: string, out: Leftovers): unknown {
+  if (node.kind === 'leaf') return fitLeaf(node.leaf, v);
+  if (node.kind === 'map' || !isPlainObject(v)) return MISFIT;
+  const fitted: Record<string, unknown> = {};
+  for (const key in v) {
+    const x = v[key];
+    if (x === null || x === undefined) continue;
+    const child = node.byName.get(key);
+    const at = `${path}.${key}`;
+    const f = child ? fit(child, x, at, out) : MISFIT;
+    if (f === MISFIT) out.set(at, x);
+    else fitted[key] = f;
   }
+  return fitted;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+/** The value in the node's shape, or MISFIT (misfits below it are in `out`). */
+function fit(node: LakeNode, v: unknown, path: string, out: Leftovers): unknown {
+  if (node.kind === 'map' || !node.list) return fitOne(node, v, path, out);
+  if (!Array.isArray(v)) return MISFIT;
+  return v.map((e: unknown, i) => {
+    if (e === null || e === undefined) return null;
+    const f = fitOne(node, e, `${path}[${i}]`, out);
+    if (f !== MISFIT) return f;
+    out.set(`${path}[${i}]`, e);
+    return null;
+  });
+}
+
+const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
+/**
+ * `unmapped` as a map: the event's own unmapped object flattened to dotted keys (arrays and
+ * scalars as their text), then the misfits by path. A key already taken gets `#2`, `#3`...
+ */
+function unmappedMap(own: unknown, leftovers: Leftovers): Map<string, string> | null {
+  const map = new Map<string, string>();
+  const put = (key: string, value: string) => {
+    let k = key;
+    for (let i = 2; map.has(k); i++) k = `${key}#${i}`;
+    map.set(k, value);
+  };
+  const flatten = (o: Record<string, unknown>, prefix: string) => {
+    for (const key in o) {
+      const v = o[key];
+      if (v === null || v === undefined) continue;
+      if (isPlainObject(v) && Object.keys(v).length > 0) flatten(v, `${prefix}${key}.`);
+      else put(prefix + key, text(v));
+    }
+  };
+  if (isPlainObject(own)) flatten(own, '');
+  else if (own !== null && own !== undefined) put(UNMAPPED, text(own));
+  for (const [k, v] of leftovers) put(k, text(v));
+  return map.size > 0 ? map : null;
+}
 
 export interface ParquetOptions {
   /** zlib level of the GZIP pages (Security Lake's `.gz.parquet`). */
@@ -152,46 +117,43 @@ export function buildParquet(
   classUid: number,
   options: ParquetOptions = {},
 ): Uint8Array {
-  const columns = classColumns(classUid, options.catalog) ?? inferColumns(events);
-  const index = new Map(columns.map((c, i) => [c.name, i]));
-  const unmappedAt = index.get(UNMAPPED)!;
+  const schema = classSchema(classUid, options.catalog) ?? inferSchema(events);
   const rows = [...events].sort((a, b) => timeOf(a) - timeOf(b));
   const n = rows.length;
-  const data = columns.map(() => new Array<unknown>(n).fill(null));
+  const data = schema.columns.map(() => new Array<unknown>(n).fill(null));
+  const index = new Map(schema.columns.map((c, i) => [c.name, i]));
+  const unmappedAt = index.get(UNMAPPED)!;
 
   for (let r = 0; r < n; r++) {
     const event = rows[r]!;
-    let extra: Record<string, unknown> | undefined;
+    const leftovers: Leftovers = new Map();
     for (const name in event) {
       const v = event[name];
       if (v === null || v === undefined || name === UNMAPPED) continue;
       const at = index.get(name);
-      const fitted = at === undefined ? MISFIT : fit(columns[at]!.kind, v);
-      if (fitted === MISFIT) (extra ??= {})[name] = v;
-      else data[at!]![r] = fitted;
+      const f = at === undefined ? MISFIT : fit(schema.columns[at]!, v, name, leftovers);
+      if (f === MISFIT) leftovers.set(name, v);
+      else data[at!]![r] = f;
     }
-    const own = event[UNMAPPED];
-    if (extra)
-      data[unmappedAt]![r] = JSON.stringify(
-        own === undefined || own === null
-          ? extra
-          : isPlainObject(own)
-            ? { ...own, ...extra }
-            : { ...extra, [UNMAPPED]: own },
-      );
-    else if (own !== undefined && own !== null) data[unmappedAt]![r] = JSON.stringify(own);
+    data[unmappedAt]![r] = unmappedMap(event[UNMAPPED], leftovers);
   }
 
   const level = options.gzipLevel ?? 3;
-  // Min/max of JSON text prune nothing: statistics only where a query engine can use them.
-  const columnData: ColumnSource[] = columns.map((c, i) => ({
+  // Statistics where a query engine can prune with them: top-level scalars (time, class_uid,
+  // severity_id...), not the thousands of mostly empty leaves below the structs.
+  // A column no event of the batch has is pages of nulls only, a few bytes each: compressing
+  // them would only add gzip's own header. Offset indexes serve page skipping, and these
+  // objects have one page per column.
+  const columnData: ColumnSource[] = schema.columns.map((c, i) => ({
     name: c.name,
     data: data[i]!,
-    statistics: c.kind !== 'json',
+    statistics: c.kind === 'leaf' && c.leaf !== 'json' && !c.list,
+    offsetIndex: false,
+    ...(data[i]!.every((v) => v === null) ? { codec: 'UNCOMPRESSED' as const } : {}),
   }));
   const buffer = parquetWriteBuffer({
     columnData,
-    schema: [{ name: 'root', num_children: columns.length }, ...columns.map(schemaElement)],
+    schema: [...schema.elements],
     codec: 'GZIP',
     compressors: { GZIP: (input) => gzipSync(input, { level }) },
     // One row group: a batch is at most a few thousand rows, far under Security Lake's 256 MB.
@@ -199,13 +161,8 @@ export function buildParquet(
     createdBy: 'weir',
     kvMetadata: [
       { key: 'ocsf.class_uid', value: String(classUid) },
-      {
-        key: 'weir.json_columns',
-        value: columns
-          .filter((c) => c.kind === 'json')
-          .map((c) => c.name)
-          .join(','),
-      },
+      { key: 'ocsf.version', value: OCSF_VERSION },
+      { key: 'weir.object_depth', value: String(OBJECT_DEPTH) },
     ],
   });
   return new Uint8Array(buffer);

@@ -1,18 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { sinkBatch, sinkBatchFromLines } from '../../../../test/support/sink-batch.js';
+import { createSinkTypeRegistry } from '../../../modules/destinations/sink-types.js';
 import { DeliveryError } from '../types.js';
+import { syslogSink } from './index.js';
 import {
   encodeBatch,
   escapeSdValue,
   facilityNumber,
   formatMessage,
   headerField,
+  sdIdProblem,
   messageHeader,
   syslogSeverity,
   timestamp,
 } from './format.js';
 
-const header = messageHeader({ facility: 16, hostname: 'weir-host', appName: 'weir', procId: '42', msgId: 'ocsf' });
+const headerOptions = { facility: 16, hostname: 'weir-host', appName: 'weir', procId: '42', msgId: 'ocsf' };
+const header = messageHeader(headerOptions);
 
 describe('syslog message format', () => {
   it('maps OCSF severity_id to syslog severity, unknown values to Informational', () => {
@@ -44,12 +48,28 @@ describe('syslog message format', () => {
     expect(timestamp(1e20, Date.UTC(2025, 1, 1))).toBe('2025-02-01T00:00:00.000Z');
   });
 
-  it('builds <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID [weir@32473 ...] MSG', () => {
+  it('builds <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID SD MSG, SD only under the operator SD-ID', () => {
     const line = '{"class_uid":3002,"severity_id":4,"time":1705320000000}';
-    const msg = formatMessage(header, JSON.parse(line) as Record<string, unknown>, line, 'id"1]', 7, 0);
-    expect(msg).toBe(
-      `<131>1 2024-01-15T12:00:00.000Z weir-host weir 42 ocsf [weir@32473 event_id="id\\"1\\]" org="7" class_uid="3002"] ${line}`,
+    const event = JSON.parse(line) as Record<string, unknown>;
+    expect(formatMessage(header, event, line, 'id"1]', 7, 0)).toBe(
+      `<131>1 2024-01-15T12:00:00.000Z weir-host weir 42 ocsf - ${line}`,
     );
+    const own = messageHeader({ ...headerOptions, sdId: 'acme@41234' });
+    expect(formatMessage(own, event, line, 'id"1]', 7, 0)).toBe(
+      `<131>1 2024-01-15T12:00:00.000Z weir-host weir 42 ocsf [acme@41234 event_id="id\\"1\\]" org="7" class_uid="3002"] ${line}`,
+    );
+  });
+
+  it('takes only name@<private enterprise number> as SD-ID, never the documentation number 32473', () => {
+    const registry = createSinkTypeRegistry([syslogSink]).get('syslog')!;
+    const check = (id: string) => registry.checkConfig({ host: 'h', structured_data_id: id }).issues;
+    expect(check('acme@41234')).toEqual([]);
+    for (const bad of ['weir@32473', 'acme', 'acme@0123', 'ac me@1', 'a=b@1', 'a]b@1', `${'x'.repeat(30)}@12`])
+      expect(check(bad), bad).toEqual([
+        { location: 'body/config/structured_data_id', message: expect.stringContaining('RFC 5612') },
+      ]);
+    expect(sdIdProblem('weir@32473')).toMatch(/32473 is the example number reserved for documentation/);
+    expect(sdIdProblem('acme@41234')).toBeUndefined();
   });
 
   it('frames with octet counting (byte length, not characters) or LF', () => {

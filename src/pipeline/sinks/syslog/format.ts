@@ -76,11 +76,28 @@ export function timestamp(time: unknown, now: number): string {
   return new Date(ms).toISOString();
 }
 
+/**
+ * A structured-data id of the operator's own: `name@<private enterprise number>` (RFC 5424
+ * section 6.3.2; SD-NAME is 1 to 32 printable ASCII characters without "=", space, "]", '"').
+ * 32473 is refused: IANA reserves it for examples in documentation (RFC 5612), so an SD-ID
+ * under it names nobody and a receiver cannot trust whose parameters these are.
+ */
+export const SD_ID_PATTERN = '^(?=.{3,32}$)[!#-<>?A-Z\\[\\\\^-~]+@(?!32473$)[1-9][0-9]*$';
+export const SD_ID_RULE =
+  'must be name@<your private enterprise number> (RFC 5424 section 6.3.2), e.g. acme@41234, at most 32 printable ASCII characters without "=", space, "]" or \'"\'; 32473 is the example number reserved for documentation (RFC 5612) and cannot be used';
+const sdIdRegex = new RegExp(SD_ID_PATTERN);
+
+export function sdIdProblem(id: string): string | undefined {
+  return sdIdRegex.test(id) ? undefined : `structured_data_id ${SD_ID_RULE}`;
+}
+
 /** The parts of a message shared by every event of a sink (computed once). */
 export interface MessageHeader {
   facility: number;
   /** "HOSTNAME APP-NAME PROCID MSGID", already cleaned. */
   fields: string;
+  /** The operator's SD-ID; without it a message has no structured data (NILVALUE). */
+  sdId?: string;
 }
 
 export function messageHeader(options: {
@@ -89,6 +106,7 @@ export function messageHeader(options: {
   appName: string;
   procId: string;
   msgId: string;
+  sdId?: string;
 }): MessageHeader {
   const fields = [
     headerField(options.hostname, 255),
@@ -96,10 +114,13 @@ export function messageHeader(options: {
     headerField(options.procId, 128),
     headerField(options.msgId, 32),
   ].join(' ');
-  return { facility: options.facility, fields };
+  return { facility: options.facility, fields, ...(options.sdId ? { sdId: options.sdId } : {}) };
 }
 
-/** One event as an RFC 5424 message: `<PRI>1 TIMESTAMP HOST APP PROCID MSGID [weir@32473 ...] MSG`. */
+/**
+ * One event as an RFC 5424 message: `<PRI>1 TIMESTAMP HOST APP PROCID MSGID SD MSG`, SD being
+ * `[<sd id> event_id=".." org=".." class_uid=".."]` with the operator's SD-ID, else `-`.
+ */
 export function formatMessage(
   header: MessageHeader,
   event: Record<string, unknown>,
@@ -110,7 +131,9 @@ export function formatMessage(
 ): string {
   const pri = header.facility * 8 + syslogSeverity(event.severity_id);
   const classUid = typeof event.class_uid === 'number' ? String(event.class_uid) : '';
-  const sd = `[weir@32473 event_id="${escapeSdValue(id)}" org="${org}" class_uid="${escapeSdValue(classUid)}"]`;
+  const sd = header.sdId
+    ? `[${header.sdId} event_id="${escapeSdValue(id)}" org="${org}" class_uid="${escapeSdValue(classUid)}"]`
+    : '-';
   return `<${pri}>1 ${timestamp(event.time, now)} ${header.fields} ${sd} ${line}`;
 }
 

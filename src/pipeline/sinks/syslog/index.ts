@@ -6,7 +6,17 @@ import { Type } from 'typebox';
 import { credentialString, credentialStrings } from '../../../core/credentials.js';
 import { TlsConfigFields, timedTest } from '../http-common.js';
 import { DeliveryError, hostTarget, type Sink, type SinkContext, type SinkType } from '../types.js';
-import { encodeBatch, FACILITIES, facilityNumber, messageHeader, type Framing, type MessageHeader } from './format.js';
+import {
+  encodeBatch,
+  FACILITIES,
+  facilityNumber,
+  messageHeader,
+  SD_ID_PATTERN,
+  SD_ID_RULE,
+  sdIdProblem,
+  type Framing,
+  type MessageHeader,
+} from './format.js';
 import { createDatagramTransport, createStreamTransport, type Transport } from './transport.js';
 
 /** Largest UDP payload over IPv4 (65535 − IP and UDP headers). */
@@ -73,6 +83,15 @@ export const SyslogConfigSchema = Type.Object(
       errorMessage: PRINTABLE_RULE,
       description: 'MSGID of every message',
     }),
+    structured_data_id: Type.Optional(
+      Type.String({
+        // The pattern bounds the length too (32): one message for every wrong id.
+        pattern: SD_ID_PATTERN,
+        errorMessage: { pattern: SD_ID_RULE },
+        description:
+          'SD-ID of the structured data element carrying event_id, org and class_uid: name@<your private enterprise number> (RFC 5424 section 6.3.2; IANA assigns enterprise numbers for free). Without it messages carry no structured data ("-") and the OCSF JSON in MSG is the whole content.',
+      }),
+    ),
     max_message_bytes: Type.Optional(
       Type.Integer({
         minimum: 480,
@@ -132,6 +151,9 @@ function settingsOf(ctx: SinkContext): Settings {
   const cert = credentialString(ctx.credential, 'client_cert');
   const key = credentialString(ctx.credential, 'client_key');
   if (Boolean(cert) !== Boolean(key)) throw new DeliveryError('config', 'client_cert and client_key go together');
+  const sdId = typeof c.structured_data_id === 'string' && c.structured_data_id ? c.structured_data_id : undefined;
+  const sdProblem = sdId === undefined ? undefined : sdIdProblem(sdId);
+  if (sdProblem) throw new DeliveryError('config', sdProblem);
   const endpoint = {
     host: c.host,
     port,
@@ -154,6 +176,7 @@ function settingsOf(ctx: SinkContext): Settings {
       appName: str(c.app_name, 'weir'),
       procId: String(process.pid),
       msgId: str(c.msg_id, 'ocsf'),
+      ...(sdId ? { sdId } : {}),
     }),
     transport:
       protocol === 'udp'
@@ -187,7 +210,7 @@ export const syslogSink: SinkType = {
   type: 'syslog',
   title: 'Syslog (RFC 5424)',
   description:
-    'One RFC 5424 message per event (structured data weir@32473 with event_id, org and class_uid; MSG = the OCSF JSON) over TCP, TLS or UDP. ' +
+    'One RFC 5424 message per event (MSG = the OCSF JSON; with structured_data_id, a structured data element of that SD-ID with event_id, org and class_uid) over TCP, TLS or UDP. ' +
     'Syslog has no application acknowledgement: over TCP/TLS a batch counts delivered once every byte was handed to the network, and a connection error before that sends the batch again (duplicates possible, never a loss the sink saw); ' +
     'a receiver that dies after accepting the bytes can lose them. Over UDP nothing confirms delivery at all.',
   configSchema: SyslogConfigSchema,

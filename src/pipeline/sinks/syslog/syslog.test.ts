@@ -11,9 +11,11 @@ const started = await startRsyslog();
 const rsyslog = 'skip' in started ? null : started;
 if (!rsyslog) console.warn(`syslog sink tests skipped: ${(started as { skip: string }).skip}`);
 
-/** RFC 5424 with exactly our SD element; SD values may only hold escaped ", \ and ]. */
+/** The operator's SD-ID (a private enterprise number of theirs in real life). */
+const SD_ID = 'acme@41234';
+/** RFC 5424 with exactly our SD element, or none ("-"); SD values may only hold escaped ", \ and ]. */
 const RFC5424 =
-  /^<(\d{1,3})>1 (\S+) (\S+) (\S+) (\S+) (\S+) (\[weir@32473(?: [a-z_]+="(?:[^"\\\]]|\\["\\\]])*")+\]) (.*)$/s;
+  /^<(\d{1,3})>1 (\S+) (\S+) (\S+) (\S+) (\S+) (-|\[acme@41234(?: [a-z_]+="(?:[^"\\\]]|\\["\\\]])*")+\]) (.*)$/s;
 
 const sinks: Sink[] = [];
 function open(
@@ -68,7 +70,7 @@ describe.skipIf(!rsyslog)('syslog sink (real rsyslogd)', () => {
       ids: events.map((_, i) => `evt-${i}"]`),
       meta: { organization_id: 7, integration_id: 3, stream: 's' },
     });
-    const sink = open({ ...base, port: r.tcpPort, protocol: 'tcp' });
+    const sink = open({ ...base, port: r.tcpPort, protocol: 'tcp', structured_data_id: SD_ID });
     expect(await sink.send(batch, signal())).toEqual({});
     const got = await r.waitFor(6, byTag('tcp-octet'));
     expect(got.every((m) => m.inputname === 'tcp' && m['protocol-version'] === '1')).toBe(true);
@@ -88,19 +90,23 @@ describe.skipIf(!rsyslog)('syslog sink (real rsyslogd)', () => {
         String(process.pid),
         'ocsf',
       ]);
-      expect(m['structured-data']).toBe(`[weir@32473 event_id="evt-${i}\\"\\]" org="7" class_uid="3002"]`);
+      expect(m['structured-data']).toBe(`[${SD_ID} event_id="evt-${i}\\"\\]" org="7" class_uid="3002"]`);
       const parts = RFC5424.exec(m.rawmsg);
       expect(parts, m.rawmsg).not.toBeNull();
       expect(JSON.parse(parts![8]!)).toEqual(event);
     }
   });
 
-  it('TCP with LF framing (non-transparent) keeps messages apart', async () => {
+  it('TCP with LF framing (non-transparent) keeps messages apart; without an SD-ID there is no structured data', async () => {
     const sink = open({ ...base, port: r.tcpPort, framing: 'non_transparent' });
     const batch = sinkBatch(tagged(3, 'tcp-lf'));
     await sink.send(batch, signal());
     const got = await r.waitFor(3, byTag('tcp-lf'));
     expect(got.map((m) => m.msg).sort()).toEqual([...batch.lines].sort());
+    for (const m of got) {
+      expect(m['structured-data']).toBe('-');
+      expect(RFC5424.exec(m.rawmsg)?.[7], m.rawmsg).toBe('-');
+    }
   });
 
   it('refuses an event above max_message_bytes and delivers the rest of the batch', async () => {
