@@ -144,6 +144,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
       audit.routes,
       integrations.routes,
       ingest.routes,
+      intake.hec.routes,
       access.apiTokens.routes,
       access.serviceAccounts.routes,
       organizations.routes,

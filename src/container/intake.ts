@@ -10,6 +10,7 @@ import { createBacklogGate, observeBacklog } from '../modules/delivery/backlog.j
 import { readBacklog } from '../modules/delivery/store.js';
 import { wireDrift } from '../modules/drift/index.js';
 import { createAdmission, pendingGauge } from '../modules/ingest/backpressure.js';
+import { wireHec } from '../modules/hec/index.js';
 import { wireIngest } from '../modules/ingest/index.js';
 import { readPendingEvents } from '../modules/ingest/store.js';
 import { wireIntegrations } from '../modules/integrations/index.js';
@@ -81,6 +82,13 @@ export async function wireIntake(b: Base) {
     telemetry,
     onError: (err, message) => logger.warn({ err }, message),
   });
+  const hec = wireHec({
+    db,
+    clock,
+    ingest: ingest.service,
+    jsonMaxDepth: config.jsonMaxDepth,
+    onError: (err, message) => logger.warn({ err }, message),
+  });
   const connectorRuntime = createConnectorRuntime({
     net: createNetPolicy({ allowCidrs: config.collection.outboundAllowCidrs }),
     requestTimeoutMs: config.collection.requestTimeoutMs,
@@ -131,6 +139,7 @@ export async function wireIntake(b: Base) {
     backlog,
     admission,
     ingest,
+    hec,
     connectorRuntime,
     collectorSettings,
     drift,

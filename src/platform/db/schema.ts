@@ -478,6 +478,17 @@ export interface SyslogListenersTable {
   updated_at: Timestamp;
 }
 
+/** Splunk HEC data channels and their unanswered acknowledgements (0027, modules/hec). */
+export interface HecChannelsTable {
+  integration_id: number;
+  channel: string;
+  /** bigint, required on insert (no default). */
+  next_ack_id: ColumnType<number, number, number>;
+  /** ackId (as text) -> the ingest batch ids of its request. */
+  pending: Json<Record<string, string[]>>;
+  used_at: Timestamp;
+}
+
 export interface LedgerHoursTable {
   organization_id: number;
   integration_id: number;
@@ -596,6 +607,7 @@ export interface DB {
   ledger: LedgerTable;
   ledger_hours: LedgerHoursTable;
   syslog_listeners: SyslogListenersTable;
+  hec_channels: HecChannelsTable;
   route_stats: RouteStatsTable;
   destination_stats: DestinationStatsTable;
   lineage_events: LineageEventsTable;

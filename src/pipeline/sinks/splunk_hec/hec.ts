@@ -14,6 +14,7 @@ import {
   timedTest,
   type HttpAnswer,
 } from '../http-common.js';
+import { ackIdOf, awaitAck } from './ack.js';
 import { DeliveryError, type Sink, type SinkBatch, type SinkContext, type SinkResult } from '../types.js';
 
 /** HEC answer codes that name one bad event (invalid-event-number): the others can go again. */
@@ -25,6 +26,7 @@ interface HecAnswer {
   text?: string;
   code?: number;
   'invalid-event-number'?: number;
+  ackId?: number;
 }
 
 export function parseHecAnswer(text: string): HecAnswer | null {
@@ -74,6 +76,9 @@ interface Prepared {
   pool: Pool;
   eventPath: string;
   healthPath: string;
+  ackPath: string;
+  /** Wait for indexer acknowledgement this long (use_ack), else 0. */
+  ackTimeoutMs: number;
   headers: Record<string, string>;
   settings: HecSettings;
   gzip: boolean;
@@ -92,10 +97,14 @@ function prepare(ctx: SinkContext): Prepared {
     pool: createHttpPool(ctx, url, { rejectUnauthorized: c.tls_reject_unauthorized !== false, ca: str(c.tls_ca) }),
     eventPath: `${base}/services/collector/event`,
     healthPath: `${base}/services/collector/health/1.0`,
+    ackPath: `${base}/services/collector/ack`,
+    ackTimeoutMs:
+      c.use_ack === true ? (typeof c.ack_timeout_seconds === 'number' ? c.ack_timeout_seconds : 20) * 1000 : 0,
     headers: {
       authorization: `Splunk ${token}`,
       'content-type': 'application/json',
       // Tokens with indexer acknowledgement refuse requests without a channel; others ignore it.
+      // One channel per destination and process: its ackIds are this sink's alone.
       'x-splunk-request-channel': randomUUID(),
     },
     settings: {
@@ -166,6 +175,10 @@ export function createHecSink(ctx: SinkContext): Sink {
             retryable: true,
             statusCode: answer.status,
           });
+        if (p.ackTimeoutMs > 0) {
+          const target = { pool: p.pool, ackPath: p.ackPath, headers: p.headers };
+          await awaitAck(target, ackIdOf(hec), p.ackTimeoutMs, signal, redact);
+        }
         return {};
       }
       return hecFailure(answer, batch.lines.length, redact);

@@ -1,5 +1,6 @@
 // Destination type `splunk_hec`: Splunk's HTTP Event Collector (/services/collector/event).
 // Each OCSF event becomes one HEC event object; a batch is one request of concatenated objects.
+// With use_ack, delivered means indexed: acknowledged at /services/collector/ack (ack.ts).
 import { Type } from 'typebox';
 import { TlsConfigFields } from '../http-common.js';
 import { urlTarget, type SinkType } from '../types.js';
@@ -39,6 +40,18 @@ export const HecConfigSchema = Type.Object(
       }),
     ),
     gzip: Type.Boolean({ default: false, description: 'Compress request bodies with gzip' }),
+    use_ack: Type.Boolean({
+      default: false,
+      description:
+        'Indexer acknowledgement: a batch is delivered only once HEC acknowledges it (the token must have it turned on); without it, once HEC accepts it',
+    }),
+    ack_timeout_seconds: Type.Integer({
+      default: 20,
+      minimum: 1,
+      maximum: 600,
+      description:
+        'With use_ack: how long to wait for the acknowledgement before the batch goes again (HEC may then index it twice); keep it below the delivery timeout',
+    }),
     ...TlsConfigFields,
   },
   { additionalProperties: false },
