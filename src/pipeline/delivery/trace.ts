@@ -17,7 +17,10 @@ export function startDeliverySpan(
 ): Span | undefined {
   if (!tracer) return undefined;
   const parents = [...new Set(rows.map((r) => r.trace_parent).filter((t): t is string => !!t))];
-  const parent = extractTraceContext(parents[0] ? { traceparent: parents[0] } : {});
+  // Rows of batches that were not traced (not sampled, telemetry off when they were written,
+  // reprocessed from the DLQ) start no trace of their own.
+  if (parents.length === 0) return undefined;
+  const parent = extractTraceContext({ traceparent: parents[0]! });
   const links: Link[] = [];
   for (const tp of parents.slice(1, MAX_LINKS + 1)) {
     const sc = trace.getSpanContext(extractTraceContext({ traceparent: tp }));
