@@ -43,17 +43,22 @@
 // detection-rules.ts: mixed conditions over the events' fields, a tenth of them thresholds that
 // count every failed sign-in per user). --rules-ab N: A/B of the same build with N rules (A)
 // and none (B), rounds alternating as --ab's: what detection costs the pass.
+// --telemetry-ab: A/B of the same build with telemetry on (A: OTLP metrics and traces, every
+// batch sampled, to a sink in the bench process; /metrics on) and off (B): what the spans of
+// the accept, the pass's stages and the deliveries and the metrics cost.
 // --profile: Weir runs with --cpu-prof; the samples of the measured runs are summarised by
 // category (bench/profile-summary.ts). Not with --ab.
 //
 //   npm run build && npx tsx bench/pipeline.ts [--mode embedded|postgres] [--events okta|firewall]
 //     [--count 100000] [--runs 3] [--batch 1000] [--inflight 4] [--workers 1] [--dispatchers 1]
-//     [--ab <dir> | --store-ab | --rules-ab 100] [--store on|off] [--rules 0] [--profile] [--node-options="--max-semi-space-size=32"]
+//     [--ab <dir> | --store-ab | --rules-ab 100 | --telemetry-ab] [--store on|off] [--rules 0] [--profile] [--node-options="--max-semi-space-size=32"]
 //   (--events <number> is read as --count, the spelling before --events took a source)
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -80,6 +85,7 @@ const { values } = parseArgs({
     'store-ab': { type: 'boolean', default: false },
     rules: { type: 'string', default: '0' },
     'rules-ab': { type: 'string' },
+    'telemetry-ab': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'node-options': { type: 'string', default: '' },
   },
@@ -117,6 +123,8 @@ interface Build {
   store?: boolean;
   /** Detection rules the organization gets (default: --rules). */
   rules?: number;
+  /** OTLP metrics and traces (every batch sampled) to a local sink, and /metrics on (--telemetry-ab). */
+  telemetry?: boolean;
 }
 
 interface Role {
@@ -507,6 +515,7 @@ async function deploy(build: Build, mode: string, profileDir?: string): Promise<
     ...environment.env,
     WEIR_FILE_SINK_ROOT: fileRoot,
     WEIR_MAPPING_REFRESH_MS: String(MAPPING_REFRESH_MS),
+    ...(build.telemetry ? await telemetryEnv() : {}),
   };
   const weir: Role[] = [];
   const stop = async () => {
@@ -711,10 +720,15 @@ async function ab(mode: string, other: string | undefined): Promise<void> {
           { label: 'A', root: ROOT, rules: Number(values['rules-ab']) },
           { label: 'B', root: ROOT, rules: 0 },
         ]
-      : [
-          { label: 'A', root: ROOT, store: true },
-          { label: 'B', root: ROOT, store: false },
-        ];
+      : values['telemetry-ab']
+        ? [
+            { label: 'A', root: ROOT, telemetry: true },
+            { label: 'B', root: ROOT, telemetry: false },
+          ]
+        : [
+            { label: 'A', root: ROOT, store: true },
+            { label: 'B', root: ROOT, store: false },
+          ];
   for (const b of builds)
     if (!existsSync(path.join(b.root, 'dist/src/main.js')))
       throw new Error(`${b.label}: no ${path.join(b.root, 'dist/src/main.js')} (npm ci && npm run build there first)`);
@@ -723,7 +737,9 @@ async function ab(mode: string, other: string | undefined): Promise<void> {
       ? `A = ${builds[0]!.root} (${gitDescribe(builds[0]!.root)}), B = ${builds[1]!.root} (${gitDescribe(builds[1]!.root)})`
       : values['rules-ab']
         ? `A = ${values['rules-ab']} detection rules, B = none; both ${builds[0]!.root} (${gitDescribe(builds[0]!.root)})`
-        : `A = the event store on, B = off; both ${builds[0]!.root} (${gitDescribe(builds[0]!.root)})`,
+        : values['telemetry-ab']
+          ? `A = telemetry on (OTLP metrics and every trace to a local sink, /metrics), B = off; both ${builds[0]!.root} (${gitDescribe(builds[0]!.root)})`
+          : `A = the event store on, B = off; both ${builds[0]!.root} (${gitDescribe(builds[0]!.root)})`,
   );
   const results: Record<Build['label'], RunResult[]> = { A: [], B: [] };
   let last: Deployment | undefined;
@@ -768,6 +784,29 @@ async function ab(mode: string, other: string | undefined): Promise<void> {
   }
 }
 
+let otlpSink: Promise<string> | undefined;
+/**
+ * --telemetry-ab's A side: OTLP/HTTP to a sink in this process that reads and drops every export
+ * (what a collector on the same host costs Weir's exporter), every trace sampled, /metrics on.
+ */
+function telemetryEnv(): Promise<Record<string, string>> {
+  otlpSink ??= new Promise((resolve) => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    server.unref();
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+  });
+  return otlpSink.then((endpoint) => ({
+    OTEL_ENABLED: 'true',
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_TRACES_SAMPLER_RATIO: '1',
+    OTEL_METRIC_EXPORT_INTERVAL_MS: '15000',
+    WEIR_PROMETHEUS_ENABLED: 'true',
+  }));
+}
+
 function gitDescribe(dir: string): string {
   try {
     return execFileSync('git', ['-C', dir, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim().slice(0, 80);
@@ -780,8 +819,9 @@ async function main(): Promise<void> {
   console.log(
     `node ${process.version}; ${source} events (${PLATFORM}/${STREAM}); ${fmt(eventsPerRun)} events a run in requests of ${batchSize}, ${inflight} in flight; median of ${runs}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   );
-  if (values.ab || values['store-ab'] || values['rules-ab']) {
-    if (values.profile) throw new Error('--profile is not available with --ab, --store-ab or --rules-ab');
+  if (values.ab || values['store-ab'] || values['rules-ab'] || values['telemetry-ab']) {
+    if (values.profile)
+      throw new Error('--profile is not available with --ab, --store-ab, --rules-ab or --telemetry-ab');
     await ab(values.mode, values.ab);
   } else await single(values.mode);
 }

@@ -28,6 +28,7 @@ import { clientErrorHandler, errorHandling, frameworkErrors } from './platform/h
 import { inputTextHook } from './platform/http/input.js';
 import { parseJsonBody } from './platform/http/json.js';
 import { metricsRoute } from './platform/http/metrics.js';
+import { httpServerMetrics } from './platform/http/server-metrics.js';
 import { OPENAPI_PATH, registerOpenApi } from './platform/http/openapi.js';
 import { declareAccessGuard, route, type Api } from './platform/http/routes.js';
 import { auditRejections, createUnitOfWork } from './platform/http/unit-of-work.js';
@@ -76,6 +77,7 @@ export async function buildApp(c: Container, options: BuildOptions = {}): Promis
     );
   correlationHooks(app);
   requestLogging(app);
+  if (c.telemetry.enabled) httpServerMetrics(app, c.telemetry.meter);
   // Filled in once the console's files are registered (after the error handling, which its
   // routes must get like every other).
   const fallback: ConsoleFallback = { isPage: isConsolePage, ...(site.site ? {} : { missing: CONSOLE_MISSING }) };

@@ -128,6 +128,7 @@ export function wireDelivery(deps: DeliveryWiring) {
     lagRefreshMs: deps.lagRefreshMs ?? (deps.telemetry.enabled ? 5_000 : 0),
     stopTimeoutMs: deps.stopTimeoutMs,
     random: deps.random,
+    tracer: deps.telemetry.tracer,
   });
   metrics.observe(engine);
 

@@ -250,7 +250,7 @@ describe('delivery lanes', () => {
         { attributes: { destination_id: dest.id }, value: 0 },
       ]);
       expect(await tel.points('collector_dispatch_failures_total')).toEqual([
-        { attributes: { target: dest.id, reason: 'http_5xx' }, value: 2 },
+        { attributes: { destination_id: dest.id, error_kind: 'http_5xx' }, value: 2 },
       ]);
       expect(await tel.points('collector_events_sent_total')).toEqual([
         { attributes: { destination_id: dest.id, kind: 'primary' }, value: 2 },
@@ -389,7 +389,7 @@ describe('delivery lanes', () => {
         { attributes: { destination_id: dest.id, error_kind: 'auth' }, value: 2 },
       ]);
       expect(await tel.points('collector_dispatch_failures_total')).toEqual([
-        { attributes: { target: dest.id, reason: 'auth' }, value: 1 },
+        { attributes: { destination_id: dest.id, error_kind: 'auth' }, value: 1 },
       ]);
       await tel.shutdown();
     }

@@ -25,7 +25,8 @@ export function createDeliveryMetrics(meter: Meter): EngineMetrics & { observe(s
   return {
     sent: (destinationId: string, kind: DeliveryKind, events: number) =>
       sent.add(events, { destination_id: destinationId, kind }),
-    failure: (destinationId: string, reason: string) => failures.add(1, { target: destinationId, reason }),
+    failure: (destinationId: string, reason: string) =>
+      failures.add(1, { destination_id: destinationId, error_kind: reason }),
     deadLettered: (destinationId: string, errorKind: string, events: number) =>
       dlq.add(events, { destination_id: destinationId, error_kind: errorKind }),
     observe(source: GaugeSource) {

@@ -139,7 +139,7 @@ export function createDeliveryStore(db: Kysely<DB>, bodies?: BodyLog) {
         from w
         where b.id = w.id and ((w.rn = 1 and ${budget.firstAlways}) or (w.ce <= ${budget.events} and w.cb <= ${budget.bytes}))
         returning b.id, b.destination_id, b.organization_id, b.integration_id, b.stream, b.kind, b.event_count, b.bytes, b.event_ids, b.events,
-          b.attempts, (extract(epoch from (now() - b.created_at)) * 1000)::float8 as age_ms, w.rn::int as rn`.execute(
+          b.attempts, b.trace_parent, (extract(epoch from (now() - b.created_at)) * 1000)::float8 as age_ms, w.rn::int as rn`.execute(
         q(),
       );
       const claimed = rows.sort((a, b) => a.rn - b.rn).map(({ rn: _rn, ...row }) => row);

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Meter } from '@opentelemetry/api';
+import type { Meter, Tracer } from '@opentelemetry/api';
 import type { Clock } from '../../core/clock.js';
 import type { CachePort } from '../../platform/cache/port.js';
 import type { DB } from '../../platform/db/index.js';
@@ -29,7 +29,7 @@ export function wireIngest(deps: {
   /** A platform's own text streams (modules/integrations/platforms.ts). */
   platformTextStreams: (platform: string) => readonly string[] | undefined;
   syslogListeners: IngestServiceDeps['syslogListeners'];
-  telemetry: { enabled: boolean; meter: Meter };
+  telemetry: { enabled: boolean; meter: Meter; tracer?: Tracer };
   onError: (err: unknown, message: string) => void;
 }) {
   const store = createIngestStore(deps.db);
@@ -50,6 +50,7 @@ export function wireIngest(deps: {
       textStreamsOf({ text_streams: deps.platformTextStreams(target.platform) ?? [] }, target.textStreams).has(stream),
     meter: deps.telemetry.meter,
     traceContext: deps.telemetry.enabled ? () => injectTraceContext({}) : undefined,
+    tracer: deps.telemetry.enabled ? deps.telemetry.tracer : undefined,
     onError: deps.onError,
   });
   const samples = createSampleEvents({

@@ -4,7 +4,7 @@
 // accepted is lost and nothing lost is reported as accepted. Saturation answers 429/503
 // with Retry-After before the body is read.
 import type { Readable } from 'node:stream';
-import type { Meter } from '@opentelemetry/api';
+import type { Meter, Tracer } from '@opentelemetry/api';
 import type { Actor } from '../../core/actor.js';
 import type { Clock } from '../../core/clock.js';
 import { AppError, errors } from '../../core/errors.js';
@@ -25,6 +25,7 @@ import type { QueuePort } from '../../platform/queue/port.js';
 import { setAuditTarget } from '../audit/service.js';
 import { InflightBudget, pendingGauge, saturated } from './backpressure.js';
 import { bodyEncoding, checkMediaType, looksLikeGzip, readBody, tooManyEvents } from './body.js';
+import { tracedAccept } from './trace.js';
 import type { ListenerStateRow } from '../syslog/store.js';
 import type { IngestStore } from './store.js';
 import type { IngestTokens, PushTarget } from './tokens.js';
@@ -72,6 +73,8 @@ export interface IngestServiceDeps {
   meter: Meter;
   /** W3C trace context of the current request for the batch (only when telemetry is on). */
   traceContext?: (() => Record<string, string>) | undefined;
+  /** The `ingest.accept` spans' tracer (only when telemetry is on). */
+  tracer?: Tracer | undefined;
   onError: (err: unknown, message: string) => void;
 }
 
@@ -175,7 +178,12 @@ export function createIngestService(deps: IngestServiceDeps) {
   }
 
   /** Accepts each chunk in order; stops at the first failure. The ids of those accepted. */
-  async function acceptChunks(target: PushTarget, stream: string, parsed: ParsedPush) {
+  function acceptChunks(target: PushTarget, stream: string, parsed: ParsedPush) {
+    const attributes = { integrationId: target.integrationId, stream, events: parsed.texts.length };
+    return tracedAccept(deps.tracer, attributes, () => acceptChunksIn(target, stream, parsed));
+  }
+
+  async function acceptChunksIn(target: PushTarget, stream: string, parsed: ParsedPush) {
     const chunks = chunkEvents(parsed.sizes, limits.batchMaxEvents, limits.batchMaxBytes);
     const receivedAt = clock.now().toISOString();
     const carrier = deps.traceContext?.();

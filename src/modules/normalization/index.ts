@@ -16,6 +16,7 @@ import { createMappingRegistry } from './registry.js';
 import { createNormalizationService, type PassDetection, type PassEnrichment, type PassRouting } from './service.js';
 import { inlinePassRunner } from '../../pipeline/pass/inline.js';
 import { createPassPool } from '../../pipeline/pass/pool.js';
+import { tracedPass } from '../../pipeline/pass/trace.js';
 import { createNormalizationStore, ORG_TABLES } from './store.js';
 
 export type {
@@ -78,7 +79,7 @@ export function wireNormalization(deps: NormalizationWiring) {
     registry,
     aggregates,
     routing: deps.routing,
-    runPass: pool?.run ?? inlinePassRunner((event) => validator.validate(event)),
+    runPass: tracedPass(pool?.run ?? inlinePassRunner((event) => validator.validate(event)), telemetry.tracer),
     transaction: (fn) => inTransaction(db, fn),
     afterCommit,
     countQuarantined: (orgId, integrationId, kind, n) =>

@@ -46,6 +46,8 @@ export interface NewDelivery {
   bytes: number;
   event_ids: string;
   events: string;
+  /** W3C traceparent of the batch's trace, when it is traced: the delivery spans continue it. */
+  trace_parent?: string | null;
 }
 
 export interface RouteStatDelta {
@@ -145,6 +147,8 @@ export interface OutboxRow {
   attempts: number;
   /** How long ago the row was written (database clock), for the max_wait_ms rule. */
   age_ms: number;
+  /** W3C traceparent of the batch that wrote the row, when it was traced. */
+  trace_parent?: string | null;
 }
 
 /** A row that stays in the outbox after a request; content null keeps its events as they are. */

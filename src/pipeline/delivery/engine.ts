@@ -3,6 +3,7 @@
 // gets a lane, a disabled or deleted one loses it (its in-flight requests finish, its leases
 // are given back), a changed one gets a new sink. It also keeps the open tap sessions and
 // the consumer-lag snapshot.
+import type { Tracer } from '@opentelemetry/api';
 import type { Clock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import type { Logger } from '../../platform/logger.js';
@@ -39,6 +40,8 @@ export interface EngineDeps {
   /** How long stop() lets requests in flight finish before giving their rows back. */
   stopTimeoutMs?: number;
   random?: () => number;
+  /** The delivery spans' tracer (docs/observability.md, Traces). */
+  tracer?: Tracer;
 }
 
 export function createDeliveryEngine(deps: EngineDeps) {
@@ -93,6 +96,7 @@ export function createDeliveryEngine(deps: EngineDeps) {
         lineage: deps.lineage,
         redact,
         random: deps.random,
+        tracer: deps.tracer,
       });
     } catch (err) {
       // Its events wait in the outbox; reported once per version, tried again every refresh.

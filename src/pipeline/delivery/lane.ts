@@ -3,6 +3,7 @@
 // max_wait_ms for a fuller batch) and hands each claim to a request; up to `concurrency`
 // requests are in flight. Each outcome is applied in ONE transaction to the rows this lane
 // still holds. Lanes share nothing but the database: a slow destination only slows itself.
+import type { Tracer } from '@opentelemetry/api';
 import type { Clock } from '../../core/clock.js';
 import type { Redactor } from '../../core/redaction.js';
 import type { Logger } from '../../platform/logger.js';
@@ -29,6 +30,7 @@ import {
 import type { DestinationRuntime } from './ports.js';
 import { buildSinkBatch, decodeRow, sliceLength, type Part } from './sink-batch.js';
 import { Sleeper } from './sleeper.js';
+import { endDeliverySpan, startDeliverySpan } from './trace.js';
 
 export interface LaneDeps {
   destination: DestinationRuntime;
@@ -52,6 +54,8 @@ export interface LaneDeps {
   /** The destination's redactor (sinks/secrets.ts): every text of an outcome goes through it before it is stored. */
   redact: Redactor;
   random?: () => number;
+  /** The delivery spans' tracer (a no-op one records nothing). */
+  tracer?: Tracer;
   onBreakerChange?: (destinationId: string, from: BreakerState, to: BreakerState) => void;
 }
 
@@ -236,6 +240,9 @@ export class Lane {
   private async request(rows: OutboxRow[], ticket: Ticket): Promise<void> {
     const { logger, metrics } = this.deps;
     const s = this.settings;
+    const span = startDeliverySpan(this.deps.tracer, this.deps.destination, rows);
+    let events = 0;
+    let sent: SendOutcome | undefined;
     try {
       const parts: Part[] = [];
       for (const row of rows) {
@@ -245,8 +252,8 @@ export class Lane {
         parts.push({ row, lines, ids, take });
       }
       const batch = buildSinkBatch(parts);
+      events = batch.ids.length;
       const started = performance.now();
-      let sent: SendOutcome;
       try {
         sent = { ok: true, result: await this.send(batch) };
       } catch (err) {
@@ -254,6 +261,7 @@ export class Lane {
       }
       sent = redactOutcome(sent, this.deps.redact);
       const durationMs = performance.now() - started;
+      endDeliverySpan(span, events, sent);
       if (this.abandoned) return;
       const now = this.deps.clock.now().getTime();
       if (sent.ok) this.breaker.success(ticket);
@@ -266,6 +274,7 @@ export class Lane {
       const settlements = await Promise.all(plans.map((p) => settleRow(p, durationMs, tapWanted)));
       await this.settle(settlements, sent, durationMs);
     } catch (err) {
+      if (!sent) endDeliverySpan(span, events, undefined);
       // The rows stay leased and come back after the lease: at-least-once.
       logger.error({ err, destination_id: this.id }, 'delivery request could not be settled');
     }

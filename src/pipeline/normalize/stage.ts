@@ -133,7 +133,13 @@ export function recordsNdjson(result: Pick<StageResult, 'records'>): string {
   return result.records.map((r) => JSON.stringify(r)).join('\n');
 }
 
-export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResult {
+/**
+ * Marks the end of a stage of the pass (decode, map, enrich, serialize): the pass records the
+ * time for its trace spans (pipeline/pass/timings.ts). Called once per stage, never per event.
+ */
+export type Lap = (stage: string) => void;
+
+export function normalizeBatch(batch: IngestBatch, ctx: StageContext, lap?: Lap): StageResult {
   const { events, ids } = batch;
   const quarantined: QuarantinedEvent[] = [];
   const compliance = new Map<number, ClassCompliance>();
@@ -178,9 +184,14 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
     });
   };
 
+  // Every raw text parsed first (the decode stage), then mapped: each stage timed as a whole.
+  const raws = new Array<Record<string, unknown> | undefined>(events.length);
+  for (let i = 0; i < events.length; i++) raws[i] = parseRaw(events[i]!);
+  lap?.('decode');
+
   if (!mapping) {
     const detail = oneLine(`no live mapping for platform "${batch.platform}", stream "${batch.stream}"`);
-    for (let i = 0; i < events.length; i++) quarantine(i, parseRaw(events[i]!), 'no_mapping', detail);
+    for (let i = 0; i < events.length; i++) quarantine(i, raws[i], 'no_mapping', detail);
     return result;
   }
 
@@ -195,7 +206,7 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
 
   for (let i = 0; i < events.length; i++) {
     if (perEventTime) mapCtx.receivedAtMs = Date.parse(perEventTime[i]!);
-    const raw = parseRaw(events[i]!);
+    const raw = raws[i];
     if (raw === undefined) {
       quarantine(i, undefined, 'mapping_error', 'the event is not a JSON object');
       continue;
@@ -265,6 +276,7 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
       continue;
     }
   }
+  lap?.('map');
   // Enrichment (pipeline/enrich) adds to the mapped events before their one serialization.
   if (ctx.enrich && records.length > 0) {
     try {
@@ -272,6 +284,7 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
     } catch {
       // A fault of enrichment (it catches lookups' own) costs the batch its enrichment, never its events.
     }
+    lap?.('enrich');
   }
   let kept = 0;
   for (let r = 0; r < records.length; r++) {
@@ -293,6 +306,7 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext): StageResu
     if (!record.valid) result.flagged++;
   }
   records.length = kept;
+  lap?.('serialize');
   result.normalized = kept;
   if (kept !== recordRaw.length / 2) quarantined.sort((a, b) => a.index - b.index);
   return result;

@@ -5,6 +5,7 @@ import type { OcsfIssue } from '../../ocsf/types.js';
 import { encodeDeliveries } from '../delivery/routing-write.js';
 import { enrichHook } from '../enrich/live.js';
 import { detectHook } from '../detect/live.js';
+import { lapAfter } from './timings.js';
 import { runPass, type PassRunner } from './pass.js';
 
 export function inlinePassRunner(validate: (event: Record<string, unknown>) => readonly OcsfIssue[]): PassRunner {
@@ -21,6 +22,7 @@ export function inlinePassRunner(validate: (event: Record<string, unknown>) => r
       detect: detectHook(job.batch.organization_id, job.detection),
     });
     await encodeDeliveries(result.write);
+    lapAfter(result.timings, 'encode');
     return result;
   };
 }

@@ -17,6 +17,7 @@ import type { OrgRoutes } from '../delivery/routes-cache.js';
 import type { CompiledRoutes } from '../route/types.js';
 import { drainWanted, type EnrichmentJob } from '../enrich/live.js';
 import type { CompiledDetection, DetectionJob, DetectOutput } from '../detect/evaluate.js';
+import { startTimings, type PassTimings } from './timings.js';
 
 export interface PassContext extends StageContext {
   routes: CompiledRoutes;
@@ -39,18 +40,27 @@ export interface PassResult {
   wanted?: [string, string[]][];
   /** Detection: rule hits and vendor findings (settled by the main thread in the batch's transaction). */
   detect?: DetectOutput;
+  /** When each stage ended (the trace's stage spans). */
+  timings: PassTimings;
 }
 
 export function runPass(batch: IngestBatch, ctx: PassContext): PassResult {
-  const { records, texts, ...stage } = normalizeBatch(batch, ctx);
+  const { timings, lap } = startTimings();
+  const { records, texts, ...stage } = normalizeBatch(batch, ctx, lap);
   const plan = ctx.routes.plan(records, texts);
+  lap('route');
   let missing = false;
   for (const id of plan.copies.keys()) if (!ctx.destinations.has(id)) missing = true;
+  // The routes' transforms (drop, keep, sample, mask) and one serialization per distinct copy.
   const write = buildRoutingWrite(batch, records, plan, ctx.destinations, ctx.lineage);
+  lap('transform');
   const wanted = ctx.enrich ? drainWanted() : [];
   const detect = ctx.detect?.evaluate(records);
+  if (ctx.detect) lap('detect');
   const found = detect && (detect.hits.length > 0 || detect.findings.length > 0) ? { detect } : {};
-  return wanted.length > 0 ? { stage, write, missing, wanted, ...found } : { stage, write, missing, ...found };
+  return wanted.length > 0
+    ? { stage, write, missing, wanted, timings, ...found }
+    : { stage, write, missing, timings, ...found };
 }
 
 /** A live mapping version with its document (a pass thread compiles the document for itself). */

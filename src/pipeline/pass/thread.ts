@@ -10,6 +10,7 @@ import { compileRoutes } from '../route/compile.js';
 import type { CompiledRoutes } from '../route/types.js';
 import { enrichHook } from '../enrich/live.js';
 import { detectHook } from '../detect/live.js';
+import { lapAfter } from './timings.js';
 import { runPass, type PassResult } from './pass.js';
 import { encodeDeliveries } from '../delivery/routing-write.js';
 import type { PassTask } from './pool.js';
@@ -61,5 +62,6 @@ export default async function pass(task: PassTask): Promise<PassResult> {
   });
   // Stored form of the outbox rows, compressed here (this thread's core), each distinct body once.
   await encodeDeliveries(result.write, encodeLinesSync);
+  lapAfter(result.timings, 'encode');
   return result;
 }

@@ -405,6 +405,7 @@ export interface DeliveryBatchesTable {
   lease_owner: string | null;
   last_error: string | null;
   created_at: CreatedAt;
+  trace_parent: Generated<string | null>;
 }
 
 export interface DlqEventsTable {

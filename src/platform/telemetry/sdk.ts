@@ -25,6 +25,7 @@ import {
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TelemetryConfig } from './index.js';
+import { observeRuntime } from './runtime.js';
 
 /** Resource attribute carrying the process role (api, worker, dispatcher, beat, all). */
 export const ROLE_ATTRIBUTE = 'weir.role';
@@ -107,6 +108,8 @@ export function startSdk(config: TelemetryConfig, options: SdkOptions, role: str
       for (const r of role === 'all' ? ['api', 'worker', 'dispatcher', 'beat'] : [role]) result.observe(1, { role: r });
     });
 
+  const stopRuntime = observeRuntime(meter);
+
   let stopping: Promise<void> | undefined;
   return {
     meter,
@@ -118,6 +121,7 @@ export function startSdk(config: TelemetryConfig, options: SdkOptions, role: str
       // Detach from the API first and synchronously: a flush that outlives the caller's
       // deadline must not later unregister globals a newer start has set.
       if (!stopping) {
+        stopRuntime();
         if (tracerProvider) unregisterGlobals();
         stopping = Promise.all([stopQuietly(meterProvider), tracerProvider && stopQuietly(tracerProvider)]).then(
           () => undefined,
