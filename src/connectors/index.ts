@@ -7,6 +7,7 @@ import { oktaConnector } from './okta/index.js';
 import { githubConnector } from './github/index.js';
 import { googleWorkspaceConnector } from './google_workspace/index.js';
 import { microsoftGraphConnector } from './microsoft_graph/index.js';
+import { awsS3Connector } from './aws_s3/index.js';
 
 export const CONNECTORS: readonly Connector[] = [
   // Each connector adds itself here: import { oktaConnector } from './okta/index.js'; ...
@@ -16,6 +17,7 @@ export const CONNECTORS: readonly Connector[] = [
   githubConnector,
   googleWorkspaceConnector,
   microsoftGraphConnector,
+  awsS3Connector,
 ];
 
 const byPlatform = new Map<string, Connector>(CONNECTORS.map((c) => [c.platform, c]));

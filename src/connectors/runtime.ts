@@ -49,6 +49,7 @@ export function createConnectorRuntime(options: ConnectorRuntimeOptions) {
         tokens: tokens.scoped(String(target.key)),
         now,
         signal,
+        net: options.net,
       };
       return { ctx, usage: http.usage, close: () => http.close() };
     },

@@ -6,6 +6,7 @@
 import type { ConfigSchema } from './platform-definition.js';
 import type { VendorHttp } from './http.js';
 import type { LiveQuerySpec } from './query.js';
+import type { NetPolicy } from '../platform/net/policy.js';
 
 /**
  * date: the stream is collected in time windows [from, to); everything before the watermark
@@ -32,6 +33,11 @@ export interface StreamSpec {
   maxWindowMs: number;
   /** Vendor-side delay before events are queryable; windows end at now - settleMs so late arrivals are not skipped. */
   settleMs: number;
+  /**
+   * The records of this stream are another platform's (CloudTrail records read from S3): without
+   * a mapping of its own (platform, stream), normalization uses that platform's mapping of that stream.
+   */
+  mappingOf?: { platform: string; stream: string };
 }
 
 export interface TenantInfo {
@@ -86,6 +92,11 @@ export interface ConnectorContext {
   readonly tokens: TokenCache;
   now(): Date;
   readonly signal: AbortSignal;
+  /**
+   * The outbound address policy (SSRF guard), for a connector that must talk through a vendor
+   * SDK with an HTTP stack of its own (S3's GetObject streams bodies larger than `http` reads).
+   */
+  readonly net?: NetPolicy;
 }
 
 export interface TokenCache {
@@ -112,6 +123,8 @@ export interface Connector {
    */
   config_schema: ConfigSchema;
   streams: StreamSpec[];
+  /** The streams one integration's config collects (default: all); e.g. an object store input with one layout. */
+  streamsFor?(config: Readonly<Record<string, unknown>>): string[];
   fetchPage(ctx: ConnectorContext, req: FetchRequest): Promise<Page>;
   /** A real, cheap call that proves the credentials work; throws VendorError when not. Returns what it checked. */
   test(ctx: ConnectorContext): Promise<string>;

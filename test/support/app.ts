@@ -15,7 +15,7 @@ import { createLogger } from '../../src/platform/logger.js';
 import type { Consumer } from '../../src/platform/queue/port.js';
 import { startConsumers } from '../../src/roles/jobs.js';
 import { TEST_SECRET_KEY } from './identity.js';
-import { createTestDatabase } from './db.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
 
 export interface TestApp {
   app: Api;
@@ -35,10 +35,13 @@ export interface TestAppOptions {
   clock?: Clock;
   /** Trust licenses signed by the test key (default true; a server configured from its environment never does). */
   trustTestLicenses?: boolean;
+  /** Another app's database (a restart on the same data): left open when this app closes. */
+  database?: TestDatabase;
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const tdb = await createTestDatabase();
+  const shared = options.database;
+  const tdb = shared ?? (await createTestDatabase());
   // Embedded, the queue's and the outbox's bodies go to a body log of this app's own.
   const bodyLogDir = mkdtempSync(path.join(tmpdir(), 'weir-test-bodies-'));
   const env: Record<string, string | undefined> = {
@@ -80,7 +83,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     app = await buildApp(container, { extraRoutes: options.extraRoutes });
   } catch (err) {
     await container?.close();
-    await tdb.close();
+    if (!shared) await tdb.close();
     rmSync(bodyLogDir, { recursive: true, force: true });
     throw err;
   }
@@ -93,7 +96,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await app.close();
       await built.close();
-      await tdb.close();
+      if (!shared) await tdb.close();
       rmSync(bodyLogDir, { recursive: true, force: true });
     },
   };

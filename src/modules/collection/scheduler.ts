@@ -37,18 +37,19 @@ export const RUN_RETENTION_MS = 7 * 86_400_000;
 const PRUNE_CHUNK = 10_000;
 const PRUNE_MAX_CHUNKS = 20;
 
-/** The streams an integration collects: its connector's, minus those its collection filters leave out. */
+/** The streams an integration collects: its connector's (those its config selects), minus those its collection filters leave out. */
 export function enabledStreams(
-  integration: Pick<CollectingIntegration, 'collection_filters'>,
+  integration: Pick<CollectingIntegration, 'collection_filters'> & { config?: Record<string, unknown> | null },
   connector: Connector,
 ): StreamSpec[] {
+  const selected = connector.streamsFor ? new Set(connector.streamsFor(integration.config ?? {})) : undefined;
   let enabled: (stream: string) => boolean = () => true;
   try {
     enabled = compileCollectionFilters(integration.collection_filters).streamEnabled;
   } catch {
     // Filters that no longer compile: every stream is scheduled and its cycle fails visibly (last_error).
   }
-  return connector.streams.filter((s) => enabled(s.name));
+  return connector.streams.filter((s) => enabled(s.name) && (!selected || selected.has(s.name)));
 }
 
 export function createScheduler(deps: SchedulerDeps) {

@@ -4,6 +4,8 @@
 // and reloads only what changed (a changed definition list; documents only for versions
 // not compiled yet). A publish therefore reaches every worker within one interval
 // (docs/decisions/0014-normalization-stage.md).
+import { connectorFor } from '../../connectors/index.js';
+import { streamOf } from '../../connectors/sdk.js';
 import { newId } from '../../core/ids.js';
 import type { Logger } from '../../platform/logger.js';
 import type { OcsfPolicyMode, StageMapping } from '../../pipeline/normalize/stage.js';
@@ -156,6 +158,16 @@ export function createMappingRegistry(deps: RegistryDeps) {
       const builtin = snapshot.definitions.get(keyOf(null, platform, stream));
       // An own definition without a live version (created for the user to fill in) does not hide a built-in one.
       const mapping = own?.mapping ?? builtin?.mapping;
+      // A stream whose records are another platform's (CloudTrail read from S3) takes that
+      // platform's mapping, the organization's own first, when it has none of its own.
+      const connector = mapping ? undefined : connectorFor(platform);
+      const of = connector ? streamOf(connector, stream)?.mappingOf : undefined;
+      if (of) {
+        const alias =
+          snapshot.definitions.get(keyOf(organizationId, of.platform, of.stream))?.mapping ??
+          snapshot.definitions.get(keyOf(null, of.platform, of.stream))?.mapping;
+        if (alias) return { mapping: alias, known: true };
+      }
       return {
         mapping,
         known: own !== undefined || builtin !== undefined || created.has(keyOf(organizationId, platform, stream)),

@@ -121,12 +121,14 @@ export function createPipelineHealthService(deps: PipelineHealthDeps) {
   const ttl = deps.ttlMs ?? CACHE_TTL_MS;
 
   function enabledStreams(row: HealthIntegrationRow, connector: Connector): Set<string> {
+    const selected = connector.streamsFor ? new Set(connector.streamsFor(row.config ?? {})) : undefined;
+    const streams = connector.streams.filter((s) => !selected || selected.has(s.name));
     try {
       const { streamEnabled } = compileCollectionFilters(row.collection_filters);
-      return new Set(connector.streams.filter((s) => streamEnabled(s.name)).map((s) => s.name));
+      return new Set(streams.filter((s) => streamEnabled(s.name)).map((s) => s.name));
     } catch {
       // Filters that no longer compile: collection schedules every stream (and fails visibly).
-      return new Set(connector.streams.map((s) => s.name));
+      return new Set(streams.map((s) => s.name));
     }
   }
 
