@@ -40,8 +40,15 @@ export interface AccessDeclaration {
    * The credential a `public` operation's handler checks itself instead of the access hooks
    * (push ingestion: the ingestion token). Published as the operation's security in the API document.
    */
-  ownCredential?: 'ingestion-token';
+  ownCredential?: IngestionCredential;
 }
+
+/**
+ * How an ingestion token is presented, per protocol: `ingestion-token` (push, OTLP: Bearer or
+ * X-Ingest-Token), `splunk-hec` (Authorization: Splunk or Bearer), `elasticsearch` (Basic
+ * with the token as password, ApiKey or Bearer), `firehose` (X-Amz-Firehose-Access-Key).
+ */
+export type IngestionCredential = 'ingestion-token' | 'splunk-hec' | 'elasticsearch' | 'firehose';
 
 export function isPermission(value: string): value is Permission {
   return (PERMISSIONS as readonly string[]).includes(value);

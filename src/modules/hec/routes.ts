@@ -11,7 +11,7 @@ import { fromError, type HecAcks, type HecAnswer, type HecBody as HecBodyType } 
 import { HecAckBody, HecAckQuery, HecAckResult, HecBody, HecQuery, HecRawBody, HecResult } from './schema.js';
 import type { HecRequest, HecService } from './service.js';
 
-const INGESTION_TOKEN = { requires: 'public', ownCredential: 'ingestion-token' } as const;
+const INGESTION_TOKEN = { requires: 'public', ownCredential: 'splunk-hec' } as const;
 const REFUSALS = { 400: HecResult, 401: HecResult, 403: HecResult, 413: HecResult, 415: HecResult, 503: HecResult };
 const AUTH =
   "Authenticated by the integration's ingestion token as Authorization: Splunk <token> (or Bearer <token>); " +

@@ -4,7 +4,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
-import type { AccessDeclaration } from '../../core/access.js';
+import type { AccessDeclaration, IngestionCredential } from '../../core/access.js';
 import { documentRouteSchema, documentSchema, hoistComponents } from './openapi-schemas.js';
 
 export const OPENAPI_PATH = '/api/openapi.json';
@@ -40,11 +40,42 @@ const SECURITY_SCHEMES = {
     name: 'X-Ingest-Token',
     description: 'The ingestion token (svcik_...) in a header of its own, for senders that cannot set Authorization',
   },
+  splunkToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description: 'Splunk HEC convention: `Authorization: Splunk <svcik_...>` (the ingestion token)',
+  },
+  ingestionTokenBasic: {
+    type: 'http',
+    scheme: 'basic',
+    description: 'Elasticsearch clients: HTTP Basic with any user name and the ingestion token (svcik_...) as password',
+  },
+  elasticApiKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description: 'Elasticsearch clients: `Authorization: ApiKey <svcik_...>` (the ingestion token)',
+  },
+  firehoseAccessKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Amz-Firehose-Access-Key',
+    description: "Amazon Data Firehose HTTP endpoint delivery: the destination's access key is the ingestion token",
+  },
 } as const;
+
+type SchemeName = keyof typeof SECURITY_SCHEMES;
+const INGESTION_SCHEMES: Record<IngestionCredential, SchemeName[]> = {
+  'ingestion-token': ['ingestionToken', 'ingestionTokenHeader'],
+  'splunk-hec': ['splunkToken', 'ingestionToken'],
+  elasticsearch: ['ingestionTokenBasic', 'elasticApiKey', 'ingestionToken'],
+  firehose: ['firehoseAccessKey'],
+};
 
 /** The credentials an operation takes: any one of the listed schemes; none for a public one. */
 function security(access: AccessDeclaration): Record<string, string[]>[] {
-  if (access.ownCredential === 'ingestion-token') return [{ ingestionToken: [] }, { ingestionTokenHeader: [] }];
+  if (access.ownCredential) return INGESTION_SCHEMES[access.ownCredential].map((name) => ({ [name]: [] }));
   return access.requires === 'public' ? [] : [{ bearer: [] }, { session: [] }];
 }
 
