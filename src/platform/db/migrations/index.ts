@@ -23,6 +23,7 @@ import * as m0023 from './0023_collector_paused.js';
 import * as m0024 from './0024_event_store_bytes.js';
 import * as m0025 from './0025_retire_routing_stage.js';
 import * as m0026 from './0026_syslog_last_message.js';
+import * as m0030 from './0030_bus_consumers.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0024_event_store_bytes': m0024,
   '0025_retire_routing_stage': m0025,
   '0026_syslog_last_message': m0026,
+  '0030_bus_consumers': m0030,
 };
