@@ -13,6 +13,12 @@ import { brokerError, newCounters, type ConsumerDeps, type RunningConsumer } fro
 import { decodeMessage } from './decode.js';
 
 const NAK_DELAY_MS = 1000;
+
+/** `+TERM <reason>` is understood from nats-server 2.10.4; an older server leaves such a message unacknowledged. */
+export function termTakesReason(version: string | undefined): boolean {
+  const [major = 0, minor = 0, patch = 0] = (version ?? '').split('.').map((p) => parseInt(p, 10) || 0);
+  return major > 2 || (major === 2 && (minor > 10 || (minor === 10 && patch >= 4)));
+}
 const ACK_WAIT_S = 30;
 
 /** Each server as host:port with its host checked by the SSRF guard (names resolved to an allowed address). */
@@ -73,6 +79,7 @@ export async function startNatsConsumer(spec: NatsSpec, deps: ConsumerDeps): Pro
     await nc.close().catch(() => undefined);
     throw new Error(`stream "${spec.jsStream}", consumer "${spec.consumer}": ${brokerError(err)}`);
   }
+  const withReason = termTakesReason(nc.info?.version);
   const batcher = createBatcher<JsMsg>({
     accept: (events) => deps.acceptFor(target, events),
     settle(messages, accepted) {
@@ -95,7 +102,7 @@ export async function startNatsConsumer(spec: NatsSpec, deps: ConsumerDeps): Pro
       counters.last_message_ms = Date.now();
       const decoded = decodeMessage(Buffer.from(m.data), spec.format, spec.stream, deps.maxDepth);
       if ('reason' in decoded) {
-        m.term(decoded.reason);
+        m.term(withReason ? decoded.reason : undefined);
         counters.rejected++;
         counters.last_rejection = decoded.reason;
         deps.onRejected(decoded.reason);
