@@ -14,11 +14,13 @@ import type { SyslogConfig } from './modules/syslog/index.js';
 import type { TelemetryConfig } from './platform/telemetry/index.js';
 import { bool, GiB, int, list, MiB, optional, pgSize, str, url, ConfigError, type Env } from './config/env.js';
 import {
+  buses,
   collection,
   delivery,
   ingest,
   normalize,
   syslog,
+  type BusesConfig,
   type IngestConfig,
   type NormalizeConfig,
 } from './config/pipeline.js';
@@ -74,6 +76,8 @@ export interface Config {
   telemetry: TelemetryConfig;
   ingest: IngestConfig;
   syslog: SyslogConfig;
+  /** The message bus inputs (rabbitmq, nats integrations), run by the worker role. */
+  buses: BusesConfig;
   normalize: NormalizeConfig;
   delivery: DeliveryConfig;
   collection: CollectionConfig;
@@ -144,6 +148,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     telemetry: telemetry(env),
     ingest: ingest(env),
     syslog: syslog(env),
+    buses: buses(env),
     normalize: normalize(env),
     delivery: delivery(env),
     collection: collection(env),

@@ -19,6 +19,7 @@ import type { Organizations } from './modules/organizations/index.js';
 import type { ProcessService } from './modules/processes/service.js';
 import type { EventStore } from './modules/search/event-store/port.js';
 import type { Syslog } from './modules/syslog/index.js';
+import type { Buses } from './modules/buses/index.js';
 import type { BodyLog } from './platform/bodylog/log.js';
 import type { CachePort } from './platform/cache/port.js';
 import type { KeyRing } from './platform/crypto/keys.js';
@@ -60,6 +61,8 @@ export interface Container {
   readonly ingest: Ingest;
   /** The syslog receiver: receiver() makes one that tests drive (the syslog role runs its own). */
   readonly syslog: Pick<Syslog, 'receiver'>;
+  /** The message bus consumers: runner() makes one that tests drive (the worker role runs its own). */
+  readonly buses: Pick<Buses, 'runner'>;
   /** The normalization stage: its service reprocesses quarantined events; aggregates.flush() writes drift, compliance and samples now. */
   readonly normalization: Pick<Normalization, 'service' | 'aggregates'>;
   /** Destinations: directory (the dispatchers' port), service, credential cipher, destination types. */
@@ -97,7 +100,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
   const access = wireAccess(b, intake);
   const plane = await wirePlane(b, intake, access);
   const ops = wireOperations(b, intake, access, plane);
-  const { audit, integrations, ingest, syslog } = intake;
+  const { audit, integrations, ingest, syslog, buses } = intake;
   const { identity, sso, licenses, organizations, maintenance } = access;
   const { collectorConfig, destinations, delivery, enrichment, email, detections, normalization, eventStore } = plane;
   const { backfill, collection, search } = ops;
@@ -122,6 +125,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
     integrations: { service: integrations.service, platforms: integrations.platforms },
     ingest: { service: ingest.service, accept: ingest.accept },
     syslog: { receiver: syslog.receiver },
+    buses: { runner: buses.runner },
     normalization: { service: normalization.service, aggregates: normalization.aggregates },
     destinations: {
       directory: destinations.directory,
@@ -186,7 +190,7 @@ export async function createContainer(config: Readonly<Config>, options: Contain
       ...search.jobs,
       ...detections.jobs,
     ],
-    loops: [...delivery.loops, ...syslog.loops],
+    loops: [...delivery.loops, ...syslog.loops, ...buses.loops],
     beatTasks: [
       ...maintenance.beatTasks,
       ...normalization.beatTasks,

@@ -81,6 +81,15 @@ export function syslog(env: Env): Readonly<SyslogConfig> {
   });
 }
 
+/** The message bus inputs (modules/buses): how often a worker applies changed rabbitmq and nats integrations. */
+export interface BusesConfig {
+  refreshMs: number;
+}
+
+export function buses(env: Env): Readonly<BusesConfig> {
+  return Object.freeze({ refreshMs: int(env, 'WEIR_BUS_REFRESH_MS', 5_000, 100, 60_000) });
+}
+
 export function normalize(env: Env): Readonly<NormalizeConfig> {
   return Object.freeze({
     concurrency: int(env, 'WEIR_NORMALIZE_CONCURRENCY', 2, 1, 64),

@@ -18,6 +18,7 @@ import { wireMappings } from '../modules/mappings/index.js';
 import { wireOcsfPolicies } from '../modules/ocsf-policies/index.js';
 import { wireProcesses } from '../modules/processes/index.js';
 import { SYSLOG_PLATFORM, wireSyslog, type Syslog } from '../modules/syslog/index.js';
+import { NATS_PLATFORM, RABBITMQ_PLATFORM, wireBuses, type Buses } from '../modules/buses/index.js';
 import { systemClock } from '../core/clock.js';
 import { createDiskGuard, observeDisk } from '../platform/disk/guard.js';
 import { createNetPolicy } from '../platform/net/ssrf.js';
@@ -45,6 +46,7 @@ export async function wireIntake(b: Base) {
   });
   // The ingest status shows the syslog listeners of a syslog integration (wired below).
   let listenerStates: Syslog['listenerStates'] = async () => [];
+  let consumerStates: Buses['consumerStates'] = async () => [];
   // New events are refused before the data directory's disk fills (platform/disk/guard.ts).
   // Events accepted and not yet normalized (read at most once a second): what the disk guard
   // counts as spoken for, and refused beyond WEIR_INGEST_MAX_PENDING_EVENTS.
@@ -79,6 +81,7 @@ export async function wireIntake(b: Base) {
     jsonMaxDepth: config.jsonMaxDepth,
     platformTextStreams: (platform) => integrations.platforms.get(platform)?.text_streams,
     syslogListeners: (integrationId) => listenerStates(integrationId),
+    busConsumers: (integrationId) => consumerStates(integrationId),
     telemetry,
     onError: (err, message) => logger.warn({ err }, message),
   });
@@ -120,6 +123,21 @@ export async function wireIntake(b: Base) {
   });
   listenerStates = (integrationId) => syslog.listenerStates(integrationId);
   integrations.platforms.register(SYSLOG_PLATFORM, syslog.portCheck);
+  const buses = wireBuses({
+    db,
+    clock,
+    logger,
+    meter: telemetry.meter,
+    ingest: ingest.service,
+    net: createNetPolicy({ allowCidrs: config.collection.outboundAllowCidrs }),
+    openConfig: async (row) => (await integrations.service.collectTarget(row)).config,
+    refreshMs: config.buses.refreshMs,
+    batch: { maxEvents: config.ingest.batchMaxEvents, maxBytes: config.ingest.batchMaxBytes },
+    jsonMaxDepth: config.jsonMaxDepth,
+  });
+  consumerStates = (integrationId) => buses.consumerStates(integrationId);
+  integrations.platforms.register(RABBITMQ_PLATFORM);
+  integrations.platforms.register(NATS_PLATFORM);
   // Connectors without a built-in platform definition (registered by tests).
   for (const c of allConnectors()) {
     if (integrations.platforms.get(c.platform)) continue;
@@ -146,5 +164,6 @@ export async function wireIntake(b: Base) {
     ocsf,
     mappings,
     syslog,
+    buses,
   };
 }

@@ -197,6 +197,33 @@ beforeAll(async () => {
         'syslog receivers never answer, and the client key never leaves the process (TLS proves possession without sending it): the refused connection is the error path read',
     },
     {
+      name: 'rabbitmq password',
+      type: 'rabbitmq',
+      config: () => ({ url: 'amqp://127.0.0.1:5672', username: 'guest', exchange: '', routing_key: 'none' }),
+      credential: { password: 'rM-5Qn2Kw8Xt4Zp7Ls1Vj9Hy3Gu6Ro0Tk' },
+      secrets: ['rM-5Qn2Kw8Xt4Zp7Ls1Vj9Hy3Gu6Ro0Tk'],
+      echoes:
+        'the RabbitMQ of the test machine refuses the wrong password without quoting it (ACCESS_REFUSED): that refusal is the error path read',
+    },
+    {
+      name: 'nats user password',
+      type: 'nats',
+      config: () => ({ servers: ['127.0.0.1:4222'], subject: 'weir.echo.nobody', user: 'weir', timeout_ms: 500 }),
+      credential: { password: 'nP-7Rw2Kx9Zq4Ls8Vt1Hy6Gu3Jm5No0Wk' },
+      secrets: ['nP-7Rw2Kx9Zq4Ls8Vt1Hy6Gu3Jm5No0Wk'],
+      echoes:
+        'NATS never sends credentials back; no JetStream stream captures the subject, and that refusal is the error path read',
+    },
+    {
+      name: 'nats token',
+      type: 'nats',
+      config: () => ({ servers: ['127.0.0.1:4222'], subject: 'weir.echo.nobody', timeout_ms: 500 }),
+      credential: { token: 'nT-4Wq9Zk2Lx7Pm5Rv1Sy8Hu3Jg6Ko0Nw' },
+      secrets: ['nT-4Wq9Zk2Lx7Pm5Rv1Sy8Hu3Jg6Ko0Nw'],
+      echoes:
+        'NATS never sends credentials back; no JetStream stream captures the subject, and that refusal is the error path read',
+    },
+    {
       name: 'file',
       type: 'file',
       config: () => ({ path: 'events' }),

@@ -29,6 +29,7 @@ export function wireIngest(deps: {
   /** A platform's own text streams (modules/integrations/platforms.ts). */
   platformTextStreams: (platform: string) => readonly string[] | undefined;
   syslogListeners: IngestServiceDeps['syslogListeners'];
+  busConsumers?: IngestServiceDeps['busConsumers'];
   telemetry: { enabled: boolean; meter: Meter; tracer?: Tracer };
   onError: (err: unknown, message: string) => void;
 }) {
@@ -46,6 +47,7 @@ export function wireIngest(deps: {
     admission: deps.admission,
     jsonMaxDepth: deps.jsonMaxDepth,
     syslogListeners: deps.syslogListeners,
+    busConsumers: deps.busConsumers,
     isTextStream: (target, stream) =>
       textStreamsOf({ text_streams: deps.platformTextStreams(target.platform) ?? [] }, target.textStreams).has(stream),
     meter: deps.telemetry.meter,

@@ -71,6 +71,31 @@ const SyslogListener = Type.Object({
   updated_at: Timestamp({ description: 'Written every few seconds by the process' }),
 });
 
+const BusConsumer = Type.Object({
+  process: Type.String({ description: 'hostname:pid of the worker running the consumer' }),
+  platform: Type.String({ description: 'rabbitmq or nats' }),
+  source: Type.String({ description: 'The RabbitMQ queue, or the JetStream stream/consumer' }),
+  state: Type.Union([Type.Literal('consuming'), Type.Literal('error'), Type.Literal('stopped')]),
+  error: Nullable(Type.String({ description: 'Why it cannot consume (connection refused, queue not found…)' })),
+  received: Type.Integer({
+    description: 'Messages delivered by the broker since the process started (redeliveries included)',
+  }),
+  accepted: Type.Integer({ description: 'Messages whose events were durably accepted, then acknowledged' }),
+  rejected: Type.Integer({
+    description:
+      'Messages that are not events (invalid JSON…): RabbitMQ rejects them without requeue (to the dead-letter exchange, if any), NATS terminates them',
+  }),
+  released: Type.Integer({
+    description: 'Messages given back to the broker to redeliver: their events could not be accepted',
+  }),
+  last_rejection: Nullable(
+    Type.String({ description: 'Why the last rejected message was rejected (never its content)' }),
+  ),
+  last_message_at: Nullable(Timestamp({ description: 'When the consumer last received a message; null: none yet' })),
+  started_at: Timestamp(),
+  updated_at: Timestamp({ description: 'Written every few seconds by the process' }),
+});
+
 export const IngestStatus = Type.Object({
   integration_id: Type.Integer(),
   organization_id: Type.Integer(),
@@ -104,6 +129,16 @@ export const IngestStatus = Type.Object({
         }),
       },
       { description: 'Integrations of the syslog platform only: the listeners their config declares' },
+    ),
+  ),
+  bus: Type.Optional(
+    Type.Object(
+      {
+        consumers: Type.Array(BusConsumer, {
+          description: 'One per worker process consuming, as reported in the last 5 minutes',
+        }),
+      },
+      { description: 'Integrations of the rabbitmq and nats platforms only: their consumers' },
     ),
   ),
 });

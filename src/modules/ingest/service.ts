@@ -27,6 +27,7 @@ import { InflightBudget, pendingGauge, saturated } from './backpressure.js';
 import { bodyEncoding, checkMediaType, looksLikeGzip, readBody, tooManyEvents } from './body.js';
 import { tracedAccept } from './trace.js';
 import type { ListenerStateRow } from '../syslog/store.js';
+import type { ConsumerStateRow } from '../buses/store.js';
 import type { IngestStore } from './store.js';
 import type { IngestTokens, PushTarget } from './tokens.js';
 import { ignoredParameters } from './query.js';
@@ -70,6 +71,8 @@ export interface IngestServiceDeps {
   isTextStream: (target: PushTarget, stream: string) => boolean;
   /** The listeners of a syslog integration as the processes running them last reported (modules/syslog). */
   syslogListeners?: (integrationId: number) => Promise<SyslogListenerState[]>;
+  /** The consumers of a rabbitmq or nats integration as the processes running them last reported (modules/buses). */
+  busConsumers?: (integrationId: number) => Promise<BusConsumerState[]>;
   meter: Meter;
   /** W3C trace context of the current request for the batch (only when telemetry is on). */
   traceContext?: (() => Record<string, string>) | undefined;
@@ -80,6 +83,8 @@ export interface IngestServiceDeps {
 
 /** A syslog listener as its process last reported it (modules/syslog). */
 export type SyslogListenerState = Omit<ListenerStateRow, 'integration_id'>;
+/** A message bus consumer as its process last reported it (modules/buses). */
+export type BusConsumerState = Omit<ConsumerStateRow, 'integration_id'>;
 
 export interface PushRequest {
   /** The presented ingestion token (from Authorization: Bearer or X-Ingest-Token). */
@@ -433,10 +438,12 @@ export function createIngestService(deps: IngestServiceDeps) {
       const integration = await integrationInScope(scope, integrationId);
       const now = clock.now();
       const since = utcDay(new Date(now.getTime() - (STATS_DAYS - 1) * 86_400_000));
-      const [row, streams, listeners] = await Promise.all([
+      const bus = integration.platform === 'rabbitmq' || integration.platform === 'nats';
+      const [row, streams, listeners, consumers] = await Promise.all([
         store.tokenOf(integrationId),
         store.streamStats(integrationId, since),
         integration.platform === 'syslog' && deps.syslogListeners ? deps.syslogListeners(integrationId) : undefined,
+        bus && deps.busConsumers ? deps.busConsumers(integrationId) : undefined,
       ]);
       const unwritten = row ? tokens.unwrittenUse(row.token_hash) : undefined;
       const lastUsed = [row?.last_used_at, unwritten]
@@ -467,6 +474,7 @@ export function createIngestService(deps: IngestServiceDeps) {
           streams,
         },
         ...(listeners ? { syslog: { listeners } } : {}),
+        ...(consumers ? { bus: { consumers } } : {}),
       };
     },
 

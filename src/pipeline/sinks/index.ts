@@ -3,7 +3,9 @@
 import { elasticsearchSink } from './elasticsearch/index.js';
 import { fileSink } from './file/index.js';
 import { httpSink } from './http/index.js';
+import { natsSink } from './nats/index.js';
 import { postgresSink } from './postgres/index.js';
+import { rabbitmqSink } from './rabbitmq/index.js';
 import { s3SinkType } from './s3/index.js';
 import { splunkHecSink } from './splunk_hec/index.js';
 import { syslogSink } from './syslog/index.js';
@@ -17,6 +19,8 @@ export const SINK_TYPES: readonly SinkType[] = [
   syslogSink,
   fileSink,
   postgresSink,
+  rabbitmqSink,
+  natsSink,
 ];
 
 export function sinkType(type: string): SinkType | undefined {

@@ -455,6 +455,28 @@ export interface LedgerTable {
 
 /** The dashboard's traffic terms per stream and UTC hour (0014), written with the ledger and the counters. */
 /** The syslog receiver's listeners, per process (0020). */
+/** A message bus input's consumer as one process runs it (migration 0030). */
+export interface BusConsumersTable {
+  integration_id: number;
+  /** hostname:pid */
+  process: string;
+  /** rabbitmq | nats */
+  platform: string;
+  /** The queue, or stream/consumer. */
+  source: string;
+  /** consuming | error | stopped */
+  state: string;
+  error: string | null;
+  received: BigCount;
+  accepted: BigCount;
+  rejected: BigCount;
+  released: BigCount;
+  last_rejection: string | null;
+  last_message_at: Timestamp | null;
+  started_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface SyslogListenersTable {
   integration_id: number;
   protocol: string;
@@ -609,6 +631,7 @@ export interface DB {
   ledger_hours: LedgerHoursTable;
   syslog_listeners: SyslogListenersTable;
   hec_channels: HecChannelsTable;
+  bus_consumers: BusConsumersTable;
   route_stats: RouteStatsTable;
   destination_stats: DestinationStatsTable;
   lineage_events: LineageEventsTable;
