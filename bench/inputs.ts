@@ -62,7 +62,10 @@ async function inputBenches(): Promise<InputBench[]> {
     if (!file.endsWith('.ts') || file === 'types.ts') continue;
     const mod = (await import(path.join(dir, file))) as Record<string, unknown>;
     for (const value of Object.values(mod)) {
-      if (value && typeof value === 'object' && 'setup' in value && 'name' in value) found.push(value as InputBench);
+      const bench = value as InputBench;
+      // A module may export its bench twice (named and default): each input runs once.
+      if (bench && typeof bench === 'object' && 'setup' in bench && !found.some((b) => b.name === bench.name))
+        found.push(bench);
     }
   }
   return only ? found.filter((b) => only.includes(b.name)) : found;
@@ -88,7 +91,16 @@ function median(xs: number[]): number {
 async function startWeir(dataDir: string): Promise<{ url: string; pid: number; stop: () => void }> {
   const proc = spawn(process.execPath, ['dist/src/main.js', 'all'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, LOG_LEVEL: 'info', WEIR_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
+    env: {
+      PATH: process.env.PATH,
+      LOG_LEVEL: 'info',
+      WEIR_DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      // Object collection (bench/inputs/s3.ts) picks new objects up at the next scheduler pass.
+      WEIR_COLLECT_SCHEDULE_MS: '500',
+      WEIR_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
