@@ -94,7 +94,11 @@ describe('OpenAPI document lint', () => {
     for (const { method, path, op } of operations()) {
       const where = `${method.toUpperCase()} ${path}`;
       expect(op.security, where).toBeDefined();
-      if (op.operationId === 'ingest.push') continue;
+      // The ingestion endpoints (the push and the protocol inputs) name the ingestion token.
+      if (String(op.operationId).startsWith('ingest.') && op['x-weir-requires'] === 'public') {
+        expect(op.security, where).toEqual([{ ingestionToken: [] }, { ingestionTokenHeader: [] }]);
+        continue;
+      }
       if (op['x-weir-requires'] === 'public') expect(op.security, where).toEqual([]);
       else expect(op.security, where).toEqual([{ bearer: [] }, { session: [] }]);
     }

@@ -3,6 +3,7 @@
 import { elasticsearchSink } from './elasticsearch/index.js';
 import { fileSink } from './file/index.js';
 import { httpSink } from './http/index.js';
+import { otlpSink } from './otlp/index.js';
 import { postgresSink } from './postgres/index.js';
 import { s3SinkType } from './s3/index.js';
 import { splunkHecSink } from './splunk_hec/index.js';
@@ -17,6 +18,7 @@ export const SINK_TYPES: readonly SinkType[] = [
   syslogSink,
   fileSink,
   postgresSink,
+  otlpSink,
 ];
 
 export function sinkType(type: string): SinkType | undefined {
