@@ -157,6 +157,22 @@ beforeAll(async () => {
       echoes: true,
     },
     {
+      name: 'otlp bearer',
+      type: 'otlp',
+      config: () => ({ url: `${http.url}/v1/logs` }),
+      credential: { bearer_token: 'oT-Wq5Rz8Xn2Lv7Kp4Sm9Yb3Hj6Fg1Nd0Cu' },
+      secrets: ['oT-Wq5Rz8Xn2Lv7Kp4Sm9Yb3Hj6Fg1Nd0Cu'],
+      echoes: true,
+    },
+    {
+      name: 'otlp secret headers',
+      type: 'otlp',
+      config: () => ({ url: `${http.url}/v1/logs`, gzip: false }),
+      credential: { secret_headers: { 'api-key': 'oH-Jk3Lz7Qw1Xr5Vn9Sp2Tm6Yb4Gc8Hf0U' } },
+      secrets: ['oH-Jk3Lz7Qw1Xr5Vn9Sp2Tm6Yb4Gc8Hf0U'],
+      echoes: true,
+    },
+    {
       name: 's3 keys',
       type: 's3',
       config: () => ({ bucket: 'echo-bucket', endpoint: s3.url }),
