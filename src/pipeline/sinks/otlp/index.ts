@@ -1,5 +1,5 @@
 // Destination type `otlp`: OCSF events as OpenTelemetry log records over OTLP/HTTP (protobuf,
-// gzip) to a collector or any OTLP logs receiver (docs/delivery.md, "OTLP logs").
+// gzip) to a collector or any OTLP logs receiver (docs/destinations-otlp.md).
 import { Type } from 'typebox';
 import { TlsConfigFields } from '../http-common.js';
 import { urlTarget, type SinkType } from '../types.js';

@@ -1,4 +1,4 @@
-// OCSF events as an OTLP ExportLogsServiceRequest (docs/delivery.md, "OTLP logs"): one
+// OCSF events as an OTLP ExportLogsServiceRequest (docs/destinations-otlp.md): one
 // resource (service.name and the configured attributes), one scope ("weir"), one log record
 // per event with the event as its body, its time, a severity from severity_id and ocsf.*
 // attributes.
