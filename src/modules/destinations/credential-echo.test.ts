@@ -303,7 +303,7 @@ describe('a receiver that echoes the credential back', () => {
     expect(pg.passwords).toContain('pG-3Mn7Bv1Cx5Za9Qw2Er6Ty0Ui4Op8As');
   });
 
-  it.each([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])(
+  it.each([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])(
     'case %i: no piece of a secret in health, the DLQ, lineage, the test answer or the logs',
     async (n) => {
       const c = cases[n]!;
