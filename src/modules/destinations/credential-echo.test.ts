@@ -157,6 +157,22 @@ beforeAll(async () => {
       echoes: true,
     },
     {
+      name: 'otlp bearer',
+      type: 'otlp',
+      config: () => ({ url: `${http.url}/v1/logs` }),
+      credential: { bearer_token: 'oT-Wq5Rz8Xn2Lv7Kp4Sm9Yb3Hj6Fg1Nd0Cu' },
+      secrets: ['oT-Wq5Rz8Xn2Lv7Kp4Sm9Yb3Hj6Fg1Nd0Cu'],
+      echoes: true,
+    },
+    {
+      name: 'otlp secret headers',
+      type: 'otlp',
+      config: () => ({ url: `${http.url}/v1/logs`, gzip: false }),
+      credential: { secret_headers: { 'api-key': 'oH-Jk3Lz7Qw1Xr5Vn9Sp2Tm6Yb4Gc8Hf0U' } },
+      secrets: ['oH-Jk3Lz7Qw1Xr5Vn9Sp2Tm6Yb4Gc8Hf0U'],
+      echoes: true,
+    },
+    {
       name: 's3 keys',
       type: 's3',
       config: () => ({ bucket: 'echo-bucket', endpoint: s3.url }),
@@ -314,7 +330,7 @@ describe('a receiver that echoes the credential back', () => {
     expect(pg.passwords).toContain('pG-3Mn7Bv1Cx5Za9Qw2Er6Ty0Ui4Op8As');
   });
 
-  it.each([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])(
+  it.each([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])(
     'case %i: no piece of a secret in health, the DLQ, lineage, the test answer or the logs',
     async (n) => {
       const c = cases[n]!;

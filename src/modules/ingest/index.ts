@@ -9,6 +9,7 @@ import { inTransaction } from '../../platform/db/ambient.js';
 import { injectTraceContext } from '../../platform/telemetry/index.js';
 import { createAcceptBatch } from './accept.js';
 import { ingestRoutes } from './routes.js';
+import { otlpRoutes } from './otlp-routes.js';
 import { sampleEventRoutes } from './sample-routes.js';
 import { createSampleEvents } from './samples.js';
 import { createIngestService, type IngestLimits, type IngestServiceDeps } from './service.js';
@@ -67,6 +68,7 @@ export function wireIngest(deps: {
     accept,
     routes: (app: Api) => {
       ingestRoutes(app, service);
+      otlpRoutes(app, service, { jsonMaxDepth: deps.jsonMaxDepth });
       sampleEventRoutes(app, samples);
     },
   };

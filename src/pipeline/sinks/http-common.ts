@@ -104,6 +104,8 @@ export interface HttpAnswer {
   headers: IncomingHttpHeaders;
   /** The body as text, cut at maxBytes. */
   text: string;
+  /** The same body as received, for binary answers (OTLP's protobuf). */
+  bytes?: Buffer;
 }
 
 export interface HttpCall {
@@ -129,7 +131,7 @@ export async function httpRequest(pool: Pool, call: HttpCall): Promise<HttpAnswe
     });
     const { bytes } = await readBody(res.body, { maxBytes: call.maxBytes ?? 65_536, overflow: 'cut' });
     const text = bytes.toString('utf8');
-    return { status: res.statusCode, headers: res.headers, text };
+    return { status: res.statusCode, headers: res.headers, text, bytes };
   } catch (err) {
     throw transportError(err, call.signal);
   }

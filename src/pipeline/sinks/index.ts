@@ -4,6 +4,7 @@ import { elasticsearchSink } from './elasticsearch/index.js';
 import { fileSink } from './file/index.js';
 import { httpSink } from './http/index.js';
 import { natsSink } from './nats/index.js';
+import { otlpSink } from './otlp/index.js';
 import { postgresSink } from './postgres/index.js';
 import { rabbitmqSink } from './rabbitmq/index.js';
 import { s3SinkType } from './s3/index.js';
@@ -21,6 +22,7 @@ export const SINK_TYPES: readonly SinkType[] = [
   postgresSink,
   rabbitmqSink,
   natsSink,
+  otlpSink,
 ];
 
 export function sinkType(type: string): SinkType | undefined {
