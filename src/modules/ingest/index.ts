@@ -8,6 +8,7 @@ import type { QueuePort } from '../../platform/queue/port.js';
 import { inTransaction } from '../../platform/db/ambient.js';
 import { injectTraceContext } from '../../platform/telemetry/index.js';
 import { createAcceptBatch } from './accept.js';
+import { esBulkRoutes } from './es-routes.js';
 import { ingestRoutes } from './routes.js';
 import { sampleEventRoutes } from './sample-routes.js';
 import { createSampleEvents } from './samples.js';
@@ -64,6 +65,7 @@ export function wireIngest(deps: {
     accept,
     routes: (app: Api) => {
       ingestRoutes(app, service);
+      esBulkRoutes(app, service);
       sampleEventRoutes(app, samples);
     },
   };
