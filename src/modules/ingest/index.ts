@@ -9,6 +9,7 @@ import { inTransaction } from '../../platform/db/ambient.js';
 import { injectTraceContext } from '../../platform/telemetry/index.js';
 import { createAcceptBatch } from './accept.js';
 import { esBulkRoutes } from './es-routes.js';
+import { firehoseRoutes } from './firehose-routes.js';
 import { ingestRoutes } from './routes.js';
 import { sampleEventRoutes } from './sample-routes.js';
 import { createSampleEvents } from './samples.js';
@@ -66,6 +67,7 @@ export function wireIngest(deps: {
     routes: (app: Api) => {
       ingestRoutes(app, service);
       esBulkRoutes(app, service);
+      firehoseRoutes(app, service);
       sampleEventRoutes(app, samples);
     },
   };
