@@ -65,9 +65,9 @@ export interface ParsedBulk {
   events: ProtocolEvent[];
 }
 
-/** Elasticsearch's error body. */
+/** Elasticsearch's error body, with Weir's `detail` beside it (clients read `error`, and ignore the rest). */
 export function esErrorBody(status: number, type: string, reason: string): Record<string, unknown> {
-  return { error: { root_cause: [{ type, reason }], type, reason }, status };
+  return { error: { root_cause: [{ type, reason }], type, reason }, status, detail: reason };
 }
 
 function requestError(reason: string): AppError {

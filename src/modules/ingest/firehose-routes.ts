@@ -15,6 +15,7 @@ const FirehoseAnswer = Type.Object(
     requestId: Type.String({ description: 'The request id of the delivery request (its X-Amz-Firehose-Request-Id)' }),
     timestamp: Type.Integer({ description: 'When Weir answered, in milliseconds since the epoch' }),
     errorMessage: Type.Optional(Type.String({ description: 'Why the request was not accepted (Firehose retries it)' })),
+    detail: Type.Optional(Type.String({ description: "The errorMessage again, as Weir's other errors carry it" })),
   },
   { additionalProperties: false },
 );
@@ -31,7 +32,7 @@ function failure(reply: FastifyReply, err: unknown, requestId: string) {
   if (!isAppError(err)) throw err;
   for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
   void reply.code(err.status);
-  return { requestId, timestamp: Date.now(), errorMessage: err.message };
+  return { requestId, timestamp: Date.now(), errorMessage: err.message, detail: err.message };
 }
 
 export function firehoseRoutes(app: Api, service: IngestService): void {
@@ -84,11 +85,8 @@ export function firehoseRoutes(app: Api, service: IngestService): void {
           if (outcome.accepted.every(Boolean)) return { requestId, timestamp: Date.now() };
           // Firehose resends whole requests: the part already accepted will come again (at least once).
           void reply.code(503).header('retry-after', '5');
-          return {
-            requestId,
-            timestamp: Date.now(),
-            errorMessage: `Weir accepted ${outcome.accepted_count} of ${outcome.accepted.length} events; resend the request`,
-          };
+          const message = `Weir accepted ${outcome.accepted_count} of ${outcome.accepted.length} events; resend the request`;
+          return { requestId, timestamp: Date.now(), errorMessage: message, detail: message };
         } catch (err) {
           return failure(reply, err, requestId);
         }
