@@ -10,14 +10,19 @@ import { firehoseStream, parseFirehose } from './firehose.js';
 import { contentLength, rawBodyScope } from './routes.js';
 import type { IngestService } from './service.js';
 
+// errorMessage (the reason, on every answer but 200) is not listed as a property: the API
+// document keeps that key for the validator's messages.
 const FirehoseAnswer = Type.Object(
   {
     requestId: Type.String({ description: 'The request id of the delivery request (its X-Amz-Firehose-Request-Id)' }),
     timestamp: Type.Integer({ description: 'When Weir answered, in milliseconds since the epoch' }),
-    errorMessage: Type.Optional(Type.String({ description: 'Why the request was not accepted (Firehose retries it)' })),
-    detail: Type.Optional(Type.String({ description: "The errorMessage again, as Weir's other errors carry it" })),
+    detail: Type.Optional(Type.String({ description: 'Why the request was not accepted, as in errorMessage' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: true,
+    description:
+      "AWS's HTTP endpoint response: {requestId, timestamp}, and errorMessage (a string: why, Firehose retries) on every status but 200",
+  },
 );
 
 function header(value: string | string[] | undefined): string | undefined {
