@@ -124,6 +124,7 @@ let t: TestApp;
 let admin: Principal;
 let ids: Record<string, string> = {};
 let ops: ApiOperation[] = [];
+let ingestionToken = '';
 const answers: { where: string; status: number; body: string; detail: unknown; declared: string[] }[] = [];
 
 /** The example value of a field, with the seeded object's id where the field names one. */
@@ -209,10 +210,15 @@ function queryFor(op: ApiOperation, override?: { name: string; url: string }): s
 
 async function send(op: ApiOperation, where: string, url: string, body?: unknown): Promise<void> {
   const payload = body === undefined ? undefined : JSON.stringify(body).replaceAll(JSON.stringify(INFINITE), '1e309');
+  // Push and the protocol inputs take an integration's ingestion token, not the administrator's.
+  const ingest = op.requires === 'public' && op.path.startsWith('/api/ingest/');
   const res = await t.app.inject({
     method: op.method as 'GET',
     url,
-    headers: { ...admin.headers, ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      ...(ingest ? { authorization: `Bearer ${await ingestionTokenFor(op)}` } : admin.headers),
+      ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(payload !== undefined ? { payload } : {}),
   });
   let detail: unknown;
@@ -244,6 +250,19 @@ beforeAll(async () => {
   ids = await seedObjects(t, org);
   ops = (await loadOperations(t)).filter((o) => o.path.startsWith('/api/')).sort(destructiveLast);
 }, 120_000);
+
+/** An ingestion token for the operation (minted afresh per operation: the sweep of ingest.create_token rotates it). */
+async function ingestionTokenFor(op: ApiOperation): Promise<string> {
+  if (ingestionToken.startsWith(`${op.operationId} `)) return ingestionToken.slice(op.operationId.length + 1);
+  const created = await t.app.inject({
+    method: 'POST',
+    url: `/api/ingest/integrations/${ids.integration_id}/token`,
+    headers: admin.headers,
+  });
+  const token = String(created.json<{ token?: string }>().token);
+  ingestionToken = `${op.operationId} ${token}`;
+  return token;
+}
 afterAll(async () => t?.close());
 
 describe('boundary sweep over every operation', () => {

@@ -31,6 +31,8 @@ export interface FakeEs {
   url: string;
   /** index → _id → document. */
   indices: Map<string, Map<string, StoredDoc>>;
+  /** Composable index templates put with PUT /_index_template/{name}, by name. */
+  templates: Map<string, Record<string, unknown>>;
   requests: { method: string; path: string; headers: IncomingMessage['headers']; status: number; body: string }[];
   /** The next n requests to _bulk answer this status with an Elasticsearch error body. */
   failNext(status: number, n?: number, headers?: Record<string, string>): void;
@@ -75,6 +77,7 @@ export function filterPath(value: unknown, patterns: string[][]): unknown {
 
 export async function startFakeElasticsearch(options: FakeEsOptions = {}): Promise<FakeEs> {
   const indices = new Map<string, Map<string, StoredDoc>>();
+  const templates = new Map<string, Record<string, unknown>>();
   const requests: FakeEs['requests'] = [];
   const sockets = new Set<Socket>();
   let failures: { status: number; n: number; headers: Record<string, string> } | null = null;
@@ -330,6 +333,20 @@ export async function startFakeElasticsearch(options: FakeEsOptions = {}): Promi
           tagline: os ? 'The OpenSearch Project: https://opensearch.org/' : 'You Know, for Search',
         });
       }
+      const tpl = /^\/_index_template\/([^/]+)$/.exec(path);
+      if (tpl && req.method === 'PUT') {
+        // As Elasticsearch validates a composable template: index_patterns and an object template.
+        let body: Record<string, unknown> | undefined;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+        } catch {
+          body = undefined;
+        }
+        if (!body || !Array.isArray(body.index_patterns) || typeof body.template !== 'object')
+          return send(req, res, 400, esError('action_request_validation_exception', 'index patterns are missing', 400));
+        templates.set(decodeURIComponent(tpl[1]!), body);
+        return send(req, res, 200, { acknowledged: true });
+      }
       if ((req.method === 'POST' || req.method === 'PUT') && /^(\/[^/]+)?\/_bulk$/.test(path))
         return bulk(req, res, path, u.searchParams, Buffer.concat(chunks));
       send(
@@ -354,6 +371,7 @@ export async function startFakeElasticsearch(options: FakeEsOptions = {}): Promi
   return {
     url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     indices,
+    templates,
     requests,
     failNext(status, n = 1, headers = {}) {
       failures = { status, n, headers };

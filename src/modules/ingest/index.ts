@@ -8,6 +8,8 @@ import type { QueuePort } from '../../platform/queue/port.js';
 import { inTransaction } from '../../platform/db/ambient.js';
 import { injectTraceContext } from '../../platform/telemetry/index.js';
 import { createAcceptBatch } from './accept.js';
+import { esBulkRoutes } from './es-routes.js';
+import { firehoseRoutes } from './firehose-routes.js';
 import { ingestRoutes } from './routes.js';
 import { otlpRoutes } from './otlp-routes.js';
 import { sampleEventRoutes } from './sample-routes.js';
@@ -69,6 +71,8 @@ export function wireIngest(deps: {
     routes: (app: Api) => {
       ingestRoutes(app, service);
       otlpRoutes(app, service, { jsonMaxDepth: deps.jsonMaxDepth });
+      esBulkRoutes(app, service);
+      firehoseRoutes(app, service);
       sampleEventRoutes(app, samples);
     },
   };

@@ -51,11 +51,19 @@ describe('elasticsearch sink', () => {
     const docs = e.indices.get('ocsf-events')!;
     expect([...docs.keys()]).toEqual(batch.ids);
     expect(docs.get(batch.ids[0]!)).toMatchObject({ source: events[0], version: 1, pipeline: 'ocsf-enrich' });
-    const req = e.requests[0]!;
+    // Weir's index template first (template.test.ts), then the documents with @timestamp from the OCSF time.
+    expect(e.requests[0]!.path).toBe('/_index_template/weir-ocsf-events');
+    const req = e.requests[1]!;
     expect(req.path).toMatch(/^\/_bulk\?filter_path=/);
     expect(req.headers['content-type']).toBe('application/x-ndjson');
     expect(req.body).toBe(
-      batch.lines.map((l, i) => `{"create":{"_index":"ocsf-events","_id":"${batch.ids[i]}"}}\n${l}\n`).join(''),
+      batch.lines
+        .map(
+          (l, i) =>
+            `{"create":{"_index":"ocsf-events","_id":"${batch.ids[i]}"}}\n` +
+            `{"@timestamp":"${new Date(events[i]!.time as number).toISOString()}",${l.slice(1)}\n`,
+        )
+        .join(''),
     );
   });
 
@@ -86,7 +94,7 @@ describe('elasticsearch sink', () => {
       [4, 503],
     ]);
     expect(e.docs('ocsf-events')).toHaveLength(2);
-    expect(e.requests[0]!.headers['content-encoding']).toBe('gzip');
+    expect(e.requests.find((r) => r.path.startsWith('/_bulk'))!.headers['content-encoding']).toBe('gzip');
   });
 
   it('names the index from the event time with a date pattern', async () => {

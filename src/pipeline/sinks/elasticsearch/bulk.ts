@@ -14,6 +14,7 @@ import {
   type HttpAnswer,
 } from '../http-common.js';
 import { DeliveryError, type Sink, type SinkBatch, type SinkContext, type SinkResult } from '../types.js';
+import { checkDataStreamIndex, indexTemplate, templateName, withTimestamp } from './template.js';
 
 /** Only what the sink reads of a _bulk answer: 5000 full items would be most of a megabyte. */
 const FILTER_PATH = 'errors,items.*.status,items.*.error.type,items.*.error.reason';
@@ -76,6 +77,8 @@ interface Prepared {
   dated: boolean;
   gzip: boolean;
   display: string;
+  /** PUT before the first _bulk, unless manage_template is false. */
+  template?: { path: string; body: string };
 }
 
 function authorization(cred: Credential | null): string | undefined {
@@ -109,6 +112,8 @@ function prepare(ctx: SinkContext): Prepared {
   const query = new URLSearchParams({ filter_path: FILTER_PATH });
   if (typeof c.pipeline === 'string' && c.pipeline) query.set('pipeline', c.pipeline);
   const auth = authorization(ctx.credential);
+  const dataStream = c.data_stream === true;
+  if (dataStream) checkDataStreamIndex(template);
   return {
     pool: createHttpPool(ctx, url, {
       rejectUnauthorized: c.tls_reject_unauthorized !== false,
@@ -117,27 +122,37 @@ function prepare(ctx: SinkContext): Prepared {
     bulkPath: `${base}/_bulk?${query.toString()}`,
     rootPath: `${base}/`,
     headers: auth ? { authorization: auth } : {},
-    opType: c.op_type === 'index' ? 'index' : 'create',
+    // A data stream takes create only.
+    opType: c.op_type === 'index' && !dataStream ? 'index' : 'create',
     indexOf: indexNamer(template),
     dated: template.includes('{'),
     gzip: c.gzip === true,
     display: `${url.origin}${base}`,
+    ...(c.manage_template === false
+      ? {}
+      : {
+          template: {
+            path: `${base}/_index_template/${encodeURIComponent(templateName(template))}`,
+            body: JSON.stringify(indexTemplate(template, dataStream)),
+          },
+        }),
   };
 }
 
-/** The _bulk body: an action line with the envelope id as _id, then the OCSF line as is. */
+/** The _bulk body: an action line with the envelope id as _id, then the OCSF line with `@timestamp` from its `time`. */
 export function bulkBody(batch: SinkBatch, p: Pick<Prepared, 'opType' | 'indexOf' | 'dated'>): string {
-  const events = p.dated ? batch.events() : null;
+  const events = batch.events();
   let lastIndex = '';
   let prefix = '';
   let out = '';
   for (let i = 0; i < batch.lines.length; i++) {
-    const index = p.indexOf(events ? events[i]?.time : undefined);
+    const time = events[i]?.time;
+    const index = p.indexOf(time);
     if (index !== lastIndex) {
       lastIndex = index;
       prefix = `{"${p.opType}":{"_index":${JSON.stringify(index)},"_id":`;
     }
-    out += `${prefix}${JSON.stringify(batch.ids[i])}}}\n${batch.lines[i]}\n`;
+    out += `${prefix}${JSON.stringify(batch.ids[i])}}}\n${withTimestamp(batch.lines[i]!, time)}\n`;
   }
   return out;
 }
@@ -214,11 +229,34 @@ function requestError(answer: HttpAnswer, redact: Redactor): DeliveryError {
 export function createBulkSink(ctx: SinkContext): Sink {
   const prepared = lazy(() => prepare(ctx));
   const redact = ctx.redact;
+  let templateReady = false;
+
+  /** The index template, once per sink: an overwrite of Weir's own template, so a restart puts it again harmlessly. */
+  async function putTemplate(p: Prepared, signal: AbortSignal): Promise<void> {
+    if (!p.template || templateReady) return;
+    const answer = await httpRequest(p.pool, {
+      method: 'PUT',
+      path: p.template.path,
+      headers: { ...p.headers, 'content-type': 'application/json' },
+      body: p.template.body,
+      signal,
+    });
+    if (answer.status !== 200) {
+      const e = requestError(answer, redact);
+      throw new DeliveryError(
+        e.kind,
+        `Elasticsearch refused Weir's index template (${e.message}); give the user the manage_index_templates privilege, or set manage_template to false and create the template yourself`,
+        { statusCode: e.statusCode, retryAfterMs: e.retryAfterMs },
+      );
+    }
+    templateReady = true;
+  }
 
   return {
     async send(batch: SinkBatch, signal: AbortSignal): Promise<SinkResult> {
       const p = prepared();
       if (batch.lines.length === 0) return {};
+      await putTemplate(p, signal);
       const text = bulkBody(batch, p);
       const body = p.gzip ? await gzip(text) : text;
       const headers: Record<string, string> = { ...p.headers, 'content-type': 'application/x-ndjson' };

@@ -30,6 +30,16 @@ export const EsConfigSchema = Type.Object(
       description:
         'create: a document whose _id exists is kept (a redelivery counts as delivered; required for data streams); index: it is overwritten',
     }),
+    data_stream: Type.Boolean({
+      default: false,
+      description:
+        'The index is a data stream: documents are sent with create, and the template Weir puts declares the data stream (the index must have no date parts)',
+    }),
+    manage_template: Type.Boolean({
+      default: true,
+      description:
+        'Put an index template with the OCSF mappings (time and @timestamp as dates, ip fields as ip) before the first delivery; false: the index or data stream and its template exist already',
+    }),
     gzip: Type.Boolean({
       default: false,
       description:
@@ -64,7 +74,7 @@ export const elasticsearchSink: SinkType = {
   type: 'elasticsearch',
   title: 'Elasticsearch / OpenSearch',
   description:
-    'Indexes OCSF events with the _bulk API, one document per event with the event id as _id. Items refused for mapping reasons are dead-lettered; items throttled (429) or failing on the cluster side (5xx) are retried.',
+    'Indexes OCSF events with the _bulk API, one document per event with the event id as _id and @timestamp from the OCSF time; puts an index template with the OCSF mappings first unless manage_template is false. Items refused for mapping reasons are dead-lettered; items throttled (429) or failing on the cluster side (5xx) are retried.',
   configSchema: EsConfigSchema,
   credentialSchema: EsCredentialSchema,
   credentialRequired: false,
