@@ -56,13 +56,23 @@ function fitLeaf(leaf: Leaf, v: unknown): unknown {
 
 /** Misfits of one event, by path. */
 type Leftovers = Map<string, unknown>;
-/** The schema's leaves (and maps) a value of the batch went to. */
-type Used = Set<LakeNode>;
 
-function fitOne(node: LakeNode, v: unknown, path: string, out: Leftovers, used: Used): unknown {
+/** One batch's fitting: the misfits of the current event, the leaves used, the current path. */
+interface Fitting {
+  out: Leftovers;
+  /** The schema's leaves a value of the batch went to. */
+  readonly used: Set<LakeNode>;
+  /** Attribute names and array indexes down to the value being fitted (joined on a misfit only). */
+  readonly path: (string | number)[];
+}
+
+const pathText = (path: readonly (string | number)[]): string =>
+  path.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
+
+function fitOne(node: LakeNode, v: unknown, ctx: Fitting): unknown {
   if (node.kind === 'leaf') {
     const f = fitLeaf(node.leaf, v);
-    if (f !== MISFIT) used.add(node);
+    if (f !== MISFIT) ctx.used.add(node);
     return f;
   }
   if (node.kind === 'map' || !isPlainObject(v)) return MISFIT;
@@ -71,27 +81,37 @@ function fitOne(node: LakeNode, v: unknown, path: string, out: Leftovers, used: 
     const x = v[key];
     if (x === null || x === undefined) continue;
     const child = node.byName.get(key);
-    const at = `${path}.${key}`;
-    const f = child ? fit(child, x, at, out, used) : MISFIT;
-    if (f === MISFIT) out.set(at, x);
+    ctx.path.push(key);
+    const f = child ? fit(child, x, ctx) : MISFIT;
+    if (f === MISFIT) ctx.out.set(pathText(ctx.path), x);
     else fitted[key] = f;
+    ctx.path.pop();
   }
   return fitted;
 }
 
-/** The value in the node's shape, or MISFIT (misfits below it are in `out`). */
-function fit(node: LakeNode, v: unknown, path: string, out: Leftovers, used: Used): unknown {
-  if (node.kind === 'map' || !node.list) return fitOne(node, v, path, out, used);
+/** The value in the node's shape, or MISFIT (misfits below it are in `ctx.out`). */
+function fit(node: LakeNode, v: unknown, ctx: Fitting): unknown {
+  if (node.kind === 'map' || !node.list) return fitOne(node, v, ctx);
   if (!Array.isArray(v)) return MISFIT;
   // An empty list of scalars is still a value; one of objects has no leaf to keep it.
-  if (node.kind === 'leaf') used.add(node);
-  return v.map((e: unknown, i) => {
-    if (e === null || e === undefined) return null;
-    const f = fitOne(node, e, `${path}[${i}]`, out, used);
-    if (f !== MISFIT) return f;
-    out.set(`${path}[${i}]`, e);
-    return null;
-  });
+  if (node.kind === 'leaf') ctx.used.add(node);
+  const list = new Array<unknown>(v.length);
+  for (let i = 0; i < v.length; i++) {
+    const e: unknown = v[i];
+    let f: unknown = null;
+    if (e !== null && e !== undefined) {
+      ctx.path.push(i);
+      f = fitOne(node, e, ctx);
+      if (f === MISFIT) {
+        ctx.out.set(pathText(ctx.path), e);
+        f = null;
+      }
+      ctx.path.pop();
+    }
+    list[i] = f;
+  }
+  return list;
 }
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
@@ -141,26 +161,28 @@ export function buildParquet(
   const n = rows.length;
   const data = new Map<string, unknown[]>(schema.columns.map((c) => [c.name, new Array<unknown>(n).fill(null)]));
   const unmapped = schema.byName.get(UNMAPPED)!;
-  const used: Used = new Set();
+  const ctx: Fitting = { out: new Map(), used: new Set(), path: [] };
 
   for (let r = 0; r < n; r++) {
     const event = rows[r]!;
-    const leftovers: Leftovers = new Map();
+    ctx.out = new Map();
     for (const name in event) {
       const v = event[name];
       if (v === null || v === undefined || name === UNMAPPED) continue;
       const node = schema.byName.get(name);
-      const f = node === undefined ? MISFIT : fit(node, v, name, leftovers, used);
-      if (f === MISFIT) leftovers.set(name, v);
+      ctx.path.push(name);
+      const f = node === undefined ? MISFIT : fit(node, v, ctx);
+      ctx.path.pop();
+      if (f === MISFIT) ctx.out.set(name, v);
       else data.get(name)![r] = f;
     }
-    const map = unmappedMap(event[UNMAPPED], leftovers);
+    const map = unmappedMap(event[UNMAPPED], ctx.out);
     if (map) {
       data.get(UNMAPPED)![r] = map;
-      used.add(unmapped);
+      ctx.used.add(unmapped);
     }
   }
-  const { columns, elements } = pruneSchema(schema, used);
+  const { columns, elements } = pruneSchema(schema, ctx.used);
 
   const level = options.gzipLevel ?? 3;
   // Statistics where a query engine can prune with them: top-level scalars (time, class_uid,
