@@ -1,6 +1,7 @@
 // The Parquet schema of an OCSF class for Security Lake objects (docs/destinations-s3.md,
-// "Parquet schema"). Built from the OCSF 1.8.0 catalog, never from a batch, so every object of
-// a class has the same schema (one stable table behind the Glue crawler):
+// "Parquet schema"). Built once per class from the OCSF 1.8.0 catalog; each object's schema is
+// that class schema pruned to what its batch carries (pruneSchema), so the type of a column
+// never depends on the batch and files of one class merge by column name:
 //   - objects are Parquet groups (structs), and a column path has at most OBJECT_DEPTH (3)
 //     attribute names: `actor` and `actor.user` are structs, so `actor.user.name` is a
 //     column; an object on the third level (`actor.user.account`,
@@ -38,9 +39,27 @@ export interface LakeSchema {
   /** Top-level columns, in the catalog's order (`unmapped` last when the class lacks it). */
   readonly columns: readonly LakeNode[];
   readonly byName: ReadonlyMap<string, LakeNode>;
-  /** The flattened Parquet schema (root first), as hyparquet-writer takes it. */
-  readonly elements: readonly SchemaElement[];
+  /** The leaves every object keeps, even when no event of its batch has them (ALWAYS). */
+  readonly always: ReadonlySet<LakeNode>;
 }
+
+/**
+ * Kept in every object, null or not: the attributes OCSF requires of every event (base_event:
+ * activity_id, category_uid, class_uid, severity_id, time, type_uid, metadata.version,
+ * metadata.product) with the product's name and vendor_name, which identify a source in
+ * Security Lake. A file of a class thus always has these columns, whatever its batch held.
+ */
+export const ALWAYS: readonly string[] = [
+  'class_uid',
+  'category_uid',
+  'activity_id',
+  'type_uid',
+  'severity_id',
+  'time',
+  'metadata.version',
+  'metadata.product.name',
+  'metadata.product.vendor_name',
+];
 
 function scalarLeaf(catalog: OcsfCatalog, attr: OcsfAttribute): Leaf {
   if (attr.type === 'datetime_t') return 'timestamp';
@@ -145,15 +164,53 @@ function elementsOf(node: LakeNode, out: SchemaElement[]): void {
   for (const c of node.children) elementsOf(c, out);
 }
 
+function nodeAt(columns: ReadonlyMap<string, LakeNode>, path: string): LakeNode | undefined {
+  let node: LakeNode | undefined;
+  let names: ReadonlyMap<string, LakeNode> | undefined = columns;
+  for (const name of path.split('.')) {
+    node = names?.get(name);
+    names = node?.kind === 'struct' ? node.byName : undefined;
+  }
+  return node?.kind === 'leaf' ? node : undefined;
+}
+
 export function lakeSchema(columns: LakeNode[]): LakeSchema {
   if (!columns.some((c) => c.name === UNMAPPED)) columns.push({ kind: 'map', name: UNMAPPED });
+  const byName = new Map(columns.map((c) => [c.name, c]));
+  const always = new Set(ALWAYS.map((p) => nodeAt(byName, p)).filter((n): n is LakeNode => n !== undefined));
+  return Object.freeze({ columns: Object.freeze(columns), byName, always });
+}
+
+/** The node with only the leaves in `keep` (and the structs and lists above them), or null. */
+function pruneNode(node: LakeNode, keep: ReadonlySet<LakeNode>): LakeNode | null {
+  if (node.kind !== 'struct') return keep.has(node) ? node : null;
+  const children: LakeNode[] = [];
+  for (const c of node.children) {
+    const p = pruneNode(c, keep);
+    if (p) children.push(p);
+  }
+  if (children.length === node.children.length) return node;
+  return children.length > 0 ? structNode(node.name, children, node.list) : null;
+}
+
+/**
+ * The Parquet schema of one object: the schema's columns pruned to the leaves in `used` (those
+ * a value of the batch went to) and the ALWAYS leaves, every kept node typed as in the class
+ * schema; flattened (root first) as hyparquet-writer takes it.
+ */
+export function pruneSchema(
+  schema: LakeSchema,
+  used: ReadonlySet<LakeNode>,
+): { columns: LakeNode[]; elements: SchemaElement[] } {
+  const keep = new Set([...used, ...schema.always]);
+  const columns: LakeNode[] = [];
+  for (const c of schema.columns) {
+    const p = pruneNode(c, keep);
+    if (p) columns.push(p);
+  }
   const elements: SchemaElement[] = [{ name: 'root', num_children: columns.length }];
   for (const c of columns) elementsOf(c, elements);
-  return Object.freeze({
-    columns: Object.freeze(columns),
-    byName: new Map(columns.map((c) => [c.name, c])),
-    elements: Object.freeze(elements),
-  });
+  return { columns, elements };
 }
 
 const cache = new Map<number, LakeSchema | null>();

@@ -12,7 +12,15 @@ import { parquetWriteBuffer, type ColumnSource } from 'hyparquet-writer';
 import { OCSF_VERSION, ocsfCatalog } from '../../../ocsf/catalog.js';
 import type { OcsfCatalog } from '../../../ocsf/types.js';
 import { eventDay } from './layout.js';
-import { classSchema, inferSchema, OBJECT_DEPTH, UNMAPPED, type LakeNode, type Leaf } from './lake-schema.js';
+import {
+  classSchema,
+  inferSchema,
+  OBJECT_DEPTH,
+  pruneSchema,
+  UNMAPPED,
+  type LakeNode,
+  type Leaf,
+} from './lake-schema.js';
 
 /** Does not fit the column: the value goes to `unmapped`. */
 const MISFIT = Symbol('misfit');
@@ -49,33 +57,61 @@ function fitLeaf(leaf: Leaf, v: unknown): unknown {
 /** Misfits of one event, by path. */
 type Leftovers = Map<string, unknown>;
 
-function fitOne(node: LakeNode, v: unknown, path: string, out: Leftovers): unknown {
-  if (node.kind === 'leaf') return fitLeaf(node.leaf, v);
+/** One batch's fitting: the misfits of the current event, the leaves used, the current path. */
+interface Fitting {
+  out: Leftovers;
+  /** The schema's leaves a value of the batch went to. */
+  readonly used: Set<LakeNode>;
+  /** Attribute names and array indexes down to the value being fitted (joined on a misfit only). */
+  readonly path: (string | number)[];
+}
+
+const pathText = (path: readonly (string | number)[]): string =>
+  path.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
+
+function fitOne(node: LakeNode, v: unknown, ctx: Fitting): unknown {
+  if (node.kind === 'leaf') {
+    const f = fitLeaf(node.leaf, v);
+    if (f !== MISFIT) ctx.used.add(node);
+    return f;
+  }
   if (node.kind === 'map' || !isPlainObject(v)) return MISFIT;
   const fitted: Record<string, unknown> = {};
   for (const key in v) {
     const x = v[key];
     if (x === null || x === undefined) continue;
     const child = node.byName.get(key);
-    const at = `${path}.${key}`;
-    const f = child ? fit(child, x, at, out) : MISFIT;
-    if (f === MISFIT) out.set(at, x);
+    ctx.path.push(key);
+    const f = child ? fit(child, x, ctx) : MISFIT;
+    if (f === MISFIT) ctx.out.set(pathText(ctx.path), x);
     else fitted[key] = f;
+    ctx.path.pop();
   }
   return fitted;
 }
 
-/** The value in the node's shape, or MISFIT (misfits below it are in `out`). */
-function fit(node: LakeNode, v: unknown, path: string, out: Leftovers): unknown {
-  if (node.kind === 'map' || !node.list) return fitOne(node, v, path, out);
+/** The value in the node's shape, or MISFIT (misfits below it are in `ctx.out`). */
+function fit(node: LakeNode, v: unknown, ctx: Fitting): unknown {
+  if (node.kind === 'map' || !node.list) return fitOne(node, v, ctx);
   if (!Array.isArray(v)) return MISFIT;
-  return v.map((e: unknown, i) => {
-    if (e === null || e === undefined) return null;
-    const f = fitOne(node, e, `${path}[${i}]`, out);
-    if (f !== MISFIT) return f;
-    out.set(`${path}[${i}]`, e);
-    return null;
-  });
+  // An empty list of scalars is still a value; one of objects has no leaf to keep it.
+  if (node.kind === 'leaf') ctx.used.add(node);
+  const list = new Array<unknown>(v.length);
+  for (let i = 0; i < v.length; i++) {
+    const e: unknown = v[i];
+    let f: unknown = null;
+    if (e !== null && e !== undefined) {
+      ctx.path.push(i);
+      f = fitOne(node, e, ctx);
+      if (f === MISFIT) {
+        ctx.out.set(pathText(ctx.path), e);
+        f = null;
+      }
+      ctx.path.pop();
+    }
+    list[i] = f;
+  }
+  return list;
 }
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
@@ -111,7 +147,10 @@ export interface ParquetOptions {
   catalog?: OcsfCatalog;
 }
 
-/** One Parquet file (GZIP pages, one row group) of events that all share one class_uid. */
+/**
+ * One Parquet file (GZIP pages, one row group) of events that all share one class_uid, in the
+ * class schema pruned to the columns the events have (lake-schema.ts, pruneSchema).
+ */
 export function buildParquet(
   events: readonly Record<string, unknown>[],
   classUid: number,
@@ -120,23 +159,30 @@ export function buildParquet(
   const schema = classSchema(classUid, options.catalog) ?? inferSchema(events);
   const rows = [...events].sort((a, b) => timeOf(a) - timeOf(b));
   const n = rows.length;
-  const data = schema.columns.map(() => new Array<unknown>(n).fill(null));
-  const index = new Map(schema.columns.map((c, i) => [c.name, i]));
-  const unmappedAt = index.get(UNMAPPED)!;
+  const data = new Map<string, unknown[]>(schema.columns.map((c) => [c.name, new Array<unknown>(n).fill(null)]));
+  const unmapped = schema.byName.get(UNMAPPED)!;
+  const ctx: Fitting = { out: new Map(), used: new Set(), path: [] };
 
   for (let r = 0; r < n; r++) {
     const event = rows[r]!;
-    const leftovers: Leftovers = new Map();
+    ctx.out = new Map();
     for (const name in event) {
       const v = event[name];
       if (v === null || v === undefined || name === UNMAPPED) continue;
-      const at = index.get(name);
-      const f = at === undefined ? MISFIT : fit(schema.columns[at]!, v, name, leftovers);
-      if (f === MISFIT) leftovers.set(name, v);
-      else data[at!]![r] = f;
+      const node = schema.byName.get(name);
+      ctx.path.push(name);
+      const f = node === undefined ? MISFIT : fit(node, v, ctx);
+      ctx.path.pop();
+      if (f === MISFIT) ctx.out.set(name, v);
+      else data.get(name)![r] = f;
     }
-    data[unmappedAt]![r] = unmappedMap(event[UNMAPPED], leftovers);
+    const map = unmappedMap(event[UNMAPPED], ctx.out);
+    if (map) {
+      data.get(UNMAPPED)![r] = map;
+      ctx.used.add(unmapped);
+    }
   }
+  const { columns, elements } = pruneSchema(schema, ctx.used);
 
   const level = options.gzipLevel ?? 3;
   // Statistics where a query engine can prune with them: top-level scalars (time, class_uid,
@@ -144,16 +190,19 @@ export function buildParquet(
   // A column no event of the batch has is pages of nulls only, a few bytes each: compressing
   // them would only add gzip's own header. Offset indexes serve page skipping, and these
   // objects have one page per column.
-  const columnData: ColumnSource[] = schema.columns.map((c, i) => ({
-    name: c.name,
-    data: data[i]!,
-    statistics: c.kind === 'leaf' && c.leaf !== 'json' && !c.list,
-    offsetIndex: false,
-    ...(data[i]!.every((v) => v === null) ? { codec: 'UNCOMPRESSED' as const } : {}),
-  }));
+  const columnData: ColumnSource[] = columns.map((c) => {
+    const values = data.get(c.name)!;
+    return {
+      name: c.name,
+      data: values,
+      statistics: c.kind === 'leaf' && c.leaf !== 'json' && !c.list,
+      offsetIndex: false,
+      ...(values.every((v) => v === null) ? { codec: 'UNCOMPRESSED' as const } : {}),
+    };
+  });
   const buffer = parquetWriteBuffer({
     columnData,
-    schema: [...schema.elements],
+    schema: elements,
     codec: 'GZIP',
     compressors: { GZIP: (input) => gzipSync(input, { level }) },
     // One row group: a batch is at most a few thousand rows, far under Security Lake's 256 MB.
