@@ -25,6 +25,11 @@ export interface ReadBodyOptions extends BodyLimits {
   admit(bytes: number): void;
   /** A text stream: every line is an event, whatever its first character. */
   text?: boolean;
+  /**
+   * Lines are not events (a protocol's envelope, a binary body such as OTLP protobuf): no
+   * count while reading; the caller counts the events it decodes.
+   */
+  linesAreNotEvents?: boolean;
 }
 
 /** The body's encoding from Content-Encoding; 415 for anything but gzip and identity. */
@@ -138,6 +143,7 @@ function firstNonSpace(chunk: Buffer): number | undefined {
  */
 export function readBody(source: Readable | undefined, options: ReadBodyOptions): Promise<Buffer> {
   const { encoding, maxBodyBytes, maxDecodedBytes, maxEventsPerRequest, contentLength, admit, text } = options;
+  const countLines = !options.linesAreNotEvents;
   if (contentLength !== undefined && contentLength > maxBodyBytes)
     return Promise.reject(tooLarge('body', maxBodyBytes));
   if (!source) return Promise.resolve(Buffer.alloc(0));
@@ -184,7 +190,7 @@ export function readBody(source: Readable | undefined, options: ReadBodyOptions)
       decoded += chunk.length;
       if (decoded > decodedLimit) throw tooLarge(decodedWhat, decodedLimit);
       if (firstByte === undefined) firstByte = firstNonSpace(chunk);
-      if (text || firstByte !== 0x5b) {
+      if (countLines && (text || firstByte !== 0x5b)) {
         for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++;
         if (lines > maxEventsPerRequest) throw tooManyEvents(maxEventsPerRequest, 'lines');
       }

@@ -232,6 +232,24 @@ describe('OTLP/HTTP logs input', () => {
     });
   });
 
+  it('counts log records, not line breaks: a protobuf body full of 0x0a bytes is one record', async () => {
+    const { id, token } = await integration('newlines');
+    // 0x0a is also the tag byte of many protobuf fields: a body is never read as lines.
+    const body = '\n'.repeat(60_000);
+    const bytes = ExportLogsServiceRequest.encode(
+      ExportLogsServiceRequest.fromObject({
+        resourceLogs: [{ scopeLogs: [{ logRecords: [{ body: { stringValue: body } }] }] }],
+      }),
+    ).finish();
+    const res = await post('/v1/logs', Buffer.from(bytes), {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/x-protobuf',
+    });
+    expect(res.status).toBe(200);
+    const [event] = await rawEvents(id, 1);
+    expect((event!.raw as { body: string }).body).toHaveLength(60_000);
+  });
+
   it('answers partial_success for records it refuses, in the encoding of the request', async () => {
     const { id, token } = await integration('partial');
     const request = (traceId: Uint8Array | string) => ({

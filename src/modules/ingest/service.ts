@@ -31,11 +31,12 @@ import type { ConsumerStateRow } from '../buses/store.js';
 import type { IngestStore } from './store.js';
 import type { IngestTokens, PushTarget } from './tokens.js';
 import { ignoredParameters } from './query.js';
+import { INGEST_URL, ingestStatus } from './status.js';
 
-export const INGEST_URL = '/api/ingest/{stream}';
+export { INGEST_URL, STATS_DAYS } from './status.js';
+
 /** Per-line errors listed in an answer; the rest are counted in errors_omitted. */
 export const MAX_REPORTED_ERRORS = 100;
-export const STATS_DAYS = 7;
 const UNAVAILABLE_RETRY_AFTER_S = 5;
 const NOT_ACCEPTED = 'not accepted: pipeline unavailable, resend';
 
@@ -151,12 +152,8 @@ function unavailable(): AppError {
   });
 }
 
-function utcDay(d: Date): string {
-  return d.toISOString().slice(0, 10);
-}
-
 export function createIngestService(deps: IngestServiceDeps) {
-  const { store, tokens, integrations, queue, clock, limits } = deps;
+  const { tokens, integrations, queue, clock, limits } = deps;
   const budget = new InflightBudget(limits.maxInflightBytes);
   const pending = pendingGauge(
     async () => {
@@ -299,7 +296,7 @@ export function createIngestService(deps: IngestServiceDeps) {
           encoding,
           contentLength: req.contentLength,
           admit: lease.grow,
-          text: false,
+          linesAreNotEvents: true,
         });
         const events = await decode(body, target);
         if (events.length > limits.maxEventsPerRequest) throw tooManyEvents(limits.maxEventsPerRequest, 'events');
@@ -436,46 +433,7 @@ export function createIngestService(deps: IngestServiceDeps) {
 
     async status(scope: Scope, integrationId: number) {
       const integration = await integrationInScope(scope, integrationId);
-      const now = clock.now();
-      const since = utcDay(new Date(now.getTime() - (STATS_DAYS - 1) * 86_400_000));
-      const bus = integration.platform === 'rabbitmq' || integration.platform === 'nats';
-      const [row, streams, listeners, consumers] = await Promise.all([
-        store.tokenOf(integrationId),
-        store.streamStats(integrationId, since),
-        integration.platform === 'syslog' && deps.syslogListeners ? deps.syslogListeners(integrationId) : undefined,
-        bus && deps.busConsumers ? deps.busConsumers(integrationId) : undefined,
-      ]);
-      const unwritten = row ? tokens.unwrittenUse(row.token_hash) : undefined;
-      const lastUsed = [row?.last_used_at, unwritten]
-        .filter((d): d is Date => d instanceof Date)
-        .sort((a, b) => b.getTime() - a.getTime())[0];
-      const lastEvent = streams
-        .map((s) => s.last_event_at)
-        .filter((d): d is Date => d !== null)
-        .sort((a, b) => b.getTime() - a.getTime())[0];
-      return {
-        integration_id: integration.id,
-        organization_id: integration.organization_id,
-        platform: integration.platform,
-        is_active: integration.is_active,
-        token: {
-          configured: row !== undefined,
-          token_prefix: row?.token_prefix ?? null,
-          created_at: row?.created_at ?? null,
-          last_used_at: lastUsed ?? null,
-        },
-        ingest_url: INGEST_URL,
-        stats: {
-          days: STATS_DAYS,
-          since,
-          events_in: streams.reduce((n, s) => n + s.events_in, 0),
-          bytes_in: streams.reduce((n, s) => n + s.bytes_in, 0),
-          last_event_at: lastEvent ?? null,
-          streams,
-        },
-        ...(listeners ? { syslog: { listeners } } : {}),
-        ...(consumers ? { bus: { consumers } } : {}),
-      };
+      return ingestStatus(deps, integration, clock.now());
     },
 
     /** See IngestTokens.forgetIntegration. */
