@@ -455,7 +455,7 @@ export interface LedgerTable {
 
 /** The dashboard's traffic terms per stream and UTC hour (0014), written with the ledger and the counters. */
 /** The syslog receiver's listeners, per process (0020). */
-/** A message bus input's consumer as one process runs it (migration 0030). */
+/** A message bus input's consumer as one process runs it (migration 0028). */
 export interface BusConsumersTable {
   integration_id: number;
   /** hostname:pid */

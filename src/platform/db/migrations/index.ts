@@ -24,8 +24,8 @@ import * as m0024 from './0024_event_store_bytes.js';
 import * as m0025 from './0025_retire_routing_stage.js';
 import * as m0026 from './0026_syslog_last_message.js';
 import * as m0027 from './0027_hec_channels.js';
-import * as m0030 from './0030_bus_consumers.js';
-import * as m0033 from './0033_delivery_trace.js';
+import * as m0028 from './0028_bus_consumers.js';
+import * as m0029 from './0029_delivery_trace.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -52,6 +52,6 @@ export const migrations: Record<string, Migration> = {
   '0025_retire_routing_stage': m0025,
   '0026_syslog_last_message': m0026,
   '0027_hec_channels': m0027,
-  '0030_bus_consumers': m0030,
-  '0033_delivery_trace': m0033,
+  '0028_bus_consumers': m0028,
+  '0029_delivery_trace': m0029,
 };
