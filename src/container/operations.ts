@@ -65,6 +65,7 @@ export function wireOperations(b: Base, intake: Intake, access: Access, plane: P
     runtime: connectorRuntime,
     editions: licenses.editions,
     listenerTest: (row) => intake.syslog.testListeners(row),
+    brokerTest: (row) => intake.buses.testConnection(row),
   });
   const providers = wireProviders({
     connectors: allConnectors,

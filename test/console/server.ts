@@ -36,7 +36,7 @@ export interface RunningWeir {
 }
 
 /** Every role in this process; the console is served when its build's directory is given. */
-export async function startWeir(consoleDir?: string): Promise<RunningWeir> {
+export async function startWeir(consoleDir?: string, env: Record<string, string> = {}): Promise<RunningWeir> {
   const tdb = await createTestDatabase();
   const sinkRoot = mkdtempSync(path.join(tmpdir(), 'weir-console-sinks-'));
   const bodyLogDir = mkdtempSync(path.join(tmpdir(), 'weir-console-bodies-'));
@@ -56,6 +56,7 @@ export async function startWeir(consoleDir?: string): Promise<RunningWeir> {
     WEIR_MAPPING_REFRESH_MS: '100',
     WEIR_DISPATCH_POLL_MS: '50',
     WEIR_PASS_THREADS: '0',
+    ...env,
   });
   // The console's tests mint licenses with the test key, which only a test set-up trusts.
   const config = { ...loaded, trustTestLicenses: true };

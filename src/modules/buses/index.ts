@@ -11,10 +11,12 @@ import type { NetPolicy } from '../../platform/net/policy.js';
 import type { RoleLoop } from '../../platform/queue/jobs.js';
 import type { IngestService } from '../ingest/service.js';
 import type { IntegrationRow } from '../integrations/store.js';
+import { testBroker, type BrokerTestResult } from './probe.js';
 import { createBusRunner } from './runner.js';
 import { createBusStore, type ConsumerStateRow } from './store.js';
 
-export { NATS_PLATFORM, RABBITMQ_PLATFORM } from './config.js';
+export { BUS_PLATFORMS, NATS_PLATFORM, RABBITMQ_PLATFORM } from './config.js';
+export type { BrokerFacts, BrokerTestResult } from './probe.js';
 
 /** Consumer states older than this are of a process that is gone. */
 const STATE_FRESH_MS = 5 * 60_000;
@@ -61,6 +63,10 @@ export function wireBuses(deps: BusesDeps) {
     async consumerStates(integrationId: number): Promise<BusConsumerState[]> {
       const rows = await store.states(integrationId, new Date(deps.clock.now().getTime() - STATE_FRESH_MS));
       return rows.map(({ integration_id: _id, ...rest }) => rest);
+    },
+    /** The connection test of a rabbitmq or nats integration: a real connection with its stored config and secrets. */
+    async testConnection(row: IntegrationRow): Promise<BrokerTestResult> {
+      return testBroker({ ...row, config: await deps.openConfig(row) }, deps.net);
     },
   };
 }

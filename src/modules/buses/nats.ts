@@ -22,7 +22,7 @@ export function termTakesReason(version: string | undefined): boolean {
 const ACK_WAIT_S = 30;
 
 /** Each server as host:port with its host checked by the SSRF guard (names resolved to an allowed address). */
-async function checkedServers(spec: NatsSpec, deps: ConsumerDeps): Promise<string[]> {
+export async function checkedServers(spec: NatsSpec, deps: Pick<ConsumerDeps, 'net'>): Promise<string[]> {
   const out: string[] = [];
   for (const server of spec.servers) {
     const scheme = /^(nats|tls):\/\//.exec(server)?.[0] ?? '';

@@ -11,7 +11,10 @@ import { brokerError, newCounters, type ConsumerDeps, type RunningConsumer } fro
 import { decodeMessage } from './decode.js';
 
 /** The URL amqplib connects to: the configured one with the credentials and the checked address. */
-async function connectUrl(spec: RabbitSpec, deps: ConsumerDeps): Promise<{ url: string; servername: string }> {
+export async function connectUrl(
+  spec: RabbitSpec,
+  deps: Pick<ConsumerDeps, 'net'>,
+): Promise<{ url: string; servername: string }> {
   const url = new URL(spec.url);
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const { address } = await deps.net.resolve(host);

@@ -1,6 +1,8 @@
 // Connection tests and the health history they build. A pull integration (collection on, or
 // a managed-provider parent) is tested with a real call to the vendor (connector.test). A
 // syslog integration is tested on its listeners (bound, accepting connections, per listener).
+// A rabbitmq or nats integration is tested on its broker: a real connection with its stored
+// config and secrets that checks the queue, or the JetStream stream and durable consumer.
 // A push-only integration has no vendor to call: its check is what can be known from here,
 // whether an ingestion token is configured and when the last event arrived. Every result is
 // recorded in integration_checks; vendor failures are results (ok: false), never 5xx, and no
@@ -14,15 +16,23 @@ import { callVendor, redact } from '../../connectors/call.js';
 import { compileCollectionFilters } from '../../connectors/filters.js';
 import type { Connector, StreamSpec } from '../../connectors/sdk.js';
 import { setAuditTarget } from '../audit/service.js';
-import { findIntegration, isManagedProvider, type ListenerTestResult, type OpsDeps } from './collection-settings.js';
+import {
+  BROKER_PLATFORMS,
+  findIntegration,
+  isManagedProvider,
+  type BrokerTestResult,
+  type ListenerTestResult,
+  type OpsDeps,
+} from './collection-settings.js';
 import type { CheckRow, StateRow } from './ops-store.js';
 import type { IntegrationRow } from './store.js';
 
-export type CheckKind = 'vendor' | 'push' | 'listener';
+export type CheckKind = 'vendor' | 'push' | 'listener' | 'broker';
 
 /** What test-connection checks for this integration. */
 function checkKind(row: IntegrationRow, connector: Connector | undefined, deps: OpsDeps): CheckKind {
   if (pulls(row, connector)) return 'vendor';
+  if (BROKER_PLATFORMS.includes(row.platform) && deps.brokerTest) return 'broker';
   return row.platform === 'syslog' && deps.listenerTest ? 'listener' : 'push';
 }
 
@@ -120,8 +130,21 @@ export function createCheckService(deps: OpsDeps) {
         errorKind: string | null;
       };
       let listeners: ListenerTestResult['listeners'] | undefined;
+      let broker: BrokerTestResult['broker'] | undefined;
       const kind = checkKind(row, connector, deps);
-      if (kind === 'listener' && deps.listenerTest) {
+      if (kind === 'broker' && deps.brokerTest) {
+        const started = performance.now();
+        const t = await deps.brokerTest(row);
+        broker = t.broker;
+        result = {
+          ok: t.ok,
+          detail: t.detail,
+          status: null,
+          latencyMs: Math.round(performance.now() - started),
+          kind,
+          errorKind: t.errorKind,
+        };
+      } else if (kind === 'listener' && deps.listenerTest) {
         const started = performance.now();
         const t = await deps.listenerTest(row);
         listeners = t.listeners;
@@ -183,6 +206,7 @@ export function createCheckService(deps: OpsDeps) {
         latency_ms: result.latencyMs,
         checked_at: checkedAt,
         ...(listeners ? { listeners } : {}),
+        ...(broker ? { broker } : {}),
       };
     },
 

@@ -29,6 +29,27 @@ export interface OpsDeps {
   transaction: <T>(fn: () => Promise<T>) => Promise<T>;
   /** The connection test of a syslog integration: its listeners (modules/syslog/listener-test.ts). */
   listenerTest?: (row: IntegrationRow) => Promise<ListenerTestResult>;
+  /** The connection test of a rabbitmq or nats integration: the broker, queue or stream and consumer (modules/buses/probe.ts). */
+  brokerTest?: (row: IntegrationRow) => Promise<BrokerTestResult>;
+}
+
+/** The message bus platforms, whose connection test is brokerTest. */
+export const BROKER_PLATFORMS: readonly string[] = ['rabbitmq', 'nats'];
+
+export interface BrokerTestResult {
+  ok: boolean;
+  detail: string;
+  errorKind: string | null;
+  broker: {
+    platform: string;
+    source: string;
+    queue_messages: number | null;
+    queue_consumers: number | null;
+    stream_messages: number | null;
+    consumer_exists: boolean | null;
+    consumer_pending: number | null;
+    consumer_ack_pending: number | null;
+  };
 }
 
 export interface ListenerTestResult {

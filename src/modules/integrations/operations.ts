@@ -26,6 +26,7 @@ export function wireIntegrationOperations(deps: {
   runtime: ConnectorRuntime;
   editions: { isEnterprise(): Promise<boolean> };
   listenerTest?: OpsDeps['listenerTest'];
+  brokerTest?: OpsDeps['brokerTest'];
 }) {
   const ops: OpsDeps = {
     integrations: deps.integrations,
@@ -38,6 +39,7 @@ export function wireIntegrationOperations(deps: {
     clock: deps.clock,
     transaction: (fn) => inTransaction(deps.db, fn),
     ...(deps.listenerTest ? { listenerTest: deps.listenerTest } : {}),
+    ...(deps.brokerTest ? { brokerTest: deps.brokerTest } : {}),
   };
   const services = {
     settings: createCollectionSettings(ops),

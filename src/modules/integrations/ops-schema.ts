@@ -209,13 +209,40 @@ export const TestResult = Type.Object({
   kind: Type.String({
     description:
       'vendor: a real call to the vendor API; push: a push-only integration, checked for an ingestion token and recent events; ' +
-      'listener: a syslog integration, checked on its listeners (see listeners)',
+      'listener: a syslog integration, checked on its listeners (see listeners); ' +
+      'broker: a rabbitmq or nats integration, checked by connecting to its broker with the stored config and secrets (see broker)',
   }),
   detail: Type.String({ description: 'What was checked, or why it failed; never carries a secret' }),
   status: Nullable(Type.Integer({ description: "The vendor's HTTP status on failure, when it answered" })),
-  error_kind: Nullable(Type.String()),
+  error_kind: Nullable(
+    Type.String({
+      description:
+        'Why it failed. vendor: the connector error kind; broker: auth (credentials, vhost or permissions refused), not_found (queue, stream, JetStream), unreachable, blocked_address (refused by the outbound guard, WEIR_OUTBOUND_ALLOW_CIDRS), config (e.g. a consumer Weir cannot use)',
+    }),
+  ),
   latency_ms: Count(),
   checked_at: Timestamp(),
+  broker: Type.Optional(
+    Type.Object(
+      {
+        platform: Type.String({ description: 'rabbitmq or nats' }),
+        source: Type.String({ description: 'The RabbitMQ queue, or the JetStream stream/consumer' }),
+        queue_messages: Nullable(Type.Integer({ description: 'RabbitMQ: messages ready in the queue' })),
+        queue_consumers: Nullable(Type.Integer({ description: "RabbitMQ: consumers on the queue (Weir's included)" })),
+        stream_messages: Nullable(Type.Integer({ description: 'NATS: messages held by the JetStream stream' })),
+        consumer_exists: Nullable(
+          Type.Boolean({ description: 'NATS: whether the durable consumer exists (Weir creates it otherwise)' }),
+        ),
+        consumer_pending: Nullable(
+          Type.Integer({ description: 'NATS: messages not yet delivered to the durable consumer' }),
+        ),
+        consumer_ack_pending: Nullable(
+          Type.Integer({ description: 'NATS: messages delivered to the consumer and not yet acknowledged' }),
+        ),
+      },
+      { description: 'kind broker only: what was read from the broker; null where not reached or not applicable' },
+    ),
+  ),
   listeners: Type.Optional(
     Type.Array(
       Type.Object({
@@ -275,7 +302,8 @@ export const HealthQuery = Type.Object({ ...OffsetQuery });
 export const Health = Type.Object({
   integration_id: Type.Integer(),
   check_kind: Type.String({
-    description: 'What test-connection checks for this integration: vendor, push or listener (syslog)',
+    description:
+      'What test-connection checks for this integration: vendor, push, listener (syslog) or broker (rabbitmq, nats)',
   }),
   last_check: Nullable(Check),
   checks: OffsetEnvelope(Check),

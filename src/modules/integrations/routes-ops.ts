@@ -135,7 +135,9 @@ export function integrationOpsRoutes(app: Api, s: OpsServices): void {
     summary: 'Open a real connection to the vendor with the stored credentials and record the result',
     description:
       'Answers 200 whatever the outcome: ok false with error_kind and detail when the vendor refuses or is unreachable (never 5xx). ' +
-      'Syslog integrations are checked on their listeners (state, and a TCP connection where possible). Push-only integrations (no connector, or collection off) are checked for an ingestion token and received events. Limited to 20 s.',
+      'Syslog integrations are checked on their listeners (state, and a TCP connection where possible). ' +
+      'RabbitMQ and NATS integrations are checked by connecting to their broker with the stored config and secrets (the queue, or the JetStream stream and durable consumer). ' +
+      'Push-only integrations (no connector, or collection off) are checked for an ingestion token and received events. Limited to 20 s.',
     access: { requires: 'integration.write' },
     audit: 'separate',
     schema: { params: IntegrationParams, response: { 200: TestResult } },

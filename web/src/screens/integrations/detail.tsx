@@ -8,8 +8,12 @@ import { useSession } from '../../session';
 import { formatSeconds } from '../../ui/format';
 import { Badge, DataTable, ErrorNote, Json, Notice, PageHeader, Time } from '../../ui/kit';
 import { Backfill } from './backfill';
+import { BusConsumers } from './bus-consumers';
 import { HowToSend } from './how-to-send';
 import { SyslogListeners } from './syslog-listener';
+
+/** Platforms whose events Weir consumes from a message bus (no push, no ingestion token). */
+const BUS_PLATFORMS = ['rabbitmq', 'nats'];
 
 export default function IntegrationDetail() {
   const params = useParams<{ id: string }>();
@@ -78,7 +82,7 @@ export default function IntegrationDetail() {
             Test connection
           </button>
         ) : null}
-        {can('user.manage') ? (
+        {can('user.manage') && !(i && BUS_PLATFORMS.includes(i.platform)) ? (
           <button type="button" onClick={() => issueToken.mutate()} disabled={issueToken.isPending}>
             New ingestion token
           </button>
@@ -119,8 +123,13 @@ export default function IntegrationDetail() {
           </section>
         </div>
       ) : null}
-      {i && i.platform !== 'syslog' ? <HowToSend integration={i} token={token} /> : null}
+      {i && i.platform !== 'syslog' && !BUS_PLATFORMS.includes(i.platform) ? (
+        <HowToSend integration={i} token={token} />
+      ) : null}
       {i && i.platform === 'syslog' ? <SyslogListeners integrationId={id} config={i.config} test={test.data} /> : null}
+      {i && BUS_PLATFORMS.includes(i.platform) ? (
+        <BusConsumers integrationId={id} platform={i.platform} test={test.data} />
+      ) : null}
       <section className="panel" aria-labelledby="state">
         <h2 id="state">Collector state</h2>
         <DataTable
