@@ -35,7 +35,8 @@ export const otlpInput: InputBench = {
             const answer = Buffer.from(await res.arrayBuffer());
             if (res.status === 200) break;
             // 429/503 are the protocol's "retry later": wait as told, then resend the request.
-            if (res.status !== 429 && res.status !== 503) throw new Error(`OTLP answered ${res.status}: ${answer.toString('latin1').slice(0, 300)}`);
+            if (res.status !== 429 && res.status !== 503)
+              throw new Error(`OTLP answered ${res.status}: ${answer.toString('latin1').slice(0, 300)}`);
             await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after') ?? 1) * 1000));
           }
         }
