@@ -14,6 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { http, processedEvents, setUpIngestion } from '../test/support/ingest.js';
 import { cpuOf } from './proc.js';
+import { eachBatch } from './inputs/post.js';
 import type { InputBench, InputBenchContext, InputSender } from './inputs/types.js';
 
 const { values } = parseArgs({
@@ -36,20 +37,16 @@ const push: InputBench = {
   async setup(ctx) {
     return {
       integrationId: ctx.integration.id,
-      async send(events, size) {
-        for (let i = 0; i < events.length; i += size) {
-          const body = events
-            .slice(i, i + size)
-            .map((e) => JSON.stringify(e))
-            .join('\n');
+      send: (events, size) =>
+        eachBatch(events, size, async (slice) => {
+          const body = slice.map((e) => JSON.stringify(e)).join('\n');
           const res = await fetch(`${ctx.baseUrl}/api/ingest/system_log`, {
             method: 'POST',
             headers: { authorization: `Bearer ${ctx.integration.token}`, 'content-type': 'application/x-ndjson' },
             body,
           });
           if (res.status !== 200) throw new Error(`push: ${res.status} ${await res.text()}`);
-        }
-      },
+        }),
       close: async () => undefined,
     };
   },

@@ -2,6 +2,7 @@
 // NDJSON body (create actions on a dated filebeat index), gzip as Beats send it, with the
 // ingestion token as the Basic password.
 import { gzipSync } from 'node:zlib';
+import { eachBatch } from './post.js';
 import type { InputBench, InputBenchContext, InputSender } from './types.js';
 
 export const esBulkBench: InputBench = {
@@ -12,12 +13,9 @@ export const esBulkBench: InputBench = {
     const action = '{"create":{"_index":"filebeat-8.15.0-2026.11.29"}}\n';
     return {
       integrationId: ctx.integration.id,
-      async send(events, batch) {
-        for (let i = 0; i < events.length; i += batch) {
-          const body = events
-            .slice(i, i + batch)
-            .map((e) => `${action}${JSON.stringify(e)}\n`)
-            .join('');
+      send: (events, batch) =>
+        eachBatch(events, batch, async (slice) => {
+          const body = slice.map((e) => `${action}${JSON.stringify(e)}\n`).join('');
           const res = await fetch(url, {
             method: 'POST',
             headers: { authorization, 'content-type': 'application/json', 'content-encoding': 'gzip' },
@@ -26,8 +24,7 @@ export const esBulkBench: InputBench = {
           const answer = (await res.json()) as { errors?: boolean };
           if (res.status !== 200 || answer.errors !== false)
             throw new Error(`_bulk answered ${res.status}: ${JSON.stringify(answer).slice(0, 300)}`);
-        }
-      },
+        }),
       async close() {},
     };
   },

@@ -3,6 +3,7 @@
 // stream with compression enabled sends them, the ingestion token as the access key.
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
+import { eachBatch } from './post.js';
 import type { InputBench, InputBenchContext, InputSender } from './types.js';
 
 export const firehoseBench: InputBench = {
@@ -11,12 +12,10 @@ export const firehoseBench: InputBench = {
     const url = `${ctx.baseUrl}/api/ingest/firehose/events`;
     return {
       integrationId: ctx.integration.id,
-      async send(events, batch) {
-        for (let i = 0; i < events.length; i += batch) {
+      send: (events, batch) =>
+        eachBatch(events, batch, async (slice) => {
           const requestId = randomUUID();
-          const records = events
-            .slice(i, i + batch)
-            .map((e) => ({ data: Buffer.from(JSON.stringify(e)).toString('base64') }));
+          const records = slice.map((e) => ({ data: Buffer.from(JSON.stringify(e)).toString('base64') }));
           const res = await fetch(url, {
             method: 'POST',
             headers: {
@@ -30,8 +29,7 @@ export const firehoseBench: InputBench = {
           });
           const text = await res.text();
           if (res.status !== 200) throw new Error(`firehose answered ${res.status}: ${text.slice(0, 300)}`);
-        }
-      },
+        }),
       async close() {},
     };
   },

@@ -4,6 +4,7 @@
 // the harness measures Weir, not the client).
 import { anyValue } from '../../src/pipeline/sinks/otlp/records.js';
 import { ExportLogsServiceRequest } from '../../src/pipeline/sources/otlp/messages.js';
+import { eachBatch, postRetrying } from './post.js';
 import type { InputBench, InputSender } from './types.js';
 
 function request(events: readonly Record<string, unknown>[], observedNanos: string): Uint8Array {
@@ -28,18 +29,8 @@ export const otlpInput: InputBench = {
       integrationId: ctx.integration.id,
       async send(events, batch) {
         const observed = `${Date.now()}000000`;
-        for (let i = 0; i < events.length; i += batch) {
-          const body = request(events.slice(i, i + batch), observed);
-          for (;;) {
-            const res = await fetch(url, { method: 'POST', headers, body });
-            const answer = Buffer.from(await res.arrayBuffer());
-            if (res.status === 200) break;
-            // 429/503 are the protocol's "retry later": wait as told, then resend the request.
-            if (res.status !== 429 && res.status !== 503)
-              throw new Error(`OTLP answered ${res.status}: ${answer.toString('latin1').slice(0, 300)}`);
-            await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after') ?? 1) * 1000));
-          }
-        }
+        // 429/503 are the protocol's "retry later": wait as told, then resend the request.
+        await eachBatch(events, batch, (slice) => postRetrying('OTLP', url, headers, request(slice, observed)));
       },
       async close() {},
     };

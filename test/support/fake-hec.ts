@@ -7,6 +7,8 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { gunzipSync } from 'node:zlib';
+// HEC's documented status codes: the one table Weir's own HEC input answers with.
+import { HEC_CODES, type HecCode } from '../../src/modules/hec/answers.js';
 import { TEST_TLS } from './webhook-receiver.js';
 
 export interface HecToken {
@@ -46,30 +48,6 @@ export interface FakeHec {
   setUnhealthy(unhealthy: boolean): void;
   close(): Promise<void>;
 }
-
-/** HEC's status codes and their HTTP statuses (Splunk docs, "HTTP Event Collector REST API" / troubleshooting). */
-export const HEC_CODES = {
-  0: [200, 'Success'],
-  1: [403, 'Token disabled'],
-  2: [401, 'Token is required'],
-  3: [401, 'Invalid authorization'],
-  4: [403, 'Invalid token'],
-  5: [400, 'No data'],
-  6: [400, 'Invalid data format'],
-  7: [400, 'Incorrect index'],
-  8: [500, 'Internal server error'],
-  9: [503, 'Server is busy'],
-  10: [400, 'Data channel is missing'],
-  11: [400, 'Invalid data channel'],
-  12: [400, 'Event field is required'],
-  13: [400, 'Event field cannot be blank'],
-  14: [400, 'ACK is disabled'],
-  15: [400, 'Error in handling indexed fields'],
-  17: [200, 'HEC is healthy'],
-  18: [503, 'HEC is unhealthy, queues are full'],
-} as const satisfies Record<number, readonly [number, string]>;
-
-type HecCode = keyof typeof HEC_CODES;
 
 /** Splits concatenated JSON objects ({...}{...} or one per line) into their texts; null when malformed at `error`. */
 export function splitConcatenated(text: string): { parts: string[]; error: number | null } {

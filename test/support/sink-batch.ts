@@ -2,11 +2,18 @@
 // OCSF JSON lines, one shared meta object per origin, events() parsed lazily once.
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
+import { expect } from 'vitest';
 import { createLogger } from '../../src/platform/logger.js';
 import { createNetPolicy } from '../../src/platform/net/ssrf.js';
 import type { Credential } from '../../src/core/credentials.js';
 import { destinationRedactor } from '../../src/pipeline/sinks/secrets.js';
-import type { EventMeta, SinkBatch, SinkContext, SinkType } from '../../src/pipeline/sinks/types.js';
+import {
+  DeliveryError,
+  type EventMeta,
+  type SinkBatch,
+  type SinkContext,
+  type SinkType,
+} from '../../src/pipeline/sinks/types.js';
 
 /** Loopback allowed, as in test apps (WEIR_OUTBOUND_ALLOW_CIDRS). */
 export const LOOPBACK_CIDRS = ['127.0.0.0/8', '::1/128'];
@@ -90,4 +97,14 @@ export function ocsfEvents(n: number, start = Date.UTC(2024, 0, 15, 12, 0, 0)): 
     });
   }
   return out;
+}
+
+/** The DeliveryError a send (or other sink call) rejects with; fails the test when it resolves or rejects with anything else. */
+export async function failure(p: Promise<unknown>): Promise<DeliveryError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DeliveryError);
+  return err as DeliveryError;
 }

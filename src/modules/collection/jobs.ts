@@ -1,6 +1,7 @@
 // Queue handlers of collection (worker role) and the beat's tasks: collection.schedule every
 // WEIR_COLLECT_SCHEDULE_MS, housekeeping every ten minutes (one job per slot).
 import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { inSpan } from '../../platform/telemetry/index.js';
 import type { BeatTask, JobRegistration, NoPayload } from '../../platform/queue/jobs.js';
 import { defineJobs, type JobQueue } from '../queues.js';
 import type { CyclePayload, CycleRunner } from './cycle.js';
@@ -36,7 +37,8 @@ export function collectionJobs(deps: {
     handlers: {
       [CYCLE_JOB]: async (job, signal) => {
         const payload = job.payload;
-        await tracer.startActiveSpan(
+        await inSpan(
+          tracer,
           CYCLE_JOB,
           {
             attributes: {
@@ -46,23 +48,15 @@ export function collectionJobs(deps: {
             },
           },
           async (span) => {
-            try {
-              const outcome = await cycles.run(payload, signal);
-              span.setAttributes({
-                'weir.status': outcome.status,
-                'weir.pages': outcome.pages,
-                'weir.events': outcome.events,
-                'weir.capped': outcome.capped,
-              });
-              if (outcome.status === 'failed')
-                span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? 'failed' });
-            } catch (err) {
-              span.recordException(err as Error);
-              span.setStatus({ code: SpanStatusCode.ERROR });
-              throw err;
-            } finally {
-              span.end();
-            }
+            const outcome = await cycles.run(payload, signal);
+            span.setAttributes({
+              'weir.status': outcome.status,
+              'weir.pages': outcome.pages,
+              'weir.events': outcome.events,
+              'weir.capped': outcome.capped,
+            });
+            if (outcome.status === 'failed')
+              span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? 'failed' });
           },
         );
       },

@@ -7,6 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, startWorkerConsumers, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { ingestTarget } from '../../../test/support/ingest-target.js';
 import type { Consumer } from '../../platform/queue/port.js';
 
 type Json = Record<string, unknown>;
@@ -22,18 +23,7 @@ beforeAll(async () => {
   t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_INGEST_MAX_PENDING_BATCHES: '2' } });
   const org = await createOrganization(t, 'HEC org');
   admin = await createPrincipal(t, { role: 'admin', organizationId: org });
-  const row = await t.container.database.db
-    .insertInto('integrations')
-    .values({ organization_id: org, name: 'splunk forwarders', platform: 'custom', config: '{}' })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  integrationId = row.id;
-  const res = await t.app.inject({
-    method: 'POST',
-    url: `/api/ingest/integrations/${integrationId}/token`,
-    headers: admin.headers,
-  });
-  token = String(res.json<Json>().token);
+  ({ id: integrationId, token } = await ingestTarget(t, admin, org, { name: 'splunk forwarders' }));
 });
 afterAll(async () => {
   await Promise.all(consumers.map((c) => c.close()));

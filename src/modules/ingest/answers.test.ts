@@ -4,6 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { ingestTarget } from '../../../test/support/ingest-target.js';
 
 let t: TestApp;
 let admin: Principal;
@@ -13,17 +14,7 @@ beforeAll(async () => {
   t = await createTestApp({ captureLogs: true, env: { WEIR_TOKEN_RATE_LIMIT: '1000000' } });
   const org = await createOrganization(t, 'Answers');
   admin = await createPrincipal(t, { role: 'admin', organizationId: org });
-  const row = await t.container.database.db
-    .insertInto('integrations')
-    .values({ organization_id: org, name: 'answers', platform: 'custom', config: '{}' })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const res = await t.app.inject({
-    method: 'POST',
-    url: `/api/ingest/integrations/${row.id}/token`,
-    headers: admin.headers,
-  });
-  token = String(res.json<{ token: string }>().token);
+  ({ token } = await ingestTarget(t, admin, org, { name: 'answers' }));
 });
 afterAll(async () => t?.close());
 

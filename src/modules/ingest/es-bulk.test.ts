@@ -8,6 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal } from '../../../test/support/identity.js';
+import { failEnqueue, ingestTarget } from '../../../test/support/ingest-target.js';
 import { NORMALIZE_QUEUE, type IngestBatch } from '../../pipeline/envelope.js';
 import { streamOfIndex } from './es-bulk.js';
 
@@ -32,17 +33,7 @@ beforeAll(async () => {
   t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000', WEIR_INGEST_BATCH_MAX_EVENTS: '2' } });
   const org = await createOrganization(t, 'Org ES');
   const admin = await createPrincipal(t, { role: 'admin', organizationId: org });
-  const row = await t.container.database.db
-    .insertInto('integrations')
-    .values({ organization_id: org, name: 'shippers', platform: 'custom', config: '{}' })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const res = await t.app.inject({
-    method: 'POST',
-    url: `/api/ingest/integrations/${row.id}/token`,
-    headers: admin.headers,
-  });
-  token = String(res.json<Json>().token);
+  ({ token } = await ingestTarget(t, admin, org, { name: 'shippers' }));
   t.container.queue.consume<IngestBatch>(NORMALIZE_QUEUE, async (job) => {
     seen.set(job.id, job.payload);
   });
@@ -215,13 +206,7 @@ describe('_bulk', () => {
   });
 
   it('answers 429 for the items the queue could not take (so the client resends only those), 503 when none', async () => {
-    const queue = t.container.queue;
-    const original = queue.enqueue;
-    let calls = 0;
-    queue.enqueue = async function (this: typeof queue, ...args: Parameters<typeof original>) {
-      if (++calls > 1) throw new Error('queue down');
-      return original.apply(this, args);
-    } as typeof original;
+    const queue = failEnqueue(t, 1);
     try {
       const body = Array.from({ length: 5 }, (_, i) => `{"create":{"_index":"app"}}\n{"i":${i}}\n`).join('');
       const res = await bulk(body);
@@ -229,13 +214,13 @@ describe('_bulk', () => {
       const items = res.json<{ errors: boolean; items: Record<string, Item>[] }>().items.map((i) => i.create!);
       expect(items.map((i) => i.status)).toEqual([201, 201, 429, 429, 429]);
       expect(items[2]!.error?.type).toBe('es_rejected_execution_exception');
-      calls = 1;
+      queue.failAll();
       const none = await bulk(body);
       expect(none.statusCode).toBe(503);
       expect(none.headers['retry-after']).toBe('5');
       expect(none.json()).toMatchObject({ status: 503, error: { type: 'status_exception' } });
     } finally {
-      queue.enqueue = original;
+      queue.restore();
     }
   });
 });

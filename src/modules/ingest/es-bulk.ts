@@ -60,6 +60,11 @@ export interface BulkItem {
   error?: { status: number; type: string; reason: string };
 }
 
+/** An item answered 400 with Elasticsearch's error `type` and `reason`, its event not taken. */
+function refusedItem(action: string, index: string, id: string, type: string, reason: string): BulkItem {
+  return { action, index, id, error: { status: 400, type, reason } };
+}
+
 export interface ParsedBulk {
   items: BulkItem[];
   events: ProtocolEvent[];
@@ -125,29 +130,21 @@ export function parseBulk(body: Buffer, pathIndex: string | undefined): ParsedBu
       throw requestError(`The bulk request must be terminated by a newline [\\n]: action line [${i}] has no source`);
     }
     if (name === 'update' || name === 'delete') {
-      items.push({
-        action: name,
-        index,
-        id,
-        error: {
-          status: 400,
-          type: 'illegal_argument_exception',
-          reason: `Weir accepts index and create actions only: [${name}] is not supported (events are appended, not changed)`,
-        },
-      });
+      items.push(
+        refusedItem(
+          name,
+          index,
+          id,
+          'illegal_argument_exception',
+          `Weir accepts index and create actions only: [${name}] is not supported (events are appended, not changed)`,
+        ),
+      );
       continue;
     }
     if (!index) {
-      items.push({
-        action: name,
-        index,
-        id,
-        error: {
-          status: 400,
-          type: 'action_request_validation_exception',
-          reason: 'Validation Failed: 1: index is missing;',
-        },
-      });
+      items.push(
+        refusedItem(name, index, id, 'action_request_validation_exception', 'Validation Failed: 1: index is missing;'),
+      );
       continue;
     }
     const doc = source!.trim();
@@ -158,16 +155,15 @@ export function parseBulk(body: Buffer, pathIndex: string | undefined): ParsedBu
       parsed = undefined;
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      items.push({
-        action: name,
-        index,
-        id: id || generatedId(),
-        error: {
-          status: 400,
-          type: 'document_parsing_exception',
-          reason: `[1:1] failed to parse: the source of item ${items.length + 1} is not a JSON object`,
-        },
-      });
+      items.push(
+        refusedItem(
+          name,
+          index,
+          id || generatedId(),
+          'document_parsing_exception',
+          `[1:1] failed to parse: the source of item ${items.length + 1} is not a JSON object`,
+        ),
+      );
       continue;
     }
     items.push({ action: name, index, id: id || generatedId(), event: events.length });

@@ -8,7 +8,7 @@ import { Type } from 'typebox';
 import { isAppError } from '../../core/errors.js';
 import { route, type Api } from '../../platform/http/routes.js';
 import { bulkAnswer, ES_VERSION, esErrorBody, esToken, parseBulk, type ParsedBulk } from './es-bulk.js';
-import { contentLength, presentedToken, rawBodyScope } from './routes.js';
+import { presentedToken, rawBodyScope, requestBody } from './routes.js';
 import type { IngestService } from './service.js';
 
 export const ES_PREFIX = '/api/ingest/elasticsearch';
@@ -269,9 +269,7 @@ export function esBulkRoutes(app: Api, service: IngestService): void {
               const outcome = await service.receive(
                 {
                   token: credential(req.headers),
-                  contentEncoding: req.headers['content-encoding'],
-                  contentLength: contentLength(req.headers),
-                  body: req.body as Readable | undefined,
+                  ...requestBody(req),
                 },
                 (body) => {
                   parsed = parseBulk(body, pathIndex);

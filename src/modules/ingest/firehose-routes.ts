@@ -1,13 +1,12 @@
 // Weir as an Amazon Data Firehose HTTP endpoint destination: POST /api/ingest/firehose/{stream}
 // with the integration's ingestion token as the Firehose access key, answered as AWS's
 // "HTTP endpoint delivery request and response specifications" say (docs/inputs-firehose.md).
-import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { isAppError } from '../../core/errors.js';
 import { route, type Api } from '../../platform/http/routes.js';
 import { firehoseStream, parseFirehose } from './firehose.js';
-import { contentLength, rawBodyScope } from './routes.js';
+import { rawBodyScope, requestBody } from './routes.js';
 import type { IngestService } from './service.js';
 
 // errorMessage (the reason, on every answer but 200) is not listed as a property: the API
@@ -77,9 +76,7 @@ export function firehoseRoutes(app: Api, service: IngestService): void {
           const outcome = await service.receive(
             {
               token: header(req.headers['x-amz-firehose-access-key'])?.trim() || undefined,
-              contentEncoding: req.headers['content-encoding'],
-              contentLength: contentLength(req.headers),
-              body: req.body as Readable | undefined,
+              ...requestBody(req),
             },
             (body) => {
               const parsed = parseFirehose(body, stream);

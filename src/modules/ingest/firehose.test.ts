@@ -8,6 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal } from '../../../test/support/identity.js';
+import { failEnqueue, ingestTarget } from '../../../test/support/ingest-target.js';
 import { NORMALIZE_QUEUE, type IngestBatch } from '../../pipeline/envelope.js';
 
 type Json = Record<string, unknown>;
@@ -24,17 +25,7 @@ beforeAll(async () => {
   t = await createTestApp({ env: { WEIR_TOKEN_RATE_LIMIT: '1000000' } });
   const org = await createOrganization(t, 'Org FH');
   const admin = await createPrincipal(t, { role: 'admin', organizationId: org });
-  const row = await t.container.database.db
-    .insertInto('integrations')
-    .values({ organization_id: org, name: 'firehose', platform: 'custom', config: '{}' })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const res = await t.app.inject({
-    method: 'POST',
-    url: `/api/ingest/integrations/${row.id}/token`,
-    headers: admin.headers,
-  });
-  token = String(res.json<Json>().token);
+  ({ token } = await ingestTarget(t, admin, org, { name: 'firehose' }));
   t.container.queue.consume<IngestBatch>(NORMALIZE_QUEUE, async (job) => {
     seen.push(job.payload);
   });
@@ -186,18 +177,14 @@ describe('refusals, in the answer shape Firehose reads', () => {
   });
 
   it('answers 503 with Retry-After when the pipeline cannot take the records (Firehose resends the request)', async () => {
-    const queue = t.container.queue;
-    const original = queue.enqueue;
-    queue.enqueue = (async () => {
-      throw new Error('queue down');
-    }) as typeof original;
+    const queue = failEnqueue(t);
     try {
       const res = await deliver(REQUEST);
       expect(res.statusCode).toBe(503);
       expect(res.headers['retry-after']).toBe('5');
       expect(res.json()).toMatchObject({ requestId: REQUEST_ID });
     } finally {
-      queue.enqueue = original;
+      queue.restore();
     }
   });
 });

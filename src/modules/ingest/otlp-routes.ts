@@ -4,7 +4,6 @@
 // Each log record becomes one event of the token's integration. Answers follow the OTLP/HTTP
 // specification: 200 with ExportLogsServiceResponse (partial_success when records were
 // refused), 4xx/5xx with a google.rpc.Status in the request's encoding, Retry-After on 429/503.
-import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { AppError, isAppError } from '../../core/errors.js';
 import { decodeLogsJson, decodeLogsProtobuf, type OtlpLogs } from '../../pipeline/sources/otlp/logs.js';
@@ -16,7 +15,7 @@ import {
   type OtlpEncoding,
 } from '../../pipeline/sources/otlp/messages.js';
 import { route, type Api } from '../../platform/http/routes.js';
-import { contentLength, declaredContentType, presentedToken, rawBodyScope } from './routes.js';
+import { declaredContentType, presentedToken, rawBodyScope, requestBody } from './routes.js';
 import type { IngestService } from './service.js';
 
 /** The OTLP/HTTP default path, and the same under the API for an endpoint of <base>/api/ingest/otlp. */
@@ -84,9 +83,7 @@ export function otlpRoutes(app: Api, service: IngestService, options: { jsonMaxD
             const outcome = await service.receive(
               {
                 token: presentedToken(req.headers),
-                contentEncoding: req.headers['content-encoding'],
-                contentLength: contentLength(req.headers),
-                body: req.body as Readable | undefined,
+                ...requestBody(req),
               },
               (body) => {
                 decoded =

@@ -5,6 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/app.js';
 import { createOrganization, createPrincipal, type Principal } from '../../../test/support/identity.js';
+import { failEnqueue, ingestTarget } from '../../../test/support/ingest-target.js';
 import { isUuid } from '../../core/ids.js';
 import { NORMALIZE_JOB, NORMALIZE_QUEUE, type IngestBatch } from '../../pipeline/envelope.js';
 
@@ -27,27 +28,6 @@ beforeAll(async () => {
   adminA = await createPrincipal(t, { role: 'admin', organizationId: orgA });
 });
 afterAll(async () => t?.close());
-
-let n = 0;
-async function pushTarget(
-  app: TestApp,
-  admin: Principal,
-  organizationId: number,
-  platform = 'custom',
-): Promise<{ id: number; token: string }> {
-  const row = await app.container.database.db
-    .insertInto('integrations')
-    .values({ organization_id: organizationId, name: `push-${++n}`, platform, config: '{}' })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const res = await app.app.inject({
-    method: 'POST',
-    url: `/api/ingest/integrations/${row.id}/token`,
-    headers: admin.headers,
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return { id: row.id, token: String(res.json<Json>().token) };
-}
 
 function push(
   token: string,
@@ -82,7 +62,7 @@ async function jobs(ids: unknown): Promise<{ id: string; name: string; max_attem
 
 let target: { id: number; token: string };
 beforeAll(async () => {
-  target = await pushTarget(t, adminA, orgA);
+  target = await ingestTarget(t, adminA, orgA);
 });
 
 describe('accepting events', () => {
@@ -323,7 +303,7 @@ describe('authentication by the ingestion token', () => {
 
   it('answers 403 for an inactive integration or organization', async () => {
     const db = t.container.database.db;
-    const inactive = await pushTarget(t, adminA, orgA);
+    const inactive = await ingestTarget(t, adminA, orgA);
     await db.updateTable('integrations').set({ is_active: false }).where('id', '=', inactive.id).execute();
     const res = await push(inactive.token, '{"a":1}');
     expect(res.statusCode).toBe(403);
@@ -331,13 +311,13 @@ describe('authentication by the ingestion token', () => {
 
     const orgC = await createOrganization(t, 'Org C');
     const adminC = await createPrincipal(t, { role: 'admin', organizationId: orgC });
-    const inC = await pushTarget(t, adminC, orgC);
+    const inC = await ingestTarget(t, adminC, orgC);
     await db.updateTable('organizations').set({ is_active: false }).where('id', '=', orgC).execute();
     expect((await push(inC.token, '{"a":1}')).statusCode).toBe(403);
   });
 
   it('stops a cached token at once when its integration is forgotten after deactivation', async () => {
-    const other = await pushTarget(t, adminA, orgA);
+    const other = await ingestTarget(t, adminA, orgA);
     expect((await push(other.token, '{"a":1}')).statusCode).toBe(200); // cached now
     await t.container.database.db
       .updateTable('integrations')
@@ -351,13 +331,7 @@ describe('authentication by the ingestion token', () => {
 
 describe('durability when the queue fails', () => {
   it('reports the lines of the chunks that could not be enqueued (207), keeping those that were', async () => {
-    const queue = t.container.queue;
-    const original = queue.enqueue;
-    let calls = 0;
-    queue.enqueue = async function (this: typeof queue, ...args: Parameters<typeof original>) {
-      if (++calls > 1) throw new Error('queue down');
-      return original.apply(this, args);
-    } as typeof original;
+    const queue = failEnqueue(t, 1);
     try {
       const lines = Array.from({ length: 7 }, (_, i) => JSON.stringify({ i })).join('\n');
       const res = await push(target.token, `${lines}\n[]`);
@@ -379,23 +353,19 @@ describe('durability when the queue fails', () => {
         { i: 2 },
       ]);
     } finally {
-      queue.enqueue = original;
+      queue.restore();
     }
   });
 
   it('answers 503 with Retry-After when nothing could be enqueued', async () => {
-    const queue = t.container.queue;
-    const original = queue.enqueue;
-    queue.enqueue = (async () => {
-      throw new Error('queue down');
-    }) as typeof original;
+    const queue = failEnqueue(t);
     try {
       const res = await push(target.token, '{"a":1}');
       expect(res.statusCode).toBe(503);
       expect(res.headers['retry-after']).toBe('5');
       expect(res.json()).toMatchObject({ error: { code: 'dependency.unavailable' } });
     } finally {
-      queue.enqueue = original;
+      queue.restore();
     }
   });
 });
@@ -406,7 +376,7 @@ describe('backpressure', () => {
     try {
       const org = await createOrganization(s, 'Org S');
       const admin = await createPrincipal(s, { role: 'admin', organizationId: org });
-      const tgt = await pushTarget(s, admin, org);
+      const tgt = await ingestTarget(s, admin, org);
       expect((await push(tgt.token, '{"a":1}', {}, 'events', s)).statusCode).toBe(200);
       expect((await push(tgt.token, '{"a":2}', {}, 'events', s)).statusCode).toBe(200);
       const res = await push(tgt.token, '{"a":3}', {}, 'events', s);
@@ -427,7 +397,7 @@ describe('backpressure', () => {
     try {
       const org = await createOrganization(s, 'Org E');
       const admin = await createPrincipal(s, { role: 'admin', organizationId: org });
-      const tgt = await pushTarget(s, admin, org);
+      const tgt = await ingestTarget(s, admin, org);
       const lines = (n: number) => Array.from({ length: n }, (_, i) => JSON.stringify({ n: i })).join('\n');
       // No worker runs: the 1,200 events stay accepted and not yet normalized.
       expect((await push(tgt.token, lines(1200), {}, 'events', s)).statusCode).toBe(200);
@@ -452,7 +422,7 @@ describe('backpressure', () => {
     try {
       const org = await createOrganization(s, 'Org B');
       const admin = await createPrincipal(s, { role: 'admin', organizationId: org });
-      const tgt = await pushTarget(s, admin, org);
+      const tgt = await ingestTarget(s, admin, org);
       const slow = new PassThrough();
       const first = s.app.inject({
         method: 'POST',

@@ -17,7 +17,7 @@ import {
   StreamParams,
 } from './schema.js';
 import type { PushFormatChoice } from '../../pipeline/sources/push.js';
-import type { IngestService } from './service.js';
+import type { IngestService, ProtocolRequest } from './service.js';
 
 /** X-Ingest-Token wins (it can only mean an ingestion token); else Bearer, scheme in any case. */
 export function presentedToken(headers: IncomingHttpHeaders): string | undefined {
@@ -34,6 +34,18 @@ const declaredType = new WeakMap<object, string | undefined>();
 export function contentLength(headers: IncomingHttpHeaders): number | undefined {
   const v = headers['content-length'];
   return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
+}
+
+/** A raw-body route's request as the accept path reads it: the unread body and the headers framing it. */
+export function requestBody(req: {
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}): Pick<ProtocolRequest, 'body' | 'contentEncoding' | 'contentLength'> {
+  return {
+    contentEncoding: req.headers['content-encoding'],
+    contentLength: contentLength(req.headers),
+    body: req.body as Readable | undefined,
+  };
 }
 
 /**
@@ -153,9 +165,7 @@ export function ingestRoutes(app: Api, service: IngestService): void {
           ...(format ? { format } : {}),
           queryParameters: Object.keys(others),
           contentType: declaredContentType(req),
-          contentEncoding: req.headers['content-encoding'],
-          contentLength: contentLength(req.headers),
-          body: req.body as Readable | undefined,
+          ...requestBody(req),
         });
         reply.code(status);
         return result;

@@ -24,7 +24,7 @@ import { parseTextBody } from '../../pipeline/sources/text.js';
 import type { QueuePort } from '../../platform/queue/port.js';
 import { setAuditTarget } from '../audit/service.js';
 import { InflightBudget, pendingGauge, saturated } from './backpressure.js';
-import { bodyEncoding, checkMediaType, looksLikeGzip, readBody, tooManyEvents } from './body.js';
+import { bodyEncoding, checkMediaType, looksLikeGzip, readBody, tooManyEvents, type ReadBodyOptions } from './body.js';
 import { tracedAccept } from './trace.js';
 import type { ListenerStateRow } from '../syslog/store.js';
 import type { ConsumerStateRow } from '../buses/store.js';
@@ -236,6 +236,33 @@ export function createIngestService(deps: IngestServiceDeps) {
   }
 
   /**
+   * Admits the target, then reads the request's body under the push limits (gzip per
+   * Content-Encoding, the in-flight budget held until `use` has accepted what it holds).
+   */
+  async function admittedBody<T>(
+    target: PushTarget,
+    req: Pick<ProtocolRequest, 'body' | 'contentEncoding' | 'contentLength'>,
+    read: Pick<ReadBodyOptions, 'text' | 'linesAreNotEvents'>,
+    use: (body: Buffer, encoding: ReturnType<typeof bodyEncoding>) => Promise<T>,
+  ): Promise<T> {
+    const encoding = bodyEncoding(req.contentEncoding);
+    await admit(target);
+    const lease = budget.open();
+    try {
+      const body = await readBody(req.body, {
+        ...limits,
+        encoding,
+        contentLength: req.contentLength,
+        admit: lease.grow,
+        ...read,
+      });
+      return await use(body, encoding);
+    } finally {
+      lease.release();
+    }
+  }
+
+  /**
    * Accepts a protocol's decoded events: consecutive events of one stream go as batches of
    * that stream, in order; the first failure stops the rest (they are reported not accepted,
    * to be resent). Throws 503 when nothing was accepted.
@@ -287,23 +314,11 @@ export function createIngestService(deps: IngestServiceDeps) {
       decode: (body: Buffer, target: PushTarget) => ProtocolEvent[] | Promise<ProtocolEvent[]>,
     ): Promise<ProtocolOutcome> {
       const target = await tokens.verify({ token: req.token, session: false });
-      const encoding = bodyEncoding(req.contentEncoding);
-      await admit(target);
-      const lease = budget.open();
-      try {
-        const body = await readBody(req.body, {
-          ...limits,
-          encoding,
-          contentLength: req.contentLength,
-          admit: lease.grow,
-          linesAreNotEvents: true,
-        });
+      return admittedBody(target, req, { linesAreNotEvents: true }, async (body) => {
         const events = await decode(body, target);
         if (events.length > limits.maxEventsPerRequest) throw tooManyEvents(limits.maxEventsPerRequest, 'events');
-        return await acceptProtocolEvents(target, events);
-      } finally {
-        lease.release();
-      }
+        return acceptProtocolEvents(target, events);
+      });
     },
 
     /** Verifies an ingestion token a protocol carries (e.g. HEC's health check), without a body. */
@@ -338,18 +353,7 @@ export function createIngestService(deps: IngestServiceDeps) {
         );
       }
       checkMediaType(req.contentType);
-      const encoding = bodyEncoding(req.contentEncoding);
-      await admit(target);
-
-      const lease = budget.open();
-      try {
-        const body = await readBody(req.body, {
-          ...limits,
-          encoding,
-          contentLength: req.contentLength,
-          admit: lease.grow,
-          text,
-        });
+      return admittedBody(target, req, { text }, async (body, encoding) => {
         // Compressed data read as text would fail line by line with "invalid JSON": name the cause.
         if (encoding === 'identity' && looksLikeGzip(body)) {
           throw new AppError('ingest.undeclared_gzip', {
@@ -403,9 +407,7 @@ export function createIngestService(deps: IngestServiceDeps) {
           batch_ids: sent.batchIds,
           ...(ignored.length ? { ignored_parameters: ignored } : {}),
         };
-      } finally {
-        lease.release();
-      }
+      });
     },
 
     async createToken(actor: Actor, scope: Scope, integrationId: number) {

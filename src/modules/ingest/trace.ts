@@ -3,6 +3,7 @@
 // so the worker's `normalize.batch` span, the pass's stages and each destination's delivery
 // attempt become its descendants.
 import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { inSpan } from '../../platform/telemetry/index.js';
 
 export interface AcceptedChunks {
   batchIds: string[];
@@ -16,7 +17,8 @@ export function tracedAccept<T extends AcceptedChunks>(
   accept: () => Promise<T>,
 ): Promise<T> {
   if (!tracer) return accept();
-  return tracer.startActiveSpan(
+  return inSpan(
+    tracer,
     'ingest.accept',
     {
       attributes: {
@@ -26,19 +28,11 @@ export function tracedAccept<T extends AcceptedChunks>(
       },
     },
     async (span) => {
-      try {
-        const out = await accept();
-        span.setAttributes({ 'weir.batches': out.batchIds.length, 'weir.accepted': out.events });
-        if (out.failedFrom !== undefined)
-          span.setStatus({ code: SpanStatusCode.ERROR, message: 'not every batch was accepted' });
-        return out;
-      } catch (err) {
-        span.recordException(err as Error);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        throw err;
-      } finally {
-        span.end();
-      }
+      const out = await accept();
+      span.setAttributes({ 'weir.batches': out.batchIds.length, 'weir.accepted': out.events });
+      if (out.failedFrom !== undefined)
+        span.setStatus({ code: SpanStatusCode.ERROR, message: 'not every batch was accepted' });
+      return out;
     },
   );
 }

@@ -1,8 +1,8 @@
 // The worker side of normalization: the handler of ingest batches (NORMALIZE_QUEUE) and
 // the housekeeping beat schedules (quarantine retention, raw-sample trimming).
-import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import type { Clock } from '../../core/clock.js';
-import { extractTraceContext } from '../../platform/telemetry/index.js';
+import { extractTraceContext, inSpan } from '../../platform/telemetry/index.js';
 import { NORMALIZE_JOB, NORMALIZE_QUEUE, type IngestBatch } from '../../pipeline/envelope.js';
 import type { BeatTask, JobRegistration, NoPayload } from '../../platform/queue/jobs.js';
 import { defineJobs, type JobQueue } from '../queues.js';
@@ -54,7 +54,8 @@ export function normalizeJobs(deps: {
       [NORMALIZE_JOB]: async (job) => {
         const batch = job.payload;
         // The span continues the trace of the request that accepted the batch.
-        await tracer.startActiveSpan(
+        await inSpan(
+          tracer,
           'normalize.batch',
           {
             attributes: {
@@ -64,24 +65,16 @@ export function normalizeJobs(deps: {
               'weir.events': batch.events.length,
             },
           },
-          extractTraceContext(batch.trace),
           async (span) => {
-            try {
-              const outcome = await service.normalize(batch);
-              span.setAttributes({
-                'weir.normalized': outcome.normalized,
-                'weir.flagged': outcome.flagged,
-                'weir.quarantined': outcome.quarantined,
-                'weir.duplicate': outcome.duplicate,
-              });
-            } catch (err) {
-              span.recordException(err as Error);
-              span.setStatus({ code: SpanStatusCode.ERROR });
-              throw err;
-            } finally {
-              span.end();
-            }
+            const outcome = await service.normalize(batch);
+            span.setAttributes({
+              'weir.normalized': outcome.normalized,
+              'weir.flagged': outcome.flagged,
+              'weir.quarantined': outcome.quarantined,
+              'weir.duplicate': outcome.duplicate,
+            });
           },
+          extractTraceContext(batch.trace),
         );
       },
     },

@@ -1,6 +1,6 @@
-// What the HTTP-family sinks (webhook, Splunk HEC, Elasticsearch) share: one guarded pool per
+// What the HTTP-family sinks (webhook, Splunk HEC, Elasticsearch, OTLP) share: one guarded pool per
 // sink (platform/net/http.ts), HTTP status and NetError → DeliveryError mapping, gzip, and the
-// timing/catching wrapper of test().
+// timing/catching wrapper of test(), the sink's lazily built pool and its closing (httpSink).
 import { promisify } from 'node:util';
 import { gzip as gzipCb, constants as zlibConstants } from 'node:zlib';
 import { Type } from 'typebox';
@@ -10,11 +10,30 @@ import { redactAndCut, type Redactor } from '../../core/redaction.js';
 import { timeoutError as netTimeout, toNetError } from '../../platform/net/errors.js';
 import { createGuardedPool, readBody } from '../../platform/net/http.js';
 import { parseRetryAfter } from '../../platform/net/retry.js';
-import { DeliveryError, deliveryErrorIn, fromNetError, type SinkContext, type TestResult } from './types.js';
+import {
+  DeliveryError,
+  deliveryErrorIn,
+  fromNetError,
+  type Sink,
+  type SinkBatch,
+  type SinkContext,
+  type SinkResult,
+  type TestResult,
+} from './types.js';
 
 const gzipAsync = promisify(gzipCb);
 
 export const USER_AGENT = 'Weir-Delivery/1';
+
+/** The `url` config field of an HTTP-family type: an http:// or https:// URL. */
+export function HttpUrlField(description: string) {
+  return Type.String({
+    pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+    errorMessage: { pattern: 'must be an http:// or https:// URL' },
+    maxLength: 2048,
+    description,
+  });
+}
 
 /** Config fields every HTTP-family type accepts for TLS. */
 export const TlsConfigFields = {
@@ -88,6 +107,14 @@ export interface HttpPoolOptions {
   ca?: string;
   /** Most sockets to the origin (the lane's concurrency bounds real use). */
   connections?: number;
+}
+
+/** The pool options of TlsConfigFields as the config holds them. */
+export function tlsOptions(config: Record<string, unknown>): HttpPoolOptions {
+  return {
+    rejectUnauthorized: config.tls_reject_unauthorized !== false,
+    ca: typeof config.tls_ca === 'string' && config.tls_ca ? config.tls_ca : undefined,
+  };
 }
 
 /** A keep-alive pool to the URL's origin, every connection through the SSRF guard (platform/net). */
@@ -229,7 +256,7 @@ export function gzip(body: string | Buffer): Promise<Buffer> {
 
 /** Runs a connection check: measures it and turns any failure into ok false (test() never throws). */
 export async function timedTest(
-  check: () => Promise<{ ok: boolean; detail: string; error_kind?: TestResult['error_kind'] }>,
+  check: () => Promise<CheckResult>,
   signal: AbortSignal,
   redact: Redactor,
 ): Promise<TestResult> {
@@ -284,4 +311,33 @@ export function lazy<T>(build: () => T): Lazy<T> {
   }) as Lazy<T>;
   get.peek = () => (built && !error ? value : undefined);
   return get;
+}
+
+/** What an HTTP sink's connection check returns (timedTest measures and catches it). */
+export type CheckResult = { ok: boolean; detail: string; error_kind?: TestResult['error_kind'] };
+
+/**
+ * An HTTP-family sink around its prepared settings and pool: built on first use (a config
+ * error surfaces on each send and test), the connection check measured by timedTest, the pool
+ * closed on close() when it was ever built.
+ */
+export function httpSink<P extends { pool: Pool }>(
+  ctx: SinkContext,
+  prepare: (ctx: SinkContext) => P,
+  parts: {
+    send(p: P, batch: SinkBatch, signal: AbortSignal): Promise<SinkResult>;
+    check(p: P, signal: AbortSignal): Promise<CheckResult>;
+  },
+): Sink {
+  const prepared = lazy(() => prepare(ctx));
+  return {
+    async send(batch, signal) {
+      return parts.send(prepared(), batch, signal);
+    },
+    test: (signal) => timedTest(() => parts.check(prepared(), signal), signal, ctx.redact),
+    async close() {
+      const p = prepared.peek();
+      if (p) await closePool(p.pool);
+    },
+  };
 }

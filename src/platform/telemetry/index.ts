@@ -8,9 +8,12 @@ import {
   isSpanContextValid,
   propagation,
   ProxyTracerProvider,
+  SpanStatusCode,
   trace,
   type Context,
   type Meter,
+  type Span,
+  type SpanOptions,
   type Tracer,
 } from '@opentelemetry/api';
 import type { Logger } from 'pino';
@@ -93,6 +96,31 @@ export function extractTraceContext(
   ctx: Context = context.active(),
 ): Context {
   return carrier ? propagation.extract(ctx, carrier) : ctx;
+}
+
+/**
+ * Runs `fn` in an active span named `name` (under `parent`, else the active context): an
+ * exception it throws is recorded on the span, with status ERROR, and thrown on; the span
+ * ends when `fn` settles.
+ */
+export function inSpan<T>(
+  tracer: Tracer,
+  name: string,
+  options: SpanOptions,
+  fn: (span: Span) => Promise<T>,
+  parent: Context = context.active(),
+): Promise<T> {
+  return tracer.startActiveSpan(name, options, parent, async (span) => {
+    try {
+      return await fn(span);
+    } catch (err) {
+      span.recordException(err as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
 }
 
 /** Telemetry that does nothing: the API's no-op meter, a tracer that never records. */

@@ -5,7 +5,7 @@ import {
   type FakeEs,
   type FakeEsOptions,
 } from '../../../../test/support/fake-elasticsearch.js';
-import { ocsfEvents, sinkBatch, sinkContext } from '../../../../test/support/sink-batch.js';
+import { ocsfEvents, sinkBatch, sinkContext, failure } from '../../../../test/support/sink-batch.js';
 import { startWebhookReceiver, TEST_TLS } from '../../../../test/support/webhook-receiver.js';
 import { DeliveryError, type Sink } from '../types.js';
 import { bulkBody, indexNamer } from './bulk.js';
@@ -31,15 +31,6 @@ function sink(
   const s = elasticsearchSink.create(sinkContext({ config, credential, allowCidrs, type: elasticsearchSink }));
   cleanups.push(() => s.close());
   return s;
-}
-
-async function failure(p: Promise<unknown>): Promise<DeliveryError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DeliveryError);
-  return err as DeliveryError;
 }
 
 describe('elasticsearch sink', () => {

@@ -2,15 +2,14 @@ import type { Pool } from 'undici';
 import { credentialString, type Credential } from '../../../core/credentials.js';
 import type { Redactor, SecretValue } from '../../../core/redaction.js';
 import {
-  closePool,
   createHttpPool,
   gzip,
   httpRequest,
-  lazy,
+  httpSink,
   parseHttpUrl,
   shortAnswer,
   statusError,
-  timedTest,
+  tlsOptions,
   type HttpAnswer,
 } from '../http-common.js';
 import { DeliveryError, type Sink, type SinkBatch, type SinkContext, type SinkResult } from '../types.js';
@@ -115,10 +114,7 @@ function prepare(ctx: SinkContext): Prepared {
   const dataStream = c.data_stream === true;
   if (dataStream) checkDataStreamIndex(template);
   return {
-    pool: createHttpPool(ctx, url, {
-      rejectUnauthorized: c.tls_reject_unauthorized !== false,
-      ca: typeof c.tls_ca === 'string' && c.tls_ca ? c.tls_ca : undefined,
-    }),
+    pool: createHttpPool(ctx, url, tlsOptions(c)),
     bulkPath: `${base}/_bulk?${query.toString()}`,
     rootPath: `${base}/`,
     headers: auth ? { authorization: auth } : {},
@@ -227,7 +223,6 @@ function requestError(answer: HttpAnswer, redact: Redactor): DeliveryError {
 }
 
 export function createBulkSink(ctx: SinkContext): Sink {
-  const prepared = lazy(() => prepare(ctx));
   const redact = ctx.redact;
   let templateReady = false;
 
@@ -252,9 +247,8 @@ export function createBulkSink(ctx: SinkContext): Sink {
     templateReady = true;
   }
 
-  return {
-    async send(batch: SinkBatch, signal: AbortSignal): Promise<SinkResult> {
-      const p = prepared();
+  return httpSink(ctx, prepare, {
+    async send(p, batch, signal) {
       if (batch.lines.length === 0) return {};
       await putTemplate(p, signal);
       const text = bulkBody(batch, p);
@@ -277,45 +271,33 @@ export function createBulkSink(ctx: SinkContext): Sink {
       throw requestError(answer, redact);
     },
 
-    test(signal: AbortSignal) {
-      return timedTest(
-        async () => {
-          const p = prepared();
-          const answer = await httpRequest(p.pool, { method: 'GET', path: p.rootPath, headers: p.headers, signal });
-          if (answer.status !== 200) {
-            const e = requestError(answer, redact);
-            return { ok: false, detail: `GET ${p.display}/ answered ${e.message}`, error_kind: e.kind };
-          }
-          let info: { cluster_name?: string; version?: { number?: string; distribution?: string } };
-          try {
-            info = JSON.parse(answer.text) as typeof info;
-          } catch {
-            return {
-              ok: false,
-              detail: `${p.display} answered 200 but not like Elasticsearch or OpenSearch`,
-              error_kind: 'protocol',
-            };
-          }
-          if (!info.version?.number)
-            return {
-              ok: false,
-              detail: `${p.display} answered 200 but not like Elasticsearch or OpenSearch`,
-              error_kind: 'protocol',
-            };
-          const product = info.version.distribution === 'opensearch' ? 'OpenSearch' : 'Elasticsearch';
-          return {
-            ok: true,
-            detail: `cluster "${info.cluster_name ?? '?'}" answered: ${product} ${info.version.number}`,
-          };
-        },
-        signal,
-        redact,
-      );
+    async check(p, signal) {
+      const answer = await httpRequest(p.pool, { method: 'GET', path: p.rootPath, headers: p.headers, signal });
+      if (answer.status !== 200) {
+        const e = requestError(answer, redact);
+        return { ok: false, detail: `GET ${p.display}/ answered ${e.message}`, error_kind: e.kind };
+      }
+      let info: { cluster_name?: string; version?: { number?: string; distribution?: string } };
+      try {
+        info = JSON.parse(answer.text) as typeof info;
+      } catch {
+        return {
+          ok: false,
+          detail: `${p.display} answered 200 but not like Elasticsearch or OpenSearch`,
+          error_kind: 'protocol',
+        };
+      }
+      if (!info.version?.number)
+        return {
+          ok: false,
+          detail: `${p.display} answered 200 but not like Elasticsearch or OpenSearch`,
+          error_kind: 'protocol',
+        };
+      const product = info.version.distribution === 'opensearch' ? 'OpenSearch' : 'Elasticsearch';
+      return {
+        ok: true,
+        detail: `cluster "${info.cluster_name ?? '?'}" answered: ${product} ${info.version.number}`,
+      };
     },
-
-    async close() {
-      const p = prepared.peek();
-      if (p) await closePool(p.pool);
-    },
-  };
+  });
 }

@@ -2,19 +2,14 @@
 // the envelope id as `_id`, so a redelivered event finds its earlier copy instead of doubling.
 import { Type } from 'typebox';
 import { credentialStrings } from '../../../core/credentials.js';
-import { TlsConfigFields } from '../http-common.js';
+import { HttpUrlField, TlsConfigFields } from '../http-common.js';
 import { basicPair } from '../secrets.js';
 import { urlTarget, type SinkType } from '../types.js';
 import { apiKeyParts, createBulkSink } from './bulk.js';
 
 export const EsConfigSchema = Type.Object(
   {
-    url: Type.String({
-      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
-      errorMessage: { pattern: 'must be an http:// or https:// URL' },
-      maxLength: 2048,
-      description: 'Base URL of the cluster, for example https://es.example.com:9200',
-    }),
+    url: HttpUrlField('Base URL of the cluster, for example https://es.example.com:9200'),
     index: Type.String({
       default: 'ocsf-events',
       minLength: 1,

@@ -3,7 +3,7 @@
 // on. How a receiver verifies the signature: docs in the `hmac_secret` description below.
 import { Type } from 'typebox';
 import { credentialStrings } from '../../../core/credentials.js';
-import { TlsConfigFields } from '../http-common.js';
+import { HttpUrlField, TlsConfigFields } from '../http-common.js';
 import { basicPair } from '../secrets.js';
 import { urlTarget, type SinkType } from '../types.js';
 import { createWebhookSink } from './webhook.js';
@@ -12,12 +12,7 @@ const HEADER_NAME = "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$";
 
 export const HttpConfigSchema = Type.Object(
   {
-    url: Type.String({
-      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
-      errorMessage: { pattern: 'must be an http:// or https:// URL' },
-      maxLength: 2048,
-      description: 'Where batches are sent: an http:// or https:// URL (path and query kept)',
-    }),
+    url: HttpUrlField('Where batches are sent: an http:// or https:// URL (path and query kept)'),
     method: Type.Union([Type.Literal('POST'), Type.Literal('PUT')], {
       default: 'POST',
       description: 'HTTP method of each delivery',

@@ -2,10 +2,10 @@ import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ocsfEvents, sinkBatch, sinkContext } from '../../../../test/support/sink-batch.js';
+import { ocsfEvents, sinkBatch, sinkContext, failure } from '../../../../test/support/sink-batch.js';
 import { startWebhookReceiver, TEST_TLS, type WebhookReceiver } from '../../../../test/support/webhook-receiver.js';
 import type { Credential } from '../../../core/credentials.js';
-import { DeliveryError, type Sink } from '../types.js';
+import type { Sink } from '../types.js';
 import { httpSink } from './index.js';
 import { batchId, signature } from './webhook.js';
 
@@ -24,15 +24,6 @@ function sink(config: Record<string, unknown>, credential: Credential | null = n
   const s = httpSink.create(sinkContext({ config, credential, allowCidrs, type: httpSink }));
   cleanups.push(() => s.close());
   return s;
-}
-
-async function failure(p: Promise<unknown>): Promise<DeliveryError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DeliveryError);
-  return err as DeliveryError;
 }
 
 /** A server that answers every request with the given status, headers and body. */

@@ -2,19 +2,18 @@ import { createHash, createHmac } from 'node:crypto';
 import type { Pool } from 'undici';
 import {
   checkHeaders,
-  closePool,
   createHttpPool,
   gzip,
   httpRequest,
-  lazy,
+  httpSink,
   parseHttpUrl,
   probeVerdict,
   statusError,
-  timedTest,
+  tlsOptions,
   type HttpAnswer,
 } from '../http-common.js';
 import { credentialString } from '../../../core/credentials.js';
-import type { Sink, SinkBatch, SinkContext, SinkResult } from '../types.js';
+import type { Sink, SinkContext } from '../types.js';
 
 /** Stable for a resend of the same events: receivers deduplicate on it. */
 export function batchId(ids: readonly string[]): string {
@@ -58,10 +57,7 @@ function prepare(ctx: SinkContext): Prepared {
   const hmacSecret = credentialString(cred, 'hmac_secret');
   const format = c.format === 'json' ? 'json' : 'ndjson';
   return {
-    pool: createHttpPool(ctx, url, {
-      rejectUnauthorized: c.tls_reject_unauthorized !== false,
-      ca: typeof c.tls_ca === 'string' ? c.tls_ca : undefined,
-    }),
+    pool: createHttpPool(ctx, url, tlsOptions(c)),
     path: `${url.pathname}${url.search}`,
     method: c.method === 'PUT' ? 'PUT' : 'POST',
     format,
@@ -83,11 +79,8 @@ function signedHeaders(p: Prepared, body: string | Buffer, extra: Record<string,
 }
 
 export function createWebhookSink(ctx: SinkContext): Sink {
-  const prepared = lazy(() => prepare(ctx));
-
-  return {
-    async send(batch: SinkBatch, signal: AbortSignal): Promise<SinkResult> {
-      const p = prepared();
+  return httpSink(ctx, prepare, {
+    async send(p, batch, signal) {
       const text = webhookBody(batch.lines, p.format);
       const body = p.gzip ? await gzip(text) : text;
       const extra: Record<string, string> = {
@@ -108,34 +101,22 @@ export function createWebhookSink(ctx: SinkContext): Sink {
       throw statusError(answer, ctx.redact);
     },
 
-    test(signal: AbortSignal) {
-      return timedTest(
-        async () => {
-          const p = prepared();
-          let answer: HttpAnswer | undefined;
-          let method: 'HEAD' | 'OPTIONS' | 'GET' = 'HEAD';
-          // Servers that only accept POST answer HEAD with 405 or 501: try the other safe methods.
-          for (const m of ['HEAD', 'OPTIONS', 'GET'] as const) {
-            method = m;
-            answer = await httpRequest(p.pool, {
-              method: m,
-              path: p.path,
-              headers: signedHeaders(p, '', {}),
-              signal,
-              maxBytes: 4096,
-            });
-            if (answer.status !== 405 && answer.status !== 501) break;
-          }
-          return probeVerdict(answer as HttpAnswer, `${method} ${p.display}`, ctx.redact);
-        },
-        signal,
-        ctx.redact,
-      );
+    async check(p, signal) {
+      let answer: HttpAnswer | undefined;
+      let method: 'HEAD' | 'OPTIONS' | 'GET' = 'HEAD';
+      // Servers that only accept POST answer HEAD with 405 or 501: try the other safe methods.
+      for (const m of ['HEAD', 'OPTIONS', 'GET'] as const) {
+        method = m;
+        answer = await httpRequest(p.pool, {
+          method: m,
+          path: p.path,
+          headers: signedHeaders(p, '', {}),
+          signal,
+          maxBytes: 4096,
+        });
+        if (answer.status !== 405 && answer.status !== 501) break;
+      }
+      return probeVerdict(answer as HttpAnswer, `${method} ${p.display}`, ctx.redact);
     },
-
-    async close() {
-      const p = prepared.peek();
-      if (p) await closePool(p.pool);
-    },
-  };
+  });
 }

@@ -6,6 +6,7 @@ import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jets
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Type } from 'typebox';
 import { credentialString } from '../../../core/credentials.js';
+import { sharedConnection } from '../connection.js';
 import { timedTest } from '../http-common.js';
 import {
   DeliveryError,
@@ -86,9 +87,7 @@ export function createNatsSink(ctx: SinkContext): Sink {
   const c = ctx.config;
   const subject = typeof c.subject === 'string' ? c.subject : '';
   const timeout = typeof c.timeout_ms === 'number' ? c.timeout_ms : 5000;
-  let current: Promise<{ nc: NatsConnection; js: JetStreamClient }> | undefined;
-
-  async function open() {
+  async function open(forget: () => void): Promise<{ nc: NatsConnection; js: JetStreamClient }> {
     const servers: string[] = [];
     for (const s of Array.isArray(c.servers) ? c.servers : []) {
       const h = typeof s === 'string' ? hostOf(s) : undefined;
@@ -106,19 +105,16 @@ export function createNatsSink(ctx: SinkContext): Sink {
       ...(typeof c.user === 'string' ? { user: c.user, pass: password ?? '' } : {}),
       ...(token ? { token } : {}),
     });
-    void nc.closed().then(() => {
-      current = undefined;
-    });
+    void nc.closed().then(forget);
     return { nc, js: jetstream(nc, { timeout }) };
   }
 
-  function connection() {
-    current ??= open().catch((err: unknown) => {
-      current = undefined;
-      throw natsError(err, ctx.redact);
-    });
-    return current;
-  }
+  const shared = sharedConnection(
+    open,
+    (err) => natsError(err, ctx.redact),
+    ({ nc }) => nc.close(),
+  );
+  const connection = shared.get;
 
   return {
     async send(batch, signal) {
@@ -158,12 +154,7 @@ export function createNatsSink(ctx: SinkContext): Sink {
         ctx.redact,
       );
     },
-    async close() {
-      const open = current;
-      current = undefined;
-      const conn = await open?.catch(() => undefined);
-      await conn?.nc.close().catch(() => undefined);
-    },
+    close: shared.close,
   };
 }
 

@@ -1,7 +1,7 @@
 // Destination type `otlp`: OCSF events as OpenTelemetry log records over OTLP/HTTP (protobuf,
 // gzip) to a collector or any OTLP logs receiver (docs/destinations-otlp.md).
 import { Type } from 'typebox';
-import { TlsConfigFields } from '../http-common.js';
+import { HttpUrlField, TlsConfigFields } from '../http-common.js';
 import { urlTarget, type SinkType } from '../types.js';
 import { createOtlpSink } from './sink.js';
 
@@ -13,13 +13,9 @@ const HeaderName = Type.String({
 
 export const OtlpConfigSchema = Type.Object(
   {
-    url: Type.String({
-      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
-      errorMessage: { pattern: 'must be an http:// or https:// URL' },
-      maxLength: 2048,
-      description:
-        'The logs endpoint, used as is (like OTEL_EXPORTER_OTLP_LOGS_ENDPOINT): for a collector, http://collector:4318/v1/logs',
-    }),
+    url: HttpUrlField(
+      'The logs endpoint, used as is (like OTEL_EXPORTER_OTLP_LOGS_ENDPOINT): for a collector, http://collector:4318/v1/logs',
+    ),
     body: Type.Union([Type.Literal('kvlist'), Type.Literal('json')], {
       default: 'kvlist',
       description:

@@ -8,18 +8,17 @@ import type { Redactor } from '../../../core/redaction.js';
 import { ExportLogsServiceResponse, RpcStatus } from '../../sources/otlp/messages.js';
 import {
   checkHeaders,
-  closePool,
   createHttpPool,
   gzip,
   httpRequest,
-  lazy,
+  httpSink,
   parseHttpUrl,
   shortAnswer,
   statusError,
-  timedTest,
+  tlsOptions,
   type HttpAnswer,
 } from '../http-common.js';
-import { DeliveryError, type Sink, type SinkBatch, type SinkContext, type SinkResult } from '../types.js';
+import { DeliveryError, type Sink, type SinkContext } from '../types.js';
 import { emptyLogsRequest, encodeLogs, type RecordSettings } from './records.js';
 
 interface Prepared {
@@ -43,10 +42,7 @@ function prepare(ctx: SinkContext): Prepared {
   if (bearer) headers.authorization = `Bearer ${bearer}`;
   const attrs = c.resource_attributes;
   return {
-    pool: createHttpPool(ctx, url, {
-      rejectUnauthorized: c.tls_reject_unauthorized !== false,
-      ca: typeof c.tls_ca === 'string' ? c.tls_ca : undefined,
-    }),
+    pool: createHttpPool(ctx, url, tlsOptions(c)),
     path: `${url.pathname}${url.search}`,
     headers,
     gzip: c.gzip !== false,
@@ -116,12 +112,9 @@ async function post(p: Prepared, body: Uint8Array, signal: AbortSignal): Promise
 }
 
 export function createOtlpSink(ctx: SinkContext): Sink {
-  const prepared = lazy(() => prepare(ctx));
   const redact = ctx.redact;
-
-  return {
-    async send(batch: SinkBatch, signal: AbortSignal): Promise<SinkResult> {
-      const p = prepared();
+  return httpSink(ctx, prepare, {
+    async send(p, batch, signal) {
       if (batch.lines.length === 0) return {};
       const answer = await post(p, encodeLogs(batch, p.settings, Date.now()), signal);
       if (answer.status < 200 || answer.status >= 300) throw failure(answer, redact);
@@ -138,27 +131,12 @@ export function createOtlpSink(ctx: SinkContext): Sink {
       return { rejected: batch.ids.map((_, index) => ({ index, reason, statusCode: answer.status })) };
     },
 
-    test(signal: AbortSignal) {
-      return timedTest(
-        async () => {
-          const p = prepared();
-          const answer = await post(p, emptyLogsRequest(), signal);
-          if (answer.status >= 200 && answer.status < 300)
-            return {
-              ok: true,
-              detail: `POST ${p.display} (an empty ExportLogsServiceRequest) answered ${answer.status}`,
-            };
-          const e = failure(answer, redact);
-          return { ok: false, detail: `POST ${p.display} answered ${e.message}`, error_kind: e.kind };
-        },
-        signal,
-        redact,
-      );
+    async check(p, signal) {
+      const answer = await post(p, emptyLogsRequest(), signal);
+      if (answer.status >= 200 && answer.status < 300)
+        return { ok: true, detail: `POST ${p.display} (an empty ExportLogsServiceRequest) answered ${answer.status}` };
+      const e = failure(answer, redact);
+      return { ok: false, detail: `POST ${p.display} answered ${e.message}`, error_kind: e.kind };
     },
-
-    async close() {
-      const p = prepared.peek();
-      if (p) await closePool(p.pool);
-    },
-  };
+  });
 }

@@ -7,6 +7,7 @@
 import amqp, { type ChannelModel, type ConfirmChannel, type Message } from 'amqplib';
 import { Type } from 'typebox';
 import { credentialString } from '../../../core/credentials.js';
+import { sharedConnection } from '../connection.js';
 import { timedTest } from '../http-common.js';
 import { DeliveryError, urlTarget, type Sink, type SinkContext, type SinkResult, type SinkType } from '../types.js';
 
@@ -60,9 +61,7 @@ export function createRabbitSink(ctx: SinkContext): Sink {
   const c = ctx.config;
   const exchange = typeof c.exchange === 'string' ? c.exchange : '';
   const routingKey = typeof c.routing_key === 'string' ? c.routing_key : '';
-  let current: Promise<Connection> | undefined;
-
-  async function open(): Promise<Connection> {
+  async function open(forget: () => void): Promise<Connection> {
     if (typeof c.url !== 'string') throw new DeliveryError('config', 'url is required');
     const url = new URL(c.url);
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -75,9 +74,6 @@ export function createRabbitSink(ctx: SinkContext): Sink {
       servername: host,
       clientProperties: { connection_name: `weir destination ${ctx.destinationId}` },
     });
-    const forget = () => {
-      current = undefined;
-    };
     conn.on('error', forget);
     conn.on('close', forget);
     const ch = await conn.createConfirmChannel();
@@ -91,13 +87,12 @@ export function createRabbitSink(ctx: SinkContext): Sink {
     return { conn, ch, returned };
   }
 
-  function connection(): Promise<Connection> {
-    current ??= open().catch((err: unknown) => {
-      current = undefined;
-      throw connectionError(err, ctx.redact);
-    });
-    return current;
-  }
+  const shared = sharedConnection(
+    open,
+    (err) => connectionError(err, ctx.redact),
+    ({ conn }) => conn.close(),
+  );
+  const connection = shared.get;
 
   return {
     async send(batch, signal) {
@@ -157,12 +152,7 @@ export function createRabbitSink(ctx: SinkContext): Sink {
         ctx.redact,
       );
     },
-    async close() {
-      const open = current;
-      current = undefined;
-      const conn = await open?.catch(() => undefined);
-      await conn?.conn.close().catch(() => undefined);
-    },
+    close: shared.close,
   };
 }
 

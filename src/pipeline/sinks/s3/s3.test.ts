@@ -5,12 +5,12 @@ import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { arrayBufferOf, startFakeS3, type FakeS3 } from '../../../../test/support/fake-s3.js';
-import { ocsfEvents, sinkBatch } from '../../../../test/support/sink-batch.js';
+import { ocsfEvents, sinkBatch, failure } from '../../../../test/support/sink-batch.js';
 import { createLogger } from '../../../platform/logger.js';
 import { createNetPolicy } from '../../../platform/net/ssrf.js';
 import type { NetPolicy } from '../../../platform/net/policy.js';
 import { destinationRedactor } from '../secrets.js';
-import { DeliveryError, type Sink } from '../types.js';
+import type { Sink } from '../types.js';
 import { s3SinkType } from './index.js';
 
 const KEY = { access_key_id: 'AKIDWEIRTEST0001', secret_access_key: 'weir-secret-key-0123456789' };
@@ -72,15 +72,6 @@ const at = Date.UTC(2024, 0, 15, 12, 34, 56, 789);
 /** A batch whose envelope ids are UUIDv7 created at `at` (+i ms), as Weir's are. */
 const v7Batch = (events: Record<string, unknown>[], base = at) =>
   sinkBatch(events, { ids: events.map((_, i) => uuidv7({ msecs: base + i })) });
-
-async function failure(p: Promise<unknown>): Promise<DeliveryError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DeliveryError);
-  return err as DeliveryError;
-}
 
 describe('ndjson_gz', () => {
   it('writes one gzipped NDJSON object per batch, keyed by the ids, and a resend overwrites it', async () => {

@@ -10,9 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, startWorkerConsumers, type TestApp } from '../../../../test/support/app.js';
 import { createOrganization, createPrincipal } from '../../../../test/support/identity.js';
-import { ocsfEvents, sinkBatch, sinkContext } from '../../../../test/support/sink-batch.js';
+import { ocsfEvents, sinkBatch, sinkContext, failure } from '../../../../test/support/sink-batch.js';
 import type { Consumer } from '../../../platform/queue/port.js';
-import { DeliveryError, type Sink } from '../types.js';
+import type { Sink } from '../types.js';
 import { splunkHecSink } from './index.js';
 
 const sinks: Sink[] = [];
@@ -26,15 +26,6 @@ function sink(url: string, token: string, config: Record<string, unknown> = {}):
   );
   sinks.push(s);
   return s;
-}
-
-async function failure(p: Promise<unknown>): Promise<DeliveryError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DeliveryError);
-  return err as DeliveryError;
 }
 
 afterAll(async () => {

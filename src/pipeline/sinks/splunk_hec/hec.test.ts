@@ -1,8 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeHec, splitConcatenated, type FakeHec } from '../../../../test/support/fake-hec.js';
-import { ocsfEvents, sinkBatch, sinkBatchFromLines, sinkContext } from '../../../../test/support/sink-batch.js';
+import {
+  ocsfEvents,
+  sinkBatch,
+  sinkBatchFromLines,
+  sinkContext,
+  failure,
+} from '../../../../test/support/sink-batch.js';
 import { startWebhookReceiver, TEST_TLS } from '../../../../test/support/webhook-receiver.js';
-import { DeliveryError, type Sink } from '../types.js';
+import type { Sink } from '../types.js';
 import { hecBody } from './hec.js';
 import { splunkHecSink } from './index.js';
 
@@ -29,15 +35,6 @@ function sink(config: Record<string, unknown>, token: string | null = TOKEN, all
   );
   cleanups.push(() => s.close());
   return s;
-}
-
-async function failure(p: Promise<unknown>): Promise<DeliveryError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DeliveryError);
-  return err as DeliveryError;
 }
 
 describe('splunk_hec sink', () => {

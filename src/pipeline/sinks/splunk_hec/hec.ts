@@ -3,15 +3,14 @@ import type { Pool } from 'undici';
 import type { Redactor } from '../../../core/redaction.js';
 import { credentialString } from '../../../core/credentials.js';
 import {
-  closePool,
   createHttpPool,
   gzip,
   httpRequest,
-  lazy,
+  httpSink,
   parseHttpUrl,
   shortAnswer,
   statusError,
-  timedTest,
+  tlsOptions,
   type HttpAnswer,
 } from '../http-common.js';
 import { ackIdOf, awaitAck } from './ack.js';
@@ -94,7 +93,7 @@ function prepare(ctx: SinkContext): Prepared {
   const base = url.pathname.replace(/\/+$/, '').replace(/\/services\/collector(\/event(\/1\.0)?|\/raw(\/1\.0)?)?$/, '');
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
   return {
-    pool: createHttpPool(ctx, url, { rejectUnauthorized: c.tls_reject_unauthorized !== false, ca: str(c.tls_ca) }),
+    pool: createHttpPool(ctx, url, tlsOptions(c)),
     eventPath: `${base}/services/collector/event`,
     healthPath: `${base}/services/collector/health/1.0`,
     ackPath: `${base}/services/collector/ack`,
@@ -149,12 +148,9 @@ export function hecFailure(answer: HttpAnswer, size: number, redact: Redactor): 
 }
 
 export function createHecSink(ctx: SinkContext): Sink {
-  const prepared = lazy(() => prepare(ctx));
   const redact = ctx.redact;
-
-  return {
-    async send(batch: SinkBatch, signal: AbortSignal): Promise<SinkResult> {
-      const p = prepared();
+  return httpSink(ctx, prepare, {
+    async send(p, batch, signal) {
       if (batch.lines.length === 0) return {};
       const text = hecBody(batch, p.settings);
       const body = p.gzip ? await gzip(text) : text;
@@ -184,59 +180,47 @@ export function createHecSink(ctx: SinkContext): Sink {
       return hecFailure(answer, batch.lines.length, redact);
     },
 
-    test(signal: AbortSignal) {
-      return timedTest(
-        async () => {
-          const p = prepared();
-          const health = await httpRequest(p.pool, { method: 'GET', path: p.healthPath, signal });
-          const h = parseHecAnswer(health.text);
-          if (health.status === 404 || (health.status === 200 && h?.code !== 17)) {
-            return {
-              ok: false,
-              detail: `no HEC health endpoint at ${p.display} (HTTP ${health.status}): check the URL, the port (8088 by default) and that HEC is enabled`,
-              error_kind: 'http_4xx',
-            };
-          }
-          if (health.status !== 200) {
-            const e = statusError(health, redact, 'HEC health');
-            const redirected = health.status >= 300 && health.status < 400;
-            return { ok: false, detail: redirected ? e.message : hecMessage(health, h, redact), error_kind: e.kind };
-          }
-          // An empty authenticated request: a valid token gets 400 "No data" (code 5), an invalid one 401/403.
-          const probe = await httpRequest(p.pool, {
-            method: 'POST',
-            path: p.eventPath,
-            headers: p.headers,
-            body: '',
-            signal,
-          });
-          const a = parseHecAnswer(probe.text);
-          if (probe.status === 400 && a?.code === 5)
-            return {
-              ok: true,
-              detail: `HEC health endpoint answered "${h?.text ?? 'healthy'}" and HEC accepted the credential`,
-            };
-          if (probe.status === 401 || probe.status === 403)
-            return {
-              ok: false,
-              detail: `HEC refused the credential (${hecMessage(probe, a, redact)})`,
-              error_kind: 'auth',
-            };
-          const e = statusError(probe, redact, 'HEC');
-          return {
-            ok: false,
-            detail: `unexpected answer to the token check: ${hecMessage(probe, a, redact)}`,
-            error_kind: probe.status < 300 ? 'protocol' : e.kind,
-          };
-        },
+    async check(p, signal) {
+      const health = await httpRequest(p.pool, { method: 'GET', path: p.healthPath, signal });
+      const h = parseHecAnswer(health.text);
+      if (health.status === 404 || (health.status === 200 && h?.code !== 17)) {
+        return {
+          ok: false,
+          detail: `no HEC health endpoint at ${p.display} (HTTP ${health.status}): check the URL, the port (8088 by default) and that HEC is enabled`,
+          error_kind: 'http_4xx',
+        };
+      }
+      if (health.status !== 200) {
+        const e = statusError(health, redact, 'HEC health');
+        const redirected = health.status >= 300 && health.status < 400;
+        return { ok: false, detail: redirected ? e.message : hecMessage(health, h, redact), error_kind: e.kind };
+      }
+      // An empty authenticated request: a valid token gets 400 "No data" (code 5), an invalid one 401/403.
+      const probe = await httpRequest(p.pool, {
+        method: 'POST',
+        path: p.eventPath,
+        headers: p.headers,
+        body: '',
         signal,
-        redact,
-      );
+      });
+      const a = parseHecAnswer(probe.text);
+      if (probe.status === 400 && a?.code === 5)
+        return {
+          ok: true,
+          detail: `HEC health endpoint answered "${h?.text ?? 'healthy'}" and HEC accepted the credential`,
+        };
+      if (probe.status === 401 || probe.status === 403)
+        return {
+          ok: false,
+          detail: `HEC refused the credential (${hecMessage(probe, a, redact)})`,
+          error_kind: 'auth',
+        };
+      const e = statusError(probe, redact, 'HEC');
+      return {
+        ok: false,
+        detail: `unexpected answer to the token check: ${hecMessage(probe, a, redact)}`,
+        error_kind: probe.status < 300 ? 'protocol' : e.kind,
+      };
     },
-
-    async close() {
-      const p = prepared.peek();
-      if (p) await closePool(p.pool);
-    },
-  };
+  });
 }

@@ -2,19 +2,15 @@
 // Each OCSF event becomes one HEC event object; a batch is one request of concatenated objects.
 // With use_ack, delivered means indexed: acknowledged at /services/collector/ack (ack.ts).
 import { Type } from 'typebox';
-import { TlsConfigFields } from '../http-common.js';
+import { HttpUrlField, TlsConfigFields } from '../http-common.js';
 import { urlTarget, type SinkType } from '../types.js';
 import { createHecSink } from './hec.js';
 
 export const HecConfigSchema = Type.Object(
   {
-    url: Type.String({
-      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
-      errorMessage: { pattern: 'must be an http:// or https:// URL' },
-      maxLength: 2048,
-      description:
-        'Base URL of the collector, for example https://splunk.example.com:8088 (the /services/collector/event path is added)',
-    }),
+    url: HttpUrlField(
+      'Base URL of the collector, for example https://splunk.example.com:8088 (the /services/collector/event path is added)',
+    ),
     index: Type.Optional(
       Type.String({ minLength: 1, maxLength: 256, description: "Splunk index; the token's default index when empty" }),
     ),
