@@ -21,13 +21,14 @@ type Json = Record<string, unknown>;
 
 const okta = JSON.parse(
   readFileSync(new URL('../../pipeline/normalize/builtin/okta.system_log.json', import.meta.url), 'utf8'),
-) as MappingDocument & { tests: { name: string; input: Json; output?: Json; expect?: Json }[] };
+) as Json;
+const oktaCases = okta.tests as { name: string; input: Json; output?: Json; expect?: Json }[];
 
 /** OCSF events of several classes, as the built-in Okta mapping produces them. */
 function oktaOcsfEvents(): Json[] {
-  const mapping = compileMapping(okta, ocsfCatalog());
-  const stated = okta.tests.flatMap((c) => (c.output ? [c.output] : []));
-  const made = okta.tests.flatMap((c) => {
+  const mapping = compileMapping(okta as unknown as MappingDocument, ocsfCatalog());
+  const stated = oktaCases.flatMap((c) => (c.output ? [c.output] : []));
+  const made = oktaCases.flatMap((c) => {
     if (!c.expect) return [];
     const res = mapping.map(c.input, { receivedAtMs: Date.parse('2025-03-14T09:21:07.412Z') });
     return res.ok ? [res.event] : [];
