@@ -109,7 +109,10 @@ describe('a custom integration with ocsf_streams', () => {
     const classes = new Set(events.map((e) => e.class_uid));
     expect(events.length).toBeGreaterThanOrEqual(10);
     expect(classes.size).toBeGreaterThanOrEqual(4);
-    const notOcsf = [{ eventType: 'user.session.start', actor: { id: 'x' } }, { class_uid: 987654, time: 1 }];
+    const notOcsf = [
+      { eventType: 'user.session.start', actor: { id: 'x' } },
+      { class_uid: 987654, time: 1 },
+    ];
     const body = [...events, ...notOcsf].map((e) => JSON.stringify(e)).join('\n');
     const pushed = await fetch(`${base}/api/ingest/ocsf`, {
       method: 'POST',

@@ -10,7 +10,6 @@ import { newId } from '../../core/ids.js';
 import type { Logger } from '../../platform/logger.js';
 import type { OcsfPolicyMode, StageMapping } from '../../pipeline/normalize/stage.js';
 import type { CompiledMapping } from '../../pipeline/normalize/types.js';
-import { ocsfPassthrough } from '../../pipeline/normalize/passthrough.js';
 import type { DefinitionEntry, NormalizationStore } from './store.js';
 
 export interface LiveMapping extends StageMapping {

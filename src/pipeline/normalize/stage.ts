@@ -226,11 +226,7 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext, lap?: Lap)
       // A Base Event keeps its vendor fields under `unmapped` on purpose (the mapping has no
       // class for it): drift is about the fields of the events a mapping maps specifically.
       if (event.class_uid === 0) result.base++;
-      else if (
-        sampleDrift &&
-        (result.mapped - result.base) % stride === 0 &&
-        driftSample.length < DRIFT_MAX_SAMPLE
-      ) {
+      else if (sampleDrift && (result.mapped - result.base) % stride === 0 && driftSample.length < DRIFT_MAX_SAMPLE) {
         driftSample.push(i);
         // What the rules read: with parse steps, the fields they found (drift reports new ones).
         driftRaw.push(res.input ?? raw);
