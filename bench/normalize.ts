@@ -14,15 +14,18 @@
 // custom, firewall): 15 fields to OCSF Network Activity. Its reference maps the same 15
 // fields into the same OCSF shape by hand. The script fails before measuring if any
 // firewall event comes out quarantined or invalid (the project's OCSF validator).
-// --only firewall|builtin runs one group.
+// The passthrough case: the firewall case's OCSF output pushed back in on a stream that is
+// already OCSF (no mapping: each event passes through as itself, validated and serialized).
+// --only firewall|builtin|passthrough runs one group (passthrough: with the firewall case).
 //
-//   npm run bench:normalize -- [--events 100000] [--runs 5] [--batch 1000] [--only firewall|builtin]
+//   npm run bench:normalize -- [--events 100000] [--runs 5] [--batch 1000] [--only firewall|builtin|passthrough]
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { v7 as uuidv7 } from 'uuid';
 import { createValidator, ocsfCatalog } from '../src/ocsf/index.js';
 import type { IngestBatch } from '../src/pipeline/envelope.js';
 import { compileMapping } from '../src/pipeline/normalize/compile.js';
+import { ocsfPassthrough } from '../src/pipeline/normalize/passthrough.js';
 import { normalizeBatch, type StageContext } from '../src/pipeline/normalize/stage.js';
 import type { CompiledMapping, MappingDocument } from '../src/pipeline/normalize/types.js';
 import {
@@ -58,6 +61,8 @@ interface Case {
   bytesPerEvent: number;
   /** The plain-Node reference for this case (JSON.parse + 15-field map + JSON.stringify); the generic one by default. */
   reference?: (c: Case) => number;
+  /** An already-OCSF stream's passthrough (no mapping version, no drift sample). */
+  passthrough?: true;
 }
 
 // Used only when no built-in mappings exist yet.
@@ -147,6 +152,25 @@ function firewallCase(): Case {
   };
 }
 
+/** The passthrough case: the firewall case's OCSF events as a sender of OCSF pushes them. */
+function passthroughCase(firewall: Case): Case {
+  const lines = firewall.lines.map((line) => {
+    const r = firewall.compiled.map(JSON.parse(line) as Record<string, unknown>, { receivedAtMs: Date.now() });
+    if (!r.ok) throw new Error(`firewall event did not map: ${r.detail}`);
+    return JSON.stringify(r.event);
+  });
+  const text = `[${lines.join(',')}]`;
+  return {
+    name: 'already OCSF (passthrough)',
+    compiled: ocsfPassthrough(ocsfCatalog()),
+    text,
+    lines,
+    ids: lines.map(() => uuidv7()),
+    bytesPerEvent: Buffer.byteLength(text) / lines.length,
+    passthrough: true,
+  };
+}
+
 const validator = createValidator(ocsfCatalog());
 const receivedAt = new Date().toISOString();
 
@@ -185,7 +209,9 @@ function runStage(c: Case): { normalized: number; quarantined: Map<string, numbe
     bytes: c.text.length,
   };
   const ctx: StageContext = {
-    mapping: { versionId: '0190d1c2-0000-7000-8000-000000000000', compiled: c.compiled },
+    mapping: c.passthrough
+      ? { versionId: null, compiled: c.compiled, passthrough: true }
+      : { versionId: '0190d1c2-0000-7000-8000-000000000000', compiled: c.compiled },
     validate: (e) => validator.validate(e),
     policy: 'strict',
   };
@@ -244,10 +270,12 @@ function measure(fn: (c: Case) => unknown, list: Case[]): number {
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US').padStart(9);
-const builtins = values.only === 'firewall' ? [] : await cases();
+const builtins = values.only === 'firewall' || values.only === 'passthrough' ? [] : await cases();
 const firewall = values.only === 'builtin' ? undefined : firewallCase();
 if (firewall) checkValid(firewall);
-const list = [...builtins, ...(firewall ? [firewall] : [])];
+const passthrough = firewall && values.only !== 'firewall' ? passthroughCase(firewall) : undefined;
+if (passthrough) checkValid(passthrough);
+const list = [...builtins, ...(firewall ? [firewall] : []), ...(passthrough ? [passthrough] : [])];
 if (list.length === 0) throw new Error('nothing to measure');
 console.log(
   `node ${process.version}; ${runs} runs of ~${total} events in batches of ${batchSize}, median events/s (wall clock, one thread)\n`,

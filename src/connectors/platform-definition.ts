@@ -34,3 +34,17 @@ export const TEXT_STREAMS_PROPERTY = {
   description:
     'Streams pushed as text: each non-blank line of a push is one event, {"message": "<line>"}, read by the mapping\'s parse steps',
 } as const;
+
+/**
+ * The config field that declares streams as already OCSF (events another tool normalized): with
+ * no mapping published for such a stream, each event is its own OCSF event, validated as a mapped
+ * one (docs/mappings.md, "Streams that are already OCSF").
+ */
+export const OCSF_STREAMS_PROPERTY = {
+  type: 'array',
+  maxItems: 100,
+  uniqueItems: true,
+  items: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' },
+  description:
+    'Streams whose events are already OCSF: without a published mapping, each event passes through as itself (it needs a class_uid Weir knows) and is validated like a mapped event',
+} as const;

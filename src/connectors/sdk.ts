@@ -38,6 +38,12 @@ export interface StreamSpec {
    * a mapping of its own (platform, stream), normalization uses that platform's mapping of that stream.
    */
   mappingOf?: { platform: string; stream: string };
+  /**
+   * The records of this stream are already OCSF events (Security Lake rows): without a mapping
+   * of its own, each event passes through as itself, validated as any mapped event
+   * (docs/mappings.md, "Streams that are already OCSF").
+   */
+  ocsf?: true;
 }
 
 export interface TenantInfo {

@@ -54,7 +54,8 @@ export interface Envelope {
 
 /** One normalized event with its envelope, in memory during the one pass (pipeline/pass). */
 export interface NormalizedRecord extends Envelope {
-  mapping_version_id: string;
+  /** null: the event was already OCSF and passed through without a mapping (docs/mappings.md). */
+  mapping_version_id: string | null;
   /** false: invalid OCSF delivered under a lenient policy; `issues` says why. */
   valid: boolean;
   issues?: { path: string; kind: string; message: string }[];

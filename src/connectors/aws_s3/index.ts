@@ -18,6 +18,7 @@ function stream(
   display_name: string,
   description: string,
   mappingOf?: StreamSpec['mappingOf'],
+  ocsf?: true,
 ): StreamSpec {
   return {
     name,
@@ -32,6 +33,7 @@ function stream(
     maxWindowMs: DAY_MS,
     settleMs: 0,
     ...(mappingOf ? { mappingOf } : {}),
+    ...(ocsf ? { ocsf } : {}),
   };
 }
 
@@ -61,7 +63,9 @@ const STREAMS: StreamSpec[] = [
   stream(
     'security_lake',
     'Security Lake (Parquet, OCSF)',
-    'Rows of Parquet objects (Amazon Security Lake: aws/<SOURCE>/... and ext/...), each already an OCSF event; normalized by the mapping published for aws_s3/security_lake.',
+    'Rows of Parquet objects (Amazon Security Lake: aws/<SOURCE>/... and ext/...), each already an OCSF event: passed through as itself and validated, unless a mapping is published for aws_s3/security_lake.',
+    undefined,
+    true,
   ),
   stream(
     'objects',

@@ -6,7 +6,11 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { makeAjv } from '../../platform/ajv.js';
 import { issueMessage } from '../../platform/validation-issues.js';
-import { TEXT_STREAMS_PROPERTY, type PlatformDefinition } from '../../connectors/platform-definition.js';
+import {
+  OCSF_STREAMS_PROPERTY,
+  TEXT_STREAMS_PROPERTY,
+  type PlatformDefinition,
+} from '../../connectors/platform-definition.js';
 
 /** The text streams of an integration: its platform's and its config's. */
 export function textStreamsOf(
@@ -51,6 +55,7 @@ export const CUSTOM_PLATFORM: PlatformDefinition = {
     properties: {
       description: { type: 'string', maxLength: 1000, description: 'Free text about the source' },
       text_streams: TEXT_STREAMS_PROPERTY,
+      ocsf_streams: OCSF_STREAMS_PROPERTY,
     },
     additionalProperties: false,
   },

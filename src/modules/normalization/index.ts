@@ -13,6 +13,7 @@ import type { OrgDataStep } from '../organizations/jobs.js';
 import { createAggregates } from './aggregates.js';
 import { housekeeping, housekeepingJobs, housekeepingTasks, normalizeJobs } from './jobs.js';
 import { createMappingRegistry } from './registry.js';
+import { ocsfPassthrough } from '../../pipeline/normalize/passthrough.js';
 import { createNormalizationService, type PassDetection, type PassEnrichment, type PassRouting } from './service.js';
 import { inlinePassRunner } from '../../pipeline/pass/inline.js';
 import { createPassPool } from '../../pipeline/pass/pool.js';
@@ -65,6 +66,7 @@ export function wireNormalization(deps: NormalizationWiring) {
   const registry = createMappingRegistry({
     store,
     compile: (document) => compileMapping(document as unknown as MappingDocument, catalog),
+    passthrough: ocsfPassthrough(catalog),
     logger,
     refreshMs: deps.mappingRefreshMs,
     now: () => clock.now(),

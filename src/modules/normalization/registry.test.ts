@@ -143,3 +143,32 @@ describe('mapping registry', () => {
     expect(registry.resolve(1, 'custom', 'app')).toEqual({ known: true, mapping: undefined });
   });
 });
+
+describe('mapping registry: streams that are already OCSF', () => {
+  it("passes a custom integration's ocsf_streams and an OCSF connector stream through; a published mapping wins", async () => {
+    const { state, store } = fakeStore();
+    let declared: { id: number; ocsf_streams: unknown }[] = [{ id: 7, ocsf_streams: ['ocsf', 42] }];
+    const registry = createMappingRegistry({
+      store: { ...store, ocsfStreams: async () => declared },
+      compile: (doc) => compiled(String(doc.tag)),
+      passthrough: compiled('passthrough'),
+      logger: pino({ level: 'silent' }),
+      refreshMs: 1000,
+    });
+    await registry.refresh();
+    expect(registry.resolve(1, 'custom', 'ocsf', 7).mapping).toMatchObject({ versionId: null, passthrough: true });
+    expect(registry.resolve(1, 'custom', 'ocsf', 8).mapping).toBeUndefined();
+    expect(registry.resolve(1, 'custom', 'other', 7).mapping).toBeUndefined();
+    expect(registry.resolve(1, 'aws_s3', 'security_lake').mapping).toMatchObject({ passthrough: true });
+    expect(registry.resolve(1, 'aws_s3', 'objects').mapping).toBeUndefined();
+
+    // The organization's own published mapping for the stream wins over the passthrough.
+    state.documents.set('v1', { tag: 'own' });
+    state.definitions = [{ id: 'd1', organization_id: 1, platform: 'custom', stream: 'ocsf', live_version_id: 'v1' }];
+    state.version++;
+    declared = [];
+    await registry.refresh();
+    expect(registry.resolve(1, 'custom', 'ocsf', 7).mapping).toMatchObject({ versionId: 'v1' });
+    expect(registry.resolve(2, 'custom', 'ocsf', 9).mapping).toBeUndefined();
+  });
+});

@@ -13,7 +13,8 @@ import type { CompiledMapping } from '../../pipeline/normalize/types.js';
 import type { DefinitionEntry, NormalizationStore } from './store.js';
 
 export interface LiveMapping extends StageMapping {
-  definitionId: string;
+  /** null: the passthrough of an already-OCSF stream (no definition, no version). */
+  definitionId: string | null;
   /** The version's document (what a pass thread compiles for itself). */
   document: Record<string, unknown>;
 }
@@ -28,12 +29,15 @@ export interface Resolution {
 export type RegistryStore = Pick<
   NormalizationStore,
   'fingerprints' | 'definitions' | 'documents' | 'policies' | 'createDefinition'
->;
+> &
+  Partial<Pick<NormalizationStore, 'ocsfStreams'>>;
 
 export interface RegistryDeps {
   store: RegistryStore;
   /** compileMapping(document, ocsfCatalog()); throws on an invalid document. */
   compile: (document: Record<string, unknown>) => CompiledMapping;
+  /** ocsfPassthrough(ocsfCatalog()): the mapping of already-OCSF streams; without it they have none. */
+  passthrough?: CompiledMapping;
   logger: Logger;
   refreshMs: number;
   /** Monotonic milliseconds (tests move it). */
@@ -51,6 +55,8 @@ interface Snapshot {
   /** By `${organization_id ?? 0}\u0000${platform}\u0000${stream}`. */
   definitions: Map<string, Entry>;
   policies: Map<number, OcsfPolicyMode>;
+  /** By `${integration_id}\u0000${stream}`: the streams integrations declare as already OCSF. */
+  ocsf: Set<string>;
 }
 
 const keyOf = (organizationId: number | null, platform: string, stream: string) =>
@@ -64,7 +70,14 @@ export function createMappingRegistry(deps: RegistryDeps) {
   const compiled = new Map<string, CompiledMapping | null>();
   const documents = new Map<string, Record<string, unknown>>();
   const created = new Set<string>();
-  let snapshot: Snapshot = { definitions: new Map(), policies: new Map() };
+  let snapshot: Snapshot = { definitions: new Map(), policies: new Map(), ocsf: new Set() };
+  const passthrough: LiveMapping | undefined = deps.passthrough && {
+    definitionId: null,
+    versionId: null,
+    compiled: deps.passthrough,
+    document: {},
+    passthrough: true,
+  };
   let seen: { mappings?: string; policies?: string } = {};
   let checkedAt = -Infinity;
   let started = 0;
@@ -127,10 +140,16 @@ export function createMappingRegistry(deps: RegistryDeps) {
       fingerprints.policies !== seen.policies
         ? new Map((await store.policies()).map((p) => [p.organization_id, p.mode] as const))
         : undefined;
+    // A few rows (only integrations that declare ocsf_streams), read whole each interval.
+    const ocsf = new Set<string>();
+    for (const r of (await store.ocsfStreams?.()) ?? []) {
+      const streams: unknown[] = Array.isArray(r.ocsf_streams) ? r.ocsf_streams : [];
+      for (const s of streams) if (typeof s === 'string') ocsf.add(`${r.id}\u0000${s}`);
+    }
     checkedAt = nowMs();
     if (generation < applied) return;
     applied = generation;
-    snapshot = { definitions: definitions ?? snapshot.definitions, policies: policies ?? snapshot.policies };
+    snapshot = { definitions: definitions ?? snapshot.definitions, policies: policies ?? snapshot.policies, ocsf };
     seen = fingerprints;
   }
 
@@ -152,12 +171,15 @@ export function createMappingRegistry(deps: RegistryDeps) {
       await refresh();
     },
 
-    /** The organization's own live mapping for the stream, else the built-in one. */
-    resolve(organizationId: number, platform: string, stream: string): Resolution {
+    /**
+     * The organization's own live mapping for the stream, else the built-in one, else (a stream
+     * its connector or the integration's config declares already OCSF) the passthrough.
+     */
+    resolve(organizationId: number, platform: string, stream: string, integrationId?: number): Resolution {
       const own = snapshot.definitions.get(keyOf(organizationId, platform, stream));
       const builtin = snapshot.definitions.get(keyOf(null, platform, stream));
       // An own definition without a live version (created for the user to fill in) does not hide a built-in one.
-      const mapping = own?.mapping ?? builtin?.mapping;
+      let mapping = own?.mapping ?? builtin?.mapping;
       // A stream whose records are another platform's (CloudTrail read from S3) takes that
       // platform's mapping, the organization's own first, when it has none of its own.
       const connector = mapping ? undefined : connectorFor(platform);
@@ -168,10 +190,15 @@ export function createMappingRegistry(deps: RegistryDeps) {
           snapshot.definitions.get(keyOf(null, of.platform, of.stream))?.mapping;
         if (alias) return { mapping: alias, known: true };
       }
-      return {
-        mapping,
-        known: own !== undefined || builtin !== undefined || created.has(keyOf(organizationId, platform, stream)),
-      };
+      if (!mapping && passthrough) {
+        const declared =
+          (connector !== undefined && streamOf(connector, stream)?.ocsf === true) ||
+          (integrationId !== undefined && snapshot.ocsf.has(`${integrationId}\u0000${stream}`));
+        if (declared) mapping = passthrough;
+      }
+      // known as without it: the stream's definition is still created, so a mapping can be published to win.
+      const known = own !== undefined || builtin !== undefined || created.has(keyOf(organizationId, platform, stream));
+      return { mapping, known };
     },
 
     policy(organizationId: number): OcsfPolicyMode {

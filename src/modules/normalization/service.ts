@@ -239,7 +239,12 @@ export function createNormalizationService(deps: NormalizationDeps) {
       store.seenKeys(received.integration_id, received.stream, keys, since),
     );
     await registry.refreshIfStale();
-    const { mapping, known } = registry.resolve(batch.organization_id, batch.platform, batch.stream);
+    const { mapping, known } = registry.resolve(
+      batch.organization_id,
+      batch.platform,
+      batch.stream,
+      batch.integration_id,
+    );
     if (!known) {
       await registry.ensureDefinition(batch.organization_id, batch.platform, batch.stream).catch((err: unknown) => {
         logger.warn(
@@ -363,7 +368,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
         events: group.map((i) => i.raw),
         bytes: 0,
       };
-      const { mapping } = registry.resolve(batch.organization_id, platform, batch.stream);
+      const { mapping } = registry.resolve(batch.organization_id, platform, batch.stream, batch.integration_id);
       const passed = await pass(
         batch,
         mapping,
@@ -430,7 +435,7 @@ export function createNormalizationService(deps: NormalizationDeps) {
     await registry.refreshIfStale();
     const out: Record<string, unknown>[] = [];
     for (const s of await store.recentSamples(organizationId, limit)) {
-      const { mapping } = registry.resolve(organizationId, s.platform, s.stream);
+      const { mapping } = registry.resolve(organizationId, s.platform, s.stream, s.integration_id);
       const raw = s.raw as Record<string, unknown>;
       if (!mapping || typeof raw !== 'object' || raw === null) continue;
       const res = mapping.compiled.map(raw, { receivedAtMs: new Date(s.received_at).getTime() });

@@ -161,6 +161,15 @@ export function createNormalizationStore(db: Kysely<DB>) {
       return rows[0]!;
     },
 
+    /** The integrations whose config lists streams of already-OCSF events (`ocsf_streams`, as stored). */
+    async ocsfStreams(): Promise<{ id: number; ocsf_streams: unknown }[]> {
+      return q()
+        .selectFrom('integrations')
+        .select(['id', sql<unknown>`config -> 'ocsf_streams'`.as('ocsf_streams')])
+        .where(sql<boolean>`jsonb_typeof(config -> 'ocsf_streams') = 'array'`)
+        .execute();
+    },
+
     async definitions(): Promise<DefinitionEntry[]> {
       return q()
         .selectFrom('mapping_definitions')

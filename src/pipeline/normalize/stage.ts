@@ -12,8 +12,11 @@ import type { CompiledMapping } from './types.js';
 export type OcsfPolicyMode = 'strict' | 'lenient';
 
 export interface StageMapping {
-  versionId: string;
+  /** null: no mapping version (an already-OCSF stream's events pass through as themselves). */
+  versionId: string | null;
   compiled: CompiledMapping;
+  /** The stream's events are already OCSF (passthrough.ts): nothing vendor-specific to sample for drift. */
+  passthrough?: true;
 }
 
 export interface StageContext {
@@ -203,6 +206,8 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext, lap?: Lap)
   const { validate } = ctx;
   const lenient = ctx.policy === 'lenient';
   const stride = driftStride(events.length);
+  // An already-OCSF event's attributes are not vendor fields a mapping could miss.
+  const sampleDrift = mapping.passthrough !== true;
 
   for (let i = 0; i < events.length; i++) {
     if (perEventTime) mapCtx.receivedAtMs = Date.parse(perEventTime[i]!);
@@ -221,7 +226,7 @@ export function normalizeBatch(batch: IngestBatch, ctx: StageContext, lap?: Lap)
       // A Base Event keeps its vendor fields under `unmapped` on purpose (the mapping has no
       // class for it): drift is about the fields of the events a mapping maps specifically.
       if (event.class_uid === 0) result.base++;
-      else if ((result.mapped - result.base) % stride === 0 && driftSample.length < DRIFT_MAX_SAMPLE) {
+      else if (sampleDrift && (result.mapped - result.base) % stride === 0 && driftSample.length < DRIFT_MAX_SAMPLE) {
         driftSample.push(i);
         // What the rules read: with parse steps, the fields they found (drift reports new ones).
         driftRaw.push(res.input ?? raw);

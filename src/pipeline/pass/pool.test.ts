@@ -10,6 +10,7 @@ import { inlinePassRunner } from './inline.js';
 import type { PassJob } from './pass.js';
 import { createPassPool } from './pool.js';
 import { encodeTable } from '../enrich/table.js';
+import { NOT_OCSF_DETAIL, ocsfPassthrough } from '../normalize/passthrough.js';
 import type { EnrichmentJob } from '../enrich/live.js';
 
 const document = {
@@ -169,5 +170,45 @@ describe('the pass on a worker thread', () => {
     expect(threaded.stage.enrichment).toEqual([
       expect.objectContaining({ policy_id: 'pol', seen: 3, hits: 2, misses: 1, errors: 0 }),
     ]);
+  });
+
+  it('passes the events of an already-OCSF stream through on the thread as on the calling thread', async () => {
+    const ocsf = {
+      ...job({
+        ...batch,
+        events: [
+          JSON.stringify({
+            class_uid: 3004,
+            activity_id: 1,
+            category_uid: 3,
+            type_uid: 300401,
+            severity_id: 1,
+            time: 1,
+            metadata: { version: '1.8.0', product: { name: 'App', vendor_name: 'Acme' } },
+            entity: { name: 'p1' },
+            message: 'hello',
+          }),
+          '{"class_uid":"3004"}',
+          { name: 'p3' },
+          '{"class_uid":987654}',
+        ],
+      }),
+      mapping: { versionId: null, compiled: ocsfPassthrough(catalog), document: {}, passthrough: true as const },
+    };
+    const [threaded, inline] = await Promise.all([
+      pool.run(ocsf),
+      inlinePassRunner((e) => validator.validate(e))(ocsf),
+    ]);
+    expect(await decoded(threaded)).toEqual(await decoded(inline));
+    expect(threaded.stage).toEqual(inline.stage);
+    expect(threaded.stage.quarantined.map((q) => [q.id, q.error_kind, q.error_detail, q.mapping_version_id])).toEqual([
+      ['e2', 'mapping_error', NOT_OCSF_DETAIL, null],
+      ['e3', 'mapping_error', NOT_OCSF_DETAIL, null],
+      ['e4', 'mapping_error', NOT_OCSF_DETAIL, null],
+    ]);
+    expect(threaded.stage).toMatchObject({ normalized: 1, mapped: 1, driftSample: [] });
+    expect(threaded.write.ledger).toEqual(inline.write.ledger);
+    const d1 = (await decoded(threaded)).find((d) => d.destination === 'd1')!;
+    expect(d1).toMatchObject({ ids: 'e1', events: expect.stringContaining('"message":"hello"') });
   });
 });

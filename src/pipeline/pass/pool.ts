@@ -15,7 +15,8 @@ import type { PassResult, PassRunner } from './pass.js';
 /** What crosses to a thread (structured clone). */
 export interface PassTask {
   batch: IngestBatch;
-  mapping: { versionId: string; document: Record<string, unknown> } | null;
+  /** passthrough: the stream's events are already OCSF (no document; versionId null). */
+  mapping: { versionId: string | null; document: Record<string, unknown>; passthrough?: true } | null;
   policy: OcsfPolicyMode;
   receivedAt?: readonly string[];
   routes: { fingerprint: string; specs: RouteSpec[] };
@@ -51,7 +52,13 @@ export function createPassPool(threads: number): { run: PassRunner; close(): Pro
     run: (job) =>
       pool.run({
         batch: job.batch,
-        mapping: job.mapping ? { versionId: job.mapping.versionId, document: job.mapping.document } : null,
+        mapping: job.mapping
+          ? {
+              versionId: job.mapping.versionId,
+              document: job.mapping.document,
+              ...(job.mapping.passthrough ? { passthrough: job.mapping.passthrough } : {}),
+            }
+          : null,
         policy: job.policy,
         ...(job.receivedAt ? { receivedAt: job.receivedAt } : {}),
         routes: { fingerprint: job.routes.fingerprint, specs: job.routes.specs },

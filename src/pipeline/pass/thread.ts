@@ -5,6 +5,8 @@
 import { createValidator, ocsfCatalog } from '../../ocsf/index.js';
 import { encodeLinesSync } from '../batch-codec.js';
 import { compileMapping } from '../normalize/compile.js';
+import { ocsfPassthrough } from '../normalize/passthrough.js';
+import type { StageMapping } from '../normalize/stage.js';
 import type { CompiledMapping, MappingDocument } from '../normalize/types.js';
 import { compileRoutes } from '../route/compile.js';
 import type { CompiledRoutes } from '../route/types.js';
@@ -36,19 +38,28 @@ function bounded<V>() {
 
 const mappings = bounded<CompiledMapping | null>();
 const routes = bounded<CompiledRoutes>();
+/** The one passthrough of already-OCSF streams (stateless: shared by every batch). */
+const passthrough: StageMapping = { versionId: null, compiled: ocsfPassthrough(catalog), passthrough: true };
+
+function mappingOf(task: PassTask): StageMapping | undefined {
+  const { mapping } = task;
+  if (!mapping) return undefined;
+  if (mapping.passthrough) return passthrough;
+  const { versionId, document } = mapping;
+  if (versionId === null) return undefined;
+  const compiled = mappings(versionId, () => {
+    try {
+      return compileMapping(document as unknown as MappingDocument, catalog);
+    } catch {
+      return null; // the main thread's registry compiled it: this does not happen; without it the events are quarantined no_mapping
+    }
+  });
+  return compiled ? { versionId, compiled } : undefined;
+}
 
 export default async function pass(task: PassTask): Promise<PassResult> {
-  const compiled = task.mapping
-    ? mappings(task.mapping.versionId, () => {
-        try {
-          return compileMapping(task.mapping!.document as unknown as MappingDocument, catalog);
-        } catch {
-          return null; // the main thread's registry compiled it: this does not happen; without it the events are quarantined no_mapping
-        }
-      })
-    : null;
   const result = runPass(task.batch, {
-    mapping: compiled && task.mapping ? { versionId: task.mapping.versionId, compiled } : undefined,
+    mapping: mappingOf(task),
     validate,
     policy: task.policy,
     ...(task.receivedAt ? { receivedAt: task.receivedAt } : {}),
