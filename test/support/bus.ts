@@ -2,20 +2,16 @@
 // runner started (refreshing every 100 ms), an admin of a fresh organization, and the
 // integration's status as the API returns it.
 import { expect } from 'vitest';
+import type { ConsumerStateRow } from '../../src/modules/buses/store.js';
 import type { Consumer } from '../../src/platform/queue/port.js';
 import { createTestApp, startWorkerConsumers, type TestApp } from './app.js';
 import { createOrganization, createPrincipal, injectAs, type Principal } from './identity.js';
 
-/** One consumer's state in GET /api/ingest/integrations/:id. */
-export interface BusConsumerState {
-  state: string;
-  error: string | null;
-  received: number;
-  accepted: number;
-  rejected: number;
-  released: number;
-  last_rejection: string | null;
-}
+/** One consumer's state in GET /api/ingest/integrations/:id (the stored state's fields it shows). */
+export type BusConsumerState = Pick<
+  ConsumerStateRow,
+  'state' | 'error' | 'received' | 'accepted' | 'rejected' | 'released' | 'last_rejection'
+>;
 
 export interface BusStatus {
   stats: { events_in: number; streams: { stream: string; events_in: number }[] };
