@@ -85,3 +85,24 @@ export async function accessible(w: Watched, name: string): Promise<void> {
   expect(await axe(w.page), `axe on ${name}`).toEqual([]);
   expect(w.problems, `CSP violations or page errors on ${name}`).toEqual([]);
 }
+
+/** The first platform administrator the console tests create. */
+export const ADMIN = { username: 'admin', password: 'correct horse battery', email: 'admin@example.com' };
+
+/** First run: the bootstrap form filled for the first administrator, who lands on the Dashboard. */
+export async function bootstrapAdmin(page: Page): Promise<void> {
+  await page.getByText('Create the first platform administrator.').waitFor();
+  await page.getByLabel('Username').fill(ADMIN.username);
+  await page.getByLabel('E-mail').fill(ADMIN.email);
+  await page.getByLabel('Password').fill(ADMIN.password);
+  await page.getByRole('button', { name: 'Create and sign in' }).click();
+  await heading(page, 'Dashboard');
+}
+
+/** Creates an organization on the Organizations screen and waits for it in the list. */
+export async function createOrganization(page: Page, name: string): Promise<void> {
+  await nav(page, 'Organizations');
+  await page.getByLabel('New organization').fill(name);
+  await page.getByRole('button', { name: 'Create organization' }).click();
+  await page.getByRole('cell', { name, exact: true }).waitFor();
+}

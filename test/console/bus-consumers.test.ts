@@ -7,11 +7,10 @@ import { existsSync } from 'node:fs';
 import amqp from 'amqplib';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axe, launch, openPage, shot, type Watched, heading, nav } from './browser.js';
+import { axe, launch, openPage, shot, type Watched, heading, bootstrapAdmin, createOrganization } from './browser.js';
 import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js';
 
 const hasChromium = existsSync(CHROMIUM);
-const ADMIN = { username: 'admin', password: 'correct horse battery', email: 'admin@example.com' };
 const AMQP = 'amqp://guest:guest@127.0.0.1:5672';
 const queue = `weir-console-${randomUUID().slice(0, 8)}`;
 
@@ -43,16 +42,8 @@ describe.skipIf(!hasChromium)('a rabbitmq integration in the console', { timeout
   it('shows the consumer with its state and counters, and tests the broker', async () => {
     const { page } = admin;
     await page.goto(`${weir.url}/`);
-    await page.getByText('Create the first platform administrator.').waitFor();
-    await page.getByLabel('Username').fill(ADMIN.username);
-    await page.getByLabel('E-mail').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Create and sign in' }).click();
-    await heading(page, 'Dashboard');
-    await nav(page, 'Organizations');
-    await page.getByLabel('New organization').fill('Acme');
-    await page.getByRole('button', { name: 'Create organization' }).click();
-    await page.getByRole('cell', { name: 'Acme', exact: true }).waitFor();
+    await bootstrapAdmin(page);
+    await createOrganization(page, 'Acme');
 
     const created = await page.evaluate(async (q) => {
       const res = await fetch('/api/integrations/', {

@@ -13,14 +13,22 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launch, openPage, type Watched, heading, nav, accessible } from './browser.js';
+import {
+  launch,
+  openPage,
+  type Watched,
+  heading,
+  nav,
+  accessible,
+  bootstrapAdmin,
+  createOrganization,
+} from './browser.js';
 import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js';
 
 const SIGMA_RULE = path.resolve(
   import.meta.dirname,
   '../../third_party/sigma/rules/windows/process_creation/proc_creation_win_whoami_groups_discovery.yml',
 );
-const ADMIN = { username: 'admin', password: 'correct horse battery', email: 'admin@example.com' };
 const hasChromium = existsSync(CHROMIUM);
 
 let weir: RunningWeir;
@@ -32,16 +40,8 @@ async function ready(w: Watched): Promise<void> {
   const { page } = w;
   if ((await page.getByRole('navigation', { name: 'Console' }).count()) > 0) return;
   await page.goto(`${weir.url}/`);
-  await page.getByText('Create the first platform administrator.').waitFor();
-  await page.getByLabel('Username').fill(ADMIN.username);
-  await page.getByLabel('E-mail').fill(ADMIN.email);
-  await page.getByLabel('Password').fill(ADMIN.password);
-  await page.getByRole('button', { name: 'Create and sign in' }).click();
-  await heading(page, 'Dashboard');
-  await nav(page, 'Organizations');
-  await page.getByLabel('New organization').fill('Acme');
-  await page.getByRole('button', { name: 'Create organization' }).click();
-  await page.getByRole('cell', { name: 'Acme', exact: true }).waitFor();
+  await bootstrapAdmin(page);
+  await createOrganization(page, 'Acme');
   await page.getByRole('banner').getByLabel('Organization').selectOption({ label: 'Acme' });
   await nav(page, 'Destinations');
   await page.getByRole('button', { name: 'New destination' }).click();

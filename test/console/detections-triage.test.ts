@@ -10,11 +10,19 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launch, openPage, type Watched, heading, nav, accessible } from './browser.js';
+import {
+  launch,
+  openPage,
+  type Watched,
+  heading,
+  nav,
+  accessible,
+  bootstrapAdmin,
+  createOrganization,
+} from './browser.js';
 import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js';
 
 const hasChromium = existsSync(CHROMIUM);
-const ADMIN = { username: 'admin', password: 'correct horse battery', email: 'admin@example.com' };
 const COPIES = 100;
 
 type Json = Record<string, unknown>;
@@ -46,16 +54,8 @@ let admin: Watched;
 async function ready(w: Watched): Promise<void> {
   const { page } = w;
   await page.goto(`${weir.url}/`);
-  await page.getByText('Create the first platform administrator.').waitFor();
-  await page.getByLabel('Username').fill(ADMIN.username);
-  await page.getByLabel('E-mail').fill(ADMIN.email);
-  await page.getByLabel('Password').fill(ADMIN.password);
-  await page.getByRole('button', { name: 'Create and sign in' }).click();
-  await heading(page, 'Dashboard');
-  await nav(page, 'Organizations');
-  await page.getByLabel('New organization').fill('Acme');
-  await page.getByRole('button', { name: 'Create organization' }).click();
-  await page.getByRole('cell', { name: 'Acme', exact: true }).waitFor();
+  await bootstrapAdmin(page);
+  await createOrganization(page, 'Acme');
   await page.getByRole('banner').getByLabel('Organization').selectOption({ label: 'Acme' });
 }
 

@@ -8,11 +8,19 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { launch, openPage, type Watched, heading, nav, accessible } from './browser.js';
+import {
+  launch,
+  openPage,
+  type Watched,
+  heading,
+  nav,
+  accessible,
+  bootstrapAdmin,
+  createOrganization,
+} from './browser.js';
 import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js';
 
 const hasChromium = existsSync(CHROMIUM);
-const ADMIN = { username: 'admin', password: 'correct horse battery', email: 'admin@example.com' };
 
 type Json = Record<string, unknown>;
 interface Box {
@@ -56,16 +64,8 @@ let receiver: WebhookReceiver;
 async function ready(w: Watched): Promise<void> {
   const { page } = w;
   await page.goto(`${weir.url}/`);
-  await page.getByText('Create the first platform administrator.').waitFor();
-  await page.getByLabel('Username').fill(ADMIN.username);
-  await page.getByLabel('E-mail').fill(ADMIN.email);
-  await page.getByLabel('Password').fill(ADMIN.password);
-  await page.getByRole('button', { name: 'Create and sign in' }).click();
-  await heading(page, 'Dashboard');
-  await nav(page, 'Organizations');
-  await page.getByLabel('New organization').fill('Acme');
-  await page.getByRole('button', { name: 'Create organization' }).click();
-  await page.getByRole('cell', { name: 'Acme', exact: true }).waitFor();
+  await bootstrapAdmin(page);
+  await createOrganization(page, 'Acme');
   await page.getByRole('banner').getByLabel('Organization').selectOption({ label: 'Acme' });
 }
 

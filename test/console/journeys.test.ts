@@ -7,7 +7,18 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axe, launch, openPage, shot, type Watched, heading, nav, accessible } from './browser.js';
+import {
+  axe,
+  launch,
+  openPage,
+  shot,
+  type Watched,
+  heading,
+  nav,
+  accessible,
+  bootstrapAdmin,
+  createOrganization,
+} from './browser.js';
 import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js';
 
 const hasChromium = existsSync(CHROMIUM);
@@ -23,7 +34,6 @@ describe.runIf(Boolean(process.env.CI))('the console browser tests under CI', ()
   });
 });
 
-const ADMIN = { username: 'admin', password: 'correct horse battery', email: 'admin@example.com' };
 const VIEWER = { username: 'vera', password: 'viewer password 1', email: 'vera@example.com' };
 
 let weir: RunningWeir;
@@ -54,16 +64,8 @@ async function ready(w: Watched): Promise<void> {
   const { page } = w;
   if ((await page.getByRole('navigation', { name: 'Console' }).count()) > 0) return;
   await page.goto(`${weir.url}/`);
-  await page.getByText('Create the first platform administrator.').waitFor();
-  await page.getByLabel('Username').fill(ADMIN.username);
-  await page.getByLabel('E-mail').fill(ADMIN.email);
-  await page.getByLabel('Password').fill(ADMIN.password);
-  await page.getByRole('button', { name: 'Create and sign in' }).click();
-  await heading(page, 'Dashboard');
-  await nav(page, 'Organizations');
-  await page.getByLabel('New organization').fill('Acme');
-  await page.getByRole('button', { name: 'Create organization' }).click();
-  await page.getByRole('cell', { name: 'Acme', exact: true }).waitFor();
+  await bootstrapAdmin(page);
+  await createOrganization(page, 'Acme');
   await page.getByRole('banner').getByLabel('Organization').selectOption({ label: 'Acme' });
 }
 
@@ -104,16 +106,9 @@ describe.skipIf(!hasChromium)('the console in a real browser', { timeout: 120_00
     await page.goto(`${weir.url}/`);
     await page.getByText('Create the first platform administrator.').waitFor();
     await accessible(admin, 'sign-in-first-run');
-    await page.getByLabel('Username').fill(ADMIN.username);
-    await page.getByLabel('E-mail').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Create and sign in' }).click();
-    await heading(page, 'Dashboard');
+    await bootstrapAdmin(page);
 
-    await nav(page, 'Organizations');
-    await page.getByLabel('New organization').fill('Acme');
-    await page.getByRole('button', { name: 'Create organization' }).click();
-    await page.getByRole('cell', { name: 'Acme', exact: true }).waitFor();
+    await createOrganization(page, 'Acme');
     await page.getByRole('banner').getByLabel('Organization').selectOption({ label: 'Acme' });
 
     await nav(page, 'Integrations');

@@ -6,11 +6,10 @@
 import { existsSync } from 'node:fs';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launch, openPage, type Watched, heading, nav, accessible } from './browser.js';
+import { launch, openPage, type Watched, heading, nav, accessible, bootstrapAdmin, ADMIN } from './browser.js';
 import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js';
 
 const hasChromium = existsSync(CHROMIUM);
-const ADMIN = { username: 'admin', password: 'correct horse battery', email: 'admin@example.com' };
 
 let weir: RunningWeir;
 let browser: Browser;
@@ -59,12 +58,7 @@ describe.skipIf(!hasChromium)('onboarding in the console', { timeout: 120_000 },
   it('shows the checklist to the first administrator, every step undone', async () => {
     const { page } = admin;
     await page.goto(`${weir.url}/`);
-    await page.getByText('Create the first platform administrator.').waitFor();
-    await page.getByLabel('Username').fill(ADMIN.username);
-    await page.getByLabel('E-mail').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Create and sign in' }).click();
-    await heading(page, 'Dashboard');
+    await bootstrapAdmin(page);
     await checklist(page).waitFor();
     expect(await steps(page)).toEqual({
       organization: false,

@@ -7,11 +7,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axe, launch, openPage, shot, type Watched, heading, nav } from './browser.js';
+import { axe, launch, openPage, shot, type Watched, heading, bootstrapAdmin, createOrganization } from './browser.js';
 import { buildConsole, CHROMIUM, startWeir, type RunningWeir } from './server.js';
 
 const hasChromium = existsSync(CHROMIUM);
-const ADMIN = { username: 'admin', password: 'correct horse battery', email: 'admin@example.com' };
 const LINES = readFileSync(new URL('../corpus/cisco_asa/syslog/elastic-asa-program-tag.txt', import.meta.url), 'utf8')
   .split('\n')
   .filter((l) => l.trim() !== '')
@@ -26,16 +25,8 @@ let admin: Watched;
 async function ready(w: Watched): Promise<void> {
   const { page } = w;
   await page.goto(`${weir.url}/`);
-  await page.getByText('Create the first platform administrator.').waitFor();
-  await page.getByLabel('Username').fill(ADMIN.username);
-  await page.getByLabel('E-mail').fill(ADMIN.email);
-  await page.getByLabel('Password').fill(ADMIN.password);
-  await page.getByRole('button', { name: 'Create and sign in' }).click();
-  await heading(page, 'Dashboard');
-  await nav(page, 'Organizations');
-  await page.getByLabel('New organization').fill('Acme');
-  await page.getByRole('button', { name: 'Create organization' }).click();
-  await page.getByRole('cell', { name: 'Acme', exact: true }).waitFor();
+  await bootstrapAdmin(page);
+  await createOrganization(page, 'Acme');
 }
 
 /** A UDP port of the default WEIR_SYSLOG_PORTS range (5140-5199) free on this host. */

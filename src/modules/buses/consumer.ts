@@ -3,6 +3,7 @@
 import type { NetPolicy } from '../../platform/net/policy.js';
 import type { ProtocolEvent, ProtocolOutcome } from '../ingest/service.js';
 import type { PushTarget } from '../ingest/tokens.js';
+import { createBatcher } from './batcher.js';
 
 export interface ConsumerCounters {
   /** Messages delivered by the broker (redeliveries included). */
@@ -47,4 +48,27 @@ export function brokerError(err: unknown): string {
   const e = err as { message?: unknown; code?: unknown };
   const text = typeof e?.message === 'string' && e.message !== '' ? e.message : String(err);
   return text.replace(/[a-z]+:\/\/[^\s@]*@/gi, '').slice(0, 300);
+}
+
+/** A consumer's batcher: accepts into `target` under the ingest limits and the spec's window and
+ * wait, counts the messages accepted and released, and lets `settle` answer the broker. */
+export function consumerBatcher<M>(
+  deps: ConsumerDeps,
+  target: PushTarget,
+  spec: { window: number; batchWaitMs: number },
+  counters: ConsumerCounters,
+  settle: (messages: M[], accepted: number) => void,
+) {
+  return createBatcher<M>({
+    accept: (events) => deps.acceptFor(target, events),
+    settle(messages, accepted) {
+      settle(messages, accepted);
+      counters.accepted += accepted;
+      counters.released += messages.length - accepted;
+    },
+    maxEvents: deps.maxEvents,
+    maxBytes: deps.maxBytes,
+    waitMs: spec.batchWaitMs,
+    window: spec.window,
+  });
 }

@@ -7,72 +7,33 @@ import { randomUUID } from 'node:crypto';
 import { AckPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, startWorkerConsumers, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, injectAs, type Principal } from '../../../test/support/identity.js';
-import type { Consumer } from '../../platform/queue/port.js';
+import { startBusApp, until, type BusApp } from '../../../test/support/bus.js';
+import { injectAs } from '../../../test/support/identity.js';
 
 const run = randomUUID().slice(0, 8);
 const stream = `weir_test_in_${run}`;
 const subject = `weir.test.${run}`;
 
-interface State {
-  state: string;
-  error: string | null;
-  received: number;
-  accepted: number;
-  rejected: number;
-  released: number;
-  last_rejection: string | null;
-}
-interface Status {
-  stats: { events_in: number; streams: { stream: string }[] };
-  bus?: { consumers: State[] };
-}
-
-let t: TestApp;
-let admin: Principal;
+let app: BusApp;
 let nc: NatsConnection;
 let jsm: JetStreamManager;
-let stop: (() => Promise<void>) | undefined;
-let workers: Consumer[] = [];
-
-async function status(id: number): Promise<Status> {
-  const res = await injectAs(t, admin, 'GET', `/api/ingest/integrations/${id}`);
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json<Status>();
-}
-
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEIR_BUS_REFRESH_MS: '100' } });
-  const org = await createOrganization(t, 'NATS Org');
-  admin = await createPrincipal(t, { role: 'admin', organizationId: org });
+  app = await startBusApp('NATS Org');
   nc = await connect({ servers: '127.0.0.1:4222' });
   jsm = await jetstreamManager(nc);
   await jsm.streams.add({ name: stream, subjects: [`${subject}.>`] });
-  workers = startWorkerConsumers(t);
-  stop = t.container.buses.runner().start().stop;
 }, 60_000);
 
 afterAll(async () => {
-  await stop?.();
-  await Promise.all(workers.map((w) => w.close()));
+  await app?.close();
   await jsm?.streams.delete(stream).catch(() => undefined);
   await nc?.close();
-  await t?.close();
 });
 
 describe('nats input', () => {
   it('consumes the stream through a durable pull consumer: every event accepted and processed, each message acked; a non-JSON one terminated with its reason', async () => {
-    const res = await injectAs(t, admin, 'POST', '/api/integrations/', {
+    const res = await injectAs(app.t, app.admin, 'POST', '/api/integrations/', {
       name: 'events stream',
       platform: 'nats',
       config: {
@@ -87,7 +48,7 @@ describe('nats input', () => {
     expect(res.statusCode, res.body).toBe(201);
     const id = res.json<{ id: number }>().id;
     const consuming = await until(
-      () => status(id),
+      () => app.status(id),
       (s) => s.bus?.consumers[0]?.state === 'consuming',
     );
     expect(consuming.bus?.consumers[0]?.state, JSON.stringify(consuming.bus)).toBe('consuming');
@@ -107,7 +68,7 @@ describe('nats input', () => {
     await js.publish(`${subject}.other`, '{"seq": "other"}');
 
     const s = await until(
-      () => status(id),
+      () => app.status(id),
       (v) => v.bus?.consumers[0]?.accepted === 50 && v.stats.events_in === events,
     );
     const c = s.bus!.consumers[0]!;
@@ -125,11 +86,11 @@ describe('nats input', () => {
     expect(after.num_redelivered).toBe(0);
     // The terminated message is not delivered again.
     await new Promise((r) => setTimeout(r, 300));
-    expect((await status(id)).bus!.consumers[0]!.received).toBe(51);
+    expect((await app.status(id)).bus!.consumers[0]!.received).toBe(51);
   });
 
   it('reports a stream that does not exist as an error', async () => {
-    const res = await injectAs(t, admin, 'POST', '/api/integrations/', {
+    const res = await injectAs(app.t, app.admin, 'POST', '/api/integrations/', {
       name: 'missing stream',
       platform: 'nats',
       config: { servers: ['127.0.0.1:4222'], stream: `${stream}_missing`, consumer: 'weir', token: 'not-a-real-token' },
@@ -137,7 +98,7 @@ describe('nats input', () => {
     expect(res.statusCode, res.body).toBe(201);
     const id = res.json<{ id: number }>().id;
     const s = await until(
-      () => status(id),
+      () => app.status(id),
       (v) => v.bus?.consumers[0]?.state === 'error',
     );
     expect(s.bus?.consumers[0]?.error).toMatch(/stream/i);

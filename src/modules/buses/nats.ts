@@ -7,9 +7,8 @@
 import { AckPolicy, jetstream, jetstreamManager, JetStreamApiCodes, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { createBatcher } from './batcher.js';
 import type { NatsSpec } from './config.js';
-import { brokerError, newCounters, type ConsumerDeps, type RunningConsumer } from './consumer.js';
+import { brokerError, consumerBatcher, newCounters, type ConsumerDeps, type RunningConsumer } from './consumer.js';
 import { decodeMessage } from './decode.js';
 
 const NAK_DELAY_MS = 1000;
@@ -80,20 +79,11 @@ export async function startNatsConsumer(spec: NatsSpec, deps: ConsumerDeps): Pro
     throw new Error(`stream "${spec.jsStream}", consumer "${spec.consumer}": ${brokerError(err)}`);
   }
   const withReason = termTakesReason(nc.info?.version);
-  const batcher = createBatcher<JsMsg>({
-    accept: (events) => deps.acceptFor(target, events),
-    settle(messages, accepted) {
-      for (let i = 0; i < messages.length; i++) {
-        if (i < accepted) messages[i]!.ack();
-        else messages[i]!.nak(NAK_DELAY_MS);
-      }
-      counters.accepted += accepted;
-      counters.released += messages.length - accepted;
-    },
-    maxEvents: deps.maxEvents,
-    maxBytes: deps.maxBytes,
-    waitMs: spec.batchWaitMs,
-    window: spec.window,
+  const batcher = consumerBatcher<JsMsg>(deps, target, spec, counters, (messages, accepted) => {
+    for (let i = 0; i < messages.length; i++) {
+      if (i < accepted) messages[i]!.ack();
+      else messages[i]!.nak(NAK_DELAY_MS);
+    }
   });
   const messages = await consumer.consume({ max_messages: spec.window, abort_on_missing_resource: true });
   const loop = (async () => {

@@ -7,9 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, startWorkerConsumers, type TestApp } from '../../../test/support/app.js';
-import { createOrganization, createPrincipal, injectAs, type Principal } from '../../../test/support/identity.js';
-import type { Consumer } from '../../platform/queue/port.js';
+import { startBusApp, until, type BusApp } from '../../../test/support/bus.js';
+import { injectAs } from '../../../test/support/identity.js';
 
 const AMQP = 'amqp://guest:guest@127.0.0.1:5672';
 const run = randomUUID().slice(0, 8);
@@ -17,70 +16,31 @@ const queue = `weir-test-in-${run}`;
 const dlx = `weir-test-dlx-${run}`;
 const dead = `weir-test-dead-${run}`;
 
-interface State {
-  state: string;
-  error: string | null;
-  received: number;
-  accepted: number;
-  rejected: number;
-  released: number;
-  last_rejection: string | null;
-}
-interface Status {
-  stats: { events_in: number; streams: { stream: string; events_in: number }[] };
-  bus?: { consumers: State[] };
-}
-
-let t: TestApp;
-let admin: Principal;
-let org: number;
+let app: BusApp;
 let conn: ChannelModel;
 let ch: Channel;
-let stop: (() => Promise<void>) | undefined;
-let workers: Consumer[] = [];
-
-async function status(id: number): Promise<Status> {
-  const res = await injectAs(t, admin, 'GET', `/api/ingest/integrations/${id}`);
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json<Status>();
-}
-
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEIR_BUS_REFRESH_MS: '100' } });
-  org = await createOrganization(t, 'Bus Org');
-  admin = await createPrincipal(t, { role: 'admin', organizationId: org });
+  app = await startBusApp('Bus Org');
   conn = await amqp.connect(AMQP);
   ch = await conn.createChannel();
   await ch.assertExchange(dlx, 'fanout', { durable: false, autoDelete: false });
   await ch.assertQueue(dead, { durable: false });
   await ch.bindQueue(dead, dlx, '');
-  workers = startWorkerConsumers(t);
-  stop = t.container.buses.runner().start().stop;
 }, 60_000);
 
 afterAll(async () => {
-  await stop?.();
-  await Promise.all(workers.map((w) => w.close()));
+  await app?.close();
   for (const q of [queue, dead]) await ch?.deleteQueue(q).catch(() => undefined);
   await ch?.deleteExchange(dlx).catch(() => undefined);
   await conn?.close().catch(() => undefined);
-  await t?.close();
 });
 
 describe('rabbitmq input', () => {
   let id: number;
 
   it('creates the integration; the password is stored, never returned', async () => {
-    const res = await injectAs(t, admin, 'POST', '/api/integrations/', {
+    const res = await injectAs(app.t, app.admin, 'POST', '/api/integrations/', {
       name: 'events queue',
       platform: 'rabbitmq',
       config: {
@@ -96,13 +56,13 @@ describe('rabbitmq input', () => {
     });
     expect(res.statusCode, res.body).toBe(201);
     id = res.json<{ id: number }>().id;
-    const got = await injectAs(t, admin, 'GET', `/api/integrations/${id}`);
+    const got = await injectAs(app.t, app.admin, 'GET', `/api/integrations/${id}`);
     expect(got.json<{ config: Record<string, unknown> }>().config.password).toEqual({ configured: true });
     expect(got.body).not.toContain('"guest"}');
   });
 
   it('refuses a password in the URL', async () => {
-    const res = await injectAs(t, admin, 'POST', '/api/integrations/', {
+    const res = await injectAs(app.t, app.admin, 'POST', '/api/integrations/', {
       name: 'leaky',
       platform: 'rabbitmq',
       config: { url: 'amqp://guest:guest@127.0.0.1:5672/', queue },
@@ -115,7 +75,7 @@ describe('rabbitmq input', () => {
 
   it('consumes the queue: every event accepted and processed, each message acknowledged; a non-JSON one dead-lettered with its reason', async () => {
     const consuming = await until(
-      () => status(id),
+      () => app.status(id),
       (s) => s.bus?.consumers[0]?.state === 'consuming',
     );
     expect(consuming.bus?.consumers[0]?.state, JSON.stringify(consuming.bus)).toBe('consuming');
@@ -128,7 +88,7 @@ describe('rabbitmq input', () => {
     }
     ch.sendToQueue(queue, Buffer.from('{"seq": "broken"'), { persistent: true });
     const s = await until(
-      () => status(id),
+      () => app.status(id),
       (v) => v.bus?.consumers[0]?.accepted === 60 && v.stats.events_in === events,
     );
     const c = s.bus!.consumers[0]!;
@@ -146,10 +106,10 @@ describe('rabbitmq input', () => {
   });
 
   it('stops consuming when the integration is deactivated', async () => {
-    const res = await injectAs(t, admin, 'PUT', `/api/integrations/${id}`, { is_active: false });
+    const res = await injectAs(app.t, app.admin, 'PUT', `/api/integrations/${id}`, { is_active: false });
     expect(res.statusCode, res.body).toBe(200);
     const s = await until(
-      () => status(id),
+      () => app.status(id),
       (v) => v.bus?.consumers[0]?.state === 'stopped',
     );
     expect(s.bus?.consumers[0]?.state).toBe('stopped');
@@ -159,7 +119,7 @@ describe('rabbitmq input', () => {
   });
 
   it('reports a queue that does not exist as an error', async () => {
-    const res = await injectAs(t, admin, 'POST', '/api/integrations/', {
+    const res = await injectAs(app.t, app.admin, 'POST', '/api/integrations/', {
       name: 'missing queue',
       platform: 'rabbitmq',
       config: { url: 'amqp://127.0.0.1:5672', username: 'guest', password: 'guest', queue: `${queue}-missing` },
@@ -167,7 +127,7 @@ describe('rabbitmq input', () => {
     expect(res.statusCode, res.body).toBe(201);
     const missing = res.json<{ id: number }>().id;
     const s = await until(
-      () => status(missing),
+      () => app.status(missing),
       (v) => v.bus?.consumers[0]?.state === 'error',
     );
     expect(s.bus?.consumers[0]?.error).toMatch(/NOT_FOUND/);

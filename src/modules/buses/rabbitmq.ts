@@ -5,9 +5,8 @@
 // (the queue's dead-letter exchange receives it, if it has one) and counted with its reason.
 // A connection lost with messages held: the broker redelivers them (duplicates, never a loss).
 import amqp, { type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
-import { createBatcher } from './batcher.js';
 import type { RabbitSpec } from './config.js';
-import { brokerError, newCounters, type ConsumerDeps, type RunningConsumer } from './consumer.js';
+import { brokerError, consumerBatcher, newCounters, type ConsumerDeps, type RunningConsumer } from './consumer.js';
 import { decodeMessage } from './decode.js';
 
 /** The URL amqplib connects to: the configured one with the credentials and the checked address. */
@@ -66,18 +65,9 @@ export async function startRabbitConsumer(spec: RabbitSpec, deps: ConsumerDeps):
       failure ??= 'the channel closed while acknowledging';
     }
   };
-  const batcher = createBatcher<ConsumeMessage>({
-    accept: (events) => deps.acceptFor(target, events),
-    settle(messages, accepted) {
-      if (accepted > 0) settleSafely(() => ch.ack(messages[accepted - 1]!, true));
-      if (accepted < messages.length) settleSafely(() => ch.nack(messages[messages.length - 1]!, true, true));
-      counters.accepted += accepted;
-      counters.released += messages.length - accepted;
-    },
-    maxEvents: deps.maxEvents,
-    maxBytes: deps.maxBytes,
-    waitMs: spec.batchWaitMs,
-    window: spec.window,
+  const batcher = consumerBatcher<ConsumeMessage>(deps, target, spec, counters, (messages, accepted) => {
+    if (accepted > 0) settleSafely(() => ch.ack(messages[accepted - 1]!, true));
+    if (accepted < messages.length) settleSafely(() => ch.nack(messages[messages.length - 1]!, true, true));
   });
   const onMessage = (msg: ConsumeMessage | null) => {
     if (!msg) {

@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import type { Meter } from '@opentelemetry/api';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../platform/logger.js';
+import { startRefreshLoop } from '../../platform/refresh-loop.js';
 import type { IntegrationRow } from '../integrations/store.js';
 import { consumerSpec, type ConsumerSpec } from './config.js';
 import type { ConsumerDeps, RunningConsumer } from './consumer.js';
@@ -173,22 +174,12 @@ export function createBusRunner(deps: BusRunnerDeps) {
     /** The running consumers' counters (tests and benchmarks). */
     counters: (integrationId: number) => running.get(integrationId)?.consumer.counters,
     start() {
-      let timer: NodeJS.Timeout | undefined;
-      let round: Promise<void> = Promise.resolve();
-      let stopping = false;
-      const tick = () => {
-        round = reconcile()
-          .catch((err: unknown) => logger.warn({ err }, 'bus consumers: could not apply the integrations'))
-          .finally(() => {
-            if (!stopping) timer = setTimeout(tick, deps.refreshMs);
-          });
-      };
-      tick();
+      const loop = startRefreshLoop(reconcile, deps.refreshMs, (err) =>
+        logger.warn({ err }, 'bus consumers: could not apply the integrations'),
+      );
       return {
         async stop() {
-          stopping = true;
-          clearTimeout(timer);
-          await round;
+          await loop.stop();
           await Promise.allSettled([...running.keys()].map((id) => stopConsumer(id)));
           await save(clock.now()).catch((err: unknown) =>
             logger.warn({ err }, 'bus consumers: could not write the final states'),

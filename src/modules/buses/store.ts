@@ -3,7 +3,7 @@
 import { sql, type Kysely } from 'kysely';
 import { executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
-import type { IntegrationRow } from '../integrations/store.js';
+import { activeIntegrationsOf, type IntegrationRow } from '../integrations/store.js';
 import { BUS_PLATFORMS } from './config.js';
 
 export interface ConsumerStateRow {
@@ -28,15 +28,7 @@ export function createBusStore(db: Kysely<DB>) {
   return {
     /** Active bus integrations of active organizations. */
     async integrations(): Promise<IntegrationRow[]> {
-      return q()
-        .selectFrom('integrations as i')
-        .innerJoin('organizations as o', 'o.id', 'i.organization_id')
-        .selectAll('i')
-        .where('i.platform', 'in', [...BUS_PLATFORMS])
-        .where('i.is_active', '=', true)
-        .where('o.is_active', '=', true)
-        .orderBy('i.id')
-        .execute();
+      return activeIntegrationsOf(db, BUS_PLATFORMS);
     },
 
     /** Writes this process's consumer states; rows of integrations deleted meanwhile are skipped. */

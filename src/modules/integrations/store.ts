@@ -187,3 +187,17 @@ export function createIntegrationStore(db: Kysely<DB>) {
 }
 
 export type IntegrationStore = ReturnType<typeof createIntegrationStore>;
+
+/** Active integrations of these platforms in active organizations, by id (the inputs that run in
+ * Weir's processes, e.g. bus consumers and syslog listeners, read theirs through this). */
+export async function activeIntegrationsOf(db: Kysely<DB>, platforms: readonly string[]): Promise<IntegrationRow[]> {
+  return executor(db)
+    .selectFrom('integrations as i')
+    .innerJoin('organizations as o', 'o.id', 'i.organization_id')
+    .selectAll('i')
+    .where('i.platform', 'in', [...platforms])
+    .where('i.is_active', '=', true)
+    .where('o.is_active', '=', true)
+    .orderBy('i.id')
+    .execute();
+}

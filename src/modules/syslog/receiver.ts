@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import type { Meter } from '@opentelemetry/api';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../platform/logger.js';
+import { startRefreshLoop } from '../../platform/refresh-loop.js';
 import type { IntegrationRow } from '../integrations/store.js';
 import { listenerSpecs, type ListenerProblem, type ListenerSpec, type SyslogIntegration } from './config.js';
 import type { Intake } from './intake.js';
@@ -181,22 +182,12 @@ export function createReceiver(deps: ReceiverDeps) {
     /** The running listeners (tests and benchmarks read their counters). */
     listeners: () => [...running.values()].map((r) => r.listener),
     start() {
-      let timer: NodeJS.Timeout | undefined;
-      let round: Promise<void> = Promise.resolve();
-      let stopping = false;
-      const tick = () => {
-        round = reconcile()
-          .catch((err: unknown) => logger.warn({ err }, 'syslog receiver: could not apply the integrations'))
-          .finally(() => {
-            if (!stopping) timer = setTimeout(tick, deps.refreshMs);
-          });
-      };
-      tick();
+      const loop = startRefreshLoop(reconcile, deps.refreshMs, (err) =>
+        logger.warn({ err }, 'syslog receiver: could not apply the integrations'),
+      );
       return {
         async stop() {
-          stopping = true;
-          clearTimeout(timer);
-          await round;
+          await loop.stop();
           await Promise.allSettled([...running.keys()].map(stopListener));
           await deps.intake.close(deps.stopGraceMs);
           await save(clock.now()).catch((err: unknown) =>

@@ -3,7 +3,7 @@
 import { sql, type Kysely } from 'kysely';
 import { executor } from '../../platform/db/ambient.js';
 import type { DB } from '../../platform/db/index.js';
-import type { IntegrationRow } from '../integrations/store.js';
+import { activeIntegrationsOf, type IntegrationRow } from '../integrations/store.js';
 
 export interface ListenerStateRow {
   integration_id: number;
@@ -30,15 +30,7 @@ export function createSyslogStore(db: Kysely<DB>) {
   return {
     /** Active syslog integrations of active organizations. */
     async integrations(): Promise<IntegrationRow[]> {
-      return q()
-        .selectFrom('integrations as i')
-        .innerJoin('organizations as o', 'o.id', 'i.organization_id')
-        .selectAll('i')
-        .where('i.platform', '=', 'syslog')
-        .where('i.is_active', '=', true)
-        .where('o.is_active', '=', true)
-        .orderBy('i.id')
-        .execute();
+      return activeIntegrationsOf(db, ['syslog']);
     },
 
     /** Writes this process's listener states; rows of integrations deleted meanwhile are skipped. */

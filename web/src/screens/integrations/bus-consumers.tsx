@@ -2,20 +2,16 @@
 // /api/ingest/integrations/{id}, its `bus.consumers`): state and error, counters, the last
 // rejection reason and the last message time; refreshed every few seconds. Beside it, what
 // the last connection test read from the broker (queue, or stream and durable consumer).
-import { useQuery } from '@tanstack/react-query';
-import { api, call, type Ok } from '../../api/client';
+import type { Ok } from '../../api/client';
 import { useSession } from '../../session';
 import { DataTable, ErrorNote, Stat, Time } from '../../ui/kit';
+import { stateColumn, useProcessStatus } from './process-state';
 
 type Consumer = NonNullable<Ok<'ingest.status'>['bus']>['consumers'][number];
 type TestResult = Ok<'integrations.test_connection'>;
 type Broker = NonNullable<TestResult['broker']>;
 
 const TONE: Record<string, string> = { consuming: 'ok', error: 'bad', stopped: 'muted' };
-
-function State({ value }: { value: string }) {
-  return <span className={`badge ${TONE[value] ?? 'muted'}`}>{value}</span>;
-}
 
 /** The figures the broker answered with, as label/value pairs (those it has). */
 function brokerFacts(b: Broker): [string, string][] {
@@ -42,15 +38,7 @@ export function BusConsumers({
   test?: TestResult;
 }) {
   const { can } = useSession();
-  const status = useQuery({
-    queryKey: ['ingest-status', integrationId],
-    queryFn: () =>
-      call(
-        api.GET('/api/ingest/integrations/{integration_id}', { params: { path: { integration_id: integrationId } } }),
-      ),
-    enabled: can('user.manage'),
-    refetchInterval: 5_000,
-  });
+  const status = useProcessStatus(integrationId);
   const consumers: Consumer[] = status.data?.bus?.consumers ?? [];
   const what = platform === 'nats' ? 'JetStream durable consumer' : 'RabbitMQ queue';
 
@@ -70,15 +58,7 @@ export function BusConsumers({
           empty="No worker process has reported a consumer in the last 5 minutes: is the integration active, and a process with the worker role (or weir all) running?"
           columns={[
             { header: 'Source', cell: (r) => r.source },
-            {
-              header: 'State',
-              cell: (r) => (
-                <>
-                  <State value={r.state} />
-                  {r.error ? <span className="error"> {r.error}</span> : null}
-                </>
-              ),
-            },
+            stateColumn(TONE),
             { header: 'Received', className: 'num', cell: (r) => r.received },
             { header: 'Accepted', className: 'num', cell: (r) => r.accepted },
             { header: 'Rejected', className: 'num', cell: (r) => r.rejected },

@@ -2,19 +2,15 @@
 // /api/ingest/integrations/{id}, its `syslog.listeners`): state and error, protocol and port,
 // counters and the last message time; refreshed every few seconds. Beside it, the last
 // connection test's answer per listener (bound, accepting connections).
-import { useQuery } from '@tanstack/react-query';
-import { api, call, type Ok } from '../../api/client';
+import type { Ok } from '../../api/client';
 import { useSession } from '../../session';
 import { DataTable, ErrorNote, Time } from '../../ui/kit';
+import { stateColumn, useProcessStatus } from './process-state';
 
 type Listener = NonNullable<Ok<'ingest.status'>['syslog']>['listeners'][number];
 type TestResult = Ok<'integrations.test_connection'>;
 
 const TONE: Record<string, string> = { listening: 'ok', error: 'bad', stopped: 'muted', missing: 'warn' };
-
-function State({ value }: { value: string }) {
-  return <span className={`badge ${TONE[value] ?? 'muted'}`}>{value}</span>;
-}
 
 /** What the integration's config declares, for listeners no process has reported yet. */
 function declared(config: Record<string, unknown>): { protocol: string; port: number }[] {
@@ -37,15 +33,7 @@ export function SyslogListeners({
   test?: TestResult;
 }) {
   const { can } = useSession();
-  const status = useQuery({
-    queryKey: ['ingest-status', integrationId],
-    queryFn: () =>
-      call(
-        api.GET('/api/ingest/integrations/{integration_id}', { params: { path: { integration_id: integrationId } } }),
-      ),
-    enabled: can('user.manage'),
-    refetchInterval: 5_000,
-  });
+  const status = useProcessStatus(integrationId);
   const reported: Listener[] = status.data?.syslog?.listeners ?? [];
   const missing = declared(config).filter((d) => !reported.some((r) => r.protocol === d.protocol && r.port === d.port));
 
@@ -65,15 +53,7 @@ export function SyslogListeners({
           empty="No receiver process has reported these listeners in the last 5 minutes: is a process with the syslog role (or weir all) running?"
           columns={[
             { header: 'Listener', cell: (r) => `${r.protocol}/${r.port}` },
-            {
-              header: 'State',
-              cell: (r) => (
-                <>
-                  <State value={r.state} />
-                  {r.error ? <span className="error"> {r.error}</span> : null}
-                </>
-              ),
-            },
+            stateColumn(TONE),
             { header: 'Received', className: 'num', cell: (r) => r.received },
             { header: 'Accepted', className: 'num', cell: (r) => r.accepted },
             { header: 'Dropped', className: 'num', cell: (r) => r.dropped + r.dropped_kernel },
