@@ -151,14 +151,20 @@ describe.skipIf(!hasChromium)('the data-flow map in a real browser', { timeout: 
     // Every stream counted (at least one mapping node each), and the rule's findings.
     const least = integrations.length + STREAMS + 1 + ROUTES + DESTINATIONS;
     expect(least).toBeGreaterThanOrEqual(50);
+    // The map is compared with the flow once it has settled: the same node count two reads in
+    // a row, a second apart (a stream's node appears once its first events are processed).
+    let previous = -1;
     const expected = await expect
       .poll(
         async () => {
           const flow = await api(page, 'GET', `/api/collectors/routes/flow?organization_id=${org}`);
           const nodes = flow.nodes as Json[];
-          return nodes.length >= least && nodes.some((n) => n.kind === 'detections') ? nodes.length : 0;
+          const ready = nodes.length >= least && nodes.some((n) => n.kind === 'detections');
+          const settled = ready && nodes.length === previous;
+          previous = nodes.length;
+          return settled ? nodes.length : 0;
         },
-        { timeout: 60_000, interval: 500 },
+        { timeout: 60_000, interval: 1_000 },
       )
       .toBeGreaterThanOrEqual(least)
       .then(
@@ -169,7 +175,13 @@ describe.skipIf(!hasChromium)('the data-flow map in a real browser', { timeout: 
     await nav(page, 'Data flow');
     const map = page.getByTestId('flow-map');
     const cards = map.getByTestId('flow-node');
-    await expect.poll(() => cards.count(), { timeout: 20_000 }).toBe(expected);
+    // The page refetches the flow every 10 s: it shows what the API answers, read again each time.
+    const flowNodes = async () =>
+      ((await api(page, 'GET', `/api/collectors/routes/flow?organization_id=${org}`)).nodes as Json[]).length;
+    await expect
+      .poll(async () => (await cards.count()) - (await flowNodes()), { timeout: 30_000, interval: 1_000 })
+      .toBe(0);
+    expect(await cards.count()).toBeGreaterThanOrEqual(expected);
     await map.getByRole('group', { name: /^detections Detections, active, findings [1-9]/ }).waitFor();
     expect(await map.getByRole('group', { name: /missing/ }).count()).toBe(0);
     const labels = map.getByTestId('flow-edge-label');
