@@ -9,6 +9,7 @@ export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.headers["x-ingest-token"]',
+  'req.headers["x-amz-firehose-access-key"]',
   'req.headers["x-internal-key"]',
   'res.headers["set-cookie"]',
   '*.password',
