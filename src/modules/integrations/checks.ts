@@ -132,30 +132,32 @@ export function createCheckService(deps: OpsDeps) {
       let listeners: ListenerTestResult['listeners'] | undefined;
       let broker: BrokerTestResult['broker'] | undefined;
       const kind = checkKind(row, connector, deps);
+      // A check Weir runs itself (no vendor call): its outcome and how long it took.
+      const ownCheck = async <T extends { ok: boolean; detail: string }>(
+        run: () => Promise<T>,
+        errorKind: (t: T) => string | null,
+      ): Promise<{ t: T; outcome: typeof result }> => {
+        const started = performance.now();
+        const t = await run();
+        const latencyMs = Math.round(performance.now() - started);
+        return { t, outcome: { ok: t.ok, detail: t.detail, status: null, latencyMs, kind, errorKind: errorKind(t) } };
+      };
       if (kind === 'broker' && deps.brokerTest) {
-        const started = performance.now();
-        const t = await deps.brokerTest(row);
-        broker = t.broker;
-        result = {
-          ok: t.ok,
-          detail: t.detail,
-          status: null,
-          latencyMs: Math.round(performance.now() - started),
-          kind,
-          errorKind: t.errorKind,
-        };
+        const test = deps.brokerTest;
+        const own = await ownCheck(
+          () => test(row),
+          (t) => t.errorKind,
+        );
+        broker = own.t.broker;
+        result = own.outcome;
       } else if (kind === 'listener' && deps.listenerTest) {
-        const started = performance.now();
-        const t = await deps.listenerTest(row);
-        listeners = t.listeners;
-        result = {
-          ok: t.ok,
-          detail: t.detail,
-          status: null,
-          latencyMs: Math.round(performance.now() - started),
-          kind,
-          errorKind: t.ok ? null : 'listener',
-        };
+        const test = deps.listenerTest;
+        const own = await ownCheck(
+          () => test(row),
+          (t) => (t.ok ? null : 'listener'),
+        );
+        listeners = own.t.listeners;
+        result = own.outcome;
       } else if (pulls(row, connector)) {
         const target = await integrations.collectTarget(row);
         const outcome = await callVendor(runtime, { key: row.id, ...target }, (ctx) => connector.test(ctx));
