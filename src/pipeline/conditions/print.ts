@@ -4,27 +4,11 @@
 // whatever form it was written in. A tree the text cannot say exactly (an empty all/any, a
 // field that is not a path of the text form, a value of the wrong type) prints as null: show
 // the JSON instead.
+import { FIELD_PATTERN, KEYWORDS } from './text.js';
 import { CASE_OPS, type Condition, type FieldCondition } from './types.js';
 
-// The path syntax the text form reads as a field (text.ts FIELD), whole.
-const FIELD = /^[A-Za-z_@][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+|\[(?:\*|\d+|"(?:[^"\\\n]|\\.)*")\])*$/;
-const KEYWORDS = new Set([
-  'and',
-  'or',
-  'not',
-  'in',
-  'exists',
-  'missing',
-  'true',
-  'false',
-  'null',
-  'contains',
-  'startswith',
-  'endswith',
-  'matches',
-  'cidr',
-  'nocase',
-]);
+// The path syntax the text form reads as a field, whole.
+const FIELD = new RegExp(`^${FIELD_PATTERN}$`);
 const COMPARE = { eq: '=', ne: '!=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 const WORDS = { prefix: 'startswith', suffix: 'endswith', regex: 'matches' } as const;
 

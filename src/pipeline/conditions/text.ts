@@ -33,7 +33,8 @@ interface Token {
   offset: number;
 }
 
-const KEYWORDS = new Set([
+/** The words of the text form: never a bare field name (print.ts quotes such a field). */
+export const KEYWORDS: ReadonlySet<string> = new Set([
   'and',
   'or',
   'not',
@@ -52,7 +53,8 @@ const KEYWORDS = new Set([
 ]);
 const COMPARATORS = ['==', '!=', '>=', '<=', '=~', '!~', '=', '>', '<', '~'] as const;
 // A field path: names, .names, [n], [*], ["key"] (the path syntax of docs/conditions.md).
-const FIELD = /[A-Za-z_@][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+|\[(?:\*|\d+|"(?:[^"\\\n]|\\.)*")\])*/y;
+export const FIELD_PATTERN = String.raw`[A-Za-z_@][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+|\[(?:\*|\d+|"(?:[^"\\\n]|\\.)*")\])*`;
+const FIELD = new RegExp(FIELD_PATTERN, 'y');
 const NUMBER = /-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![A-Za-z0-9_.])/y;
 // An unquoted value: a word that is not a keyword (an address, a host name, a glob).
 const BARE = /[A-Za-z0-9_.:/*?@+-]+/y;
