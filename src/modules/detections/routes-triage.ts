@@ -1,6 +1,7 @@
 // Triage at volume (docs/detections.md): findings grouped by kind and entity, and one change of
 // status, assignee or comment for a whole group or a selection. Weir's additions to the spec's
 // detection operations; the change needs query.run, as the single change does.
+import type { Static } from 'typebox';
 import { scopeOf } from '../../core/scope.js';
 import { route, type Api } from '../../platform/http/routes.js';
 import { DEFAULT_LIMIT } from '../../platform/http/schemas.js';
@@ -11,8 +12,27 @@ import { STATUSES, type Status } from './service.js';
 import { BulkAnswer, BulkBody, DetectionGroupList } from './schema-triage.js';
 import { ListQuery } from './schema.js';
 import type { BulkBody as Bulk, Triage } from './triage.js';
+import type { TriageFilter } from './store-triage.js';
 
 /** The list's status filter: one status or several separated by commas. */
+/** What a detection list or group query asks for: the filter, the order and the page. */
+export function listRequest(q: Static<typeof ListQuery>) {
+  const status = statuses(q.status);
+  const filter: TriageFilter = {
+    ...(q.group !== undefined ? { group: decodeGroup(q.group, 'querystring/group') } : {}),
+    ...(q.organization_id !== undefined ? { organization_id: q.organization_id } : {}),
+    ...(status ? { status } : {}),
+    ...(q.severity_min !== undefined ? { severity_min: q.severity_min } : {}),
+    ...(q.from ? { from: q.from as unknown as Date } : {}),
+    ...(q.to ? { to: q.to as unknown as Date } : {}),
+    ...(q.rule_id !== undefined ? { rule_id: q.rule_id } : {}),
+    ...(q.source !== undefined ? { source: q.source } : {}),
+    ...(q.integration_id !== undefined ? { integration_id: q.integration_id } : {}),
+    ...(q.assignee_id !== undefined ? { assignee_id: q.assignee_id } : {}),
+  };
+  return { filter, sort: q.sort ?? 'severity', page: { limit: q.limit ?? DEFAULT_LIMIT, offset: q.offset ?? 0 } };
+}
+
 export function statuses(text: string | undefined): Status[] | undefined {
   if (text === undefined) return undefined;
   const list = text
@@ -39,25 +59,8 @@ export function triageRoutes(app: Api, triage: Triage): void {
     schema: { querystring: ListQuery, response: { 200: DetectionGroupList } },
     handler: async (req) => {
       const q = req.query;
-      const page = { limit: q.limit ?? DEFAULT_LIMIT, offset: q.offset ?? 0 };
-      const status = statuses(q.status);
-      const { items, total } = await triage.groups(
-        scopeOf(req.actor!),
-        {
-          ...(q.group !== undefined ? { group: decodeGroup(q.group, 'querystring/group') } : {}),
-          ...(q.organization_id !== undefined ? { organization_id: q.organization_id } : {}),
-          ...(status ? { status } : {}),
-          ...(q.severity_min !== undefined ? { severity_min: q.severity_min } : {}),
-          ...(q.from ? { from: q.from as unknown as Date } : {}),
-          ...(q.to ? { to: q.to as unknown as Date } : {}),
-          ...(q.rule_id !== undefined ? { rule_id: q.rule_id } : {}),
-          ...(q.source !== undefined ? { source: q.source } : {}),
-          ...(q.integration_id !== undefined ? { integration_id: q.integration_id } : {}),
-          ...(q.assignee_id !== undefined ? { assignee_id: q.assignee_id } : {}),
-        },
-        q.sort ?? 'severity',
-        page,
-      );
+      const { filter, sort, page } = listRequest(q);
+      const { items, total } = await triage.groups(scopeOf(req.actor!), filter, sort, page);
       return offsetEnvelope(items, total, page);
     },
   });

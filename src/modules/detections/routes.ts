@@ -25,8 +25,7 @@ import {
   SigmaQuery,
   UpdateRuleBody,
 } from './schema.js';
-import { decodeGroup } from './entity.js';
-import { statuses, triageRoutes } from './routes-triage.js';
+import { listRequest, triageRoutes } from './routes-triage.js';
 import type { Triage } from './triage.js';
 
 const pageOf = (q: { limit?: number; offset?: number }) => ({ limit: q.limit ?? DEFAULT_LIMIT, offset: q.offset ?? 0 });
@@ -45,25 +44,8 @@ export function detectionRoutes(
     schema: { querystring: ListQuery, response: { 200: DetectionList } },
     handler: async (req) => {
       const q = req.query;
-      const page = pageOf(q);
-      const status = statuses(q.status);
-      const { items, total } = await s.triage.list(
-        scopeOf(req.actor!),
-        {
-          ...(q.group !== undefined ? { group: decodeGroup(q.group, 'querystring/group') } : {}),
-          ...(q.organization_id !== undefined ? { organization_id: q.organization_id } : {}),
-          ...(status ? { status } : {}),
-          ...(q.severity_min !== undefined ? { severity_min: q.severity_min } : {}),
-          ...(q.from ? { from: q.from as unknown as Date } : {}),
-          ...(q.to ? { to: q.to as unknown as Date } : {}),
-          ...(q.rule_id !== undefined ? { rule_id: q.rule_id } : {}),
-          ...(q.source !== undefined ? { source: q.source } : {}),
-          ...(q.integration_id !== undefined ? { integration_id: q.integration_id } : {}),
-          ...(q.assignee_id !== undefined ? { assignee_id: q.assignee_id } : {}),
-        },
-        q.sort ?? 'severity',
-        page,
-      );
+      const { filter, sort, page } = listRequest(q);
+      const { items, total } = await s.triage.list(scopeOf(req.actor!), filter, sort, page);
       return offsetEnvelope(items, total, page);
     },
   });
